@@ -1,0 +1,5 @@
+import sys
+
+from tore_engine.cli import main
+
+sys.exit(main())

@@ -1,0 +1,61 @@
+"""Errors and warnings about the user's input.
+
+An `InputError` becomes one paragraph on stderr and exit code 2 in the CLI, and an error box in
+the app; it never surfaces as a traceback. A `InputWarning` is something the evaluation went on
+with but must not hide (a clipped box, a missing page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+class InputError(Exception):
+    """Bad input: names the file, the page id, the box index and what is wrong."""
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        file: str | None = None,
+        page: str | None = None,
+        box: int | None = None,
+    ) -> None:
+        self.problem = problem
+        self.file = file
+        self.page = page
+        self.box = box
+        super().__init__(self.paragraph())
+
+    def paragraph(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(f"file {self.file}")
+        if self.page is not None:
+            where.append(f"page {self.page!r}")
+        if self.box is not None:
+            where.append(f"box {self.box}")
+        prefix = ", ".join(where)
+        return f"{prefix}: {self.problem}" if prefix else self.problem
+
+    def located(self, *, file: str | None = None, page: str | None = None) -> "InputError":
+        """The same error with a file or page filled in by a caller that knows it."""
+        return InputError(
+            self.problem,
+            file=self.file if self.file is not None else file,
+            page=self.page if self.page is not None else page,
+            box=self.box,
+        )
+
+
+@dataclass(frozen=True)
+class InputWarning:
+    """One event the report lists under `warnings` (formats.md section 4)."""
+
+    page: str
+    box: int | None
+    side: str  # "reference" or "prediction"
+    message: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
