@@ -1,0 +1,279 @@
+"""Evaluating a whole dataset: pairing pages, batching them over workers, merging exact state.
+
+Each page becomes a small picklable `PageTask`; batches of tasks run on any
+`concurrent.futures.Executor` (a local process pool by default, or a Dask client's executor), and
+each batch returns integer state that adds up exactly. The report is therefore bit-identical for
+any number of workers and any completion order. Each page's contribution to each cell is kept, so
+the app can ask which pages make up a cell.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+
+import numpy as np
+
+from tore_engine.algorithm1 import ExactCounts, contributions, reduced_counts
+from tore_engine.errors import InputWarning
+from tore_engine.layout import LayoutSet, Page
+from tore_engine.matrices import ToreMatrices, f1_score
+from tore_engine.raster import PixelExtents, label_sets, pair_table
+from tore_engine.taxonomy import Taxonomy, apply_label_map, resolve_taxonomy
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class PageTask:
+    """One page ready to rasterise: the reference frame and each side's class indices and boxes."""
+
+    width: int
+    height: int
+    reference_classes: np.ndarray
+    reference_boxes: np.ndarray
+    prediction_classes: np.ndarray
+    prediction_boxes: np.ndarray
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    """What one page adds: its non-zero cells (row * K + column) with their values, and its
+    integer 2x2 Background/Foreground matrix."""
+
+    cells: np.ndarray
+    values: np.ndarray
+    reduced: np.ndarray
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    pages: list[PageOutcome]
+    counts: ExactCounts
+
+
+def evaluate_page(task: PageTask, class_count: int) -> tuple[PageOutcome, ExactCounts]:
+    """Rasterise one page and apply Algorithm 1 to its distinct label-set pairs."""
+    reference = PixelExtents.from_boxes(task.reference_boxes, task.width, task.height)
+    prediction = PixelExtents.from_boxes(task.prediction_boxes, task.width, task.height)
+    table = pair_table(
+        task.width, task.height, (task.reference_classes, reference), (task.prediction_classes, prediction), class_count
+    )
+    truth = label_sets(table.reference_codes, class_count)
+    predicted = label_sets(table.prediction_codes, class_count)
+    counts = contributions(truth, predicted, table.pixels)
+    cells, values = counts.cell_values()
+    return PageOutcome(cells, values, reduced_counts(truth, predicted, table.pixels)), counts
+
+
+def evaluate_batch(tasks: list[PageTask], class_count: int) -> BatchOutcome:
+    """A worker's unit of work: several pages, their exact counts already merged."""
+    outcomes = [evaluate_page(task, class_count) for task in tasks]
+    return BatchOutcome([page for page, _ in outcomes], ExactCounts.merge([c for _, c in outcomes], class_count))
+
+
+# --- preparing pages -----------------------------------------------------------------------------
+
+
+def _box_warnings(page_id: str, side: str, bboxes: np.ndarray, extents: PixelExtents, frame: str) -> list[InputWarning]:
+    warnings = []
+    for box in np.flatnonzero(~extents.paints):
+        warnings.append(InputWarning(page_id, int(box), side, f"box paints no pixel (outside the {frame} page, or zero area after rounding): bbox {bboxes[box].tolist()}"))
+    for box in np.flatnonzero(extents.clipped):
+        warnings.append(InputWarning(page_id, int(box), side, f"box clipped at the edge of the {frame} page: bbox {bboxes[box].tolist()}"))
+    return warnings
+
+
+def _scaled_boxes(prediction: Page, reference: Page) -> np.ndarray:
+    """Prediction boxes in the reference frame, when the two pages declare different sizes."""
+    if (prediction.width, prediction.height) == (reference.width, reference.height):
+        return prediction.bboxes
+    scale = np.array([reference.width / prediction.width, reference.height / prediction.height] * 2)
+    return prediction.bboxes * scale
+
+
+def _classes(labels: list[str], index: dict[str, int]) -> np.ndarray:
+    return np.fromiter((index[label] for label in labels), dtype=np.int64, count=len(labels))
+
+
+def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -> tuple[PageTask, list[InputWarning]]:
+    width, height = math.ceil(reference.width), math.ceil(reference.height)
+    frame = f"{width} x {height}"
+    prediction_boxes = _scaled_boxes(prediction, reference) if prediction else np.zeros((0, 4))
+    prediction_labels = prediction.labels if prediction else []
+    warnings = _box_warnings(reference.id, "reference", reference.bboxes, PixelExtents.from_boxes(reference.bboxes, width, height), frame)
+    if prediction is None:
+        warnings.append(InputWarning(reference.id, None, "prediction", "no prediction for this page; scored as all Background"))
+    else:
+        extents = PixelExtents.from_boxes(prediction_boxes, width, height)
+        warnings += _box_warnings(reference.id, "prediction", prediction_boxes, extents, frame)
+    task = PageTask(
+        width,
+        height,
+        _classes(reference.labels, taxonomy.reference_index),
+        reference.bboxes,
+        _classes(prediction_labels, taxonomy.prediction_index),
+        prediction_boxes,
+    )
+    return task, warnings
+
+
+def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[list[tuple[Page, Page | None]], list[InputWarning]]:
+    """Reference pages in file order, each with its prediction page (by id) or None."""
+    by_id = {page.id: page for page in prediction.pages}
+    reference_ids = {page.id for page in reference.pages}
+    unscored = [
+        InputWarning(page.id, None, "prediction", "prediction page has no reference page; not scored")
+        for page in prediction.pages
+        if page.id not in reference_ids
+    ]
+    return [(page, by_id.get(page.id)) for page in reference.pages], unscored
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+def _batches(tasks: list[PageTask], workers: int) -> Iterator[list[PageTask]]:
+    """Several pages a task: a page costs about a millisecond, far less than a task's overhead."""
+    size = max(1, min(256, math.ceil(len(tasks) / (max(workers, 1) * 8))))
+    for start in range(0, len(tasks), size):
+        yield tasks[start : start + size]
+
+
+def _run_batches(batches: list[list[PageTask]], class_count: int, executor: Executor | None, progress: Progress | None) -> list[BatchOutcome]:
+    """Outcomes in batch order, whatever the order in which they complete."""
+    total = sum(len(batch) for batch in batches)
+    done = 0
+    if executor is None:
+        outcomes = []
+        for batch in batches:
+            outcomes.append(evaluate_batch(batch, class_count))
+            done += len(batch)
+            if progress:
+                progress(done, total)
+        return outcomes
+    futures = {executor.submit(evaluate_batch, batch, class_count): position for position, batch in enumerate(batches)}
+    outcomes: list[BatchOutcome | None] = [None] * len(batches)
+    for future in as_completed(futures):
+        position = futures[future]
+        outcomes[position] = future.result()
+        done += len(batches[position])
+        if progress:
+            progress(done, total)
+    return outcomes  # type: ignore[return-value]
+
+
+def terminal_progress(total: int) -> tuple[Progress, Callable[[], None]]:
+    """A tqdm bar on stderr (silent when stderr is not a terminal), as a progress callback."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="page", disable=None, leave=False)
+
+    def update(done: int, _total: int) -> None:
+        bar.update(done - bar.n)
+
+    return update, bar.close
+
+
+@dataclass
+class DatasetEvaluation:
+    """The result of evaluating a prediction against a reference over a whole dataset."""
+
+    taxonomy: Taxonomy
+    page_ids: list[str]
+    page_pixels: np.ndarray  # (pages,) int64
+    page_reduced: np.ndarray  # (pages, 2, 2) int64
+    contribution_page: np.ndarray  # (entries,) int64: page index of each contribution
+    contribution_cell: np.ndarray  # (entries,) int64: row * K + column
+    contribution_value: np.ndarray  # (entries,) float64
+    counts: ExactCounts
+    matrices: ToreMatrices
+    warnings: list[InputWarning]
+
+    @property
+    def pixels(self) -> int:
+        return int(self.page_pixels.sum())
+
+    def pages_for_cell(self, row: int, column: int, limit: int | None = None) -> list[tuple[str, float, float]]:
+        """The pages that make up cell (row, column), largest contribution first (ties in page
+        order): (page id, contribution in pixels, share of the cell)."""
+        hits = np.flatnonzero(self.contribution_cell == row * self.taxonomy.size + column)
+        values = self.contribution_value[hits]
+        order = np.lexsort((self.contribution_page[hits], -values))[:limit]
+        total = float(self.matrices.full.confusion[row, column])
+        return [
+            (self.page_ids[self.contribution_page[hits[k]]], float(values[k]), float(values[k]) / total if total else 0.0)
+            for k in order
+        ]
+
+    def page_matrix(self, page_index: int) -> np.ndarray:
+        """One page's confusion matrix (float), from its kept contributions."""
+        k = self.taxonomy.size
+        matrix = np.zeros(k * k)
+        hits = self.contribution_page == page_index
+        matrix[self.contribution_cell[hits]] = self.contribution_value[hits]
+        return matrix.reshape(k, k)
+
+    def page_foreground_scores(self) -> list[dict]:
+        """Per page: pixels and the reduced matrix's Foreground recall, precision and F1."""
+        rows = []
+        for page_id, pixels, reduced in zip(self.page_ids, self.page_pixels.tolist(), self.page_reduced):
+            fg_fg = int(reduced[1, 1])
+            recall = fg_fg / int(reduced[1].sum()) if reduced[1].sum() else 0.0
+            precision = fg_fg / int(reduced[:, 1].sum()) if reduced[:, 1].sum() else 0.0
+            rows.append({"page": page_id, "pixels": pixels, "recall": recall, "precision": precision, "f1": f1_score(precision, recall)})
+        return rows
+
+
+def evaluate_dataset(
+    reference: LayoutSet,
+    prediction: LayoutSet,
+    *,
+    taxonomy: str = "auto",
+    label_map: dict[str, str] | None = None,
+    workers: int = 1,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> DatasetEvaluation:
+    """TORE matrices of `prediction` against `reference`, summed over the reference's pages.
+
+    `workers > 1` runs batches on a local process pool; an `executor` given by the caller (a Dask
+    client's `get_executor()`, say) is used instead. The result is the same, bit for bit.
+    """
+    reference = apply_label_map(reference, label_map or {})
+    prediction = apply_label_map(prediction, label_map or {})
+    resolved = resolve_taxonomy(reference, prediction, taxonomy)
+    pairs, warnings = pair_pages(reference, prediction)
+    tasks = []
+    for reference_page, prediction_page in pairs:
+        task, page_warnings = prepare_page(reference_page, prediction_page, resolved)
+        tasks.append(task)
+        warnings += page_warnings
+    batches = list(_batches(tasks, workers))
+    if executor is None and workers > 1 and len(batches) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            outcomes = _run_batches(batches, resolved.size, pool, progress)
+    else:
+        outcomes = _run_batches(batches, resolved.size, executor, progress)
+    return _assemble(resolved, [page for page, _ in pairs], tasks, outcomes, warnings)
+
+
+def _assemble(taxonomy: Taxonomy, pages: list[Page], tasks: list[PageTask], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> DatasetEvaluation:
+    page_outcomes = [page for outcome in outcomes for page in outcome.pages]
+    counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
+    page_reduced = np.array([page.reduced for page in page_outcomes], dtype=np.int64).reshape(-1, 2, 2)
+    sizes = [len(page.cells) for page in page_outcomes]
+    return DatasetEvaluation(
+        taxonomy=taxonomy,
+        page_ids=[page.id for page in pages],
+        page_pixels=np.array([task.width * task.height for task in tasks], dtype=np.int64),
+        page_reduced=page_reduced,
+        contribution_page=np.repeat(np.arange(len(page_outcomes)), sizes),
+        contribution_cell=np.concatenate([page.cells for page in page_outcomes] or [np.zeros(0, np.int64)]),
+        contribution_value=np.concatenate([page.values for page in page_outcomes] or [np.zeros(0)]),
+        counts=counts,
+        matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
+        warnings=warnings,
+    )

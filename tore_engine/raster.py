@@ -1,0 +1,122 @@
+"""Rasterisation: from one page's boxes to its distinct (reference set, predicted set) pixel pairs.
+
+A pixel's label set is a bit set, one bit a class (bit 0 = Background), packed into 64-bit words,
+as many words a pixel as the taxonomy needs (more than 63 classes simply take more words).
+
+We do not paint a pixel raster. The distinct rounded box edges of both sides, with 0, W and H, cut
+the page into a grid whose cells are each uniform, so painting the grid and weighting each cell by
+its pixel area gives exactly the per-pixel counts (tore.md section 10.5): about 16 k cells instead
+of a million pixels on a DocLayNet page, and a 10^6 x 10^6 page costs no more than a small one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+WORD_BITS = 64
+
+
+def words_for(class_count: int) -> int:
+    """64-bit words needed for a label set over `class_count` classes (Background included)."""
+    return max(1, -(-class_count // WORD_BITS))
+
+
+@dataclass(frozen=True)
+class PixelExtents:
+    """Each box's painted pixel range after outward rounding and clipping (tore.md section 3)."""
+
+    col0: np.ndarray
+    col1: np.ndarray
+    row0: np.ndarray
+    row1: np.ndarray
+    paints: np.ndarray  # bool: the box covers at least one pixel
+    clipped: np.ndarray  # bool: it paints, and part of it lies beyond the page
+
+    @classmethod
+    def from_boxes(cls, bboxes: np.ndarray, width: int, height: int) -> "PixelExtents":
+        x1, y1, x2, y2 = (bboxes[:, k] for k in range(4))
+        left, top = np.floor(x1), np.floor(y1)
+        right, bottom = np.ceil(x2), np.ceil(y2)
+        col0 = np.clip(left, 0, width).astype(np.int64)
+        col1 = np.clip(right, 0, width).astype(np.int64)
+        row0 = np.clip(top, 0, height).astype(np.int64)
+        row1 = np.clip(bottom, 0, height).astype(np.int64)
+        paints = (col1 > col0) & (row1 > row0)
+        beyond = (left < 0) | (top < 0) | (right > width) | (bottom > height)
+        return cls(col0, col1, row0, row1, paints, paints & beyond)
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """The distinct (T, P) label-set pairs of a page and how many pixels have each."""
+
+    reference_codes: np.ndarray  # (n, words) uint64; all-zero = {Background}
+    prediction_codes: np.ndarray  # (n, words) uint64
+    pixels: np.ndarray  # (n,) int64
+
+
+def _cell_edges(width: int, height: int, sides: list[PixelExtents]) -> tuple[np.ndarray, np.ndarray]:
+    xs = [np.array([0, width], dtype=np.int64)]
+    ys = [np.array([0, height], dtype=np.int64)]
+    for extents in sides:
+        xs += [extents.col0[extents.paints], extents.col1[extents.paints]]
+        ys += [extents.row0[extents.paints], extents.row1[extents.paints]]
+    return np.unique(np.concatenate(xs)), np.unique(np.concatenate(ys))
+
+
+def _paint(classes: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray, words: int) -> np.ndarray:
+    """OR each box's class bit into the grid cells it covers; returns (cells, words) uint64."""
+    grid = np.zeros((len(ys) - 1, len(xs) - 1, words), dtype=np.uint64)
+    painted = np.flatnonzero(extents.paints)
+    c0 = np.searchsorted(xs, extents.col0[painted])
+    c1 = np.searchsorted(xs, extents.col1[painted])
+    r0 = np.searchsorted(ys, extents.row0[painted])
+    r1 = np.searchsorted(ys, extents.row1[painted])
+    word = classes[painted] // WORD_BITS
+    bit = np.left_shift(np.uint64(1), (classes[painted] % WORD_BITS).astype(np.uint64))
+    for k in range(len(painted)):
+        grid[r0[k] : r1[k], c0[k] : c1[k], word[k]] |= bit[k]
+    return grid.reshape(-1, words)
+
+
+def _group_ids(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of `codes` and, for every row, the index of its distinct row."""
+    if codes.shape[1] == 1:
+        unique, inverse = np.unique(codes[:, 0], return_inverse=True)
+        return unique[:, None], inverse
+    unique, inverse = np.unique(codes, axis=0, return_inverse=True)
+    return unique, inverse.reshape(-1)
+
+
+def pair_table(
+    width: int,
+    height: int,
+    reference: tuple[np.ndarray, PixelExtents],
+    prediction: tuple[np.ndarray, PixelExtents],
+    class_count: int,
+) -> PairTable:
+    """Rasterise both sides of one page (class indices and extents per side) into a pair table."""
+    words = words_for(class_count)
+    xs, ys = _cell_edges(width, height, [reference[1], prediction[1]])
+    cell_pixels = (np.diff(ys)[:, None] * np.diff(xs)[None, :]).reshape(-1)
+    ref_unique, ref_ids = _group_ids(_paint(*reference, xs, ys, words))
+    pred_unique, pred_ids = _group_ids(_paint(*prediction, xs, ys, words))
+    pair_ids = ref_ids.astype(np.int64) * len(pred_unique) + pred_ids
+    order = np.argsort(pair_ids, kind="stable")
+    sorted_ids = pair_ids[order]
+    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+    pixels = np.add.reduceat(cell_pixels[order], starts)
+    distinct = sorted_ids[starts]
+    return PairTable(ref_unique[distinct // len(pred_unique)], pred_unique[distinct % len(pred_unique)], pixels)
+
+
+def label_sets(codes: np.ndarray, class_count: int) -> np.ndarray:
+    """Bit-packed label sets (n, words) as a boolean (n, class_count) matrix; empty sets become
+    {Background}."""
+    as_bytes = np.ascontiguousarray(codes).astype("<u8").view(np.uint8).reshape(len(codes), -1)
+    members = np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :class_count].astype(bool)
+    members[:, 0] |= ~members.any(axis=1)
+    return members
+

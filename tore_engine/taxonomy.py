@@ -1,0 +1,104 @@
+"""Which classes the matrix has, and which matrix index each side's labels get.
+
+Single taxonomy: both sides share one class list. Dual taxonomy: the matrix runs over the union of
+the two lists, each prefixed with its side's name, so that a model can be scored against a dataset
+with other classes, or against another model (tore.md section 6, formats.md section 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tore_engine.errors import InputError
+from tore_engine.layout import LayoutSet
+from tore_engine.loaders import read_json
+
+BACKGROUND = "Background"
+MODES = ("auto", "single", "dual")
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """The matrix classes (index 0 = Background) and each side's label -> class index."""
+
+    mode: str  # "single" or "dual"
+    classes: list[str]
+    reference_index: dict[str, int]
+    prediction_index: dict[str, int]
+
+    @property
+    def size(self) -> int:
+        return len(self.classes)
+
+
+def read_label_map(path: str | Path) -> dict[str, str]:
+    """A `{"old label": "new label"}` JSON object (many-to-one allowed)."""
+    data = read_json(path)
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in data.items()):
+        raise InputError('a label map must be a JSON object of strings {"old label": "new label"}', file=str(path))
+    if BACKGROUND in data.values():
+        raise InputError("a label map cannot map a class to 'Background'", file=str(path))
+    return data
+
+
+def apply_label_map(layout: LayoutSet, label_map: dict[str, str]) -> LayoutSet:
+    """Rename or merge classes on one side, before evaluation; the declared order is kept."""
+    if not label_map:
+        return layout
+    pages = [replace(page, labels=[label_map.get(label, label) for label in page.labels]) for page in layout.pages]
+    taxonomy = None
+    if layout.taxonomy is not None:
+        mapped = [label_map.get(label, label) for label in layout.taxonomy]
+        taxonomy = list(dict.fromkeys(mapped))
+    return replace(layout, pages=pages, taxonomy=taxonomy)
+
+
+def _dual_prefixes(reference: LayoutSet, prediction: LayoutSet) -> tuple[str, str]:
+    if reference.name == prediction.name:
+        return "reference", "prediction"
+    return reference.name, prediction.name
+
+
+def _single(reference: LayoutSet, prediction: LayoutSet) -> Taxonomy:
+    if reference.taxonomy is not None:
+        classes = list(reference.taxonomy)
+        unknown = [label for label in prediction.class_list() if label not in set(classes)]
+        if unknown:
+            raise InputError(
+                "single-taxonomy mode, but the prediction uses labels that the reference taxonomy "
+                f"does not list: {', '.join(map(repr, unknown))}; use --taxonomy dual or --label-map",
+                file=prediction.source,
+            )
+    else:
+        classes = sorted(set(reference.labels_in_use()) | set(prediction.class_list()))
+    index = {label: position + 1 for position, label in enumerate(classes)}
+    return Taxonomy("single", [BACKGROUND, *classes], index, index)
+
+
+def _dual(reference: LayoutSet, prediction: LayoutSet) -> Taxonomy:
+    reference_prefix, prediction_prefix = _dual_prefixes(reference, prediction)
+    reference_classes = reference.class_list()
+    prediction_classes = prediction.class_list()
+    reference_index = {label: i + 1 for i, label in enumerate(reference_classes)}
+    offset = 1 + len(reference_classes)
+    prediction_index = {label: offset + i for i, label in enumerate(prediction_classes)}
+    classes = [
+        BACKGROUND,
+        *(f"{reference_prefix}_{label}" for label in reference_classes),
+        *(f"{prediction_prefix}_{label}" for label in prediction_classes),
+    ]
+    return Taxonomy("dual", classes, reference_index, prediction_index)
+
+
+def choose_mode(reference: LayoutSet, prediction: LayoutSet) -> str:
+    """`auto`: single when every prediction label (used or declared) is a reference class."""
+    return "single" if set(prediction.class_list()) <= set(reference.class_list()) else "dual"
+
+
+def resolve_taxonomy(reference: LayoutSet, prediction: LayoutSet, mode: str = "auto") -> Taxonomy:
+    if mode not in MODES:
+        raise InputError(f"unknown taxonomy mode {mode!r}; use one of {', '.join(MODES)}")
+    if mode == "auto":
+        mode = choose_mode(reference, prediction)
+    return _single(reference, prediction) if mode == "single" else _dual(reference, prediction)
