@@ -9,13 +9,20 @@ the last bits rather than "almost".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 NO_LABEL = "<none>"  # the other side of an unmatched entity in labeling pairs; never a class
 
 
+class Summable:
+    """Mergeable state: a dataclass whose fields all support `+` adds field by field."""
+
+    def __add__(self, other):
+        return type(self)(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+
 @dataclass(frozen=True)
-class Counts:
+class Counts(Summable):
     """tp/fp/fn of one precision/recall/F1 figure; sums over documents are micro averages."""
 
     tp: int = 0
@@ -25,9 +32,6 @@ class Counts:
     @classmethod
     def from_sizes(cls, tp: int, predicted: int, reference: int) -> "Counts":
         return cls(tp, predicted - tp, reference - tp)
-
-    def __add__(self, other: "Counts") -> "Counts":
-        return Counts(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
 
     @property
     def is_empty(self) -> bool:

@@ -1,0 +1,34 @@
+"""Shared fixtures: where ../shared is, and small helpers to build layouts in tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared, or skip the test with the reason when it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}; skipping (it sits beside the repository as ../shared)")
+    return path
+
+
+def load_shared_json(*parts: str):
+    return json.loads(shared_path(*parts).read_text(encoding="utf-8"))
+
+
+def layout_json(name: str, pages: list[dict], taxonomy: list[str] | None = None) -> dict:
+    document = {"name": name, "pages": pages}
+    if taxonomy is not None:
+        document["taxonomy"] = taxonomy
+    return document
+
+
+def write_json(path: Path, data) -> Path:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

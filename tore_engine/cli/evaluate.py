@@ -1,0 +1,118 @@
+"""`tore evaluate REFERENCE PREDICTION --out DIR` (formats.md section 4).
+
+This path imports neither Streamlit nor Plotly nor pandas, so that a run starts in a fraction of a
+second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+from concurrent.futures import Executor
+from contextlib import contextmanager
+from pathlib import Path
+
+from tore_engine.errors import InputError
+
+FORMATS = ("auto", "tore", "coco", "omnidocbench", "funsd", "docile")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="TORE matrices of a prediction against a reference",
+        description=(
+            "Rasterise the reference and predicted boxes of every page into per-pixel label sets and "
+            "build the multi-label confusion matrix (Algorithm 1 of Krstinic et al. 2020), with recall "
+            "and precision matrices, the zero-trimmed and the reduced Background/Foreground views. "
+            "Writes DIR/report.json, a CSV per matrix and pages.csv; prints a short summary."
+        ),
+    )
+    parser.add_argument("reference", type=Path, help="reference layout (the dataset's annotations); rows of the matrix")
+    parser.add_argument("prediction", type=Path, help="predicted layout (a model's output); columns of the matrix")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder, created when missing")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="input format: native layout JSON (tore), COCO instances or results list (coco), or a "
+        "benchmark's own files; auto (default) guesses from the reference",
+    )
+    parser.add_argument(
+        "--taxonomy",
+        choices=("auto", "single", "dual"),
+        default="auto",
+        help="single: one class list for both sides; dual: the union of both class lists, prefixed "
+        "with each side's name, for a prediction in another taxonomy; auto (default): single when "
+        "every prediction class is a reference class",
+    )
+    parser.add_argument(
+        "--label-map",
+        type=Path,
+        metavar="FILE",
+        help='JSON object {"old label": "new label"} applied to both sides before evaluation, to '
+        "rename or merge classes (many-to-one allowed)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=min(os.cpu_count() or 1, 8),
+        metavar="N",
+        help="local worker processes (default: the number of cores, at most 8); the result is the "
+        "same, bit for bit, for any N",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="address of a Dask scheduler (tcp://host:port) to run the pages on a cluster instead "
+        "of local processes; needs the 'dask' extra",
+    )
+    parser.set_defaults(func=run)
+
+
+@contextmanager
+def _executor(scheduler: str | None) -> Iterator[Executor | None]:
+    """A Dask cluster's executor when a scheduler address is given, else None (local workers)."""
+    if scheduler is None:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError("--scheduler needs Dask: pip install 'tore-studio[dask]'") from None
+    try:
+        client = Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as error:
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
+    with client, client.get_executor() as executor:
+        yield executor
+
+
+def run(args: argparse.Namespace) -> int:
+    from tore_engine.dataset import evaluate_dataset, terminal_progress
+    from tore_engine.loaders import load_pair
+    from tore_engine.report import summary, write_outputs
+    from tore_engine.taxonomy import read_label_map
+
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    reference, prediction = load_pair(args.reference, args.prediction, args.format)
+    label_map = read_label_map(args.label_map) if args.label_map else None
+    update, close = terminal_progress(len(reference.pages))
+    with _executor(args.scheduler) as executor:
+        try:
+            evaluation = evaluate_dataset(
+                reference,
+                prediction,
+                taxonomy=args.taxonomy,
+                label_map=label_map,
+                workers=args.workers,
+                executor=executor,
+                progress=update,
+            )
+        finally:
+            close()
+    write_outputs(evaluation, args.out)
+    print(summary(evaluation, args.out))
+    return 0
