@@ -16,7 +16,7 @@ from tore_engine.errors import InputError
 # (command group, module) in the order `tore --help` lists them.
 EVALUATE_MODULE = "tore_engine.cli.evaluate"
 SCORE_MODULES: dict[str, str] = {
-    # "docile": "tore_engine.cli.score_docile",
+    "docile": "tore_engine.cli.score_docile",
     # "funsd": "tore_engine.cli.score_funsd",
     # "omnidocbench": "tore_engine.cli.score_omnidocbench",
 }

@@ -1,0 +1,228 @@
+"""DocILE scorer against the official evaluator's outputs (shared/vectors/docile_public.json) and
+the real sample document (shared/data/docile)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tore_engine.docile import evaluate, load_dataset, load_predictions, score_files
+from tore_engine.docile.metrics import average_precision
+from tore_engine.errors import InputError
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+VECTORS = SHARED / "vectors" / "docile_public.json"
+SAMPLE = SHARED / "data" / "docile"
+CRASH_CASE = "official_crash_page_without_words"
+CRASH_EXPECTED = {"kile": {"AP": 1.0, "f1": 1.0, "precision": 1.0, "recall": 1.0, "TP": 1, "FP": 0, "FN": 0}, "lir": None}
+COUNTS_ONLY = ("f1", "precision", "recall", "TP", "FP", "FN")
+
+
+def _load_cases() -> list[dict]:
+    if not VECTORS.is_file():
+        return []
+    return json.loads(VECTORS.read_text())["cases"]
+
+
+CASES = _load_cases()
+RUNS = [(case, run) for case in CASES for run in case["result"]["runs"]]
+SCORED_RUNS = [(case, run) for case, run in RUNS if "error" not in run]  # the crash case has an error
+
+
+def _skip_without_vectors() -> None:
+    if not CASES:
+        pytest.skip(f"shared vectors not found at {VECTORS}; skipping")
+
+
+def write_case(case: dict, folder: Path) -> tuple[Path, dict[str, Path]]:
+    """The case's dataset in the official layout (folder `dataset`), and its prediction files."""
+    dataset = folder / "dataset"
+    for sub in ("annotations", "ocr"):
+        (dataset / sub).mkdir(parents=True)
+    for docid, document in case["dataset"]["documents"].items():
+        (dataset / "annotations" / f"{docid}.json").write_text(json.dumps(document["annotation"]))
+        (dataset / "ocr" / f"{docid}.json").write_text(json.dumps(document["ocr"]))
+    (dataset / f"{case['dataset']['split']}.json").write_text(json.dumps(case["dataset"]["docids"]))
+    files = {}
+    for task, predictions in case["predictions"].items():
+        if predictions is not None:
+            files[task] = folder / f"{task}.json"
+            files[task].write_text(json.dumps(predictions))
+    return dataset, files
+
+
+def assert_metrics(actual: dict, expected: dict, keys=("AP", *COUNTS_ONLY)) -> None:
+    for key in keys:
+        if isinstance(expected[key], int):
+            assert actual[key] == expected[key], key
+        else:
+            assert actual[key] == pytest.approx(expected[key], abs=1e-9, rel=0), key
+
+
+def _run_id(item) -> str:
+    case, run = item
+    return f"{case['name']}@{run['iou_threshold']}"
+
+
+@pytest.mark.parametrize("case_run", SCORED_RUNS or [None], ids=_run_id if SCORED_RUNS else None)
+def test_library_matches_official(case_run, tmp_path):
+    _skip_without_vectors()
+    case, run = case_run
+    dataset_dir, files = write_case(case, tmp_path)
+    result = score_files(dataset_dir, case["dataset"]["split"], files.get("kile"), files.get("lir"), run["iou_threshold"])
+    for task in ("kile", "lir"):
+        expected = run[task]
+        actual = getattr(result, task)
+        if expected is None:
+            assert actual is None
+            continue
+        tie_sensitive = bool(expected.get("tie_sensitive_docs"))
+        keys = COUNTS_ONLY if tie_sensitive else ("AP", *COUNTS_ONLY)
+        assert_metrics(actual.metrics().to_json(), expected["metrics"], keys)
+        assert actual.primary == pytest.approx(run["primary"][task], abs=1e-9)
+        if not tie_sensitive:
+            assert_metrics(actual.metrics(same_text=True).to_json(), expected["metrics_same_text"])
+            assert sorted(actual.table.fieldtypes()) == sorted(expected["metrics_per_fieldtype"])
+            for fieldtype, metrics in expected["metrics_per_fieldtype"].items():
+                assert_metrics(actual.metrics(fieldtype=fieldtype).to_json(), metrics)
+        for docid, metrics in expected["metrics_per_document"].items():
+            doc_keys = COUNTS_ONLY if docid in expected.get("tie_sensitive_docs", []) else ("AP", *COUNTS_ONLY)
+            assert_metrics(actual.metrics(docid=docid).to_json(), metrics, doc_keys)
+        for docid, matching in expected["matching"].items():
+            if docid in expected.get("tie_sensitive_docs", []):
+                continue
+            mine = actual.matchings[docid]
+            assert [g if g >= 0 else None for g in mine.pred_to_gold.tolist()] == matching["prediction_to_gold"]
+            assert sorted(mine.false_negative_golds) == sorted(matching["false_negative_golds"])
+            if "pred_li_to_gold_li" in matching:
+                assert {str(k): v for k, v in mine.line_item_assignment.items()} == matching["pred_li_to_gold_li"]
+
+
+@pytest.mark.parametrize("case", CASES or [None], ids=[c["name"] for c in CASES] if CASES else None)
+def test_pccs_match_official(case, tmp_path):
+    _skip_without_vectors()
+    dataset_dir, _ = write_case(case, tmp_path)
+    dataset = load_dataset(dataset_dir, case["dataset"]["split"])
+    for document in dataset.documents:
+        expected = np.array(case["result"]["pccs"][document.docid], dtype=np.float64).reshape(-1, 3)
+        assert document.pccs.shape == expected.shape
+        assert np.array_equal(document.pccs, expected)  # exact: coverage depends on exact floats
+
+
+@pytest.mark.parametrize("case_run", RUNS or [None], ids=_run_id if RUNS else None)
+def test_cli_matches_official(case_run, tmp_path, capsys):
+    _skip_without_vectors()
+    from tore_engine.cli import main
+
+    case, run = case_run
+    dataset_dir, files = write_case(case, tmp_path)
+    argv = ["score", "docile", "--dataset", str(dataset_dir), "--split", case["dataset"]["split"]]
+    for task, path in files.items():
+        argv += [f"--{task}", str(path)]
+    argv += ["--iou-threshold", str(run["iou_threshold"]), "--json"]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    if case["name"] == CRASH_CASE:
+        # docile.md section 8: a page without OCR words has no PCCs; the official code crashes.
+        assert code == 0
+        assert json.loads(out) == CRASH_EXPECTED
+        return
+    if "error" in run:
+        assert run["error"]["type"] == "PredictionsValidationError"
+        assert code != 0
+        assert out == ""
+        assert run["error"]["message"] in err
+        assert "Traceback" not in err
+        return
+    assert code == 0, err
+    output = json.loads(out)
+    assert set(output) == {"kile", "lir"}
+    for task in ("kile", "lir"):
+        if run[task] is None:
+            assert output[task] is None
+        else:
+            keys = COUNTS_ONLY if run[task].get("tie_sensitive_docs") else ("AP", *COUNTS_ONLY)
+            assert_metrics(output[task], run[task]["metrics"], keys)
+
+
+def test_crash_page_matching(tmp_path):
+    """The blank page decision at library level: prediction 0 -> gold 0 (docile.md section 8)."""
+    _skip_without_vectors()
+    case = next(c for c in CASES if c["name"] == CRASH_CASE)
+    assert case["result"]["runs"][0]["error"]["type"] == "KeyError"
+    dataset_dir, files = write_case(case, tmp_path)
+    result = score_files(dataset_dir, case["dataset"]["split"], files.get("kile"), files.get("lir"))
+    (docid,) = result.kile.matchings
+    assert result.kile.matchings[docid].pred_to_gold.tolist() == [0]
+    assert result.headline() == CRASH_EXPECTED
+
+
+def test_average_precision_by_hand():
+    # ranks: TP, FP, TP, FP with 4 golds -> points (.25, 1), (.25, .5), (.5, 2/3), (.5, .5)
+    # envelope: 1, 2/3, 2/3, .5 -> AP = .25 * 1 + .25 * 2/3
+    assert average_precision(np.array([True, False, True, False]), 4) == pytest.approx(0.25 + 0.25 * 2 / 3, abs=1e-15)
+    assert average_precision(np.array([True]), 0) == 0.0
+    assert average_precision(np.array([], dtype=bool), 3) == 0.0
+
+
+def _sample_dataset():
+    if not (SAMPLE / "dev.json").is_file():
+        pytest.skip(f"shared DocILE sample not found at {SAMPLE}; skipping")
+    return load_dataset(SAMPLE, "dev")
+
+
+def test_real_sample_loads():
+    dataset = _sample_dataset()
+    (document,) = dataset.documents
+    assert (len(document.kile_golds), len(document.lir_golds)) == (11, 40)
+    assert len({field.line_item_id for field in document.lir_golds}) == 8
+    assert len(document.pccs) == 1346  # 256 OCR words, 1346 characters (NOTICE.md)
+    assert document.page_sizes == [(1692, 2245)]
+    assert document.pdf is not None
+
+
+def _gold_as_predictions(dataset, task: str) -> dict:
+    return {
+        d.docid: [
+            {"bbox": list(f.bbox), "page": f.page, "fieldtype": f.fieldtype, "text": f.text}
+            | ({"line_item_id": f.line_item_id} if task == "lir" else {})
+            for f in d.golds(task)
+        ]
+        for d in dataset.documents
+    }
+
+
+def test_real_sample_gold_as_prediction_is_perfect(tmp_path):
+    dataset = _sample_dataset()
+    kile, lir = tmp_path / "kile.json", tmp_path / "lir.json"
+    kile.write_text(json.dumps(_gold_as_predictions(dataset, "kile")))
+    lir.write_text(json.dumps(_gold_as_predictions(dataset, "lir")))
+    result = score_files(SAMPLE, "dev", kile, lir)
+    assert result.headline() == {
+        "kile": {"AP": 1.0, "f1": 1.0, "precision": 1.0, "recall": 1.0, "TP": 11, "FP": 0, "FN": 0},
+        "lir": {"AP": 1.0, "f1": 1.0, "precision": 1.0, "recall": 1.0, "TP": 40, "FP": 0, "FN": 0},
+    }
+
+
+def test_missing_snapped_geometry_names_the_document(tmp_path):
+    _skip_without_vectors()
+    case = CASES[0]
+    dataset_dir, _ = write_case(case, tmp_path)
+    docid = case["dataset"]["docids"][0]
+    ocr_file = dataset_dir / "ocr" / f"{docid}.json"
+    ocr = json.loads(ocr_file.read_text())
+    del ocr["pages"][0]["blocks"][0]["lines"][0]["words"][0]["snapped_geometry"]
+    ocr_file.write_text(json.dumps(ocr))
+    with pytest.raises(InputError, match=f"document {docid}.*snapped_geometry"):
+        load_dataset(dataset_dir, case["dataset"]["split"])
+
+
+def test_nan_score_is_rejected(tmp_path):
+    path = tmp_path / "kile.json"
+    path.write_text('{"d": [{"bbox": [0, 0, 1, 1], "page": 0, "fieldtype": "x", "score": NaN}]}')
+    with pytest.raises(InputError, match="NaN"):
+        load_predictions(path)
