@@ -1,0 +1,103 @@
+"""`tore evaluate` end to end, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import load_shared_json, write_json
+
+
+def tore(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tore_engine", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def public_files(tmp_path_factory):
+    pages = load_shared_json("vectors", "tore_public_pages.json")
+    folder = tmp_path_factory.mktemp("public")
+    return write_json(folder / "gt.json", pages["reference"]), write_json(folder / "model.json", pages["prediction"])
+
+
+@pytest.mark.parametrize("mode, key", [("auto", None), ("dual", "dual")])
+def test_report_equals_the_public_vector(public_files, tmp_path, mode, key):
+    expected = load_shared_json("vectors", "tore_public_expected.json")
+    expected = expected[key] if key else expected
+    result = tore("evaluate", *map(str, public_files), "--out", str(tmp_path / "out"), "--taxonomy", mode)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["mode"] == expected["mode"] and report["classes"] == expected["classes"]
+    confusion, wanted = report["matrices"]["confusion"], expected["matrices"]["confusion"]
+    assert all(abs(a - b) <= 1e-9 * max(1, abs(b)) for ra, rb in zip(confusion, wanted) for a, b in zip(ra, rb))
+    assert len(report["warnings"]) == 32  # 21 + 11 boxes crossing the right or bottom edge
+    assert {w["message"].split(":")[0] for w in report["warnings"]} == {"box clipped at the edge of the 1025 x 1025 page"}
+    assert "TORE, " + expected["mode"] + " taxonomy" in result.stdout
+    for name in ("confusion.csv", "trimmed_recall.csv", "reduced_precision.csv", "pages.csv"):
+        assert (tmp_path / "out" / name).exists()
+
+
+def test_workers_do_not_change_a_single_bit(public_files, tmp_path):
+    reports = []
+    for workers in ("1", "2", "4"):
+        out = tmp_path / workers
+        assert tore("evaluate", *map(str, public_files), "--out", str(out), "--workers", workers).returncode == 0
+        reports.append((out / "report.json").read_bytes())
+        assert (out / "pages.csv").read_bytes() == (tmp_path / "1" / "pages.csv").read_bytes()
+    assert reports[0] == reports[1] == reports[2]
+
+
+def test_per_page_csv_has_the_reduced_scores(public_files, tmp_path):
+    assert tore("evaluate", *map(str, public_files), "--out", str(tmp_path)).returncode == 0
+    lines = (tmp_path / "pages.csv").read_text().splitlines()
+    assert lines[0] == "page,pixels,foreground_recall,foreground_precision,foreground_f1"
+    assert len(lines) == 61 and lines[1].startswith("page_00000,1050625,")
+    empty_prediction = next(line for line in lines if line.startswith("page_00013,"))
+    assert empty_prediction.split(",")[2:] == ["0.0", "0.0", "0.0"]
+
+
+def test_label_map_merges_classes(tmp_path):
+    paper = load_shared_json("vectors", "tore_paper_example.json")
+    gt, model = write_json(tmp_path / "gt.json", paper["reference"]), write_json(tmp_path / "model.json", paper["prediction"])
+    label_map = write_json(tmp_path / "map.json", {"B": "A", "C": "A", "D": "A"})
+    assert tore("evaluate", str(gt), str(model), "--out", str(tmp_path / "o"), "--label-map", str(label_map)).returncode == 0
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["classes"] == ["Background", "A"]
+    assert report["matrices"]["confusion"] == [[0, 0], [0, 7]]
+
+
+@pytest.mark.parametrize(
+    "reference, expected_fragments",
+    [
+        ('{"pages": [{"id": "p9", "width": 10, "height": 10, "boxes": [{"label": "a", "bbox": [0, 0, NaN, 1]}]}]}', ["page 'p9'", "box 0", "NaN or infinite"]),
+        ('{"pages": [', ["is not valid JSON"]),
+        ('{"pages": [{"id": "p", "width": -1, "height": 10, "boxes": []}]}', ["page 'p'", "width must be a positive finite number"]),
+    ],
+)
+def test_bad_input_is_one_paragraph_and_exit_2(tmp_path, reference, expected_fragments):
+    (tmp_path / "gt.json").write_text(reference)
+    write_json(tmp_path / "model.json", {"pages": []})
+    result = tore("evaluate", str(tmp_path / "gt.json"), str(tmp_path / "model.json"), "--out", str(tmp_path / "o"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert str(tmp_path / "gt.json") in result.stderr
+    for fragment in expected_fragments:
+        assert fragment in result.stderr
+
+
+def test_help_explains_every_option():
+    result = tore("evaluate", "--help")
+    for option in ("--out", "--format", "--taxonomy", "--label-map", "--workers", "--scheduler"):
+        assert option in result.stdout
+    assert "evaluate" in tore("--help").stdout
+
+
+def test_evaluation_path_imports_neither_streamlit_nor_plotly(public_files, tmp_path):
+    code = (
+        "import sys; from tore_engine.cli import main; "
+        f"main(['evaluate', {str(public_files[0])!r}, {str(public_files[1])!r}, '--out', {str(tmp_path)!r}, '--workers', '1']); "
+        "print(sorted(m for m in ('streamlit', 'plotly', 'pandas') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip().splitlines()[-1] == "[]"

@@ -1,0 +1,211 @@
+"""Dataset evaluation against the conformance vectors, determinism across workers, drill-down."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from conftest import layout_json, load_shared_json
+
+from tore_engine.dataset import evaluate_dataset
+from tore_engine.layout import LayoutSet
+from tore_engine.loaders import from_native
+from tore_engine.report import build_report
+
+
+def close(actual, expected) -> bool:
+    """Pixel-count tolerance of tore.md section 8: |a - b| <= 1e-9 * max(1, |b|)."""
+    actual, expected = np.asarray(actual, float), np.asarray(expected, float)
+    return actual.shape == expected.shape and bool(np.all(np.abs(actual - expected) <= 1e-9 * np.maximum(1, np.abs(expected))))
+
+
+def ratios_close(actual, expected) -> bool:
+    actual, expected = np.asarray(actual, float), np.asarray(expected, float)
+    return actual.shape == expected.shape and bool(np.all(np.abs(actual - expected) <= 1e-9))
+
+
+@pytest.fixture(scope="module")
+def paper():
+    data = load_shared_json("vectors", "tore_paper_example.json")
+    return data, from_native(data["reference"], "gt.json"), from_native(data["prediction"], "model.json")
+
+
+@pytest.fixture(scope="module")
+def public():
+    pages = load_shared_json("vectors", "tore_public_pages.json")
+    expected = load_shared_json("vectors", "tore_public_expected.json")
+    return expected, from_native(pages["reference"], "gt.json"), from_native(pages["prediction"], "model.json")
+
+
+def exact_times(evaluation, common: int) -> list[list[int]]:
+    exact = evaluation.matrices.exact
+    assert common % exact.denominator == 0
+    return [[n * (common // exact.denominator) for n in row] for row in exact.numerators]
+
+
+@pytest.mark.parametrize("mode", ["single", "dual"])
+def test_paper_example_exact_fractions(paper, mode):
+    data, reference, prediction = paper
+    expected = data["expected"] if mode == "single" else data["expected"]["dual"]
+    evaluation = evaluate_dataset(reference, prediction, taxonomy=mode)
+    assert evaluation.matrices.classes == expected["classes"]
+    matrices = evaluation.matrices
+    assert matrices.exact.fractions() == [[Fraction(v) for v in row] for row in expected["confusion_exact"]]
+    assert matrices.full.recall.tolist() == [[float(Fraction(v)) for v in row] for row in expected["recall_exact"]]
+    assert matrices.full.precision.tolist() == [[float(Fraction(v)) for v in row] for row in expected["precision_exact"]]
+    assert matrices.reduced.confusion.tolist() == expected["reduced"]["confusion"] == [[0, 0], [0, 15]]
+
+
+def test_paper_example_rounds_to_the_published_tables(paper):
+    data, reference, prediction = paper
+    published = data["expected"]["published_2dp"]
+    matrices = evaluate_dataset(reference, prediction).matrices.full
+    for kind in ("confusion", "recall", "precision"):
+        block = getattr(matrices, kind)[1:, 1:]
+        assert np.round(block, 2).tolist() == published[kind]
+
+
+def test_paper_example_report_equals_expected(paper):
+    data, reference, prediction = paper
+    expected = data["expected"]
+    report = build_report(evaluate_dataset(reference, prediction))
+    for key in ("mode", "classes", "pages", "pixels", "warnings"):
+        assert report[key] == expected[key]
+    assert report["trimmed"]["rows"] == expected["trimmed"]["rows"] == ["A", "B", "C", "D"]
+    for kind in ("confusion", "recall", "precision"):
+        assert ratios_close(report["trimmed"][kind], expected["trimmed"][kind])
+    for name, scores in expected["per_class"].items():
+        for metric, value in scores.items():
+            assert report["per_class"][name][metric] == pytest.approx(value, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["single", "dual"])
+def test_public_vectors_match_the_reference_implementation(public, mode):
+    expected_all, reference, prediction = public
+    expected = expected_all if mode == "single" else expected_all["dual"]
+    evaluation = evaluate_dataset(reference, prediction, taxonomy=mode)
+    report = build_report(evaluation)
+    assert report["classes"] == expected["classes"]
+    assert (report["pages"], report["pixels"]) == (expected["pages"], expected["pixels"]) == (60, 63037500)
+    assert exact_times(evaluation, expected["exact"]["L"]) == expected["exact"]["confusion_times_L"]
+    assert close(report["matrices"]["confusion"], expected["matrices"]["confusion"])
+    for kind in ("recall", "precision"):
+        assert ratios_close(report["matrices"][kind], expected["matrices"][kind])
+    assert report["trimmed"]["rows"] == expected["trimmed"]["rows"]
+    assert report["trimmed"]["columns"] == expected["trimmed"]["columns"]
+    assert close(report["trimmed"]["confusion"], expected["trimmed"]["confusion"])
+    assert close(report["reduced"]["confusion"], expected["reduced"]["confusion"])
+    assert ratios_close(report["reduced"]["recall"], expected["reduced"]["recall"])
+    if mode == "single":
+        for name, scores in expected["per_class"].items():
+            for metric, value in scores.items():
+                assert report["per_class"][name][metric] == pytest.approx(value, abs=1e-9)
+    else:
+        assert report["per_class"] is None
+
+
+def test_public_page_matrices_match(public):
+    expected, reference, prediction = public
+    evaluation = evaluate_dataset(reference, prediction)
+    for index, page_id in enumerate(evaluation.page_ids):
+        assert close(evaluation.page_matrix(index), expected["page_confusion"][page_id]), page_id
+
+
+def test_reduced_matrix_is_identical_in_single_and_dual_mode(public):
+    _, reference, prediction = public
+    single = evaluate_dataset(reference, prediction, taxonomy="single").matrices
+    dual = evaluate_dataset(reference, prediction, taxonomy="dual").matrices
+    assert single.reduced_exact == dual.reduced_exact
+    assert single.reduced.confusion.tobytes() == dual.reduced.confusion.tobytes()
+
+
+def test_dual_mode_block_structure(public):
+    _, reference, prediction = public
+    evaluation = evaluate_dataset(reference, prediction, taxonomy="dual")
+    confusion = evaluation.matrices.full.confusion
+    n = len(reference.class_list())
+    assert not confusion[1 : n + 1, 1 : n + 1].any()  # reference x reference: empty
+    assert not confusion[n + 1 :, :].any()  # prediction classes are never rows
+    assert not confusion[:, 1 : n + 1].any()  # reference classes are never columns
+    assert confusion[1 : n + 1, n + 1 :].sum() > 0
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_same_bits_for_any_number_of_workers(public, workers):
+    _, reference, prediction = public
+    one = build_report(evaluate_dataset(reference, prediction, workers=1))
+    many = build_report(evaluate_dataset(reference, prediction, workers=workers))
+    assert one == many
+
+
+def test_same_bits_with_a_caller_supplied_executor(public):
+    _, reference, prediction = public
+    one = evaluate_dataset(reference, prediction, workers=1)
+    with ThreadPoolExecutor(4) as executor:
+        threaded = evaluate_dataset(reference, prediction, workers=8, executor=executor)
+    assert build_report(one) == build_report(threaded)
+    assert one.contribution_value.tobytes() == threaded.contribution_value.tobytes()
+
+
+def test_missing_prediction_page_is_scored_as_background_and_warned(public):
+    _, reference, prediction = public
+    full = evaluate_dataset(reference, prediction)
+    pruned = LayoutSet(prediction.name, [p for p in prediction.pages if p.id != "page_00013"], prediction.taxonomy)
+    missing = evaluate_dataset(reference, pruned)
+    assert build_report(full)["matrices"] == build_report(missing)["matrices"]
+    new = [w for w in missing.warnings if w not in full.warnings]
+    assert [(w.page, w.box, w.side) for w in new] == [("page_00013", None, "prediction")]
+    assert new[0].message == "no prediction for this page; scored as all Background"
+
+
+def test_pages_for_cell_add_up_to_the_cell(public):
+    _, reference, prediction = public
+    evaluation = evaluate_dataset(reference, prediction)
+    confusion = evaluation.matrices.full.confusion
+    for row, column in [(0, 0), (10, 10), (10, 1), (1, 0)]:
+        pages = evaluation.pages_for_cell(row, column)
+        assert sum(value for _, value, _ in pages) == pytest.approx(confusion[row, column], rel=1e-12)
+        values = [value for _, value, _ in pages]
+        assert values == sorted(values, reverse=True)
+        assert sum(share for _, _, share in pages) == pytest.approx(1.0)
+    assert len(evaluation.pages_for_cell(10, 10, limit=3)) == 3
+
+
+def page(page_id, boxes, width=10, height=10):
+    return {"id": page_id, "width": width, "height": height, "boxes": [{"label": l, "bbox": b} for l, b in boxes]}
+
+
+def test_edge_cases_empty_pages_boxes_over_the_edge_and_degenerate_boxes():
+    reference = from_native(layout_json("gt", [page("a", []), page("b", [("x", [-5, -5, 4, 4]), ("y", [8, 8, 30, 30]), ("x", [3, 3, 3, 9])])]), "gt.json")
+    prediction = from_native(layout_json("model", [page("a", [("x", [0, 0, 10, 10])]), page("b", [("y", [20, 20, 40, 40])]), page("c", [])]), "model.json")
+    evaluation = evaluate_dataset(reference, prediction)
+    confusion = evaluation.matrices.full.confusion
+    assert evaluation.matrices.classes == ["Background", "x", "y"]
+    # page a: 100 background pixels predicted x; page b: 16 x + 4 y pixels predicted Background.
+    assert confusion.tolist() == [[80 + 0, 100, 0], [16, 0, 0], [4, 0, 0]]
+    events = {(w.page, w.box, w.side, w.message.split(":")[0]) for w in evaluation.warnings}
+    assert ("b", 0, "reference", "box clipped at the edge of the 10 x 10 page") in events
+    assert ("b", 1, "reference", "box clipped at the edge of the 10 x 10 page") in events
+    assert ("b", 2, "reference", "box paints no pixel (outside the 10 x 10 page, or zero area after rounding)") in events
+    assert ("b", 0, "prediction", "box paints no pixel (outside the 10 x 10 page, or zero area after rounding)") in events
+    assert ("c", None, "prediction", "prediction page has no reference page; not scored") in events
+
+
+def test_prediction_in_another_frame_is_scaled_into_the_reference_frame():
+    reference = from_native(layout_json("gt", [page("a", [("x", [0, 0, 5, 10])])]), "gt.json")
+    prediction = from_native(layout_json("model", [page("a", [("x", [0, 0, 50, 100])], width=100, height=100)]), "model.json")
+    assert evaluate_dataset(reference, prediction).matrices.full.confusion.tolist() == [[50, 0], [0, 50]]
+
+
+def test_seventy_classes_work_in_dual_mode_beyond_one_word():
+    labels = [f"c{k}" for k in range(70)]
+    reference = from_native(layout_json("gt", [page("a", [(l, [k % 10, k // 10, k % 10 + 1, k // 10 + 1]) for k, l in enumerate(labels)])], labels), "gt.json")
+    prediction = from_native(layout_json("model", [page("a", [(l, [0, 0, 10, 10]) for l in labels[:3]])], labels), "model.json")
+    evaluation = evaluate_dataset(reference, prediction, taxonomy="dual")
+    assert evaluation.taxonomy.size == 141
+    confusion = evaluation.matrices.exact.fractions()
+    # Every reference pixel (one label) is predicted {c0, c1, c2}: 1/3 to each.
+    assert confusion[1][71] == confusion[70][73] == Fraction(1, 3)
+    assert sum(map(sum, confusion)) == 70 + 30  # 70 labelled pixels, 30 Background pixels
