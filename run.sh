@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Set up TORE Studio in ./.venv and run it:
+#   ./run.sh app    the Streamlit app on the embedded demo (http://localhost:8501)
+#   ./run.sh test   the whole test suite
+# Works on a fresh Debian machine with only python3 >= 3.11 (as root it installs python3-venv
+# when the interpreter lacks it).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+python_ok() { python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; }
+
+make_venv() {
+  [ -x .venv/bin/python ] && return
+  python_ok || { echo "run.sh: TORE Studio needs python3 >= 3.11" >&2; exit 1; }
+  if ! python3 -m venv .venv 2>/dev/null; then
+    rm -rf .venv
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+    else
+      echo "run.sh: python3 -m venv failed; install python3-venv (sudo apt-get install python3-venv)" >&2
+      exit 1
+    fi
+    python3 -m venv .venv
+  fi
+  .venv/bin/python -m pip install -q --upgrade pip
+}
+
+install() {
+  make_venv
+  .venv/bin/python -m pip install -q -e ".[$1]"
+}
+
+case "${1:-}" in
+  app)
+    install dask
+    shift
+    exec .venv/bin/streamlit run app.py --server.headless true "$@"
+    ;;
+  test)
+    install test,dask
+    shift
+    exec .venv/bin/python -m pytest "$@"
+    ;;
+  *)
+    echo "usage: ./run.sh app | ./run.sh test [pytest options]" >&2
+    exit 2
+    ;;
+esac
