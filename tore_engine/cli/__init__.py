@@ -17,8 +17,8 @@ from tore_engine.errors import InputError
 EVALUATE_MODULE = "tore_engine.cli.evaluate"
 SCORE_MODULES: dict[str, str] = {
     "docile": "tore_engine.cli.score_docile",
-    # "funsd": "tore_engine.cli.score_funsd",
-    # "omnidocbench": "tore_engine.cli.score_omnidocbench",
+    "funsd": "tore_engine.cli.score_funsd",  # also adds `ec-funsd`
+    "omnidocbench": "tore_engine.cli.score_omnidocbench",
 }
 
 

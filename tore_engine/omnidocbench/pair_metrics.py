@@ -153,3 +153,52 @@ def teds(pred_html: str, gt_html: str, structure_only: bool = False) -> float:
         _table_tree(pred_table, structure_only), _table_tree(gt_table, structure_only), _TedsCost()
     ).compute_edit_distance()
     return 1.0 - float(distance) / node_count
+
+
+# --- normalisation before TEDS and the table edit (an approximation of the official one) --------
+
+_UNWRAPPED_TAGS = ("thead", "tbody", "tfoot", "span", "sup", "sub", "div", "p", "font", "center")
+_KEPT_CELL_ATTRIBUTES = ("colspan", "rowspan")
+
+
+def normalize_table_html(table_html: str) -> str:
+    """Table HTML as the official scorer compares it: NFKC, `th` as `td`, wrappers and styling
+    removed, whitespace between tags dropped, wrapped as `<html><body><table border="1">`.
+    Empty when the input holds no table."""
+    if not table_html.strip():
+        return ""
+    try:
+        root = html.fromstring(unicodedata.normalize("NFKC", table_html))
+    except (etree.ParserError, ValueError):
+        return ""
+    table = root if root.tag == "table" else next(iter(root.iter("table")), None)
+    if table is None:
+        return ""
+    etree.strip_tags(table, *_UNWRAPPED_TAGS)
+    for element in table.iter():
+        if not isinstance(element.tag, str):
+            continue
+        if element.tag == "th":
+            element.tag = "td"
+        kept = {k: v for k, v in element.attrib.items() if element.tag == "td" and k in _KEPT_CELL_ATTRIBUTES}
+        element.attrib.clear()
+        element.attrib.update(kept)
+        element.text = (element.text or "").strip()
+        if element is not table:
+            element.tail = (element.tail or "").strip()
+    for comment in table.xpath(".//comment()"):
+        comment.getparent().remove(comment)
+    table.attrib["border"] = "1"
+    body = etree.tostring(table, encoding="unicode", method="html")
+    return f"<html><body>{body}</body></html>"
+
+
+def normalize_formula(latex: str) -> str:
+    """Display-formula text for the formula edit distance: delimiters and whitespace removed,
+    lower case. The official normalisation rewrites more LaTeX; this is an approximation."""
+    latex = latex.strip()
+    for opening, closing in (("$$", "$$"), ("\\[", "\\]"), ("$", "$")):
+        if latex.startswith(opening) and latex.endswith(closing) and len(latex) >= len(opening) + len(closing):
+            latex = latex[len(opening) : len(latex) - len(closing)]
+            break
+    return re.sub(r"\s+", "", latex).lower()
