@@ -36,7 +36,7 @@ class ExactCounts:
         """Entries with equal (d, row, column) added together; sorted by that key."""
         k = class_count
         keys = (np.asarray(denominator, np.int64) * k + row) * k + column
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # integer sums: the order among equal keys does not matter
         keys = keys[order]
         starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, np.int64)
         totals = np.add.reduceat(np.asarray(numerator, np.int64)[order], starts) if len(keys) else keys

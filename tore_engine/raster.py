@@ -81,13 +81,42 @@ def _paint(classes: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.nd
     return grid.reshape(-1, words)
 
 
-def _group_ids(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of `codes` and, for every row, the index of its distinct row."""
-    if codes.shape[1] == 1:
-        unique, inverse = np.unique(codes[:, 0], return_inverse=True)
-        return unique[:, None], inverse
-    unique, inverse = np.unique(codes, axis=0, return_inverse=True)
-    return unique, inverse.reshape(-1)
+def _sum_by_key(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys, sorted, with the sum of their weights (integers, exactly)."""
+    order = np.argsort(keys)  # integer sums: the order among equal keys does not matter
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.add.reduceat(weights[order], starts)
+
+
+def _packed_pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.ndarray) -> PairTable | None:
+    """One-word label sets whose used bits fit together in 64: pack each (T, P) into one integer
+    and sort once. The prediction's bits are shifted down to its lowest used bit, which in dual mode
+    drops the reference block. None when they do not fit."""
+    if reference.shape[1] != 1:
+        return None
+    truth, predicted = reference[:, 0], prediction[:, 0]
+    used_p = int(np.bitwise_or.reduce(predicted))
+    shift = (used_p & -used_p).bit_length() - 1 if used_p else 0
+    width_t = int(np.bitwise_or.reduce(truth)).bit_length()
+    width_p = (used_p >> shift).bit_length()
+    if width_t + width_p > 64:
+        return None
+    keys = (truth << np.uint64(width_p)) | (predicted >> np.uint64(shift))
+    distinct, pixels = _sum_by_key(keys, weights)
+    mask = np.uint64((1 << width_p) - 1)
+    truth_codes = distinct >> np.uint64(width_p)
+    predicted_codes = (distinct & mask) << np.uint64(shift)
+    return PairTable(truth_codes[:, None], predicted_codes[:, None], pixels)
+
+
+def _general_pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.ndarray) -> PairTable:
+    """Any number of words: number the distinct label sets of each side, then pair the numbers."""
+    ref_unique, ref_ids = np.unique(reference, axis=0, return_inverse=True)
+    pred_unique, pred_ids = np.unique(prediction, axis=0, return_inverse=True)
+    pair_ids = ref_ids.reshape(-1).astype(np.int64) * len(pred_unique) + pred_ids.reshape(-1)
+    distinct, pixels = _sum_by_key(pair_ids, weights)
+    return PairTable(ref_unique[distinct // len(pred_unique)], pred_unique[distinct % len(pred_unique)], pixels)
 
 
 def pair_table(
@@ -101,15 +130,10 @@ def pair_table(
     words = words_for(class_count)
     xs, ys = _cell_edges(width, height, [reference[1], prediction[1]])
     cell_pixels = (np.diff(ys)[:, None] * np.diff(xs)[None, :]).reshape(-1)
-    ref_unique, ref_ids = _group_ids(_paint(*reference, xs, ys, words))
-    pred_unique, pred_ids = _group_ids(_paint(*prediction, xs, ys, words))
-    pair_ids = ref_ids.astype(np.int64) * len(pred_unique) + pred_ids
-    order = np.argsort(pair_ids, kind="stable")
-    sorted_ids = pair_ids[order]
-    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    pixels = np.add.reduceat(cell_pixels[order], starts)
-    distinct = sorted_ids[starts]
-    return PairTable(ref_unique[distinct // len(pred_unique)], pred_unique[distinct % len(pred_unique)], pixels)
+    reference_codes = _paint(*reference, xs, ys, words)
+    prediction_codes = _paint(*prediction, xs, ys, words)
+    packed = _packed_pairs(reference_codes, prediction_codes, cell_pixels)
+    return packed if packed is not None else _general_pairs(reference_codes, prediction_codes, cell_pixels)
 
 
 def label_sets(codes: np.ndarray, class_count: int) -> np.ndarray:
