@@ -28,7 +28,8 @@ def _quiet(*_args: object) -> None:
     """faster-coco-eval prints its progress through this hook."""
 
 
-def _coco_ground_truth(reference: Reference) -> COCO:
+def coco_ground_truth(reference: Reference) -> COCO:
+    """The reference's blocks in the 10 eval classes as a COCO ground truth (image id = position + 1)."""
     images, annotations = [], []
     for position, page in enumerate(reference.pages, start=1):
         images.append({"id": position, "width": page.width, "height": page.height, "file_name": page.id})
@@ -169,7 +170,7 @@ def _breakdowns(gt: COCO, dt: COCO, reference: Reference, pages_iou50: list[dict
 
 def score_layout(reference: Reference, prediction: LayoutPrediction) -> dict:
     """The `layout` object of `tore score omnidocbench --json` (omnidocbench.md section 6)."""
-    gt = _coco_ground_truth(reference)
+    gt = coco_ground_truth(reference)
     dt = gt.loadRes(_coco_detections(prediction))
     result = _ap_summary(_evaluate(gt, dt))
     iou50, pages_iou50 = _iou50_tables(gt, dt, len(reference.pages))
