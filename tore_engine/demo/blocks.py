@@ -214,8 +214,10 @@ class FormulaBlock:
         width, ascent, _ = self.formula.metrics()
         ink = Ink(page)
         baseline = y + ascent
-        self.formula.draw(ink, x + (self.width - width) / 2, baseline)
-        ink.text(x + self.width - self.font.width(self.number), baseline, self.number, self.font)
+        number_left = x + self.width - self.font.width(self.number)
+        left = min(x + (self.width - width) / 2, number_left - 12 - width)  # never touch the number
+        self.formula.draw(ink, max(x, left), baseline)
+        ink.text(number_left, baseline, self.number, self.font)
         ink.commit()
         return [Element("Formula", ink.bounds, "display", column, group)]
 

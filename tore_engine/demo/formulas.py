@@ -74,20 +74,25 @@ class BigOperator:
     lower: Row
     upper: Row
 
+    @property
+    def _upper_baseline(self) -> float:
+        """Offset above the baseline of the upper limit: just over the glyph's visible top."""
+        return self.symbol.font.size * 0.75 + self.upper.metrics()[2]
+
     def metrics(self) -> tuple[float, float, float]:
         sw, sa, sd = self.symbol.metrics()
         lw, la, ld = self.lower.metrics()
-        uw, ua, ud = self.upper.metrics()
-        return max(sw, lw, uw), sa + ua + ud, sd + la + ld
+        uw, ua, _ = self.upper.metrics()
+        return max(sw, lw, uw), max(sa, self._upper_baseline + ua), sd + la + ld
 
     def draw(self, ink: Ink, x: float, baseline: float) -> None:
         width = self.metrics()[0]
-        sw, sa, sd = self.symbol.metrics()
+        sw, _, sd = self.symbol.metrics()
         self.symbol.draw(ink, x + (width - sw) / 2, baseline)
         lw, la, _ = self.lower.metrics()
         self.lower.draw(ink, x + (width - lw) / 2, baseline + sd + la)
-        uw, _, ud = self.upper.metrics()
-        self.upper.draw(ink, x + (width - uw) / 2, baseline - sa - ud)
+        uw = self.upper.metrics()[0]
+        self.upper.draw(ink, x + (width - uw) / 2, baseline - self._upper_baseline)
 
 
 class FormulaMaker:

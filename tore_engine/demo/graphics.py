@@ -75,9 +75,10 @@ def line_chart(ink: Ink, area: Box, rng: random.Random, words: TextMaker) -> Non
         legend_x = plot[2] - 60
         ink.rect((legend_x, y0 + 1 + 8 * s, legend_x + 8, y0 + 5 + 8 * s), fill=PALETTE[s])
         ink.text(legend_x + 11, y0 + 6 + 8 * s, words.short_label(), TICK_FONT)
+    first_year = rng.randint(2005, 2012)
     for i in range(0, points, 2):
         x = plot[0] + (plot[2] - plot[0]) * i / (points - 1)
-        label = f"Q{i % 4 + 1}"
+        label = str(first_year + i)
         ink.text(x - TICK_FONT.width(label) / 2, y1 - 3, label, TICK_FONT)
 
 

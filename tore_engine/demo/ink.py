@@ -42,12 +42,19 @@ class FontSpec:
         return self.ascent + self.descent
 
     def width(self, text: str) -> float:
-        return _font(self.name).text_length(text, self.size)
+        """Advance width; the built-in fonts have no kerning, so it is a sum over characters."""
+        return sum(_advance(self.name, char) for char in text) * self.size
 
 
 @lru_cache(maxsize=None)
 def _font(name: str) -> pymupdf.Font:
     return pymupdf.Font(name)
+
+
+@lru_cache(maxsize=None)
+def _advance(font_name: str, char: str) -> float:
+    """Per-character cache: PyMuPDF's text_length costs a call into MuPDF per character."""
+    return _font(font_name).text_length(char, 1.0)
 
 
 def union(boxes: list[Box]) -> Box:

@@ -37,34 +37,44 @@ SURNAMES = (
 INITIALS = "ABCDEFGHJKLMNPRST"
 
 
+def _plural(noun: str) -> str:
+    if noun.endswith(("s", "x")):
+        return noun + "es"
+    if noun.endswith("y"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
 class TextMaker:
     """Seeded source of words, sentences, paragraphs, headings and names."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
-    def _noun_phrase(self) -> str:
-        words = [self.rng.choice(NOUNS)]
+    def _noun_phrase(self) -> tuple[str, bool]:
+        """A noun phrase and whether it is plural."""
+        noun = self.rng.choice(NOUNS)
+        plural = self.rng.random() < 0.3
+        if plural:
+            noun = _plural(noun)
         if self.rng.random() < 0.6:
-            words.insert(0, self.rng.choice(ADJECTIVES))
-        if self.rng.random() < 0.3:
-            words[-1] += "s"
-        return " ".join(words)
+            noun = f"{self.rng.choice(ADJECTIVES)} {noun}"
+        return noun, plural
 
     def sentence(self) -> str:
         parts = []
         if self.rng.random() < 0.25:
-            parts.append(self.rng.choice(CONNECTIVES))
-            parts.append("the")
+            parts += [self.rng.choice(CONNECTIVES), "the"]
         else:
             parts.append("The")
-        parts.append(self._noun_phrase())
+        subject, plural = self._noun_phrase()
+        parts.append(subject)
         if self.rng.random() < 0.3:
             parts.append(self.rng.choice(ADVERBS))
-        parts.append(self.rng.choice(VERBS))
-        parts += ["the", self._noun_phrase()]
+        verb = self.rng.choice(VERBS)
+        parts += [verb[:-1] if plural else verb, "the", self._noun_phrase()[0]]
         for _ in range(self.rng.randint(0, 2)):
-            parts += [self.rng.choice(PREPOSITIONS), "the", self._noun_phrase()]
+            parts += [self.rng.choice(PREPOSITIONS), "the", self._noun_phrase()[0]]
         if self.rng.random() < 0.15:
             parts.append(f"by {self.rng.randint(2, 48)} percent")
         return " ".join(parts) + "."
@@ -76,7 +86,7 @@ class TextMaker:
         words = [self.rng.choice(ADJECTIVES).capitalize()]
         words += [self.rng.choice(NOUNS) for _ in range(self.rng.randint(1, max_words - 1))]
         if self.rng.random() < 0.4:
-            words += ["and", self.rng.choice(NOUNS) + "s"]
+            words += ["and", _plural(self.rng.choice(NOUNS))]
         return " ".join(words)
 
     def title(self) -> str:

@@ -1,0 +1,21 @@
+"""`python -m tore_engine.demo --out assets/demo`: (re)generate the demo corpus."""
+
+import argparse
+from pathlib import Path
+
+from tore_engine.demo.corpus import generate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m tore_engine.demo",
+        description="Generate the synthetic demo corpus (PDFs, ground truth, two simulated models).",
+    )
+    parser.add_argument("--out", type=Path, default=Path("assets/demo"), help="output folder (default: assets/demo)")
+    args = parser.parse_args()
+    for path in generate(args.out):
+        print(f"wrote {path} ({path.stat().st_size:,} bytes)")
+
+
+if __name__ == "__main__":
+    main()
