@@ -14,7 +14,7 @@ DESCRIPTION = (
     "official evaluator computes it, plus precision/recall/F1 at IoU 0.5 (for predictions without "
     "scores). With --markdown: page-level end-to-end scores (text edit distance, reading-order edit "
     "distance, table TEDS/TEDS-S, formula edit); their per-pair metrics and aggregation are the official "
-    "ones, but pages are matched by this project's Hungarian matcher, not the official quick_match, so "
+    "ones, but pages are matched by this project's segment matcher, not the official quick_match, so "
     "they are not leaderboard numbers. Overall is null: it needs formula CDM, which is not computed."
 )
 

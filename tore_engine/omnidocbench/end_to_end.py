@@ -30,7 +30,7 @@ from tore_engine.omnidocbench.pair_metrics import (
 )
 from tore_engine.omnidocbench.reference import Reference, ReferencePage
 
-MATCH_METHOD = "tore-hungarian"
+MATCH_METHOD = "tore-segment-greedy"  # see matching.py
 # Which end-to-end numbers reproduce the official evaluator given the same matches.
 PROVENANCE = {
     "text_edit": "official formula and per-pair metric; project matcher",

@@ -1,12 +1,22 @@
 """This project's page matcher for the end-to-end score (omnidocbench.md section 5.4).
 
 The official matcher (`quick_match`) is ~170 KB of heuristics with time limits and is not
-reproduced. Instead: ground-truth elements are built as upstream builds them (ignored blocks
-dropped, `truncated` groups concatenated in reading order), then text-like elements and display
-formulas are matched one-to-one to prediction paragraphs, formulas and code blocks by a Hungarian
-assignment on normalised edit distance, rejecting pairs above 0.7; tables are matched separately
-to predicted tables on the edit distance of their normalised HTML. Scores computed on top of it
-are comparable between models within this project, not with the leaderboard.
+reproduced. Instead, documented and deterministic:
+
+1. Ground-truth elements are built as upstream builds them: ignored blocks dropped, `truncated`
+   groups concatenated in reading order, figures/abandon/masks never matched.
+2. Text-like elements and display formulas are matched to *segments* of the prediction: each
+   paragraph, each run of consecutive lines inside a paragraph (so one predicted paragraph can hold
+   several ground-truth blocks), runs of up to 3 adjacent paragraphs (so one block can span several),
+   formulas and code blocks. Cost = normalised edit distance of the normalised strings; pairs are
+   taken cheapest first (longer segments first on ties) as long as neither the ground-truth element
+   nor any line of the segment is already taken; pairs costing more than 0.7 are rejected.
+3. Tables are matched one-to-one to predicted tables by a Hungarian assignment on the edit
+   distance of their normalised HTML.
+
+On the 18 demo pages this gives text edit 0.339 and reading-order edit 0.211 where the official
+matcher gives 0.336 and 0.224. Scores computed on top of it are comparable between models within
+this project, not with the leaderboard.
 """
 
 from __future__ import annotations
@@ -47,9 +57,19 @@ class GroundTruthElement:
 
 
 @dataclass(frozen=True)
+class Segment:
+    """A piece of the prediction a ground-truth element can be matched to: a paragraph, a run of
+    its lines, a run of consecutive paragraphs, a formula, a code block or a table."""
+
+    content: str
+    position: tuple[int, int]  # (element position, first line): the prediction's reading order
+    units: frozenset[tuple[int, int]]  # (element position, line) pieces it uses; matches never share one
+
+
+@dataclass(frozen=True)
 class Match:
     gt: GroundTruthElement
-    prediction: MarkdownElement | None  # None: unmatched, scored against an empty prediction
+    prediction: Segment | None  # None: unmatched, scored against an empty prediction
 
 
 def _kind(category: str) -> str | None:
@@ -101,25 +121,70 @@ def ground_truth_elements(page: ReferencePage) -> list[GroundTruthElement]:
     return elements
 
 
-def _assign(cost: np.ndarray, max_cost: float | None) -> list[tuple[int, int]]:
-    if cost.size == 0:
-        return []
-    rows, columns = linear_sum_assignment(cost)
-    return [(r, c) for r, c in zip(rows, columns) if max_cost is None or cost[r, c] <= max_cost]
+MAX_LINES_SPLIT = 40  # paragraphs longer than this are matched whole or line by line only
+MAX_PARAGRAPHS_MERGED = 3
 
 
-def _normalized_predictions(predictions: list[MarkdownElement], normalize) -> list[str]:
-    return [normalize(element.content) for element in predictions]
+def text_segments(predictions: list[MarkdownElement]) -> list[Segment]:
+    """Every candidate segment of the text-like prediction elements, so that one prediction
+    paragraph can hold several ground-truth blocks and one block can span several paragraphs."""
+    segments = []
+    elements = [element for element in predictions if element.kind in _TEXT_PREDICTION_KINDS]
+    for element in elements:
+        lines = [line for line in element.content.splitlines() if line.strip()] if element.kind == "text" else []
+        if len(lines) <= 1:
+            segments.append(Segment(element.content, (element.position, 0), frozenset({(element.position, 0)})))
+            continue
+        longest = len(lines) if len(lines) <= MAX_LINES_SPLIT else 1
+        for first in range(len(lines)):
+            for last in range(first + 1, min(len(lines), first + longest) + 1):
+                units = frozenset((element.position, line) for line in range(first, last))
+                segments.append(Segment("\n".join(lines[first:last]), (element.position, first), units))
+        if longest == 1:
+            units = frozenset((element.position, line) for line in range(len(lines)))
+            segments.append(Segment(element.content, (element.position, 0), units))
+    texts = [element for element in elements if element.kind == "text"]
+    for size in range(2, MAX_PARAGRAPHS_MERGED + 1):
+        for start in range(len(texts) - size + 1):
+            run = texts[start : start + size]
+            if run[-1].position - run[0].position != size - 1:  # only adjacent paragraphs
+                continue
+            units = frozenset(
+                (element.position, line)
+                for element in run
+                for line in range(max(1, len([x for x in element.content.splitlines() if x.strip()])))
+            )
+            segments.append(Segment("\n\n".join(e.content for e in run), (run[0].position, 0), units))
+    return segments
+
+
+def _greedy(cost: np.ndarray, segments: list[Segment], max_cost: float) -> dict[int, int]:
+    """Row -> column, taking pairs from the cheapest up (longer segments first on ties) while
+    neither the row nor any unit of the segment is taken."""
+    rows, columns = np.nonzero(cost <= max_cost)
+    order = sorted(
+        zip(rows.tolist(), columns.tolist()),
+        key=lambda rc: (cost[rc], -len(segments[rc[1]].units), rc[0], rc[1]),
+    )
+    chosen: dict[int, int] = {}
+    used: set = set()
+    for row, column in order:
+        units = segments[column].units
+        if row in chosen or not units.isdisjoint(used):
+            continue
+        chosen[row] = column
+        used |= units
+    return chosen
 
 
 def match_page(gt: list[GroundTruthElement], predictions: list[MarkdownElement]) -> list[Match]:
     """One match per ground-truth element (unmatched ones paired with None), in `gt` order."""
-    paired: dict[int, MarkdownElement] = {}
+    paired: dict[int, Segment] = {}
     text_gt = [i for i, element in enumerate(gt) if element.kind != "table"]
-    text_pred = [element for element in predictions if element.kind in _TEXT_PREDICTION_KINDS]
-    if text_gt and text_pred:
-        as_text = _normalized_predictions(text_pred, normalize_text)
-        as_formula = _normalized_predictions(text_pred, normalize_formula)
+    segments = text_segments(predictions)
+    if text_gt and segments:
+        as_text = [normalize_text(segment.content) for segment in segments]
+        as_formula = [normalize_formula(segment.content) for segment in segments]
         cost = np.vstack(
             [
                 cdist([gt[i].normalized], as_formula if gt[i].kind == "formula" else as_text,
@@ -127,16 +192,21 @@ def match_page(gt: list[GroundTruthElement], predictions: list[MarkdownElement])
                 for i in text_gt
             ]
         )
-        for row, column in _assign(cost, MAX_TEXT_COST):
-            paired[text_gt[row]] = text_pred[column]
+        for row, column in _greedy(cost, segments, MAX_TEXT_COST).items():
+            paired[text_gt[row]] = segments[column]
     table_gt = [i for i, element in enumerate(gt) if element.kind == "table"]
-    table_pred = [element for element in predictions if element.kind == "table"]
-    if table_gt and table_pred:
+    tables = [
+        Segment(element.content, (element.position, 0), frozenset({(element.position, 0)}))
+        for element in predictions
+        if element.kind == "table"
+    ]
+    if table_gt and tables:
         cost = cdist(
             [gt[i].normalized for i in table_gt],
-            _normalized_predictions(table_pred, normalize_table_html),
+            [normalize_table_html(table.content) for table in tables],
             scorer=Levenshtein.normalized_distance,
         )
-        for row, column in _assign(cost, None):
-            paired[table_gt[row]] = table_pred[column]
+        rows, columns = linear_sum_assignment(cost)
+        for row, column in zip(rows, columns):
+            paired[table_gt[row]] = tables[column]
     return [Match(element, paired.get(i)) for i, element in enumerate(gt)]
