@@ -91,3 +91,11 @@ def test_total_is_the_sum_of_reference_set_sizes():
     matrix = grid_confusion(10, 8, reference, prediction, 4)
     overlap = 3 * 2
     assert sum(map(sum, matrix)) == Fraction(10 * 8 + overlap)
+
+
+def test_pages_painted_in_bands_give_the_same_pairs(monkeypatch):
+    reference = [(1 + k % 5, [k % 17, k % 13, k % 17 + 5.5, k % 13 + 4.5]) for k in range(40)]
+    prediction = [(1 + k % 3, [k % 11, k % 19, k % 11 + 7, k % 19 + 2.25]) for k in range(30)]
+    whole = grid_confusion(24, 24, reference, prediction, 6)
+    monkeypatch.setattr("tore_engine.raster.MAX_BAND_CELLS", 7)
+    assert grid_confusion(24, 24, reference, prediction, 6) == whole == confusion(24, 24, reference, prediction, 6)

@@ -18,47 +18,61 @@ from tore_engine.algorithm1 import ExactCounts
 REDUCED_CLASSES = ["Background", "Foreground"]
 
 
+EXACT_FLOAT_LIMIT = 2**53  # integers below this convert to float64 exactly
+
+
 @dataclass(frozen=True)
 class ExactMatrix:
-    """A K x K matrix of non-negative rationals as integer numerators over one common denominator."""
+    """A matrix of non-negative rationals: integer numerators over one common denominator.
 
-    numerators: list[list[int]]
+    Numerators are int64 while they safely fit, else Python integers (an object array); either
+    way every float derived from them is one correctly rounded division.
+    """
+
+    numerators: np.ndarray
     denominator: int
 
     @classmethod
     def from_counts(cls, counts: ExactCounts) -> "ExactMatrix":
         k = counts.class_count
         common = math.lcm(1, *(int(d) for d in np.unique(counts.denominator)))
-        numerators = [[0] * k for _ in range(k)]
-        for d, i, j, n in zip(counts.denominator.tolist(), counts.row.tolist(), counts.column.tolist(), counts.numerator.tolist()):
-            numerators[i][j] += n * (common // d)
+        scaled = counts.numerator.astype(object) * (common // counts.denominator.astype(object))
+        fits = int(scaled.sum()) < 2**62 if len(scaled) else True
+        numerators = np.zeros((k, k), dtype=np.int64 if fits else object)
+        np.add.at(numerators, (counts.row, counts.column), scaled.astype(np.int64) if fits else scaled)
         return cls(numerators, common)
 
     @classmethod
     def from_integers(cls, matrix: np.ndarray) -> "ExactMatrix":
-        return cls([[int(v) for v in row] for row in np.asarray(matrix)], 1)
+        return cls(np.asarray(matrix, dtype=np.int64), 1)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExactMatrix) and self.fractions() == other.fractions()
 
     def fractions(self) -> list[list[Fraction]]:
-        return [[Fraction(n, self.denominator) for n in row] for row in self.numerators]
+        return [[Fraction(int(n), self.denominator) for n in row] for row in self.numerators]
 
     def floats(self) -> np.ndarray:
-        return _divide(self.numerators, [[self.denominator] * len(row) for row in self.numerators])
+        return _divide(self.numerators, np.full(self.numerators.shape, self.denominator, dtype=object))
 
     def recall(self) -> np.ndarray:
-        sums = [sum(row) for row in self.numerators]
-        return _divide(self.numerators, [[s] * len(row) for row, s in zip(self.numerators, sums)])
+        return _divide(self.numerators, self.numerators.sum(axis=1, keepdims=True))
 
     def precision(self) -> np.ndarray:
-        sums = [sum(column) for column in zip(*self.numerators)] if self.numerators else []
-        return _divide(self.numerators, [sums for _ in self.numerators])
+        return _divide(self.numerators, self.numerators.sum(axis=0, keepdims=True))
 
 
-def _divide(numerators: list[list[int]], denominators: list[list[int]]) -> np.ndarray:
-    """Element-wise correctly rounded n / d, 0 where d is 0."""
+def _divide(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """Element-wise correctly rounded n / d (0 where d is 0). Below 2^53 both convert to float64
+    exactly and IEEE division rounds correctly; above, Python's int / int does."""
+    numerators, denominators = np.broadcast_arrays(numerators, denominators)
+    small = all(int(np.abs(a).max(initial=0)) < EXACT_FLOAT_LIMIT for a in (numerators, denominators))
+    if small:
+        n, d = numerators.astype(np.float64), denominators.astype(np.float64)
+        return np.divide(n, d, out=np.zeros(n.shape), where=d != 0)
     return np.array(
-        [[n / d if d else 0.0 for n, d in zip(nrow, drow)] for nrow, drow in zip(numerators, denominators)],
-        dtype=np.float64,
-    ).reshape(len(numerators), len(numerators[0]) if numerators else 0)
+        [int(n) / int(d) if d else 0.0 for n, d in zip(numerators.ravel(), denominators.ravel())], dtype=np.float64
+    ).reshape(numerators.shape)
 
 
 def f1_score(precision: float, recall: float) -> float:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 WORD_BITS = 64
+MAX_BAND_CELLS = 1 << 21  # grid cells painted at once: 16 MB a side and word
 
 
 def words_for(class_count: int) -> int:
@@ -67,16 +68,17 @@ def _cell_edges(width: int, height: int, sides: list[PixelExtents]) -> tuple[np.
 
 
 def _paint(classes: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray, words: int) -> np.ndarray:
-    """OR each box's class bit into the grid cells it covers; returns (cells, words) uint64."""
+    """OR each box's class bit into the grid cells it covers; returns (cells, words) uint64.
+    `ys` may be a band of the page's row edges: boxes are clipped to it."""
     grid = np.zeros((len(ys) - 1, len(xs) - 1, words), dtype=np.uint64)
     painted = np.flatnonzero(extents.paints)
     c0 = np.searchsorted(xs, extents.col0[painted])
     c1 = np.searchsorted(xs, extents.col1[painted])
-    r0 = np.searchsorted(ys, extents.row0[painted])
-    r1 = np.searchsorted(ys, extents.row1[painted])
+    r0 = np.searchsorted(ys, np.clip(extents.row0[painted], ys[0], ys[-1]))
+    r1 = np.searchsorted(ys, np.clip(extents.row1[painted], ys[0], ys[-1]))
     word = classes[painted] // WORD_BITS
     bit = np.left_shift(np.uint64(1), (classes[painted] % WORD_BITS).astype(np.uint64))
-    for k in range(len(painted)):
+    for k in np.flatnonzero(r1 > r0):
         grid[r0[k] : r1[k], c0[k] : c1[k], word[k]] |= bit[k]
     return grid.reshape(-1, words)
 
@@ -119,6 +121,11 @@ def _general_pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.nd
     return PairTable(ref_unique[distinct // len(pred_unique)], pred_unique[distinct % len(pred_unique)], pixels)
 
 
+def _pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.ndarray) -> PairTable:
+    packed = _packed_pairs(reference, prediction, weights)
+    return packed if packed is not None else _general_pairs(reference, prediction, weights)
+
+
 def pair_table(
     width: int,
     height: int,
@@ -126,14 +133,26 @@ def pair_table(
     prediction: tuple[np.ndarray, PixelExtents],
     class_count: int,
 ) -> PairTable:
-    """Rasterise both sides of one page (class indices and extents per side) into a pair table."""
+    """Rasterise both sides of one page (class indices and extents per side) into a pair table.
+
+    A page whose grid would exceed `MAX_BAND_CELLS` (thousands of boxes) is painted in horizontal
+    bands, whose pair tables are then merged, so memory stays bounded whatever the input.
+    """
     words = words_for(class_count)
     xs, ys = _cell_edges(width, height, [reference[1], prediction[1]])
-    cell_pixels = (np.diff(ys)[:, None] * np.diff(xs)[None, :]).reshape(-1)
-    reference_codes = _paint(*reference, xs, ys, words)
-    prediction_codes = _paint(*prediction, xs, ys, words)
-    packed = _packed_pairs(reference_codes, prediction_codes, cell_pixels)
-    return packed if packed is not None else _general_pairs(reference_codes, prediction_codes, cell_pixels)
+    band_rows = max(1, MAX_BAND_CELLS // (len(xs) - 1))
+    tables = []
+    for start in range(0, len(ys) - 1, band_rows):
+        band = ys[start : start + band_rows + 1]
+        cell_pixels = (np.diff(band)[:, None] * np.diff(xs)[None, :]).reshape(-1)
+        tables.append(_pairs(_paint(*reference, xs, band, words), _paint(*prediction, xs, band, words), cell_pixels))
+    if len(tables) == 1:
+        return tables[0]
+    return _pairs(
+        np.concatenate([t.reference_codes for t in tables]),
+        np.concatenate([t.prediction_codes for t in tables]),
+        np.concatenate([t.pixels for t in tables]),
+    )
 
 
 def label_sets(codes: np.ndarray, class_count: int) -> np.ndarray:

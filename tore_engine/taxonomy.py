@@ -16,6 +16,7 @@ from tore_engine.loaders import read_json
 
 BACKGROUND = "Background"
 MODES = ("auto", "single", "dual")
+MAX_CLASSES = 2048  # a dense K x K report beyond this is tens of megabytes a matrix and unreadable
 
 
 @dataclass(frozen=True)
@@ -101,4 +102,10 @@ def resolve_taxonomy(reference: LayoutSet, prediction: LayoutSet, mode: str = "a
         raise InputError(f"unknown taxonomy mode {mode!r}; use one of {', '.join(MODES)}")
     if mode == "auto":
         mode = choose_mode(reference, prediction)
-    return _single(reference, prediction) if mode == "single" else _dual(reference, prediction)
+    taxonomy = _single(reference, prediction) if mode == "single" else _dual(reference, prediction)
+    if taxonomy.size > MAX_CLASSES:
+        raise InputError(
+            f"the {mode}-taxonomy matrix would have {taxonomy.size} classes, more than {MAX_CLASSES}; "
+            "merge classes with --label-map"
+        )
+    return taxonomy
