@@ -354,3 +354,16 @@ def test_layout_sets_keep_both_taxonomies(prediction_file):
     assert [(p.width, p.height) for p in prediction.pages] == [(p.width, p.height) for p in gt.pages]
     assert not set(prediction.labels_in_use()) <= set(gt.class_list())  # so TORE runs in dual mode
     assert omnidocbench_layout_sets(shared_path(*DEMO, "OmniDocBench_demo.json"))[1] is None
+
+
+def test_tore_runs_in_dual_taxonomy_mode_on_the_demo(prediction_file):
+    from tore_engine.dataset import evaluate_dataset
+
+    gt, prediction = omnidocbench_layout_sets(shared_path(*DEMO, "OmniDocBench_demo.json"), prediction_file)
+    evaluation = evaluate_dataset(gt, prediction)
+    assert evaluation.taxonomy.mode == "dual"
+    assert evaluation.taxonomy.classes == (
+        ["Background"] + [f"omnidocbench_{c}" for c in gt.taxonomy] + [f"detection_prediction_{c}" for c in prediction.taxonomy]
+    )
+    assert evaluation.pixels == sum(int(page.width) * int(page.height) for page in gt.pages)
+    assert evaluation.warnings == []  # every box lies inside its (swap-corrected) page

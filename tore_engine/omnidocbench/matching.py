@@ -64,6 +64,7 @@ class Segment:
     content: str
     position: tuple[int, int]  # (element position, first line): the prediction's reading order
     units: frozenset[tuple[int, int]]  # (element position, line) pieces it uses; matches never share one
+    text_key: str  # normalised text for the matching cost, joined from per-line normalisations
 
 
 @dataclass(frozen=True)
@@ -125,36 +126,49 @@ MAX_LINES_SPLIT = 40  # paragraphs longer than this are matched whole or line by
 MAX_PARAGRAPHS_MERGED = 3
 
 
+def _element_segments(element: MarkdownElement) -> tuple[Segment, list[Segment]]:
+    """An element as a whole, and its runs of consecutive lines (text paragraphs of 2+ lines)."""
+    lines = [line for line in element.content.splitlines() if line.strip()] if element.kind == "text" else []
+    if len(lines) <= 1:
+        return Segment(element.content, (element.position, 0), frozenset({(element.position, 0)}),
+                       normalize_text(element.content)), []
+    keys = [normalize_text(line) for line in lines]
+    whole = Segment("\n".join(lines), (element.position, 0),
+                    frozenset((element.position, line) for line in range(len(lines))), "".join(keys))
+    longest = len(lines) - 1 if len(lines) <= MAX_LINES_SPLIT else 1
+    runs = [
+        Segment("\n".join(lines[first:last]), (element.position, first),
+                frozenset((element.position, line) for line in range(first, last)), "".join(keys[first:last]))
+        for first in range(len(lines))
+        for last in range(first + 1, min(len(lines), first + longest) + 1)
+        if last - first < len(lines)
+    ]
+    return whole, runs
+
+
 def text_segments(predictions: list[MarkdownElement]) -> list[Segment]:
     """Every candidate segment of the text-like prediction elements, so that one prediction
-    paragraph can hold several ground-truth blocks and one block can span several paragraphs."""
-    segments = []
-    elements = [element for element in predictions if element.kind in _TEXT_PREDICTION_KINDS]
-    for element in elements:
-        lines = [line for line in element.content.splitlines() if line.strip()] if element.kind == "text" else []
-        if len(lines) <= 1:
-            segments.append(Segment(element.content, (element.position, 0), frozenset({(element.position, 0)})))
+    paragraph can hold several ground-truth blocks and one block can span several paragraphs.
+    Lines are normalised once and joined, which keeps the number of segments (quadratic in a
+    paragraph's lines) cheap; the final scores renormalise the chosen segment as a whole."""
+    segments: list[Segment] = []
+    paragraphs: list[tuple[int, Segment]] = []  # text paragraphs as wholes, for merging
+    for element in predictions:
+        if element.kind not in _TEXT_PREDICTION_KINDS:
             continue
-        longest = len(lines) if len(lines) <= MAX_LINES_SPLIT else 1
-        for first in range(len(lines)):
-            for last in range(first + 1, min(len(lines), first + longest) + 1):
-                units = frozenset((element.position, line) for line in range(first, last))
-                segments.append(Segment("\n".join(lines[first:last]), (element.position, first), units))
-        if longest == 1:
-            units = frozenset((element.position, line) for line in range(len(lines)))
-            segments.append(Segment(element.content, (element.position, 0), units))
-    texts = [element for element in elements if element.kind == "text"]
+        whole, runs = _element_segments(element)
+        segments += [whole, *runs]
+        if element.kind == "text":
+            paragraphs.append((element.position, whole))
     for size in range(2, MAX_PARAGRAPHS_MERGED + 1):
-        for start in range(len(texts) - size + 1):
-            run = texts[start : start + size]
-            if run[-1].position - run[0].position != size - 1:  # only adjacent paragraphs
+        for start in range(len(paragraphs) - size + 1):
+            run = paragraphs[start : start + size]
+            if run[-1][0] - run[0][0] != size - 1:  # only adjacent paragraphs
                 continue
-            units = frozenset(
-                (element.position, line)
-                for element in run
-                for line in range(max(1, len([x for x in element.content.splitlines() if x.strip()])))
-            )
-            segments.append(Segment("\n\n".join(e.content for e in run), (run[0].position, 0), units))
+            parts = [segment for _, segment in run]
+            segments.append(Segment("\n\n".join(part.content for part in parts), parts[0].position,
+                                    frozenset().union(*(part.units for part in parts)),
+                                    "".join(part.text_key for part in parts)))
     return segments
 
 
@@ -183,7 +197,7 @@ def match_page(gt: list[GroundTruthElement], predictions: list[MarkdownElement])
     text_gt = [i for i, element in enumerate(gt) if element.kind != "table"]
     segments = text_segments(predictions)
     if text_gt and segments:
-        as_text = [normalize_text(segment.content) for segment in segments]
+        as_text = [segment.text_key for segment in segments]
         as_formula = [normalize_formula(segment.content) for segment in segments]
         cost = np.vstack(
             [
@@ -196,7 +210,7 @@ def match_page(gt: list[GroundTruthElement], predictions: list[MarkdownElement])
             paired[text_gt[row]] = segments[column]
     table_gt = [i for i, element in enumerate(gt) if element.kind == "table"]
     tables = [
-        Segment(element.content, (element.position, 0), frozenset({(element.position, 0)}))
+        Segment(element.content, (element.position, 0), frozenset({(element.position, 0)}), "")
         for element in predictions
         if element.kind == "table"
     ]

@@ -27,7 +27,6 @@ FRAME_TOLERANCE = 0.02
 class Block:
     """One block-level element of a page (`layout_dets[i]`)."""
 
-    index: int  # position in layout_dets, for error messages and traceability
     category: str
     bbox: tuple[float, float, float, float]  # x1, y1, x2, y2 in image pixels
     ignore: bool
@@ -174,7 +173,6 @@ def _block(raw: Any, index: int, source: str, page_id: str) -> Block:
     if order is not None and (isinstance(order, bool) or not isinstance(order, (int, float))):
         raise InputError(f"'order' must be an integer or null, got {order!r}", file=source, page=page_id, box=index)
     return Block(
-        index=index,
         category=category,
         bbox=poly_to_bbox(poly),
         ignore=bool(raw.get("ignore", False)),
