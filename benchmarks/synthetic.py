@@ -58,7 +58,7 @@ MARGIN = (0.07, 0.11)  # page margins, relative
 # Prediction noise.
 MISS, SWAP, SPLIT = 0.05, 0.08, 0.03  # probabilities per reference box
 JITTER = 0.003  # standard deviation of each coordinate, relative (3 px on a 1025 px page)
-EXTRAS = 2.0  # mean number of false-positive boxes per page
+EXTRAS = 0.05  # mean number of false-positive boxes per reference box
 EDGE_CROSSING = 0.25  # probability that a false positive crosses the right or bottom edge
 
 
@@ -203,7 +203,7 @@ def _predicted_boxes(rng: np.random.Generator, reference: list[Box]) -> tuple[li
         for part in parts:
             boxes.append(_jittered(rng, part))
             scores.append(rng.uniform(0.5, 1.0))
-    for _ in range(int(rng.poisson(EXTRAS))):
+    for _ in range(int(rng.poisson(EXTRAS * len(reference)))):
         boxes.append(_false_positive(rng))
         scores.append(rng.uniform(0.2, 0.7))
     order = np.argsort(-np.array(scores), kind="stable")
