@@ -193,12 +193,28 @@ def normalize_table_html(table_html: str) -> str:
     return f"<html><body>{body}</body></html>"
 
 
+_FORMULA_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
+_FORMULA_DROPPED = re.compile(
+    r"\\(?:tag|hspace|vspace|begin|end)\{[^}]*\}"
+    r"|\\(?:mathbf|mathrm|mathit|mathnormal|mathbb|mathcal|mathscr|mathfrak|mathsf|mathtt|boldsymbol|bm"
+    r"|operatorname|textbf|text|displaystyle|left|right|notag|quad|qquad)(?![a-zA-Z])"
+    r"|\\[,;:! ]|\s+"
+)
+_PLAIN_GROUP = re.compile(r"\{([^{}\\]*)\}")  # a brace group without commands inside
+
+
 def normalize_formula(latex: str) -> str:
-    """Display-formula text for the formula edit distance: delimiters and whitespace removed,
-    lower case. The official normalisation rewrites more LaTeX; this is an approximation."""
+    """Display-formula text for the formula edit distance: delimiters, `\\tag`, font and sizing
+    commands, spacing, whitespace and the braces of command-free groups removed, lower case. This follows the official
+    normalisation's rules but is not byte-identical to it: an approximation."""
     latex = latex.strip()
-    for opening, closing in (("$$", "$$"), ("\\[", "\\]"), ("$", "$")):
+    for opening, closing in _FORMULA_DELIMITERS:
         if latex.startswith(opening) and latex.endswith(closing) and len(latex) >= len(opening) + len(closing):
             latex = latex[len(opening) : len(latex) - len(closing)]
             break
-    return re.sub(r"\s+", "", latex).lower()
+    latex = _FORMULA_DROPPED.sub("", latex)
+    while True:
+        unbraced = _PLAIN_GROUP.sub(r"\1", latex)
+        if unbraced == latex:
+            return latex.strip(".").lower()
+        latex = unbraced
