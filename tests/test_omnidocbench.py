@@ -120,22 +120,30 @@ def test_the_coco_results_form_gives_the_same_ap(reference, layout_scores):
     assert scores["per_class"] == pytest.approx(layout_scores["per_class"], abs=TOLERANCE)
 
 
-def _as_layout_json(prediction_file, strip_extension: bool = True, scores: bool = True) -> dict:
+def _as_layout_json(prediction_file, reference, strip_extension=True, scores=True, zoom=1.0) -> dict:
+    """The official prediction rewritten as a layout JSON, its pages `zoom` times the image size."""
     data = json.loads(prediction_file.read_text())
+    frames = {page.stem: (page.width, page.height) for page in reference.pages}
     pages: dict[str, list] = {}
     for item in data["results"]:
-        box = {"label": data["categories"][str(item["category_id"])], "bbox": item["bbox"]}
+        box = {"label": data["categories"][str(item["category_id"])], "bbox": [v * zoom for v in item["bbox"]]}
         if scores:
             box["score"] = item["score"]
-        pages.setdefault(item["image_name"] if strip_extension else item["image_name"] + ".jpg", []).append(box)
-    return {"name": "doclayout", "pages": [{"id": k, "width": 1, "height": 1, "boxes": v} for k, v in pages.items()]}
+        pages.setdefault(item["image_name"], []).append(box)
+    return {"name": "doclayout", "pages": [
+        {"id": stem if strip_extension else stem + ".jpg", "width": frames[stem][0] * zoom,
+         "height": frames[stem][1] * zoom, "boxes": boxes} for stem, boxes in pages.items()]}
 
 
 def test_the_layout_json_form_gives_the_same_ap(reference, prediction_file, layout_scores, tmp_path):
-    path = write_json(tmp_path / "pred.json", _as_layout_json(prediction_file, strip_extension=False))
+    path = write_json(tmp_path / "pred.json", _as_layout_json(prediction_file, reference, strip_extension=False))
     prediction = load_layout_prediction(path, reference)
     assert prediction.name == "doclayout" and prediction.box_count == 436
     assert score_layout(reference, prediction)["mAP"] == pytest.approx(layout_scores["mAP"], abs=TOLERANCE)
+    # pages at half the image size are scaled back into the reference frame
+    half = write_json(tmp_path / "half.json", _as_layout_json(prediction_file, reference, zoom=0.5))
+    assert score_layout(reference, load_layout_prediction(half, reference))["mAP"] == pytest.approx(
+        layout_scores["mAP"], abs=TOLERANCE)
 
 
 def _greedy_tp_at_iou50(reference, prediction) -> int:
@@ -179,7 +187,7 @@ def test_f1_at_iou50_matches_a_brute_force_greedy_matcher(reference, prediction_
 
 
 def test_predictions_without_scores_are_flagged_and_still_give_f1(reference, prediction_file, tmp_path):
-    path = write_json(tmp_path / "pred.json", _as_layout_json(prediction_file, scores=False))
+    path = write_json(tmp_path / "pred.json", _as_layout_json(prediction_file, reference, scores=False))
     prediction = load_layout_prediction(path, reference)
     scores = score_layout(reference, prediction)
     assert scores["has_scores"] is False

@@ -5,7 +5,8 @@
   "categories": {"<id>": "<name>"}}`;
 - a COCO results list `[{image_id, category_id, bbox [x,y,w,h], score}]`, image ids being 1-based
   positions in the reference file and category ids 1..10 the eval classes;
-- a TORE layout JSON (formats.md section 1) whose page ids are the image names.
+- a TORE layout JSON (formats.md section 1) whose page ids are the image names; its boxes are
+  scaled into the reference frame when its page size differs.
 
 Each form keeps its own class names (`taxonomy`), so that TORE can compare them with the ground
 truth's categories in dual-taxonomy mode; the layout AP maps them to the 10 eval classes.
@@ -161,10 +162,24 @@ def _from_tore(data: dict, source: str, reference: Reference) -> LayoutPredictio
         target = aligner.page(page.id)
         if target is None:
             continue
+        frame = reference.pages[aligner.index[page.id]]
+        scale = _scale_to_reference((page.width, page.height), frame.width, frame.height, frame.declared_size)
         scores = page.scores if page.scores is not None else np.full(len(page.labels), np.nan)
-        for label, bbox, score in zip(page.labels, page.bboxes.tolist(), scores.tolist()):
+        for label, bbox, score in zip(page.labels, (page.bboxes * scale).tolist(), scores.tolist()):
             target.add(label, bbox, float(score))
     return LayoutPrediction(layout.name, source, layout.class_list(), aligner.pages, list(aligner.unknown))
+
+
+def _scale_to_reference(
+    size: tuple[float, float], width: float, height: float, declared: tuple[float, float]
+) -> np.ndarray:
+    """Factors `[sx, sy, sx, sy]` taking a layout JSON page's boxes into the reference frame
+    (formats.md section 1). A page that copied the reference's `page_info` size, even swapped, is
+    taken to be in image pixels already, as the reference polygons are."""
+    if size in ((width, height), declared):
+        return np.ones(4)
+    sx, sy = width / size[0], height / size[1]
+    return np.array([sx, sy, sx, sy])
 
 
 def _id_order(key: str) -> tuple[int, Any]:
