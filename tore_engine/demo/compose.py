@@ -149,6 +149,9 @@ class BlockMaker:
             return self.heading(rng, width)
         if kind == "list":
             return self.bullet_list(rng, width)
+        if kind == "references-heading":
+            return self.text("References", self.style.heading, width, "Section-header", "heading",
+                             space_before=self.style.leading * 0.8)
         if kind == "references":
             return self.references(rng, width)
         if kind == "table":
@@ -246,10 +249,12 @@ class PageComposer:
         y, previous = top, None
         while bottom - y > self.style.leading * 2:
             kind = self._next_kind(queue, previous)
+            numbers = dict(self.maker.counts)  # a block that is not placed gives its number back
             block = self.maker.make(kind, self.rng, width)
             gap = 0.0 if y == top else self.style.leading * 0.6 + block.space_before
             room = bottom - y - gap
-            if kind == "heading" and room < block.height + self.style.leading * 4:
+            if isinstance(block, TextBlock) and block.kind == "heading" and room < block.height + self.style.leading * 4:
+                self.maker.counts = numbers
                 kind, block = "paragraph", self.maker.paragraph(self.rng, width)
             if block.height <= room:
                 y = self._place(block, x, y + gap, column)
@@ -257,6 +262,7 @@ class PageComposer:
                     queue.pop(0)
                 previous = kind
                 continue
+            self.maker.counts = numbers
             if kind in FLOATS and y == top:
                 if queue and kind == queue[0]:
                     queue.pop(0)  # taller than a whole column: give up on it
@@ -269,8 +275,8 @@ class PageComposer:
             return
 
     def _next_kind(self, queue: list[str], previous: str | None) -> str:
-        if previous == "heading":
-            return "paragraph"
+        if previous in ("heading", "references-heading"):
+            return queue[0] if queue and queue[0] in ("list", "references") else "paragraph"
         if queue and previous is not None and self.rng.random() < 0.55:
             return queue[0]
         kinds = list(self.style.filler)

@@ -91,7 +91,7 @@ DOCUMENTS: list[tuple[DocumentStyle, list[PageRecipe]]] = [
         PageRecipe(2, ("table", "formula"), wide=("line-chart",)),
         PageRecipe(2, ("diagram", "formula")),
         PageRecipe(2, ("table", "list", "formula"), footnotes=1),
-        PageRecipe(2, ("heading", "references")),
+        PageRecipe(2, ("references-heading", "references")),
     ]),
     (MANUAL, [
         PageRecipe(1, ("diagram", "list"), opening=True),

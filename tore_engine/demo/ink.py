@@ -131,12 +131,10 @@ class Ink:
     def sector(
         self, centre: tuple[float, float], radius: float, start_deg: float, sweep_deg: float, fill: Colour
     ) -> None:
-        """A pie slice; its extent is the hull of the centre and the arc's sampled points."""
+        """A pie slice, as a polygon through arc points every degree or so: its extent is exact
+        (a Bezier arc would bulge past the sampled points)."""
         cx, cy = centre
-        start = (cx + radius * math.cos(math.radians(start_deg)), cy + radius * math.sin(math.radians(start_deg)))
-        self.shape.draw_sector(centre, start, sweep_deg, fullSector=True)
-        self.shape.finish(color=(1, 1, 1), fill=fill, width=0.6)
-        steps = max(2, int(abs(sweep_deg) / 2))
+        steps = max(2, int(abs(sweep_deg)))
         arc = [
             (
                 cx + radius * math.cos(math.radians(start_deg + sweep_deg * i / steps)),
@@ -144,7 +142,9 @@ class Ink:
             )
             for i in range(steps + 1)
         ]
-        self._grow_by_stroke([centre, *arc, centre], 0.6)
+        self.shape.draw_polyline([centre, *arc])
+        self.shape.finish(color=(1, 1, 1), fill=fill, width=0.6, lineJoin=1, closePath=True)
+        self._grow_by_stroke([centre, *arc], 0.6)
 
     def _grow_by_stroke(self, points: list[tuple[float, float]], width: float) -> None:
         pad = width / 2

@@ -84,7 +84,7 @@ class TextMaker:
 
     def heading(self, max_words: int = 4) -> str:
         words = [self.rng.choice(ADJECTIVES).capitalize()]
-        words += [self.rng.choice(NOUNS) for _ in range(self.rng.randint(1, max_words - 1))]
+        words += self.rng.sample(NOUNS, self.rng.randint(1, max_words - 1))
         if self.rng.random() < 0.4:
             words += ["and", _plural(self.rng.choice(NOUNS))]
         return " ".join(words)
