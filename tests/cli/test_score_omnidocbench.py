@@ -38,7 +38,8 @@ def test_json_output_on_the_demo():
     assert end_to_end["overall"] is None and 0 <= end_to_end["text_edit"] <= 1
     assert output["pages"] == 18 and len(output["per_page"]) == 18
     row = output["per_page"][0]
-    assert row["page"] == "yanbaopptmerge_SE05.pdf_7.jpg" and row["data_source"] == "PPT2PDF"
+    assert row["page"] == "yanbaopptmerge_SE05.pdf_7.jpg" and row["attributes"]["data_source"] == "PPT2PDF"
+    assert row["attributes"]["layout"] == "single_column"
     assert set(row["layout"]) >= {"f1", "tp"} and "text_edit" in row["end_to_end"]
 
 

@@ -2,7 +2,8 @@
 and the app's panel renders directly.
 
 Shape: `{"layout": {...} | null, "end_to_end": {...} | null, "pages": int, "reference": {...},
-"per_page": [{"page", "image", <page attributes>, "layout": {...} | null, "end_to_end": {...} | null}]}`.
+"per_page": [{"page", "image", "attributes": {data_source, language, layout, special_issue, subset},
+"layout": {tp, fp, fn, precision, recall, f1} | null, "end_to_end": {text_edit, ...} | null}]}`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def score_omnidocbench(
             {
                 "page": page.id,
                 "image": str(page.image_path) if page.image_path is not None else None,
-                **{attribute: page.attributes.get(attribute) for attribute in PAGE_ATTRIBUTES},
+                "attributes": {attribute: page.attributes.get(attribute) for attribute in PAGE_ATTRIBUTES},
                 "layout": _without_page(layout_row),
                 "end_to_end": _without_page(end_to_end_row),
             }
