@@ -1,0 +1,234 @@
+"""Plotly figures of matrices and per-class scores, built from engine results.
+
+Pure functions: they take `MatrixSet`s and score dictionaries and return `go.Figure`s, so they are
+unit-tested without Streamlit. Clicking a heatmap cell needs a scatter trace (plotly.js gives point
+selection only to scatter-like traces), so every cell also has an invisible square marker that
+carries the hover and the click; the heatmap itself only paints colours (app.md section 2.1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from tore_engine.matrices import MatrixSet
+
+METRICS = ("confusion", "recall", "precision")
+SCALES = ("linear", "log", "power")
+POWER = 0.2  # the reference package's Excel colouring
+CELL_TEXT_LIMIT = 30  # cell labels beyond this size double the first render time
+TICK_LABEL_LIMIT = 60
+SELECTED = dict(marker=dict(opacity=0.9, color="#ff2b2b"))
+UNSELECTED = dict(marker=dict(opacity=0))
+
+
+@dataclass(frozen=True)
+class ColourScale:
+    """Colour values for the heatmap and the colour bar's ticks in the original unit."""
+
+    z: np.ndarray
+    tickvals: list[float] | None
+    ticktext: list[str] | None
+
+
+def _format_value(value: float, is_ratio: bool) -> str:
+    if is_ratio:
+        return f"{value:.2f}"
+    if value >= 1e6:
+        return f"{value / 1e6:.1f}M"
+    if value >= 1e3:
+        return f"{value / 1e3:.1f}k"
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+
+
+def colour_scale(values: np.ndarray, scale: str, is_ratio: bool) -> ColourScale:
+    """Map values to colour values. Plotly has no log colour axis, so `log` colours by
+    log10(1 + v / unit) and labels the colour bar in the original unit; `power` by v ** 0.2."""
+    if scale not in SCALES:
+        raise ValueError(f"unknown colour scale {scale!r}; use one of {', '.join(SCALES)}")
+    top = float(np.nanmax(values)) if np.isfinite(values).any() else 0.0
+    if scale == "linear" or top <= 0:
+        return ColourScale(values, None, None)
+    clipped = np.clip(values, 0, None)
+    if scale == "log":
+        unit = 1e-3 if is_ratio else 1.0
+        ticks = [0.0] + [unit * 10**k for k in range(0, int(math.log10(top / unit)) + 1)]
+        return ColourScale(np.log10(1 + clipped / unit), [math.log10(1 + t / unit) for t in ticks], [_format_value(t, is_ratio) for t in ticks])
+    ticks = [0.0] + [top * f for f in (0.001, 0.01, 0.1, 0.5, 1.0)]
+    return ColourScale(clipped**POWER, [t**POWER for t in ticks], [_format_value(t, is_ratio) for t in ticks])
+
+
+def diagonal_mask(rows: list[str], columns: list[str]) -> np.ndarray:
+    """Cells that pair a class with itself (by name: the trimmed view keeps names, not positions)."""
+    return np.array([[row == column for column in columns] for row in rows], dtype=bool).reshape(len(rows), len(columns))
+
+
+def _outline_path(mask: np.ndarray) -> str:
+    """One SVG path around every masked cell (one shape, not one per cell: shapes are slow)."""
+    return " ".join(f"M{j - 0.5},{i - 0.5}H{j + 0.5}V{i + 0.5}H{j - 0.5}Z" for i, j in zip(*np.nonzero(mask)))
+
+
+def _cell_overlay(rows: list[str], columns: list[str], customdata: np.ndarray, hovertemplate: str) -> go.Scatter:
+    """The invisible marker on every cell that carries hover and click."""
+    n_rows, n_columns = len(rows), len(columns)
+    ii, jj = np.divmod(np.arange(n_rows * n_columns), n_columns)
+    names = [f"{rows[i]}<br>prediction: {columns[j]}" for i, j in zip(ii.tolist(), jj.tolist())]
+    size = max(4, min(40, 640 // max(n_rows, n_columns, 1)))
+    return go.Scatter(
+        x=jj,
+        y=ii,
+        mode="markers",
+        marker=dict(symbol="square", size=size, opacity=0, color="#ff2b2b"),
+        selected=SELECTED,
+        unselected=UNSELECTED,
+        text=names,
+        customdata=customdata.reshape(n_rows * n_columns, -1).astype(np.float32),
+        hovertemplate=hovertemplate,
+        name="",
+        showlegend=False,
+    )
+
+
+def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: str) -> None:
+    n = max(len(rows), len(columns))
+    show_ticks = n <= TICK_LABEL_LIMIT
+    side = int(min(900, max(360, 60 + 36 * n)))
+    axis = dict(showgrid=False, zeroline=False, showticklabels=show_ticks, tickfont=dict(size=11 if n < 30 else 8))
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"),
+        xaxis=dict(axis, tickmode="array", tickvals=list(range(len(columns))), ticktext=columns, title="prediction", tickangle=-45,
+                   range=[-0.5, len(columns) - 0.5]),
+        yaxis=dict(axis, tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, title="reference",
+                   range=[len(rows) - 0.5, -0.5], scaleanchor="x", constrain="domain"),
+        clickmode="event+select",
+        dragmode="zoom",
+        hovermode="closest",
+        height=side + 120,
+        margin=dict(l=10, r=10, t=60, b=10),
+        plot_bgcolor="white",
+    )
+
+
+def matrix_heatmap(
+    matrices: MatrixSet,
+    metric: str,
+    *,
+    scale: str = "linear",
+    hide_diagonal: bool = False,
+    outline_diagonal: bool = False,
+    title: str = "",
+) -> go.Figure:
+    """A zoomable, clickable heatmap of one matrix (confusion, recall or precision).
+
+    Hover shows both class names, the value, the pixel count and the row and column percentages
+    (the recall and precision of the cell). `hide_diagonal` blanks the class-with-itself cells and
+    rescales the colours to the confusions; `outline_diagonal` frames them (single taxonomy).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+    rows, columns = matrices.rows, matrices.columns
+    values = np.asarray(getattr(matrices, metric), dtype=float)
+    diagonal = diagonal_mask(rows, columns)
+    shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
+    colours = colour_scale(shown, scale, is_ratio=metric != "confusion")
+    small = max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
+    heatmap = go.Heatmap(
+        z=colours.z,
+        x=list(range(len(columns))),
+        y=list(range(len(rows))),
+        colorscale="Blues",
+        hoverinfo="skip",
+        colorbar=dict(title=metric, tickvals=colours.tickvals, ticktext=colours.ticktext, thickness=14),
+        text=[[_format_value(v, metric != "confusion") for v in row] for row in values] if small else None,
+        texttemplate="%{text}" if small else None,
+        textfont=dict(size=10),
+    )
+    customdata = np.stack([values, matrices.confusion, matrices.recall, matrices.precision], axis=-1)
+    value_format = ",.1f" if metric == "confusion" else ".4f"
+    hovertemplate = (
+        "reference: %{text}<br>"
+        f"{metric}: %{{customdata[0]:{value_format}}}<br>"
+        "pixels: %{customdata[1]:,.1f}<br>"
+        "row % (recall): %{customdata[2]:.2%}<br>"
+        "column % (precision): %{customdata[3]:.2%}<extra></extra>"
+    )
+    fig = go.Figure([heatmap, _cell_overlay(rows, columns, customdata, hovertemplate)])
+    _matrix_layout(fig, rows, columns, title)
+    if outline_diagonal and diagonal.any():
+        fig.update_layout(shapes=[dict(type="path", path=_outline_path(diagonal), xref="x", yref="y", line=dict(color="#222", width=1.5))])
+    return fig
+
+
+def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "") -> go.Figure:
+    """B minus A on a diverging scale centred on 0 (red: B lower, blue: B higher)."""
+    rows, columns = difference.rows, difference.columns
+    values = np.asarray(getattr(difference, metric), dtype=float)
+    bound = float(np.nanmax(np.abs(values))) if values.size else 0.0
+    bound = bound or 1.0
+    small = max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
+    heatmap = go.Heatmap(
+        z=values,
+        x=list(range(len(columns))),
+        y=list(range(len(rows))),
+        colorscale="RdBu",
+        zmid=0,
+        zmin=-bound,
+        zmax=bound,
+        hoverinfo="skip",
+        colorbar=dict(title=f"Δ {metric}", thickness=14),
+        text=[[f"{v:+.2f}" for v in row] for row in values] if small else None,
+        texttemplate="%{text}" if small else None,
+        textfont=dict(size=10),
+    )
+    hovertemplate = f"reference: %{{text}}<br>B − A {metric}: %{{customdata[0]:+.4f}}<extra></extra>"
+    fig = go.Figure([heatmap, _cell_overlay(rows, columns, values[..., None], hovertemplate)])
+    _matrix_layout(fig, rows, columns, title)
+    return fig
+
+
+def clicked_cell(event: dict | None, rows: list[str], columns: list[str]) -> tuple[str, str] | None:
+    """(reference class, predicted class) of the cell a heatmap click selected, if any."""
+    points = ((event or {}).get("selection") or {}).get("points") or []
+    for point in points:
+        x, y = point.get("x"), point.get("y")
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            i, j = int(round(y)), int(round(x))
+            if 0 <= i < len(rows) and 0 <= j < len(columns):
+                return rows[i], columns[j]
+    return None
+
+
+SCORE_COLOURS = {"recall": "#4363d8", "precision": "#f58231", "f1": "#3cb44b"}
+
+
+def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
+    """Grouped recall / precision / F1 bars, one group per class."""
+    classes = list(per_class)
+    fig = go.Figure(
+        [
+            go.Bar(name=score, x=classes, y=[per_class[c][score] for c in classes], marker_color=colour,
+                   hovertemplate=f"%{{x}}<br>{score}: %{{y:.4f}}<extra></extra>")
+            for score, colour in SCORE_COLOURS.items()
+        ]
+    )
+    fig.update_layout(barmode="group", title=dict(text=title, x=0), yaxis=dict(range=[0, 1], title="score"),
+                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
+    return fig
+
+
+def delta_bars(deltas: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
+    """Per-class B minus A bars for recall, precision and F1."""
+    classes = list(deltas)
+    fig = go.Figure(
+        [
+            go.Bar(name=f"Δ {score}", x=classes, y=[deltas[c][score] for c in classes], marker_color=colour,
+                   hovertemplate=f"%{{x}}<br>B − A {score}: %{{y:+.4f}}<extra></extra>")
+            for score, colour in SCORE_COLOURS.items()
+        ]
+    )
+    fig.update_layout(barmode="group", title=dict(text=title, x=0), yaxis=dict(title="B − A", zeroline=True),
+                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
+    return fig

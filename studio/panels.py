@@ -1,0 +1,191 @@
+"""Streamlit building blocks shared by the pages: matrix controls, the clickable matrix with its
+page list, the page navigator, the page overlay and the warnings list.
+
+They wire session state to the figure builders and the engine's results; they compute nothing.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from tore_engine.agreement import agreement_raster
+from tore_engine.dataset import DatasetEvaluation
+from tore_engine.drilldown import VIEWS, pages_for_view_cell, view_matrices
+from tore_engine.matrices import MatrixSet
+from studio import figures, page_figures, state
+
+NO_CLASS = "(choose)"
+VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}
+ORDERS = {"file": "file order", "worst": "worst reduced F1 first"}
+CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
+
+
+def model_picker(dataset: state.Dataset, label: str = "Model") -> str:
+    """Choose model A or B (only the models that are set)."""
+    models = [model for model in state.MODELS if model in dataset.models] or ["A"]
+    state.seed("model", models[0], models)
+    model = st.radio(label, models, key="model", format_func=dataset.model_label, horizontal=True, persist_state="session")
+    state.share(model=model)
+    return model
+
+
+def matrix_controls(mode: str) -> tuple[str, str, str, bool]:
+    """View, metric, colour scale and hide-diagonal choices, in one row."""
+    state.seed("view", "full" if mode == "single" else "trimmed", list(VIEWS))
+    state.seed("metric", "recall", list(figures.METRICS))
+    state.seed("scale", "linear", list(figures.SCALES))
+    state.seed("hide", False)
+    view_column, metric_column, scale_column, hide_column = st.columns([3, 3, 2, 2])
+    view = view_column.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.get, horizontal=True, persist_state="session")
+    metric = metric_column.radio("Values", figures.METRICS, key="metric", horizontal=True, persist_state="session",
+                                 help="confusion: pixels; recall: row-normalised; precision: column-normalised")
+    scale = scale_column.selectbox("Colour scale", figures.SCALES, key="scale", persist_state="session")
+    hide = hide_column.toggle("Hide diagonal", key="hide", persist_state="session", disabled=mode != "single" or view == "reduced",
+                              help="show only the confusions (single taxonomy)")
+    state.share(view=view, metric=metric, scale=scale, hide=hide)
+    return view, metric, scale, hide and mode == "single" and view != "reduced"
+
+
+def dual_mode_note() -> None:
+    st.caption(
+        "Dual taxonomy: rows are the reference's classes, columns the prediction's, so the diagonal means "
+        "nothing. Read the recall matrix row by row (where each reference class goes) and the precision "
+        "matrix column by column (what each predicted class is made of). The zero-trimmed view keeps "
+        "only the reference x prediction block."
+    )
+
+
+def heatmap(matrices: MatrixSet, metric: str, scale: str, hide: bool, mode: str, title: str, key: str) -> tuple[str, str] | None:
+    """Draw one clickable matrix; returns the cell clicked, if a new click arrived."""
+    fig = figures.matrix_heatmap(matrices, metric, scale=scale, hide_diagonal=hide, outline_diagonal=mode == "single", title=title)
+    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG)
+    clicked = figures.clicked_cell(event, matrices.rows, matrices.columns)
+    seen = st.session_state.setdefault("_clicks", {})
+    if clicked is None or seen.get(key) == clicked:
+        return None
+    seen[key] = clicked
+    return clicked
+
+
+def _cell_pickers(matrices: MatrixSet, clicked: tuple[str, str] | None) -> tuple[str, str] | None:
+    """The keyboard-accessible pair of selectboxes that also shows the clicked cell."""
+    rows, columns = [NO_CLASS, *matrices.rows], [NO_CLASS, *matrices.columns]
+    if "cell_ref" not in st.session_state and "cell" in st.query_params and "|" in st.query_params["cell"]:
+        st.session_state["cell_ref"], st.session_state["cell_pred"] = st.query_params["cell"].split("|", 1)
+    if clicked is not None:
+        st.session_state["cell_ref"], st.session_state["cell_pred"] = clicked
+    state.seed("cell_ref", NO_CLASS, rows)
+    state.seed("cell_pred", NO_CLASS, columns)
+    left, right = st.columns(2)
+    row = left.selectbox("Reference class (row)", rows, key="cell_ref", persist_state="session")
+    column = right.selectbox("Predicted class (column)", columns, key="cell_pred", persist_state="session")
+    if NO_CLASS in (row, column):
+        state.share(cell=None)
+        return None
+    state.share(cell=f"{row}|{column}")
+    return row, column
+
+
+def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], model: str, key: str) -> None:
+    """The pages behind a cell, largest contribution first; a row click opens the page."""
+    row, column = cell
+    pages = pages_for_view_cell(evaluation, view, row, column)
+    if not pages:
+        st.info(f"No page contributes to cell {row} → {column}: it is 0.")
+        return
+    st.markdown(f"**Contributing pages: {len(pages):,}** for reference **{row}** → prediction **{column}**. "
+                "Select a row, or pick a page below, to open it in Overlays.")
+    table = pd.DataFrame(pages, columns=["page", "contribution (pixels)", "share of the cell"])
+    selection = st.dataframe(
+        table, key=f"pages-{key}-{row}-{column}", hide_index=True, on_select="rerun", selection_mode="single-row",
+        height=min(400, 38 + 35 * len(table)), width="stretch",
+        column_config={
+            "contribution (pixels)": st.column_config.NumberColumn(format="%.1f"),
+            "share of the cell": st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0),
+        },
+    )
+    chosen = tuple(selection.selection.rows) if selection is not None else ()
+    seen = st.session_state.setdefault("_clicks", {})
+    if chosen and seen.get(f"pages-{key}") != (row, column, chosen):
+        seen[f"pages-{key}"] = (row, column, chosen)
+        state.open_page(table["page"].iloc[chosen[0]], model)
+    pick, button = st.columns([4, 1], vertical_alignment="bottom")
+    page_id = pick.selectbox("Page to open", table["page"].tolist(), key=f"open-{key}")
+    if button.button("Open in Overlays", key=f"open-button-{key}", type="primary"):
+        state.open_page(page_id, model)
+
+
+def matrix_explorer(evaluated: state.Evaluated, model: str) -> None:
+    """Controls, clickable heatmap, cell pickers and the page list of one evaluation."""
+    evaluation = evaluated.evaluation
+    mode = evaluation.matrices.mode
+    view, metric, scale, hide = matrix_controls(mode)
+    if mode == "dual":
+        dual_mode_note()
+    matrices = view_matrices(evaluation.matrices, view)
+    key = f"heatmap-{model}-{view}-{metric}-{scale}-{hide}"
+    title = f"{metric} ({VIEW_LABELS[view]}, {mode} taxonomy): {evaluated.title}"
+    clicked = heatmap(matrices, metric, scale, hide, mode, title, key)
+    st.caption("Click a cell (or choose it below) to list the pages behind it. Drag to zoom, double-click to reset.")
+    cell = _cell_pickers(matrices, clicked)
+    if cell is not None:
+        page_list(evaluation, view, cell, model, key=f"{model}-{view}")
+    state.publish_url()
+
+
+def warnings_expander(evaluation: DatasetEvaluation) -> None:
+    if not evaluation.warnings:
+        return
+    with st.expander(f"{len(evaluation.warnings):,} input warnings (the evaluation went on)"):
+        st.dataframe(pd.DataFrame([w.to_json() for w in evaluation.warnings]), hide_index=True, width="stretch")
+
+
+def _step(page_ids: list[str], delta: int) -> None:
+    current = st.session_state.get("page")
+    position = page_ids.index(current) if current in page_ids else 0
+    st.session_state["page"] = page_ids[min(max(position + delta, 0), len(page_ids) - 1)]
+
+
+def page_navigator(evaluation: DatasetEvaluation) -> str:
+    """Previous / next, a searchable page list, and the order: file order or worst reduced F1 first."""
+    scores = {row["page"]: row for row in evaluation.page_foreground_scores()}
+    state.seed("order", "file", list(ORDERS))
+    page_ids = list(scores)
+    order_column, previous_column, page_column, next_column = st.columns([2, 1, 5, 1], vertical_alignment="bottom")
+    order = order_column.selectbox("Order", list(ORDERS), key="order", format_func=ORDERS.get, persist_state="session")
+    if order == "worst":
+        page_ids.sort(key=lambda page_id: scores[page_id]["f1"])
+    state.seed("page", page_ids[0], page_ids)
+    previous_column.button("◀ Previous", on_click=_step, args=(page_ids, -1), width="stretch")
+    next_column.button("Next ▶", on_click=_step, args=(page_ids, 1), width="stretch")
+    page_id = page_column.selectbox(
+        "Page (type to search by id)", page_ids, key="page", persist_state="session",
+        format_func=lambda page_id: f"{page_id}   (reduced F1 {scores[page_id]['f1']:.3f})",
+    )
+    state.share(order=order, page=page_id)
+    return page_id
+
+
+def page_scores(evaluation: DatasetEvaluation, page_id: str) -> None:
+    row = next(row for row in evaluation.page_foreground_scores() if row["page"] == page_id)
+    columns = st.columns(4)
+    columns[0].metric("Foreground recall", f"{row['recall']:.3f}")
+    columns[1].metric("Foreground precision", f"{row['precision']:.3f}")
+    columns[2].metric("Foreground F1", f"{row['f1']:.3f}")
+    columns[3].metric("Pixels", f"{row['pixels']:,}")
+
+
+def page_overlay(evaluated_models: list[state.Evaluated], titles: list[str], page_id: str, *, agreement: bool, key: str) -> None:
+    """The reference and each prediction side by side on the page image, synchronised zoom."""
+    first = evaluated_models[0]
+    reference = first.reference_page(page_id)
+    panes = [page_figures.Pane("reference", reference)]
+    panes += [page_figures.Pane(title, evaluated.prediction_page(page_id)) for evaluated, title in zip(evaluated_models, titles)]
+    raster = None
+    if agreement:
+        raster = agreement_raster(reference, first.prediction_page(page_id), compare_classes=first.evaluation.matrices.mode == "single")
+    fig = page_figures.page_overlay(panes, reference.width, reference.height, state.page_image_uri(reference), agreement=raster)
+    st.plotly_chart(fig, key=key, config=CHART_CONFIG)
+    st.caption("Hover a box for its label, score and coordinates; click a class in the legend to hide it in every pane; "
+               "drag to zoom (all panes follow), double-click to reset.")
