@@ -94,6 +94,16 @@ def test_funsd_corpus(perturbation):
     assert_panel_equal(scorer.compute(), vectors()["corpus_public"]["funsd"][perturbation])
 
 
+def test_scorers_merge_like_one_pass():
+    funsd_halves, ec_halves = (FunsdScorer(), FunsdScorer()), (EcFunsdScorer(), EcFunsdScorer())
+    for k, case in enumerate(cases("funsd_cases", perturbation="merge_split")):
+        funsd_halves[k % 2].update(gt_document(case["doc"]), FunsdDocument.from_json(case["pred"], doc_id=case["doc"]))
+    for k, case in enumerate(cases("ec_cases", perturbation="drop_and_add")):
+        ec_halves[k % 2].update(ec_gold(case["doc"]), EcEntities.from_json(case["pred"]))
+    assert_panel_equal(funsd_halves[1].merge(funsd_halves[0]).compute(), vectors()["corpus_public"]["funsd"]["merge_split"])
+    assert_panel_equal(ec_halves[1].merge(ec_halves[0]).compute(), vectors()["corpus_public"]["ec"]["drop_and_add"])
+
+
 @pytest.mark.parametrize("index", case_params("link_cases"))
 def test_links_given_gt_entities_case(index):
     case = vectors()["link_cases"][index]
@@ -168,9 +178,22 @@ def test_all_ten_real_forms_against_themselves():
     assert report.corpus["counts"]["gt_words"] == report.corpus["counts"]["pred_words"] == words
     assert report.corpus["counts"]["gt_entities"] == entities
     assert report.corpus["entity_labeling"]["classes_in_macro"] == list(FUNSD_CLASSES)
-    first = report.to_json()["documents"][0]
-    assert first["image"].endswith("82092117.png") and first["overlay"]["gt_links"]
-    assert all(link["found"] for link in first["overlay"]["gt_links"])
+    panel = report.to_json()
+    assert [item["key"] for item in panel["headline"]][:3] == ["word_f1", "word_f1_icdar", "entity_f1"]
+    assert set(panel["per_class"]) == {"entity_labeling", "ser_seqeval"}
+    first = panel["documents"][0]
+    assert first["doc"] == "82092117" and first["image"].endswith("82092117.png") and not first["prediction_missing"]
+    assert set(first["row"]) == {item["key"] for item in panel["headline"]}
+    overlay = first["overlay"]
+    assert len(overlay["gt_entities"]) == len(overlay["pred_entities"]) == first["panel"]["counts"]["gt_entities"]
+    assert all(e["matched_pred_id"] == e["id"] and e["iou"] == 1.0 for e in overlay["gt_entities"])
+    assert len(overlay["gt_links"]) == first["panel"]["counts"]["gt_links_directed"]
+    assert all(link["found"] for link in overlay["gt_links"]) and all(link["correct"] for link in overlay["pred_links"])
+    form = json.loads((annotations / "82092117.json").read_text())["form"]
+    blank_words = sum(1 for e in form for w in e["words"] if not w["text"].strip())
+    blank_entities = sum(1 for e in form if not any(w["text"].strip() for w in e["words"]))
+    assert (blank_words, blank_entities) == (4, 1)
+    assert overlay["dropped"] == {"gt_blank_words": 4, "gt_blank_entities": 1, "pred_blank_words": 4, "pred_blank_entities": 1}
 
 
 def test_real_ec_forms_against_themselves():

@@ -66,7 +66,7 @@ def test_human_summary_shows_null_as_n_a(tmp_path, capsys):
     line = next(line for line in out.splitlines() if "Linking F1, gold entities" in line)
     assert line.split()[4] == "n/a"
     f1 = vectors()["corpus_public"]["ec"]["combined"]["ser_seqeval"]["overall"]["f1"]
-    assert f"SER F1 (seqeval)" in out and f"{f1:.4f}" in out
+    assert "SER F1 (seqeval)" in out and f"{f1:.4f}" in out
 
 
 def test_the_installed_entry_point_prints_one_json_object(tmp_path):

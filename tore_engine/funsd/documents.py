@@ -102,9 +102,6 @@ class FunsdDocument:
     def entity_boxes(self) -> np.ndarray:
         return np.array([entity.box for entity in self.entities], dtype=np.float64).reshape(-1, 4)
 
-    def undirected_links(self) -> set[frozenset[int]]:
-        return {frozenset(link) for link in self.links}
-
 
 def read_json(path: Path) -> object:
     try:

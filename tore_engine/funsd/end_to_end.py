@@ -11,6 +11,8 @@ import functools
 import operator
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument
 from tore_engine.funsd.links import EndToEndLinkCounts, correctly_labeled, end_to_end_link_counts, undirected
 from tore_engine.funsd.matching import Matches, greedy_icdar_matches, iou_matrix, optimal_matches
@@ -211,7 +213,11 @@ def layoutlm_tags(reference: FunsdDocument, prediction: FunsdDocument, word_matc
 
 
 def overlay(
-    reference: FunsdDocument, prediction: FunsdDocument, entity_matches: Matches, entity_iou, entity_map: dict[int, int]
+    reference: FunsdDocument,
+    prediction: FunsdDocument,
+    entity_matches: Matches,
+    entity_iou: np.ndarray,
+    entity_map: dict[int, int],
 ) -> dict:
     """What the app draws for one form: entities with their match, links with their outcome.
 
