@@ -11,7 +11,9 @@ def main() -> None:
         prog="python -m tore_engine.demo",
         description="Generate the synthetic demo corpus (PDFs, ground truth, two simulated models).",
     )
-    parser.add_argument("--out", type=Path, default=Path("assets/demo"), help="output folder (default: assets/demo)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("assets/demo"), help="output folder (default: assets/demo)"
+    )
     args = parser.parse_args()
     for path in generate(args.out):
         print(f"wrote {path} ({path.stat().st_size:,} bytes)")

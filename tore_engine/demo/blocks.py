@@ -49,7 +49,9 @@ class TextBlock:
     space_before: float = 0.0
 
     @classmethod
-    def of(cls, text: str, font: FontSpec, leading: float, width: float, label: str, kind: str, **options) -> "TextBlock":
+    def of(
+        cls, text: str, font: FontSpec, leading: float, width: float, label: str, kind: str, **options
+    ) -> "TextBlock":
         lines = wrap(text, font, width, options.get("indent", 0.0))
         return cls(lines, font, leading, width, label, kind, **options)
 
@@ -103,7 +105,9 @@ class ListBlock:
     space_before: float = 0.0
 
     @classmethod
-    def of(cls, texts: list[str], markers: list[str], font: FontSpec, leading: float, width: float, kind: str) -> "ListBlock":
+    def of(
+        cls, texts: list[str], markers: list[str], font: FontSpec, leading: float, width: float, kind: str
+    ) -> "ListBlock":
         hang = 14.0 if kind == "bullet" else 18.0
         items = [(m, wrap(t, font, width - hang)) for m, t in zip(markers, texts)]
         return cls(items, font, leading, width, kind, hang)
@@ -117,7 +121,8 @@ class ListBlock:
 
     @property
     def height(self) -> float:
-        return sum(self._item_height(lines) for _, lines in self.items) + self.item_gap * (len(self.items) - 1)
+        items = sum(self._item_height(lines) for _, lines in self.items)
+        return items + self.item_gap * (len(self.items) - 1)
 
     def shrink(self, max_height: float) -> "ListBlock | None":
         """The first whole items that fit."""
@@ -135,7 +140,8 @@ class ListBlock:
             if marker:
                 ink.text(x, first_baseline, marker, self.font)
             else:
-                ink.circle((x + 4, first_baseline - self.font.size * 0.33), self.font.size * 0.17, self.font.colour)
+                bullet_centre = (x + 4, first_baseline - self.font.size * 0.33)
+                ink.circle(bullet_centre, self.font.size * 0.17, self.font.colour)
             boxes = [
                 ink.text(x + self.hang, first_baseline + i * self.leading, line, self.font)
                 for i, line in enumerate(lines)

@@ -15,7 +15,6 @@ import pymupdf
 
 from tore_engine.demo.blocks import Block, FigureBlock, FormulaBlock, ListBlock, TableBlock, TextBlock
 from tore_engine.demo.formulas import FormulaMaker
-from tore_engine.demo.graphics import CHARTS
 from tore_engine.demo.ink import GREY, Element, FontSpec, Ink
 from tore_engine.demo.tables import Table
 from tore_engine.demo.text import TextMaker
@@ -164,7 +163,9 @@ class BlockMaker:
 class PageComposer:
     """Draws one page of a document and returns its ground truth."""
 
-    def __init__(self, style: DocumentStyle, maker: BlockMaker, page: pymupdf.Page, rng: random.Random) -> None:
+    def __init__(
+        self, style: DocumentStyle, maker: BlockMaker, page: pymupdf.Page, rng: random.Random
+    ) -> None:
         self.style, self.maker, self.page, self.rng = style, maker, page, rng
         width, height = style.paper
         left, top, right, bottom = style.margins
@@ -190,7 +191,8 @@ class PageComposer:
             y = self._opening(y) + self.style.leading * 1.5
         full = self.right - self.left
         for kind in recipe.wide:
-            y = self._place(self.maker.make(kind, self.rng, full), self.left, y, -1) + self.style.leading * 1.5
+            wide = self.maker.make(kind, self.rng, full)
+            y = self._place(wide, self.left, y, -1) + self.style.leading * 1.5
         width = (full - self.style.gutter * (recipe.columns - 1)) / recipe.columns
         notes = [self.maker.footnote(self.rng, FOOTNOTE_MARKS[i], width) for i in range(recipe.footnotes)]
         notes_top = self.bottom - sum(n.height + FOOTNOTE_GAP for n in notes) + FOOTNOTE_GAP
@@ -202,7 +204,7 @@ class PageComposer:
                 self._footnotes(notes, x, notes_top)
             else:
                 self._fill_column(queue, x, y, self.bottom, width, column)
-        self._running_head("Page-footer", self.style.footer, self.style.paper[1] - self.style.margins[3] + 26, number)
+        self._running_head("Page-footer", self.style.footer, self.bottom + 26, number)
         return self.elements
 
     def _running_head(self, label: str, texts: tuple[str, str], baseline: float, number: int) -> None:
@@ -219,22 +221,33 @@ class PageComposer:
             self.elements.append(Element(label, ink.bounds, align, -1, None))
 
     def _opening(self, y: float) -> float:
-        maker, rng, full = self.maker, self.rng, self.right - self.left
-        words = TextMaker(rng)
-        align = self.style.title_align
-        y = self._place(maker.text(words.title(), self.style.title, full, "Title", "title", align=align), self.left, y, -1)
+        """The title band of a document's first page; returns its bottom."""
+        words, full = TextMaker(self.rng), self.right - self.left
+        title = self.maker.text(words.title(), self.style.title, full, "Title", "title",
+                                align=self.style.title_align)
+        y = self._place(title, self.left, y, -1)
         if self.style.opening == "paper":
-            authors = ", ".join(words.person() for _ in range(rng.randint(2, 4)))
-            for text, font, kind in (
-                (authors, FontSpec("tiro", 11), "authors"),
-                (f"Department of {words.short_label()} Studies, {words.short_label()} Institute", FontSpec("tiit", 9), "affiliation"),
-            ):
-                y = self._place(maker.text(text, font, full, "Text", kind, align="centre"), self.left, y + 10, -1)
-            y = self._place(maker.text("Abstract", FontSpec("tibo", 10), full, "Section-header", "heading", align="centre"), self.left, y + 14, -1)
-            abstract = maker.text(words.paragraph(rng.randint(5, 7)), FontSpec("tiro", 9), full - 60, "Text", "abstract", align="justify")
-            return self._place(abstract, self.left + 30, y + 6, -1)
-        subtitle = maker.text(words.sentence(), FontSpec("helv", 12, GREY), full, "Text", "subtitle", align=align)
+            return self._paper_front_matter(words, y)
+        subtitle = self.maker.text(words.sentence(), FontSpec("helv", 12, GREY), full, "Text", "subtitle",
+                                   align=self.style.title_align)
         return self._place(subtitle, self.left, y + 8, -1)
+
+    def _paper_front_matter(self, words: TextMaker, y: float) -> float:
+        """Authors, affiliation and an indented abstract under a paper's title."""
+        full = self.right - self.left
+        authors = ", ".join(words.person() for _ in range(self.rng.randint(2, 4)))
+        affiliation = f"Department of {words.short_label()} Studies, {words.short_label()} Institute"
+        front = [
+            (authors, FontSpec("tiro", 11), "Text", "authors", 10),
+            (affiliation, FontSpec("tiit", 9), "Text", "affiliation", 10),
+            ("Abstract", FontSpec("tibo", 10), "Section-header", "heading", 14),
+        ]
+        for text, font, label, kind, space in front:
+            block = self.maker.text(text, font, full, label, kind, align="centre")
+            y = self._place(block, self.left, y + space, -1)
+        abstract = self.maker.text(words.paragraph(self.rng.randint(5, 7)), FontSpec("tiro", 9), full - 60,
+                                   "Text", "abstract", align="justify")
+        return self._place(abstract, self.left + 30, y + 6, -1)
 
     def _footnotes(self, notes: list[TextBlock], x: float, top: float) -> None:
         """The footnotes from `top` down to the foot of the column, under a short rule."""
@@ -244,7 +257,9 @@ class PageComposer:
         for note in notes:
             top = self._place(note, x, top, 0) + FOOTNOTE_GAP
 
-    def _fill_column(self, queue: list[str], x: float, top: float, bottom: float, width: float, column: int) -> None:
+    def _fill_column(
+        self, queue: list[str], x: float, top: float, bottom: float, width: float, column: int
+    ) -> None:
         """Stack blocks until the column is full; a paragraph or list cut by the column end is shortened."""
         y, previous = top, None
         while bottom - y > self.style.leading * 2:
@@ -253,7 +268,8 @@ class PageComposer:
             block = self.maker.make(kind, self.rng, width)
             gap = 0.0 if y == top else self.style.leading * 0.6 + block.space_before
             room = bottom - y - gap
-            if isinstance(block, TextBlock) and block.kind == "heading" and room < block.height + self.style.leading * 4:
+            orphan = room < block.height + self.style.leading * 4  # no room for text under it
+            if isinstance(block, TextBlock) and block.kind == "heading" and orphan:
                 self.maker.counts = numbers
                 kind, block = "paragraph", self.maker.paragraph(self.rng, width)
             if block.height <= room:

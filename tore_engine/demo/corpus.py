@@ -31,7 +31,9 @@ PDF_METADATA = {
 }
 
 
-def compose_document(style: DocumentStyle, recipes: list[PageRecipe]) -> tuple[pymupdf.Document, list[ComposedPage]]:
+def compose_document(
+    style: DocumentStyle, recipes: list[PageRecipe]
+) -> tuple[pymupdf.Document, list[ComposedPage]]:
     """Draw every page of one document and return it with its ground truth."""
     document = pymupdf.open()
     maker = BlockMaker(style)

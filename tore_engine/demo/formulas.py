@@ -128,22 +128,28 @@ class FormulaMaker:
     def _frac(self, top: list, bottom: list) -> Fraction:
         return Fraction(Row(top), Row(bottom), axis=self.size * 0.3)
 
+    def _greek(self, letter: str) -> Run:
+        """A Greek letter: the Symbol font draws 'a' as alpha, 'b' as beta, 's' as sigma..."""
+        return Run(letter, self.greek)
+
+    def _squared(self) -> Run:
+        return Run("2", self.small_roman, -self.size * 0.4)
+
     def make(self) -> Row:
         shape = self.rng.randrange(4)
-        y, x, w = self.rng.sample("yzuvfgh", 1)[0], self.rng.sample("xrst", 1)[0], self.rng.choice("wab")
+        y, x, w = self.rng.choice("yzuvfgh"), self.rng.choice("xrst"), self.rng.choice("wab")
+        op, var, greek = self._op, self._var, self._greek
         if shape == 0:  # weighted sum
-            items = [self._var(y, "i"), self._op("="), self._sum("j", "n"), self._var(w, "ij"),
-                     self._var(x, "j"), self._op("+"), self._var("b", "i")]
+            items = [var(y, "i"), op("="), self._sum("j", "n"), var(w, "ij"), var(x, "j"), op("+"), var("b", "i")]
         elif shape == 1:  # mean squared error
-            items = [Run("L", self.italic), self._op("="), self._frac([Run("1", self.roman)], [Run("N", self.italic)]),
-                     self._sum("i", "N"), self._op("("), self._var(y, "i"), self._op("-"),
-                     self._var(x, "i"), self._op(")"), Run("2", self.small_roman, -self.size * 0.4)]
+            one_over_n = self._frac([Run("1", self.roman)], [Run("N", self.italic)])
+            items = [Run("L", self.italic), op("="), one_over_n, self._sum("i", "N"),
+                     op("("), var(y, "i"), op("-"), var(x, "i"), op(")"), self._squared()]
         elif shape == 2:  # rational function with Greek parameters
-            items = [self._var(y), self._op("="),
-                     self._frac([Run("a", self.greek), self._var(x, power="2"), self._op("+"), Run("b", self.greek), self._var(x)],
-                                [self._var(x), self._op("+"), Run("g", self.greek)])]
-        else:  # ratio with a product
-            items = [Run("r", self.greek), self._op("="),
-                     self._frac([self._sum("k", "K"), self._var(w, "k"), self._var(x, "k")],
-                                [self._var("N"), self._op("×"), Run("s", self.greek), Run("2", self.small_roman, -self.size * 0.4)])]
+            numerator = [greek("a"), var(x, power="2"), op("+"), greek("b"), var(x)]
+            items = [var(y), op("="), self._frac(numerator, [var(x), op("+"), greek("g")])]
+        else:  # normalised weighted sum
+            numerator = [self._sum("k", "K"), var(w, "k"), var(x, "k")]
+            denominator = [var("N"), op("\u00d7"), greek("s"), self._squared()]
+            items = [greek("r"), op("="), self._frac(numerator, denominator)]
         return Row(items, space=2.2)

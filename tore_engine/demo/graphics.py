@@ -119,7 +119,8 @@ def flow_diagram(ink: Ink, area: Box, rng: random.Random, words: TextMaker) -> N
         if i:
             tip = left - 1
             ink.line([(left - gap + 1, top + height / 2), (tip - 5, top + height / 2)], BLACK, 0.8)
-            ink.polygon([(tip, top + height / 2), (tip - 6, top + height / 2 - 3), (tip - 6, top + height / 2 + 3)], BLACK)
+            middle = top + height / 2
+            ink.polygon([(tip, middle), (tip - 6, middle - 3), (tip - 6, middle + 3)], BLACK)
     note = words.short_label().lower() + " path"
     ink.text(x0, y1 - 2, note, TICK_FONT)
 

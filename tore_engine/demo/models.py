@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass
 
 from tore_engine.demo.compose import ComposedPage
+from tore_engine.demo.graphics import CHARTS
 from tore_engine.demo.ink import Box, Element, union
 
 MODEL_B_TAXONOMY = ["table", "chart", "title", "infographic", "text", "header_footer"]
@@ -98,7 +99,8 @@ def model_a(page: ComposedPage) -> list[Prediction]:
         pieces = _split(rng, element)
         for piece in pieces:
             sure = label == element.label and len(pieces) == 1
-            predictions.append(Prediction(label, _jitter(rng, piece, page), _confident(rng) if sure else _unsure(rng)))
+            box = _jitter(rng, piece, page)
+            predictions.append(Prediction(label, box, _confident(rng) if sure else _unsure(rng)))
         if element.label == "Picture" and element.kind != "illustration" and rng.random() < 0.3:
             x1, y1, x2, y2 = element.bbox
             strip = (x1, y2 - 0.12 * (y2 - y1), x2, y2)  # the axis or note labels at the bottom
@@ -120,7 +122,7 @@ def _coarse_label(rng: random.Random, element: Element) -> str | None:
     if label == "Formula":
         return "text" if rng.random() < 0.5 else None
     if label == "Picture":
-        if kind in ("bar-chart", "line-chart", "pie-chart"):
+        if kind in CHARTS:
             return "chart" if rng.random() < 0.9 else "infographic"
         if kind == "diagram":
             return "infographic" if rng.random() < 0.7 else "chart"
