@@ -129,29 +129,23 @@ def _matches_at_iou50(gt: COCO, dt: COCO) -> dict[int, int]:
 def _iou50_tables(gt: COCO, dt: COCO, page_count: int) -> tuple[dict, list[dict]]:
     """Corpus P/R/F1 at IoU 0.5 (overall and per class) and per-page counts."""
     matched = _matches_at_iou50(gt, dt)
-    tp = defaultdict(int)
-    predicted = defaultdict(int)
-    truth = defaultdict(int)
+    # [tp, predicted, truth] per page and per class
+    by_page = np.zeros((page_count + 1, 3), dtype=np.int64)
+    by_class = np.zeros((len(EVAL_CLASSES) + 1, 3), dtype=np.int64)
     for dt_id, ann in dt.anns.items():
-        key = (ann["image_id"], ann["category_id"])
-        predicted[key] += 1
-        tp[key] += dt_id in matched
+        for table, key in ((by_page, ann["image_id"]), (by_class, ann["category_id"])):
+            table[key, 0] += dt_id in matched
+            table[key, 1] += 1
     for ann in gt.anns.values():
-        truth[(ann["image_id"], ann["category_id"])] += 1
+        by_page[ann["image_id"], 2] += 1
+        by_class[ann["category_id"], 2] += 1
 
-    def total(select) -> dict:
-        return _counts(
-            sum(v for k, v in tp.items() if select(k)),
-            sum(v for k, v in predicted.items() if select(k)),
-            sum(v for k, v in truth.items() if select(k)),
-        )
+    def counts(row: np.ndarray) -> dict:
+        return _counts(*(int(value) for value in row))
 
-    corpus = total(lambda key: True)
-    corpus["per_class"] = {
-        name: total(lambda key, c=c: key[1] == c) for c, name in enumerate(EVAL_CLASSES, start=1)
-    }
-    pages = [total(lambda key, i=i: key[0] == i) for i in range(1, page_count + 1)]
-    return corpus, pages
+    corpus = counts(by_class.sum(axis=0))
+    corpus["per_class"] = {name: counts(by_class[c]) for c, name in enumerate(EVAL_CLASSES, start=1)}
+    return corpus, [counts(by_page[i]) for i in range(1, page_count + 1)]
 
 
 def _breakdowns(gt: COCO, dt: COCO, reference: Reference, pages_iou50: list[dict]) -> dict:
