@@ -189,3 +189,16 @@ def test_model_b_merges_lists_and_running_heads() -> None:
     x1, y1, x2, y2 = texts[0].bbox
     assert x1 < 60 and y1 < 100 and x2 > 260 and y2 > 158  # one oversized box over all five items
     assert headers[0].bbox[0] < 72 and headers[0].bbox[2] > 540
+
+
+def test_tore_evaluate_reads_the_demo_without_warnings(tmp_path: Path, capsys) -> None:
+    """The engine scores both simulated models: model A in one taxonomy, model B in two."""
+    from tore_engine.cli import main
+
+    for model, mode, columns in (("model_a", "single", 12), ("model_b", "dual", 1 + 11 + 6)):
+        out = tmp_path / model
+        assert main(["evaluate", str(ASSETS / "reference.json"), str(ASSETS / f"{model}.json"), "--out", str(out)]) == 0
+        report = json.loads((out / "report.json").read_text())
+        assert (report["mode"], len(report["classes"]), report["pages"]) == (mode, columns, 26)
+        assert report["warnings"] == []
+    assert "model-b_header_footer" in report["classes"] and "ground-truth_Formula" in report["classes"]
