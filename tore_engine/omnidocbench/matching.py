@@ -22,6 +22,7 @@ this project, not with the leaderboard.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -34,6 +35,8 @@ from tore_engine.omnidocbench.pair_metrics import normalize_formula, normalize_t
 from tore_engine.omnidocbench.reference import Block, ReferencePage
 
 MAX_TEXT_COST = 0.7  # a text pair more different than this is no match
+MAX_LINES_SPLIT = 40  # paragraphs longer than this are matched whole or line by line only
+MAX_PARAGRAPHS_MERGED = 3
 _TEXT_PREDICTION_KINDS = ("text", "formula", "code")
 
 
@@ -47,7 +50,7 @@ class GroundTruthElement:
     order: float | None
     attribute: dict
 
-    @property
+    @cached_property
     def normalized(self) -> str:
         if self.kind == "formula":
             return normalize_formula(self.content)
@@ -122,10 +125,6 @@ def ground_truth_elements(page: ReferencePage) -> list[GroundTruthElement]:
     return elements
 
 
-MAX_LINES_SPLIT = 40  # paragraphs longer than this are matched whole or line by line only
-MAX_PARAGRAPHS_MERGED = 3
-
-
 def _element_segments(element: MarkdownElement) -> tuple[Segment, list[Segment]]:
     """An element as a whole, and its runs of consecutive lines (text paragraphs of 2+ lines)."""
     lines = [line for line in element.content.splitlines() if line.strip()] if element.kind == "text" else []
@@ -141,7 +140,6 @@ def _element_segments(element: MarkdownElement) -> tuple[Segment, list[Segment]]
                 frozenset((element.position, line) for line in range(first, last)), "".join(keys[first:last]))
         for first in range(len(lines))
         for last in range(first + 1, min(len(lines), first + longest) + 1)
-        if last - first < len(lines)
     ]
     return whole, runs
 
