@@ -25,7 +25,7 @@ REFERENCE_TAXONOMY = [
     "Picture", "Section-header", "Table", "Text", "Title",
 ]
 PDF_METADATA = {
-    "title": "", "author": "TORE Studio demo generator", "subject": "Synthetic layout demo page",
+    "title": "", "author": "TORE Studio demo generator", "subject": "Synthetic document for the TORE Studio demo",
     "keywords": "", "creator": "tore_engine.demo", "producer": "PyMuPDF",
     "creationDate": "", "modDate": "",
 }
