@@ -8,27 +8,31 @@ drawing. Everything here is plain data: the scorer in `tore_engine.docile.evalua
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
-from tore_engine.docile.pcc import document_pccs
+from tore_engine.docile.pcc import OcrExport, document_pccs
 from tore_engine.errors import InputError
 
 TASKS = ("kile", "lir")
 BBox = tuple[float, float, float, float]  # [left, top, right, bottom], relative to the page
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Field:
-    """A gold field or a predicted field, as `docile.dataset.Field` (unknown JSON keys dropped)."""
+    """A gold field or a predicted field, as `docile.dataset.Field` (unknown JSON keys dropped).
+
+    Decoded straight from JSON by msgspec, which checks the types: that is the whole structural
+    check of a prediction; the official rules are in `tore_engine.docile.validation`.
+    """
 
     bbox: BBox
     page: int
-    fieldtype: str | None
+    fieldtype: str | None = None
     text: str | None = None
     score: float | None = None
     line_item_id: int | None = None
@@ -76,6 +80,24 @@ class DocileDataset:
         return [document.docid for document in self.documents]
 
 
+class _Metadata(msgspec.Struct):
+    page_count: int
+    page_sizes_at_200dpi: list[tuple[float, float]] | None = None
+
+
+class _Annotation(msgspec.Struct):
+    """The parts of an annotation file that scoring and drawing use."""
+
+    metadata: _Metadata
+    field_extractions: list[Field]
+    line_item_extractions: list[Field]
+
+
+_ANNOTATION = msgspec.json.Decoder(_Annotation)
+_OCR = msgspec.json.Decoder(OcrExport)
+_PREDICTIONS = msgspec.json.Decoder(dict[str, list[Field]])
+
+
 def load_dataset(dataset_dir: str | Path, split: str) -> DocileDataset:
     """Read the split file, then every listed document's annotation and OCR."""
     root = Path(dataset_dir)
@@ -101,113 +123,53 @@ def _load_document(root: Path, docid: str) -> DocileDocument:
     for needed in (annotation_file, ocr_file):
         if not needed.is_file():
             raise InputError(f"document {docid} is listed in the split but has no such file", file=str(needed))
-    annotation = _read_json(annotation_file)
-    try:
-        metadata = annotation["metadata"]
-        page_count = int(metadata["page_count"])
-        sizes = metadata.get("page_sizes_at_200dpi")
-        kile = [_gold_field(raw) for raw in annotation["field_extractions"]]
-        lir = [_gold_field(raw) for raw in annotation["line_item_extractions"]]
-    except (KeyError, TypeError, ValueError) as error:
-        raise InputError(
-            f"document {docid}: not a DocILE annotation ({type(error).__name__}: {error}); it needs "
-            "metadata.page_count, field_extractions and line_item_extractions",
-            file=str(annotation_file),
-        ) from None
-    pccs = document_pccs(_read_json(ocr_file), page_count, docid=docid, file=str(ocr_file))
+    annotation = _decode(_ANNOTATION, annotation_file, f"document {docid}: not a DocILE annotation")
+    ocr = _decode(_OCR, ocr_file, f"document {docid}: not a DocTR OCR export")
+    pccs = document_pccs(ocr, annotation.metadata.page_count, docid=docid, file=str(ocr_file))
     pdf = root / "pdfs" / f"{docid}.pdf"
     return DocileDocument(
         docid=docid,
-        page_count=page_count,
-        page_sizes=[(int(w), int(h)) for w, h in sizes] if sizes else None,
-        kile_golds=kile,
-        lir_golds=lir,
+        page_count=annotation.metadata.page_count,
+        page_sizes=[(int(w), int(h)) for w, h in annotation.metadata.page_sizes_at_200dpi or []] or None,
+        kile_golds=annotation.field_extractions,
+        lir_golds=annotation.line_item_extractions,
         pccs=pccs,
         pdf=pdf if pdf.is_file() else None,
     )
 
 
-def _gold_field(raw: dict) -> Field:
-    return Field(
-        bbox=tuple(float(v) for v in raw["bbox"]),  # type: ignore[arg-type]
-        page=int(raw["page"]),
-        fieldtype=raw.get("fieldtype"),
-        text=raw.get("text"),
-        line_item_id=raw.get("line_item_id"),
-    )
-
-
 def load_predictions(path: str | Path) -> dict[str, list[Field]]:
-    """Read a prediction file `{docid: [prediction, ...]}`.
-
-    Only the structure is checked here (what the official loader would crash on); the official
-    validation rules, with their messages and order, are in `tore_engine.docile.validation`.
-    """
+    """Read a prediction file `{docid: [prediction, ...]}`, checking only the value types."""
     path = Path(path)
     if not path.is_file():
         raise InputError("prediction file not found", file=str(path))
-    raw = _read_json(path)
+    try:
+        return _PREDICTIONS.decode(path.read_bytes())
+    except msgspec.DecodeError as error:
+        raise InputError(f"not valid JSON ({error}); NaN and Infinity are not JSON numbers", file=str(path)) from None
+    except msgspec.ValidationError:
+        raise _locate_prediction_error(path) from None
+
+
+def _locate_prediction_error(path: Path) -> InputError:
+    """The first bad prediction, named by docid and index (slow, only when there is one)."""
+    raw = json.loads(path.read_bytes())
     if not isinstance(raw, dict):
-        raise InputError("a DocILE prediction file must be a JSON object {docid: [prediction, ...]}", file=str(path))
-    predictions: dict[str, list[Field]] = {}
+        return InputError("a DocILE prediction file must be a JSON object {docid: [prediction, ...]}", file=str(path))
     for docid, items in raw.items():
-        if not isinstance(items, list):
-            raise InputError(f"document {docid}: the predictions must be a JSON list", file=str(path))
-        predictions[docid] = [
-            _predicted_field(item, f"document {docid}, prediction {index}", str(path))
-            for index, item in enumerate(items)
-        ]
-    return predictions
+        try:
+            msgspec.convert(items, list[Field])
+        except msgspec.ValidationError as error:
+            where = str(error).replace("$", "predictions")
+            return InputError(f"document {docid}: {where}", file=str(path))
+    return InputError("not a DocILE prediction file", file=str(path))
 
 
-def _predicted_field(item: Any, where: str, file: str) -> Field:
-    def fail(problem: str) -> InputError:
-        return InputError(f"{where}: {problem}", file=file)
-
-    if not isinstance(item, dict):
-        raise fail("a prediction must be a JSON object")
-    bbox = item.get("bbox")
-    if not (isinstance(bbox, list) and len(bbox) == 4 and all(_is_number(v) for v in bbox)):
-        raise fail("'bbox' must be a list of 4 numbers [left, top, right, bottom]")
-    if any(math.isnan(v) for v in bbox):
-        raise fail("'bbox' contains NaN")
-    page = item.get("page")
-    if not _is_int(page):
-        raise fail("'page' must be an integer (0-based page index)")
-    score = item.get("score")
-    if score is not None and not _is_number(score):
-        raise fail("'score' must be a number")
-    if score is not None and math.isnan(score):
-        raise fail("'score' is NaN; predictions cannot be ranked by a NaN score")
-    line_item_id = item.get("line_item_id")
-    if line_item_id is not None and not _is_int(line_item_id):
-        raise fail("'line_item_id' must be an integer")
-    fieldtype = item.get("fieldtype")
-    if fieldtype is not None and not isinstance(fieldtype, str):
-        raise fail("'fieldtype' must be a string")
-    text = item.get("text")
-    if text is not None and not isinstance(text, str):
-        raise fail("'text' must be a string")
-    use_only_for_ap = item.get("use_only_for_ap", False)
-    if not isinstance(use_only_for_ap, bool):
-        raise fail("'use_only_for_ap' must be true or false")
-    return Field(
-        bbox=tuple(float(v) for v in bbox),  # type: ignore[arg-type]
-        page=page,
-        fieldtype=fieldtype,
-        text=text,
-        score=None if score is None else float(score),
-        line_item_id=line_item_id,
-        use_only_for_ap=use_only_for_ap,
-    )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _decode(decoder: msgspec.json.Decoder, path: Path, what: str) -> Any:
+    try:
+        return decoder.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise InputError(f"{what}: {error}", file=str(path)) from None
 
 
 def _read_json(path: Path) -> Any:

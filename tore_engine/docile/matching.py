@@ -9,14 +9,15 @@ at once; only the greedy walk itself is a Python loop.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from tore_engine.docile.dataset import Field
-from tore_engine.docile.pcc import PCCSet
+from tore_engine.docile.pcc import PCCSet, expand_ranges
 
 EPS = 1e-6  # the official slack: IoU > threshold - EPS counts as IoU >= threshold
 
@@ -49,9 +50,10 @@ def location_matches(
     pred_types = np.array([codes.setdefault(f.fieldtype, len(codes)) for f in predictions])
     gold_types = np.array([codes.setdefault(f.fieldtype, len(codes)) for f in golds])
     same_bucket = (pred_types[:, None] == gold_types[None, :]) & (pred_pages[:, None] == gold_pages[None, :])
-    if not same_bucket.any():
-        return same_bucket
-    iou = np.where(_intersects(pred_boxes, gold_boxes), _pcc_iou(pcc_set, pred_boxes, gold_boxes, pred_pages, gold_pages), 0.0)
+    iou = np.zeros(shape)  # boxes that do not intersect have IoU 0
+    pair_preds, pair_golds = np.nonzero(same_bucket & _intersects(pred_boxes, gold_boxes))
+    if len(pair_preds):
+        iou[pair_preds, pair_golds] = _pcc_iou(pcc_set, pred_boxes, pred_pages, gold_boxes, gold_pages, pair_preds, pair_golds)
     return same_bucket & (iou > iou_threshold - EPS)
 
 
@@ -72,14 +74,29 @@ def _intersects(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _pcc_iou(
-    pcc_set: PCCSet, pred_boxes: np.ndarray, gold_boxes: np.ndarray, pred_pages: np.ndarray, gold_pages: np.ndarray
+    pcc_set: PCCSet,
+    pred_boxes: np.ndarray,
+    pred_pages: np.ndarray,
+    gold_boxes: np.ndarray,
+    gold_pages: np.ndarray,
+    pair_preds: np.ndarray,
+    pair_golds: np.ndarray,
 ) -> np.ndarray:
-    """|G & Q| / |G | Q| of the covered PCC sets; 1 when both are empty (a blank page too)."""
-    pred_cover = pcc_set.coverage(pred_boxes, pred_pages).astype(np.float64)
-    gold_cover = pcc_set.coverage(gold_boxes, gold_pages).astype(np.float64)
-    intersection = pred_cover @ gold_cover.T  # exact: integer counts far below 2**53
-    union = pred_cover.sum(axis=1)[:, None] + gold_cover.sum(axis=1)[None, :] - intersection
-    return np.divide(intersection, union, out=np.ones_like(intersection), where=union > 0)
+    """|G & Q| / |G | Q| of the covered PCC sets of each pair; 1 when both are empty."""
+    pred_box, pred_pcc = pcc_set.covered(pred_boxes, pred_pages)
+    gold_box, gold_pcc = pcc_set.covered(gold_boxes, gold_pages)
+    pred_count = np.bincount(pred_box, minlength=len(pred_boxes))
+    gold_count = np.bincount(gold_box, minlength=len(gold_boxes))
+    # Each pair's predicted PCCs, looked up among its gold's PCCs through sorted (gold, PCC) keys.
+    pair, position = expand_ranges((np.cumsum(pred_count) - pred_count)[pair_preds], pred_count[pair_preds])
+    keys = pair_golds[pair] * len(pcc_set) + pred_pcc[position]
+    gold_keys = gold_box * len(pcc_set) + gold_pcc  # ascending: grouped by box, PCCs ascending
+    found = np.searchsorted(gold_keys, keys)
+    shared = found < len(gold_keys)
+    shared[shared] = gold_keys[found[shared]] == keys[shared]
+    intersection = np.bincount(pair[shared], minlength=len(pair_preds))
+    union = pred_count[pair_preds] + gold_count[pair_golds] - intersection
+    return np.divide(intersection, union, out=np.ones(len(union)), where=union > 0)
 
 
 def matching_order(predictions: Sequence[Field]) -> np.ndarray:
@@ -89,23 +106,32 @@ def matching_order(predictions: Sequence[Field]) -> np.ndarray:
     return np.lexsort((np.arange(len(predictions)), negated_scores, ap_only))
 
 
-def greedy_matching(matches: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Each prediction in `order` takes the first still-free gold it matches."""
-    pred_to_gold = np.full(matches.shape[0], -1, dtype=np.int64)
-    free = np.ones(matches.shape[1], dtype=bool)
-    for pred in order[matches[order].any(axis=1)]:
-        candidates = np.flatnonzero(matches[pred] & free)
-        if len(candidates):
-            pred_to_gold[pred] = candidates[0]
-            free[candidates[0]] = False
-    return pred_to_gold
+def greedy_matching(candidates: Mapping[int, Sequence[int]], order: Iterable[int], pred_to_gold: np.ndarray) -> None:
+    """Each prediction in `order` takes the first still-free gold of its ascending `candidates`,
+    written into `pred_to_gold`. Plain Python: the lists are tiny."""
+    taken: set[int] = set()
+    for pred in order:
+        for gold in candidates.get(pred, ()):
+            if gold not in taken:
+                taken.add(gold)
+                pred_to_gold[pred] = gold
+                break
+
+
+def _candidates(matches: np.ndarray, gold_group: np.ndarray | None = None) -> dict:
+    """pred -> ascending matching golds; with `gold_group`, (pred, group) -> those of the group."""
+    candidates: dict = defaultdict(list)
+    for pred, gold in zip(*(index.tolist() for index in np.nonzero(matches))):  # row-major: golds ascend
+        candidates[pred if gold_group is None else (pred, int(gold_group[gold]))].append(gold)
+    return candidates
 
 
 def match_kile(
     docid: str, pcc_set: PCCSet, predictions: Sequence[Field], golds: Sequence[Field], iou_threshold: float
 ) -> DocumentMatching:
     matches = location_matches(pcc_set, predictions, golds, iou_threshold)
-    pred_to_gold = greedy_matching(matches, matching_order(predictions))
+    pred_to_gold = np.full(len(predictions), -1, dtype=np.int64)
+    greedy_matching(_candidates(matches), matching_order(predictions).tolist(), pred_to_gold)
     return DocumentMatching(docid, pred_to_gold, len(golds))
 
 
@@ -116,26 +142,25 @@ def match_lir(
     pred_to_gold = np.full(len(predictions), -1, dtype=np.int64)
     if not predictions or not golds:
         return DocumentMatching(docid, pred_to_gold, len(golds), {})
-    matches = location_matches(pcc_set, predictions, golds, iou_threshold)
-    order = matching_order(predictions)
-    ap_only = np.array([field.use_only_for_ap for field in predictions], dtype=bool)
     pred_items, pred_item_of = _line_items(predictions)
     gold_items, gold_item_of = _line_items(golds)
+    matches = location_matches(pcc_set, predictions, golds, iou_threshold)
+    candidates = _candidates(matches, gold_item_of)
+    order_in_item: dict[int, list[int]] = defaultdict(list)
+    for pred in matching_order(predictions).tolist():
+        order_in_item[int(pred_item_of[pred])].append(pred)
+    ap_only = [field.use_only_for_ap for field in predictions]
 
-    # Only pairs of line items with at least one matching field pair can have a field matching.
-    pred_one_hot = (pred_item_of[None, :] == np.arange(len(pred_items))[:, None]).astype(np.float64)
-    gold_one_hot = (gold_item_of[None, :] == np.arange(len(gold_items))[:, None]).astype(np.float64)
-    pair_has_candidates = pred_one_hot @ matches.astype(np.float64) @ gold_one_hot.T > 0
-
+    # Field matching of every pair of line items that has a matching field pair at all; the
+    # other pairs have no match and weight 0.
     weights = np.zeros((len(pred_items), len(gold_items)), dtype=np.int64)
     pair_matchings: dict[tuple[int, int], np.ndarray] = {}
-    for pred_item, gold_item in zip(*np.nonzero(pair_has_candidates)):
-        golds_of_item = np.flatnonzero(gold_item_of == gold_item)
-        item_order = order[pred_item_of[order] == pred_item]
-        local = greedy_matching(matches[:, golds_of_item], item_order)
-        pair_pred_to_gold = np.where(local >= 0, golds_of_item[local], -1)
-        pair_matchings[(pred_item, gold_item)] = pair_pred_to_gold
-        weights[pred_item, gold_item] = int(((pair_pred_to_gold >= 0) & ~ap_only).sum())
+    for pred_item, gold_item in sorted({(int(pred_item_of[p]), group) for p, group in candidates}):
+        item_candidates = {p: candidates[(p, gold_item)] for p in order_in_item[pred_item] if (p, gold_item) in candidates}
+        pair = np.full(len(predictions), -1, dtype=np.int64)
+        greedy_matching(item_candidates, order_in_item[pred_item], pair)
+        pair_matchings[(pred_item, gold_item)] = pair
+        weights[pred_item, gold_item] = sum(1 for p in order_in_item[pred_item] if pair[p] >= 0 and not ap_only[p])
 
     assignment: dict[int, int] = {}
     for pred_item, gold_item in maximum_assignment(weights, pred_items, gold_items):

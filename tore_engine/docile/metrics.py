@@ -46,7 +46,7 @@ class PredictionTable:
     same_text: np.ndarray  # (n,) bool: matched and the texts are equal
     gold_document: np.ndarray  # (g,) int64
     gold_fieldtype: np.ndarray  # (g,) object
-    docids: list[str]
+    tie_break: np.ndarray  # (n,) uint64: the official hash of (docid, position) of row n
 
     @classmethod
     def from_matchings(
@@ -73,7 +73,7 @@ class PredictionTable:
             same_text=np.array(matched_text, dtype=bool),
             gold_document=np.repeat(np.arange(len(docids)), [len(fields) for fields in golds]),
             gold_fieldtype=np.array([field.fieldtype for fields in golds for field in fields], dtype=object),
-            docids=list(docids),
+            tie_break=_tie_break_hashes(docids, [len(fields) for fields in predictions]),
         )
 
     def fieldtypes(self) -> list[str]:
@@ -92,9 +92,11 @@ class PredictionTable:
             gold_rows &= self.gold_fieldtype == fieldtype
             position = _position_within_selection(self.document, rows)
         matched = (self.same_text if same_text else self.matched)[rows]
+        # The hash of (docid, filtered position) is the hash of the row at that position.
+        tie_break = self.tie_break[np.flatnonzero(rows) - self.position[rows] + position[rows]]
         ranking = np.lexsort(
             (
-                _tie_break_hashes([self.docids[d] for d in self.document[rows]], position[rows]),
+                tie_break,
                 position[rows],
                 self.negated_score[rows],
                 self.ap_only[rows],
@@ -149,12 +151,14 @@ def _position_within_selection(document: np.ndarray, rows: np.ndarray) -> np.nda
     return position
 
 
-def _tie_break_hashes(docids: Sequence[str], positions: np.ndarray) -> np.ndarray:
-    """sha1(docid + position as 8 little-endian bytes), first 16 hex digits, as sortable uint64."""
+def _tie_break_hashes(docids: Sequence[str], counts: Sequence[int]) -> np.ndarray:
+    """sha1(docid + position as 8 little-endian bytes), first 16 hex digits, as sortable uint64,
+    for every position of every document's prediction list."""
     return np.array(
         [
-            int(hashlib.sha1(docid.encode() + int(i).to_bytes(8, "little")).hexdigest()[:16], 16)
-            for docid, i in zip(docids, positions)
+            int(hashlib.sha1(docid.encode() + i.to_bytes(8, "little")).hexdigest()[:16], 16)
+            for docid, count in zip(docids, counts)
+            for i in range(count)
         ],
         dtype=np.uint64,
     )

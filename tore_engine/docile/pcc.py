@@ -8,88 +8,108 @@ because coverage is decided by exact float comparisons.
 
 from __future__ import annotations
 
-from typing import Any
-
+import msgspec
 import numpy as np
 
 from tore_engine.errors import InputError
 
 
-def document_pccs(ocr: Any, page_count: int, *, docid: str, file: str) -> np.ndarray:
+class OcrWord(msgspec.Struct):
+    value: str | None
+    snapped_geometry: tuple[tuple[float, float], tuple[float, float]] | None = None
+
+
+class OcrLine(msgspec.Struct):
+    words: list[OcrWord]
+
+
+class OcrBlock(msgspec.Struct):
+    lines: list[OcrLine]
+
+
+class OcrPage(msgspec.Struct):
+    blocks: list[OcrBlock]
+
+
+class OcrExport(msgspec.Struct):
+    """The parts of a DocTR OCR export that PCCs need (the rest is skipped while decoding)."""
+
+    pages: list[OcrPage]
+
+
+def document_pccs(ocr: OcrExport, page_count: int, *, docid: str, file: str) -> np.ndarray:
     """All PCCs of pages `0..page_count-1` as rows (x, y, page), in OCR order, duplicates kept."""
-    boxes, lengths, pages = _snapped_words(ocr, page_count, docid=docid, file=file)
+    if len(ocr.pages) < page_count:
+        raise InputError(
+            f"document {docid}: the OCR has {len(ocr.pages)} pages but the annotation says page_count = {page_count}",
+            file=file,
+        )
+    words_per_page = [
+        [word for block in ocr.pages[page].blocks for line in block.lines for word in line.words]
+        for page in range(page_count)
+    ]
+    words = [word for page_words in words_per_page for word in page_words]
+    unsnapped = next((word for word in words if word.snapped_geometry is None), None)
+    if unsnapped is not None:
+        raise InputError(
+            f"document {docid}: OCR word {unsnapped.value!r} has no 'snapped_geometry'; DocILE scoring "
+            "needs the snapped word boxes of the released dataset (this tool does not re-snap from the PDF)",
+            file=file,
+        )
+    boxes = np.array([word.snapped_geometry for word in words], dtype=np.float64).reshape(-1, 4)
+    lengths = np.array([len(word.value or "") for word in words], dtype=np.int64)
+    pages = np.repeat(np.arange(page_count), [len(page_words) for page_words in words_per_page])
+    return _pccs_of_words(boxes, lengths, pages)
+
+
+def _pccs_of_words(boxes: np.ndarray, lengths: np.ndarray, pages: np.ndarray) -> np.ndarray:
+    """`n` evenly spaced centres per word of `n` characters; words without text give none."""
     has_text = lengths > 0
     boxes, lengths, pages = boxes[has_text], lengths[has_text], pages[has_text]
     left, top, right, bottom = boxes.T
     char_width = (right - left) / lengths
     y_middle = (top + bottom) / 2
-    word_of_pcc = np.repeat(np.arange(len(lengths)), lengths)
-    first_pcc_of_word = np.cumsum(lengths) - lengths
-    char_index = np.arange(len(word_of_pcc)) - first_pcc_of_word[word_of_pcc]
+    word_of_pcc, char_index = expand_ranges(np.zeros(len(lengths), dtype=np.int64), lengths)
     x = left[word_of_pcc] + (char_index + 1 / 2) * char_width[word_of_pcc]
     return np.column_stack([x, y_middle[word_of_pcc], pages[word_of_pcc].astype(np.float64)])
 
 
-def _snapped_words(
-    ocr: Any, page_count: int, *, docid: str, file: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Snapped boxes, text lengths (code points) and pages of the OCR words."""
-    boxes: list[tuple[float, float, float, float]] = []
-    lengths: list[int] = []
-    pages: list[int] = []
-    try:
-        ocr_pages = ocr["pages"]
-        if len(ocr_pages) < page_count:
-            raise InputError(
-                f"document {docid}: the OCR has {len(ocr_pages)} pages but the annotation says "
-                f"page_count = {page_count}",
-                file=file,
-            )
-        for page in range(page_count):
-            for block in ocr_pages[page]["blocks"]:
-                for line in block["lines"]:
-                    for word in line["words"]:
-                        if "snapped_geometry" not in word:
-                            raise InputError(
-                                f"document {docid}: OCR word {word.get('value')!r} on page {page} has "
-                                "no 'snapped_geometry'; DocILE scoring needs the snapped word boxes of "
-                                "the released dataset (this tool does not re-snap from the PDF)",
-                                file=file,
-                            )
-                        (left, top), (right, bottom) = word["snapped_geometry"]
-                        boxes.append((left, top, right, bottom))
-                        lengths.append(len(word.get("value") or ""))
-                        pages.append(page)
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        raise InputError(
-            f"document {docid}: not a DocTR OCR export ({type(error).__name__}: {error}); expected "
-            "pages[].blocks[].lines[].words[] with value and snapped_geometry [[l, t], [r, b]]",
-            file=file,
-        ) from None
-    return (
-        np.asarray(boxes, dtype=np.float64).reshape(-1, 4),
-        np.asarray(lengths, dtype=np.int64),
-        np.asarray(pages, dtype=np.int64),
-    )
-
-
 class PCCSet:
-    """A document's PCCs as a set (duplicated OCR words count once), for coverage tests."""
+    """A document's PCCs as a set (duplicated OCR words count once), sorted by (page, y, x) so
+    that the PCCs of a box's rows are found by binary search."""
 
     def __init__(self, pccs: np.ndarray) -> None:
-        unique = np.unique(pccs, axis=0) if len(pccs) else pccs.reshape(0, 3)
-        self.x, self.y, self.page = unique[:, 0], unique[:, 1], unique[:, 2]
+        x, y, page = pccs.T
+        order = np.lexsort((x, y, page))
+        x, y, page = x[order], y[order], page[order]
+        distinct = np.ones(len(order), dtype=bool)
+        distinct[1:] = (x[1:] != x[:-1]) | (y[1:] != y[:-1]) | (page[1:] != page[:-1])
+        self.x, self.y, self.page = x[distinct], y[distinct], page[distinct]
 
     def __len__(self) -> int:
         return len(self.x)
 
-    def coverage(self, bboxes: np.ndarray, pages: np.ndarray) -> np.ndarray:
-        """(boxes, PCCs) bool: PCC on the box's page with left <= x <= right, top <= y <= bottom."""
-        left, top, right, bottom = (bboxes[:, k, None] for k in range(4))
-        return (
-            (self.page[None, :] == pages[:, None])
-            & (left <= self.x)
-            & (self.x <= right)
-            & (top <= self.y)
-            & (self.y <= bottom)
-        )
+    def covered(self, bboxes: np.ndarray, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every (box index, PCC index) with the PCC on the box's page and inside the closed box.
+
+        Pairs come grouped by box, PCC indices ascending within a box.
+        """
+        first_row = np.zeros(len(bboxes), dtype=np.int64)
+        end_row = np.zeros(len(bboxes), dtype=np.int64)
+        for page in np.unique(pages):
+            on_page = pages == page
+            start, stop = np.searchsorted(self.page, [page, page + 0.5])  # pages are integers
+            ys = self.y[start:stop]
+            first_row[on_page] = start + np.searchsorted(ys, bboxes[on_page, 1], side="left")
+            end_row[on_page] = start + np.searchsorted(ys, bboxes[on_page, 3], side="right")
+        box, row = expand_ranges(first_row, np.maximum(end_row - first_row, 0))
+        inside = (bboxes[box, 0] <= self.x[row]) & (self.x[row] <= bboxes[box, 2])
+        return box[inside], row[inside]
+
+
+def expand_ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ranges [start, start + count): (range index, value) of every element, in order."""
+    owner = np.repeat(np.arange(len(starts)), counts)
+    offsets = np.cumsum(counts) - counts
+    values = np.arange(len(owner)) - offsets[owner] + np.asarray(starts)[owner]
+    return owner, values
