@@ -125,7 +125,7 @@ def _from_official(data: dict, source: str, reference: Reference, name: str) -> 
         page = aligner.page(image_name)
         if page is not None:
             page.add(label, bbox, _score(item, where, source, image_name))
-    taxonomy = [names[key] for key in sorted(names, key=_id_order)]
+    taxonomy = list(dict.fromkeys(names[key] for key in sorted(names, key=_id_order)))
     return LayoutPrediction(name, source, taxonomy, aligner.pages, list(aligner.unknown))
 
 
