@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -57,7 +58,7 @@ class FunsdDocument:
             raise InputError('expected a JSON object with a "form" list of entities', file=file)
         raw = [_parse_entity(item, index, file) for index, item in enumerate(data["form"])]
         ids = [parsed.entity.id for parsed in raw]
-        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
         if duplicates:
             raise InputError(f"duplicate entity ids {duplicates}", file=file)
         entities = [parsed.entity for parsed in raw if parsed.entity.words]

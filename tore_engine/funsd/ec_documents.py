@@ -7,6 +7,7 @@ words when scored.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from tore_engine.errors import InputError
@@ -38,7 +39,7 @@ class EcEntities:
             raise InputError('"label_entities" must be a list', file=file)
         entities = [_parse_entity(item, index, file) for index, item in enumerate(raw_entities)]
         ids = [entity.entity_id for entity in entities]
-        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
         if duplicates:
             raise InputError(f"duplicate entity ids {duplicates}", file=file)
         links = data.get("label_linkings", [])
