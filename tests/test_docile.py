@@ -113,42 +113,6 @@ def test_pccs_match_official(case, tmp_path):
         assert np.array_equal(document.pccs, expected)  # exact: coverage depends on exact floats
 
 
-@pytest.mark.parametrize("case_run", RUNS or [None], ids=_run_id if RUNS else None)
-def test_cli_matches_official(case_run, tmp_path, capsys):
-    _skip_without_vectors()
-    from tore_engine.cli import main
-
-    case, run = case_run
-    dataset_dir, files = write_case(case, tmp_path)
-    argv = ["score", "docile", "--dataset", str(dataset_dir), "--split", case["dataset"]["split"]]
-    for task, path in files.items():
-        argv += [f"--{task}", str(path)]
-    argv += ["--iou-threshold", str(run["iou_threshold"]), "--json"]
-    code = main(argv)
-    out, err = capsys.readouterr()
-    if case["name"] == CRASH_CASE:
-        # docile.md section 8: a page without OCR words has no PCCs; the official code crashes.
-        assert code == 0
-        assert json.loads(out) == CRASH_EXPECTED
-        return
-    if "error" in run:
-        assert run["error"]["type"] == "PredictionsValidationError"
-        assert code != 0
-        assert out == ""
-        assert run["error"]["message"] in err
-        assert "Traceback" not in err
-        return
-    assert code == 0, err
-    output = json.loads(out)
-    assert set(output) == {"kile", "lir"}
-    for task in ("kile", "lir"):
-        if run[task] is None:
-            assert output[task] is None
-        else:
-            keys = COUNTS_ONLY if run[task].get("tie_sensitive_docs") else ("AP", *COUNTS_ONLY)
-            assert_metrics(output[task], run[task]["metrics"], keys)
-
-
 def test_crash_page_matching(tmp_path):
     """The blank page decision at library level: prediction 0 -> gold 0 (docile.md section 8)."""
     _skip_without_vectors()
@@ -226,3 +190,70 @@ def test_nan_score_is_rejected(tmp_path):
     path.write_text('{"d": [{"bbox": [0, 0, 1, 1], "page": 0, "fieldtype": "x", "score": NaN}]}')
     with pytest.raises(InputError, match="NaN"):
         load_predictions(path)
+
+
+def test_layout_sets_of_the_real_sample(tmp_path):
+    from tore_engine.docile.layout import docile_layout_sets
+
+    dataset = _sample_dataset()
+    (document,) = dataset.documents
+    predictions = _gold_as_predictions(dataset, "kile")
+    for k, field in enumerate(predictions[document.docid]):
+        field["score"] = k / 10
+    predictions[document.docid].append({"bbox": [0, 0, 0.1, 0.1], "page": 3, "fieldtype": "x", "score": 1.0})
+    path = tmp_path / "kile.json"
+    path.write_text(json.dumps(predictions))
+    gold, predicted = docile_layout_sets(SAMPLE, "dev", path)
+    assert [page.id for page in gold.pages] == [f"{document.docid}/p0"] == [page.id for page in predicted.pages]
+    page = gold.pages[0]
+    assert (page.width, page.height) == (1692, 2245)
+    assert page.labels == [field.fieldtype for field in document.kile_golds]
+    first = document.kile_golds[0].bbox
+    assert page.bboxes[0].tolist() == [first[0] * 1692, first[1] * 2245, first[2] * 1692, first[3] * 2245]
+    assert page.image.path == SAMPLE / "pdfs" / f"{document.docid}.pdf" and page.image.pdf_page == 0
+    assert page.scores is None
+    assert predicted.pages[0].box_count == 11  # the page-3 prediction is left out ...
+    assert predicted.pages[0].scores.tolist() == [k / 10 for k in range(11)]
+    (warning,) = predicted.warnings  # ... with a warning
+    assert (warning.page, warning.box, warning.side) == (f"{document.docid}/p3", 11, "prediction")
+    # Without a split, the documents of the prediction file; LIR detected from line_item_id.
+    lir = tmp_path / "lir.json"
+    lir.write_text(json.dumps(_gold_as_predictions(dataset, "lir")))
+    gold, predicted = docile_layout_sets(SAMPLE, None, lir)
+    assert gold.pages[0].box_count == predicted.pages[0].box_count == 40
+    assert set(gold.pages[0].labels) == {field.fieldtype for field in document.lir_golds}
+
+
+def test_layout_sets_apply_the_official_checks(tmp_path):
+    from tore_engine.docile.layout import docile_layout_sets
+
+    dataset = _sample_dataset()
+    predictions = _gold_as_predictions(dataset, "kile")
+    next(iter(predictions.values()))[0]["bbox"] = [0.5, 0, 0.4, 1]
+    path = tmp_path / "kile.json"
+    path.write_text(json.dumps(predictions))
+    with pytest.raises(InputError, match="KILE: Prediction bbox does not have valid relative coordinates."):
+        docile_layout_sets(SAMPLE, "dev", path)
+
+
+def test_panel_structure_is_plain_json(tmp_path):
+    """The structure an app panel renders: headline, tables, and per document the matched pairs."""
+    _skip_without_vectors()
+    case = next(c for c in CASES if c["name"] == "lir_maximum_matching_not_greedy")
+    run = case["result"]["runs"][0]
+    dataset_dir, files = write_case(case, tmp_path)
+    result = score_files(dataset_dir, case["dataset"]["split"], files.get("kile"), files.get("lir"))
+    panel = json.loads(json.dumps(result.to_json()))  # JSON-able as it is
+    assert panel["kile"] is None and panel["iou_threshold"] == 1.0
+    lir = panel["lir"]
+    assert lir["primary_metric"] == "f1"
+    assert_metrics(lir["metrics"], run["lir"]["metrics"])
+    assert set(lir["per_fieldtype"]) == set(run["lir"]["metrics_per_fieldtype"])
+    for docid, matching in run["lir"]["matching"].items():
+        document = lir["documents"][docid]
+        assert [p["gold"] for p in document["predictions"]] == matching["prediction_to_gold"]
+        assert document["false_negative_golds"] == sorted(matching["false_negative_golds"])
+        assert document["line_item_assignment"] == matching["pred_li_to_gold_li"]
+        for k, gold in enumerate(document["golds"]):
+            assert (gold["prediction"] is None) == (k in matching["false_negative_golds"])
+        assert len(document["predictions"][0]["bbox"]) == 4
