@@ -257,3 +257,22 @@ def test_panel_structure_is_plain_json(tmp_path):
         for k, gold in enumerate(document["golds"]):
             assert (gold["prediction"] is None) == (k in matching["false_negative_golds"])
         assert len(document["predictions"][0]["bbox"]) == 4
+
+
+def test_results_of_disjoint_halves_merge_into_the_whole(tmp_path):
+    from tore_engine.docile.dataset import load_documents
+
+    _skip_without_vectors()
+    case = next(c for c in CASES if c["name"] == "kile_stress_scored")
+    dataset_dir, files = write_case(case, tmp_path)
+    predictions = load_predictions(files["kile"])
+    docids = case["dataset"]["docids"]
+    halves = [docids[: len(docids) // 2], docids[len(docids) // 2 :]]
+    parts = [
+        evaluate(load_documents(dataset_dir, half), {d: predictions[d] for d in half}, None).kile for half in halves
+    ]
+    merged = parts[0].merged(parts[1])
+    expected = case["result"]["runs"][0]["kile"]
+    assert_metrics(merged.metrics().to_json(), expected["metrics"])
+    for fieldtype, metrics in expected["metrics_per_fieldtype"].items():
+        assert_metrics(merged.metrics(fieldtype=fieldtype).to_json(), metrics)

@@ -18,7 +18,6 @@ import numpy as np
 from tore_engine.docile.pcc import OcrExport, document_pccs
 from tore_engine.errors import InputError
 
-TASKS = ("kile", "lir")
 BBox = tuple[float, float, float, float]  # [left, top, right, bottom], relative to the page
 
 

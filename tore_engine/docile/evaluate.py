@@ -41,9 +41,13 @@ class TaskResult:
             [self.matchings[docid] for docid in docids],
         )
 
+    @cached_property
+    def _document_index(self) -> dict[str, int]:
+        return {document.docid: k for k, document in enumerate(self.documents)}
+
     def metrics(self, *, same_text: bool = False, fieldtype: str | None = None, docid: str | None = None) -> Metrics:
         """`get_metrics(task, same_text, fieldtype, docids=[docid])` of the official package."""
-        document = None if docid is None else [d.docid for d in self.documents].index(docid)
+        document = None if docid is None else self._document_index[docid]
         return self.table.metrics(same_text=same_text, fieldtype=fieldtype, document=document)
 
     @property
