@@ -31,8 +31,9 @@ with against_reference:
         with column:
             st.plotly_chart(
                 figures.matrix_heatmap(matrices, metric, scale=scale, hide_diagonal=hide and mode == "single",
-                                       outline_diagonal=mode == "single", title=f"{metric}, {mode} taxonomy: {evaluated.title}"),
-                key=f"compare-{model}", config=panels.CHART_CONFIG,
+                                       outline_diagonal=mode == "single", title=f"{metric}, {mode} taxonomy: {evaluated.title}",
+                                       max_cell=panels.HALF_WIDTH_CELL),
+                key=f"compare-{model}", config=panels.CHART_CONFIG, width="content",
             )
 
     st.subheader("Difference B − A")
@@ -47,7 +48,8 @@ with against_reference:
     difference = matrix_difference(matrices_a, matrices_b)
     left, right = st.columns(2)
     for column, name in ((left, "recall"), (right, "precision")):
-        column.plotly_chart(figures.difference_heatmap(difference, name, title=f"B − A, {name}"), key=f"difference-{name}", config=panels.CHART_CONFIG)
+        column.plotly_chart(figures.difference_heatmap(difference, name, title=f"B − A, {name}", max_cell=panels.HALF_WIDTH_CELL),
+                            key=f"difference-{name}", config=panels.CHART_CONFIG, width="content")
 
     st.subheader("Per-class deltas")
     per_class_a, per_class_b = a.evaluation.matrices.per_class, b.evaluation.matrices.per_class
@@ -85,6 +87,6 @@ with against_each_other:
         left, right = st.columns(2)
         for column, name in ((left, "recall"), (right, "precision")):
             column.plotly_chart(
-                figures.matrix_heatmap(trimmed, name, title=f"{name} (zero-trimmed), B against A"),
-                key=f"a-vs-b-{name}", config=panels.CHART_CONFIG,
+                figures.matrix_heatmap(trimmed, name, title=f"{name} (zero-trimmed), B against A", max_cell=panels.HALF_WIDTH_CELL),
+                key=f"a-vs-b-{name}", config=panels.CHART_CONFIG, width="content",
             )

@@ -21,7 +21,8 @@ SCALES = ("linear", "log", "power")
 POWER = 0.2  # the reference package's Excel colouring
 CELL_TEXT_LIMIT = 30  # cell labels beyond this size double the first render time
 TICK_LABEL_LIMIT = 60
-SELECTED = dict(marker=dict(opacity=0.9, color="#ff2b2b"))
+MIN_PLOT_SIDE = 180  # pixels: room for the colour bar of a 2x2 matrix
+SELECTED = dict(marker=dict(opacity=0.55, color="#ff2b2b"))
 UNSELECTED = dict(marker=dict(opacity=0))
 
 
@@ -71,12 +72,12 @@ def _outline_path(mask: np.ndarray) -> str:
     return " ".join(f"M{j - 0.5},{i - 0.5}H{j + 0.5}V{i + 0.5}H{j - 0.5}Z" for i, j in zip(*np.nonzero(mask)))
 
 
-def _cell_overlay(rows: list[str], columns: list[str], customdata: np.ndarray, hovertemplate: str) -> go.Scatter:
+def _cell_overlay(rows: list[str], columns: list[str], customdata: np.ndarray, hovertemplate: str, cell: int) -> go.Scatter:
     """The invisible marker on every cell that carries hover and click."""
     n_rows, n_columns = len(rows), len(columns)
     ii, jj = np.divmod(np.arange(n_rows * n_columns), n_columns)
     names = [f"{rows[i]}<br>prediction: {columns[j]}" for i, j in zip(ii.tolist(), jj.tolist())]
-    size = max(4, min(40, 640 // max(n_rows, n_columns, 1)))
+    size = max(4, cell - 2)
     return go.Scatter(
         x=jj,
         y=ii,
@@ -92,22 +93,32 @@ def _cell_overlay(rows: list[str], columns: list[str], customdata: np.ndarray, h
     )
 
 
-def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: str) -> None:
-    n = max(len(rows), len(columns))
-    show_ticks = n <= TICK_LABEL_LIMIT
-    side = int(min(900, max(360, 60 + 36 * n)))
-    axis = dict(showgrid=False, zeroline=False, showticklabels=show_ticks, tickfont=dict(size=11 if n < 30 else 8))
+def cell_size(rows: list[str], columns: list[str], max_cell: int = 44) -> int:
+    """Pixels per (square) cell: large for small matrices, at least 6 so 100 classes still fit."""
+    n = max(len(rows), len(columns), 1)
+    return max(6, min(max_cell, 640 // n), -(-MIN_PLOT_SIDE // n))
+
+
+def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: str, cell: int) -> None:
+    """Fixed figure size from the cell size and the label lengths, so cells are square without
+    `scaleanchor` (which shrinks non-square matrices to a corner of the plot)."""
+    show_ticks = max(len(rows), len(columns)) <= TICK_LABEL_LIMIT
+    font = 11 if max(len(rows), len(columns)) < 30 else 8
+    row_label = max(map(len, rows), default=0) if show_ticks else 0
+    column_label = max(map(len, columns), default=0) if show_ticks else 0
+    left, bottom = 50 + int(0.6 * font * row_label), 60 + int(0.45 * font * column_label)
+    axis = dict(showgrid=False, zeroline=False, showticklabels=show_ticks, tickfont=dict(size=font), tickmode="array")
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left"),
-        xaxis=dict(axis, tickmode="array", tickvals=list(range(len(columns))), ticktext=columns, title="prediction", tickangle=-45,
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=13)),
+        xaxis=dict(axis, tickvals=list(range(len(columns))), ticktext=columns, title="prediction", tickangle=-45,
                    range=[-0.5, len(columns) - 0.5]),
-        yaxis=dict(axis, tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, title="reference",
-                   range=[len(rows) - 0.5, -0.5], scaleanchor="x", constrain="domain"),
+        yaxis=dict(axis, tickvals=list(range(len(rows))), ticktext=rows, title="reference", range=[len(rows) - 0.5, -0.5]),
         clickmode="event+select",
         dragmode="zoom",
         hovermode="closest",
-        height=side + 120,
-        margin=dict(l=10, r=10, t=60, b=10),
+        width=max(460, left + cell * len(columns) + 120),
+        height=60 + cell * len(rows) + bottom,
+        margin=dict(l=left, r=120, t=60, b=bottom),
         plot_bgcolor="white",
     )
 
@@ -120,6 +131,7 @@ def matrix_heatmap(
     hide_diagonal: bool = False,
     outline_diagonal: bool = False,
     title: str = "",
+    max_cell: int = 44,
 ) -> go.Figure:
     """A zoomable, clickable heatmap of one matrix (confusion, recall or precision).
 
@@ -155,14 +167,15 @@ def matrix_heatmap(
         "row % (recall): %{customdata[2]:.2%}<br>"
         "column % (precision): %{customdata[3]:.2%}<extra></extra>"
     )
-    fig = go.Figure([heatmap, _cell_overlay(rows, columns, customdata, hovertemplate)])
-    _matrix_layout(fig, rows, columns, title)
+    cell = cell_size(rows, columns, max_cell)
+    fig = go.Figure([heatmap, _cell_overlay(rows, columns, customdata, hovertemplate, cell)])
+    _matrix_layout(fig, rows, columns, title, cell)
     if outline_diagonal and diagonal.any():
         fig.update_layout(shapes=[dict(type="path", path=_outline_path(diagonal), xref="x", yref="y", line=dict(color="#222", width=1.5))])
     return fig
 
 
-def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "") -> go.Figure:
+def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "", max_cell: int = 44) -> go.Figure:
     """B minus A on a diverging scale centred on 0 (red: B lower, blue: B higher)."""
     rows, columns = difference.rows, difference.columns
     values = np.asarray(getattr(difference, metric), dtype=float)
@@ -184,8 +197,9 @@ def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "") -
         textfont=dict(size=10),
     )
     hovertemplate = f"reference: %{{text}}<br>B − A {metric}: %{{customdata[0]:+.4f}}<extra></extra>"
-    fig = go.Figure([heatmap, _cell_overlay(rows, columns, values[..., None], hovertemplate)])
-    _matrix_layout(fig, rows, columns, title)
+    cell = cell_size(rows, columns, max_cell)
+    fig = go.Figure([heatmap, _cell_overlay(rows, columns, values[..., None], hovertemplate, cell)])
+    _matrix_layout(fig, rows, columns, title, cell)
     return fig
 
 

@@ -114,10 +114,11 @@ def page_overlay(
     image_uri: str | None,
     *,
     agreement: AgreementRaster | None = None,
-    figure_height: int = 820,
+    width_hint: int = 1200,
 ) -> go.Figure:
     """The page image in every pane with each pane's boxes on top; with `agreement`, one more pane
-    that colours the agreement categories over the page. Zoom is shared by all panes."""
+    that colours the agreement categories over the page. Zoom is shared by all panes.
+    `width_hint` (the expected figure width in pixels) sets the height that fits the panes."""
     titles = [pane.title for pane in panes] + (["agreement"] if agreement is not None else [])
     fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.015)
     shown: set[str] = set()
@@ -135,12 +136,14 @@ def page_overlay(
             f"xaxis{suffix}": dict(range=[0, width], showgrid=False, zeroline=False, constrain="domain",
                                    matches=None if column == 1 else "x", tickfont=dict(size=9)),
             f"yaxis{suffix}": dict(range=[height, 0], showgrid=False, zeroline=False, scaleanchor=f"x{suffix}",
-                                   constrain="domain", matches=None if column == 1 else "y", showticklabels=column == 1,
+                                   constrain="domain", constraintoward="top", matches=None if column == 1 else "y",
+                                   showticklabels=column == 1,
                                    tickfont=dict(size=9)),
         })
     if agreement is not None:
         images.append(_page_image(data_uri(agreement_png(agreement)), len(titles), width, height, layer="above"))
-    fig.update_layout(images=images, height=figure_height, dragmode="zoom", hovermode="closest",
+    pane_height = width_hint / len(titles) * height / width
+    fig.update_layout(images=images, height=int(min(1100, max(450, pane_height + 110))), dragmode="zoom", hovermode="closest",
                       margin=dict(l=10, r=10, t=40, b=10), plot_bgcolor="white",
                       legend=dict(orientation="h", yanchor="top", y=-0.02, groupclick="togglegroup"))
     return fig

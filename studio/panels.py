@@ -19,6 +19,7 @@ NO_CLASS = "(choose)"
 VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}
 ORDERS = {"file": "file order", "worst": "worst reduced F1 first"}
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
+HALF_WIDTH_CELL = 28  # cell pixels of a matrix shown in one of two columns
 
 
 def model_picker(dataset: state.Dataset, label: str = "Model") -> str:
@@ -59,7 +60,7 @@ def dual_mode_note() -> None:
 def heatmap(matrices: MatrixSet, metric: str, scale: str, hide: bool, mode: str, title: str, key: str) -> tuple[str, str] | None:
     """Draw one clickable matrix; returns the cell clicked, if a new click arrived."""
     fig = figures.matrix_heatmap(matrices, metric, scale=scale, hide_diagonal=hide, outline_diagonal=mode == "single", title=title)
-    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG)
+    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG, width="content")
     clicked = figures.clicked_cell(event, matrices.rows, matrices.columns)
     seen = st.session_state.setdefault("_clicks", {})
     if clicked is None or seen.get(key) == clicked:

@@ -1,0 +1,208 @@
+"""The app in a real browser: Playwright for Python driving Debian's Chromium (no browser download).
+
+Starts `streamlit run app.py` on a free loopback port, opens every page, clicks a heatmap cell,
+checks that the contributing-pages list appears and that opening a page shows its overlay, and saves
+screenshots and measured timings under tests/_artifacts/. Skips, saying why, when /usr/bin/chromium
+or the playwright package is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
+
+if not CHROMIUM.exists():
+    pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright)")
+
+TIMINGS: dict[str, float] = {}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_healthy(url: str, process: subprocess.Popen, limit: float = 60) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"streamlit did not answer at {url} within {limit} s")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    command = [sys.executable, "-m", "streamlit", "run", str(REPOSITORY / "app.py"), "--server.headless=true",
+               f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
+               "--server.fileWatcherType=none"]
+    process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "browser_timings.json").write_text(json.dumps(TIMINGS, indent=1) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 1900})
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _wait_for_plot(page, timeout: float = 60_000) -> None:
+    page.wait_for_selector(f"{PLOT} .nsewdrag", timeout=timeout)
+
+
+def _wait_idle(page, timeout: float = 30_000) -> None:
+    """Until Streamlit has finished the current run (its status widget is gone)."""
+    page.wait_for_timeout(200)
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
+
+
+def _cell_position(page, row: int, column: int, plot_index: int = 0) -> tuple[float, float]:
+    """The cell's centre in page pixels, from Plotly's own axis mapping (app.md section 5.2)."""
+    return tuple(page.evaluate(
+        """([row, column, index]) => {
+            const plot = document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[index];
+            const layout = plot._fullLayout, box = plot.getBoundingClientRect();
+            return [box.left + layout._size.l + layout.xaxis.d2p(column) + window.scrollX,
+                    box.top + layout._size.t + layout.yaxis.d2p(row) + window.scrollY];
+        }""",
+        [row, column, plot_index],
+    ))
+
+
+def _heatmap_labels(page) -> tuple[list[str], list[str]]:
+    return tuple(page.evaluate(
+        """() => {
+            const layout = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')._fullLayout;
+            return [layout.yaxis.ticktext, layout.xaxis.ticktext];
+        }"""
+    ))
+
+
+def _click_cell(page, row_name: str, column_name: str) -> float:
+    """Click a heatmap cell; returns the seconds until the contributing-pages list shows it."""
+    rows, columns = _heatmap_labels(page)
+    page.locator(PLOT).first.scroll_into_view_if_needed()
+    x, y = _cell_position(page, rows.index(row_name), columns.index(column_name))
+    start = time.monotonic()
+    page.mouse.click(x - page.evaluate("window.scrollX"), y - page.evaluate("window.scrollY"))
+    page.get_by_text("Contributing pages").wait_for(timeout=20_000)
+    elapsed = time.monotonic() - start
+    heading = page.locator("[data-testid=stMarkdownContainer]", has_text="Contributing pages").inner_text()
+    assert f"for reference {row_name} → prediction {column_name}" in heading
+    return elapsed
+
+
+def test_matrices_cell_click_lists_pages_and_opens_the_overlay(server, page):
+    start = time.monotonic()
+    page.goto(server)
+    _wait_for_plot(page)
+    TIMINGS["demo_first_page_rendered_s"] = round(time.monotonic() - start, 2)
+    page.get_by_text("simulated").first.wait_for()
+    _wait_idle(page)
+    _shot(page, "01_matrices")
+
+    TIMINGS["demo_cell_click_to_page_list_s"] = round(_click_cell(page, "Title", "Section-header"), 2)
+    _wait_idle(page)
+    assert "cell=Title|Section-header" in urllib.parse.unquote(page.url)
+    _shot(page, "02_cell_clicked")
+
+    page.get_by_role("button", name="Open in Overlays").click()
+    page.wait_for_url("**/overlays**", timeout=30_000)
+    _wait_for_plot(page)
+    page.get_by_text("Page overlays").wait_for()
+    images = page.evaluate(f"() => document.querySelector('{PLOT}').layout.images.length")
+    assert images >= 2  # the page image under both panes
+    traces = page.evaluate(f"() => document.querySelector('{PLOT}').data.length")
+    assert traces > 4  # boxes drawn
+    assert "page=" in page.url
+    _wait_idle(page)
+    _shot(page, "03_overlay_opened")
+
+
+def test_overlays_agreement_and_compare_pages(server, page):
+    page.goto(f"{server}/overlays?page=paper-b%2Fp1&agree=1&model=B")
+    _wait_for_plot(page)
+    _wait_idle(page)
+    titles = page.evaluate(f"() => [...document.querySelector('{PLOT}')._fullLayout.annotations].map(a => a.text)")
+    assert titles[-1] == "agreement" and "paper-b/p1" in page.content()
+    _shot(page, "04_overlay_agreement_model_b")
+
+    page.goto(f"{server}/compare")
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert page.locator(PLOT).count() >= 5  # A, B, two differences, three-pane overlay
+    _shot(page, "05_compare")
+    page.get_by_role("tab", name="Model B against model A").click()
+    page.wait_for_timeout(1000)
+    _shot(page, "06_model_against_model")
+
+
+def test_a_thousand_pages_stay_usable(server, page, tmp_path):
+    synthetic = pytest.importorskip("benchmarks.synthetic", reason="benchmarks/synthetic.py is not available")
+    reference, prediction = synthetic.write_layout_files(tmp_path, pages=1000, seed=7)
+    query = urllib.parse.urlencode({"src": "path", "ref": str(reference), "a": str(prediction)})
+    start = time.monotonic()
+    page.goto(f"{server}/?{query}")
+    _wait_for_plot(page, timeout=300_000)
+    TIMINGS["synthetic_1000_first_load_with_evaluation_s"] = round(time.monotonic() - start, 2)
+    _wait_idle(page, timeout=120_000)
+    start = time.monotonic()
+    page.reload()  # the evaluation is cached now: this measures rendering alone
+    _wait_for_plot(page)
+    TIMINGS["synthetic_1000_matrices_rendered_after_evaluation_s"] = round(time.monotonic() - start, 2)
+    _wait_idle(page)
+    TIMINGS["synthetic_1000_cell_click_to_page_list_s"] = round(_click_cell(page, "Text", "List-item"), 2)
+    _wait_idle(page)
+    _shot(page, "07_synthetic_1000")
+    assert TIMINGS["synthetic_1000_matrices_rendered_after_evaluation_s"] < 10
