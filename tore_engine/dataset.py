@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.algorithm1 import ExactCounts, contributions, reduced_counts
-from tore_engine.errors import InputWarning
+from tore_engine.errors import InputError, InputWarning
 from tore_engine.layout import LayoutSet, Page
 from tore_engine.matrices import ToreMatrices, f1_score
 from tore_engine.raster import PixelExtents, label_sets, pair_table
@@ -30,6 +30,7 @@ Progress = Callable[[int, int], None]
 class PageTask:
     """One page ready to rasterise: the reference frame and each side's class indices and boxes."""
 
+    page_id: str
     width: int
     height: int
     reference_classes: np.ndarray
@@ -58,9 +59,12 @@ def evaluate_page(task: PageTask, class_count: int) -> tuple[PageOutcome, ExactC
     """Rasterise one page and apply Algorithm 1 to its distinct label-set pairs."""
     reference = PixelExtents.from_boxes(task.reference_boxes, task.width, task.height)
     prediction = PixelExtents.from_boxes(task.prediction_boxes, task.width, task.height)
-    table = pair_table(
-        task.width, task.height, (task.reference_classes, reference), (task.prediction_classes, prediction), class_count
-    )
+    try:
+        table = pair_table(
+            task.width, task.height, (task.reference_classes, reference), (task.prediction_classes, prediction), class_count
+        )
+    except InputError as error:
+        raise error.located(page=task.page_id) from None
     truth = label_sets(table.reference_codes, class_count)
     predicted = label_sets(table.prediction_codes, class_count)
     counts = contributions(truth, predicted, table.pixels)
@@ -110,6 +114,7 @@ def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -
         extents = PixelExtents.from_boxes(prediction_boxes, width, height)
         warnings += _box_warnings(reference.id, "prediction", prediction_boxes, extents, frame)
     task = PageTask(
+        reference.id,
         width,
         height,
         _classes(reference.labels, taxonomy.reference_index),
@@ -245,7 +250,8 @@ def evaluate_dataset(
     reference = apply_label_map(reference, label_map or {})
     prediction = apply_label_map(prediction, label_map or {})
     resolved = resolve_taxonomy(reference, prediction, taxonomy)
-    pairs, warnings = pair_pages(reference, prediction)
+    pairs, unscored = pair_pages(reference, prediction)
+    warnings = reference.warnings + prediction.warnings + unscored
     tasks = []
     for reference_page, prediction_page in pairs:
         task, page_warnings = prepare_page(reference_page, prediction_page, resolved)

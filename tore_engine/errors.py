@@ -38,6 +38,10 @@ class InputError(Exception):
         prefix = ", ".join(where)
         return f"{prefix}: {self.problem}" if prefix else self.problem
 
+    def __reduce__(self):
+        """Keep every field when the error crosses a process boundary (a worker's failure)."""
+        return _rebuild_input_error, (self.problem, self.file, self.page, self.box)
+
     def located(self, *, file: str | None = None, page: str | None = None) -> "InputError":
         """The same error with a file or page filled in by a caller that knows it."""
         return InputError(
@@ -46,6 +50,10 @@ class InputError(Exception):
             page=self.page if self.page is not None else page,
             box=self.box,
         )
+
+
+def _rebuild_input_error(problem: str, file: str | None, page: str | None, box: int | None) -> InputError:
+    return InputError(problem, file=file, page=page, box=box)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ and what is wrong; nothing here lets a `KeyError` or `ValueError` escape to the 
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections.abc import Callable
@@ -327,15 +328,22 @@ def _load_native_pair(reference_path: Path, prediction_path: Path) -> tuple[Layo
     return reference, from_native(data, str(prediction_path))
 
 
+def _benchmark_pair(module: str, function: str) -> PairLoader:
+    """A benchmark's own loader, imported only when its format is asked for."""
+
+    def load(reference_path: Path, prediction_path: Path) -> tuple[LayoutSet, LayoutSet]:
+        return getattr(importlib.import_module(module), function)(reference_path, prediction_path)
+
+    return load
+
+
 PAIR_LOADERS: dict[str, PairLoader] = {
     "tore": _load_native_pair,
     "coco": _load_coco_pair,
+    "docile": _benchmark_pair("tore_engine.docile.layout", "docile_layout_sets"),
+    "funsd": _benchmark_pair("tore_engine.funsd.layout_sets", "funsd_layout_sets"),
+    "omnidocbench": _benchmark_pair("tore_engine.omnidocbench.tore_sets", "omnidocbench_layout_sets"),
 }
-
-
-def register_pair_loader(format_name: str, loader: PairLoader) -> None:
-    """Let a benchmark module add its format to `tore evaluate --format`."""
-    PAIR_LOADERS[format_name] = loader
 
 
 def load_pair(reference: str | Path, prediction: str | Path, format_name: str = "auto") -> tuple[LayoutSet, LayoutSet]:

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tore_engine.errors import InputError
+
 WORD_BITS = 64
 MAX_BAND_CELLS = 1 << 21  # grid cells painted at once: 16 MB a side and word
+MAX_PAGE_CELLS = 50_000_000  # beyond this a page would take minutes: refuse it clearly
 
 
 def words_for(class_count: int) -> int:
@@ -59,12 +62,43 @@ class PairTable:
 
 
 def _cell_edges(width: int, height: int, sides: list[PixelExtents]) -> tuple[np.ndarray, np.ndarray]:
+    """The grid: every painted box edge of both sides, plus the page edges. When the boxes are so
+    many that this grid has more cells than the page has pixels, the pixel grid is cheaper."""
     xs = [np.array([0, width], dtype=np.int64)]
     ys = [np.array([0, height], dtype=np.int64)]
     for extents in sides:
         xs += [extents.col0[extents.paints], extents.col1[extents.paints]]
         ys += [extents.row0[extents.paints], extents.row1[extents.paints]]
-    return np.unique(np.concatenate(xs)), np.unique(np.concatenate(ys))
+    xs, ys = np.unique(np.concatenate(xs)), np.unique(np.concatenate(ys))
+    if (len(xs) - 1) * (len(ys) - 1) > width * height:
+        xs, ys = np.arange(width + 1, dtype=np.int64), np.arange(height + 1, dtype=np.int64)
+    cells = (len(xs) - 1) * (len(ys) - 1)
+    if cells > MAX_PAGE_CELLS:
+        raise InputError(
+            f"the page's boxes cut it into {cells:,} distinct regions, more than the {MAX_PAGE_CELLS:,} "
+            "that one page may have; split the page or drop duplicate boxes"
+        )
+    return xs, ys
+
+
+def _cover_by_slices(grid: np.ndarray, rows: tuple, cols: tuple, word: np.ndarray, bit: np.ndarray) -> None:
+    """OR box by box: fastest for the few dozen boxes of a typical page."""
+    for k in range(len(word)):
+        grid[rows[0][k] : rows[1][k], cols[0][k] : cols[1][k], word[k]] |= bit[k]
+
+
+def _cover_by_prefix_sums(grid: np.ndarray, rows: tuple, cols: tuple, classes: np.ndarray) -> None:
+    """OR class by class through a 2-D difference array: the cost does not grow with the boxes'
+    areas, for pages with thousands of large overlapping boxes."""
+    ny, nx = grid.shape[:2]
+    for label in np.unique(classes):
+        mine = classes == label
+        difference = np.zeros((ny + 1, nx + 1), dtype=np.int64)
+        r0, r1, c0, c1 = rows[0][mine], rows[1][mine], cols[0][mine], cols[1][mine]
+        for r, c, sign in ((r0, c0, 1), (r0, c1, -1), (r1, c0, -1), (r1, c1, 1)):
+            np.add.at(difference, (r, c), sign)
+        covered = difference.cumsum(axis=0).cumsum(axis=1)[:ny, :nx] > 0
+        grid[covered, label // WORD_BITS] |= np.uint64(1) << np.uint64(label % WORD_BITS)
 
 
 def _paint(classes: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray, words: int) -> np.ndarray:
@@ -72,14 +106,18 @@ def _paint(classes: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.nd
     `ys` may be a band of the page's row edges: boxes are clipped to it."""
     grid = np.zeros((len(ys) - 1, len(xs) - 1, words), dtype=np.uint64)
     painted = np.flatnonzero(extents.paints)
-    c0 = np.searchsorted(xs, extents.col0[painted])
-    c1 = np.searchsorted(xs, extents.col1[painted])
     r0 = np.searchsorted(ys, np.clip(extents.row0[painted], ys[0], ys[-1]))
     r1 = np.searchsorted(ys, np.clip(extents.row1[painted], ys[0], ys[-1]))
-    word = classes[painted] // WORD_BITS
-    bit = np.left_shift(np.uint64(1), (classes[painted] % WORD_BITS).astype(np.uint64))
-    for k in np.flatnonzero(r1 > r0):
-        grid[r0[k] : r1[k], c0[k] : c1[k], word[k]] |= bit[k]
+    inside = r1 > r0
+    painted, rows = painted[inside], (r0[inside], r1[inside])
+    cols = (np.searchsorted(xs, extents.col0[painted]), np.searchsorted(xs, extents.col1[painted]))
+    classes = classes[painted]
+    area = int(((rows[1] - rows[0]) * (cols[1] - cols[0])).sum())
+    if area > 4 * grid.shape[0] * grid.shape[1] * len(np.unique(classes)) + 50_000:
+        _cover_by_prefix_sums(grid, rows, cols, classes)
+    else:
+        bits = np.left_shift(np.uint64(1), (classes % WORD_BITS).astype(np.uint64))
+        _cover_by_slices(grid, rows, cols, classes // WORD_BITS, bits)
     return grid.reshape(-1, words)
 
 
