@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from tore_engine.docile.dataset import Field
 from tore_engine.docile.pcc import PCCSet, expand_ranges
@@ -83,10 +82,11 @@ def _pcc_iou(
     pair_golds: np.ndarray,
 ) -> np.ndarray:
     """|G & Q| / |G | Q| of the covered PCC sets of each pair; 1 when both are empty."""
-    pred_box, pred_pcc = pcc_set.covered(pred_boxes, pred_pages)
-    gold_box, gold_pcc = pcc_set.covered(gold_boxes, gold_pages)
-    pred_count = np.bincount(pred_box, minlength=len(pred_boxes))
-    gold_count = np.bincount(gold_box, minlength=len(gold_boxes))
+    box, pcc = pcc_set.covered(np.concatenate([pred_boxes, gold_boxes]), np.concatenate([pred_pages, gold_pages]))
+    is_gold = box >= len(pred_boxes)
+    pred_pcc, gold_box, gold_pcc = pcc[~is_gold], box[is_gold] - len(pred_boxes), pcc[is_gold]
+    count = np.bincount(box, minlength=len(pred_boxes) + len(gold_boxes))
+    pred_count, gold_count = count[: len(pred_boxes)], count[len(pred_boxes) :]
     # Each pair's predicted PCCs, looked up among its gold's PCCs through sorted (gold, PCC) keys.
     pair, position = expand_ranges((np.cumsum(pred_count) - pred_count)[pair_preds], pred_count[pair_preds])
     keys = pair_golds[pair] * len(pcc_set) + pred_pcc[position]
@@ -106,77 +106,81 @@ def matching_order(predictions: Sequence[Field]) -> np.ndarray:
     return np.lexsort((np.arange(len(predictions)), negated_scores, ap_only))
 
 
-def greedy_matching(candidates: Mapping[int, Sequence[int]], order: Iterable[int], pred_to_gold: np.ndarray) -> None:
-    """Each prediction in `order` takes the first still-free gold of its ascending `candidates`,
-    written into `pred_to_gold`. Plain Python: the lists are tiny."""
+def greedy_matching(candidates: Mapping[int, Sequence[int]], order: Iterable[int]) -> dict[int, int]:
+    """pred -> gold: each prediction in `order` takes the first still-free gold of its ascending
+    `candidates`. Plain Python: the lists are tiny."""
+    matched: dict[int, int] = {}
     taken: set[int] = set()
     for pred in order:
         for gold in candidates.get(pred, ()):
             if gold not in taken:
                 taken.add(gold)
-                pred_to_gold[pred] = gold
+                matched[pred] = gold
                 break
+    return matched
 
 
-def _candidates(matches: np.ndarray, gold_group: np.ndarray | None = None) -> dict:
-    """pred -> ascending matching golds; with `gold_group`, (pred, group) -> those of the group."""
-    candidates: dict = defaultdict(list)
+def _candidates(matches: np.ndarray) -> dict[int, list[int]]:
+    """pred -> the golds it matches, ascending."""
+    candidates: dict[int, list[int]] = defaultdict(list)
     for pred, gold in zip(*(index.tolist() for index in np.nonzero(matches))):  # row-major: golds ascend
-        candidates[pred if gold_group is None else (pred, int(gold_group[gold]))].append(gold)
+        candidates[pred].append(gold)
     return candidates
+
+
+def _as_array(matched: Mapping[int, int], prediction_count: int) -> np.ndarray:
+    pred_to_gold = np.full(prediction_count, -1, dtype=np.int64)
+    pred_to_gold[list(matched)] = list(matched.values())
+    return pred_to_gold
 
 
 def match_kile(
     docid: str, pcc_set: PCCSet, predictions: Sequence[Field], golds: Sequence[Field], iou_threshold: float
 ) -> DocumentMatching:
     matches = location_matches(pcc_set, predictions, golds, iou_threshold)
-    pred_to_gold = np.full(len(predictions), -1, dtype=np.int64)
-    greedy_matching(_candidates(matches), matching_order(predictions).tolist(), pred_to_gold)
-    return DocumentMatching(docid, pred_to_gold, len(golds))
+    matched = greedy_matching(_candidates(matches), matching_order(predictions).tolist())
+    return DocumentMatching(docid, _as_array(matched, len(predictions)), len(golds))
 
 
 def match_lir(
     docid: str, pcc_set: PCCSet, predictions: Sequence[Field], golds: Sequence[Field], iou_threshold: float
 ) -> DocumentMatching:
     """Field matching inside the line-item assignment that maximises matched normal predictions."""
-    pred_to_gold = np.full(len(predictions), -1, dtype=np.int64)
     if not predictions or not golds:
-        return DocumentMatching(docid, pred_to_gold, len(golds), {})
+        return DocumentMatching(docid, _as_array({}, len(predictions)), len(golds), {})
     pred_items, pred_item_of = _line_items(predictions)
     gold_items, gold_item_of = _line_items(golds)
-    matches = location_matches(pcc_set, predictions, golds, iou_threshold)
-    candidates = _candidates(matches, gold_item_of)
     order_in_item: dict[int, list[int]] = defaultdict(list)
     for pred in matching_order(predictions).tolist():
-        order_in_item[int(pred_item_of[pred])].append(pred)
-    ap_only = [field.use_only_for_ap for field in predictions]
+        order_in_item[pred_item_of[pred]].append(pred)
+    # (pred item, gold item) -> pred -> its matching golds in that gold item
+    pair_candidates: dict[tuple[int, int], dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for pred, matching_golds in _candidates(location_matches(pcc_set, predictions, golds, iou_threshold)).items():
+        for gold in matching_golds:
+            pair_candidates[(pred_item_of[pred], gold_item_of[gold])][pred].append(gold)
 
     # Field matching of every pair of line items that has a matching field pair at all; the
     # other pairs have no match and weight 0.
     weights = np.zeros((len(pred_items), len(gold_items)), dtype=np.int64)
-    pair_matchings: dict[tuple[int, int], np.ndarray] = {}
-    for pred_item, gold_item in sorted({(int(pred_item_of[p]), group) for p, group in candidates}):
-        item_candidates = {p: candidates[(p, gold_item)] for p in order_in_item[pred_item] if (p, gold_item) in candidates}
-        pair = np.full(len(predictions), -1, dtype=np.int64)
-        greedy_matching(item_candidates, order_in_item[pred_item], pair)
-        pair_matchings[(pred_item, gold_item)] = pair
-        weights[pred_item, gold_item] = sum(1 for p in order_in_item[pred_item] if pair[p] >= 0 and not ap_only[p])
+    pair_matchings: dict[tuple[int, int], dict[int, int]] = {}
+    for (pred_item, gold_item), item_candidates in pair_candidates.items():
+        matched = greedy_matching(item_candidates, order_in_item[pred_item])
+        pair_matchings[(pred_item, gold_item)] = matched
+        weights[pred_item, gold_item] = sum(not predictions[pred].use_only_for_ap for pred in matched)
 
     assignment: dict[int, int] = {}
+    matched_fields: dict[int, int] = {}
     for pred_item, gold_item in maximum_assignment(weights, pred_items, gold_items):
-        pair = pair_matchings.get((pred_item, gold_item))
-        if pair is None:  # no field matches at all (AP-only ones included): dropped
-            continue
-        assignment[pred_items[pred_item]] = gold_items[gold_item]
-        in_item = pred_item_of == pred_item
-        pred_to_gold[in_item] = pair[in_item]
-    return DocumentMatching(docid, pred_to_gold, len(golds), assignment)
+        if (pred_item, gold_item) in pair_matchings:  # else no field matches at all: dropped
+            assignment[pred_items[pred_item]] = gold_items[gold_item]
+            matched_fields.update(pair_matchings[(pred_item, gold_item)])
+    return DocumentMatching(docid, _as_array(matched_fields, len(predictions)), len(golds), assignment)
 
 
-def _line_items(fields: Sequence[Field]) -> tuple[list[int], np.ndarray]:
+def _line_items(fields: Sequence[Field]) -> tuple[list[int], list[int]]:
     """Line item ids in first-appearance order, and each field's index into that list."""
     index: dict[int, int] = {}
-    item_of = np.array([index.setdefault(field.line_item_id, len(index)) for field in fields], dtype=np.int64)  # type: ignore[arg-type]
+    item_of = [index.setdefault(field.line_item_id, len(index)) for field in fields]  # type: ignore[arg-type]
     return list(index), item_of
 
 
@@ -188,6 +192,8 @@ def maximum_assignment(weights: np.ndarray, pred_items: list[int], gold_items: l
     `linear_sum_assignment`. Building the matrix in that same order makes ties between equally good
     assignments break the same way.
     """
+    from scipy.optimize import linear_sum_assignment  # imported here: 0.3 s, needed for LIR only
+
     pred_nodes = [(0, item) for item in pred_items]
     gold_nodes = [(1, item) for item in gold_items]
     rows = list(set(pred_nodes))
@@ -196,6 +202,6 @@ def maximum_assignment(weights: np.ndarray, pred_items: list[int], gold_items: l
     gold_position = {node: k for k, node in enumerate(gold_nodes)}
     row_index = np.array([pred_position[node] for node in rows])
     column_index = np.array([gold_position[node] for node in columns])
-    costs = -weights[np.ix_(row_index, column_index)].astype(np.float64)
+    costs = -weights[row_index][:, column_index].astype(np.float64)
     assigned_rows, assigned_columns = linear_sum_assignment(costs)
     return [(int(row_index[r]), int(column_index[c])) for r, c in zip(assigned_rows, assigned_columns)]

@@ -56,7 +56,8 @@ def document_pccs(ocr: OcrExport, page_count: int, *, docid: str, file: str) -> 
             "needs the snapped word boxes of the released dataset (this tool does not re-snap from the PDF)",
             file=file,
         )
-    boxes = np.array([word.snapped_geometry for word in words], dtype=np.float64).reshape(-1, 4)
+    geometries = (word.snapped_geometry for word in words)
+    boxes = np.array([(l, t, r, b) for (l, t), (r, b) in geometries], dtype=np.float64).reshape(-1, 4)
     lengths = np.array([len(word.value or "") for word in words], dtype=np.int64)
     pages = np.repeat(np.arange(page_count), [len(page_words) for page_words in words_per_page])
     return _pccs_of_words(boxes, lengths, pages)
@@ -75,8 +76,12 @@ def _pccs_of_words(boxes: np.ndarray, lengths: np.ndarray, pages: np.ndarray) ->
 
 
 class PCCSet:
-    """A document's PCCs as a set (duplicated OCR words count once), sorted by (page, y, x) so
-    that the PCCs of a box's rows are found by binary search."""
+    """A document's PCCs as a set (duplicated OCR words count once), sorted by (page, y, x).
+
+    To find the rows of a box with one binary search, each PCC also gets an exact integer key
+    `page * stride + rank of y among the distinct y values`: ordered like (page, y), with no
+    float arithmetic on the coordinates.
+    """
 
     def __init__(self, pccs: np.ndarray) -> None:
         x, y, page = pccs.T
@@ -85,6 +90,9 @@ class PCCSet:
         distinct = np.ones(len(order), dtype=bool)
         distinct[1:] = (x[1:] != x[:-1]) | (y[1:] != y[:-1]) | (page[1:] != page[:-1])
         self.x, self.y, self.page = x[distinct], y[distinct], page[distinct]
+        self.distinct_y = np.unique(self.y)
+        self.stride = len(self.distinct_y) + 1
+        self.key = self.page.astype(np.int64) * self.stride + np.searchsorted(self.distinct_y, self.y)
 
     def __len__(self) -> int:
         return len(self.x)
@@ -94,14 +102,9 @@ class PCCSet:
 
         Pairs come grouped by box, PCC indices ascending within a box.
         """
-        first_row = np.zeros(len(bboxes), dtype=np.int64)
-        end_row = np.zeros(len(bboxes), dtype=np.int64)
-        for page in np.unique(pages):
-            on_page = pages == page
-            start, stop = np.searchsorted(self.page, [page, page + 0.5])  # pages are integers
-            ys = self.y[start:stop]
-            first_row[on_page] = start + np.searchsorted(ys, bboxes[on_page, 1], side="left")
-            end_row[on_page] = start + np.searchsorted(ys, bboxes[on_page, 3], side="right")
+        page_key = pages.astype(np.int64) * self.stride
+        first_row = np.searchsorted(self.key, page_key + np.searchsorted(self.distinct_y, bboxes[:, 1], side="left"))
+        end_row = np.searchsorted(self.key, page_key + np.searchsorted(self.distinct_y, bboxes[:, 3], side="right"))
         box, row = expand_ranges(first_row, np.maximum(end_row - first_row, 0))
         inside = (bboxes[box, 0] <= self.x[row]) & (self.x[row] <= bboxes[box, 2])
         return box[inside], row[inside]
