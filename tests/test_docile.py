@@ -276,3 +276,40 @@ def test_results_of_disjoint_halves_merge_into_the_whole(tmp_path):
     assert_metrics(merged.metrics().to_json(), expected["metrics"])
     for fieldtype, metrics in expected["metrics_per_fieldtype"].items():
         assert_metrics(merged.metrics(fieldtype=fieldtype).to_json(), metrics)
+
+
+def _benchmark_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_docile.py"
+    spec = importlib.util.spec_from_file_location("bench_docile", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("iou_threshold", [1.0, 0.8, 0.5])
+def test_agrees_with_the_official_package_on_generated_documents(tmp_path, iou_threshold):
+    """30 synthetic documents (the benchmark's generator) scored by docile-benchmark 0.3.5 itself."""
+    pytest.importorskip("docile", reason="docile-benchmark (the 'bench' extra) is not installed")
+    from docile.dataset import CachingConfig, Dataset
+    from docile.dataset import load_predictions as official_predictions
+    from docile.evaluation import evaluate_dataset
+
+    bench = _benchmark_module()
+    dataset_dir, kile, lir = bench.generate(tmp_path / "dataset", 30, seed=7)
+    official = evaluate_dataset(
+        Dataset(bench.SPLIT, dataset_dir, cache_images=CachingConfig.OFF),
+        official_predictions(kile),
+        official_predictions(lir),
+        iou_threshold,
+    )
+    ours = score_files(dataset_dir, bench.SPLIT, kile, lir, iou_threshold)
+    for task in ("kile", "lir"):
+        mine = getattr(ours, task)
+        assert_metrics(mine.metrics().to_json(), official.get_metrics(task))
+        assert_metrics(mine.metrics(same_text=True).to_json(), official.get_metrics(task, same_text=True))
+        for fieldtype in mine.table.fieldtypes():
+            assert_metrics(mine.metrics(fieldtype=fieldtype).to_json(), official.get_metrics(task, fieldtype=fieldtype))
+        for docid in official.task_to_docid_to_matching[task]:
+            assert_metrics(mine.metrics(docid=docid).to_json(), official.get_metrics(task, docids=[docid]))
