@@ -192,6 +192,11 @@ class CocoIndex:
     categories: dict[int, str]
 
 
+def _id_or_none(value: Any) -> int | str | None:
+    """A COCO id (an integer or a string), or None for anything else."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
 def _coco_categories(data: dict, source: str) -> dict[int, str]:
     categories = data.get("categories")
     if not isinstance(categories, list) or not categories:
@@ -213,8 +218,8 @@ def _coco_images(data: dict, source: str, base: Path) -> tuple[list[Page], dict[
     pages: list[Page] = []
     page_ids: dict[int, str] = {}
     for index, image in enumerate(images):
-        if not isinstance(image, dict) or "id" not in image:
-            raise InputError(f"images[{index}] must be an object with an 'id'", file=source)
+        if not isinstance(image, dict) or _id_or_none(image.get("id")) is None:
+            raise InputError(f"images[{index}] must be an object with an integer or string 'id'", file=source)
         page_id = str(image.get("file_name") or image["id"])
         width = _positive_size(image.get("width"), "width", source, page_id)
         height = _positive_size(image.get("height"), "height", source, page_id)
@@ -234,12 +239,12 @@ def _add_coco_annotations(annotations: Any, pages: list[Page], index: CocoIndex,
     for number, annotation in enumerate(annotations):
         if not isinstance(annotation, dict):
             raise InputError(f"annotation {number} must be an object", file=source)
-        page_id = index.page_ids.get(annotation.get("image_id"))
+        page_id = index.page_ids.get(_id_or_none(annotation.get("image_id")))
         if page_id is None:
             raise InputError(f"annotation {number} refers to unknown image_id {annotation.get('image_id')!r}", file=source)
         labels, boxes, scores = grouped[page_id]
         box = len(labels)
-        label = index.categories.get(annotation.get("category_id"))
+        label = index.categories.get(_id_or_none(annotation.get("category_id")))
         if label is None:
             raise InputError(f"unknown category_id {annotation.get('category_id')!r} (annotation {number})", file=source, page=page_id, box=box)
         problem = _bbox_problem(annotation.get("bbox"))
