@@ -6,6 +6,8 @@ They wire session state to the figure builders and the engine's results; they co
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -98,27 +100,30 @@ def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], m
     st.markdown(f"**Contributing pages: {len(pages):,}** for reference **{row}** → prediction **{column}**. "
                 "Select a row, or pick a page below, to open it in Overlays.")
     table = pd.DataFrame(pages, columns=["page", "contribution (pixels)", "share of the cell"])
-    selection = st.dataframe(
-        table, key=f"pages-{key}-{row}-{column}", hide_index=True, on_select="rerun", selection_mode="single-row",
-        height=min(400, 38 + 35 * len(table)), width="stretch",
+    table_key = f"pages-{key}-{row}-{column}"
+    st.dataframe(
+        table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch",
+        on_select=functools.partial(_open_selected_row, table_key, table["page"].tolist(), model),
+        height=min(400, 38 + 35 * len(table)),
         column_config={
             "contribution (pixels)": st.column_config.NumberColumn(format="%.1f"),
             "share of the cell": st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0),
         },
     )
-    chosen = tuple(selection.selection.rows) if selection is not None else ()
-    seen = st.session_state.setdefault("_clicks", {})
-    if chosen and seen.get(f"pages-{key}") != (row, column, chosen):
-        seen[f"pages-{key}"] = (row, column, chosen)
-        state.open_page(table["page"].iloc[chosen[0]], model)
     pick, button = st.columns([4, 1], vertical_alignment="bottom")
     page_id = pick.selectbox("Page to open", table["page"].tolist(), key=f"open-{key}")
-    if button.button("Open in Overlays", key=f"open-button-{key}", type="primary"):
-        state.open_page(page_id, model)
+    button.button("Open in Overlays", key=f"open-button-{key}", type="primary", on_click=state.request_page, args=(page_id, model))
+
+
+def _open_selected_row(table_key: str, page_ids: list[str], model: str) -> None:
+    rows = st.session_state[table_key].selection.rows
+    if rows:
+        state.request_page(page_ids[rows[0]], model)
 
 
 def matrix_explorer(evaluated: state.Evaluated, model: str) -> None:
     """Controls, clickable heatmap, cell pickers and the page list of one evaluation."""
+    state.follow_page_request()
     evaluation = evaluated.evaluation
     mode = evaluation.matrices.mode
     view, metric, scale, hide = matrix_controls(mode)

@@ -93,11 +93,19 @@ def publish_url() -> None:
         st.query_params.from_dict(params)
 
 
-def open_page(page_id: str, model: str) -> None:
-    """Show a page in the Overlays page, keeping the rest of the view in the URL."""
+def request_page(page_id: str, model: str) -> None:
+    """Widget callback: show this page in the Overlays page on this run (see `follow_page_request`).
+    A callback runs before the widgets are created, so it may set their values."""
     st.session_state["page"] = page_id
     st.session_state["model"] = model
-    st.switch_page(OVERLAYS_PAGE, query_params=url_params(page=page_id, model=model))
+    st.session_state["_open_overlays"] = True
+
+
+def follow_page_request() -> None:
+    """Switch to the Overlays page if a callback asked for it, keeping the view in the URL."""
+    if st.session_state.pop("_open_overlays", False):
+        page_id, model = st.session_state["page"], st.session_state["model"]
+        st.switch_page(OVERLAYS_PAGE, query_params=url_params(page=page_id, model=model))
 
 
 # --- dataset choices -------------------------------------------------------------------------
