@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, as_completed, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,10 +41,11 @@ class PageTask:
 
 @dataclass(frozen=True)
 class PageOutcome:
-    """What one page adds: its non-zero cells (row * K + column) with their values, and its
-    integer 2x2 Background/Foreground matrix."""
+    """What one page adds: its pixel count, its non-zero cells (row * K + column) with their
+    values, and its integer 2x2 Background/Foreground matrix."""
 
-    cells: np.ndarray
+    pixels: int
+    cells: np.ndarray  # int32: K is at most 2048, so K * K fits
     values: np.ndarray
     reduced: np.ndarray
 
@@ -69,7 +70,8 @@ def evaluate_page(task: PageTask, class_count: int) -> tuple[PageOutcome, ExactC
     predicted = label_sets(table.prediction_codes, class_count)
     counts = contributions(truth, predicted, table.pixels)
     cells, values = counts.cell_values()
-    return PageOutcome(cells, values, reduced_counts(truth, predicted, table.pixels)), counts
+    page = PageOutcome(task.width * task.height, cells.astype(np.int32), values, reduced_counts(truth, predicted, table.pixels))
+    return page, counts
 
 
 def evaluate_batch(tasks: list[PageTask], class_count: int) -> BatchOutcome:
@@ -140,34 +142,51 @@ def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[list[tuple[
 # --- running -------------------------------------------------------------------------------------
 
 
-def _batches(tasks: list[PageTask], workers: int) -> Iterator[list[PageTask]]:
+def _prepared_batches(pairs: list[tuple[Page, Page | None]], taxonomy: Taxonomy, size: int, warnings: list[InputWarning]) -> Iterator[list[PageTask]]:
+    """Pages turned into tasks only as batches are sent, so a large dataset is never held twice.
+    Box warnings are appended in page order."""
+    batch: list[PageTask] = []
+    for reference_page, prediction_page in pairs:
+        task, page_warnings = prepare_page(reference_page, prediction_page, taxonomy)
+        warnings += page_warnings
+        batch.append(task)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _batch_size(pages: int, workers: int) -> int:
     """Several pages a task: a page costs about a millisecond, far less than a task's overhead."""
-    size = max(1, min(256, math.ceil(len(tasks) / (max(workers, 1) * 8))))
-    for start in range(0, len(tasks), size):
-        yield tasks[start : start + size]
+    return max(1, min(256, math.ceil(pages / (max(workers, 1) * 8))))
 
 
-def _run_batches(batches: list[list[PageTask]], class_count: int, executor: Executor | None, progress: Progress | None) -> list[BatchOutcome]:
-    """Outcomes in batch order, whatever the order in which they complete."""
-    total = sum(len(batch) for batch in batches)
+def _run_batches(batches: Iterator[list[PageTask]], total: int, class_count: int, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
+    """Outcomes in batch order, whatever the order in which they complete; at most `in_flight`
+    batches are pending at once."""
+    outcomes: dict[int, BatchOutcome] = {}
+    pending: dict[Future, int] = {}
     done = 0
-    if executor is None:
-        outcomes = []
-        for batch in batches:
-            outcomes.append(evaluate_batch(batch, class_count))
-            done += len(batch)
-            if progress:
-                progress(done, total)
-        return outcomes
-    futures = {executor.submit(evaluate_batch, batch, class_count): position for position, batch in enumerate(batches)}
-    outcomes: list[BatchOutcome | None] = [None] * len(batches)
-    for future in as_completed(futures):
-        position = futures[future]
-        outcomes[position] = future.result()
-        done += len(batches[position])
+
+    def record(position: int, outcome: BatchOutcome) -> None:
+        nonlocal done
+        outcomes[position] = outcome
+        done += len(outcome.pages)
         if progress:
             progress(done, total)
-    return outcomes  # type: ignore[return-value]
+
+    for position, batch in enumerate(batches):
+        if executor is None:
+            record(position, evaluate_batch(batch, class_count))
+            continue
+        pending[executor.submit(evaluate_batch, batch, class_count)] = position
+        if len(pending) >= in_flight:
+            for future in wait(pending, return_when=FIRST_COMPLETED).done:
+                record(pending.pop(future), future.result())
+    for future in as_completed(list(pending)):
+        record(pending.pop(future), future.result())
+    return [outcomes[position] for position in range(len(outcomes))]
 
 
 def terminal_progress(total: int) -> tuple[Progress, Callable[[], None]]:
@@ -190,8 +209,8 @@ class DatasetEvaluation:
     page_ids: list[str]
     page_pixels: np.ndarray  # (pages,) int64
     page_reduced: np.ndarray  # (pages, 2, 2) int64
-    contribution_page: np.ndarray  # (entries,) int64: page index of each contribution
-    contribution_cell: np.ndarray  # (entries,) int64: row * K + column
+    contribution_page: np.ndarray  # (entries,) int32: page index of each contribution
+    contribution_cell: np.ndarray  # (entries,) int32: row * K + column
     contribution_value: np.ndarray  # (entries,) float64
     counts: ExactCounts
     matrices: ToreMatrices
@@ -252,32 +271,28 @@ def evaluate_dataset(
     resolved = resolve_taxonomy(reference, prediction, taxonomy)
     pairs, unscored = pair_pages(reference, prediction)
     warnings = reference.warnings + prediction.warnings + unscored
-    tasks = []
-    for reference_page, prediction_page in pairs:
-        task, page_warnings = prepare_page(reference_page, prediction_page, resolved)
-        tasks.append(task)
-        warnings += page_warnings
-    batches = list(_batches(tasks, workers))
-    if executor is None and workers > 1 and len(batches) > 1:
+    batches = _prepared_batches(pairs, resolved, _batch_size(len(pairs), workers), warnings)
+    in_flight = max(16, 4 * workers)
+    if executor is None and workers > 1 and len(pairs) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            outcomes = _run_batches(batches, resolved.size, pool, progress)
+            outcomes = _run_batches(batches, len(pairs), resolved.size, pool, in_flight, progress)
     else:
-        outcomes = _run_batches(batches, resolved.size, executor, progress)
-    return _assemble(resolved, [page for page, _ in pairs], tasks, outcomes, warnings)
+        outcomes = _run_batches(batches, len(pairs), resolved.size, executor, in_flight, progress)
+    return _assemble(resolved, [page.id for page, _ in pairs], outcomes, warnings)
 
 
-def _assemble(taxonomy: Taxonomy, pages: list[Page], tasks: list[PageTask], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> DatasetEvaluation:
+def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> DatasetEvaluation:
     page_outcomes = [page for outcome in outcomes for page in outcome.pages]
     counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
     page_reduced = np.array([page.reduced for page in page_outcomes], dtype=np.int64).reshape(-1, 2, 2)
     sizes = [len(page.cells) for page in page_outcomes]
     return DatasetEvaluation(
         taxonomy=taxonomy,
-        page_ids=[page.id for page in pages],
-        page_pixels=np.array([task.width * task.height for task in tasks], dtype=np.int64),
+        page_ids=page_ids,
+        page_pixels=np.array([page.pixels for page in page_outcomes], dtype=np.int64),
         page_reduced=page_reduced,
-        contribution_page=np.repeat(np.arange(len(page_outcomes)), sizes),
-        contribution_cell=np.concatenate([page.cells for page in page_outcomes] or [np.zeros(0, np.int64)]),
+        contribution_page=np.repeat(np.arange(len(page_outcomes), dtype=np.int32), sizes),
+        contribution_cell=np.concatenate([page.cells for page in page_outcomes] or [np.zeros(0, np.int32)]),
         contribution_value=np.concatenate([page.values for page in page_outcomes] or [np.zeros(0)]),
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
