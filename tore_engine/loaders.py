@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tore_engine.errors import InputError
+from tore_engine.jsonstream import LazyArray, is_large, read_large_json
 from tore_engine.layout import LayoutSet, Page, PageImage
 
 
@@ -168,7 +169,7 @@ def _native_page(raw: Any, index: int, base: Path, source: str) -> Page:
 
 def from_native(data: Any, source: str, base: Path | None = None) -> LayoutSet:
     """A layout set from parsed native layout JSON (formats.md section 1)."""
-    if not isinstance(data, dict) or not isinstance(data.get("pages"), list):
+    if not isinstance(data, dict) or not isinstance(data.get("pages"), (list, LazyArray)):
         raise InputError("not a layout JSON: expected an object with a 'pages' list", file=source)
     name = data.get("name")
     if name is not None and (not isinstance(name, str) or not name):
@@ -232,7 +233,7 @@ def _coco_images(data: dict, source: str, base: Path) -> tuple[list[Page], dict[
 
 def _add_coco_annotations(annotations: Any, pages: list[Page], index: CocoIndex, source: str) -> None:
     """Append `[x, y, w, h]` annotations to their pages as `[x1, y1, x2, y2]` boxes."""
-    if not isinstance(annotations, list):
+    if not isinstance(annotations, (list, LazyArray)):
         raise InputError("COCO annotations must be a list", file=source)
     by_id = {page.id: page for page in pages}
     grouped: dict[str, tuple[list[str], list, list[float]]] = {page.id: ([], [], []) for page in pages}
@@ -288,21 +289,36 @@ def from_coco_results(results: Any, source: str, reference: CocoIndex, reference
 PairLoader = Callable[[Path, Path], tuple[LayoutSet, LayoutSet]]
 
 
+NATIVE_KEYS = {"arrays": ("pages",), "values": ("name", "taxonomy")}
+COCO_KEYS = {"arrays": ("annotations",), "values": ("images", "categories")}
+
+
+def read_document(path: Path, arrays: tuple[str, ...], values: tuple[str, ...]) -> Any:
+    """A JSON file, parsed whole when small; a large one lazily (`jsonstream`): its `arrays` are
+    read item by item and only its `values` are parsed up front."""
+    path = Path(path)
+    return read_large_json(path, arrays, values) if is_large(path) else read_json(path)
+
+
+def _first_item(data: Any) -> Any:
+    return next(iter(data), None)
+
+
 def detect_format(path: Path) -> str:
     """Guess the format of a reference or prediction path."""
     if path.is_dir():
-        if (path / "annotations").is_dir():
-            return "docile"
-        return "funsd"
-    data = read_json(path)
+        return "docile" if (path / "annotations").is_dir() else "funsd"
+    data = read_document(path, ("pages", "annotations"), ("images",))
     if isinstance(data, dict) and "pages" in data:
         return "tore"
     if isinstance(data, dict) and "images" in data and "annotations" in data:
         return "coco"
-    if isinstance(data, list) and data and isinstance(data[0], dict) and "layout_dets" in data[0]:
-        return "omnidocbench"
-    if isinstance(data, list) and (not data or isinstance(data[0], dict) and "image_id" in data[0]):
-        return "coco"
+    if isinstance(data, (list, LazyArray)):
+        first = _first_item(data)
+        if isinstance(first, dict) and "layout_dets" in first:
+            return "omnidocbench"
+        if first is None or isinstance(first, dict) and "image_id" in first:
+            return "coco"
     raise InputError(
         "cannot tell its format: expected a layout JSON (an object with 'pages'), a COCO instances "
         "JSON, or a COCO results list; use --format to say which",
@@ -311,26 +327,38 @@ def detect_format(path: Path) -> str:
 
 
 def load_layout(path: str | Path) -> LayoutSet:
-    """One native layout JSON file."""
-    return from_native(read_json(path), str(path))
+    """One native layout JSON file (read page by page when it is large)."""
+    return from_native(read_document(Path(path), **NATIVE_KEYS), str(path))
+
+
+def load_coco(path: str | Path) -> tuple[LayoutSet, CocoIndex]:
+    """One COCO instances file (its annotations read one by one when it is large)."""
+    return from_coco(read_document(Path(path), **COCO_KEYS), str(path))
+
+
+def load_prediction(path: Path, coco_reference: tuple[CocoIndex, list[Page]] | None = None) -> LayoutSet:
+    """A prediction in the native format, as COCO instances with its own categories, or as a COCO
+    results list (which needs the COCO reference it was made for)."""
+    kind = detect_format(path)
+    if kind == "tore":
+        return load_layout(path)
+    if kind != "coco":
+        raise InputError(f"a {kind} file cannot be a prediction here; use --format {kind}", file=str(path))
+    data = read_document(path, **COCO_KEYS)
+    if isinstance(data, dict):
+        return from_coco(data, str(path))[0]
+    if coco_reference is None:
+        raise InputError("a COCO results list needs a COCO instances file as the reference", file=str(path))
+    return from_coco_results(data, str(path), *coco_reference)
 
 
 def _load_coco_pair(reference_path: Path, prediction_path: Path) -> tuple[LayoutSet, LayoutSet]:
-    reference, index = from_coco(read_json(reference_path), str(reference_path))
-    data = read_json(prediction_path)
-    if isinstance(data, list):
-        return reference, from_coco_results(data, str(prediction_path), index, reference.pages)
-    if isinstance(data, dict) and "pages" in data:
-        return reference, from_native(data, str(prediction_path))
-    return reference, from_coco(data, str(prediction_path))[0]
+    reference, index = load_coco(reference_path)
+    return reference, load_prediction(prediction_path, (index, reference.pages))
 
 
 def _load_native_pair(reference_path: Path, prediction_path: Path) -> tuple[LayoutSet, LayoutSet]:
-    reference = load_layout(reference_path)
-    data = read_json(prediction_path)
-    if isinstance(data, dict) and "images" in data:
-        return reference, from_coco(data, str(prediction_path))[0]
-    return reference, from_native(data, str(prediction_path))
+    return load_layout(reference_path), load_prediction(prediction_path)
 
 
 def _benchmark_pair(module: str, function: str) -> PairLoader:
