@@ -101,9 +101,11 @@ def load_dataset(dataset_dir: str | Path, split: str) -> DocileDataset:
     """Read the split file, then every listed document's annotation and OCR."""
     root = Path(dataset_dir)
     split_file = root / f"{split}.json"
-    if root.is_dir() and not split_file.is_file():
+    if not root.is_dir():
+        raise InputError("DocILE dataset folder not found", file=str(root))
+    if not split_file.is_file():
         raise InputError(f"split file not found: the dataset has no index file for split {split!r}", file=str(split_file))
-    docids = _read_json(split_file) if root.is_dir() else []
+    docids = _read_json(split_file)
     if not isinstance(docids, list) or not all(isinstance(docid, str) for docid in docids):
         raise InputError("a split file must be a JSON list of document ids", file=str(split_file))
     return load_documents(root, docids, split)

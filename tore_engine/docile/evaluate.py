@@ -84,6 +84,7 @@ class TaskResult:
         return {
             "page_count": document.page_count,
             "page_sizes_at_200dpi": document.page_sizes,
+            "pdf": str(document.pdf) if document.pdf is not None else None,
             "predictions": [
                 {**field.to_json(), "gold": int(g) if g >= 0 else None}
                 for field, g in zip(self.predictions.get(document.docid, []), matching.pred_to_gold.tolist())

@@ -78,7 +78,7 @@ class PredictionTable:
 
     def fieldtypes(self) -> list[str]:
         """Every fieldtype of a gold or a prediction, sorted."""
-        return sorted({str(t) for t in self.fieldtype} | {str(t) for t in self.gold_fieldtype})
+        return sorted({t for t in [*self.fieldtype, *self.gold_fieldtype] if t is not None})
 
     def metrics(self, *, same_text: bool = False, fieldtype: str | None = None, document: int | None = None) -> Metrics:
         rows = np.ones(len(self.document), dtype=bool)
