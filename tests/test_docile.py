@@ -313,3 +313,15 @@ def test_agrees_with_the_official_package_on_generated_documents(tmp_path, iou_t
             assert_metrics(mine.metrics(fieldtype=fieldtype).to_json(), official.get_metrics(task, fieldtype=fieldtype))
         for docid in official.task_to_docid_to_matching[task]:
             assert_metrics(mine.metrics(docid=docid).to_json(), official.get_metrics(task, docids=[docid]))
+
+
+def test_structural_errors_name_the_document(tmp_path):
+    path = tmp_path / "kile.json"
+    path.write_text('{"d1": [], "d2": [{"bbox": [0, 0, 1, 1], "page": "0", "fieldtype": "x"}]}')
+    with pytest.raises(InputError, match=r"document d2: Expected `int`, got `str` - at `predictions\[0\].page`"):
+        load_predictions(path)
+    path.write_text('{"d": [{"bbox": [0, 0, 1, 1], "page": 0, "fieldtype": "x", "score": Infinity}]}')
+    assert load_predictions(path)["d"][0].score == math.inf  # Python's JSON dialect, as the official loader reads it
+    path.write_text('{"d": [')
+    with pytest.raises(InputError, match="cannot read JSON"):
+        load_predictions(path)

@@ -142,30 +142,39 @@ def _load_document(root: Path, docid: str) -> DocileDocument:
 
 
 def load_predictions(path: str | Path) -> dict[str, list[Field]]:
-    """Read a prediction file `{docid: [prediction, ...]}`, checking only the value types."""
+    """Read a prediction file `{docid: [prediction, ...]}`, checking only the value types.
+
+    NaN scores are rejected: predictions could not be ranked by them.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError("prediction file not found", file=str(path))
+    data = path.read_bytes()
     try:
-        return _PREDICTIONS.decode(path.read_bytes())
-    except msgspec.DecodeError as error:
-        raise InputError(f"not valid JSON ({error}); NaN and Infinity are not JSON numbers", file=str(path)) from None
+        predictions = _PREDICTIONS.decode(data)
+    except msgspec.DecodeError:  # not strict JSON: perhaps NaN or Infinity, which Python writes
+        predictions = _convert(_read_json(path), path)
     except msgspec.ValidationError:
-        raise _locate_prediction_error(path) from None
+        predictions = _convert(json.loads(data), path)
+    for docid, fields in predictions.items():
+        for index, field in enumerate(fields):
+            if field.score is not None and field.score != field.score:
+                raise InputError(f"document {docid}, prediction {index}: the score is NaN; predictions cannot be ranked by it", file=str(path))
+    return predictions
 
 
-def _locate_prediction_error(path: Path) -> InputError:
-    """The first bad prediction, named by docid and index (slow, only when there is one)."""
-    raw = json.loads(path.read_bytes())
+def _convert(raw: Any, path: Path) -> dict[str, list[Field]]:
+    """The slow path of `load_predictions`, which names the document of a bad prediction."""
     if not isinstance(raw, dict):
-        return InputError("a DocILE prediction file must be a JSON object {docid: [prediction, ...]}", file=str(path))
+        raise InputError("a DocILE prediction file must be a JSON object {docid: [prediction, ...]}", file=str(path))
+    predictions = {}
     for docid, items in raw.items():
         try:
-            msgspec.convert(items, list[Field])
+            predictions[docid] = msgspec.convert(items, list[Field])
         except msgspec.ValidationError as error:
             where = str(error).replace("$", "predictions")
-            return InputError(f"document {docid}: {where}", file=str(path))
-    return InputError("not a DocILE prediction file", file=str(path))
+            raise InputError(f"document {docid}: {where}", file=str(path)) from None
+    return predictions
 
 
 def _decode(decoder: msgspec.json.Decoder, path: Path, what: str) -> Any:
