@@ -134,7 +134,6 @@ def evaluate(
     """Validate the predictions officially, then match every document of the split."""
     to_evaluate = tasks_to_evaluate({"kile": kile, "lir": lir})
     validate_predictions(dataset, to_evaluate, files)
-    result = DocileResult(dataset.name, iou_threshold)
     matchers = {"kile": match_kile, "lir": match_lir}
     matchings: dict[str, dict[str, DocumentMatching]] = {task: {} for task in to_evaluate}
     for document in dataset.documents:
@@ -143,10 +142,11 @@ def evaluate(
             matchings[task][document.docid] = matchers[task](
                 document.docid, pcc_set, predictions.get(document.docid, []), document.golds(task), iou_threshold
             )
-    for task, predictions in to_evaluate.items():
-        task_result = TaskResult(task, dataset.documents, {k: list(v) for k, v in predictions.items()}, matchings[task])
-        setattr(result, task, task_result)
-    return result
+    results = {
+        task: TaskResult(task, dataset.documents, {d: list(fields) for d, fields in predictions.items()}, matchings[task])
+        for task, predictions in to_evaluate.items()
+    }
+    return DocileResult(dataset.name, iou_threshold, kile=results.get("kile"), lir=results.get("lir"))
 
 
 def score_files(
