@@ -337,3 +337,23 @@ def test_predictions_for_a_document_outside_the_split(tmp_path):
     expected = "KILE: Predictions provided for 1 documents not in the dataset dataset:vectors."
     with pytest.raises(InputError, match=expected.replace(".", r"\.")):
         score_files(dataset_dir, case["dataset"]["split"], files["kile"])
+
+
+def test_coverage_equals_brute_force_on_boundaries():
+    """Boxes whose edges sit exactly on PCC coordinates, duplicated PCCs, several pages."""
+    from tore_engine.docile.pcc import PCCSet
+
+    rng = np.random.default_rng(3)
+    grid = np.round(rng.uniform(0, 1, 12), 3)  # few distinct values: many exact ties
+    pccs = np.column_stack([rng.choice(grid, 400), rng.choice(grid, 400), rng.integers(0, 3, 400)]).astype(float)
+    pcc_set = PCCSet(pccs)
+    points = {tuple(p) for p in pccs.tolist()}
+    assert len(pcc_set) == len(points)
+    xs, ys = np.sort(rng.choice(grid, (300, 2)), axis=1), np.sort(rng.choice(grid, (300, 2)), axis=1)
+    boxes = np.column_stack([xs[:, 0], ys[:, 0], xs[:, 1], ys[:, 1]])  # left, top, right, bottom
+    pages = rng.integers(-1, 4, 300)
+    box, row = pcc_set.covered(boxes, pages)
+    for k, ((left, top, right, bottom), page) in enumerate(zip(boxes.tolist(), pages.tolist())):
+        expected = {(x, y, p) for x, y, p in points if p == page and left <= x <= right and top <= y <= bottom}
+        found = {(pcc_set.x[r], pcc_set.y[r], pcc_set.page[r]) for r in row[box == k]}
+        assert found == expected
