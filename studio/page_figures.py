@@ -114,7 +114,7 @@ def page_overlay(
     image_uri: str | None,
     *,
     agreement: AgreementRaster | None = None,
-    width_hint: int = 1200,
+    width_hint: int = 1000,
 ) -> go.Figure:
     """The page image in every pane with each pane's boxes on top; with `agreement`, one more pane
     that colours the agreement categories over the page. Zoom is shared by all panes.

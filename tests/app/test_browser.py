@@ -205,4 +205,6 @@ def test_a_thousand_pages_stay_usable(server, page, tmp_path):
     TIMINGS["synthetic_1000_cell_click_to_page_list_s"] = round(_click_cell(page, "Text", "List-item"), 2)
     _wait_idle(page)
     _shot(page, "07_synthetic_1000")
+    # The targets are 5 s and 1 s; the bounds leave room for a loaded CI machine.
     assert TIMINGS["synthetic_1000_matrices_rendered_after_evaluation_s"] < 10
+    assert TIMINGS["synthetic_1000_cell_click_to_page_list_s"] < 5
