@@ -357,3 +357,18 @@ def test_coverage_equals_brute_force_on_boundaries():
         expected = {(x, y, p) for x, y, p in points if p == page and left <= x <= right and top <= y <= bottom}
         found = {(pcc_set.x[r], pcc_set.y[r], pcc_set.page[r]) for r in row[box == k]}
         assert found == expected
+
+
+def test_dataset_errors_name_the_file(tmp_path):
+    _skip_without_vectors()
+    case = CASES[0]
+    dataset_dir, _ = write_case(case, tmp_path)
+    split, docid = case["dataset"]["split"], case["dataset"]["docids"][0]
+    with pytest.raises(InputError, match="no index file for split 'nope'"):
+        load_dataset(dataset_dir, "nope")
+    (dataset_dir / "annotations" / f"{docid}.json").write_text('{"metadata": {}}')
+    with pytest.raises(InputError, match=f"document {docid}: not a DocILE annotation: Object missing required field `page_count`"):
+        load_dataset(dataset_dir, split)
+    (dataset_dir / "annotations" / f"{docid}.json").unlink()
+    with pytest.raises(InputError, match=f"document {docid} is listed in the split but has no such file"):
+        load_dataset(dataset_dir, split)

@@ -123,11 +123,8 @@ def load_documents(dataset_dir: str | Path, docids: list[str], split: str = "") 
 def _load_document(root: Path, docid: str) -> DocileDocument:
     annotation_file = root / "annotations" / f"{docid}.json"
     ocr_file = root / "ocr" / f"{docid}.json"
-    for needed in (annotation_file, ocr_file):
-        if not needed.is_file():
-            raise InputError(f"document {docid} is listed in the split but has no such file", file=str(needed))
-    annotation = _decode(_ANNOTATION, annotation_file, f"document {docid}: not a DocILE annotation")
-    ocr = _decode(_OCR, ocr_file, f"document {docid}: not a DocTR OCR export")
+    annotation = _decode(_ANNOTATION, annotation_file, docid, "a DocILE annotation")
+    ocr = _decode(_OCR, ocr_file, docid, "a DocTR OCR export")
     pccs = document_pccs(ocr, annotation.metadata.page_count, docid=docid, file=str(ocr_file))
     pdf = root / "pdfs" / f"{docid}.pdf"
     return DocileDocument(
@@ -177,11 +174,13 @@ def _convert(raw: Any, path: Path) -> dict[str, list[Field]]:
     return predictions
 
 
-def _decode(decoder: msgspec.json.Decoder, path: Path, what: str) -> Any:
+def _decode(decoder: msgspec.json.Decoder, path: Path, docid: str, expected: str) -> Any:
     try:
         return decoder.decode(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError(f"document {docid} is listed in the split but has no such file", file=str(path)) from None
     except (OSError, msgspec.DecodeError, msgspec.ValidationError) as error:
-        raise InputError(f"{what}: {error}", file=str(path)) from None
+        raise InputError(f"document {docid}: not {expected}: {error}", file=str(path)) from None
 
 
 def _read_json(path: Path) -> Any:
