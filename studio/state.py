@@ -145,11 +145,19 @@ def _save_upload(upload) -> Path:
 
 def _uploaded(label: str, key: str, help_text: str) -> Path | None:
     """A file uploader whose last upload survives page switches (its path is kept in the state)."""
-    upload = st.sidebar.file_uploader(label, key=f"upload_{key}", help=help_text)
+    generation = st.session_state.get("_upload_generation", 0)
+    upload = st.sidebar.file_uploader(label, key=f"upload_{key}_{generation}", help=help_text)
     if upload is not None:
         st.session_state[f"uploaded_{key}"] = str(_save_upload(upload))
     path = st.session_state.get(f"uploaded_{key}")
     return Path(path) if path else None
+
+
+def _forget_uploads() -> None:
+    """Drop the kept uploads and empty the uploaders (new keys make new, empty widgets)."""
+    for key in [key for key in st.session_state if str(key).startswith("uploaded_")]:
+        del st.session_state[key]
+    st.session_state["_upload_generation"] = st.session_state.get("_upload_generation", 0) + 1
 
 
 def _path_input(label: str, key: str, help_text: str) -> Path | None:
@@ -178,6 +186,7 @@ def sidebar() -> Dataset:
             if (path := _uploaded(f"Prediction, model {model}" + (" (optional)" if model == "B" else ""), model.lower(), help_text)) is not None:
                 models[model] = path
         label_map = _uploaded("Label map (optional)", "map", "a JSON object {\"old label\": \"new label\"}")
+        st.sidebar.button("Forget the uploaded files", on_click=_forget_uploads)
         share(src=source)
     else:
         reference = _path_input("Reference", "ref", "a file or folder on the server, in any format `tore evaluate` reads")

@@ -132,11 +132,15 @@ def test_compare_page_with_one_model_asks_for_a_second(tmp_path):
 
 def test_a_broken_upload_shows_the_engine_error():
     at = _app(src="upload")
-    at.file_uploader(key="upload_ref").set_value(("reference.json", b'{"pages": [{"id": "p1", "width": 10}]}', "application/json")).run()
-    at.file_uploader(key="upload_a").set_value(("model.json", (DEMO / "model_a.json").read_bytes(), "application/json")).run()
+    at.file_uploader(key="upload_ref_0").set_value(("reference.json", b'{"pages": [{"id": "p1", "width": 10}]}', "application/json")).run()
+    at.file_uploader(key="upload_a_0").set_value(("model.json", (DEMO / "model_a.json").read_bytes(), "application/json")).run()
     _no_exception(at)
     messages = [error.value for error in at.error]
     assert any("page 'p1': missing key 'height'" in message for message in messages), messages
+    at.switch_page("app_pages/overlays.py").run()  # the uploads survive a page switch
+    assert any("missing key 'height'" in error.value for error in at.error)
+    next(button for button in at.sidebar.button if button.label == "Forget the uploaded files").click().run()
+    assert not at.error and any("Choose a reference" in info.value for info in at.info)
 
 
 def test_a_missing_server_path_shows_the_engine_error(tmp_path):
