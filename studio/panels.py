@@ -13,7 +13,7 @@ import streamlit as st
 
 from tore_engine.agreement import agreement_raster
 from tore_engine.dataset import DatasetEvaluation
-from tore_engine.drilldown import VIEWS, pages_for_view_cell, view_matrices
+from tore_engine.drilldown import VIEWS, pages_for_view_cell, top_confusions, view_matrices
 from tore_engine.matrices import MatrixSet
 from studio import figures, page_figures, state
 
@@ -121,6 +121,31 @@ def _open_selected_row(table_key: str, page_ids: list[str], model: str) -> None:
         state.request_page(page_ids[rows[0]], model)
 
 
+def _choose_cell(table_key: str, cells: list[tuple[str, str]]) -> None:
+    rows = st.session_state[table_key].selection.rows
+    if rows:
+        st.session_state["cell_ref"], st.session_state["cell_pred"] = cells[rows[0]]
+
+
+def _largest_cells(matrices: MatrixSet, key: str) -> None:
+    """The ten largest cells off the diagonal; selecting one chooses that cell."""
+    cells = top_confusions(matrices, count=10)
+    if not cells:
+        return
+    with st.expander("Largest cells off the diagonal (top 10)", expanded=len(matrices.rows) > figures.CELL_TEXT_LIMIT):
+        table = pd.DataFrame(cells, columns=["reference", "prediction", "pixels", "row % (recall)", "column % (precision)"])
+        table_key = f"largest-{key}"
+        st.dataframe(
+            table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch",
+            on_select=functools.partial(_choose_cell, table_key, [(row, column) for row, column, *_ in cells]),
+            column_config={
+                "pixels": st.column_config.NumberColumn(format="%.1f"),
+                "row % (recall)": st.column_config.NumberColumn(format="percent"),
+                "column % (precision)": st.column_config.NumberColumn(format="percent"),
+            },
+        )
+
+
 def matrix_explorer(evaluated: state.Evaluated, model: str) -> None:
     """Controls, clickable heatmap, cell pickers and the page list of one evaluation."""
     state.follow_page_request()
@@ -134,6 +159,7 @@ def matrix_explorer(evaluated: state.Evaluated, model: str) -> None:
     title = f"{metric} ({VIEW_LABELS[view]}, {mode} taxonomy): {evaluated.title}"
     clicked = heatmap(matrices, metric, scale, hide, mode, title, key)
     st.caption("Click a cell (or choose it below) to list the pages behind it. Drag to zoom, double-click to reset.")
+    _largest_cells(matrices, key)
     cell = _cell_pickers(matrices, clicked)
     if cell is not None:
         page_list(evaluation, view, cell, model, key=f"{model}-{view}")

@@ -3,7 +3,7 @@
 import pytest
 
 from tore_engine.dataset import evaluate_dataset
-from tore_engine.drilldown import pages_for_view_cell, view_matrices
+from tore_engine.drilldown import pages_for_view_cell, top_confusions, view_matrices
 from tore_engine.loaders import from_native
 
 
@@ -38,3 +38,9 @@ def test_views(evaluation):
     assert view_matrices(evaluation.matrices, "trimmed").rows == ["Background", "Text"]
     with pytest.raises(ValueError):
         view_matrices(evaluation.matrices, "diagonal")
+
+
+def test_top_confusions_skip_the_diagonal_and_zeros(evaluation):
+    full = evaluation.matrices.full  # Text -> Background 14 px, Background -> Text 9 px
+    assert top_confusions(full) == [("Text", "Background", 14.0, 14 / 14, 14 / (14 + 177)), ("Background", "Text", 9.0, 9 / (177 + 9), 9 / 9)]
+    assert top_confusions(full, count=1)[0][:2] == ("Text", "Background")

@@ -40,3 +40,17 @@ def _pages_for_reduced_cell(evaluation: DatasetEvaluation, row: int, column: int
     order = hits[np.lexsort((hits, -values[hits]))][:limit]
     total = int(values.sum())
     return [(evaluation.page_ids[k], float(values[k]), int(values[k]) / total) for k in order]
+
+
+def top_confusions(matrices: MatrixSet, count: int = 10) -> list[tuple[str, str, float, float, float]]:
+    """The largest non-zero cells that pair two different classes, largest first (ties in matrix
+    order): (row class, column class, pixels, recall, precision). The list beside a large matrix."""
+    confusion = np.asarray(matrices.confusion)
+    different = np.array([[row != column for column in matrices.columns] for row in matrices.rows], dtype=bool).reshape(confusion.shape)
+    cells = np.flatnonzero(different.reshape(-1) & (confusion.reshape(-1) > 0))
+    order = cells[np.lexsort((cells, -confusion.reshape(-1)[cells]))][:count]
+    rows, columns = np.divmod(order, confusion.shape[1])
+    return [
+        (matrices.rows[i], matrices.columns[j], float(confusion[i, j]), float(matrices.recall[i, j]), float(matrices.precision[i, j]))
+        for i, j in zip(rows.tolist(), columns.tolist())
+    ]

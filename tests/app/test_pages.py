@@ -34,6 +34,10 @@ def _no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
 
 
+def _page_table(at: AppTest):
+    return next(frame.value for frame in at.dataframe if "page" in frame.value.columns)
+
+
 def _charts(at: AppTest) -> list[dict]:
     return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
 
@@ -54,6 +58,10 @@ def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
     assert charts[1]["data"][0]["type"] == "bar"  # per-class scores
     assert any("Unweighted means over the 11 classes" in caption.value for caption in at.caption)
     assert at.query_params["src"] == "demo"
+    largest = at.dataframe[0].value
+    assert largest.columns[:3].tolist() == ["reference", "prediction", "pixels"]
+    assert (largest["reference"] != largest["prediction"]).all()
+    assert largest["pixels"].is_monotonic_decreasing
 
 
 def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
@@ -64,7 +72,7 @@ def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
     classes = demo_evaluation.matrices.classes
     expected = demo_evaluation.pages_for_cell(classes.index("Title"), classes.index("Section-header"))
     assert expected, "the demo's model A confuses some titles with section headers"
-    table = at.dataframe[0].value
+    table = _page_table(at)
     assert table["page"].tolist() == [page for page, _, _ in expected]
     assert table["contribution (pixels)"].tolist() == [value for _, value, _ in expected]
     assert any(f"Contributing pages: {len(expected)}" in markdown.value for markdown in at.markdown)
@@ -87,7 +95,7 @@ def test_reduced_view_in_the_url_lists_pages_of_a_reduced_cell():
     at = _app(view="reduced", cell="Foreground|Background", model="B")
     _no_exception(at)
     assert at.radio(key="view").value == "reduced" and at.radio(key="model").value == "B"
-    assert len(at.dataframe[0].value) > 0
+    assert len(_page_table(at)) > 0
     assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", "Foreground"]
 
 
