@@ -229,7 +229,7 @@ def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -
         ]
     )
     fig.update_layout(barmode="group", title=dict(text=title, x=0), yaxis=dict(range=[0, 1], title="score"),
-                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
+                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
     return fig
 
 
@@ -244,5 +244,5 @@ def delta_bars(deltas: dict[str, dict[str, float]], *, title: str = "") -> go.Fi
         ]
     )
     fig.update_layout(barmode="group", title=dict(text=title, x=0), yaxis=dict(title="B − A", zeroline=True),
-                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.12))
+                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
     return fig
