@@ -22,7 +22,7 @@ class PageImage:
     pdf_page: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Page:
     """One page: its frame in pixels and its boxes `[x1, y1, x2, y2]` (origin top-left)."""
 

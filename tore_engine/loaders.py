@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,7 +127,12 @@ def _page_image(raw: dict, base: Path, source: str, page_id: str) -> PageImage |
     return None
 
 
-def _native_boxes(boxes: Any, source: str, page_id: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+def _score_array(scores: list[float]) -> np.ndarray | None:
+    """Scores as an array (NaN for a box without one), or None when no box has a score."""
+    return np.array(scores, dtype=np.float64) if any(not math.isnan(s) for s in scores) else None
+
+
+def _native_boxes(boxes: Any, source: str, page_id: str) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     if not isinstance(boxes, list):
         raise InputError("'boxes' must be a list", file=source, page=page_id)
     labels: list[str] = []
@@ -146,10 +152,10 @@ def _native_boxes(boxes: Any, source: str, page_id: str) -> tuple[list[str], np.
         score = box.get("score")
         if score is not None and (not _is_number(score) or not math.isfinite(score)):
             raise InputError(f"score must be a finite number, got {score!r}", file=source, page=page_id, box=index)
-        labels.append(box["label"])
+        labels.append(sys.intern(box["label"]))
         coordinates.append(box["bbox"])
         scores.append(math.nan if score is None else float(score))
-    return labels, np.array(coordinates, dtype=np.float64).reshape(-1, 4), np.array(scores, dtype=np.float64)
+    return labels, np.array(coordinates, dtype=np.float64).reshape(-1, 4), _score_array(scores)
 
 
 def _native_page(raw: Any, index: int, base: Path, source: str) -> Page:
@@ -262,7 +268,7 @@ def _add_coco_annotations(annotations: Any, pages: list[Page], index: CocoIndex,
         page = by_id[page_id]
         page.labels = labels
         page.bboxes = np.array(boxes, dtype=np.float64).reshape(-1, 4)
-        page.scores = np.array(scores, dtype=np.float64)
+        page.scores = _score_array(scores)
 
 
 def from_coco(data: Any, source: str) -> tuple[LayoutSet, CocoIndex]:
@@ -373,7 +379,7 @@ def _benchmark_pair(module: str, function: str) -> PairLoader:
 PAIR_LOADERS: dict[str, PairLoader] = {
     "tore": _load_native_pair,
     "coco": _load_coco_pair,
-    "docile": _benchmark_pair("tore_engine.docile.layout", "docile_layout_sets"),
+    "docile": _benchmark_pair("tore_engine.docile.layout", "load_docile_pair"),
     "funsd": _benchmark_pair("tore_engine.funsd.layout_sets", "funsd_layout_sets"),
     "omnidocbench": _benchmark_pair("tore_engine.omnidocbench.tore_sets", "omnidocbench_layout_sets"),
 }

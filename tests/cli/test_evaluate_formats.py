@@ -34,3 +34,17 @@ def test_omnidocbench_model_in_its_own_taxonomy_is_scored_in_dual_mode(tmp_path)
     total = sum(map(sum, confusion))
     # Taxonomy invariance: the reduced matrix holds the same mass as the full one.
     assert abs(sum(map(sum, report["reduced"]["confusion"])) - total) <= 1e-6 * total
+
+
+def test_docile_gold_fields_as_prediction_are_perfect(tmp_path):
+    dataset = shared_path("data", "docile")
+    annotation = json.loads((dataset / "annotations" / "516f2d61ea404b30a9192a72.json").read_text())
+    fields = [{key: field[key] for key in ("bbox", "page", "fieldtype")} for field in annotation["field_extractions"]]
+    predictions = tmp_path / "kile.json"
+    predictions.write_text(json.dumps({"516f2d61ea404b30a9192a72": fields}))
+    report = report_of(tmp_path / "out", str(dataset), str(predictions), "--format", "docile")
+    assert report["mode"] == "single" and report["pages"] == 1
+    confusion = report["matrices"]["confusion"]
+    present = [name for k, name in enumerate(report["classes"]) if k and confusion[k][k] > 0]
+    assert present and all(report["per_class"][name]["f1"] == 1.0 for name in present)
+    assert report["reduced"]["recall"] == [[1.0, 0.0], [0.0, 1.0]]
