@@ -99,3 +99,10 @@ def test_pages_painted_in_bands_give_the_same_pairs(monkeypatch):
     whole = grid_confusion(24, 24, reference, prediction, 6)
     monkeypatch.setattr("tore_engine.raster.MAX_BAND_CELLS", 7)
     assert grid_confusion(24, 24, reference, prediction, 6) == whole == confusion(24, 24, reference, prediction, 6)
+
+
+def test_dense_pages_painted_by_prefix_sums_equal_brute_force():
+    rng = np.random.default_rng(3)
+    reference = [(int(c), [float(v) for v in b]) for c, b in zip(rng.integers(1, 4, 300), rng.uniform(-2, 22, (300, 4)))]
+    prediction = [(int(c), [float(v) for v in b]) for c, b in zip(rng.integers(1, 4, 200), rng.uniform(-2, 22, (200, 4)))]
+    assert grid_confusion(20, 18, reference, prediction, 4) == confusion(20, 18, reference, prediction, 4)
