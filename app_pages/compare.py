@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from tore_engine.comparison import comparable, matrix_difference, mean_scores, per_class_deltas
+from tore_engine.comparison import comparable, matrix_difference, mean_scores, page_deltas, per_class_deltas
 from tore_engine.drilldown import view_matrices
 from studio import figures, panels, state
 
@@ -70,6 +70,9 @@ with against_reference:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
 
     st.subheader("Reference, A and B on one page")
+    deltas = pd.DataFrame(page_deltas(a.evaluation.page_foreground_scores(), b.evaluation.page_foreground_scores()))
+    panels.page_picker_table(deltas.sort_values("B − A", kind="stable").head(20), "page-deltas",
+                             "Pages where B differs most from A (reduced Foreground F1, B worse first); select one to show it")
     page_id = panels.page_navigator(a.evaluation)
     panels.page_overlay([a, b], [label_a, label_b], page_id, agreement=False, key="compare-overlay")
 

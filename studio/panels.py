@@ -121,6 +121,11 @@ def _open_selected_row(table_key: str, page_ids: list[str], model: str) -> None:
         state.request_page(page_ids[rows[0]], model)
 
 
+def matrix_csv(matrices: MatrixSet, metric: str) -> str:
+    """The shown matrix as CSV: reference classes down, predicted classes across."""
+    return pd.DataFrame(getattr(matrices, metric), index=matrices.rows, columns=matrices.columns).to_csv(index_label="reference \\ prediction")
+
+
 def _choose_cell(table_key: str, cells: list[tuple[str, str]]) -> None:
     rows = st.session_state[table_key].selection.rows
     if rows:
@@ -160,6 +165,8 @@ def matrix_explorer(evaluated: state.Evaluated, model: str) -> None:
     clicked = heatmap(matrices, metric, scale, hide, mode, title, key)
     st.caption("Click a cell (or choose it below) to list the pages behind it. Drag to zoom, double-click to reset.")
     _largest_cells(matrices, key)
+    st.download_button("Download this matrix as CSV", matrix_csv(matrices, metric), file_name=f"{metric}_{view}.csv",
+                       mime="text/csv", key=f"csv-{key}")
     cell = _cell_pickers(matrices, clicked)
     if cell is not None:
         page_list(evaluation, view, cell, model, key=f"{model}-{view}")
@@ -197,6 +204,21 @@ def page_navigator(evaluation: DatasetEvaluation) -> str:
     )
     state.share(order=order, page=page_id)
     return page_id
+
+
+def _choose_page(table_key: str, page_ids: list[str]) -> None:
+    rows = st.session_state[table_key].selection.rows
+    if rows:
+        st.session_state["page"] = page_ids[rows[0]]
+
+
+def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
+    """A table of pages (a `page` column first); selecting a row shows that page in the navigator
+    below it."""
+    with st.expander(label):
+        st.dataframe(table, key=key, hide_index=True, selection_mode="single-row", width="stretch",
+                     on_select=functools.partial(_choose_page, key, table["page"].tolist()),
+                     column_config={name: st.column_config.NumberColumn(format="%.3f") for name in table.columns[1:]})
 
 
 def page_scores(evaluation: DatasetEvaluation, page_id: str) -> None:

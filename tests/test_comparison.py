@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tore_engine.comparison import comparable, matrix_difference, mean_scores, per_class_deltas
+from tore_engine.comparison import comparable, matrix_difference, mean_scores, page_deltas, per_class_deltas
 from tore_engine.matrices import MatrixSet
 
 
@@ -39,3 +39,12 @@ def test_per_class_deltas_and_means():
     assert deltas["Title"] == {"recall": 1.0, "precision": 1.0, "f1": 1.0}
     assert mean_scores(a) == pytest.approx({"recall": 0.25, "precision": 0.5, "f1": 1 / 3})
     assert mean_scores({}) == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
+
+
+def test_page_deltas_follow_a_and_skip_pages_b_lacks():
+    a = [{"page": "p1", "f1": 0.5}, {"page": "p2", "f1": 1.0}, {"page": "p3", "f1": 0.0}]
+    b = [{"page": "p2", "f1": 0.25}, {"page": "p1", "f1": 0.75}]
+    assert page_deltas(a, b) == [
+        {"page": "p1", "F1 A": 0.5, "F1 B": 0.75, "B − A": 0.25},
+        {"page": "p2", "F1 A": 1.0, "F1 B": 0.25, "B − A": -0.75},
+    ]

@@ -34,3 +34,14 @@ def mean_scores(per_class: dict[str, dict[str, float]]) -> dict[str, float]:
     if not per_class:
         return {score: 0.0 for score in SCORES}
     return {score: sum(values[score] for values in per_class.values()) / len(per_class) for score in SCORES}
+
+
+def page_deltas(a: list[dict], b: list[dict]) -> list[dict]:
+    """Per page (A's order), the reduced Foreground F1 of A and B and B minus A, from each
+    evaluation's `page_foreground_scores()`; pages missing from B are left out."""
+    b_by_page = {row["page"]: row for row in b}
+    return [
+        {"page": row["page"], "F1 A": row["f1"], "F1 B": b_by_page[row["page"]]["f1"], "B − A": b_by_page[row["page"]]["f1"] - row["f1"]}
+        for row in a
+        if row["page"] in b_by_page
+    ]

@@ -6,14 +6,19 @@ is covered by the browser test. Expected page lists come from the engine directl
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.loaders import load_pair
+from studio.panels import matrix_csv
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 APP = str(REPOSITORY / "app.py")
@@ -129,6 +134,25 @@ def test_compare_page_explains_why_it_compares_reduced_matrices():
     assert "recall (zero-trimmed), B against A" in titles
     three_panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 3]
     assert [a["text"] for a in three_panes[0]["layout"]["annotations"]] == ["reference", "model A (simulated)", "model B (simulated)"]
+
+
+def test_compare_page_lists_the_pages_where_b_differs_most(demo_evaluation):
+    at = _app()
+    at.switch_page("app_pages/compare.py").run()
+    table = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns)
+    assert table["B − A"].is_monotonic_increasing and len(table) == 20
+    evaluation_b = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_b.json"))
+    f1_a = {row["page"]: row["f1"] for row in demo_evaluation.page_foreground_scores()}
+    f1_b = {row["page"]: row["f1"] for row in evaluation_b.page_foreground_scores()}
+    worst = min(f1_a, key=lambda page: (f1_b[page] - f1_a[page]))
+    assert table["page"].iloc[0] == worst
+
+
+def test_matrix_csv_has_classes_on_both_axes(demo_evaluation):
+    table = pd.read_csv(io.StringIO(matrix_csv(demo_evaluation.matrices.trimmed, "recall")), index_col=0)
+    assert table.index.tolist() == demo_evaluation.matrices.trimmed.rows
+    assert table.columns.tolist() == demo_evaluation.matrices.trimmed.columns
+    assert np.allclose(table.to_numpy(), demo_evaluation.matrices.trimmed.recall)
 
 
 def test_compare_page_with_one_model_asks_for_a_second(tmp_path):
