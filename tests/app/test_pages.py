@@ -187,3 +187,19 @@ def test_a_label_map_path_is_applied(tmp_path):
     at = _app(map=str(label_map))
     _no_exception(at)
     assert "Title" not in _charts(at)[0]["layout"]["yaxis"]["ticktext"]
+
+
+def test_pages_without_a_drawable_image_get_a_placeholder(tmp_path):
+    pages = [{"id": "no-image", "width": 100, "height": 50, "boxes": [{"label": "Text", "bbox": [10, 10, 60, 30]}]},
+             {"id": "lost-pdf", "width": 100, "height": 50, "pdf": "missing.pdf", "page_no": 0, "boxes": []}]
+    (tmp_path / "reference.json").write_text(json.dumps({"name": "gt", "pages": pages}), encoding="utf-8")
+    (tmp_path / "model.json").write_text(json.dumps({"name": "m", "pages": pages}), encoding="utf-8")
+    at = _app(src="path", ref=str(tmp_path / "reference.json"), a=str(tmp_path / "model.json"))
+    at.query_params["page"] = "lost-pdf"  # as a link to /overlays?page=lost-pdf would carry it
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    assert at.selectbox(key="page").value == "lost-pdf"
+    assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")  # the placeholder
+    at.selectbox(key="page").set_value("no-image").run()
+    _no_exception(at)
+    assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")
