@@ -28,6 +28,7 @@ from tore_engine.layout import LayoutSet, Page, PageImage
 from tore_engine.loaders import PAIR_LOADERS, load_pair
 from tore_engine.taxonomy import apply_label_map, read_label_map
 from studio import rendering
+from studio.data_root import data_root, server_path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 DEMO_DIR = REPOSITORY / "assets" / "demo"
@@ -161,9 +162,16 @@ def _forget_uploads() -> None:
 
 
 def _path_input(label: str, key: str, help_text: str) -> Path | None:
+    """A path on the server, inside the data root (`studio.data_root`); None when empty or refused."""
     seed(key, "")
-    text = st.sidebar.text_input(label, key=key, help=help_text, persist_state="session").strip()
-    return Path(text).expanduser() if text else None
+    text = st.sidebar.text_input(label, key=key, help=f"{help_text} (inside {data_root()})", persist_state="session").strip()
+    if not text:
+        return None
+    try:
+        return server_path(text)
+    except InputError as error:
+        st.sidebar.error(error.paragraph())
+        return None
 
 
 def sidebar() -> Dataset:

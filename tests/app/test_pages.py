@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.loaders import load_pair
+from studio.data_root import DATA_ROOT_VARIABLE
 from studio.panels import matrix_csv
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -175,13 +176,25 @@ def test_a_broken_upload_shows_the_engine_error():
     assert not at.error and any("Choose a reference" in info.value for info in at.info)
 
 
-def test_a_missing_server_path_shows_the_engine_error(tmp_path):
+@pytest.fixture
+def whole_disk_as_data_root(monkeypatch):
+    """These tests mix files in the repository and in a temporary folder."""
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, "/")
+
+
+def test_a_server_path_outside_the_data_root_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    at = _app(src="path", ref="../../etc/passwd", a=str(DEMO / "model_a.json"))
+    assert any("is outside the data root" in error.value for error in at.sidebar.error)
+
+
+def test_a_missing_server_path_shows_the_engine_error(tmp_path, whole_disk_as_data_root):
     at = _app(src="path", ref=str(tmp_path / "nowhere.json"), a=str(DEMO / "model_a.json"))
     _no_exception(at)
     assert any("nowhere.json: no such file" in error.value for error in at.error)
 
 
-def test_a_label_map_path_is_applied(tmp_path):
+def test_a_label_map_path_is_applied(tmp_path, whole_disk_as_data_root):
     label_map = tmp_path / "map.json"
     label_map.write_text(json.dumps({"Title": "Section-header"}), encoding="utf-8")
     at = _app(map=str(label_map))
@@ -189,7 +202,7 @@ def test_a_label_map_path_is_applied(tmp_path):
     assert "Title" not in _charts(at)[0]["layout"]["yaxis"]["ticktext"]
 
 
-def test_pages_without_a_drawable_image_get_a_placeholder(tmp_path):
+def test_pages_without_a_drawable_image_get_a_placeholder(tmp_path, whole_disk_as_data_root):
     pages = [{"id": "no-image", "width": 100, "height": 50, "boxes": [{"label": "Text", "bbox": [10, 10, 60, 30]}]},
              {"id": "lost-pdf", "width": 100, "height": 50, "pdf": "missing.pdf", "page_no": 0, "boxes": []}]
     (tmp_path / "reference.json").write_text(json.dumps({"name": "gt", "pages": pages}), encoding="utf-8")
