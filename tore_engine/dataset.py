@@ -127,22 +127,26 @@ def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -
     return task, warnings
 
 
-def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[list[tuple[Page, Page | None]], list[InputWarning]]:
-    """Reference pages in file order, each with its prediction page (by id) or None."""
-    by_id = {page.id: page for page in prediction.pages}
-    reference_ids = {page.id for page in reference.pages}
+def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[Iterator[tuple[Page, Page | None]], list[InputWarning]]:
+    """Reference pages in file order, each with its prediction page (by id) or None, made one at
+    a time; and the warnings for prediction pages that no reference page has."""
+    reference_ids = set(reference.page_ids())
+    position = {page_id: index for index, page_id in enumerate(prediction.page_ids())}
     unscored = [
-        InputWarning(page.id, None, "prediction", "prediction page has no reference page; not scored")
-        for page in prediction.pages
-        if page.id not in reference_ids
+        InputWarning(page_id, None, "prediction", "prediction page has no reference page; not scored")
+        for page_id in position
+        if page_id not in reference_ids
     ]
-    return [(page, by_id.get(page.id)) for page in reference.pages], unscored
+    pairs = (
+        (page, prediction.pages[position[page.id]] if page.id in position else None) for page in reference.pages
+    )
+    return pairs, unscored
 
 
 # --- running -------------------------------------------------------------------------------------
 
 
-def _prepared_batches(pairs: list[tuple[Page, Page | None]], taxonomy: Taxonomy, size: int, warnings: list[InputWarning]) -> Iterator[list[PageTask]]:
+def _prepared_batches(pairs: Iterator[tuple[Page, Page | None]], taxonomy: Taxonomy, size: int, warnings: list[InputWarning]) -> Iterator[list[PageTask]]:
     """Pages turned into tasks only as batches are sent, so a large dataset is never held twice.
     Box warnings are appended in page order."""
     batch: list[PageTask] = []
@@ -271,14 +275,15 @@ def evaluate_dataset(
     resolved = resolve_taxonomy(reference, prediction, taxonomy)
     pairs, unscored = pair_pages(reference, prediction)
     warnings = reference.warnings + prediction.warnings + unscored
-    batches = _prepared_batches(pairs, resolved, _batch_size(len(pairs), workers), warnings)
+    page_count = len(reference.pages)
+    batches = _prepared_batches(pairs, resolved, _batch_size(page_count, workers), warnings)
     in_flight = max(16, 4 * workers)
-    if executor is None and workers > 1 and len(pairs) > 1:
+    if executor is None and workers > 1 and page_count > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            outcomes = _run_batches(batches, len(pairs), resolved.size, pool, in_flight, progress)
+            outcomes = _run_batches(batches, page_count, resolved.size, pool, in_flight, progress)
     else:
-        outcomes = _run_batches(batches, len(pairs), resolved.size, executor, in_flight, progress)
-    return _assemble(resolved, [page.id for page, _ in pairs], outcomes, warnings)
+        outcomes = _run_batches(batches, page_count, resolved.size, executor, in_flight, progress)
+    return _assemble(resolved, reference.page_ids(), outcomes, warnings)
 
 
 def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> DatasetEvaluation:

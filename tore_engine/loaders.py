@@ -10,7 +10,7 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ import numpy as np
 
 from tore_engine.errors import InputError
 from tore_engine.jsonstream import LazyArray, is_large, read_large_json
-from tore_engine.layout import LayoutSet, Page, PageImage
+from tore_engine.layout import LayoutSet, Page, PageColumns, PageColumnsBuilder, PageImage
 
 
 def read_json(path: str | Path) -> Any:
@@ -93,6 +93,8 @@ def check_labels_in_taxonomy(layout: LayoutSet) -> None:
     if layout.taxonomy is None:
         return
     known = set(layout.taxonomy)
+    if known.issuperset(layout.labels_in_use()):
+        return
     unknown: dict[str, tuple[str, int]] = {}
     for page in layout.pages:
         for index, label in enumerate(page.labels):
@@ -103,12 +105,12 @@ def check_labels_in_taxonomy(layout: LayoutSet) -> None:
         raise InputError(f"labels not in the declared taxonomy: {listed}", file=layout.source)
 
 
-def check_unique_page_ids(pages: list[Page], source: str) -> None:
+def check_unique_page_ids(pages: Sequence[Page], source: str) -> None:
     seen: set[str] = set()
-    for page in pages:
-        if page.id in seen:
-            raise InputError("duplicate page id", file=source, page=page.id)
-        seen.add(page.id)
+    for page_id in pages.ids if isinstance(pages, PageColumns) else (page.id for page in pages):
+        if page_id in seen:
+            raise InputError("duplicate page id", file=source, page=page_id)
+        seen.add(page_id)
 
 
 # --- native layout JSON --------------------------------------------------------------------------
@@ -173,6 +175,16 @@ def _native_page(raw: Any, index: int, base: Path, source: str) -> Page:
     return Page(page_id, width, height, labels, bboxes, scores, _page_image(raw, base, source, page_id))
 
 
+def _read_pages(raw_pages: list | LazyArray, base: Path, source: str) -> Sequence[Page]:
+    """Pages of a parsed file as a list; those of a large, lazily read file as `PageColumns`."""
+    if isinstance(raw_pages, list):
+        return [_native_page(raw, index, base, source) for index, raw in enumerate(raw_pages)]
+    builder = PageColumnsBuilder()
+    for index, raw in enumerate(raw_pages):
+        builder.add(_native_page(raw, index, base, source))
+    return builder.build()
+
+
 def from_native(data: Any, source: str, base: Path | None = None) -> LayoutSet:
     """A layout set from parsed native layout JSON (formats.md section 1)."""
     if not isinstance(data, dict) or not isinstance(data.get("pages"), (list, LazyArray)):
@@ -181,7 +193,7 @@ def from_native(data: Any, source: str, base: Path | None = None) -> LayoutSet:
     if name is not None and (not isinstance(name, str) or not name):
         raise InputError(f"'name' must be a non-empty string, got {name!r}", file=source)
     base = base if base is not None else Path(source).parent
-    pages = [_native_page(raw, index, base, source) for index, raw in enumerate(data["pages"])]
+    pages = _read_pages(data["pages"], base, source)
     check_unique_page_ids(pages, source)
     layout = LayoutSet(name or Path(source).stem, pages, _check_taxonomy(data.get("taxonomy"), source), source)
     check_labels_in_taxonomy(layout)
