@@ -12,16 +12,19 @@ record and replay that bar. Entries are read-only once stored.
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from tore_engine.cluster import dask_client
 from tore_engine.dataset import DatasetEvaluation, evaluate_dataset
 from tore_engine.errors import InputError
 from tore_engine.layout import LayoutSet, Page, PageImage
@@ -38,6 +41,7 @@ TAXONOMY_MODES = ("auto", "single", "dual")
 MODELS = ("A", "B")
 OVERLAYS_PAGE = "app_pages/overlays.py"
 UPLOAD_DIR = Path(tempfile.gettempdir()) / "tore_studio_uploads"
+MAX_UPLOAD_MB = 200  # larger datasets: paths on the server
 DEMO_NOTE = (
     "**Embedded demo**: 26 synthetic pages drawn by the project, with their exact ground truth "
     "(11 DocLayNet classes). Models A and B are **simulated**: their predictions are made from the "
@@ -122,6 +126,8 @@ class Dataset:
     format_name: str = "auto"
     taxonomy: str = "auto"
     label_map: Path | None = None
+    workers: int = 1
+    scheduler: str | None = None  # a Dask scheduler address
 
     @property
     def is_demo(self) -> bool:
@@ -147,7 +153,10 @@ def _save_upload(upload) -> Path:
 def _uploaded(label: str, key: str, help_text: str) -> Path | None:
     """A file uploader whose last upload survives page switches (its path is kept in the state)."""
     generation = st.session_state.get("_upload_generation", 0)
-    upload = st.sidebar.file_uploader(label, key=f"upload_{key}_{generation}", help=help_text)
+    upload = st.sidebar.file_uploader(
+        label, type=["json"], key=f"upload_{key}_{generation}", max_upload_size=MAX_UPLOAD_MB,
+        help=f"{help_text}; JSON only, at most {MAX_UPLOAD_MB} MB, read as data and never executed",
+    )
     if upload is not None:
         st.session_state[f"uploaded_{key}"] = str(_save_upload(upload))
     path = st.session_state.get(f"uploaded_{key}")
@@ -188,6 +197,7 @@ def sidebar() -> Dataset:
         label_map = _path_input("Label map (optional path)", "map", "a JSON object {\"old label\": \"new label\"}, applied to both sides")
         share(src=source, map=label_map)
     elif source == "upload":
+        st.sidebar.caption(f"JSON files of at most {MAX_UPLOAD_MB} MB each, read as data only; for larger datasets, use paths on the server.")
         help_text = "layout JSON (formats.md section 1), COCO instances JSON, or a COCO results list"
         reference = _uploaded("Reference", "ref", help_text)
         for model in MODELS:
@@ -212,7 +222,26 @@ def sidebar() -> Dataset:
              "(for a model with other classes than the dataset); auto: single when every predicted class is a reference class",
     )
     share(tax=taxonomy)
-    return Dataset(source, reference, models, format_name, taxonomy, label_map)
+    workers, scheduler = _compute_choices()
+    return Dataset(source, reference, models, format_name, taxonomy, label_map, workers, scheduler)
+
+
+def _compute_choices() -> tuple[int, str | None]:
+    """Local worker processes, or a Dask cluster; the numbers are the same either way."""
+    with st.sidebar.expander("Compute"):
+        seed("workers", 1)
+        workers = st.number_input("Local worker processes", 1, os.cpu_count() or 1, key="workers", persist_state="session",
+                                  help="pages are evaluated in batches over this many processes")
+        seed("dask", "")
+        scheduler = st.text_input("Dask scheduler (optional)", key="dask", persist_state="session",
+                                  help="e.g. tcp://10.0.0.5:8786: send the pages to a Dask cluster instead (needs the 'dask' extra)").strip()
+    return int(workers), scheduler or None
+
+
+@st.cache_resource(show_spinner=False)
+def _dask_executor(address: str) -> Executor:
+    """One client a scheduler address for the server's lifetime, as its executor."""
+    return dask_client(address).get_executor()
 
 
 # --- loading and evaluating --------------------------------------------------------------------
@@ -287,9 +316,12 @@ def evaluate(
     format_name: str = "auto",
     taxonomy: str = "auto",
     label_map: Path | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Evaluated:
-    """Load and evaluate one pair (cached); raises `InputError` for bad input."""
+    """Load and evaluate one pair (cached; workers and scheduler do not change the result, so
+    they are not part of the key); raises `InputError` for bad input."""
     key = (_stamp(reference), _stamp(prediction), format_name, taxonomy, _stamp(label_map))
     store = evaluation_store()
     cached = store.get(key)
@@ -297,7 +329,10 @@ def evaluate(
         return cached
     reference_set, prediction_set = load_pair(reference, prediction, format_name)
     mapping = read_label_map(label_map) if label_map is not None else {}
-    evaluation = evaluate_dataset(reference_set, prediction_set, taxonomy=taxonomy, label_map=mapping, progress=progress)
+    executor = _dask_executor(scheduler) if scheduler else None
+    evaluation = evaluate_dataset(
+        reference_set, prediction_set, taxonomy=taxonomy, label_map=mapping, workers=workers, executor=executor, progress=progress
+    )
     result = Evaluated(title, apply_label_map(reference_set, mapping), apply_label_map(prediction_set, mapping), evaluation)
     store.put(key, result)
     return result
@@ -328,6 +363,7 @@ def model_evaluation(dataset: Dataset, model: str) -> Evaluated | None:
     return _evaluate_with_progress(
         dataset.reference, dataset.models[model], dataset.model_label(model),
         format_name=dataset.format_name, taxonomy=dataset.taxonomy, label_map=dataset.label_map,
+        workers=dataset.workers, scheduler=dataset.scheduler,
     )
 
 
@@ -338,6 +374,7 @@ def model_against_model(dataset: Dataset) -> Evaluated | None:
     return _evaluate_with_progress(
         dataset.models["A"], dataset.models["B"], "model B against model A",
         format_name=dataset.format_name, taxonomy="dual", label_map=dataset.label_map,
+        workers=dataset.workers, scheduler=dataset.scheduler,
     )
 
 

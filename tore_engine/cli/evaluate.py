@@ -77,15 +77,9 @@ def _executor(scheduler: str | None) -> Iterator[Executor | None]:
     if scheduler is None:
         yield None
         return
-    try:
-        from distributed import Client
-    except ImportError:
-        raise InputError("--scheduler needs Dask: pip install 'tore-studio[dask]'") from None
-    try:
-        client = Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as error:
-        raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
-    with client, client.get_executor() as executor:
+    from tore_engine.cluster import dask_client
+
+    with dask_client(scheduler) as client, client.get_executor() as executor:
         yield executor
 
 
