@@ -323,6 +323,8 @@ def check_matrices(results: dict[str, Measurement]) -> list[str]:
         lines.append(f"{ours} vs {theirs}: {'agree' if agree else 'DIFFER'} (max |a-b|/max(1,|b|) = {worst:.2e})")
     for first, second in [("tore w1", "tore w2"), ("tore dual w1", "tore dual w2"), ("tore w1", "tore evaluate w1"), ("tore 4x w1", "tore 4x w2"), ("tore memory w1", "tore memory w2"), ("tore memory w1", "tore evaluate memory w2")]:
         lines.append(f"{first} vs {second}: {'bit-identical' if bit_identical(path(first), path(second)) else 'NOT bit-identical'}")
+    torch = [label for label, m in results.items() if m.extra.get("torch_imported")]
+    lines.append(f"peer runs that imported torch: {', '.join(torch) or 'none'}")
     return lines
 
 
