@@ -1,0 +1,114 @@
+"""The DocILE document overlay: gold fields against predicted fields on the page image.
+
+Built from one document of `TaskResult.to_json()["documents"]` (plain JSON, as the panel caches
+it). Golds are solid outlines, predictions dashed; matched fields are green, missed golds (FN) red,
+unmatched predictions (FP) orange. One outline trace per group (boxes separated by gaps, never one
+shape per box: app.md section 3) and one invisible marker per box centre that carries the hover
+(field type, text, score, and what it matched).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+DEFAULT_PAGE_SIZE = (1700, 2200)  # US letter at 200 DPI, for documents without page sizes
+GOLD, PREDICTION = "gold", "prediction"
+MATCHED, MISSED, UNMATCHED = "matched (TP)", "missed (FN)", "unmatched (FP)"
+STYLES = {  # (side, status) -> legend name, colour, dash
+    (GOLD, MATCHED): ("gold, matched (TP)", "#2ca02c", "solid"),
+    (GOLD, MISSED): ("gold, missed (FN)", "#d62728", "solid"),
+    (PREDICTION, MATCHED): ("prediction, matched (TP)", "#2ca02c", "dash"),
+    (PREDICTION, UNMATCHED): ("prediction, unmatched (FP)", "#ff7f0e", "dash"),
+}
+
+
+@dataclass(frozen=True)
+class FieldBox:
+    """One gold or predicted field of the page, in pixels at 200 DPI, with its match."""
+
+    side: str
+    index: int  # in the document's gold or prediction list
+    status: str
+    fieldtype: str | None
+    text: str | None
+    score: float | None
+    partner: int | None  # the matched prediction of a gold, or the matched gold of a prediction
+    line_item_id: int | None
+    box: tuple[float, float, float, float]
+
+
+def page_size(document: dict, page: int) -> tuple[float, float]:
+    """(width, height) of the page at 200 DPI, from the annotation's metadata when it has them."""
+    sizes = document.get("page_sizes_at_200dpi") or []
+    return tuple(sizes[page]) if page < len(sizes) else DEFAULT_PAGE_SIZE
+
+
+def page_fields(document: dict, page: int) -> list[FieldBox]:
+    """The golds, then the predictions, of one page of a document."""
+    width, height = page_size(document, page)
+
+    def boxed(field: dict, side: str, index: int, partner: int | None) -> FieldBox:
+        left, top, right, bottom = field["bbox"]
+        status = (MATCHED if partner is not None else MISSED) if side == GOLD else (MATCHED if partner is not None else UNMATCHED)
+        return FieldBox(side, index, status, field["fieldtype"], field["text"], field["score"], partner,
+                        field.get("line_item_id"), (left * width, top * height, right * width, bottom * height))
+
+    golds = [boxed(field, GOLD, k, field["prediction"]) for k, field in enumerate(document["golds"]) if field["page"] == page]
+    predictions = [boxed(field, PREDICTION, k, field["gold"]) for k, field in enumerate(document["predictions"]) if field["page"] == page]
+    return golds + predictions
+
+
+def hover_text(field: FieldBox) -> str:
+    partner = "" if field.partner is None else f" by prediction {field.partner}" if field.side == GOLD else f" to gold {field.partner}"
+    lines = [
+        f"<b>{field.fieldtype}</b>",
+        f"{field.side} {field.index}: {field.status}{partner}",
+        f"text: {field.text!r}" if field.text is not None else "no text",
+        "no score" if field.score is None else f"score {field.score:.3f}",
+    ]
+    if field.line_item_id is not None:
+        lines.append(f"line item {field.line_item_id}")
+    return "<br>".join(lines)
+
+
+def _group_traces(fields: list[FieldBox], side: str, status: str) -> list[go.Scatter]:
+    name, colour, dash = STYLES[(side, status)]
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for field in fields:
+        x1, y1, x2, y2 = field.box
+        xs += [x1, x2, x2, x1, x1, None]
+        ys += [y1, y1, y2, y2, y1, None]
+    group = f"{side}-{status}"
+    outline = go.Scatter(x=xs, y=ys, mode="lines", name=f"{name}: {len(fields)}", legendgroup=group, hoverinfo="skip",
+                         line=dict(color=colour, dash=dash, width=2 if side == GOLD else 1.5))
+    centres = go.Scatter(
+        x=[(f.box[0] + f.box[2]) / 2 for f in fields], y=[(f.box[1] + f.box[3]) / 2 for f in fields],
+        text=[hover_text(f) for f in fields], hovertemplate="%{text}<extra></extra>", mode="markers",
+        marker=dict(size=12, opacity=0, color=colour), legendgroup=group, showlegend=False, name=name,
+    )
+    return [outline, centres]
+
+
+def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 800) -> go.Figure:
+    """The page image with every gold and predicted field of the page, grouped by side and match."""
+    width, height = page_size(document, page)
+    fields = page_fields(document, page)
+    fig = go.Figure()
+    for side, status in STYLES:
+        group = [field for field in fields if field.side == side and field.status == status]
+        if group:
+            fig.add_traces(_group_traces(group, side, status))
+    if image_uri is not None:
+        fig.add_layout_image(source=image_uri, xref="x", yref="y", x=0, y=0, sizex=width, sizey=height,
+                             xanchor="left", yanchor="top", sizing="stretch", layer="below")
+    fig.update_layout(
+        xaxis=dict(range=[0, width], showgrid=False, zeroline=False, constrain="domain", tickfont=dict(size=9)),
+        yaxis=dict(range=[height, 0], showgrid=False, zeroline=False, scaleanchor="x", constrain="domain", tickfont=dict(size=9)),
+        height=int(min(1300, max(500, width_hint * height / width + 90))),
+        dragmode="zoom", hovermode="closest", plot_bgcolor="white", margin=dict(l=10, r=10, t=10, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.02, groupclick="togglegroup"),
+    )
+    return fig

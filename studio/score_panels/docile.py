@@ -1,0 +1,293 @@
+"""DocILE panel of the Scores page: KILE AP and LIR F1 as the engine's scorer reports them (the
+official docile-benchmark 0.3.5 rules), per field type, per document, and one document's overlay.
+
+By default it scores the shared sample (../shared/data/docile, split `dev`) against the engine's
+*simulated* model (`tore_engine.docile.simulated`), because the sample ships no predictions; the
+user may give a dataset folder and prediction files on the server instead. Scoring is cached on
+the paths, their modification times, the threshold and the seed; the cache holds the result's
+plain JSON (`DocileResult.to_json()`), which is all this panel draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from studio import rendering, state
+from studio.data_root import data_root, server_path
+from studio.score_figures_docile import document_overlay, page_fields, page_size
+from tore_engine.errors import InputError
+from tore_engine.layout import Page, PageImage
+
+SAMPLE = ("shared", "data", "docile")
+DEFAULT_SPLIT = "dev"
+TASKS = {"kile": "KILE", "lir": "LIR"}
+SOURCES = {"simulated": "Simulated model (made from the gold)", "files": "Prediction files on the server"}
+METRIC_NAMES = {"AP": "AP", "f1": "F1", "precision": "Precision", "recall": "Recall", "TP": "TP", "FP": "FP", "FN": "FN"}
+PRIMARY = {"kile": "AP", "lir": "f1"}
+TABLE_KEY = "docile_doc_table"
+CONVENTION = (
+    "Matching as docile-benchmark 0.3.5: a predicted field matches a gold field of the same type and "
+    "page when both cover the same Pseudo-Character Centres (PCCs, points spread over the OCR words' "
+    "characters; PCC IoU at least the threshold, officially 1.0), greedily in score order. KILE's "
+    "primary metric is AP over all predictions ranked by score; LIR's is micro F1 over fields after "
+    "the line-item assignment that matches most fields. A page without OCR words has no PCCs: "
+    "intersecting boxes there match (where the official evaluator crashes)."
+)
+SIMULATED_NOTE = (
+    "Predictions are **simulated**: made by `tore_engine.docile.simulated` from the gold with seeded "
+    "perturbations (exact, slightly padded, shifted, relabelled, dropped and extra boxes, with scores), "
+    "because the sample has no model output. They are not a trained model's."
+)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What to score: a dataset split and either a simulation seed or prediction files."""
+
+    dataset_dir: Path
+    split: str
+    kile_file: Path | None
+    lir_file: Path | None
+    seed: int | None  # set: simulated predictions with this seed
+    iou_threshold: float
+
+    @property
+    def simulated(self) -> bool:
+        return self.seed is not None
+
+
+def _stamp(path: Path | None) -> tuple:
+    """What makes a cached score stale: the path and its modification time."""
+    if path is None:
+        return (None,)
+    try:
+        return (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return (str(path), None)
+
+
+@st.cache_data(max_entries=16, show_spinner="Scoring DocILE...")
+def _scored(inputs: Inputs, stamps: tuple) -> dict:
+    """`DocileResult.to_json()` of the inputs (`stamps` only keys the cache); raises `InputError`."""
+    from tore_engine.docile import evaluate, load_dataset, score_files
+    from tore_engine.docile.simulated import simulate
+
+    if inputs.simulated:
+        dataset = load_dataset(inputs.dataset_dir, inputs.split)
+        simulated = simulate(dataset, inputs.seed)
+        return evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, inputs.iou_threshold).to_json()
+    return score_files(inputs.dataset_dir, inputs.split, inputs.kile_file, inputs.lir_file, inputs.iou_threshold).to_json()
+
+
+def score(inputs: Inputs) -> dict:
+    root = inputs.dataset_dir
+    stamps = tuple(_stamp(path) for path in (root / f"{inputs.split}.json", root / "annotations", root / "ocr", inputs.kile_file, inputs.lir_file))
+    return _scored(inputs, stamps)
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+
+def _number(key: str, default: float, low: float, high: float, kind: type) -> None:
+    """Seed a numeric widget's value from the URL (where it is text), else `default`."""
+    if key not in st.session_state:
+        try:
+            value = kind(st.query_params.get(key, default))
+        except ValueError:
+            value = default
+        st.session_state[key] = value if low <= value <= high else default
+
+
+def _path(text: str, label: str) -> Path | None:
+    """A typed path inside the data root, or None (with the reason on the page) when refused."""
+    try:
+        return server_path(text.strip()) if text.strip() else None
+    except InputError as error:
+        st.error(f"**{label}**: {error.paragraph()}")
+        raise
+
+
+def _inputs() -> Inputs | None:
+    sample_text = "/".join(SAMPLE)
+    state.seed("docile_dir", sample_text)
+    state.seed("docile_split", DEFAULT_SPLIT)
+    state.seed("docile_preds", "simulated", list(SOURCES))
+    state.seed("docile_kile", "")
+    state.seed("docile_lir", "")
+    _number("docile_iou", 1.0, 0.0, 1.0, float)
+    _number("docile_seed", 0, 0, 2**31 - 1, int)
+    top = st.columns([3, 1, 2, 1])
+    folder = top[0].text_input("Dataset folder", key="docile_dir", persist_state="session",
+                               help=f"the official layout (annotations/, ocr/, pdfs/, <split>.json), inside {data_root()}")
+    split = top[1].text_input("Split", key="docile_split", persist_state="session").strip()
+    source = top[2].radio("Predictions", list(SOURCES), format_func=SOURCES.get, key="docile_preds", persist_state="session")
+    iou = top[3].number_input("PCC IoU threshold", 0.0, 1.0, step=0.05, key="docile_iou", persist_state="session",
+                              help="a prediction matches when its PCC IoU with the gold exceeds this minus 1e-6; official: 1.0")
+    kile_text = lir_text = ""
+    seed = None
+    if source == "files":
+        files = st.columns(2)
+        kile_text = files[0].text_input("KILE predictions (JSON)", key="docile_kile", persist_state="session")
+        lir_text = files[1].text_input("LIR predictions (JSON)", key="docile_lir", persist_state="session")
+    else:
+        seed = int(st.number_input("Simulation seed", 0, 2**31 - 1, step=1, key="docile_seed", persist_state="session"))
+    state.share(
+        docile_dir=None if folder == sample_text else folder, docile_split=None if split == DEFAULT_SPLIT else split,
+        docile_preds=None if source == "simulated" else source, docile_kile=kile_text or None, docile_lir=lir_text or None,
+        docile_iou=None if iou == 1.0 else iou, docile_seed=None if not seed else seed,
+    )
+    if folder.strip() == sample_text and not (data_root() / sample_text).is_dir():
+        st.info(f"The shared DocILE sample is not at {data_root() / sample_text} (../shared/data/docile beside the "
+                "repository): type a dataset folder on the server.")
+        return None
+    try:
+        dataset_dir = _path(folder, "Dataset folder")
+        kile_file, lir_file = _path(kile_text, "KILE predictions"), _path(lir_text, "LIR predictions")
+    except InputError:
+        return None
+    if dataset_dir is None:
+        st.info("Type a DocILE dataset folder.")
+        return None
+    if source == "files" and kile_file is None and lir_file is None:
+        st.info("Give a KILE or an LIR prediction file (or both).")
+        return None
+    return Inputs(dataset_dir, split, kile_file, lir_file, seed, float(iou))
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+
+def _shown(value) -> str:
+    """A metric as text: counts as integers, rates with four decimals, None as n/a."""
+    if value is None:
+        return "n/a"
+    return f"{value:,}" if isinstance(value, int) else f"{value:.4f}"
+
+
+def _headline(result: dict) -> None:
+    for task, label in TASKS.items():
+        task_result = result[task]
+        metrics = task_result["metrics"] if task_result else {}
+        order = [PRIMARY[task]] + [name for name in METRIC_NAMES if name != PRIMARY[task]]
+        columns = st.columns([1] + [1] * len(order))
+        columns[0].markdown(f"#### {label}")
+        if not task_result:
+            columns[0].caption(f"no {label} predictions: not evaluated")
+        for column, name in zip(columns[1:], order):
+            column.metric(f"{label} {METRIC_NAMES[name]}" + (" (primary)" if name == PRIMARY[task] else ""), _shown(metrics.get(name)))
+    st.caption(CONVENTION + f" IoU threshold: {result['iou_threshold']:g}.")
+
+
+def _metrics_frame(rows: dict[str, dict], index_name: str) -> pd.DataFrame:
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(METRIC_NAMES)).rename(columns=METRIC_NAMES)
+    frame.index.name = index_name
+    return frame.reset_index()
+
+
+RATE_COLUMNS = {name: st.column_config.NumberColumn(name, format="%.4f") for name in ("AP", "F1", "Precision", "Recall")}
+
+
+def _same_text(result: dict) -> None:
+    rows = {TASKS[task]: result[task]["metrics_same_text"] for task in TASKS if result[task]}
+    with st.expander("Same-text variant (a location match whose text differs from the gold counts as FP + FN)"):
+        st.dataframe(_metrics_frame(rows, "task"), hide_index=True, column_config=RATE_COLUMNS)
+
+
+def _fieldtype_table(task_result: dict, label: str) -> None:
+    frame = _metrics_frame(task_result["per_fieldtype"], "field type")
+    frame["golds"] = frame["TP"] + frame["FN"]
+    frame["predictions"] = frame["TP"] + frame["FP"]
+    st.markdown(f"**{label} per field type** (sorted by AP; click a header to sort by it)")
+    st.dataframe(frame.sort_values(["AP", "field type"], ascending=[False, True]), hide_index=True,
+                 column_config=RATE_COLUMNS, key="docile_fieldtypes")
+
+
+def _select_clicked_document(docids: list[str]) -> None:
+    """Table callback: a clicked row opens its document (runs before the widgets are made)."""
+    rows = st.session_state[TABLE_KEY].selection.rows
+    if rows:
+        st.session_state["docile_doc"] = docids[rows[0]]
+
+
+def _document_table(task_result: dict, label: str) -> str | None:
+    """The per-document table; returns the chosen document (clicked row or the selectbox)."""
+    docids = list(task_result["per_document"])
+    frame = _metrics_frame(task_result["per_document"], "document")
+    frame.insert(1, "pages", [task_result["documents"][docid]["page_count"] for docid in docids])
+    st.markdown(f"**{label} per document** (click a row to open its page overlay)")
+    st.dataframe(frame, hide_index=True, column_config=RATE_COLUMNS, key=TABLE_KEY, on_select=lambda: _select_clicked_document(docids),
+                 selection_mode="single-row")
+    state.seed("docile_doc", None, [None, *docids])
+    docid = st.selectbox("Document", docids, index=None, key="docile_doc", placeholder="Choose a document",
+                         persist_state="session")
+    state.share(docile_doc=docid)
+    return docid
+
+
+# --- one document ------------------------------------------------------------------------------
+
+
+def _page_image_uri(document: dict, page: int) -> str:
+    width, height = page_size(document, page)
+    if document["pdf"] is None:
+        return rendering.data_uri(rendering.placeholder(width, height, "This document has no PDF in the dataset's pdfs/ folder."))
+    return state.page_image_uri(Page(f"page {page}", width, height, [], np.zeros((0, 4)), image=PageImage(Path(document["pdf"]), page)))
+
+
+def _field_frame(document: dict, page: int) -> pd.DataFrame:
+    rows = [
+        {"side": f.side, "index": f.index, "status": f.status, "field type": f.fieldtype, "text": f.text,
+         "score": f.score, "matched with": f.partner, "line item": f.line_item_id}
+        for f in page_fields(document, page)
+    ]
+    frame = pd.DataFrame(rows, columns=["side", "index", "status", "field type", "text", "score", "matched with", "line item"])
+    return frame.astype({"matched with": "Int64", "line item": "Int64", "score": "Float64"})
+
+
+def _document_view(task_result: dict, label: str, docid: str) -> None:
+    document = task_result["documents"][docid]
+    st.markdown(f"#### {label} fields of document `{docid}`")
+    page = 0
+    if document["page_count"] > 1:
+        page = st.selectbox("Page", range(document["page_count"]), format_func=lambda k: f"page {k + 1}", key="docile_page")
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(document_overlay(document, page, _page_image_uri(document, page)), key="docile_overlay",
+                        config={"displaylogo": False})
+    with right:
+        st.caption("Gold: solid outlines; predictions: dashed. Green: matched; red: missed gold (FN); "
+                   "orange: unmatched prediction (FP). Hover a box's centre for its type, text and score.")
+        st.dataframe(_field_frame(document, page), hide_index=True, key="docile_fields",
+                     column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+
+
+def render() -> None:
+    st.subheader("DocILE: key information localisation (KILE) and line item recognition (LIR)")
+    inputs = _inputs()
+    if inputs is None:
+        return
+    try:
+        result = score(inputs)
+    except InputError as error:
+        st.error(error.paragraph())
+        return
+    if inputs.simulated:
+        st.info(SIMULATED_NOTE)
+    _headline(result)
+    _same_text(result)
+    tasks = [task for task in TASKS if result[task]]
+    state.seed("docile_task", tasks[0], tasks)
+    task = st.radio("Tables and overlay for", tasks, format_func=TASKS.get, key="docile_task", horizontal=True, persist_state="session")
+    state.share(docile_task=None if task == tasks[0] else task)
+    fieldtypes, documents = st.columns(2)
+    with fieldtypes:
+        _fieldtype_table(result[task], TASKS[task])
+    with documents:
+        docid = _document_table(result[task], TASKS[task])
+    if docid is not None:
+        _document_view(result[task], TASKS[task], docid)

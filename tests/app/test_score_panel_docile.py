@@ -1,0 +1,227 @@
+"""The DocILE panel of the Scores page (AppTest, no browser) and its overlay figure builder.
+
+Expected numbers come from the engine directly (`evaluate` on the simulated model, `score_files` on
+prediction files). AppTest cannot click a dataframe row, so a document is opened through the
+panel's fallback selectbox.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from studio.data_root import DATA_ROOT_VARIABLE
+from studio.score_figures_docile import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
+from studio.score_panels.docile import _shown
+from tore_engine.docile import evaluate, load_dataset, score_files
+from tore_engine.docile.simulated import simulate
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+APP = str(REPOSITORY / "app.py")
+SAMPLE = REPOSITORY / ".." / "shared" / "data" / "docile"
+DOCID = "516f2d61ea404b30a9192a72"
+METRIC_LABELS = {"AP": "AP", "f1": "F1", "precision": "Precision", "recall": "Recall", "TP": "TP", "FP": "FP", "FN": "FN"}
+
+
+def _needs_sample() -> None:
+    if not (SAMPLE / "dev.json").is_file():
+        pytest.skip(f"shared DocILE sample not found at {SAMPLE.resolve()}; skipping")
+
+
+def _scores_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["bench"] = "docile"
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.switch_page("app_pages/scores.py").run()  # first run on the Scores page, as a deep link opens it
+    _no_exception(at)
+    return at
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {metric.label.replace(" (primary)", ""): metric.value for metric in at.metric}
+
+
+def _expected_metrics(result) -> dict[str, str]:
+    return {
+        f"{task.upper()} {label}": _shown(getattr(getattr(result, task).metrics(), name))
+        for task in ("kile", "lir")
+        for name, label in METRIC_LABELS.items()
+    }
+
+
+def _frame(at: AppTest, first_column: str):
+    return next(frame.value for frame in at.dataframe if frame.value.columns[0] == first_column)
+
+
+def _decoded(values) -> list:
+    """A Plotly array from the chart JSON: a list, or a base64 typed array."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).tolist()
+    return values
+
+
+@pytest.fixture(scope="module")
+def simulated_result():
+    _needs_sample()
+    dataset = load_dataset(SAMPLE, "dev")
+    simulated = simulate(dataset, 0)
+    return evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, 1.0)
+
+
+def test_default_view_scores_the_sample_against_the_simulated_model(simulated_result):
+    at = _scores_page()
+    assert _metrics(at) == _expected_metrics(simulated_result)
+    assert _metrics(at)["KILE TP"] == "6" and _metrics(at)["LIR F1"] == "0.6750"
+    assert any("**simulated**" in info.value for info in at.info)
+    assert at.radio(key="docile_preds").value == "simulated"
+    assert any("PCC" in caption.value and "docile-benchmark 0.3.5" in caption.value and "without OCR words" in caption.value
+               for caption in at.caption)
+    per_fieldtype = _frame(at, "field type")
+    assert per_fieldtype["AP"].is_monotonic_decreasing
+    expected = {fieldtype: metrics.AP for fieldtype in simulated_result.kile.table.fieldtypes()
+                for metrics in [simulated_result.kile.metrics(fieldtype=fieldtype)]}
+    assert dict(zip(per_fieldtype["field type"], per_fieldtype["AP"])) == expected
+    per_document = _frame(at, "document")
+    assert per_document["document"].tolist() == [DOCID]
+    assert per_document["TP"].tolist() == [simulated_result.kile.metrics(docid=DOCID).TP]
+    assert not at.get("plotly_chart")  # no document chosen yet
+
+
+def test_choosing_a_document_shows_its_page_overlay(simulated_result):
+    at = _scores_page()
+    at.selectbox(key="docile_doc").set_value(DOCID).run()
+    _no_exception(at)
+    assert at.query_params["docile_doc"] == DOCID
+    charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    assert len(charts) == 1
+    names = {trace["name"] for trace in charts[0]["data"] if trace.get("showlegend", True)}
+    metrics = simulated_result.kile.metrics(docid=DOCID)
+    assert names == {
+        f"gold, matched (TP): {metrics.TP}", f"gold, missed (FN): {metrics.FN}",
+        f"prediction, matched (TP): {metrics.TP}", f"prediction, unmatched (FP): {metrics.FP}",
+    }
+    assert charts[0]["layout"]["images"][0]["source"].startswith("data:image/jpeg")  # the PDF page, not a placeholder
+    fields = _frame(at, "side")
+    assert len(fields) == len(simulated_result.kile.documents[0].kile_golds) + len(simulated_result.kile.predictions[DOCID])
+
+
+def test_the_overlay_follows_the_task_and_the_url(simulated_result):
+    at = _scores_page(docile_doc=DOCID, docile_task="lir")
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    metrics = simulated_result.lir.metrics(docid=DOCID)
+    assert f"gold, missed (FN): {metrics.FN}" in {trace["name"] for trace in chart["data"]}
+    assert at.markdown and any("LIR fields of document" in block.value for block in at.markdown)
+
+
+def test_a_lower_iou_threshold_rescores():
+    _needs_sample()
+    at = _scores_page()
+    at.number_input(key="docile_iou").set_value(0.5).run()
+    _no_exception(at)
+    dataset = load_dataset(SAMPLE, "dev")
+    simulated = simulate(dataset, 0)
+    expected = evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, 0.5)
+    assert _metrics(at) == _expected_metrics(expected)
+    assert _metrics(at)["KILE TP"] != "6"  # a shifted box matches at 0.5, not at 1.0
+    assert at.query_params["docile_iou"] == "0.5"
+
+
+def test_a_missing_dataset_folder_shows_the_engine_message():
+    at = _scores_page()
+    at.text_input(key="docile_dir").set_value("shared/data/no_such_docile").run()
+    _no_exception(at)
+    assert any("DocILE dataset folder not found" in error.value for error in at.error)
+    assert not at.metric
+
+
+def test_a_path_outside_the_data_root_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    at = _scores_page()
+    at.text_input(key="docile_dir").set_value("../elsewhere").run()
+    _no_exception(at)
+    assert any("outside the data root" in error.value for error in at.error)
+
+
+def test_prediction_files_on_the_server_are_scored_and_bad_ones_reported(tmp_path, monkeypatch):
+    _needs_sample()
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    shutil.copytree(SAMPLE, tmp_path / "docile")  # a temporary copy, to sit inside this data root
+    simulated = simulate(load_dataset(SAMPLE, "dev"), seed=7)
+    for task in ("kile", "lir"):
+        predictions = {docid: [field.to_json() for field in fields] for docid, fields in simulated[task].predictions.items()}
+        (tmp_path / f"{task}.json").write_text(json.dumps(predictions))
+    (tmp_path / "bad.json").write_text(json.dumps({DOCID: [{"bbox": [0.5, 0.1, 0.2, 0.2], "page": 0, "fieldtype": "x"}]}))
+    at = _scores_page()
+    at.text_input(key="docile_dir").set_value("docile").run()
+    at.radio(key="docile_preds").set_value("files").run()
+    assert any("Give a KILE or an LIR prediction file" in info.value for info in at.info)
+    at.text_input(key="docile_kile").set_value("kile.json").run()
+    at.text_input(key="docile_lir").set_value("lir.json").run()
+    _no_exception(at)
+    expected = score_files(tmp_path / "docile", "dev", tmp_path / "kile.json", tmp_path / "lir.json")
+    assert _metrics(at) == _expected_metrics(expected)
+    assert not any("**simulated**" in info.value for info in at.info)
+    at.text_input(key="docile_kile").set_value("bad.json").run()
+    _no_exception(at)
+    assert any("KILE: Prediction bbox does not have valid relative coordinates." in error.value for error in at.error)
+
+
+# --- the figure builder ------------------------------------------------------------------------
+
+DOCUMENT = {
+    "page_count": 2,
+    "page_sizes_at_200dpi": [[100, 200], [100, 200]],
+    "pdf": None,
+    "golds": [
+        {"bbox": [0.1, 0.1, 0.3, 0.2], "page": 0, "fieldtype": "date", "text": "1/2/03", "score": None, "prediction": 1},
+        {"bbox": [0.5, 0.5, 0.9, 0.6], "page": 0, "fieldtype": "total", "text": "12.00", "score": None, "prediction": None},
+        {"bbox": [0.1, 0.1, 0.2, 0.2], "page": 1, "fieldtype": "date", "text": "x", "score": None, "prediction": None},
+    ],
+    "predictions": [
+        {"bbox": [0.0, 0.0, 1.0, 0.05], "page": 0, "fieldtype": "total", "text": None, "score": 0.25, "gold": None},
+        {"bbox": [0.1, 0.1, 0.3, 0.2], "page": 0, "fieldtype": "date", "text": "1/2/03", "score": 0.9, "gold": 0},
+    ],
+}
+
+
+def test_page_fields_scale_boxes_and_pair_them():
+    fields = page_fields(DOCUMENT, 0)
+    assert [(f.side, f.index, f.status, f.partner) for f in fields] == [
+        ("gold", 0, "matched (TP)", 1), ("gold", 1, "missed (FN)", None),
+        ("prediction", 0, "unmatched (FP)", None), ("prediction", 1, "matched (TP)", 0),
+    ]
+    assert fields[1].box == pytest.approx((50, 100, 90, 120))
+    assert [f.index for f in page_fields(DOCUMENT, 1)] == [2]
+    assert page_fields({**DOCUMENT, "page_sizes_at_200dpi": None}, 0)[1].box == pytest.approx(
+        (0.5 * DEFAULT_PAGE_SIZE[0], 0.5 * DEFAULT_PAGE_SIZE[1], 0.9 * DEFAULT_PAGE_SIZE[0], 0.6 * DEFAULT_PAGE_SIZE[1]))
+
+
+def test_overlay_draws_golds_solid_predictions_dashed_and_colours_the_match():
+    fig = document_overlay(DOCUMENT, 0, "data:image/png;base64,AAAA")
+    outlines = {trace.name: trace for trace in fig.data if trace.mode == "lines"}
+    assert set(outlines) == {"gold, matched (TP): 1", "gold, missed (FN): 1", "prediction, matched (TP): 1", "prediction, unmatched (FP): 1"}
+    assert outlines["gold, missed (FN): 1"].line.dash == "solid" and outlines["prediction, unmatched (FP): 1"].line.dash == "dash"
+    assert outlines["gold, matched (TP): 1"].line.color == outlines["prediction, matched (TP): 1"].line.color != outlines["gold, missed (FN): 1"].line.color
+    assert list(outlines["gold, missed (FN): 1"].x) == [50, 90, 90, 50, 50, None]
+    assert list(outlines["gold, missed (FN): 1"].y) == [100, 100, 120, 120, 100, None]
+    hovers = [text for trace in fig.data if trace.mode == "markers" for text in trace.text]
+    assert "<b>date</b><br>prediction 1: matched (TP) to gold 0<br>text: '1/2/03'<br>score 0.900" in hovers
+    assert "<b>total</b><br>gold 1: missed (FN)<br>text: '12.00'<br>no score" in hovers
+    assert fig.layout.images[0].sizex == 100 and fig.layout.images[0].sizey == 200
+    assert list(fig.layout.yaxis.range) == [200, 0]
+
+
+def test_hover_names_the_line_item():
+    field = page_fields({**DOCUMENT, "golds": [{**DOCUMENT["golds"][0], "line_item_id": 4}]}, 0)[0]
+    assert hover_text(field).endswith("<br>line item 4")
