@@ -1,0 +1,116 @@
+"""Plotly figures of the OmniDocBench panel, built from `tore score omnidocbench` results and the
+engine's box matches: per-class AP bars, a score by page-attribute value, and a page with its
+ground-truth blocks beside the predicted layout boxes, matched and unmatched marked.
+
+Pure functions (no Streamlit), unit-tested directly. A missing score (`None`) is never drawn as 0:
+its bar is absent and its label says "n/a".
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
+from studio.page_figures import Pane, _axis, page_overlay
+from studio.palette import class_color, with_alpha
+
+# Outline of a box by its match status: colour and dash differ, so the marking survives greyscale.
+STATUS_STYLES = {
+    MATCHED: dict(color="#2ca02c", dash="solid", width=2.0),
+    UNMATCHED: dict(color="#d62728", dash="dash", width=2.0),
+    NOT_EVALUATED: dict(color="#7f7f7f", dash="dot", width=1.5),
+}
+STATUS_NAMES = {
+    MATCHED: "matched at IoU 0.5",
+    UNMATCHED: "unmatched (missed / false positive)",
+    NOT_EVALUATED: "not in the 10 eval classes",
+}
+
+
+def _score_text(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> go.Figure:
+    """Horizontal AP@[.5:.95] bars, one per eval class in the evaluator's order (top to bottom)."""
+    classes = list(per_class)
+    values = [per_class[name] for name in classes]
+    fig = go.Figure(
+        go.Bar(x=values, y=classes, orientation="h", marker_color=[class_color(name) for name in classes],
+               text=[_score_text(value) for value in values], textposition="outside", cliponaxis=False,
+               hovertemplate="%{y}: AP %{x:.4f}<extra></extra>")
+    )
+    fig.update_layout(title=dict(text=title, x=0), xaxis=dict(range=[0, 1.08], title="AP@[.5:.95]"),
+                      yaxis=dict(autorange="reversed", ticktext=[f"{name} (n/a)" if per_class[name] is None else name for name in classes],
+                                 tickvals=classes),
+                      height=60 + 28 * len(classes), margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def attribute_bars(values: dict[str, float | None], pages: dict[str, int], *, metric: str, title: str = "") -> go.Figure:
+    """One bar a value of a page attribute (e.g. data_source = newspaper), labelled with its page count."""
+    names = list(values)
+    labels = [f"{name} ({pages.get(name, '?')} p.)" for name in names]
+    fig = go.Figure(
+        go.Bar(x=[values[name] for name in names], y=labels, orientation="h", marker_color="#4363d8",
+               text=[_score_text(values[name]) for name in names], textposition="outside", cliponaxis=False,
+               hovertemplate=f"%{{y}}: {metric} %{{x:.4f}}<extra></extra>")
+    )
+    fig.update_layout(title=dict(text=title, x=0), xaxis=dict(range=[0, 1.1], title=metric), yaxis=dict(autorange="reversed"),
+                      height=70 + 26 * len(names), margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def _box_hover(box: MatchedBox, index: int, others: list[MatchedBox], other_side: str) -> str:
+    x1, y1, x2, y2 = box.bbox
+    lines = [f"<b>{box.label}</b> (box {index})", f"eval class: {box.eval_class or 'none, not evaluated'}"]
+    if box.score is not None:
+        lines.append(f"score {box.score:.3f}")
+    if box.partner is not None:
+        lines.append(f"matched to {other_side} box {box.partner} ({others[box.partner].label})")
+    elif box.eval_class is not None:
+        lines.append("unmatched at IoU 0.5")
+    lines.append(f"[{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]")
+    return "<br>".join(lines)
+
+
+def _pane_traces(boxes: list[MatchedBox], others: list[MatchedBox], other_side: str, column: int, legend_shown: set[str]) -> list[go.Scatter]:
+    """One outline trace per (status, class): outline by status, light fill by class; plus
+    invisible centre markers that carry the hover."""
+    traces = []
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, box in enumerate(boxes):
+        groups.setdefault((box.status, box.label), []).append(index)
+    axes = dict(xaxis=_axis("x", column), yaxis=_axis("y", column))
+    for (status, label), indices in sorted(groups.items()):
+        xs, ys, texts = [], [], []
+        for index in indices:
+            x1, y1, x2, y2 = boxes[index].bbox
+            xs += [x1, x2, x2, x1, x1, None]
+            ys += [y1, y1, y2, y2, y1, None]
+            texts += [_box_hover(boxes[index], index, others, other_side)] * 5 + [None]
+        traces.append(
+            go.Scatter(x=xs, y=ys, text=texts, mode="lines", fill="toself", fillcolor=with_alpha(class_color(label), 0.15),
+                       line=STATUS_STYLES[status], name=STATUS_NAMES[status], legendgroup=status,
+                       showlegend=status not in legend_shown, hovertemplate="%{text}<extra></extra>", **axes)
+        )
+        legend_shown.add(status)
+        traces.append(
+            go.Scatter(x=[(boxes[k].bbox[0] + boxes[k].bbox[2]) / 2 for k in indices],
+                       y=[(boxes[k].bbox[1] + boxes[k].bbox[3]) / 2 for k in indices],
+                       text=[_box_hover(boxes[k], k, others, other_side) for k in indices], mode="markers",
+                       marker=dict(size=14, opacity=0), legendgroup=status, showlegend=False,
+                       hovertemplate="%{text}<extra></extra>", **axes)
+        )
+    return traces
+
+
+def page_match_overlay(page: PageMatches, image_uri: str | None, *, width_hint: int = 1100) -> go.Figure:
+    """The page image twice, ground-truth blocks on the left and predicted boxes on the right, with
+    shared zoom; outlines say matched (solid green), unmatched (dashed red) or not evaluated (dotted grey)."""
+    panes = [Pane(f"ground truth: {len(page.reference)} blocks", None), Pane(f"prediction: {len(page.prediction)} boxes", None)]
+    fig = page_overlay(panes, page.width, page.height, image_uri, width_hint=width_hint)
+    legend_shown: set[str] = set()
+    fig.add_traces(_pane_traces(page.reference, page.prediction, "predicted", 1, legend_shown))
+    fig.add_traces(_pane_traces(page.prediction, page.reference, "ground-truth", 2, legend_shown))
+    return fig

@@ -1,0 +1,385 @@
+"""OmniDocBench panel of the Scores page: layout-detection AP (exact, as the official evaluator) and
+page-level end-to-end scores (official metrics on this project's matcher, an approximation), by page
+attribute and page by page, with a page's ground-truth blocks drawn against the predicted layout.
+
+Everything shown comes from `tore score omnidocbench` (`tore_engine.omnidocbench.score`) and the
+engine's box matches; the panel computes no metric. By default it reads the real demo sample in
+../shared/data/omnidocbench; paths on the server open the user's own files. A button opens the
+Matrices page on the same ground truth and layout model, where TORE compares the two taxonomies.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tore_engine.errors import InputError
+from tore_engine.layout import Page, PageImage
+from tore_engine.omnidocbench.box_matches import PageMatches
+from studio import score_figures_omnidocbench as figures
+from studio import state
+from studio.data_root import data_root, server_path
+
+SAMPLE_FOLDER = Path("shared") / "data" / "omnidocbench"  # relative to the data root
+SAMPLE_TEXTS = {
+    "gt": str(SAMPLE_FOLDER / "OmniDocBench_demo.json"),
+    "layout": str(SAMPLE_FOLDER / "pred_layout_detection" / "detection_prediction.json"),
+    "markdown": str(SAMPLE_FOLDER / "pred_end2end_markdown"),
+}
+INPUT_FIELDS = {
+    "gt": ("Ground truth (OmniDocBench.json)", "page images are read from images/ beside it"),
+    "layout": ("Layout-detection prediction (optional)",
+               "the official {\"results\", \"categories\"} form, a COCO results list, or a layout JSON"),
+    "markdown": ("Folder of Markdown predictions (optional)", "one <image stem>.md per page"),
+}
+MATRICES_PAGE = "app_pages/matrices.py"
+OPEN_MATRICES = "_omnidocbench_open_matrices"  # query parameters of a requested switch to Matrices
+BREAKDOWN_ATTRIBUTES = {"data_source": "data source", "language": "language", "layout": "layout"}
+END_TO_END_SCORES = {  # key: (label, lower is better)
+    "text_edit": ("text edit distance", True),
+    "reading_order_edit": ("reading-order edit distance", True),
+    "table_teds": ("table TEDS", False),
+    "table_teds_s": ("table TEDS-S (structure)", False),
+    "formula_edit": ("formula edit distance", True),
+    "overall": ("overall", False),
+}
+# Where the official results shipped with the demo sample keep the numbers we reproduce or approximate.
+OFFICIAL_LAYOUT_FILE = Path("reference_results") / "layout_detection_official_demo_mAP.json"
+OFFICIAL_LAYOUT_KEYS = {"mAP": "bbox_mAP", "AP50": "bbox_mAP_50", "AP75": "bbox_mAP_75"}
+OFFICIAL_END_TO_END_FILE = Path("reference_results") / "v1.6_official_rerun_noCDM" / "end2end_quick_match_metric_result.json"
+OFFICIAL_END_TO_END_KEYS = {
+    "text_edit": ("text_block", "Edit_dist", "ALL_page_avg"),
+    "reading_order_edit": ("reading_order", "Edit_dist", "ALL_page_avg"),
+    "table_teds": ("table", "TEDS", "all"),
+    "table_teds_s": ("table", "TEDS_structure_only", "all"),
+    "formula_edit": ("display_formula", "Edit_dist", "ALL_page_avg"),
+}
+INTRO = (
+    "OmniDocBench (Ouyang et al., CVPR 2025) benchmarks document parsing on nine page types. The default "
+    "input is its real 18-page demo: page images, ground truth, a real layout-detection prediction (with "
+    "scores, in the 10-class DocStructBench taxonomy, not the ground truth's categories) and one unnamed "
+    "model's real Markdown output per page. Nothing here is simulated."
+)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The files to score, resolved inside the data root."""
+
+    gt: Path
+    layout: Path | None
+    markdown: Path | None
+
+
+# --- inputs and cached scoring -----------------------------------------------------------------
+
+
+def _stamp(path: Path | None) -> tuple:
+    """What makes a cached result stale: the path, its modification time and size, and for a
+    folder those of every file in it."""
+    if path is None:
+        return (None,)
+    try:
+        info = path.stat()
+        files = sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in path.iterdir()) if path.is_dir() else []
+        return (str(path), info.st_mtime_ns, info.st_size, tuple(files))
+    except OSError:
+        return (str(path),)
+
+
+@st.cache_data(max_entries=8, show_spinner="Scoring OmniDocBench…")
+def _score(gt: Path, layout: Path | None, markdown: Path | None, stamps: tuple) -> dict:
+    from tore_engine.omnidocbench.score import score_omnidocbench
+
+    return score_omnidocbench(gt, layout, markdown)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _box_matches(gt: Path, layout: Path, stamps: tuple) -> list[PageMatches]:
+    from tore_engine.omnidocbench.box_matches import box_matches_at_iou50
+    from tore_engine.omnidocbench.layout_predictions import load_layout_prediction
+    from tore_engine.omnidocbench.reference import load_reference
+
+    reference = load_reference(gt)
+    return box_matches_at_iou50(reference, load_layout_prediction(layout, reference))
+
+
+def _read_inputs() -> Inputs | None:
+    """Three paths on the server, the demo sample's by default; None (with a message) when unusable."""
+    sample_present = (data_root() / SAMPLE_TEXTS["gt"]).is_file()
+    defaults = SAMPLE_TEXTS if sample_present else dict.fromkeys(SAMPLE_TEXTS, "")
+    if not sample_present:
+        st.warning(f"The OmniDocBench demo sample is not at {data_root() / SAMPLE_FOLDER}; give the paths of your own files below.")
+    texts = {}
+    with st.expander("Inputs: paths on the server", expanded=not sample_present):
+        st.caption(f"Relative paths are read from the data root, {data_root()}. The defaults are the real demo sample.")
+        for name, (label, help_text) in INPUT_FIELDS.items():
+            key = f"omnidocbench_{name}"
+            state.seed(key, defaults[name])
+            texts[name] = st.text_input(label, key=key, help=help_text, persist_state="session").strip()
+            state.share(**{key: texts[name] if texts[name] != defaults[name] else None})
+    if not texts["gt"]:
+        st.info("Give the path of an OmniDocBench.json ground truth to score.")
+        return None
+    try:
+        paths = {name: server_path(text) if text else None for name, text in texts.items()}
+    except InputError as error:
+        st.error(error.paragraph())
+        return None
+    return Inputs(paths["gt"], paths["layout"], paths["markdown"])
+
+
+# --- headline -----------------------------------------------------------------------------------
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _official_numbers(gt: Path, relative: Path, keys: dict) -> dict[str, float] | None:
+    """The numbers of an official result file shipped beside the ground truth (the demo sample), or
+    None when there is none."""
+    path = gt.parent / relative
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    numbers = {}
+    for name, key in keys.items():
+        value = data
+        for part in (key,) if isinstance(key, str) else key:
+            value = value.get(part) if isinstance(value, dict) else None
+        numbers[name] = value
+    return numbers
+
+
+def _comparison(ours: dict, official: dict[str, float] | None, keys: dict, labels: dict[str, str]) -> None:
+    if official is None:
+        return
+    table = pd.DataFrame(
+        {"score": [labels[name] for name in keys], "TORE Studio": [_number(ours.get(name)) for name in keys],
+         "official evaluator": [_number(official.get(name)) for name in keys]}
+    )
+    st.dataframe(table, hide_index=True, width="content")
+
+
+def _layout_headline(layout: dict, gt: Path) -> None:
+    st.markdown("**Layout detection**, COCO box AP over the 10 classes of the official configuration "
+                ":green-badge[exact: reproduces the official evaluator]")
+    columns = st.columns(4)
+    for column, key in zip(columns, ("mAP", "AP50", "AP75")):
+        column.metric(key, _number(layout[key]))
+    columns[3].metric("F1 at IoU 0.5", _number(layout["iou50"]["f1"]),
+                      help="project metric, not in the official evaluator: greedy COCO matching at IoU 0.5")
+    st.caption(
+        f"{layout['boxes_in_eval_classes']:,} predicted boxes in the eval classes against {layout['reference_boxes_in_eval_classes']:,} "
+        f"ground-truth blocks. {layout['provenance']['AP']}. F1 at IoU 0.5 (precision {_number(layout['iou50']['precision'], 3)}, "
+        f"recall {_number(layout['iou50']['recall'], 3)}) is a project metric."
+        + ("" if layout["has_scores"] else " This prediction has no scores, so its AP only reflects box order: read F1 instead.")
+    )
+    official = _official_numbers(gt, OFFICIAL_LAYOUT_FILE, OFFICIAL_LAYOUT_KEYS)
+    if official is not None:
+        with st.expander("Check: the official layout result shipped with this sample"):
+            _comparison(layout, official, OFFICIAL_LAYOUT_KEYS, {key: key for key in OFFICIAL_LAYOUT_KEYS})
+
+
+def _end_to_end_headline(end_to_end: dict, gt: Path) -> None:
+    badge = (":green-badge[leaderboard-comparable]" if end_to_end["leaderboard_comparable"]
+             else ":orange-badge[approximation: not leaderboard numbers]")
+    st.markdown(f"**End to end, page level** {badge}")
+    columns = st.columns(len(END_TO_END_SCORES))
+    for column, (key, (label, lower_is_better)) in zip(columns, END_TO_END_SCORES.items()):
+        column.metric(f"{label} {'↓' if lower_is_better else '↑'}", _number(end_to_end[key]), help=end_to_end["provenance"].get(key))
+    st.caption(
+        "↓ lower is better, ↑ higher is better. "
+        f"The per-pair metrics and the page aggregation are the official ones, but the Markdown elements are "
+        f"paired with the ground truth by this project's matcher ({end_to_end['match_method']}), not the official "
+        f"quick_match, so these numbers approximate the official evaluator's (leaderboard_comparable: "
+        f"{str(end_to_end['leaderboard_comparable']).lower()}). {end_to_end['provenance']['overall']}."
+    )
+    if end_to_end["missing_pages"]:
+        st.warning(f"{len(end_to_end['missing_pages'])} page(s) have no Markdown file and are scored as empty.")
+    official = _official_numbers(gt, OFFICIAL_END_TO_END_FILE, OFFICIAL_END_TO_END_KEYS)
+    if official is not None:
+        with st.expander("Check: the official end-to-end result shipped with this sample (v1.6 evaluator, no CDM)"):
+            _comparison(end_to_end, official, OFFICIAL_END_TO_END_KEYS, {key: END_TO_END_SCORES[key][0] for key in OFFICIAL_END_TO_END_KEYS})
+            st.caption("They differ where the two matchers pair elements differently.")
+
+
+# --- TORE matrices of the same pair ------------------------------------------------------------
+
+
+def matrices_query(gt: Path, layout: Path) -> dict[str, str]:
+    """The Matrices page's URL for this ground truth against this layout model: the sidebar's
+    "Paths on the server" source, the OmniDocBench format, taxonomy mode auto (dual here), and the
+    zero-trimmed view (ground-truth classes down, the model's across)."""
+    root = data_root()
+    return {"src": "path", "ref": str(gt.relative_to(root)), "a": str(layout.relative_to(root)), "fmt": "omnidocbench", "tax": "auto",
+            "view": "trimmed"}
+
+
+def _request_matrices(query: dict[str, str]) -> None:
+    """Button callback: set the sidebar's choices (a callback runs before the widgets exist, so it
+    may) and ask `render` to switch page."""
+    st.session_state.update({"src": query["src"], "ref": query["ref"], "a": query["a"], "b": "", "map": "",
+                             "fmt": query["fmt"], "tax": query["tax"], "view": query["view"]})
+    st.session_state[OPEN_MATRICES] = query
+
+
+def _matrices_link(inputs: Inputs) -> None:
+    query = matrices_query(inputs.gt, inputs.layout)
+    left, right = st.columns([2, 3], vertical_alignment="center")
+    left.button("Open the TORE matrices of this model against this ground truth", key="omnidocbench_matrices",
+                on_click=_request_matrices, args=(query,), icon=":material/grid_on:")
+    right.caption(
+        "The model's classes (plain text, abandon, ...) are not the ground truth's (text_block, header, ...), so "
+        "the Matrices page compares them in dual-taxonomy mode: ground-truth categories down, the model's across, "
+        f"pixel by pixel, without the 10-class merge of the AP. [Shareable link](matrices?{urlencode(query)})"
+    )
+
+
+# --- per class, per attribute, per page ----------------------------------------------------------
+
+
+def _pages_by_value(per_page: list[dict], attribute: str) -> dict[str, int]:
+    return dict(Counter(str(row["attributes"][attribute]) for row in per_page))
+
+
+def _breakdowns(result: dict) -> None:
+    layout, end_to_end = result["layout"], result["end_to_end"]
+    st.subheader("By page attribute")
+    st.caption("Each score recomputed on the pages with that attribute value (layout mAP: the official AP on those pages only).")
+    tabs = st.tabs(list(BREAKDOWN_ATTRIBUTES.values()))
+    for tab, attribute in zip(tabs, BREAKDOWN_ATTRIBUTES):
+        pages = _pages_by_value(result["per_page"], attribute)
+        table = pd.DataFrame({"value": list(pages), "pages": list(pages.values())})
+        if layout:
+            groups = layout["by_attribute"][attribute]
+            table["layout mAP"] = [groups.get(value, {}).get("mAP") for value in pages]
+            table["layout F1 @0.5"] = [groups.get(value, {}).get("f1_iou50") for value in pages]
+        if end_to_end:
+            for key in ("text_edit", "reading_order_edit", "table_teds", "formula_edit"):
+                table[END_TO_END_SCORES[key][0]] = [end_to_end["by_attribute"][key][attribute].get(value) for value in pages]
+        table = table.sort_values("value", ignore_index=True)
+        with tab:
+            chart, numbers = st.columns([2, 3])
+            if layout:
+                chart.plotly_chart(
+                    figures.attribute_bars(dict(zip(table["value"], table["layout mAP"])), pages, metric="layout mAP",
+                                           title=f"layout mAP by {BREAKDOWN_ATTRIBUTES[attribute]}"),
+                    key=f"omnidocbench_bars_{attribute}", config={"displaylogo": False},
+                )
+            numbers.dataframe(_na_styled(table), hide_index=True, key=f"omnidocbench_by_{attribute}")
+
+
+def _na_styled(table: pd.DataFrame):
+    """Missing scores read "n/a" (never 0, never "None")."""
+    return table.style.format(na_rep="n/a", precision=4)
+
+
+def page_table(result: dict) -> pd.DataFrame:
+    """One row a page, worst first: lowest layout F1 at IoU 0.5, then highest text edit distance."""
+    rows = []
+    for row in result["per_page"]:
+        record = {"page": row["page"], **{label: row["attributes"][key] for key, label in BREAKDOWN_ATTRIBUTES.items()}}
+        if row["layout"] is not None:
+            record.update({"TP": row["layout"]["tp"], "FP": row["layout"]["fp"], "FN": row["layout"]["fn"],
+                           "precision": row["layout"]["precision"], "recall": row["layout"]["recall"], "F1 @0.5": row["layout"]["f1"]})
+        if row["end_to_end"] is not None:
+            for key in ("text_edit", "reading_order_edit", "table_teds", "formula_edit"):
+                record[END_TO_END_SCORES[key][0]] = row["end_to_end"][key]
+        rows.append(record)
+    table = pd.DataFrame(rows)
+    scores = [column for column in table if column not in ("page", *BREAKDOWN_ATTRIBUTES.values())]
+    table[scores] = table[scores].astype(float)  # a column of None only becomes NaN, shown as n/a
+    order = [column for column in ("F1 @0.5", "text edit distance") if column in table]
+    if order:
+        table = table.sort_values(order, ascending=[column == "F1 @0.5" for column in order], na_position="last", kind="stable")
+    return table.reset_index(drop=True)
+
+
+def _choose_page_from_table(table_key: str, page_ids: list[str]) -> None:
+    rows = st.session_state[table_key].selection.rows
+    if rows:
+        st.session_state["omnidocbench_page"] = page_ids[rows[0]]
+
+
+def _page_image_uri(page: PageMatches) -> str:
+    """The page image (cached by `state`), or a placeholder that says why there is none."""
+    image = PageImage(page.image) if page.image is not None else None
+    return state.page_image_uri(Page(page.page, page.width, page.height, [], np.zeros((0, 4)), image=image))
+
+
+def _overlay(matches: list[PageMatches], page_id: str, result: dict) -> None:
+    page = next(page for page in matches if page.page == page_id)
+    row = next(row for row in result["per_page"] if row["page"] == page_id)
+    attributes = ", ".join(f"{key} {value}" for key, value in row["attributes"].items() if value not in (None, []))
+    counts = row["layout"]
+    st.markdown(f"**{page_id}**: {attributes}")
+    st.caption(
+        f"At IoU 0.5 in the 10 eval classes: {counts['tp']} matched, {counts['fn']} ground-truth blocks missed, "
+        f"{counts['fp']} predicted boxes unmatched. Solid green: matched; dashed red: unmatched; dotted grey: a "
+        "class outside the 10 eval classes (not evaluated). Boxes are filled in their class colour; hover a box "
+        "for its class, score and partner. Drag to zoom both panes, double-click to reset."
+        + (" This page's page_info swaps width and height; the frame is the image's."
+           if page_id in result["reference"]["size_swapped_pages"] else "")
+    )
+    st.plotly_chart(figures.page_match_overlay(page, _page_image_uri(page)), key="omnidocbench_overlay",
+                    config={"displaylogo": False, "scrollZoom": False})
+
+
+def _per_page(result: dict, inputs: Inputs) -> None:
+    st.subheader(f"Pages ({result['pages']}), worst first")
+    table = page_table(result)
+    page_ids = table["page"].tolist()
+    st.dataframe(
+        _na_styled(table), key="omnidocbench_table", hide_index=True, selection_mode="single-row",
+        on_select=functools.partial(_choose_page_from_table, "omnidocbench_table", page_ids), width="stretch",
+        height=min(420, 38 + 35 * len(table)),
+    )
+    if inputs.layout is None:
+        st.info("Give a layout-detection prediction to draw a page's ground-truth blocks against predicted boxes.")
+        return
+    state.seed("omnidocbench_page", page_ids[0], page_ids)
+    page_id = st.selectbox("Page to draw (or select a row above)", page_ids, key="omnidocbench_page", persist_state="session")
+    state.share(omnidocbench_page=page_id)
+    _overlay(_box_matches(inputs.gt, inputs.layout, (_stamp(inputs.gt), _stamp(inputs.layout))), page_id, result)
+
+
+# --- the panel -----------------------------------------------------------------------------------
+
+
+def render() -> None:
+    """The OmniDocBench panel."""
+    if (query := st.session_state.pop(OPEN_MATRICES, None)) is not None:
+        st.switch_page(MATRICES_PAGE, query_params=query)
+    st.caption(INTRO)
+    inputs = _read_inputs()
+    if inputs is None:
+        return
+    try:
+        result = _score(inputs.gt, inputs.layout, inputs.markdown, tuple(map(_stamp, (inputs.gt, inputs.layout, inputs.markdown))))
+    except InputError as error:
+        st.error(error.paragraph())
+        return
+    if result["reference"]["size_swapped_pages"]:
+        st.caption(f"{len(result['reference']['size_swapped_pages'])} of {result['pages']} pages have width and height "
+                   "swapped in page_info; their frame is taken from the page image.")
+    if result["layout"]:
+        _layout_headline(result["layout"], inputs.gt)
+        _matrices_link(inputs)
+    if result["end_to_end"]:
+        _end_to_end_headline(result["end_to_end"], inputs.gt)
+    if result["layout"]:
+        st.subheader("AP by class")
+        st.plotly_chart(figures.per_class_ap_bars(result["layout"]["per_class"], title="AP@[.5:.95] per eval class"),
+                        key="omnidocbench_per_class", config={"displaylogo": False})
+    _breakdowns(result)
+    _per_page(result, inputs)

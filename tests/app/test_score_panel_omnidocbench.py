@@ -1,0 +1,248 @@
+"""The OmniDocBench panel of the Scores page (AppTest, no browser), its figure builders, and its
+link to the Matrices page on the same ground truth and layout model (dual taxonomy).
+
+Expected numbers come from the engine (`score_omnidocbench`, `box_matches_at_iou50`, TORE's
+`evaluate_dataset`) and from the official result shipped with the sample (mAP 0.5999). AppTest
+cannot click a dataframe row, so a page is opened through the panel's fallback selectbox.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from studio.data_root import DATA_ROOT_VARIABLE
+from studio.score_figures_omnidocbench import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
+from studio.score_panels.omnidocbench import _na_styled, matrices_query, page_table
+from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+APP = str(REPOSITORY / "app.py")
+SAMPLE = (REPOSITORY / ".." / "shared" / "data" / "omnidocbench").resolve()
+GT = SAMPLE / "OmniDocBench_demo.json"
+LAYOUT = SAMPLE / "pred_layout_detection" / "detection_prediction.json"
+MARKDOWN = SAMPLE / "pred_end2end_markdown"
+
+
+@pytest.fixture
+def sample(monkeypatch):
+    if not GT.is_file():
+        pytest.skip(f"shared OmniDocBench sample not found at {SAMPLE}; skipping")
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(REPOSITORY.parent.resolve()))
+    return SAMPLE
+
+
+@pytest.fixture(scope="module")
+def engine_result():
+    if not GT.is_file():
+        pytest.skip(f"shared OmniDocBench sample not found at {SAMPLE}; skipping")
+    from tore_engine.omnidocbench.score import score_omnidocbench
+
+    return score_omnidocbench(GT, LAYOUT, MARKDOWN)
+
+
+def _panel() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page("app_pages/scores.py").run()
+    at.radio(key="bench").set_value("omnidocbench").run()
+    _no_exception(at)
+    return at
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _charts(at: AppTest) -> list[dict]:
+    return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+
+
+def _shown(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+# --- the panel on the real demo --------------------------------------------------------------------
+
+
+def test_headline_shows_the_engines_numbers_and_which_are_exact(sample, engine_result):
+    at = _panel()
+    metrics = {metric.label: metric.value for metric in at.metric}
+    layout, end_to_end = engine_result["layout"], engine_result["end_to_end"]
+    assert metrics["mAP"] == "0.5999" == _shown(layout["mAP"])  # the official evaluator's demo result
+    assert (metrics["AP50"], metrics["AP75"]) == (_shown(layout["AP50"]), _shown(layout["AP75"]))
+    assert metrics["F1 at IoU 0.5"] == _shown(layout["iou50"]["f1"])
+    assert metrics["text edit distance ↓"] == _shown(end_to_end["text_edit"])
+    assert metrics["reading-order edit distance ↓"] == _shown(end_to_end["reading_order_edit"])
+    assert metrics["table TEDS ↑"] == _shown(end_to_end["table_teds"])
+    assert metrics["overall ↑"] == "n/a" and end_to_end["overall"] is None
+    markdown = " ".join(element.value for element in at.markdown)
+    assert "exact: reproduces the official evaluator" in markdown
+    assert "approximation: not leaderboard numbers" in markdown
+    assert any("leaderboard_comparable: false" in caption.value for caption in at.caption)
+    assert not at.error and not at.warning
+
+
+def test_official_results_shipped_with_the_sample_sit_beside_ours(sample):
+    at = _panel()
+    official = json.loads((SAMPLE / "reference_results" / "layout_detection_official_demo_mAP.json").read_text())
+    check = next(frame.value for frame in at.dataframe if "official evaluator" in frame.value.columns)
+    assert check["score"].tolist() == ["mAP", "AP50", "AP75"]
+    assert check["official evaluator"].tolist() == [f"{official[key]:.4f}" for key in ("bbox_mAP", "bbox_mAP_50", "bbox_mAP_75")]
+    assert check["TORE Studio"].tolist() == check["official evaluator"].tolist()
+
+
+def test_per_class_bars_and_attribute_breakdowns_are_the_engines(sample, engine_result):
+    at = _panel()
+    charts = _charts(at)
+    per_class = next(chart for chart in charts if chart["layout"]["title"]["text"].startswith("AP@[.5:.95] per eval class"))
+    assert per_class["data"][0]["y"] == list(engine_result["layout"]["per_class"])
+    assert per_class["data"][0]["x"] == pytest.approx(list(engine_result["layout"]["per_class"].values()))
+    assert [tab.label for tab in at.tabs] == ["data source", "language", "layout"]
+    by_source = next(frame.value for frame in at.dataframe if "value" in frame.value.columns and "newspaper" in frame.value["value"].tolist())
+    expected = engine_result["layout"]["by_attribute"]["data_source"]
+    assert by_source["value"].tolist() == sorted(expected)
+    assert by_source["pages"].tolist() == [expected[value]["pages"] for value in sorted(expected)]
+    assert by_source["layout mAP"].tolist() == pytest.approx([expected[value]["mAP"] for value in sorted(expected)])
+    text_edit = engine_result["end_to_end"]["by_attribute"]["text_edit"]["data_source"]
+    assert by_source["text edit distance"].tolist() == pytest.approx([text_edit[value] for value in sorted(expected)])
+
+
+def test_page_table_lists_the_18_pages_worst_first(sample, engine_result):
+    at = _panel()
+    table = next(frame.value for frame in at.dataframe if "page" in frame.value.columns)
+    assert len(table) == 18 == engine_result["pages"]
+    rows = {row["page"]: row for row in engine_result["per_page"]}
+    f1 = [rows[page]["layout"]["f1"] for page in table["page"]]
+    assert f1 == sorted(f1) and table["F1 @0.5"].tolist() == pytest.approx(f1)
+    assert table["TP"].tolist() == [rows[page]["layout"]["tp"] for page in table["page"]]
+    assert table["data source"].tolist() == [rows[page]["attributes"]["data_source"] for page in table["page"]]
+    formula = [rows[page]["end_to_end"]["formula_edit"] for page in table["page"]]
+    assert sum(value is None for value in formula) == 16  # formulas on 2 pages only: the rest are n/a, not 0
+    assert table["formula edit distance"].isna().sum() == 16
+    assert at.selectbox(key="omnidocbench_page").options == table["page"].tolist()
+
+
+def test_choosing_a_page_draws_its_blocks_against_the_predicted_boxes(sample, engine_result):
+    from tore_engine.omnidocbench.box_matches import box_matches_at_iou50
+    from tore_engine.omnidocbench.layout_predictions import load_layout_prediction
+    from tore_engine.omnidocbench.reference import load_reference
+
+    page_id = "newspaper_1cddf9d22ca549f3a86cf1512a3110cc_1.jpg"
+    at = _panel()
+    at.selectbox(key="omnidocbench_page").set_value(page_id).run()
+    _no_exception(at)
+    assert at.query_params["omnidocbench_page"] == page_id
+    reference = load_reference(GT)
+    page = next(p for p in box_matches_at_iou50(reference, load_layout_prediction(LAYOUT, reference)) if p.page == page_id)
+    overlay = next(chart for chart in _charts(at) if chart["layout"].get("annotations", [{}])[0].get("text", "").startswith("ground truth"))
+    assert [a["text"] for a in overlay["layout"]["annotations"][:2]] == [
+        f"ground truth: {len(page.reference)} blocks", f"prediction: {len(page.prediction)} boxes"]
+    assert len(overlay["layout"]["images"]) == 2 and overlay["layout"]["images"][0]["source"].startswith("data:image/")
+    row = next(r for r in engine_result["per_page"] if r["page"] == page_id)["layout"]
+    assert any(f"{row['tp']} matched, {row['fn']} ground-truth blocks missed, {row['fp']} predicted" in c.value for c in at.caption)
+    assert any("swaps width and height" in c.value for c in at.caption)  # a page of the demo whose page_info is swapped
+
+
+def test_a_broken_input_path_shows_the_engines_message(sample):
+    at = _panel()
+    at.text_input(key="omnidocbench_gt").set_value("shared/data/omnidocbench/no_such_file.json").run()
+    _no_exception(at)
+    assert any("no_such_file.json: no such file" in error.value for error in at.error)
+    at.text_input(key="omnidocbench_gt").set_value("shared/data/omnidocbench/README.md").run()
+    assert any("is not valid JSON" in error.value for error in at.error)
+    at.text_input(key="omnidocbench_gt").set_value("../../etc/passwd").run()
+    _no_exception(at)
+    assert any("outside the data root" in error.value for error in at.error)
+
+
+def test_without_the_sample_the_panel_says_so_and_asks_for_paths(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    at = _panel()
+    assert any("demo sample is not at" in warning.value for warning in at.warning)
+    assert any("Give the path of an OmniDocBench.json" in info.value for info in at.info)
+
+
+# --- dual-taxonomy TORE matrices of the same pair --------------------------------------------------
+
+
+def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample):
+    from tore_engine.dataset import evaluate_dataset
+    from tore_engine.drilldown import view_matrices
+    from tore_engine.loaders import load_pair
+
+    at = _panel()
+    at.button(key="omnidocbench_matrices").click().run()
+    _no_exception(at)
+    assert [title.value for title in at.title] == ["TORE matrices"]
+    assert at.radio(key="src").value == "path" and at.selectbox(key="fmt").value == "omnidocbench"
+    assert at.text_input(key="ref").value == "shared/data/omnidocbench/OmniDocBench_demo.json"
+    assert any(caption.value.startswith("Dual taxonomy") for caption in at.caption)
+    evaluation = evaluate_dataset(*load_pair(GT, LAYOUT, "omnidocbench"))
+    assert evaluation.matrices.mode == "dual"
+    expected = view_matrices(evaluation.matrices, "trimmed")
+    heatmap = _charts(at)[0]
+    assert heatmap["layout"]["yaxis"]["ticktext"] == expected.rows
+    assert heatmap["layout"]["xaxis"]["ticktext"] == expected.columns
+    assert any("text_block" in row for row in expected.rows) and any("plain text" in column for column in expected.columns)
+    assert at.query_params["fmt"] == "omnidocbench" and at.query_params["src"] == "path"
+
+
+def test_matrices_query_uses_the_sidebars_keys(sample):
+    query = matrices_query(GT, LAYOUT)
+    assert query == {"src": "path", "ref": "shared/data/omnidocbench/OmniDocBench_demo.json",
+                     "a": "shared/data/omnidocbench/pred_layout_detection/detection_prediction.json",
+                     "fmt": "omnidocbench", "tax": "auto", "view": "trimmed"}
+
+
+# --- figure builders and the table --------------------------------------------------------------
+
+
+def test_per_class_ap_bars_leave_a_missing_class_empty_and_say_n_a():
+    fig = per_class_ap_bars({"title": 0.5, "table": None}).to_dict()
+    bar = fig["data"][0]
+    assert list(bar["x"]) == [0.5, None] and list(bar["text"]) == ["0.500", "n/a"]
+    assert list(fig["layout"]["yaxis"]["ticktext"]) == ["title", "table (n/a)"]
+
+
+def test_attribute_bars_label_each_value_with_its_page_count():
+    bar = attribute_bars({"book": 0.25, "note": None}, {"book": 2, "note": 1}, metric="mAP").to_dict()["data"][0]
+    assert list(bar["y"]) == ["book (2 p.)", "note (1 p.)"] and list(bar["text"]) == ["0.250", "n/a"]
+
+
+def test_page_match_overlay_marks_matched_unmatched_and_not_evaluated_boxes():
+    page = PageMatches(
+        "p.jpg", 100.0, 200.0, None,
+        reference=[MatchedBox("title", "title", (0, 0, 10, 10), None, 0),
+                   MatchedBox("text_block", "text", (0, 20, 10, 30), None, None),
+                   MatchedBox("reference", None, (0, 40, 10, 50), None, None)],
+        prediction=[MatchedBox("title", "title", (1, 1, 10, 10), 0.9, 0),
+                    MatchedBox("plain text", "text", (50, 50, 60, 60), 0.4, None)],
+    )
+    fig = page_match_overlay(page, None).to_dict()
+    outlines = [trace for trace in fig["data"] if trace["mode"] == "lines"]
+    by_status = {(trace["xaxis"], trace["legendgroup"], trace["line"]["dash"]) for trace in outlines}
+    assert by_status == {("x", MATCHED, "solid"), ("x", UNMATCHED, "dash"), ("x", NOT_EVALUATED, "dot"),
+                         ("x2", MATCHED, "solid"), ("x2", UNMATCHED, "dash")}
+    assert {trace["line"]["color"] for trace in outlines if trace["legendgroup"] == UNMATCHED} == {STATUS_STYLES[UNMATCHED]["color"]}
+    assert sum(trace["showlegend"] for trace in outlines) == 3  # one legend entry per status
+    hovers = [text for trace in fig["data"] if trace["mode"] == "markers" for text in trace["text"]]
+    assert any("matched to predicted box 0 (title)" in text for text in hovers)
+    assert any("matched to ground-truth box 0 (title)" in text and "score 0.900" in text for text in hovers)
+    assert any("unmatched at IoU 0.5" in text and "plain text" in text for text in hovers)
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["ground truth: 3 blocks", "prediction: 2 boxes"]
+    assert fig["layout"]["yaxis"]["range"] == [200.0, 0]
+
+
+def test_page_table_sorts_worst_first_and_shows_missing_scores_as_n_a():
+    def row(page, f1, text_edit):
+        return {"page": page, "attributes": {"data_source": "book", "language": "english", "layout": "single_column"},
+                "layout": {"tp": 1, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": f1},
+                "end_to_end": {"text_edit": text_edit, "reading_order_edit": 0.0, "table_teds": None, "formula_edit": None}}
+
+    table = page_table({"per_page": [row("a", 0.9, 0.1), row("b", 0.2, 0.5), row("c", 0.9, 0.7), row("d", None, 0.0)]})
+    assert table["page"].tolist() == ["b", "c", "a", "d"]
+    html = _na_styled(table).to_html()
+    assert "n/a" in html and "None" not in html
