@@ -1,0 +1,313 @@
+"""FUNSD / EC-FUNSD panel of the Scores page: the headline numbers with their conventions, per-class
+tables, one row per form, and a form's ground-truth and predicted entities and links over its page.
+
+Everything shown comes from `tore score funsd` / `tore score ec-funsd` (`score_funsd_folders`,
+`score_ec_funsd_folders`); the panel computes no metric. The shared sample (../shared/data/funsd)
+has gold forms but no model output, so by default the prediction is *simulated* from the gold by
+`tore_engine.funsd.simulated` (seeded perturbations), and the panel says so. Folders on the server
+open the user's own files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+from PIL import Image
+
+from tore_engine.errors import InputError
+from tore_engine.funsd.report import score_ec_funsd_folders, score_funsd_folders
+from tore_engine.funsd.simulated import write_simulated_predictions
+from tore_engine.layout import PageImage
+from studio import rendering, state
+from studio.data_root import data_root, server_path
+from studio.score_figures_funsd import OUTCOMES, funsd_overlay_figure, page_size
+
+KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
+SCORERS = {"funsd": score_funsd_folders, "ec-funsd": score_ec_funsd_folders}
+SAMPLE_FOLDERS = {  # relative to the data root
+    "funsd": Path("shared") / "data" / "funsd" / "funsd" / "testing_data" / "annotations",
+    "ec-funsd": Path("shared") / "data" / "funsd" / "ec_funsd" / "jsons",
+}
+INPUT_KEYS = {"funsd": ("funsd_ref", "funsd_pred"), "ec-funsd": ("funsd_ec_ref", "funsd_ec_pred")}
+SIMULATED_ROOT = Path(tempfile.gettempdir()) / "tore_studio_funsd_simulated"
+FAMILIES = {
+    "funsd": "End-to-end numbers: the model outputs boxes, text, grouping, classes and links, matched to the "
+             "ground truth at IoU >= 0.5. They are not comparable with a LayoutLM-style \"FUNSD F1\", which is "
+             "SER on the ground-truth words (funsd.md section 4).",
+    "ec-funsd": "Given-ground-truth numbers: EC-FUNSD predictions label spans of the gold words (no detection, "
+                "no OCR), so they are not comparable with FUNSD's end-to-end numbers.",
+}
+SIMULATED_NOTE = {
+    "funsd": "The prediction is **simulated**: made by this project from the gold forms by seeded perturbations "
+             "(small jitter of every box; entities dropped, displaced, merged with a neighbour, split, relabelled; "
+             "OCR typos; links dropped and added), not by a trained model. Its numbers only show how the scores react.",
+    "ec-funsd": "The prediction is **simulated**: made by this project from the gold spans by seeded perturbations "
+                "(entities dropped, trimmed by one word, relabelled; links dropped and added), not by a trained model.",
+}
+COUNT_COLUMNS = {"funsd": ("gt_entities", "pred_entities"), "ec-funsd": ("gold_entities", "pred_entities")}
+
+
+def shown(value: object) -> object:
+    """A score as fixed 4-decimal text, a count as it is, and `None` (undefined) as "n/a", never 0.
+
+    Tables hold text rather than numbers because Streamlit draws a missing number as "None" (even
+    through a Styler's `na_rep`); fixed-width text still sorts right on a header click for scores
+    in [0, 1], and the "Sort documents by" choice sorts the numbers themselves.
+    """
+    if value is None:
+        return "n/a"
+    return f"{value:.4f}" if isinstance(value, float) else value
+
+
+def _text_table(rows: dict[str, dict], columns: list[str]) -> pd.DataFrame:
+    """Rows of named values as a table of shown text (a missing value is "n/a")."""
+    return pd.DataFrame.from_dict(
+        {name: {column: str(shown(row.get(column))) for column in columns} for name, row in rows.items()}, orient="index"
+    )
+
+
+# --- inputs and cached scoring -----------------------------------------------------------------
+
+
+def _folder_stamp(folder: Path | None) -> tuple:
+    """What makes a cached score stale: every JSON file's name, modification time and size."""
+    if folder is None:
+        return (None,)
+    try:
+        return (str(folder), tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.glob("*.json"))))
+    except OSError:
+        return (str(folder),)
+
+
+@st.cache_data(max_entries=16, show_spinner="Scoring…")
+def _score(kind: str, reference: Path, prediction: Path | None, seed: int, stamps: tuple) -> dict:
+    """The engine's report as JSON, and the simulation log when `prediction` is None (simulated)."""
+    simulation = None
+    if prediction is None:
+        name = hashlib.sha256(repr((kind, str(reference), stamps, seed)).encode()).hexdigest()[:16]
+        prediction = SIMULATED_ROOT / name
+        logs = write_simulated_predictions(kind, reference, prediction, seed=seed)
+        simulation = {"folder": str(prediction), "totals": dict(sum(logs.values(), Counter()))}
+    return {"report": SCORERS[kind](reference, prediction).to_json(), "simulation": simulation}
+
+
+def _folder_input(label: str, key: str, default: str, help_text: str) -> Path | None:
+    """A folder on the server, inside the data root; None when left empty. Raises InputError."""
+    state.seed(key, default)
+    text = st.text_input(label, key=key, help=f"{help_text} (inside {data_root()})", persist_state="session").strip()
+    state.share(**{key: text})
+    return server_path(text) if text else None
+
+
+def _seed_number(key: str) -> None:
+    """`state.seed` for a whole number: the URL gives text."""
+    state.seed(key, 0)
+    if isinstance(st.session_state[key], str):
+        st.session_state[key] = int(st.session_state[key]) if st.session_state[key].isdigit() else 0
+
+
+def _inputs(kind: str) -> tuple[Path, Path | None, int] | None:
+    """Reference folder, prediction folder (None: simulated) and simulation seed; None when unusable."""
+    sample = SAMPLE_FOLDERS[kind]
+    sample_present = (data_root() / sample).is_dir()
+    if not sample_present:
+        st.warning(f"The FUNSD sample is not at {data_root() / sample}; give a folder of your own gold files below.")
+    reference_key, prediction_key = INPUT_KEYS[kind]
+    what = "FUNSD annotation JSON files ({\"form\": [...]}), page images beside them or in ../images" if kind == "funsd" \
+        else "EC-FUNSD JSON files (document, label_entities, label_linkings)"
+    columns = st.columns([5, 5, 2])
+    with columns[0]:
+        reference = _folder_input("Reference folder", reference_key, str(sample) if sample_present else "", what)
+    with columns[1]:
+        prediction = _folder_input("Prediction folder (empty: simulated)", prediction_key, "",
+                                   "files of the same names; leave empty to score a simulated prediction made from the reference")
+    with columns[2]:
+        _seed_number("funsd_seed")
+        seed = st.number_input("Simulation seed", min_value=0, step=1, key="funsd_seed", persist_state="session",
+                               disabled=prediction is not None)
+        state.share(funsd_seed=seed)
+    if reference is None:
+        st.info("Give a reference folder.")
+        return None
+    return reference, prediction, int(seed)
+
+
+# --- headline, per-class and per-document tables ---------------------------------------------
+
+
+def _headline(report: dict) -> None:
+    items = report["headline"]
+    for start in range(0, len(items), 4):
+        for column, item in zip(st.columns(4), items[start : start + 4]):
+            column.metric(item["label"], shown(item["value"]))
+            column.caption(item["convention"])
+
+
+def _per_class_tables(kind: str, report: dict) -> None:
+    corpus = report["corpus"]
+    tables = report["per_class"]
+    columns = st.columns(len(tables))
+    if "entity_labeling" in tables:
+        labeling = corpus["entity_labeling"]
+        rows = {**tables["entity_labeling"], "micro": labeling["micro"], "macro": labeling["macro"],
+                "micro without other": labeling["micro_excluding_other"] or {}}
+        with columns[0]:
+            st.markdown("**Entity labeling** (end to end: matched entities, unmatched ones count as errors)")
+            st.dataframe(_text_table(rows, ["precision", "recall", "f1", "support_gt", "n_pred"]), key="funsd_labeling_table")
+            st.caption(f"macro over {', '.join(labeling['classes_in_macro'])}")
+    seqeval = corpus["ser_seqeval"]
+    rows = {**tables["ser_seqeval"], "overall": seqeval["overall"]}
+    with columns[-1]:
+        words = "the ground-truth words (via matched words)" if kind == "funsd" else "the gold words"
+        st.markdown(f"**SER, seqeval** (IOB2 entity spans over {words})")
+        st.dataframe(_text_table(rows, ["precision", "recall", "f1", "support"]), key="funsd_ser_table")
+        st.caption(f"token accuracy {shown(seqeval['token_accuracy'])}; spans tp/fp/fn "
+                   f"{seqeval['span_counts']['tp']}/{seqeval['span_counts']['fp']}/{seqeval['span_counts']['fn']}")
+
+
+def document_table(kind: str, report: dict) -> pd.DataFrame:
+    """One row per document: its headline numbers (None stays None: missing) and entity counts."""
+    labels = {item["key"]: item["label"] for item in report["headline"]}
+    gold_count, pred_count = COUNT_COLUMNS[kind]
+    rows = []
+    for document in report["documents"]:
+        counts = document["panel"]["counts"]
+        rows.append({"document": document["doc"], **{labels[key]: value for key, value in document["row"].items()},
+                     "gold entities": counts[gold_count], "predicted entities": counts[pred_count],
+                     "prediction missing": document["prediction_missing"]})
+    return pd.DataFrame(rows)
+
+
+def _documents(kind: str, report: dict) -> str | None:
+    """The sortable per-document table; a click on a row (or the selectbox) picks the document."""
+    table = document_table(kind, report)
+    metrics = [item["label"] for item in report["headline"]]
+    state.seed("funsd_sort", metrics[0], ["document", *metrics])
+    sort_column, order_column = st.columns([4, 2])
+    sort_by = sort_column.selectbox("Sort documents by", ["document", *metrics], key="funsd_sort", persist_state="session")
+    state.seed("funsd_desc", False)
+    descending = order_column.toggle("Best first", key="funsd_desc", persist_state="session",
+                                     help="off: lowest (worst) values first; n/a always last")
+    state.share(funsd_sort=sort_by, funsd_desc=descending)
+    table = table.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable").reset_index(drop=True)
+    documents = table["document"].tolist()
+    state.seed("funsd_doc", documents[0], documents)
+    event = st.dataframe(table.map(shown), key=f"funsd_documents_{kind}_{sort_by}_{descending}", hide_index=True, on_select="rerun",
+                         selection_mode="single-row", width="stretch")
+    rows = event.selection.rows if event is not None else []
+    picked = table.loc[rows[0], "document"] if rows else None
+    if picked is not None and picked != st.session_state.get("_funsd_picked"):
+        st.session_state["funsd_doc"] = picked  # set before the selectbox below is created
+    st.session_state["_funsd_picked"] = picked
+    st.caption("Click a row (or choose below) to draw the form. Click a column header to sort by it too.")
+    document = st.selectbox("Document", documents, key="funsd_doc", persist_state="session")
+    state.share(funsd_doc=document)
+    return document
+
+
+# --- one document ----------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _page_image(path: str | None, stamp: tuple) -> tuple[str, float, float] | None:
+    """The page image as a data URI with its size in pixels, or None when there is none."""
+    if path is None:
+        return None
+    try:
+        with Image.open(path) as picture:
+            width, height = picture.size
+        return rendering.data_uri(rendering.render_page(PageImage(Path(path)))), float(width), float(height)
+    except (OSError, rendering.PageImageError):
+        return None
+
+
+def _image_stamp(path: str | None) -> tuple:
+    try:
+        return (path, Path(path).stat().st_mtime_ns) if path else (None,)
+    except OSError:
+        return (path, None)
+
+
+def _document_numbers(report: dict, document: dict) -> None:
+    labels = {item["key"]: (item["label"], item["convention"]) for item in report["headline"]}
+    table = pd.DataFrame(
+        [{"number": labels[key][0], "value": value, "convention": labels[key][1]} for key, value in document["row"].items()]
+    )
+    st.dataframe(table.map(shown), hide_index=True, key="funsd_document_numbers", width="stretch")
+
+
+def _overlay(document: dict, simulated: bool) -> None:
+    overlay = document["overlay"]
+    image = _page_image(document["image"], _image_stamp(document["image"]))
+    if image is None:
+        width, height = page_size(overlay)
+        uri = rendering.data_uri(rendering.placeholder(width, height, "No page image (PNG) found for this form."))
+    else:
+        uri, width, height = image
+    figure = funsd_overlay_figure(overlay, uri, width, height,
+                                  prediction_title="prediction (simulated)" if simulated else "prediction")
+    st.plotly_chart(figure, key="funsd_overlay", config={"displaylogo": False, "scrollZoom": False})
+    outcome_text = "; ".join(text for text, *_ in OUTCOMES.values())
+    dropped = overlay["dropped"]
+    st.caption(
+        f"Outlines: {outcome_text}. Colour: the entity's class. Links are judged as the headline linking F1 "
+        "(end to end, labelled, undirected). Hover a box for its match. Words with empty text are dropped "
+        f"(funsd.md 2.2): {dropped['gt_blank_words']} ground-truth words and {dropped['gt_blank_entities']} entities "
+        f"made only of them on this form; {dropped['pred_blank_words']} and {dropped['pred_blank_entities']} in the prediction."
+    )
+
+
+def _document_view(kind: str, report: dict, doc_id: str, simulated: bool) -> None:
+    document = next(d for d in report["documents"] if d["doc"] == doc_id)
+    st.markdown(f"#### {doc_id}" + (" (no prediction file: scored against an empty prediction)" if document["prediction_missing"] else ""))
+    if document["overlay"] is not None:
+        _overlay(document, simulated)
+    else:
+        st.info("The EC-FUNSD scorer works on spans of the gold words and returns no page overlay; choose FUNSD "
+                "above to see this form's entities and links drawn on the page.")
+    _document_numbers(report, document)
+
+
+# --- the panel ---------------------------------------------------------------------------------
+
+
+def render() -> None:
+    st.header("FUNSD / EC-FUNSD")
+    st.caption("FUNSD (Jaume et al., 2019): noisy scanned forms with entities (header, question, answer, other) "
+               "and key-value links. EC-FUNSD (Zhang et al., 2024) re-annotates them at entity level. FUNSD has no "
+               "official scorer, so every number names its convention (specs/funsd.md).")
+    state.seed("funsd_kind", "funsd", list(KINDS))
+    kind = st.radio("Annotation", list(KINDS), format_func=KINDS.get, key="funsd_kind", horizontal=True, persist_state="session")
+    state.share(funsd_kind=kind)
+    try:
+        inputs = _inputs(kind)
+        if inputs is None:
+            return
+        reference, prediction, seed = inputs
+        scored = _score(kind, reference, prediction, seed, (_folder_stamp(reference), _folder_stamp(prediction)))
+    except InputError as error:
+        st.error(error.paragraph())
+        return
+    report, simulation = scored["report"], scored["simulation"]
+    if simulation is not None:
+        totals = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in sorted(simulation["totals"].items()))
+        st.info(f"{SIMULATED_NOTE[kind]} Seed {seed}: {totals or 'no perturbation'}.")
+    for names, what in ((report["missing_predictions"], "have no prediction file and are scored against an empty prediction"),
+                        (report["unused_predictions"], "are prediction files without a reference file, ignored")):
+        if names:
+            st.warning(f"{len(names)} documents {what}: {', '.join(names)}")
+    st.subheader(f"Corpus: {len(report['documents'])} forms")
+    st.caption(FAMILIES[kind])
+    _headline(report)
+    if "aggregation" in report["corpus"]:
+        st.caption(f"Over the corpus: {report['corpus']['aggregation']}.")
+    _per_class_tables(kind, report)
+    st.subheader("Documents")
+    doc_id = _documents(kind, report)
+    if doc_id is not None:
+        _document_view(kind, report, doc_id, simulated=simulation is not None)
