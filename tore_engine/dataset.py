@@ -34,9 +34,9 @@ class PageTask:
     width: int
     height: int
     reference_classes: np.ndarray
-    reference_boxes: np.ndarray
+    reference_extents: PixelExtents
     prediction_classes: np.ndarray
-    prediction_boxes: np.ndarray
+    prediction_extents: PixelExtents
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,10 @@ class BatchOutcome:
 
 def evaluate_page(task: PageTask, class_count: int) -> tuple[PageOutcome, ExactCounts]:
     """Rasterise one page and apply Algorithm 1 to its distinct label-set pairs."""
-    reference = PixelExtents.from_boxes(task.reference_boxes, task.width, task.height)
-    prediction = PixelExtents.from_boxes(task.prediction_boxes, task.width, task.height)
+    reference = (task.reference_classes, task.reference_extents)
+    prediction = (task.prediction_classes, task.prediction_extents)
     try:
-        table = pair_table(
-            task.width, task.height, (task.reference_classes, reference), (task.prediction_classes, prediction), class_count
-        )
+        table = pair_table(task.width, task.height, reference, prediction, class_count)
     except InputError as error:
         raise error.located(page=task.page_id) from None
     truth = label_sets(table.reference_codes, class_count)
@@ -105,24 +103,25 @@ def _classes(labels: list[str], index: dict[str, int]) -> np.ndarray:
 
 
 def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -> tuple[PageTask, list[InputWarning]]:
+    """A page's task (class indices and painted extents of each side) and its box warnings."""
     width, height = math.ceil(reference.width), math.ceil(reference.height)
     frame = f"{width} x {height}"
     prediction_boxes = _scaled_boxes(prediction, reference) if prediction else np.zeros((0, 4))
-    prediction_labels = prediction.labels if prediction else []
-    warnings = _box_warnings(reference.id, "reference", reference.bboxes, PixelExtents.from_boxes(reference.bboxes, width, height), frame)
+    reference_extents = PixelExtents.from_boxes(reference.bboxes, width, height)
+    prediction_extents = PixelExtents.from_boxes(prediction_boxes, width, height)
+    warnings = _box_warnings(reference.id, "reference", reference.bboxes, reference_extents, frame)
     if prediction is None:
         warnings.append(InputWarning(reference.id, None, "prediction", "no prediction for this page; scored as all Background"))
     else:
-        extents = PixelExtents.from_boxes(prediction_boxes, width, height)
-        warnings += _box_warnings(reference.id, "prediction", prediction_boxes, extents, frame)
+        warnings += _box_warnings(reference.id, "prediction", prediction_boxes, prediction_extents, frame)
     task = PageTask(
         reference.id,
         width,
         height,
         _classes(reference.labels, taxonomy.reference_index),
-        reference.bboxes,
-        _classes(prediction_labels, taxonomy.prediction_index),
-        prediction_boxes,
+        reference_extents,
+        _classes(prediction.labels if prediction else [], taxonomy.prediction_index),
+        prediction_extents,
     )
     return task, warnings
 

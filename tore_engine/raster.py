@@ -82,9 +82,10 @@ def _cell_edges(width: int, height: int, sides: list[PixelExtents]) -> tuple[np.
 
 
 def _cover_by_slices(grid: np.ndarray, rows: tuple, cols: tuple, word: np.ndarray, bit: np.ndarray) -> None:
-    """OR box by box: fastest for the few dozen boxes of a typical page."""
-    for k in range(len(word)):
-        grid[rows[0][k] : rows[1][k], cols[0][k] : cols[1][k], word[k]] |= bit[k]
+    """OR box by box: fastest for the few dozen boxes of a typical page (plain Python integers
+    index faster than NumPy scalars)."""
+    for r0, r1, c0, c1, w, b in zip(*(a.tolist() for a in (*rows, *cols, word, bit))):
+        grid[r0:r1, c0:c1, w] |= b
 
 
 def _cover_by_prefix_sums(grid: np.ndarray, rows: tuple, cols: tuple, classes: np.ndarray) -> None:
@@ -101,53 +102,62 @@ def _cover_by_prefix_sums(grid: np.ndarray, rows: tuple, cols: tuple, classes: n
         grid[covered, label // WORD_BITS] |= np.uint64(1) << np.uint64(label % WORD_BITS)
 
 
-def _paint(classes: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray, words: int) -> np.ndarray:
-    """OR each box's class bit into the grid cells it covers; returns (cells, words) uint64.
+def _paint(grid: np.ndarray, positions: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray) -> None:
+    """OR each box's bit (at `positions`, one per box) into the grid cells it covers.
     `ys` may be a band of the page's row edges: boxes are clipped to it."""
-    grid = np.zeros((len(ys) - 1, len(xs) - 1, words), dtype=np.uint64)
     painted = np.flatnonzero(extents.paints)
     r0 = np.searchsorted(ys, np.clip(extents.row0[painted], ys[0], ys[-1]))
     r1 = np.searchsorted(ys, np.clip(extents.row1[painted], ys[0], ys[-1]))
     inside = r1 > r0
     painted, rows = painted[inside], (r0[inside], r1[inside])
     cols = (np.searchsorted(xs, extents.col0[painted]), np.searchsorted(xs, extents.col1[painted]))
-    classes = classes[painted]
+    positions = positions[painted]
     area = int(((rows[1] - rows[0]) * (cols[1] - cols[0])).sum())
-    if area > 4 * grid.shape[0] * grid.shape[1] * len(np.unique(classes)) + 50_000:
-        _cover_by_prefix_sums(grid, rows, cols, classes)
+    if area > 4 * grid.shape[0] * grid.shape[1] * len(np.unique(positions)) + 50_000:
+        _cover_by_prefix_sums(grid, rows, cols, positions)
     else:
-        bits = np.left_shift(np.uint64(1), (classes % WORD_BITS).astype(np.uint64))
-        _cover_by_slices(grid, rows, cols, classes // WORD_BITS, bits)
-    return grid.reshape(-1, words)
+        bits = np.left_shift(np.uint64(1), (positions % WORD_BITS).astype(np.uint64))
+        _cover_by_slices(grid, rows, cols, positions // WORD_BITS, bits)
+
+
+def _sum_runs(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each run of equal neighbouring keys as one key with its summed weight."""
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.add.reduceat(weights, starts)
 
 
 def _sum_by_key(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct keys, sorted, with the sum of their weights (integers, exactly)."""
+    """Distinct keys, sorted, with the sum of their weights (integers, exactly). Neighbouring grid
+    cells mostly share their pair, so merging runs first leaves a sort of a few hundred keys."""
+    keys, weights = _sum_runs(keys, weights)
     order = np.argsort(keys)  # integer sums: the order among equal keys does not matter
-    keys = keys[order]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return keys[starts], np.add.reduceat(weights[order], starts)
+    return _sum_runs(keys[order], weights[order])
 
 
-def _packed_pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.ndarray) -> PairTable | None:
-    """One-word label sets whose used bits fit together in 64: pack each (T, P) into one integer
-    and sort once. The prediction's bits are shifted down to its lowest used bit, which in dual mode
-    drops the reference block. None when they do not fit."""
-    if reference.shape[1] != 1:
-        return None
-    truth, predicted = reference[:, 0], prediction[:, 0]
-    used_p = int(np.bitwise_or.reduce(predicted))
-    shift = (used_p & -used_p).bit_length() - 1 if used_p else 0
-    width_t = int(np.bitwise_or.reduce(truth)).bit_length()
-    width_p = (used_p >> shift).bit_length()
-    if width_t + width_p > 64:
-        return None
-    keys = (truth << np.uint64(width_p)) | (predicted >> np.uint64(shift))
-    distinct, pixels = _sum_by_key(keys, weights)
-    mask = np.uint64((1 << width_p) - 1)
-    truth_codes = distinct >> np.uint64(width_p)
-    predicted_codes = (distinct & mask) << np.uint64(shift)
-    return PairTable(truth_codes[:, None], predicted_codes[:, None], pixels)
+@dataclass(frozen=True)
+class _Packing:
+    """Both label sets of a cell in one 64-bit key, painted directly: the reference's bits above
+    the prediction's, which are shifted down to the lowest class the page's prediction uses (in
+    dual mode that drops the whole reference block). Then one sort counts the pairs."""
+
+    shift: int
+    width: int  # bits of the prediction part
+
+    @classmethod
+    def fit(cls, reference_classes: np.ndarray, prediction_classes: np.ndarray, class_count: int) -> "_Packing | None":
+        """The packing for these painted classes, or None when they do not fit in one word."""
+        if class_count > WORD_BITS:
+            return None
+        shift = int(prediction_classes.min()) if len(prediction_classes) else 0
+        width = int(prediction_classes.max()) - shift + 1 if len(prediction_classes) else 0
+        reference_width = int(reference_classes.max()) + 1 if len(reference_classes) else 0
+        return cls(shift, width) if reference_width + width < WORD_BITS else None
+
+    def table(self, keys: np.ndarray, weights: np.ndarray) -> PairTable:
+        distinct, pixels = _sum_by_key(keys, weights)
+        truth = distinct >> np.uint64(self.width)
+        predicted = (distinct & np.uint64((1 << self.width) - 1)) << np.uint64(self.shift)
+        return PairTable(truth[:, None], predicted[:, None], pixels)
 
 
 def _general_pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.ndarray) -> PairTable:
@@ -159,9 +169,21 @@ def _general_pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.nd
     return PairTable(ref_unique[distinct // len(pred_unique)], pred_unique[distinct % len(pred_unique)], pixels)
 
 
-def _pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.ndarray) -> PairTable:
-    packed = _packed_pairs(reference, prediction, weights)
-    return packed if packed is not None else _general_pairs(reference, prediction, weights)
+def _band_pairs(reference, prediction, xs: np.ndarray, band: np.ndarray, words: int, packing: _Packing | None) -> PairTable:
+    """The pair table of one horizontal band of the grid."""
+    weights = (np.diff(band)[:, None] * np.diff(xs)[None, :]).reshape(-1)
+    shape = (len(band) - 1, len(xs) - 1)
+    (reference_classes, reference_extents), (prediction_classes, prediction_extents) = reference, prediction
+    if packing is not None:
+        keys = np.zeros((*shape, 1), dtype=np.uint64)
+        _paint(keys, reference_classes + packing.width, reference_extents, xs, band)
+        _paint(keys, prediction_classes - packing.shift, prediction_extents, xs, band)
+        return packing.table(keys.reshape(-1), weights)
+    truth = np.zeros((*shape, words), dtype=np.uint64)
+    predicted = np.zeros((*shape, words), dtype=np.uint64)
+    _paint(truth, reference_classes, reference_extents, xs, band)
+    _paint(predicted, prediction_classes, prediction_extents, xs, band)
+    return _general_pairs(truth.reshape(-1, words), predicted.reshape(-1, words), weights)
 
 
 def pair_table(
@@ -176,17 +198,16 @@ def pair_table(
     A page whose grid would exceed `MAX_BAND_CELLS` (thousands of boxes) is painted in horizontal
     bands, whose pair tables are then merged, so memory stays bounded whatever the input.
     """
-    words = words_for(class_count)
     xs, ys = _cell_edges(width, height, [reference[1], prediction[1]])
+    packing = _Packing.fit(reference[0][reference[1].paints], prediction[0][prediction[1].paints], class_count)
     band_rows = max(1, MAX_BAND_CELLS // (len(xs) - 1))
-    tables = []
-    for start in range(0, len(ys) - 1, band_rows):
-        band = ys[start : start + band_rows + 1]
-        cell_pixels = (np.diff(band)[:, None] * np.diff(xs)[None, :]).reshape(-1)
-        tables.append(_pairs(_paint(*reference, xs, band, words), _paint(*prediction, xs, band, words), cell_pixels))
+    tables = [
+        _band_pairs(reference, prediction, xs, ys[start : start + band_rows + 1], words_for(class_count), packing)
+        for start in range(0, len(ys) - 1, band_rows)
+    ]
     if len(tables) == 1:
         return tables[0]
-    return _pairs(
+    return _general_pairs(
         np.concatenate([t.reference_codes for t in tables]),
         np.concatenate([t.prediction_codes for t in tables]),
         np.concatenate([t.pixels for t in tables]),
