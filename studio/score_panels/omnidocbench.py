@@ -40,6 +40,7 @@ INPUT_FIELDS = {
                "the official {\"results\", \"categories\"} form, a COCO results list, or a layout JSON"),
     "markdown": ("Folder of Markdown predictions (optional)", "one <image stem>.md per page"),
 }
+MISSING = "n/a"  # how a missing score (None in the engine's output) is shown
 MATRICES_PAGE = "app_pages/matrices.py"
 OPEN_MATRICES = "_omnidocbench_open_matrices"  # query parameters of a requested switch to Matrices
 BREAKDOWN_ATTRIBUTES = {"data_source": "data source", "language": "language", "layout": "layout"}
@@ -51,16 +52,19 @@ END_TO_END_SCORES = {  # key: (label, lower is better)
     "formula_edit": ("formula edit distance", True),
     "overall": ("overall", False),
 }
-# Where the official results shipped with the demo sample keep the numbers we reproduce or approximate.
+# Table columns of the page-level scores shown per attribute value and per page.
+END_TO_END_COLUMNS = {"text_edit": "text edit ↓", "reading_order_edit": "reading order ↓", "table_teds": "table TEDS ↑",
+                      "formula_edit": "formula edit ↓"}
+# Where the official results shipped with the demo sample (for its own predictions) keep the numbers we reproduce or approximate.
 OFFICIAL_LAYOUT_FILE = Path("reference_results") / "layout_detection_official_demo_mAP.json"
 OFFICIAL_LAYOUT_KEYS = {"mAP": "bbox_mAP", "AP50": "bbox_mAP_50", "AP75": "bbox_mAP_75"}
 OFFICIAL_END_TO_END_FILE = Path("reference_results") / "v1.6_official_rerun_noCDM" / "end2end_quick_match_metric_result.json"
 OFFICIAL_END_TO_END_KEYS = {
-    "text_edit": ("text_block", "Edit_dist", "ALL_page_avg"),
-    "reading_order_edit": ("reading_order", "Edit_dist", "ALL_page_avg"),
-    "table_teds": ("table", "TEDS", "all"),
-    "table_teds_s": ("table", "TEDS_structure_only", "all"),
-    "formula_edit": ("display_formula", "Edit_dist", "ALL_page_avg"),
+    "text_edit": ("text_block", "all", "Edit_dist", "ALL_page_avg"),
+    "reading_order_edit": ("reading_order", "all", "Edit_dist", "ALL_page_avg"),
+    "table_teds": ("table", "all", "TEDS", "all"),
+    "table_teds_s": ("table", "all", "TEDS_structure_only", "all"),
+    "formula_edit": ("display_formula", "all", "Edit_dist", "ALL_page_avg"),
 }
 INTRO = (
     "OmniDocBench (Ouyang et al., CVPR 2025) benchmarks document parsing on nine page types. The default "
@@ -141,16 +145,19 @@ def _read_inputs() -> Inputs | None:
 
 
 def _number(value: float | None, digits: int = 4) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    return MISSING if value is None else f"{value:.{digits}f}"
 
 
-def _official_numbers(gt: Path, relative: Path, keys: dict) -> dict[str, float] | None:
-    """The numbers of an official result file shipped beside the ground truth (the demo sample), or
-    None when there is none."""
-    path = gt.parent / relative
-    if not path.is_file():
+def _official_numbers(inputs: Inputs, scored: tuple[str, ...], relative: Path, keys: dict) -> dict[str, float | None] | None:
+    """The numbers of an official result file shipped with the demo sample, when the inputs it was
+    computed from (`scored`: names of `Inputs` fields) are the sample's own files; else None."""
+    sample = data_root() / SAMPLE_FOLDER
+    if any(getattr(inputs, name) != (data_root() / SAMPLE_TEXTS[name]).resolve() for name in scored):
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads((sample / relative).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
     numbers = {}
     for name, key in keys.items():
         value = data
@@ -170,7 +177,7 @@ def _comparison(ours: dict, official: dict[str, float] | None, keys: dict, label
     st.dataframe(table, hide_index=True, width="content")
 
 
-def _layout_headline(layout: dict, gt: Path) -> None:
+def _layout_headline(layout: dict, inputs: Inputs) -> None:
     st.markdown("**Layout detection**, COCO box AP over the 10 classes of the official configuration "
                 ":green-badge[exact: reproduces the official evaluator]")
     columns = st.columns(4)
@@ -184,13 +191,13 @@ def _layout_headline(layout: dict, gt: Path) -> None:
         f"recall {_number(layout['iou50']['recall'], 3)}) is a project metric."
         + ("" if layout["has_scores"] else " This prediction has no scores, so its AP only reflects box order: read F1 instead.")
     )
-    official = _official_numbers(gt, OFFICIAL_LAYOUT_FILE, OFFICIAL_LAYOUT_KEYS)
+    official = _official_numbers(inputs, ("gt", "layout"), OFFICIAL_LAYOUT_FILE, OFFICIAL_LAYOUT_KEYS)
     if official is not None:
         with st.expander("Check: the official layout result shipped with this sample"):
             _comparison(layout, official, OFFICIAL_LAYOUT_KEYS, {key: key for key in OFFICIAL_LAYOUT_KEYS})
 
 
-def _end_to_end_headline(end_to_end: dict, gt: Path) -> None:
+def _end_to_end_headline(end_to_end: dict, inputs: Inputs) -> None:
     badge = (":green-badge[leaderboard-comparable]" if end_to_end["leaderboard_comparable"]
              else ":orange-badge[approximation: not leaderboard numbers]")
     st.markdown(f"**End to end, page level** {badge}")
@@ -206,7 +213,7 @@ def _end_to_end_headline(end_to_end: dict, gt: Path) -> None:
     )
     if end_to_end["missing_pages"]:
         st.warning(f"{len(end_to_end['missing_pages'])} page(s) have no Markdown file and are scored as empty.")
-    official = _official_numbers(gt, OFFICIAL_END_TO_END_FILE, OFFICIAL_END_TO_END_KEYS)
+    official = _official_numbers(inputs, ("gt", "markdown"), OFFICIAL_END_TO_END_FILE, OFFICIAL_END_TO_END_KEYS)
     if official is not None:
         with st.expander("Check: the official end-to-end result shipped with this sample (v1.6 evaluator, no CDM)"):
             _comparison(end_to_end, official, OFFICIAL_END_TO_END_KEYS, {key: END_TO_END_SCORES[key][0] for key in OFFICIAL_END_TO_END_KEYS})
@@ -265,9 +272,9 @@ def _breakdowns(result: dict) -> None:
             table["layout mAP"] = [groups.get(value, {}).get("mAP") for value in pages]
             table["layout F1 @0.5"] = [groups.get(value, {}).get("f1_iou50") for value in pages]
         if end_to_end:
-            for key in ("text_edit", "reading_order_edit", "table_teds", "formula_edit"):
-                table[END_TO_END_SCORES[key][0]] = [end_to_end["by_attribute"][key][attribute].get(value) for value in pages]
-        table = table.sort_values("value", ignore_index=True)
+            for key, column in END_TO_END_COLUMNS.items():
+                table[column] = [end_to_end["by_attribute"][key][attribute].get(value) for value in pages]
+        table = _numeric_scores(table, ["value"]).sort_values("value", ignore_index=True)
         with tab:
             chart, numbers = st.columns([2, 3])
             if layout:
@@ -276,12 +283,19 @@ def _breakdowns(result: dict) -> None:
                                            title=f"layout mAP by {BREAKDOWN_ATTRIBUTES[attribute]}"),
                     key=f"omnidocbench_bars_{attribute}", config={"displaylogo": False},
                 )
-            numbers.dataframe(_na_styled(table), hide_index=True, key=f"omnidocbench_by_{attribute}")
+            _score_table(numbers, table, key=f"omnidocbench_by_{attribute}")
 
 
-def _na_styled(table: pd.DataFrame):
-    """Missing scores read "n/a" (never 0, never "None")."""
-    return table.style.format(na_rep="n/a", precision=4)
+def _numeric_scores(table: pd.DataFrame, text_columns: list[str]) -> pd.DataFrame:
+    """Score columns as numbers (a missing score, None, becomes NaN)."""
+    for column in table.columns.difference(text_columns):
+        table[column] = pd.to_numeric(table[column])
+    return table
+
+
+def _score_table(container, table: pd.DataFrame, **options) -> None:
+    """A table of scores with four decimals, where a missing score reads "n/a" (never 0, never "None")."""
+    container.dataframe(table.style.format(precision=4), placeholder=MISSING, hide_index=True, **options)
 
 
 def page_table(result: dict) -> pd.DataFrame:
@@ -293,13 +307,11 @@ def page_table(result: dict) -> pd.DataFrame:
             record.update({"TP": row["layout"]["tp"], "FP": row["layout"]["fp"], "FN": row["layout"]["fn"],
                            "precision": row["layout"]["precision"], "recall": row["layout"]["recall"], "F1 @0.5": row["layout"]["f1"]})
         if row["end_to_end"] is not None:
-            for key in ("text_edit", "reading_order_edit", "table_teds", "formula_edit"):
-                record[END_TO_END_SCORES[key][0]] = row["end_to_end"][key]
+            record.update({column: row["end_to_end"][key] for key, column in END_TO_END_COLUMNS.items()})
         rows.append(record)
     table = pd.DataFrame(rows)
-    scores = [column for column in table if column not in ("page", *BREAKDOWN_ATTRIBUTES.values())]
-    table[scores] = table[scores].astype(float)  # a column of None only becomes NaN, shown as n/a
-    order = [column for column in ("F1 @0.5", "text edit distance") if column in table]
+    table = _numeric_scores(table, ["page", *BREAKDOWN_ATTRIBUTES.values()])
+    order = [column for column in ("F1 @0.5", END_TO_END_COLUMNS["text_edit"]) if column in table]
     if order:
         table = table.sort_values(order, ascending=[column == "F1 @0.5" for column in order], na_position="last", kind="stable")
     return table.reset_index(drop=True)
@@ -339,8 +351,8 @@ def _per_page(result: dict, inputs: Inputs) -> None:
     st.subheader(f"Pages ({result['pages']}), worst first")
     table = page_table(result)
     page_ids = table["page"].tolist()
-    st.dataframe(
-        _na_styled(table), key="omnidocbench_table", hide_index=True, selection_mode="single-row",
+    _score_table(
+        st, table, key="omnidocbench_table", selection_mode="single-row",
         on_select=functools.partial(_choose_page_from_table, "omnidocbench_table", page_ids), width="stretch",
         height=min(420, 38 + 35 * len(table)),
     )
@@ -373,10 +385,10 @@ def render() -> None:
         st.caption(f"{len(result['reference']['size_swapped_pages'])} of {result['pages']} pages have width and height "
                    "swapped in page_info; their frame is taken from the page image.")
     if result["layout"]:
-        _layout_headline(result["layout"], inputs.gt)
+        _layout_headline(result["layout"], inputs)
         _matrices_link(inputs)
     if result["end_to_end"]:
-        _end_to_end_headline(result["end_to_end"], inputs.gt)
+        _end_to_end_headline(result["end_to_end"], inputs)
     if result["layout"]:
         st.subheader("AP by class")
         st.plotly_chart(figures.per_class_ap_bars(result["layout"]["per_class"], title="AP@[.5:.95] per eval class"),

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from studio.data_root import DATA_ROOT_VARIABLE
 from studio.score_figures_omnidocbench import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
-from studio.score_panels.omnidocbench import _na_styled, matrices_query, page_table
+from studio.score_panels.omnidocbench import matrices_query, page_table
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -86,12 +86,22 @@ def test_headline_shows_the_engines_numbers_and_which_are_exact(sample, engine_r
 
 
 def test_official_results_shipped_with_the_sample_sit_beside_ours(sample):
+    """Layout AP equals the official result; the end-to-end approximations stand beside the official v1.6 numbers."""
     at = _panel()
     official = json.loads((SAMPLE / "reference_results" / "layout_detection_official_demo_mAP.json").read_text())
     check = next(frame.value for frame in at.dataframe if "official evaluator" in frame.value.columns)
     assert check["score"].tolist() == ["mAP", "AP50", "AP75"]
     assert check["official evaluator"].tolist() == [f"{official[key]:.4f}" for key in ("bbox_mAP", "bbox_mAP_50", "bbox_mAP_75")]
     assert check["TORE Studio"].tolist() == check["official evaluator"].tolist()
+    official = json.loads((SAMPLE / "reference_results" / "v1.6_official_rerun_noCDM" / "end2end_quick_match_metric_result.json").read_text())
+    check = next(frame.value for frame in at.dataframe if "official evaluator" in frame.value.columns and "table TEDS" in frame.value["score"].tolist())
+    assert dict(zip(check["score"], check["official evaluator"])) == {
+        "text edit distance": f"{official['text_block']['all']['Edit_dist']['ALL_page_avg']:.4f}",  # 0.3356
+        "reading-order edit distance": f"{official['reading_order']['all']['Edit_dist']['ALL_page_avg']:.4f}",
+        "table TEDS": f"{official['table']['all']['TEDS']['all']:.4f}",
+        "table TEDS-S (structure)": f"{official['table']['all']['TEDS_structure_only']['all']:.4f}",
+        "formula edit distance": f"{official['display_formula']['all']['Edit_dist']['ALL_page_avg']:.4f}",
+    }
 
 
 def test_per_class_bars_and_attribute_breakdowns_are_the_engines(sample, engine_result):
@@ -107,21 +117,23 @@ def test_per_class_bars_and_attribute_breakdowns_are_the_engines(sample, engine_
     assert by_source["pages"].tolist() == [expected[value]["pages"] for value in sorted(expected)]
     assert by_source["layout mAP"].tolist() == pytest.approx([expected[value]["mAP"] for value in sorted(expected)])
     text_edit = engine_result["end_to_end"]["by_attribute"]["text_edit"]["data_source"]
-    assert by_source["text edit distance"].tolist() == pytest.approx([text_edit[value] for value in sorted(expected)])
+    assert by_source["text edit ↓"].tolist() == pytest.approx([text_edit[value] for value in sorted(expected)])
 
 
 def test_page_table_lists_the_18_pages_worst_first(sample, engine_result):
     at = _panel()
-    table = next(frame.value for frame in at.dataframe if "page" in frame.value.columns)
+    element = next(frame for frame in at.dataframe if "page" in frame.value.columns)
+    table = element.value
+    assert element.proto.placeholder == "n/a"  # how the browser shows the missing scores
     assert len(table) == 18 == engine_result["pages"]
     rows = {row["page"]: row for row in engine_result["per_page"]}
     f1 = [rows[page]["layout"]["f1"] for page in table["page"]]
     assert f1 == sorted(f1) and table["F1 @0.5"].tolist() == pytest.approx(f1)
-    assert table["TP"].tolist() == [rows[page]["layout"]["tp"] for page in table["page"]]
+    assert table["TP"].dtype.kind == "i" and table["TP"].tolist() == [rows[page]["layout"]["tp"] for page in table["page"]]
     assert table["data source"].tolist() == [rows[page]["attributes"]["data_source"] for page in table["page"]]
     formula = [rows[page]["end_to_end"]["formula_edit"] for page in table["page"]]
     assert sum(value is None for value in formula) == 16  # formulas on 2 pages only: the rest are n/a, not 0
-    assert table["formula edit distance"].isna().sum() == 16
+    assert table["formula edit ↓"].isna().sum() == 16
     assert at.selectbox(key="omnidocbench_page").options == table["page"].tolist()
 
 
@@ -236,7 +248,7 @@ def test_page_match_overlay_marks_matched_unmatched_and_not_evaluated_boxes():
     assert fig["layout"]["yaxis"]["range"] == [200.0, 0]
 
 
-def test_page_table_sorts_worst_first_and_shows_missing_scores_as_n_a():
+def test_page_table_sorts_worst_first_and_keeps_missing_scores_missing():
     def row(page, f1, text_edit):
         return {"page": page, "attributes": {"data_source": "book", "language": "english", "layout": "single_column"},
                 "layout": {"tp": 1, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": f1},
@@ -244,5 +256,33 @@ def test_page_table_sorts_worst_first_and_shows_missing_scores_as_n_a():
 
     table = page_table({"per_page": [row("a", 0.9, 0.1), row("b", 0.2, 0.5), row("c", 0.9, 0.7), row("d", None, 0.0)]})
     assert table["page"].tolist() == ["b", "c", "a", "d"]
-    html = _na_styled(table).to_html()
-    assert "n/a" in html and "None" not in html
+    assert table["table TEDS ↑"].isna().all() and table["table TEDS ↑"].dtype.kind == "f"
+    assert table["F1 @0.5"].isna().tolist() == [False, False, False, True]
+
+
+def test_other_predictions_are_scored_without_the_official_check_of_the_samples_own(sample):
+    from tore_engine.omnidocbench.score import score_omnidocbench
+
+    at = _panel()
+    at.text_input(key="omnidocbench_markdown").set_value("shared/data/omnidocbench/gt_markdown").run()
+    _no_exception(at)
+    expected = score_omnidocbench(GT, LAYOUT, SAMPLE / "gt_markdown")["end_to_end"]
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert metrics["text edit distance ↓"] == _shown(expected["text_edit"])
+    assert metrics["mAP"] == "0.5999"
+    checks = [frame.value for frame in at.dataframe if "official evaluator" in frame.value.columns]
+    assert [check["score"].tolist() for check in checks] == [["mAP", "AP50", "AP75"]]  # the layout check only
+    assert at.query_params["omnidocbench_markdown"] == "shared/data/omnidocbench/gt_markdown"
+
+
+def test_without_a_layout_prediction_pages_sort_by_text_edit_and_no_overlay_is_drawn(sample, engine_result):
+    at = _panel()
+    at.text_input(key="omnidocbench_layout").set_value("").run()
+    _no_exception(at)
+    assert "mAP" not in {metric.label for metric in at.metric}
+    table = next(frame.value for frame in at.dataframe if "page" in frame.value.columns)
+    rows = {row["page"]: row["end_to_end"]["text_edit"] for row in engine_result["per_page"]}
+    assert table["text edit ↓"].tolist() == sorted(rows.values(), reverse=True)
+    assert "TP" not in table.columns
+    assert any("Give a layout-detection prediction" in info.value for info in at.info)
+    assert not any(button.key == "omnidocbench_matrices" for button in at.button)
