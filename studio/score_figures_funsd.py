@@ -1,7 +1,8 @@
 """Plotly figure of one FUNSD form: ground-truth and predicted entities side by side over the page,
 with their links, from the engine's overlay (`ScoreReport.to_json()["documents"][k]["overlay"]`).
 
-Colour says the class; the outline says the outcome: solid when matched (IoU >= 0.5), dotted when
+Colour says the class; the outline says the outcome: solid when matched (FUNSD: IoU >= 0.5;
+EC-FUNSD: the same words, `tore_engine.funsd.ec_overlay`), dotted when
 matched with the wrong class, red dashed when unmatched. Links join entity centres, green when
 found (predicted side: correct), red dashed when missed (wrong), with a dot on the value end.
 One scatter trace per class, outcome and pane (never one shape per box, app.md section 3).
@@ -33,14 +34,15 @@ def entity_outcome(entity: dict) -> str:
     return "wrong label" if entity.get("label_correct") is False else "matched"
 
 
-def _hover(entity: dict, side: str) -> str:
+def _hover(entity: dict, side: str, match_rule: str) -> str:
     head = f"<b>{entity['label']}</b> entity {entity['id']} ({side})"
     if side == "ground truth":
         if entity["matched_pred_id"] is None:
-            return f"{head}<br>missed: no predicted entity at IoU >= 0.5"
-        return f"{head}<br>matched to predicted {entity['matched_pred_id']}, IoU {entity['iou']:.3f}"
+            return f"{head}<br>missed: no predicted entity {match_rule}"
+        overlap = f"IoU {entity['iou']:.3f}" if entity.get("iou") is not None else match_rule
+        return f"{head}<br>matched to predicted {entity['matched_pred_id']}, {overlap}"
     if entity["matched_gt_id"] is None:
-        return f"{head}<br>false alarm: no ground-truth entity at IoU >= 0.5"
+        return f"{head}<br>false alarm: no ground-truth entity {match_rule}"
     verdict = "right class" if entity["label_correct"] else "wrong class"
     return f"{head}<br>matched to ground truth {entity['matched_gt_id']}, {verdict}"
 
@@ -49,7 +51,7 @@ def _axes(column: int) -> dict:
     return {"xaxis": "x" if column == 1 else f"x{column}", "yaxis": "y" if column == 1 else f"y{column}"}
 
 
-def entity_traces(entities: list[dict], side: str, column: int) -> list[go.Scatter]:
+def entity_traces(entities: list[dict], side: str, column: int, match_rule: str = "at IoU >= 0.5") -> list[go.Scatter]:
     """Outlines (one trace per class and outcome) and invisible centre markers carrying the hover."""
     traces = []
     labels = [label for label in FUNSD_CLASSES if any(e["label"] == label for e in entities)]
@@ -65,7 +67,7 @@ def entity_traces(entities: list[dict], side: str, column: int) -> list[go.Scatt
                 x1, y1, x2, y2 = entity["box"]
                 xs += [x1, x2, x2, x1, x1, None]
                 ys += [y1, y1, y2, y2, y1, None]
-                texts += [_hover(entity, side)] * 5 + [None]
+                texts += [_hover(entity, side, match_rule)] * 5 + [None]
             traces.append(go.Scatter(
                 x=xs, y=ys, text=texts, mode="lines", fill="toself", fillcolor=with_alpha(colour, 0.15),
                 line=dict(color=outline or colour, dash=dash, width=width), name=label, legendgroup=label,
@@ -74,7 +76,7 @@ def entity_traces(entities: list[dict], side: str, column: int) -> list[go.Scatt
     if entities:
         traces.append(go.Scatter(
             x=[(e["box"][0] + e["box"][2]) / 2 for e in entities], y=[(e["box"][1] + e["box"][3]) / 2 for e in entities],
-            text=[_hover(e, side) for e in entities], mode="markers", marker=dict(size=12, opacity=0),
+            text=[_hover(e, side, match_rule) for e in entities], mode="markers", marker=dict(size=12, opacity=0),
             showlegend=False, hovertemplate="%{text}<extra></extra>", name=f"{side} entities", **_axes(column),
         ))
     return traces
@@ -120,17 +122,18 @@ def _legend(labels: list[str]) -> list[go.Scatter]:
 
 def funsd_overlay_figure(
     overlay: dict, image_uri: str | None, width: float, height: float, *, prediction_title: str = "prediction",
-    width_hint: int = 1000,
+    match_rule: str = "at IoU >= 0.5", width_hint: int = 1000,
 ) -> go.Figure:
-    """Ground truth (left) and prediction (right) of one form over its page image, zoom shared."""
+    """Ground truth (left) and prediction (right) of one form over its page image, zoom shared.
+    `match_rule` says in the hover what matching means (EC-FUNSD: "over the same words")."""
     gt, pred = overlay["gt_entities"], overlay["pred_entities"]
     titles = (f"ground truth: {len(gt)} entities, {len(overlay['gt_links'])} links",
               f"{prediction_title}: {len(pred)} entities, {len(overlay['pred_links'])} links")
     fig = page_overlay([Pane(titles[0], None), Pane(titles[1], None)], width, height, image_uri, width_hint=width_hint)
     labels = [label for label in FUNSD_CLASSES if any(e["label"] == label for e in gt + pred)]
     fig.add_traces(
-        entity_traces(gt, "ground truth", 1) + link_traces(overlay["gt_links"], gt, "found", 1)
-        + entity_traces(pred, "prediction", 2) + link_traces(overlay["pred_links"], pred, "correct", 2)
+        entity_traces(gt, "ground truth", 1, match_rule) + link_traces(overlay["gt_links"], gt, "found", 1)
+        + entity_traces(pred, "prediction", 2, match_rule) + link_traces(overlay["pred_links"], pred, "correct", 2)
         + _legend(labels)
     )
     return fig

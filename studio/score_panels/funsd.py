@@ -20,6 +20,7 @@ import streamlit as st
 from PIL import Image
 
 from tore_engine.errors import InputError
+from tore_engine.funsd.ec_overlay import ec_folder_overlays
 from tore_engine.funsd.report import score_ec_funsd_folders, score_funsd_folders
 from tore_engine.funsd.simulated import write_simulated_predictions
 from tore_engine.layout import PageImage
@@ -48,6 +49,11 @@ SIMULATED_NOTE = {
              "OCR typos; links dropped and added), not by a trained model. Its numbers only show how the scores react.",
     "ec-funsd": "The prediction is **simulated**: made by this project from the gold spans by seeded perturbations "
                 "(entities dropped, trimmed by one word, relabelled; links dropped and added), not by a trained model.",
+}
+MATCH_RULES = {"funsd": "at IoU >= 0.5 (one-to-one)", "ec-funsd": "over the same words"}
+LINK_RULES = {
+    "funsd": "Links are judged as the headline entity linking F1 (end to end, both ends matched with the right class, undirected).",
+    "ec-funsd": "Links are judged as the end-to-end linking F1 (directed, both ends exact matches).",
 }
 COUNT_COLUMNS = {"funsd": ("gt_entities", "pred_entities"), "ec-funsd": ("gold_entities", "pred_entities")}
 
@@ -86,14 +92,22 @@ def _folder_stamp(folder: Path | None) -> tuple:
 
 @st.cache_data(max_entries=16, show_spinner="Scoring…")
 def _score(kind: str, reference: Path, prediction: Path | None, seed: int, stamps: tuple) -> dict:
-    """The engine's report as JSON, and the simulation log when `prediction` is None (simulated)."""
+    """The engine's report as JSON, each form's overlay and page image, and the simulation log
+    when `prediction` is None (simulated)."""
     simulation = None
     if prediction is None:
         name = hashlib.sha256(repr((kind, str(reference), stamps, seed)).encode()).hexdigest()[:16]
         prediction = SIMULATED_ROOT / name
         logs = write_simulated_predictions(kind, reference, prediction, seed=seed)
         simulation = {"folder": str(prediction), "totals": dict(sum(logs.values(), Counter()))}
-    return {"report": SCORERS[kind](reference, prediction).to_json(), "simulation": simulation}
+    report = SCORERS[kind](reference, prediction).to_json()
+    if kind == "funsd":
+        overlays = {d["doc"]: d["overlay"] for d in report["documents"]}
+        images = {d["doc"]: d["image"] for d in report["documents"]}
+    else:
+        funsd_images = data_root() / SAMPLE_FOLDERS["funsd"].parent / "images"  # EC-FUNSD's images are FUNSD's
+        overlays, images = ec_folder_overlays(reference, prediction, (funsd_images,))
+    return {"report": report, "overlays": overlays, "images": images, "simulation": simulation}
 
 
 def _folder_input(label: str, key: str, default: str, help_text: str) -> Path | None:
@@ -241,35 +255,32 @@ def _document_numbers(report: dict, document: dict) -> None:
     st.dataframe(table.map(shown), hide_index=True, key="funsd_document_numbers", width="stretch")
 
 
-def _overlay(document: dict, simulated: bool) -> None:
-    overlay = document["overlay"]
-    image = _page_image(document["image"], _image_stamp(document["image"]))
+def _overlay(kind: str, overlay: dict, image_path: str | None, simulated: bool) -> None:
+    image = _page_image(image_path, _image_stamp(image_path))
     if image is None:
         width, height = page_size(overlay)
         uri = rendering.data_uri(rendering.placeholder(width, height, "No page image (PNG) found for this form."))
     else:
         uri, width, height = image
-    figure = funsd_overlay_figure(overlay, uri, width, height,
-                                  prediction_title="prediction (simulated)" if simulated else "prediction")
+    figure = funsd_overlay_figure(overlay, uri, width, height, prediction_title="prediction (simulated)" if simulated else "prediction",
+                                  match_rule=MATCH_RULES[kind])
     st.plotly_chart(figure, key="funsd_overlay", config={"displaylogo": False, "scrollZoom": False})
     outcome_text = "; ".join(text for text, *_ in OUTCOMES.values())
-    dropped = overlay["dropped"]
-    st.caption(
-        f"Outlines: {outcome_text}. Colour: the entity's class. Links are judged as the headline linking F1 "
-        "(end to end, labelled, undirected). Hover a box for its match. Words with empty text are dropped "
-        f"(funsd.md 2.2): {dropped['gt_blank_words']} ground-truth words and {dropped['gt_blank_entities']} entities "
-        f"made only of them on this form; {dropped['pred_blank_words']} and {dropped['pred_blank_entities']} in the prediction."
-    )
+    caption = (f"Outlines: {outcome_text}; matched means {MATCH_RULES[kind]}. Colour: the entity's class. "
+               f"{LINK_RULES[kind]} Hover a box for its match.")
+    if overlay["dropped"] is not None:
+        dropped = overlay["dropped"]
+        caption += (f" Words with empty text are dropped (funsd.md 2.2): {dropped['gt_blank_words']} ground-truth words "
+                    f"and {dropped['gt_blank_entities']} entities made only of them on this form; "
+                    f"{dropped['pred_blank_words']} and {dropped['pred_blank_entities']} in the prediction.")
+    st.caption(caption)
 
 
-def _document_view(kind: str, report: dict, doc_id: str, simulated: bool) -> None:
+def _document_view(kind: str, scored: dict, doc_id: str) -> None:
+    report = scored["report"]
     document = next(d for d in report["documents"] if d["doc"] == doc_id)
     st.markdown(f"#### {doc_id}" + (" (no prediction file: scored against an empty prediction)" if document["prediction_missing"] else ""))
-    if document["overlay"] is not None:
-        _overlay(document, simulated)
-    else:
-        st.info("The EC-FUNSD scorer works on spans of the gold words and returns no page overlay; choose FUNSD "
-                "above to see this form's entities and links drawn on the page.")
+    _overlay(kind, scored["overlays"][doc_id], scored["images"][doc_id], simulated=scored["simulation"] is not None)
     _document_numbers(report, document)
 
 
@@ -310,4 +321,4 @@ def render() -> None:
     st.subheader("Documents")
     doc_id = _documents(kind, report)
     if doc_id is not None:
-        _document_view(kind, report, doc_id, simulated=simulation is not None)
+        _document_view(kind, scored, doc_id)
