@@ -92,7 +92,7 @@ def _group_traces(fields: list[FieldBox], side: str, status: str) -> list[go.Sca
     return [outline, centres]
 
 
-def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 800) -> go.Figure:
+def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 640) -> go.Figure:
     """The page image with every gold and predicted field of the page, grouped by side and match."""
     width, height = page_size(document, page)
     fields = page_fields(document, page)
@@ -106,7 +106,7 @@ def document_overlay(document: dict, page: int, image_uri: str | None, *, width_
                              xanchor="left", yanchor="top", sizing="stretch", layer="below")
     fig.update_layout(
         xaxis=dict(range=[0, width], showgrid=False, zeroline=False, constrain="domain", tickfont=dict(size=9)),
-        yaxis=dict(range=[height, 0], showgrid=False, zeroline=False, scaleanchor="x", constrain="domain", tickfont=dict(size=9)),
+        yaxis=dict(range=[height, 0], showgrid=False, zeroline=False, scaleanchor="x", constrain="domain", constraintoward="top", tickfont=dict(size=9)),
         height=int(min(1300, max(500, width_hint * height / width + 90))),
         dragmode="zoom", hovermode="closest", plot_bgcolor="white", margin=dict(l=10, r=10, t=10, b=10),
         legend=dict(orientation="h", yanchor="top", y=-0.02, groupclick="togglegroup"),

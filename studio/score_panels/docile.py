@@ -23,20 +23,21 @@ from studio.score_figures_docile import document_overlay, page_fields, page_size
 from tore_engine.errors import InputError
 from tore_engine.layout import Page, PageImage
 
-SAMPLE = ("shared", "data", "docile")
+SAMPLE_TEXT = "shared/data/docile"  # relative to the data root
 DEFAULT_SPLIT = "dev"
 TASKS = {"kile": "KILE", "lir": "LIR"}
 SOURCES = {"simulated": "Simulated model (made from the gold)", "files": "Prediction files on the server"}
 METRIC_NAMES = {"AP": "AP", "f1": "F1", "precision": "Precision", "recall": "Recall", "TP": "TP", "FP": "FP", "FN": "FN"}
 PRIMARY = {"kile": "AP", "lir": "f1"}
+PRIMARY_HELP = {
+    "kile": "Average precision over all predictions of the split ranked by score (the official ranking and tie-break).",
+    "lir": "Micro F1 over fields, after the one-to-one assignment of line items that matches the most fields.",
+}
 TABLE_KEY = "docile_doc_table"
 CONVENTION = (
-    "Matching as docile-benchmark 0.3.5: a predicted field matches a gold field of the same type and "
-    "page when both cover the same Pseudo-Character Centres (PCCs, points spread over the OCR words' "
-    "characters; PCC IoU at least the threshold, officially 1.0), greedily in score order. KILE's "
-    "primary metric is AP over all predictions ranked by score; LIR's is micro F1 over fields after "
-    "the line-item assignment that matches most fields. A page without OCR words has no PCCs: "
-    "intersecting boxes there match (where the official evaluator crashes)."
+    "PCC-based matching, as docile-benchmark 0.3.5: a prediction matches a gold field of the same type "
+    "and page when both cover the same Pseudo-Character Centres of the OCR words (PCC IoU at least the "
+    "threshold); a page without OCR words has no PCCs, so intersecting boxes there match."
 )
 SIMULATED_NOTE = (
     "Predictions are **simulated**: made by `tore_engine.docile.simulated` from the gold with seeded "
@@ -103,18 +104,22 @@ def _number(key: str, default: float, low: float, high: float, kind: type) -> No
         st.session_state[key] = value if low <= value <= high else default
 
 
-def _path(text: str, label: str) -> Path | None:
-    """A typed path inside the data root, or None (with the reason on the page) when refused."""
-    try:
-        return server_path(text.strip()) if text.strip() else None
-    except InputError as error:
-        st.error(f"**{label}**: {error.paragraph()}")
-        raise
+def _resolved(texts: dict[str, str]) -> dict[str, Path | None] | None:
+    """Each typed path inside the data root (None where left empty), or None after showing on the
+    page why one is refused."""
+    paths = {}
+    for label, text in texts.items():
+        try:
+            paths[label] = server_path(text.strip()) if text.strip() else None
+        except InputError as error:
+            st.error(f"**{label}**: {error.paragraph()}")
+            return None
+    return paths
 
 
-def _inputs() -> Inputs | None:
-    sample_text = "/".join(SAMPLE)
-    state.seed("docile_dir", sample_text)
+def _input_widgets() -> dict:
+    """The input widgets, seeded from the URL and shared back to it; returns their values."""
+    state.seed("docile_dir", SAMPLE_TEXT)
     state.seed("docile_split", DEFAULT_SPLIT)
     state.seed("docile_preds", "simulated", list(SOURCES))
     state.seed("docile_kile", "")
@@ -122,41 +127,48 @@ def _inputs() -> Inputs | None:
     _number("docile_iou", 1.0, 0.0, 1.0, float)
     _number("docile_seed", 0, 0, 2**31 - 1, int)
     top = st.columns([3, 1, 2, 1])
-    folder = top[0].text_input("Dataset folder", key="docile_dir", persist_state="session",
-                               help=f"the official layout (annotations/, ocr/, pdfs/, <split>.json), inside {data_root()}")
-    split = top[1].text_input("Split", key="docile_split", persist_state="session").strip()
-    source = top[2].radio("Predictions", list(SOURCES), format_func=SOURCES.get, key="docile_preds", persist_state="session")
-    iou = top[3].number_input("PCC IoU threshold", 0.0, 1.0, step=0.05, key="docile_iou", persist_state="session",
-                              help="a prediction matches when its PCC IoU with the gold exceeds this minus 1e-6; official: 1.0")
-    kile_text = lir_text = ""
-    seed = None
-    if source == "files":
+    values = {
+        "folder": top[0].text_input("Dataset folder", key="docile_dir", persist_state="session",
+                                    help=f"the official layout (annotations/, ocr/, pdfs/, <split>.json), inside {data_root()}"),
+        "split": top[1].text_input("Split", key="docile_split", persist_state="session").strip(),
+        "source": top[2].radio("Predictions", list(SOURCES), format_func=SOURCES.get, key="docile_preds", persist_state="session"),
+        "iou": float(top[3].number_input("PCC IoU threshold", 0.0, 1.0, step=0.05, key="docile_iou", persist_state="session",
+                                         help="a prediction matches when its PCC IoU with the gold exceeds this minus 1e-6; official: 1.0")),
+        "kile": "", "lir": "", "seed": None,
+    }
+    if values["source"] == "files":
         files = st.columns(2)
-        kile_text = files[0].text_input("KILE predictions (JSON)", key="docile_kile", persist_state="session")
-        lir_text = files[1].text_input("LIR predictions (JSON)", key="docile_lir", persist_state="session")
+        values["kile"] = files[0].text_input("KILE predictions (JSON)", key="docile_kile", persist_state="session")
+        values["lir"] = files[1].text_input("LIR predictions (JSON)", key="docile_lir", persist_state="session")
     else:
-        seed = int(st.number_input("Simulation seed", 0, 2**31 - 1, step=1, key="docile_seed", persist_state="session"))
+        values["seed"] = int(st.columns(4)[0].number_input("Simulation seed", 0, 2**31 - 1, step=1, key="docile_seed", persist_state="session"))
     state.share(
-        docile_dir=None if folder == sample_text else folder, docile_split=None if split == DEFAULT_SPLIT else split,
-        docile_preds=None if source == "simulated" else source, docile_kile=kile_text or None, docile_lir=lir_text or None,
-        docile_iou=None if iou == 1.0 else iou, docile_seed=None if not seed else seed,
+        docile_dir=None if values["folder"] == SAMPLE_TEXT else values["folder"],
+        docile_split=None if values["split"] == DEFAULT_SPLIT else values["split"],
+        docile_preds=None if values["source"] == "simulated" else values["source"],
+        docile_kile=values["kile"] or None, docile_lir=values["lir"] or None,
+        docile_iou=None if values["iou"] == 1.0 else values["iou"], docile_seed=values["seed"] or None,
     )
-    if folder.strip() == sample_text and not (data_root() / sample_text).is_dir():
-        st.info(f"The shared DocILE sample is not at {data_root() / sample_text} (../shared/data/docile beside the "
+    return values
+
+
+def _inputs() -> Inputs | None:
+    """What to score, or None with the reason on the page."""
+    values = _input_widgets()
+    if values["folder"].strip() == SAMPLE_TEXT and not (data_root() / SAMPLE_TEXT).is_dir():
+        st.info(f"The shared DocILE sample is not at {data_root() / SAMPLE_TEXT} (../shared/data/docile beside the "
                 "repository): type a dataset folder on the server.")
         return None
-    try:
-        dataset_dir = _path(folder, "Dataset folder")
-        kile_file, lir_file = _path(kile_text, "KILE predictions"), _path(lir_text, "LIR predictions")
-    except InputError:
+    paths = _resolved({"Dataset folder": values["folder"], "KILE predictions": values["kile"], "LIR predictions": values["lir"]})
+    if paths is None:
         return None
-    if dataset_dir is None:
+    if paths["Dataset folder"] is None:
         st.info("Type a DocILE dataset folder.")
         return None
-    if source == "files" and kile_file is None and lir_file is None:
+    if values["source"] == "files" and paths["KILE predictions"] is None and paths["LIR predictions"] is None:
         st.info("Give a KILE or an LIR prediction file (or both).")
         return None
-    return Inputs(dataset_dir, split, kile_file, lir_file, seed, float(iou))
+    return Inputs(paths["Dataset folder"], values["split"], paths["KILE predictions"], paths["LIR predictions"], values["seed"], values["iou"])
 
 
 # --- numbers -----------------------------------------------------------------------------------
@@ -174,13 +186,14 @@ def _headline(result: dict) -> None:
         task_result = result[task]
         metrics = task_result["metrics"] if task_result else {}
         order = [PRIMARY[task]] + [name for name in METRIC_NAMES if name != PRIMARY[task]]
-        columns = st.columns([1] + [1] * len(order))
+        columns = st.columns([0.8, 1.4] + [1] * (len(order) - 1))  # the primary metric is framed, so wider
         columns[0].markdown(f"#### {label}")
-        if not task_result:
-            columns[0].caption(f"no {label} predictions: not evaluated")
+        columns[0].caption(f"primary: {METRIC_NAMES[PRIMARY[task]]}" if task_result else f"no {label} predictions: not evaluated")
         for column, name in zip(columns[1:], order):
-            column.metric(f"{label} {METRIC_NAMES[name]}" + (" (primary)" if name == PRIMARY[task] else ""), _shown(metrics.get(name)))
-    st.caption(CONVENTION + f" IoU threshold: {result['iou_threshold']:g}.")
+            primary = name == PRIMARY[task]
+            column.metric(f"{label} {METRIC_NAMES[name]}", _shown(metrics.get(name)), help=PRIMARY_HELP[task] if primary else None,
+                          border=primary)
+    st.caption(f"{CONVENTION} IoU threshold: {result['iou_threshold']:g} (official: 1).")
 
 
 def _metrics_frame(rows: dict[str, dict], index_name: str) -> pd.DataFrame:
@@ -223,7 +236,7 @@ def _document_table(task_result: dict, label: str) -> str | None:
     st.dataframe(frame, hide_index=True, column_config=RATE_COLUMNS, key=TABLE_KEY, on_select=lambda: _select_clicked_document(docids),
                  selection_mode="single-row")
     state.seed("docile_doc", None, [None, *docids])
-    docid = st.selectbox("Document", docids, index=None, key="docile_doc", placeholder="Choose a document",
+    docid = st.columns(2)[0].selectbox("Document", docids, index=None, key="docile_doc", placeholder="Choose a document",
                          persist_state="session")
     state.share(docile_doc=docid)
     return docid
@@ -284,10 +297,7 @@ def render() -> None:
     state.seed("docile_task", tasks[0], tasks)
     task = st.radio("Tables and overlay for", tasks, format_func=TASKS.get, key="docile_task", horizontal=True, persist_state="session")
     state.share(docile_task=None if task == tasks[0] else task)
-    fieldtypes, documents = st.columns(2)
-    with fieldtypes:
-        _fieldtype_table(result[task], TASKS[task])
-    with documents:
-        docid = _document_table(result[task], TASKS[task])
+    _fieldtype_table(result[task], TASKS[task])
+    docid = _document_table(result[task], TASKS[task])
     if docid is not None:
         _document_view(result[task], TASKS[task], docid)

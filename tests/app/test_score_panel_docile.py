@@ -49,7 +49,7 @@ def _no_exception(at: AppTest) -> None:
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
-    return {metric.label.replace(" (primary)", ""): metric.value for metric in at.metric}
+    return {metric.label: metric.value for metric in at.metric}
 
 
 def _expected_metrics(result) -> dict[str, str]:
@@ -145,9 +145,11 @@ def test_a_missing_dataset_folder_shows_the_engine_message():
     assert not at.metric
 
 
-def test_a_path_outside_the_data_root_is_refused(tmp_path, monkeypatch):
+def test_without_the_sample_the_panel_says_so_and_refuses_paths_outside_the_root(tmp_path, monkeypatch):
     monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
     at = _scores_page()
+    assert any("The shared DocILE sample is not at" in info.value for info in at.info)
+    assert not at.metric
     at.text_input(key="docile_dir").set_value("../elsewhere").run()
     _no_exception(at)
     assert any("outside the data root" in error.value for error in at.error)
