@@ -167,9 +167,8 @@ def _official_numbers(inputs: Inputs, scored: tuple[str, ...], relative: Path, k
     return numbers
 
 
-def _comparison(ours: dict, official: dict[str, float] | None, keys: dict, labels: dict[str, str]) -> None:
-    if official is None:
-        return
+def _comparison(ours: dict, official: dict[str, float | None], keys: dict, labels: dict[str, str]) -> None:
+    """Our numbers beside the official evaluator's, as shown (four decimals)."""
     table = pd.DataFrame(
         {"score": [labels[name] for name in keys], "TORE Studio": [_number(ours.get(name)) for name in keys],
          "official evaluator": [_number(official.get(name)) for name in keys]}
@@ -246,9 +245,10 @@ def _matrices_link(inputs: Inputs) -> None:
     left.button("Open the TORE matrices of this model against this ground truth", key="omnidocbench_matrices",
                 on_click=_request_matrices, args=(query,), icon=":material/grid_on:")
     right.caption(
-        "The model's classes (plain text, abandon, ...) are not the ground truth's (text_block, header, ...), so "
-        "the Matrices page compares them in dual-taxonomy mode: ground-truth categories down, the model's across, "
-        f"pixel by pixel, without the 10-class merge of the AP. [Shareable link](matrices?{urlencode(query)})"
+        "When the model's classes differ from the ground truth's (the demo's model predicts plain text, abandon, ... "
+        "where the ground truth has text_block, header, ...), the Matrices page compares them in dual-taxonomy mode: "
+        "ground-truth categories down, the model's across, pixel by pixel, without the 10-class merge of the AP. "
+        f"[Shareable link](matrices?{urlencode(query)})"
     )
 
 
