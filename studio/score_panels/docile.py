@@ -10,6 +10,7 @@ plain JSON (`DocileResult.to_json()`), which is all this panel draws.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,6 +172,24 @@ def _inputs() -> Inputs | None:
     return Inputs(paths["Dataset folder"], values["split"], paths["KILE predictions"], paths["LIR predictions"], values["seed"], values["iou"])
 
 
+def prediction_file(task_result: dict) -> bytes:
+    """The task's predictions as an official prediction file (the match column dropped), so that
+    the simulated model can be scored outside the app (`tore score docile`)."""
+    predictions = {
+        docid: [{key: value for key, value in field.items() if key != "gold"} for field in document["predictions"]]
+        for docid, document in task_result["documents"].items()
+    }
+    return json.dumps(predictions).encode()
+
+
+def _simulated_downloads(result: dict, seed: int) -> None:
+    columns = st.columns(4)
+    for column, (task, label) in zip(columns, TASKS.items()):
+        if result[task]:
+            column.download_button(f"Simulated {label} predictions (JSON)", prediction_file(result[task]),
+                                   file_name=f"simulated_{task}_seed{seed}.json", mime="application/json", key=f"docile_download_{task}")
+
+
 # --- numbers -----------------------------------------------------------------------------------
 
 
@@ -291,6 +310,7 @@ def render() -> None:
         return
     if inputs.simulated:
         st.info(SIMULATED_NOTE)
+        _simulated_downloads(result, inputs.seed)
     _headline(result)
     _same_text(result)
     tasks = [task for task in TASKS if result[task]]

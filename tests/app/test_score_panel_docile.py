@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from studio.data_root import DATA_ROOT_VARIABLE
 from studio.score_figures_docile import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
-from studio.score_panels.docile import _shown
+from studio.score_panels.docile import _shown, prediction_file, score, Inputs
 from tore_engine.docile import evaluate, load_dataset, score_files
 from tore_engine.docile.simulated import simulate
 
@@ -177,6 +177,14 @@ def test_prediction_files_on_the_server_are_scored_and_bad_ones_reported(tmp_pat
     at.text_input(key="docile_kile").set_value("bad.json").run()
     _no_exception(at)
     assert any("KILE: Prediction bbox does not have valid relative coordinates." in error.value for error in at.error)
+
+
+def test_the_simulated_prediction_files_score_the_same_outside_the_app(tmp_path, simulated_result):
+    shown = score(Inputs(SAMPLE.resolve(), "dev", None, None, 0, 1.0))
+    for task in ("kile", "lir"):
+        (tmp_path / f"{task}.json").write_bytes(prediction_file(shown[task]))
+    rescored = score_files(SAMPLE, "dev", tmp_path / "kile.json", tmp_path / "lir.json")
+    assert rescored.headline() == simulated_result.headline()
 
 
 # --- the figure builder ------------------------------------------------------------------------
