@@ -11,6 +11,7 @@ open the user's own files.
 from __future__ import annotations
 
 import hashlib
+import math
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -59,13 +60,14 @@ COUNT_COLUMNS = {"funsd": ("gt_entities", "pred_entities"), "ec-funsd": ("gold_e
 
 
 def shown(value: object) -> object:
-    """A score as fixed 4-decimal text, a count as it is, and `None` (undefined) as "n/a", never 0.
+    """A score as fixed 4-decimal text, a count as it is, and `None` (undefined; NaN once in a
+    pandas column) as "n/a", never 0.
 
     Tables hold text rather than numbers because Streamlit draws a missing number as "None" (even
     through a Styler's `na_rep`); fixed-width text still sorts right on a header click for scores
     in [0, 1], and the "Sort documents by" choice sorts the numbers themselves.
     """
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{value:.4f}" if isinstance(value, float) else value
 

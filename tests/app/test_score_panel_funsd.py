@@ -1,0 +1,256 @@
+"""The FUNSD / EC-FUNSD panel of the Scores page (AppTest, no browser) and its overlay figure builder.
+
+Expected numbers come from the engine directly (the simulated predictions written by
+`write_simulated_predictions`, scored by `score_funsd_folders` / `score_ec_funsd_folders`). AppTest
+cannot click a dataframe row, so a form is opened through the panel's fallback selectbox.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from studio.data_root import DATA_ROOT_VARIABLE
+from studio.score_figures_funsd import UNMATCHED_RED, entity_outcome, funsd_overlay_figure, page_size
+from studio.score_panels.funsd import shown
+from tore_engine.funsd import score_ec_funsd_folders, score_funsd_folders
+from tore_engine.funsd.ec_overlay import ec_folder_overlays
+from tore_engine.funsd.simulated import write_simulated_predictions
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+APP = str(REPOSITORY / "app.py")
+SAMPLE = REPOSITORY.parent / "shared" / "data" / "funsd"
+FOLDERS = {"funsd": SAMPLE / "funsd" / "testing_data" / "annotations", "ec-funsd": SAMPLE / "ec_funsd" / "jsons"}
+SCORERS = {"funsd": score_funsd_folders, "ec-funsd": score_ec_funsd_folders}
+
+
+def _needs_sample() -> None:
+    if not FOLDERS["funsd"].is_dir() or not FOLDERS["ec-funsd"].is_dir():
+        pytest.skip(f"shared FUNSD sample not found at {SAMPLE.resolve()}; skipping")
+
+
+def _scores_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["bench"] = "funsd"
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.switch_page("app_pages/scores.py").run()  # first run on the Scores page, as a deep link opens it
+    _no_exception(at)
+    return at
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _frame(at: AppTest, first_column: str):
+    return next(frame.value for frame in at.dataframe if frame.value.columns[0] == first_column)
+
+
+def _table_with_row(at: AppTest, row: str):
+    return next(frame.value for frame in at.dataframe if row in frame.value.index)
+
+
+def _charts(at: AppTest) -> list[dict]:
+    return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+
+
+@pytest.fixture(scope="module", params=["funsd", "ec-funsd"])
+def simulated(request, tmp_path_factory):
+    """(kind, the engine's report of the seed-0 simulated prediction as JSON, its overlays)."""
+    _needs_sample()
+    kind = request.param
+    predictions = tmp_path_factory.mktemp(kind)
+    write_simulated_predictions(kind, FOLDERS[kind], predictions, seed=0)
+    report = SCORERS[kind](FOLDERS[kind], predictions).to_json()
+    overlays = ({d["doc"]: d["overlay"] for d in report["documents"]} if kind == "funsd"
+                else ec_folder_overlays(FOLDERS[kind], predictions)[0])
+    return kind, report, overlays
+
+
+def test_headline_tables_and_documents_equal_the_engine(simulated):
+    kind, report, _ = simulated
+    at = _scores_page(funsd_kind=kind)
+    assert any("**simulated**" in info.value for info in at.info)
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert metrics == {item["label"]: shown(item["value"]) for item in report["headline"]}
+    if kind == "ec-funsd":
+        assert metrics["Linking F1, gold entities"] == "n/a"  # undefined, never 0
+    captions = [caption.value for caption in at.caption]
+    assert all(item["convention"] in captions for item in report["headline"])
+    ser = _table_with_row(at, "overall")
+    if kind == "funsd":
+        labeling = _table_with_row(at, "micro without other")
+        for name, row in report["per_class"]["entity_labeling"].items():
+            assert labeling.loc[name, "f1"] == shown(row["f1"]) and labeling.loc[name, "support_gt"] == str(row["support_gt"])
+        assert labeling.loc["micro", "f1"] == shown(report["corpus"]["entity_labeling"]["micro"]["f1"])
+    for name, row in report["per_class"]["ser_seqeval"].items():
+        assert ser.loc[name, "f1"] == shown(row["f1"])
+    assert ser.loc["overall", "support"] == "n/a"
+    documents = _frame(at, "document")
+    labels = {item["key"]: item["label"] for item in report["headline"]}
+    assert sorted(documents["document"]) == sorted(d["doc"] for d in report["documents"])
+    for document in report["documents"]:
+        row = documents.set_index("document").loc[document["doc"]]
+        assert {labels[key]: row[labels[key]] for key in document["row"]} == {labels[k]: shown(v) for k, v in document["row"].items()}
+
+
+def test_documents_sort_by_the_chosen_metric(simulated):
+    kind, report, _ = simulated
+    at = _scores_page(funsd_kind=kind)
+    label = report["headline"][1]["label"]
+    at.selectbox(key="funsd_sort").set_value(label).run()
+    values = [next(d["row"] for d in report["documents"] if d["doc"] == doc)[report["headline"][1]["key"]]
+              for doc in _frame(at, "document")["document"]]
+    defined = [value for value in values if value is not None]
+    assert defined == sorted(defined) and values[len(defined):] == [None] * (len(values) - len(defined))
+    at.toggle(key="funsd_desc").set_value(True).run()
+    best_first = [next(d["row"] for d in report["documents"] if d["doc"] == doc)[report["headline"][1]["key"]]
+                  for doc in _frame(at, "document")["document"]]
+    assert [v for v in best_first if v is not None] == sorted(defined, reverse=True)
+    assert at.query_params["funsd_sort"] == label
+
+
+def test_choosing_a_document_draws_its_overlay(simulated):
+    kind, report, overlays = simulated
+    doc = sorted(overlays)[3]
+    at = _scores_page(funsd_kind=kind)
+    at.selectbox(key="funsd_doc").set_value(doc).run()
+    _no_exception(at)
+    assert at.query_params["funsd_doc"] == doc
+    assert any(markdown.value.startswith(f"#### {doc}") for markdown in at.markdown)
+    figure = _charts(at)[0]
+    overlay = overlays[doc]
+    titles = [annotation["text"] for annotation in figure["layout"]["annotations"]]
+    assert titles == [f"ground truth: {len(overlay['gt_entities'])} entities, {len(overlay['gt_links'])} links",
+                      f"prediction (simulated): {len(overlay['pred_entities'])} entities, {len(overlay['pred_links'])} links"]
+    assert figure["layout"]["images"][0]["source"].startswith("data:image/jpeg")  # the form's PNG, re-encoded
+    unmatched = sum(entity_outcome(e) == "unmatched" for e in overlay["gt_entities"] + overlay["pred_entities"])
+    red_dashed = [trace for trace in figure["data"] if trace.get("line", {}).get("dash") == "dash"
+                  and trace["line"]["color"] == UNMATCHED_RED and trace.get("fill") == "toself"]
+    assert unmatched > 0 and sum(trace["x"].count(None) for trace in red_dashed) == unmatched
+    numbers = _frame(at, "number").set_index("number")["value"].to_dict()
+    document = next(d for d in report["documents"] if d["doc"] == doc)
+    assert numbers == {item["label"]: shown(document["row"][item["key"]]) for item in report["headline"]}
+
+
+def test_a_deep_link_opens_the_document_and_the_seed():
+    _needs_sample()
+    at = _scores_page(funsd_doc="82504862", funsd_seed="3")
+    assert at.selectbox(key="funsd_doc").value == "82504862"
+    assert at.number_input(key="funsd_seed").value == 3
+    assert any("Seed 3:" in info.value for info in at.info)
+
+
+@pytest.mark.parametrize("typed, message", [("shared/no_such_folder", "does not exist"), ("../../..", "outside the data root")])
+def test_a_broken_reference_path_shows_the_error(typed, message):
+    _needs_sample()
+    at = _scores_page()
+    at.text_input(key="funsd_ref").set_value(typed).run()
+    _no_exception(at)
+    assert any(message in error.value for error in at.error)
+    assert not at.metric
+
+
+def test_a_malformed_prediction_file_names_the_file(tmp_path, monkeypatch):
+    reference, prediction = _own_folders(tmp_path, monkeypatch)
+    (prediction / "82092117.json").write_text('{"form": [{"id": 1}]}', encoding="utf-8")
+    at = _scores_page(funsd_ref="gold", funsd_pred="model")
+    assert any("82092117.json" in error.value and '"label"' in error.value for error in at.error)
+
+
+def test_own_folders_score_without_simulation(tmp_path, monkeypatch):
+    """Gold scored against itself: every headline number is 1, nothing is called simulated, and a
+    missing prediction file is listed."""
+    reference, prediction = _own_folders(tmp_path, monkeypatch)
+    (prediction / "86220490.json").unlink()
+    at = _scores_page(funsd_ref="gold", funsd_pred="model")
+    assert any("not at" in warning.value for warning in at.warning)  # the shared sample is outside this data root
+    assert any("86220490" in warning.value and "no prediction file" in warning.value for warning in at.warning)
+    assert not any("simulated" in info.value for info in at.info)
+    expected = score_funsd_folders(reference, prediction).to_json()["headline"]
+    assert {m.label: m.value for m in at.metric} == {item["label"]: shown(item["value"]) for item in expected}
+    assert _frame(at, "document").set_index("document").loc["82092117", "Entity detection F1"] == "1.0000"
+
+
+def _own_folders(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """Three real gold forms (and their images) in a data root of their own, with a copy as the prediction."""
+    _needs_sample()
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    reference, prediction, images = tmp_path / "gold", tmp_path / "model", tmp_path / "images"
+    for folder in (reference, prediction, images):
+        folder.mkdir()
+    for stem in ("82092117", "82504862", "86220490"):
+        shutil.copy(FOLDERS["funsd"] / f"{stem}.json", reference)
+        shutil.copy(FOLDERS["funsd"] / f"{stem}.json", prediction)
+        shutil.copy(FOLDERS["funsd"].parent / "images" / f"{stem}.png", images)
+    return reference, prediction
+
+
+# --- the figure builder ------------------------------------------------------------------------
+
+OVERLAY = {
+    "gt_entities": [
+        {"id": 1, "label": "question", "box": [10, 10, 50, 20], "matched_pred_id": 7, "iou": 0.9},
+        {"id": 2, "label": "answer", "box": [60, 10, 90, 20], "matched_pred_id": None, "iou": None},
+        {"id": 3, "label": "answer", "box": [60, 30, 90, 40], "matched_pred_id": 8, "iou": 0.8},
+    ],
+    "pred_entities": [
+        {"id": 7, "label": "question", "box": [11, 10, 50, 20], "matched_gt_id": 1, "label_correct": True},
+        {"id": 8, "label": "header", "box": [60, 31, 90, 40], "matched_gt_id": 3, "label_correct": False},
+        {"id": 9, "label": "other", "box": [100, 100, 120, 110], "matched_gt_id": None, "label_correct": None},
+    ],
+    "gt_links": [{"from": 1, "to": 2, "found": False}, {"from": 1, "to": 3, "found": True}],
+    "pred_links": [{"from": 7, "to": 8, "correct": True}, {"from": 7, "to": 9, "correct": False}],
+    "dropped": None,
+}
+
+
+def _traces(figure, **where) -> list:
+    return [trace for trace in figure.data if all(getattr(trace, key, None) == value for key, value in where.items())]
+
+
+def test_entity_outcomes():
+    assert [entity_outcome(e) for e in OVERLAY["gt_entities"]] == ["matched", "unmatched", "matched"]
+    assert [entity_outcome(e) for e in OVERLAY["pred_entities"]] == ["matched", "wrong label", "unmatched"]
+
+
+def test_overlay_figure_marks_outcomes_and_links():
+    figure = funsd_overlay_figure(OVERLAY, None, 200, 150)
+    outlines = [trace for trace in figure.data if trace.fill == "toself"]
+    # ground truth (x): question matched, answer unmatched, answer matched; prediction (x2): three outcomes
+    styles = sorted((trace.xaxis, trace.name, trace.line.dash, trace.line.color) for trace in outlines)
+    assert styles == [
+        ("x", "answer", "dash", UNMATCHED_RED), ("x", "answer", "solid", "#843c39"), ("x", "question", "solid", "#9e9ac8"),
+        ("x2", "header", "dot", "#17becf"), ("x2", "other", "dash", UNMATCHED_RED), ("x2", "question", "solid", "#9e9ac8"),
+    ]
+    gt_box = next(t for t in outlines if t.xaxis == "x" and t.line.dash == "dash")
+    assert list(gt_box.x) == [60, 90, 90, 60, 60, None] and list(gt_box.y) == [10, 10, 20, 20, 10, None]
+    assert "missed: no predicted entity at IoU >= 0.5" in gt_box.text[0]
+    lines = [trace for trace in figure.data if trace.mode == "lines" and trace.fill is None and trace.x[0] is not None]
+    links = sorted((trace.xaxis, trace.line.color, trace.line.dash, tuple(trace.x)) for trace in lines)
+    assert links == [
+        ("x", "#2ca02c", "solid", (30.0, 75.0, None)), ("x", UNMATCHED_RED, "dash", (30.0, 75.0, None)),
+        ("x2", "#2ca02c", "solid", (30.5, 75.0, None)), ("x2", UNMATCHED_RED, "dash", (30.5, 110.0, None)),
+    ]
+    assert [a.text for a in figure.layout.annotations] == ["ground truth: 3 entities, 2 links", "prediction: 3 entities, 2 links"]
+    legend = [trace.name for trace in figure.data if trace.showlegend is not False and trace.x == (None,)]
+    assert legend[:4] == ["header", "question", "answer", "other"]  # FUNSD_CLASSES order
+
+
+def test_overlay_figure_hover_says_the_match_rule():
+    figure = funsd_overlay_figure(OVERLAY, None, 200, 150, match_rule="over the same words", prediction_title="prediction (simulated)")
+    hovers = [text for trace in figure.data if trace.mode == "markers" and trace.text for text in trace.text]
+    assert "<b>question</b> entity 1 (ground truth)<br>matched to predicted 7, IoU 0.900" in hovers
+    assert "<b>other</b> entity 9 (prediction)<br>false alarm: no ground-truth entity over the same words" in hovers
+    assert "<b>header</b> entity 8 (prediction)<br>matched to ground truth 3, wrong class" in hovers
+    assert figure.layout.annotations[1].text.startswith("prediction (simulated)")
+
+
+def test_page_size_holds_every_box():
+    assert page_size(OVERLAY) == (140.0, 1000.0)
+    assert page_size({"gt_entities": [], "pred_entities": []}) == (20.0, 1000.0)
