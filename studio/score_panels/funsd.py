@@ -199,7 +199,7 @@ def document_table(kind: str, report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _documents(kind: str, report: dict) -> str | None:
+def _documents(kind: str, report: dict) -> str:
     """The sortable per-document table; a click on a row (or the selectbox) picks the document."""
     table = document_table(kind, report)
     metrics = [item["label"] for item in report["headline"]]
@@ -309,7 +309,8 @@ def render() -> None:
     report, simulation = scored["report"], scored["simulation"]
     if simulation is not None:
         totals = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in sorted(simulation["totals"].items()))
-        st.info(f"{SIMULATED_NOTE[kind]} Seed {seed}: {totals or 'no perturbation'}.")
+        st.info(f"{SIMULATED_NOTE[kind]} Seed {seed}: {totals or 'no perturbation'}. "
+                f"The prediction files are in `{simulation['folder']}`.")
     for names, what in ((report["missing_predictions"], "have no prediction file and are scored against an empty prediction"),
                         (report["unused_predictions"], "are prediction files without a reference file, ignored")):
         if names:
@@ -321,6 +322,4 @@ def render() -> None:
         st.caption(f"Over the corpus: {report['corpus']['aggregation']}.")
     _per_class_tables(kind, report)
     st.subheader("Documents")
-    doc_id = _documents(kind, report)
-    if doc_id is not None:
-        _document_view(kind, scored, doc_id)
+    _document_view(kind, scored, _documents(kind, report))
