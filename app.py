@@ -17,6 +17,7 @@ pages = [
     st.Page("app_pages/matrices.py", title="Matrices", url_path="matrices", default=True),
     st.Page("app_pages/overlays.py", title="Overlays", url_path="overlays"),
     st.Page("app_pages/compare.py", title="Compare", url_path="compare"),
+    st.Page("app_pages/scores.py", title="Scores", url_path="scores"),
 ]
 current = st.navigation(pages)
 st.session_state["_dataset"] = state.sidebar()

@@ -1,0 +1,26 @@
+"""Scores: the numbers the benchmarks' official evaluators report, beside the TORE matrices.
+
+Each benchmark has its own panel module in `studio/score_panels/` with a `render()` function; the
+panels read their own inputs (the real samples in ../shared/data when present, or paths and
+uploads), because a benchmark's files are not a layout pair.
+"""
+
+import importlib
+
+import streamlit as st
+
+from studio import state
+
+PANELS = {
+    "docile": ("DocILE", "studio.score_panels.docile"),
+    "funsd": ("FUNSD / EC-FUNSD", "studio.score_panels.funsd"),
+    "omnidocbench": ("OmniDocBench", "studio.score_panels.omnidocbench"),
+}
+
+st.title("Benchmark scores")
+state.seed("bench", "docile", list(PANELS))
+benchmark = st.radio(
+    "Benchmark", list(PANELS), key="bench", format_func=lambda key: PANELS[key][0], horizontal=True, persist_state="session"
+)
+state.share(bench=benchmark)
+importlib.import_module(PANELS[benchmark][1]).render()
