@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks.synthetic import write_layout_files
+from tore_engine.jsonstream import LARGE_FILE_BYTES
 
 PAGE_SIZE = 4096  # bytes per page in /proc/<pid>/statm
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         reference, prediction = write_layout_files(work / "large", args.pages)
         size = reference.stat().st_size + prediction.stat().st_size
         print(f"{args.pages:,} pages written ({size / 2**20:.0f} MB of JSON) in {time.perf_counter() - started:.0f} s")
-        seconds, peak = evaluate(reference, prediction, work / "o3", 64 * 2**20, args.workers)
+        seconds, peak = evaluate(reference, prediction, work / "o3", LARGE_FILE_BYTES, args.workers)
         print(f"  tore evaluate, streamed: {seconds:.1f} s, {args.pages / seconds:.0f} pages/s, peak {peak / 2**20:.0f} MB (whole process tree)")
     return 0
 

@@ -17,7 +17,7 @@ import ijson
 
 from tore_engine.errors import InputError
 
-LARGE_FILE_BYTES = 64 * 2**20
+LARGE_FILE_BYTES = 8 * 2**20  # streaming is as fast as parsing whole from about this size up
 _MISSING = object()
 
 
