@@ -17,6 +17,7 @@ from studio.palette import class_color, with_alpha
 from tore_engine.funsd.documents import FUNSD_CLASSES
 
 UNMATCHED_RED = "#ff0000"
+LINK_WORDS = {"found": {True: "found", False: "missed"}, "correct": {True: "correct", False: "wrong"}}
 LINK_FOUND = "#2ca02c"
 # outcome -> (legend text, line dash, outline colour or None for the class colour, line width)
 OUTCOMES = {
@@ -99,7 +100,7 @@ def link_traces(links: list[dict], entities: list[dict], verdict_key: str, colum
         if not xs:
             continue
         colour = LINK_FOUND if good else UNMATCHED_RED
-        name = f"link {'found' if verdict_key == 'found' else 'correct'}" if good else f"link {'missed' if verdict_key == 'found' else 'wrong'}"
+        name = "link " + LINK_WORDS[verdict_key][good]
         traces.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=2, dash="solid" if good else "dash"),
                                  name=name, legendgroup=f"links-{good}", showlegend=False, hoverinfo="skip", **_axes(column)))
         traces.append(go.Scatter(x=ends_x, y=ends_y, mode="markers", marker=dict(color=colour, size=6), name=name,

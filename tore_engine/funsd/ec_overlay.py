@@ -21,7 +21,8 @@ def word_boxes(gold: dict, file: str = "<memory>") -> dict[int, tuple[float, flo
     boxes = {}
     for index, segment in enumerate(gold["document"]):
         for word in segment["words"]:
-            boxes[word["id"]] = parse_box(word.get("box"), lambda problem: InputError(f"segment {index}, word {word['id']}: {problem}", file=file))
+            where = f"segment {index}, word {word['id']}"
+            boxes[word["id"]] = parse_box(word.get("box"), lambda problem: InputError(f"{where}: {problem}", file=file))
     return boxes
 
 

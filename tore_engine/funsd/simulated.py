@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 import string
 from collections import Counter
@@ -141,7 +142,7 @@ def _nearest(entities: list[dict], index: int, consumed: set[int]) -> int | None
     """The closest later valid entity by box centre (earlier ones have been placed already)."""
     x, y = _centre(entities[index]["box"])
     candidates = [k for k in range(index + 1, len(entities)) if k not in consumed and _valid_words(entities[k])]
-    return min(candidates, key=lambda k: (_centre(entities[k]["box"])[0] - x) ** 2 + (_centre(entities[k]["box"])[1] - y) ** 2, default=None)
+    return min(candidates, key=lambda k: math.dist((x, y), _centre(entities[k]["box"])), default=None)
 
 
 def _union(boxes: list[list[float]]) -> list[float]:
