@@ -1,8 +1,9 @@
 """Peak memory and throughput of `tore evaluate` on very large layout files.
 
 Writes `--pages` synthetic pages (benchmarks/synthetic.py) as two native layout JSON files, then
-runs `tore evaluate` on them in a child process while sampling the resident memory of its whole
-process tree (the driver and its pool workers, summed). Large files are read page by page
+runs `tore evaluate` on them in a child process while sampling the memory of its whole process
+tree (the driver and its pool workers, as proportional set size, so that pages the forked workers
+share with the driver count once). Large files are read page by page
 (tore_engine/jsonstream.py); `--compare-pages` also runs the same command on a smaller set twice,
 once streamed and once with the whole file parsed in memory, to compare their throughput.
 
@@ -22,8 +23,6 @@ from pathlib import Path
 from benchmarks.synthetic import write_layout_files
 from tore_engine.jsonstream import LARGE_FILE_BYTES
 
-PAGE_SIZE = 4096  # bytes per page in /proc/<pid>/statm
-
 # Run the CLI in a child with a chosen threshold for reading files lazily.
 CHILD = """
 import sys
@@ -34,22 +33,26 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and all its descendants."""
+def _tree_pss(pid: int) -> int:
+    """Proportional set size of `pid` and all its descendants: pages shared between the driver and
+    its forked workers are counted once, split between them (a plain RSS sum counts them again in
+    every worker)."""
     total, stack = 0, [pid]
     while stack:
         current = stack.pop()
         try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * PAGE_SIZE
+            for line in Path(f"/proc/{current}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
             for task in Path(f"/proc/{current}/task").iterdir():
                 stack += [int(child) for child in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError, ValueError):
+        except (FileNotFoundError, ProcessLookupError, PermissionError, ValueError):
             continue
     return total
 
 
 def run_measured(command: list[str]) -> tuple[float, int]:
-    """Wall time and the peak summed RSS of the process tree (sampled every 50 ms)."""
+    """Wall time and the peak memory (PSS) of the process tree, sampled every 50 ms."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -57,7 +60,7 @@ def run_measured(command: list[str]) -> tuple[float, int]:
     def sample() -> None:
         nonlocal peak
         while process.poll() is None:
-            peak = max(peak, _tree_rss(process.pid))
+            peak = max(peak, _tree_pss(process.pid))
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample)
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         size = reference.stat().st_size + prediction.stat().st_size
         print(f"{args.pages:,} pages written ({size / 2**20:.0f} MB of JSON) in {time.perf_counter() - started:.0f} s")
         seconds, peak = evaluate(reference, prediction, work / "o3", LARGE_FILE_BYTES, args.workers)
-        print(f"  tore evaluate, streamed: {seconds:.1f} s, {args.pages / seconds:.0f} pages/s, peak {peak / 2**20:.0f} MB (whole process tree)")
+        print(f"  tore evaluate, streamed: {seconds:.1f} s, {args.pages / seconds:.0f} pages/s, peak {peak / 2**20:.0f} MB (PSS of the whole process tree)")
     return 0
 
 
