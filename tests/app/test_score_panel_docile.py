@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scores_apptest import assert_no_exception, open_scores_page
 from streamlit.testing.v1 import AppTest
 
 from studio.data_root import DATA_ROOT_VARIABLE
@@ -23,7 +24,6 @@ from tore_engine.docile import evaluate, load_dataset, score_files
 from tore_engine.docile.simulated import simulate
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-APP = str(REPOSITORY / "app.py")
 SAMPLE = REPOSITORY / ".." / "shared" / "data" / "docile"
 DOCID = "516f2d61ea404b30a9192a72"
 METRIC_LABELS = {"AP": "AP", "f1": "F1", "precision": "Precision", "recall": "Recall", "TP": "TP", "FP": "FP", "FN": "FN"}
@@ -35,17 +35,7 @@ def _needs_sample() -> None:
 
 
 def _scores_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["bench"] = "docile"
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.switch_page("app_pages/scores.py").run()  # first run on the Scores page, as a deep link opens it
-    _no_exception(at)
-    return at
-
-
-def _no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
+    return open_scores_page("docile", timeout=90, **query)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -101,7 +91,7 @@ def test_default_view_scores_the_sample_against_the_simulated_model(simulated_re
 def test_choosing_a_document_shows_its_page_overlay(simulated_result):
     at = _scores_page()
     at.selectbox(key="docile_doc").set_value(DOCID).run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert at.query_params["docile_doc"] == DOCID
     charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     assert len(charts) == 1
@@ -128,7 +118,7 @@ def test_a_lower_iou_threshold_rescores():
     _needs_sample()
     at = _scores_page()
     at.number_input(key="docile_iou").set_value(0.5).run()
-    _no_exception(at)
+    assert_no_exception(at)
     dataset = load_dataset(SAMPLE, "dev")
     simulated = simulate(dataset, 0)
     expected = evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, 0.5)
@@ -140,7 +130,7 @@ def test_a_lower_iou_threshold_rescores():
 def test_a_missing_dataset_folder_shows_the_engine_message():
     at = _scores_page()
     at.text_input(key="docile_dir").set_value("shared/data/no_such_docile").run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert any("DocILE dataset folder not found" in error.value for error in at.error)
     assert not at.metric
 
@@ -151,7 +141,7 @@ def test_without_the_sample_the_panel_says_so_and_refuses_paths_outside_the_root
     assert any("The shared DocILE sample is not at" in info.value for info in at.info)
     assert not at.metric
     at.text_input(key="docile_dir").set_value("../elsewhere").run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert any("outside the data root" in error.value for error in at.error)
 
 
@@ -170,12 +160,12 @@ def test_prediction_files_on_the_server_are_scored_and_bad_ones_reported(tmp_pat
     assert any("Give a KILE or an LIR prediction file" in info.value for info in at.info)
     at.text_input(key="docile_kile").set_value("kile.json").run()
     at.text_input(key="docile_lir").set_value("lir.json").run()
-    _no_exception(at)
+    assert_no_exception(at)
     expected = score_files(tmp_path / "docile", "dev", tmp_path / "kile.json", tmp_path / "lir.json")
     assert _metrics(at) == _expected_metrics(expected)
     assert not any("**simulated**" in info.value for info in at.info)
     at.text_input(key="docile_kile").set_value("bad.json").run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert any("KILE: Prediction bbox does not have valid relative coordinates." in error.value for error in at.error)
 
 

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from scores_apptest import assert_no_exception, open_scores_page
 from streamlit.testing.v1 import AppTest
 
 from studio.data_root import DATA_ROOT_VARIABLE
@@ -22,7 +23,6 @@ from tore_engine.funsd.ec_overlay import ec_folder_overlays
 from tore_engine.funsd.simulated import write_simulated_predictions
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-APP = str(REPOSITORY / "app.py")
 SAMPLE = REPOSITORY.parent / "shared" / "data" / "funsd"
 FOLDERS = {"funsd": SAMPLE / "funsd" / "testing_data" / "annotations", "ec-funsd": SAMPLE / "ec_funsd" / "jsons"}
 SCORERS = {"funsd": score_funsd_folders, "ec-funsd": score_ec_funsd_folders}
@@ -34,17 +34,7 @@ def _needs_sample() -> None:
 
 
 def _scores_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["bench"] = "funsd"
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.switch_page("app_pages/scores.py").run()  # first run on the Scores page, as a deep link opens it
-    _no_exception(at)
-    return at
-
-
-def _no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
+    return open_scores_page("funsd", timeout=120, **query)
 
 
 def _frame(at: AppTest, first_column: str):
@@ -120,7 +110,7 @@ def test_choosing_a_document_draws_its_overlay(simulated):
     doc = sorted(overlays)[3]
     at = _scores_page(funsd_kind=kind)
     at.selectbox(key="funsd_doc").set_value(doc).run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert at.query_params["funsd_doc"] == doc
     assert any(markdown.value.startswith(f"#### {doc}") for markdown in at.markdown)
     figure = _charts(at)[0]
@@ -151,7 +141,7 @@ def test_a_broken_reference_path_shows_the_error(typed, message):
     _needs_sample()
     at = _scores_page()
     at.text_input(key="funsd_ref").set_value(typed).run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert any(message in error.value for error in at.error)
     assert not at.metric
 

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scores_apptest import APP, assert_no_exception
 from streamlit.testing.v1 import AppTest
 
 from studio.data_root import DATA_ROOT_VARIABLE
@@ -20,7 +21,6 @@ from studio.score_panels.omnidocbench import matrices_query, page_table
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-APP = str(REPOSITORY / "app.py")
 SAMPLE = (REPOSITORY / ".." / "shared" / "data" / "omnidocbench").resolve()
 GT = SAMPLE / "OmniDocBench_demo.json"
 LAYOUT = SAMPLE / "pred_layout_detection" / "detection_prediction.json"
@@ -48,12 +48,8 @@ def _panel() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90).run()
     at.switch_page("app_pages/scores.py").run()
     at.radio(key="bench").set_value("omnidocbench").run()
-    _no_exception(at)
+    assert_no_exception(at)
     return at
-
-
-def _no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
 
 
 def _charts(at: AppTest) -> list[dict]:
@@ -145,7 +141,7 @@ def test_choosing_a_page_draws_its_blocks_against_the_predicted_boxes(sample, en
     page_id = "newspaper_1cddf9d22ca549f3a86cf1512a3110cc_1.jpg"
     at = _panel()
     at.selectbox(key="omnidocbench_page").set_value(page_id).run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert at.query_params["omnidocbench_page"] == page_id
     reference = load_reference(GT)
     page = next(p for p in box_matches_at_iou50(reference, load_layout_prediction(LAYOUT, reference)) if p.page == page_id)
@@ -161,12 +157,12 @@ def test_choosing_a_page_draws_its_blocks_against_the_predicted_boxes(sample, en
 def test_a_broken_input_path_shows_the_engines_message(sample):
     at = _panel()
     at.text_input(key="omnidocbench_gt").set_value("shared/data/omnidocbench/no_such_file.json").run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert any("no_such_file.json: no such file" in error.value for error in at.error)
     at.text_input(key="omnidocbench_gt").set_value("shared/data/omnidocbench/README.md").run()
     assert any("is not valid JSON" in error.value for error in at.error)
     at.text_input(key="omnidocbench_gt").set_value("../../etc/passwd").run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert any("outside the data root" in error.value for error in at.error)
 
 
@@ -187,7 +183,7 @@ def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample
 
     at = _panel()
     at.button(key="omnidocbench_matrices").click().run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert [title.value for title in at.title] == ["TORE matrices"]
     assert at.radio(key="src").value == "path" and at.selectbox(key="fmt").value == "omnidocbench"
     assert at.text_input(key="ref").value == "shared/data/omnidocbench/OmniDocBench_demo.json"
@@ -265,7 +261,7 @@ def test_other_predictions_are_scored_without_the_official_check_of_the_samples_
 
     at = _panel()
     at.text_input(key="omnidocbench_markdown").set_value("shared/data/omnidocbench/gt_markdown").run()
-    _no_exception(at)
+    assert_no_exception(at)
     expected = score_omnidocbench(GT, LAYOUT, SAMPLE / "gt_markdown")["end_to_end"]
     metrics = {metric.label: metric.value for metric in at.metric}
     assert metrics["text edit distance ↓"] == _shown(expected["text_edit"])
@@ -278,7 +274,7 @@ def test_other_predictions_are_scored_without_the_official_check_of_the_samples_
 def test_without_a_layout_prediction_pages_sort_by_text_edit_and_no_overlay_is_drawn(sample, engine_result):
     at = _panel()
     at.text_input(key="omnidocbench_layout").set_value("").run()
-    _no_exception(at)
+    assert_no_exception(at)
     assert "mAP" not in {metric.label for metric in at.metric}
     table = next(frame.value for frame in at.dataframe if "page" in frame.value.columns)
     rows = {row["page"]: row["end_to_end"]["text_edit"] for row in engine_result["per_page"]}
