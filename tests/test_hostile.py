@@ -7,7 +7,6 @@ import contextlib
 import io
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest

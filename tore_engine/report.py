@@ -10,11 +10,6 @@ from pathlib import Path
 import numpy as np
 
 from tore_engine.dataset import DatasetEvaluation
-from tore_engine.matrices import MatrixSet
-
-
-def _matrix_json(matrices: MatrixSet) -> dict:
-    return {"confusion": matrices.confusion.tolist(), "recall": matrices.recall.tolist(), "precision": matrices.precision.tolist()}
 
 
 def build_report(evaluation: DatasetEvaluation) -> dict:
@@ -25,9 +20,9 @@ def build_report(evaluation: DatasetEvaluation) -> dict:
         "classes": matrices.classes,
         "pages": len(evaluation.page_ids),
         "pixels": evaluation.pixels,
-        "matrices": _matrix_json(matrices.full),
-        "trimmed": {"rows": trimmed.rows, "columns": trimmed.columns, **_matrix_json(trimmed)},
-        "reduced": {"classes": matrices.reduced.rows, **_matrix_json(matrices.reduced)},
+        "matrices": matrices.full.to_json(),
+        "trimmed": {"rows": trimmed.rows, "columns": trimmed.columns, **trimmed.to_json()},
+        "reduced": {"classes": matrices.reduced.rows, **matrices.reduced.to_json()},
         "per_class": matrices.per_class,
         "warnings": [warning.to_json() for warning in evaluation.warnings],
     }

@@ -62,10 +62,6 @@ def _f1(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
-def sum_counts(counts: Sequence[Counts]) -> Counts:
-    return sum(counts, Counts())
-
-
 def mean_or_none(total: float, count: int) -> float | None:
     return total / count if count else None
 

@@ -55,10 +55,6 @@ class EditPair:
     edit_num: int
     upper_len: int
 
-    @property
-    def edit(self) -> float:
-        return self.edit_num / self.upper_len if self.upper_len else 0.0
-
 
 def edit_pair(norm_pred: str, norm_gt: str) -> EditPair:
     return EditPair(Levenshtein.distance(norm_pred, norm_gt), max(len(norm_pred), len(norm_gt)))
