@@ -57,18 +57,6 @@ class ExactCounts:
             np.concatenate([p.numerator for p in parts]),
         )
 
-    def cell_values(self) -> tuple[np.ndarray, np.ndarray]:
-        """Float value of every non-zero cell, as (cell = row * K + column, value), summed in
-        a fixed order (by denominator) so the result depends on the input alone."""
-        cells = self.row * self.class_count + self.column
-        order = np.lexsort((self.denominator, cells))
-        cells = cells[order]
-        values = self.numerator[order] / self.denominator[order]
-        if not len(cells):
-            return cells, values
-        starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
-        return cells[starts], np.add.reduceat(values, starts)
-
 
 def _cross_entries(rows: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every pair p, all (i, j) with rows[p, i] and columns[p, j]: returns (p, i, j)."""
@@ -83,17 +71,17 @@ def _cross_entries(rows: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, n
     return np.repeat(row_pair, repeats), np.repeat(row_class, repeats), col_class[column_index]
 
 
-def contributions(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray) -> ExactCounts:
-    """Sum over pairs of `pixels[p] * c(T_p, P_p)`, exactly.
+def contribution_entries(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray) -> tuple[np.ndarray, ...]:
+    r"""Every non-zero term of `pixels[p] * c(T_p, P_p)` as (pair, denominator, row, column,
+    numerator), not yet summed.
 
     `truth` and `predicted` are boolean (pairs, K) label-set matrices (Background already set for
     empty sets). The four cases of tore.md section 4, tested in the order 1, 2, 3, 4:
     1. T = P: c[i,i] = 1 for i in T.
-    2. T proper subset of P: c[i,i] = |T|/|P| for i in T; c[i,j] = 1/|P| for i in T, j in P\\T.
-    3. P proper subset of T: c[j,j] = 1 for j in P; c[i,j] = 1/|P| for i in T\\P, j in P.
-    4. otherwise: c[i,i] = 1 for i in T and P; c[i,j] = 1/|P\\T| for i in T\\P, j in P\\T.
+    2. T proper subset of P: c[i,i] = |T|/|P| for i in T; c[i,j] = 1/|P| for i in T, j in P\T.
+    3. P proper subset of T: c[j,j] = 1 for j in P; c[i,j] = 1/|P| for i in T\P, j in P.
+    4. otherwise: c[i,i] = 1 for i in T and P; c[i,j] = 1/|P\T| for i in T\P, j in P\T.
     """
-    class_count = truth.shape[1]
     truth_only = truth & ~predicted
     predicted_only = predicted & ~truth
     has_truth_only = truth_only.any(axis=1)
@@ -115,8 +103,8 @@ def contributions(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray) 
     off_denominator = np.where(has_truth_only & has_predicted_only, predicted_only.sum(axis=1), size_p)
     off_pair, off_row, off_column = _cross_entries(off_rows, off_columns)
 
-    return ExactCounts.summed(
-        class_count,
+    return (
+        np.concatenate([diag_pair, off_pair]),
         np.concatenate([diag_denominator, off_denominator[off_pair]]),
         np.concatenate([diag_class, off_row]),
         np.concatenate([diag_class, off_column]),
@@ -124,17 +112,44 @@ def contributions(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray) 
     )
 
 
-def reduced_counts(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray) -> np.ndarray:
-    """The 2x2 Background/Foreground confusion of a pair table, in integers.
+def contributions(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray) -> ExactCounts:
+    """Sum over pairs of `pixels[p] * c(T_p, P_p)`, exactly."""
+    _, denominator, row, column, numerator = contribution_entries(truth, predicted, pixels)
+    return ExactCounts.summed(truth.shape[1], denominator, row, column, numerator)
+
+
+def cell_values_by_page(page: np.ndarray, denominator: np.ndarray, row: np.ndarray, column: np.ndarray, numerator: np.ndarray, class_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each page's non-zero cells and their float values, from unsummed terms.
+
+    Terms are first added exactly per (page, denominator, cell); each cell's value is then the sum
+    of `numerator / denominator` in increasing denominator order, so it depends on the page's
+    input alone, not on which pages share its batch. Returns (page, cell = row * K + column, value),
+    sorted by page and cell.
+    """
+    cells = row * class_count + column
+    keys = (page * (class_count + 1) + denominator) * class_count * class_count + cells
+    order = np.argsort(keys)  # integer sums: the order among equal keys does not matter
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, np.int64)
+    sums = np.add.reduceat(numerator[order], starts) if len(keys) else numerator[:0]
+    page, cells, denominator = page[order][starts], cells[order][starts], denominator[order][starts]
+    order = np.lexsort((denominator, cells, page))
+    page, cells, values = page[order], cells[order], sums[order] / denominator[order]
+    if not len(cells):
+        return page, cells, values
+    starts = np.flatnonzero(np.r_[True, (cells[1:] != cells[:-1]) | (page[1:] != page[:-1])])
+    return page[starts], cells[starts], np.add.reduceat(values, starts)
+
+
+def reduced_counts(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray, page: np.ndarray, pages: int) -> np.ndarray:
+    """The 2x2 Background/Foreground confusion of each page's pairs, in integers: (pages, 2, 2).
 
     Background is exclusive and each reference label's row receives exactly 1 a pixel, so a pixel
     adds 1 to BG/BG, |T| to FG/BG, 1 to BG/FG or |T| to FG/FG (tore.md section 6.2); this is what
     summing the blocks of the full matrix gives, without its fractions.
     """
-    truth_bg, predicted_bg = truth[:, 0], predicted[:, 0]
-    weight = pixels * np.where(truth_bg, 1, truth.sum(axis=1))
-    reduced = np.zeros((2, 2), dtype=np.int64)
-    for t in (0, 1):
-        for p in (0, 1):
-            reduced[t, p] = weight[(truth_bg == (t == 0)) & (predicted_bg == (p == 0))].sum()
+    truth_fg, predicted_fg = ~truth[:, 0], ~predicted[:, 0]
+    weight = pixels.astype(np.int64) * np.where(truth_fg, truth.sum(axis=1), 1)
+    reduced = np.zeros((pages, 2, 2), dtype=np.int64)
+    np.add.at(reduced, (page, truth_fg.astype(np.int64), predicted_fg.astype(np.int64)), weight)
     return reduced

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tore_engine.algorithm1 import ExactCounts, contributions, reduced_counts
+from tore_engine.algorithm1 import ExactCounts, cell_values_by_page, contribution_entries, reduced_counts
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.layout import LayoutSet, Page
 from tore_engine.matrices import ToreMatrices, f1_score
-from tore_engine.raster import PixelExtents, label_sets, pair_table
+from tore_engine.raster import PairTable, PixelExtents, label_sets, pair_table
 from tore_engine.taxonomy import Taxonomy, apply_label_map, resolve_taxonomy
 
 Progress = Callable[[int, int], None]
@@ -56,26 +56,36 @@ class BatchOutcome:
     counts: ExactCounts
 
 
-def evaluate_page(task: PageTask, class_count: int) -> tuple[PageOutcome, ExactCounts]:
-    """Rasterise one page and apply Algorithm 1 to its distinct label-set pairs."""
-    reference = (task.reference_classes, task.reference_extents)
-    prediction = (task.prediction_classes, task.prediction_extents)
+def _pair_table(task: PageTask, class_count: int) -> PairTable:
     try:
-        table = pair_table(task.width, task.height, reference, prediction, class_count)
+        return pair_table(
+            task.width,
+            task.height,
+            (task.reference_classes, task.reference_extents),
+            (task.prediction_classes, task.prediction_extents),
+            class_count,
+        )
     except InputError as error:
         raise error.located(page=task.page_id) from None
-    truth = label_sets(table.reference_codes, class_count)
-    predicted = label_sets(table.prediction_codes, class_count)
-    counts = contributions(truth, predicted, table.pixels)
-    cells, values = counts.cell_values()
-    page = PageOutcome(task.width * task.height, cells.astype(np.int32), values, reduced_counts(truth, predicted, table.pixels))
-    return page, counts
 
 
 def evaluate_batch(tasks: list[PageTask], class_count: int) -> BatchOutcome:
-    """A worker's unit of work: several pages, their exact counts already merged."""
-    outcomes = [evaluate_page(task, class_count) for task in tasks]
-    return BatchOutcome([page for page, _ in outcomes], ExactCounts.merge([c for _, c in outcomes], class_count))
+    """A worker's unit of work: rasterise each page, then apply Algorithm 1 once to the distinct
+    label-set pairs of all the batch's pages (tagged with their page), and split the results."""
+    tables = [_pair_table(task, class_count) for task in tasks]
+    page = np.repeat(np.arange(len(tables)), [len(table.pixels) for table in tables])
+    pixels = np.concatenate([table.pixels for table in tables])
+    truth = label_sets(np.concatenate([table.reference_codes for table in tables]), class_count)
+    predicted = label_sets(np.concatenate([table.prediction_codes for table in tables]), class_count)
+    pair, denominator, row, column, numerator = contribution_entries(truth, predicted, pixels)
+    cell_page, cells, values = cell_values_by_page(page[pair], denominator, row, column, numerator, class_count)
+    reduced = reduced_counts(truth, predicted, pixels, page, len(tables))
+    bounds = np.searchsorted(cell_page, np.arange(len(tables) + 1))
+    pages = [
+        PageOutcome(task.width * task.height, cells[start:end].astype(np.int32), values[start:end], reduced[k])
+        for k, (task, start, end) in enumerate(zip(tasks, bounds[:-1], bounds[1:]))
+    ]
+    return BatchOutcome(pages, ExactCounts.summed(class_count, denominator, row, column, numerator))
 
 
 # --- preparing pages -----------------------------------------------------------------------------
