@@ -40,15 +40,12 @@ class PixelExtents:
 
     @classmethod
     def from_boxes(cls, bboxes: np.ndarray, width: int, height: int) -> "PixelExtents":
-        x1, y1, x2, y2 = (bboxes[:, k] for k in range(4))
-        left, top = np.floor(x1), np.floor(y1)
-        right, bottom = np.ceil(x2), np.ceil(y2)
-        col0 = np.clip(left, 0, width).astype(np.int64)
-        col1 = np.clip(right, 0, width).astype(np.int64)
-        row0 = np.clip(top, 0, height).astype(np.int64)
-        row1 = np.clip(bottom, 0, height).astype(np.int64)
+        outward = np.concatenate([np.floor(bboxes[:, :2]), np.ceil(bboxes[:, 2:])], axis=1)  # x1 y1 x2 y2
+        frame = np.array([width, height, width, height])
+        clipped = np.minimum(np.maximum(outward, 0), frame).astype(np.int64)
+        col0, row0, col1, row1 = clipped.T
         paints = (col1 > col0) & (row1 > row0)
-        beyond = (left < 0) | (top < 0) | (right > width) | (bottom > height)
+        beyond = (outward < 0).any(axis=1) | (outward > frame).any(axis=1)
         return cls(col0, col1, row0, row1, paints, paints & beyond)
 
 
@@ -113,7 +110,8 @@ def _paint(grid: np.ndarray, positions: np.ndarray, extents: PixelExtents, xs: n
     cols = (np.searchsorted(xs, extents.col0[painted]), np.searchsorted(xs, extents.col1[painted]))
     positions = positions[painted]
     area = int(((rows[1] - rows[0]) * (cols[1] - cols[0])).sum())
-    if area > 4 * grid.shape[0] * grid.shape[1] * len(np.unique(positions)) + 50_000:
+    cells = grid.shape[0] * grid.shape[1]
+    if area > 4 * cells + 50_000 and area > 4 * cells * len(np.unique(positions)) + 50_000:
         _cover_by_prefix_sums(grid, rows, cols, positions)
     else:
         bits = np.left_shift(np.uint64(1), (positions % WORD_BITS).astype(np.uint64))
