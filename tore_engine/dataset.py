@@ -1,8 +1,9 @@
 """Evaluating a whole dataset: pairing pages, batching them over workers, merging exact state.
 
-Each page becomes a small picklable `PageTask`; batches of tasks run on any
-`concurrent.futures.Executor` (a local process pool by default, or a Dask client's executor), and
-each batch returns integer state that adds up exactly. The report is therefore bit-identical for
+Reference pages are paired with their predictions and sent in batches to any
+`concurrent.futures.Executor` (a local process pool by default, or a Dask client's executor); the
+worker turns each page into a `PageTask`, rasterises it, and returns integer state that adds up
+exactly. The report is therefore bit-identical for
 any number of workers and any completion order. Each page's contribution to each cell is kept, so
 the app can ask which pages make up a cell.
 """
@@ -54,6 +55,7 @@ class PageOutcome:
 class BatchOutcome:
     pages: list[PageOutcome]
     counts: ExactCounts
+    warnings: list[InputWarning]  # the batch's box and missing-page warnings, in page order
 
 
 def _pair_table(task: PageTask, class_count: int) -> PairTable:
@@ -69,9 +71,13 @@ def _pair_table(task: PageTask, class_count: int) -> PairTable:
         raise error.located(page=task.page_id) from None
 
 
-def evaluate_batch(tasks: list[PageTask], class_count: int) -> BatchOutcome:
-    """A worker's unit of work: rasterise each page, then apply Algorithm 1 once to the distinct
-    label-set pairs of all the batch's pages (tagged with their page), and split the results."""
+def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy) -> BatchOutcome:
+    """A worker's unit of work: prepare and rasterise each page, then apply Algorithm 1 once to the
+    distinct label-set pairs of all the batch's pages (tagged with their page), and split the
+    results."""
+    class_count = taxonomy.size
+    prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
+    tasks = [task for task, _ in prepared]
     tables = [_pair_table(task, class_count) for task in tasks]
     page = np.repeat(np.arange(len(tables)), [len(table.pixels) for table in tables])
     pixels = np.concatenate([table.pixels for table in tables])
@@ -81,11 +87,12 @@ def evaluate_batch(tasks: list[PageTask], class_count: int) -> BatchOutcome:
     cell_page, cells, values = cell_values_by_page(page[pair], denominator, row, column, numerator, class_count)
     reduced = reduced_counts(truth, predicted, pixels, page, len(tables))
     bounds = np.searchsorted(cell_page, np.arange(len(tables) + 1))
-    pages = [
+    outcomes = [
         PageOutcome(task.width * task.height, cells[start:end].astype(np.int32), values[start:end], reduced[k])
         for k, (task, start, end) in enumerate(zip(tasks, bounds[:-1], bounds[1:]))
     ]
-    return BatchOutcome(pages, ExactCounts.summed(class_count, denominator, row, column, numerator))
+    warnings = [warning for _, page_warnings in prepared for warning in page_warnings]
+    return BatchOutcome(outcomes, ExactCounts.summed(class_count, denominator, row, column, numerator), warnings)
 
 
 # --- preparing pages -----------------------------------------------------------------------------
@@ -155,14 +162,12 @@ def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[Iterator[tu
 # --- running -------------------------------------------------------------------------------------
 
 
-def _prepared_batches(pairs: Iterator[tuple[Page, Page | None]], taxonomy: Taxonomy, size: int, warnings: list[InputWarning]) -> Iterator[list[PageTask]]:
-    """Pages turned into tasks only as batches are sent, so a large dataset is never held twice.
-    Box warnings are appended in page order."""
-    batch: list[PageTask] = []
-    for reference_page, prediction_page in pairs:
-        task, page_warnings = prepare_page(reference_page, prediction_page, taxonomy)
-        warnings += page_warnings
-        batch.append(task)
+def _page_batches(pairs: Iterator[tuple[Page, Page | None]], size: int) -> Iterator[list[tuple[Page, Page | None]]]:
+    """Page pairs in batches, made only as batches are sent, so a large dataset is never held twice.
+    Workers prepare their pages themselves: the driver only pairs and sends."""
+    batch: list[tuple[Page, Page | None]] = []
+    for pair in pairs:
+        batch.append(pair)
         if len(batch) == size:
             yield batch
             batch = []
@@ -175,7 +180,7 @@ def _batch_size(pages: int, workers: int) -> int:
     return max(1, min(256, math.ceil(pages / (max(workers, 1) * 8))))
 
 
-def _run_batches(batches: Iterator[list[PageTask]], total: int, class_count: int, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
+def _run_batches(batches: Iterator[list[tuple[Page, Page | None]]], total: int, taxonomy: Taxonomy, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
     """Outcomes in batch order, whatever the order in which they complete; at most `in_flight`
     batches are pending at once."""
     outcomes: dict[int, BatchOutcome] = {}
@@ -191,9 +196,9 @@ def _run_batches(batches: Iterator[list[PageTask]], total: int, class_count: int
 
     for position, batch in enumerate(batches):
         if executor is None:
-            record(position, evaluate_batch(batch, class_count))
+            record(position, evaluate_batch(batch, taxonomy))
             continue
-        pending[executor.submit(evaluate_batch, batch, class_count)] = position
+        pending[executor.submit(evaluate_batch, batch, taxonomy)] = position
         if len(pending) >= in_flight:
             for future in wait(pending, return_when=FIRST_COMPLETED).done:
                 record(pending.pop(future), future.result())
@@ -285,13 +290,14 @@ def evaluate_dataset(
     pairs, unscored = pair_pages(reference, prediction)
     warnings = reference.warnings + prediction.warnings + unscored
     page_count = len(reference.pages)
-    batches = _prepared_batches(pairs, resolved, _batch_size(page_count, workers), warnings)
+    batches = _page_batches(pairs, _batch_size(page_count, workers))
     in_flight = max(16, 4 * workers)
     if executor is None and workers > 1 and page_count > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            outcomes = _run_batches(batches, page_count, resolved.size, pool, in_flight, progress)
+            outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
     else:
-        outcomes = _run_batches(batches, page_count, resolved.size, executor, in_flight, progress)
+        outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
+    warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     return _assemble(resolved, reference.page_ids(), outcomes, warnings)
 
 
