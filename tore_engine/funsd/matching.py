@@ -16,17 +16,19 @@ Matches = list[tuple[int, int]]  # (reference index, prediction index), sorted b
 
 
 def iou_matrix(reference: np.ndarray, prediction: np.ndarray) -> np.ndarray:
-    """IoU of every reference box (rows) with every predicted box (columns); 0 for an empty union."""
+    """IoU of every reference box (rows) with every predicted box (columns); 0 for an empty union,
+    and 0 where absurd coordinates (areas beyond float range) leave no finite union."""
     a = reference[:, None, :]
     b = prediction[None, :, :]
-    inter_w = np.maximum(0.0, np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]))
-    inter_h = np.maximum(0.0, np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]))
-    inter = inter_w * inter_h
-    area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
-    area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
-    union = area_a + area_b - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        inter_w = np.maximum(0.0, np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]))
+        inter_h = np.maximum(0.0, np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]))
+        inter = inter_w * inter_h
+        area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
+        area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
+        union = area_a + area_b - inter
+        usable = (union > 0) & np.isfinite(union)
+        return np.where(usable, inter / np.where(usable, union, 1.0), 0.0)
 
 
 def optimal_matches(iou: np.ndarray) -> Matches:
