@@ -34,7 +34,7 @@ case "${1:-}" in
   app)
     install dask
     shift
-    exec .venv/bin/streamlit run app.py --server.headless true "$@"
+    exec .venv/bin/tore app "$@"
     ;;
   test)
     install test,dask

@@ -18,7 +18,7 @@ from tore_engine.demo.ink import Element
 from tore_engine.demo.models import model_a, model_b
 from tore_engine.loaders import load_layout
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "demo"
+ASSETS = Path(__file__).resolve().parents[1] / "tore_engine" / "demo" / "data"
 LAYOUT_FILES = ("reference.json", "model_a.json", "model_b.json")
 TEXT_LABELS = {
     "Caption", "Footnote", "List-item", "Page-footer", "Page-header", "Section-header", "Text", "Title",

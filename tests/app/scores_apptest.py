@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "tore_engine" / "studio" / "app.py")
 
 
 def assert_no_exception(at: AppTest) -> None:

@@ -30,7 +30,7 @@ PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",
                 allow_module_level=True)
-from studio.data_root import DATA_ROOT_VARIABLE  # noqa: E402
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright)")
 
@@ -62,7 +62,7 @@ def server(tmp_path_factory):
     """The app on a free loopback port; its data root is pytest's temporary folder, where the
     1,000-page test writes its files."""
     port = _free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(REPOSITORY / "app.py"), "--server.headless=true",
+    command = [sys.executable, "-m", "streamlit", "run", str(REPOSITORY / "tore_engine" / "studio" / "app.py"), "--server.headless=true",
                f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
                "--server.fileWatcherType=none"]
     process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1", DATA_ROOT_VARIABLE: str(tmp_path_factory.getbasetemp())})

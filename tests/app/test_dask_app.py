@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from test_pages import DEMO, _app
 
-from studio import state
+from tore_engine.studio import state
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.loaders import load_pair
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.data_root import DATA_ROOT_VARIABLE, server_path
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, server_path
 from tore_engine.errors import InputError
 
 

@@ -16,8 +16,8 @@ from tore_engine.dataset import evaluate_dataset
 from tore_engine.layout import Page, PageImage
 from tore_engine.loaders import from_native
 from tore_engine.matrices import MatrixSet
-from studio import figures, page_figures, rendering
-from studio.palette import class_color
+from tore_engine.studio import figures, page_figures, rendering
+from tore_engine.studio.palette import class_color
 
 
 @pytest.fixture(scope="module")

@@ -18,12 +18,12 @@ from streamlit.testing.v1 import AppTest
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.loaders import load_pair
-from studio.data_root import DATA_ROOT_VARIABLE
-from studio.panels import matrix_csv
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.panels import matrix_csv
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-APP = str(REPOSITORY / "app.py")
-DEMO = REPOSITORY / "assets" / "demo"
+APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")
+DEMO = REPOSITORY / "tore_engine" / "demo" / "data"
 
 if not (DEMO / "reference.json").exists():
     pytest.skip(f"the embedded demo is missing at {DEMO}; regenerate it with python -m tore_engine.demo", allow_module_level=True)

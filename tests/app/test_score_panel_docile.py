@@ -17,9 +17,9 @@ import pytest
 from scores_apptest import assert_no_exception, open_scores_page
 from streamlit.testing.v1 import AppTest
 
-from studio.data_root import DATA_ROOT_VARIABLE
-from studio.score_figures_docile import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
-from studio.score_panels.docile import _shown, prediction_file, score, Inputs
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.score_figures_docile import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
+from tore_engine.studio.score_panels.docile import _shown, prediction_file, score, Inputs
 from tore_engine.docile import evaluate, load_dataset, score_files
 from tore_engine.docile.simulated import simulate
 

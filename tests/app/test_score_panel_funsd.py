@@ -15,9 +15,9 @@ import pytest
 from scores_apptest import assert_no_exception, open_scores_page
 from streamlit.testing.v1 import AppTest
 
-from studio.data_root import DATA_ROOT_VARIABLE
-from studio.score_figures_funsd import UNMATCHED_RED, entity_outcome, funsd_overlay_figure, page_size
-from studio.score_panels.funsd import shown
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.score_figures_funsd import UNMATCHED_RED, entity_outcome, funsd_overlay_figure, page_size
+from tore_engine.studio.score_panels.funsd import shown
 from tore_engine.funsd import score_ec_funsd_folders, score_funsd_folders
 from tore_engine.funsd.ec_overlay import ec_folder_overlays
 from tore_engine.funsd.simulated import write_simulated_predictions

@@ -15,9 +15,9 @@ import pytest
 from scores_apptest import APP, assert_no_exception
 from streamlit.testing.v1 import AppTest
 
-from studio.data_root import DATA_ROOT_VARIABLE
-from studio.score_figures_omnidocbench import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
-from studio.score_panels.omnidocbench import matrices_query, page_table
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.score_figures_omnidocbench import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
+from tore_engine.studio.score_panels.omnidocbench import matrices_query, page_table
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -15,6 +15,7 @@ from tore_engine.errors import InputError
 
 # (command group, module) in the order `tore --help` lists them.
 EVALUATE_MODULE = "tore_engine.cli.evaluate"
+APP_MODULE = "tore_engine.cli.app"
 SCORE_MODULES: dict[str, str] = {
     "docile": "tore_engine.cli.score_docile",
     "funsd": "tore_engine.cli.score_funsd",  # also adds `ec-funsd`
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     importlib.import_module(EVALUATE_MODULE).add_parser(commands)
+    importlib.import_module(APP_MODULE).add_parser(commands)
     if SCORE_MODULES:
         score = commands.add_parser(
             "score",

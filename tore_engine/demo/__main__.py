@@ -1,4 +1,4 @@
-"""`python -m tore_engine.demo --out assets/demo`: (re)generate the demo corpus."""
+"""`python -m tore_engine.demo --out tore_engine/demo/data`: (re)generate the demo corpus."""
 
 import argparse
 from pathlib import Path
@@ -12,7 +12,7 @@ def main() -> None:
         description="Generate the synthetic demo corpus (PDFs, ground truth, two simulated models).",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("assets/demo"), help="output folder (default: assets/demo)"
+        "--out", type=Path, default=Path("tore_engine/demo/data"), help="output folder (default: tore_engine/demo/data)"
     )
     args = parser.parse_args()
     for path in generate(args.out):

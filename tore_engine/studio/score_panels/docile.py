@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from studio import rendering, state
-from studio.data_root import data_root, server_path
-from studio.score_figures_docile import document_overlay, page_fields, page_size
+from tore_engine.studio import rendering, state
+from tore_engine.studio.data_root import data_root, server_path
+from tore_engine.studio.score_figures_docile import document_overlay, page_fields, page_size
 from tore_engine.errors import InputError
 from tore_engine.layout import Page, PageImage
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from studio import panels, state
+from tore_engine.studio import panels, state
 
 dataset: state.Dataset = st.session_state["_dataset"]
 st.title("Page overlays")

@@ -25,9 +25,9 @@ from tore_engine.funsd.ec_overlay import ec_folder_overlays
 from tore_engine.funsd.report import score_ec_funsd_folders, score_funsd_folders
 from tore_engine.funsd.simulated import write_simulated_predictions
 from tore_engine.layout import PageImage
-from studio import rendering, state
-from studio.data_root import data_root, server_path
-from studio.score_figures_funsd import OUTCOMES, funsd_overlay_figure, page_size
+from tore_engine.studio import rendering, state
+from tore_engine.studio.data_root import data_root, server_path
+from tore_engine.studio.score_figures_funsd import OUTCOMES, funsd_overlay_figure, page_size
 
 KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
 SCORERS = {"funsd": score_funsd_folders, "ec-funsd": score_ec_funsd_folders}

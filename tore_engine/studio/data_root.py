@@ -1,7 +1,6 @@
 """Paths typed into the app are confined to one data root on the server.
 
-The root is `$TORE_STUDIO_DATA_ROOT`, or by default the folder that holds this repository (so a
-checkout's sibling folders, such as `../shared/data`, can be opened). A path that resolves outside
+The root is `$TORE_STUDIO_DATA_ROOT`, or by default the folder the app was started in. A path that resolves outside
 it, through `..` or a symbolic link, is refused with a clear message.
 """
 
@@ -13,11 +12,9 @@ from pathlib import Path
 from tore_engine.errors import InputError
 
 DATA_ROOT_VARIABLE = "TORE_STUDIO_DATA_ROOT"
-REPOSITORY = Path(__file__).resolve().parents[1]
-
 
 def data_root() -> Path:
-    return Path(os.environ.get(DATA_ROOT_VARIABLE) or REPOSITORY.parent).resolve()
+    return Path(os.environ.get(DATA_ROOT_VARIABLE) or Path.cwd()).resolve()
 
 
 def server_path(text: str) -> Path:

@@ -30,11 +30,10 @@ from tore_engine.errors import InputError
 from tore_engine.layout import LayoutSet, Page, PageImage
 from tore_engine.loaders import PAIR_LOADERS, load_pair
 from tore_engine.taxonomy import apply_label_map, read_label_map
-from studio import rendering
-from studio.data_root import data_root, server_path
+from tore_engine.studio import rendering
+from tore_engine.studio.data_root import data_root, server_path
 
-REPOSITORY = Path(__file__).resolve().parents[1]
-DEMO_DIR = REPOSITORY / "assets" / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "data"
 DEMO_FILES = {"reference": "reference.json", "A": "model_a.json", "B": "model_b.json"}
 SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on the server"}
 TAXONOMY_MODES = ("auto", "single", "dual")

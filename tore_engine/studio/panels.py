@@ -15,7 +15,7 @@ from tore_engine.agreement import agreement_raster
 from tore_engine.dataset import DatasetEvaluation
 from tore_engine.drilldown import VIEWS, pages_for_view_cell, top_confusions, view_matrices
 from tore_engine.matrices import MatrixSet
-from studio import figures, page_figures, state
+from tore_engine.studio import figures, page_figures, state
 
 NO_CLASS = "(choose)"
 VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}

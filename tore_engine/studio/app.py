@@ -9,7 +9,7 @@ once in the process, which breaks deep links and AppTest's page switching).
 
 import streamlit as st
 
-from studio import state
+from tore_engine.studio import state
 
 st.set_page_config(page_title="TORE Studio", layout="wide")
 state.begin_run()

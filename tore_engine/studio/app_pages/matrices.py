@@ -3,7 +3,7 @@
 import streamlit as st
 
 from tore_engine.comparison import mean_scores
-from studio import figures, panels, state
+from tore_engine.studio import figures, panels, state
 
 dataset: state.Dataset = st.session_state["_dataset"]
 st.title("TORE matrices")

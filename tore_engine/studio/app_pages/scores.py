@@ -9,12 +9,12 @@ import importlib
 
 import streamlit as st
 
-from studio import state
+from tore_engine.studio import state
 
 PANELS = {
-    "docile": ("DocILE", "studio.score_panels.docile"),
-    "funsd": ("FUNSD / EC-FUNSD", "studio.score_panels.funsd"),
-    "omnidocbench": ("OmniDocBench", "studio.score_panels.omnidocbench"),
+    "docile": ("DocILE", "tore_engine.studio.score_panels.docile"),
+    "funsd": ("FUNSD / EC-FUNSD", "tore_engine.studio.score_panels.funsd"),
+    "omnidocbench": ("OmniDocBench", "tore_engine.studio.score_panels.omnidocbench"),
 }
 
 st.title("Benchmark scores")

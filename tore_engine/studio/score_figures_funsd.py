@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from studio.page_figures import Pane, page_overlay
-from studio.palette import class_color, with_alpha
+from tore_engine.studio.page_figures import Pane, page_overlay
+from tore_engine.studio.palette import class_color, with_alpha
 from tore_engine.funsd.documents import FUNSD_CLASSES
 
 UNMATCHED_RED = "#ff0000"

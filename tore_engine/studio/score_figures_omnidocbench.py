@@ -11,8 +11,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
-from studio.page_figures import Pane, _axis, page_overlay
-from studio.palette import class_color, with_alpha
+from tore_engine.studio.page_figures import Pane, _axis, page_overlay
+from tore_engine.studio.palette import class_color, with_alpha
 
 # Outline of a box by its match status: colour and dash differ, so the marking survives greyscale.
 STATUS_STYLES = {

@@ -24,9 +24,9 @@ import streamlit as st
 from tore_engine.errors import InputError
 from tore_engine.layout import Page, PageImage
 from tore_engine.omnidocbench.box_matches import PageMatches
-from studio import score_figures_omnidocbench as figures
-from studio import state
-from studio.data_root import data_root, server_path
+from tore_engine.studio import score_figures_omnidocbench as figures
+from tore_engine.studio import state
+from tore_engine.studio.data_root import data_root, server_path
 
 SAMPLE_FOLDER = Path("shared") / "data" / "omnidocbench"  # relative to the data root
 SAMPLE_TEXTS = {

@@ -19,8 +19,8 @@ from plotly.subplots import make_subplots
 
 from tore_engine.agreement import BOTH, CATEGORY_NAMES, DIFFERENT_CLASS, ONLY_PREDICTION, ONLY_REFERENCE, SAME_CLASS, AgreementRaster
 from tore_engine.layout import Page
-from studio.palette import class_color, with_alpha
-from studio.rendering import data_uri
+from tore_engine.studio.palette import class_color, with_alpha
+from tore_engine.studio.rendering import data_uri
 
 AGREEMENT_COLOURS = {
     ONLY_REFERENCE: "#f58231",

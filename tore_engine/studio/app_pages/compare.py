@@ -5,7 +5,7 @@ import streamlit as st
 
 from tore_engine.comparison import comparable, matrix_difference, mean_scores, page_deltas, per_class_deltas
 from tore_engine.drilldown import view_matrices
-from studio import figures, panels, state
+from tore_engine.studio import figures, panels, state
 
 dataset: state.Dataset = st.session_state["_dataset"]
 st.title("Compare two models")

@@ -1,0 +1,46 @@
+"""`tore app [--port N] [--address HOST]`: serve TORE Studio (the Streamlit app) from the installed
+package, on the embedded demo by default. Needs the `app` extra."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tore_engine.errors import InputError
+
+APP_SCRIPT = Path(__file__).resolve().parents[1] / "studio" / "app.py"
+# Server settings that do not depend on the folder the app is started from (no .streamlit/ needed).
+STREAMLIT_SETTINGS = {
+    "server.headless": "true",
+    "browser.gatherUsageStats": "false",
+    "client.toolbarMode": "viewer",  # no developer menu or Deploy button
+    "server.fileWatcherType": "none",
+}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "app",
+        help="serve TORE Studio, the interactive app (needs the 'app' extra)",
+        description=(
+            "Serve TORE Studio in the browser: zoomable matrices, a click from a cell to the pages and "
+            "pixels behind it, overlays on the real page, model comparison and benchmark scores. Opens "
+            "on the embedded demo; server paths are confined to $TORE_STUDIO_DATA_ROOT (default: the "
+            "current folder)."
+        ),
+    )
+    parser.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
+    parser.add_argument("--address", default="localhost", help="address to listen on (default localhost)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from streamlit.web import cli as streamlit_cli
+    except ImportError:
+        raise InputError("the app needs its extra: pip install 'tore-studio[app]'") from None
+    if not 0 < args.port < 65536:
+        raise InputError(f"--port must be between 1 and 65535, got {args.port}")
+    settings = {**STREAMLIT_SETTINGS, "server.port": str(args.port), "server.address": args.address}
+    options = [f"--{key}={value}" for key, value in settings.items()]
+    return int(streamlit_cli.main(["run", str(APP_SCRIPT), *options], standalone_mode=False) or 0)
