@@ -10,7 +10,7 @@ import pytest
 from conftest import load_shared_json, write_json
 
 from tore_engine.dataset import evaluate_dataset
-from tore_engine.loaders import from_native
+from tore_engine.formats.native import from_document as from_native
 from tore_engine.report import build_report
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed (pip install 'tore-studio[dask]')")

@@ -11,7 +11,7 @@ from conftest import layout_json, load_shared_json
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.layout import LayoutSet
-from tore_engine.loaders import from_native
+from tore_engine.formats.native import from_document as from_native
 from tore_engine.report import build_report
 
 

@@ -16,7 +16,7 @@ from tore_engine.demo import MODEL_B_TAXONOMY, REFERENCE_TAXONOMY, build_corpus,
 from tore_engine.demo.compose import ComposedPage
 from tore_engine.demo.ink import Element
 from tore_engine.demo.models import model_a, model_b
-from tore_engine.loaders import load_layout
+from tore_engine.formats.native import read as load_layout
 
 ASSETS = Path(__file__).resolve().parents[1] / "tore_engine" / "demo" / "data"
 LAYOUT_FILES = ("reference.json", "model_a.json", "model_b.json")

@@ -4,7 +4,7 @@ import pytest
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.drilldown import pages_for_view_cell, top_confusions, view_matrices
-from tore_engine.loaders import from_native
+from tore_engine.formats.native import from_document as from_native
 
 
 def _layout(name, pages):

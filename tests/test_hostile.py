@@ -7,6 +7,8 @@ import contextlib
 import io
 import json
 import math
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +19,8 @@ from hypothesis import strategies as st
 from tore_engine.cli import main
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.errors import InputError
-from tore_engine.loaders import from_coco, from_native
+from tore_engine.formats import coco
+from tore_engine.formats.native import from_document as from_native
 
 HOSTILE = [None, math.nan, math.inf, -math.inf, 1e308, -1, 0, 2**70, "", "x", [], {}, [1, 2, 3], True, [None] * 4]
 
@@ -78,10 +81,17 @@ def test_native_loader_never_crashes(document):
     loads_or_input_error(lambda d: from_native(d, "hostile.json"), document)
 
 
+def read_coco_document(document) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "hostile.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        coco.read(path)
+
+
 @settings(max_examples=300, deadline=None)
 @given(json_values | mutations(VALID_COCO))
 def test_coco_loader_never_crashes(document):
-    loads_or_input_error(lambda d: from_coco(d, "hostile.json"), document)
+    loads_or_input_error(read_coco_document, document)
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:

@@ -6,7 +6,7 @@ import pytest
 from conftest import layout_json
 
 from tore_engine.errors import InputError
-from tore_engine.loaders import from_native
+from tore_engine.formats.native import from_document as from_native
 from tore_engine.taxonomy import apply_label_map, resolve_taxonomy
 
 

@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, as_completed, wait
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, as_completed, wait
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tore_engine.algorithm1 import ExactCounts, cell_values_by_page, contribution_entries, reduced_counts
+from tore_engine import kernel
+from tore_engine.algorithm1 import ExactCounts, cell_values_by_page, contribution_entries, exact_integers, reduced_counts
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.layout import LayoutSet, Page
 from tore_engine.matrices import ToreMatrices, f1_score
 from tore_engine.raster import PairTable, PixelExtents, label_sets, pair_table
-from tore_engine.taxonomy import Taxonomy, apply_label_map, resolve_taxonomy
+from tore_engine.taxonomy import Taxonomy, apply_label_map, label_map_warnings, resolve_taxonomy
+from tore_engine.workers import worker_pool
 
 Progress = Callable[[int, int], None]
+# The rasteriser weighs grid cells in int64, so one page may hold at most this many pixels (about
+# 2.1e9 x 2.1e9); sums over pages and products with |T| are exact beyond it (Python integers).
+MAX_PAGE_PIXELS = 2**62
 
 
 @dataclass(frozen=True)
@@ -71,13 +76,9 @@ def _pair_table(task: PageTask, class_count: int) -> PairTable:
         raise error.located(page=task.page_id) from None
 
 
-def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy) -> BatchOutcome:
-    """A worker's unit of work: prepare and rasterise each page, then apply Algorithm 1 once to the
-    distinct label-set pairs of all the batch's pages (tagged with their page), and split the
-    results."""
-    class_count = taxonomy.size
-    prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
-    tasks = [task for task, _ in prepared]
+def numpy_cells(tasks: list[PageTask], class_count: int) -> kernel.Cells:
+    """The NumPy path: rasterise each page, then apply Algorithm 1 once to the distinct label-set
+    pairs of all the batch's pages (tagged with their page), and split the results."""
     tables = [_pair_table(task, class_count) for task in tasks]
     page = np.repeat(np.arange(len(tables)), [len(table.pixels) for table in tables])
     pixels = np.concatenate([table.pixels for table in tables])
@@ -87,12 +88,24 @@ def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy) ->
     cell_page, cells, values = cell_values_by_page(page[pair], denominator, row, column, numerator, class_count)
     reduced = reduced_counts(truth, predicted, pixels, page, len(tables))
     bounds = np.searchsorted(cell_page, np.arange(len(tables) + 1))
+    return bounds, cells, values, reduced, ExactCounts.summed(class_count, denominator, row, column, numerator)
+
+
+def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy) -> BatchOutcome:
+    """A worker's unit of work: prepare each page, evaluate them all with the compiled page kernel
+    or, when it declines (`kernel.evaluate`), the NumPy path (to the same bits), and split the
+    results by page."""
+    class_count = taxonomy.size
+    prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
+    tasks = [task for task, _ in prepared]
+    compiled = kernel.evaluate(tasks, class_count)
+    bounds, cells, values, reduced, counts = compiled if compiled is not None else numpy_cells(tasks, class_count)
     outcomes = [
         PageOutcome(task.width * task.height, cells[start:end].astype(np.int32), values[start:end], reduced[k])
         for k, (task, start, end) in enumerate(zip(tasks, bounds[:-1], bounds[1:]))
     ]
     warnings = [warning for _, page_warnings in prepared for warning in page_warnings]
-    return BatchOutcome(outcomes, ExactCounts.summed(class_count, denominator, row, column, numerator), warnings)
+    return BatchOutcome(outcomes, counts, warnings)
 
 
 # --- preparing pages -----------------------------------------------------------------------------
@@ -107,14 +120,6 @@ def _box_warnings(page_id: str, side: str, bboxes: np.ndarray, extents: PixelExt
     return warnings
 
 
-def _scaled_boxes(prediction: Page, reference: Page) -> np.ndarray:
-    """Prediction boxes in the reference frame, when the two pages declare different sizes."""
-    if (prediction.width, prediction.height) == (reference.width, reference.height):
-        return prediction.bboxes
-    scale = np.array([reference.width / prediction.width, reference.height / prediction.height] * 2)
-    return prediction.bboxes * scale
-
-
 def _classes(labels: list[str], index: dict[str, int]) -> np.ndarray:
     return np.fromiter((index[label] for label in labels), dtype=np.int64, count=len(labels))
 
@@ -123,7 +128,9 @@ def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -
     """A page's task (class indices and painted extents of each side) and its box warnings."""
     width, height = math.ceil(reference.width), math.ceil(reference.height)
     frame = f"{width} x {height}"
-    prediction_boxes = _scaled_boxes(prediction, reference) if prediction else np.zeros((0, 4))
+    if width * height > MAX_PAGE_PIXELS:
+        raise InputError(f"the {frame} page has {width * height:,} pixels, more than the {MAX_PAGE_PIXELS:,} (2^62) a page may have", page=reference.id)
+    prediction_boxes = prediction.scaled_to(reference.width, reference.height).bboxes if prediction else np.zeros((0, 4))
     reference_extents = PixelExtents.from_boxes(reference.bboxes, width, height)
     prediction_extents = PixelExtents.from_boxes(prediction_boxes, width, height)
     warnings = _box_warnings(reference.id, "reference", reference.bboxes, reference_extents, frame)
@@ -157,6 +164,44 @@ def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[Iterator[tu
         (page, prediction.pages[position[page.id]] if page.id in position else None) for page in reference.pages
     )
     return pairs, unscored
+
+
+def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
+    """A layout set's loading warnings, with the side they belong to filled in."""
+    return [warning if warning.side else replace(warning, side=side) for warning in warnings]
+
+
+def _checked_threshold(min_score: float) -> float:
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
+        raise InputError(f"the minimum score must be a finite number, got {min_score!r}")
+    return float(min_score)
+
+
+Kept = dict[tuple[str, str], np.ndarray]  # (page id, side) -> original indices of the boxes kept
+
+
+def _above_score(pairs: Iterator[tuple[Page, Page | None]], threshold: float, warnings: list[InputWarning], kept: Kept) -> Iterator[tuple[Page, Page | None]]:
+    """Each pair without the boxes scored below `threshold`: a warning for each page and side that
+    lost some, and in `kept` the original indices of the boxes left, for later box warnings."""
+
+    def filtered(page: Page | None, page_id: str, side: str) -> Page | None:
+        if page is None:
+            return None
+        result, indices = page.above_score(threshold)
+        if indices is not None:
+            kept[page_id, side] = indices
+            dropped = page.box_count - result.box_count
+            warnings.append(InputWarning(page_id, None, side, f"{dropped} boxes scored below {threshold} dropped (minimum score)"))
+        return result
+
+    for reference, prediction in pairs:
+        yield filtered(reference, reference.id, "reference"), filtered(prediction, reference.id, "prediction")
+
+
+def _original_box(warning: InputWarning, kept: Kept) -> InputWarning:
+    """A box warning on a page that lost boxes to the minimum score, with the box's index in the file."""
+    indices = kept.get((warning.page, warning.side))
+    return warning if indices is None or warning.box is None else replace(warning, box=int(indices[warning.box]))
 
 
 # --- running -------------------------------------------------------------------------------------
@@ -225,8 +270,8 @@ class DatasetEvaluation:
 
     taxonomy: Taxonomy
     page_ids: list[str]
-    page_pixels: np.ndarray  # (pages,) int64
-    page_reduced: np.ndarray  # (pages, 2, 2) int64
+    page_pixels: np.ndarray  # (pages,) int64, or Python integers where int64 could overflow
+    page_reduced: np.ndarray  # (pages, 2, 2) likewise
     contribution_page: np.ndarray  # (entries,) int32: page index of each contribution
     contribution_cell: np.ndarray  # (entries,) int32: row * K + column
     contribution_value: np.ndarray  # (entries,) float64
@@ -278,38 +323,48 @@ def evaluate_dataset(
     workers: int = 1,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    min_score: float | None = None,
 ) -> DatasetEvaluation:
     """TORE matrices of `prediction` against `reference`, summed over the reference's pages.
 
     `workers > 1` runs batches on a local process pool; an `executor` given by the caller (a Dask
     client's `get_executor()`, say) is used instead. The result is the same, bit for bit.
+    `min_score` drops the boxes scored below it on either side (boxes without a score stay), and
+    says how many in `warnings`.
     """
-    reference = apply_label_map(reference, label_map or {})
-    prediction = apply_label_map(prediction, label_map or {})
+    label_map = label_map or {}
+    unused_keys = label_map_warnings(label_map, reference, prediction)
+    reference = apply_label_map(reference, label_map)
+    prediction = apply_label_map(prediction, label_map)
     resolved = resolve_taxonomy(reference, prediction, taxonomy)
     pairs, unscored = pair_pages(reference, prediction)
-    warnings = reference.warnings + prediction.warnings + unscored
+    warnings = unused_keys + _sided(reference.warnings, "reference") + _sided(prediction.warnings, "prediction") + unscored
+    kept: Kept = {}
+    if min_score is not None:
+        pairs = _above_score(pairs, _checked_threshold(min_score), warnings, kept)
     page_count = len(reference.pages)
     batches = _page_batches(pairs, _batch_size(page_count, workers))
     in_flight = max(16, 4 * workers)
     if executor is None and workers > 1 and page_count > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with worker_pool(workers) as pool:
             outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
     else:
         outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
-    warnings += [warning for outcome in outcomes for warning in outcome.warnings]
+    warnings += [_original_box(warning, kept) for outcome in outcomes for warning in outcome.warnings]
     return _assemble(resolved, reference.page_ids(), outcomes, warnings)
 
 
 def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> DatasetEvaluation:
     page_outcomes = [page for outcome in outcomes for page in outcome.pages]
     counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
-    page_reduced = np.array([page.reduced for page in page_outcomes], dtype=np.int64).reshape(-1, 2, 2)
+    page_pixels = exact_integers(np.array([page.pixels for page in page_outcomes], dtype=object), len(page_outcomes))
+    page_reduced = np.stack([page.reduced for page in page_outcomes]) if page_outcomes else np.zeros((0, 2, 2), np.int64)
+    page_reduced = exact_integers(page_reduced, page_reduced.size)
     sizes = [len(page.cells) for page in page_outcomes]
     return DatasetEvaluation(
         taxonomy=taxonomy,
         page_ids=page_ids,
-        page_pixels=np.array([page.pixels for page in page_outcomes], dtype=np.int64),
+        page_pixels=page_pixels,
         page_reduced=page_reduced,
         contribution_page=np.repeat(np.arange(len(page_outcomes), dtype=np.int32), sizes),
         contribution_cell=np.concatenate([page.cells for page in page_outcomes] or [np.zeros(0, np.int32)]),

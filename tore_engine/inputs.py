@@ -64,7 +64,7 @@ def confine(path: str | Path, root: str | Path, *, what: str = "path") -> Path:
     return real
 
 
-def _regular_descriptor(path: Path) -> int:
+def open_regular(path: Path) -> int:
     """An open descriptor on `path`, which must be a regular file. Opened non-blocking so that a FIFO
     cannot hang us, and checked on the descriptor itself (no race between check and open)."""
     try:
@@ -98,10 +98,22 @@ def is_regular_file(path: Path) -> bool:
         return False
 
 
+def peek_bytes(path: str | Path, size: int) -> bytes:
+    """The first `size` bytes of a regular file (to recognise its format without reading it all)."""
+    path = Path(_text(path))
+    descriptor = open_regular(path)
+    try:
+        return os.pread(descriptor, size, 0)
+    except OSError as error:
+        raise _os_error(error, path) from None
+    finally:
+        os.close(descriptor)
+
+
 def read_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     """The whole content of a regular file of at most `max_bytes`."""
     path = Path(_text(path))
-    descriptor = _regular_descriptor(path)
+    descriptor = open_regular(path)
     try:
         size = os.fstat(descriptor).st_size
         if size > max_bytes:
@@ -182,12 +194,23 @@ class JsonStructure:
         items = [(bounds[k], bounds[k + 1] - 1) for k in range(len(bounds) - 1)]
         return [] if len(items) == 1 and not self.data[items[0][0] : items[0][1]].strip() else items
 
+    def keys_at(self, depth: int) -> list[str]:
+        """The keys of the objects at `depth` (1: the top-level object), in file order. Works on a
+        truncated text too, which is how format detection reads a file's first bytes."""
+        colons = np.flatnonzero((self.depth == depth) & (self._chars() == _COLON))
+        return [self._key_before(int(self.positions[colon])) for colon in colons.tolist()]
+
     def _chars(self) -> np.ndarray:
         return np.frombuffer(self.data, dtype=np.uint8)[self.positions]
 
     def _key_before(self, colon: int) -> str:
         close = int(np.searchsorted(self.quotes, colon)) - 1
-        return msgspec.json.decode(self.data[self.quotes[close - 1] : self.quotes[close] + 1])
+        if close < 1:
+            return ""
+        try:
+            return msgspec.json.decode(self.data[self.quotes[close - 1] : self.quotes[close] + 1])
+        except msgspec.DecodeError:
+            return ""
 
 
 def _keys(data: bytes, chars: np.ndarray, quotes: np.ndarray, positions: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -266,16 +289,22 @@ def _duplicate_key(data: bytes, chars: np.ndarray, quotes: np.ndarray, positions
     return offset, msgspec.json.decode(data[offset : close + 1])
 
 
-def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH) -> JsonStructure:
-    """The structure of a JSON text; an `InputError` when it nests deeper than `max_depth` or an
-    object repeats a key. (Syntax errors are left to the decoder, which names them better.)"""
+def structure_of(data: bytes) -> JsonStructure:
+    """Where a JSON text's structural characters are, unchecked (the text may be cut short)."""
     chars = np.frombuffer(data, dtype=np.uint8)
     quotes = _string_quotes(chars)
     positions = np.flatnonzero(_STRUCTURAL[chars])
     positions = positions[np.searchsorted(quotes, positions) % 2 == 0]  # outside strings
     symbols = chars[positions]
     step = (symbols == _OPEN_OBJECT).astype(np.int64) + (symbols == _OPEN_ARRAY) - (symbols == _CLOSE_OBJECT) - (symbols == _CLOSE_ARRAY)
-    depth = np.cumsum(step)
+    return JsonStructure(data, positions, np.cumsum(step), quotes)
+
+
+def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH) -> JsonStructure:
+    """The structure of a JSON text; an `InputError` when it nests deeper than `max_depth` or an
+    object repeats a key. (Syntax errors are left to the decoder, which names them better.)"""
+    structure = structure_of(data)
+    chars, quotes, positions, depth = np.frombuffer(data, dtype=np.uint8), structure.quotes, structure.positions, structure.depth
     too_deep = np.flatnonzero(depth > max_depth)
     if len(too_deep):
         where = _line_and_column(data, int(positions[too_deep[0]]))
@@ -284,13 +313,18 @@ def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH) -> J
     if duplicate is not None:
         offset, key = duplicate
         raise InputError(f"repeats the key {key!r} in one object ({_line_and_column(data, offset)}); a JSON key may appear once", file=source)
-    return JsonStructure(data, positions, depth, quotes)
+    return structure
 
 
 # --- decoding against a schema --------------------------------------------------------------------
 
 _LOCATION = re.compile(r"^(?P<detail>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[\.\.\.\]")
+
+
+def path_text(steps: tuple[str | int, ...]) -> str:
+    """A JSON path as `pages[3].boxes[2].bbox`."""
+    return "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in steps).lstrip(".")
 
 
 class SchemaError(InputError):
@@ -300,8 +334,19 @@ class SchemaError(InputError):
     def __init__(self, detail: str, location: tuple[str | int, ...], *, file: str | None = None) -> None:
         self.detail = detail
         self.location = location
-        where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in location).lstrip(".")
+        where = path_text(location)
         super().__init__(f"{detail} (at {where})" if where else detail, file=file)
+
+    def in_item(self, item_key: str | None = None) -> tuple[int | None, int | None, str]:
+        """For an error inside a list of items (pages, lines, annotations) that hold a list
+        `item_key` (boxes): the item's index, the sub-item's index and the problem, with the
+        rest of the path."""
+        steps = self.location
+        index = steps[0] if steps and isinstance(steps[0], int) else None
+        rest = steps[1:] if index is not None else steps
+        box = rest[1] if item_key and len(rest) >= 2 and rest[0] == item_key and isinstance(rest[1], int) else None
+        where = path_text(rest[2:] if box is not None else rest)
+        return index, box, f"{self.detail} (at {where})" if where else self.detail
 
     def __reduce__(self):
         return SchemaError, (self.detail, self.location), {"file": self.file}
@@ -315,7 +360,8 @@ def _readable(detail: str) -> str:
     replacements = (
         (r"Object contains unknown field `(.*)`", r"unknown key '\1'"),
         (r"Object missing required field `(.*)`", r"missing key '\1'"),
-        (r"Expected `array` of length (\d+), got (\d+)", r"expected \1 values, got \2"),
+        (r"Expected `array` of length (\d+), got (\d+)", r"expected a list of \1 numbers, got \2 values"),
+        (r"Expected `array` of length (\d+)$", r"expected a list of \1 numbers"),
         (r"Expected `(.*?)`, got `(.*?)`", r"expected \1, got \2"),
         (r"Number out of range", "number out of range"),
     )
@@ -346,11 +392,14 @@ def decode_json(data: bytes, source: str, schema: Any = Any, *, prefix: tuple[st
 
 
 def _decode_problem(data: bytes, message: str) -> str:
-    """msgspec's syntax error with its byte offset as a line and column."""
+    """msgspec's syntax error with its byte offset as a line and column (and a word on NaN)."""
     match = re.search(r"\(byte (\d+)\)", message)
-    text = message.removeprefix("JSON is malformed: ")
+    text = message.removeprefix("JSON is malformed: ").replace("Invalid UTF-8 encoded string", "the text is not UTF-8")
     if match:
-        text = text.replace(match.group(0), f"({_line_and_column(data, int(match.group(1)))})")
+        offset = int(match.group(1))
+        text = text.replace(match.group(0), f"({_line_and_column(data, offset)})")
+        if data[offset : offset + 9].lstrip(b"-").startswith((b"NaN", b"Infinity")):
+            text += ": NaN and Infinity are not JSON numbers (a coordinate must be finite)"
     return text
 
 

@@ -1,80 +1,159 @@
 """The shared data types: a layout set (a dataset's reference, or one model's predictions) of pages,
-each page holding its boxes column-wise, as NumPy arrays (the way `supervision.Detections` does),
-so that ten thousand pages of forty boxes stay small in memory.
+each page holding its boxes column-wise, as NumPy arrays (the way `supervision.Detections` does).
 
-Loaders for each input format build these (`tore_engine.loaders`); everything downstream
-(rasterisation, scorers' TORE conversion, the app's overlays) reads only these types.
+Every reader (`tore_engine.formats`) builds these, and a notebook user may build them by hand:
+either way they validate themselves, with the same clear errors as the readers. Everything
+downstream (rasterisation, the scorers' TORE conversion, the app's overlays) reads only these.
 """
 
 from __future__ import annotations
 
-from array import array
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from tore_engine.errors import InputError, InputWarning
+
+BACKGROUND = "Background"
+MAX_PAGE_SIDE = 2**31  # pixels; a side beyond this is a unit mistake, not a page
+
 
 @dataclass(frozen=True)
 class PageImage:
-    """Where a page can be drawn from: an image file, or one page (0-based) of a PDF."""
+    """Where a page can be drawn from: an image file, one page (0-based) of a PDF, or an image
+    stored in a Parquet file (`parquet_cell` = column, row, and the item of a list column)."""
 
     path: Path
     pdf_page: int | None = None
+    parquet_cell: tuple[str, int, int | None] | None = None
+
+
+def unicode_problem(text: str) -> str | None:
+    """Why `text` cannot be written out as UTF-8 (a lone surrogate), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{text!r} is not valid Unicode (it holds a lone surrogate)"
+    return None
+
+
+def _check_frame(page_id: str, width: float, height: float) -> None:
+    for key, value in (("width", width), ("height", height)):
+        if not math.isfinite(value) or value <= 0:
+            raise InputError(f"{key} must be a positive finite number, got {value!r}", page=page_id)
+        if value > MAX_PAGE_SIDE:
+            raise InputError(f"{key} = {value!r} is larger than {MAX_PAGE_SIDE} pixels", page=page_id)
+
+
+def _check_label(label: object, page_id: str, box: int) -> None:
+    if not isinstance(label, str) or not label:
+        raise InputError(f"label must be a non-empty string, got {label!r}", page=page_id, box=box)
+    if (problem := unicode_problem(label)) is not None:
+        raise InputError(f"label {problem}", page=page_id, box=box)
+
+
+def _first_bad_box(bboxes: np.ndarray) -> int | None:
+    bad = np.flatnonzero(~np.isfinite(bboxes).all(axis=1))
+    return int(bad[0]) if len(bad) else None
 
 
 @dataclass(slots=True)
 class Page:
-    """One page: its frame in pixels and its boxes `[x1, y1, x2, y2]` (origin top-left)."""
+    """One page: its frame in pixels and its boxes `[x1, y1, x2, y2]` (origin top-left).
+
+    `scores` holds NaN for a box without a score, or is None when no box has one.
+    """
 
     id: str
     width: float
     height: float
     labels: list[str]
     bboxes: np.ndarray  # (n, 4) float64
-    scores: np.ndarray | None = None  # (n,) float64, NaN where a box has no score
+    scores: np.ndarray | None = None  # (n,) float64
     image: PageImage | None = None
 
     def __post_init__(self) -> None:
-        self.bboxes = np.asarray(self.bboxes, dtype=np.float64).reshape(-1, 4)
+        if not isinstance(self.id, str) or (problem := unicode_problem(self.id)) is not None:
+            raise InputError(f"a page id must be a string of valid Unicode, got {self.id!r}")
+        self.width, self.height = _as_float(self.width, "width", self.id), _as_float(self.height, "height", self.id)
+        _check_frame(self.id, self.width, self.height)
+        self.labels = list(self.labels)
+        self.bboxes = self._column(self.bboxes, (len(self.labels), 4), "bboxes")
+        if self.scores is not None:
+            self.scores = self._column(self.scores, (len(self.labels),), "scores")
+            if np.isinf(self.scores).any():
+                raise InputError("a score is infinite", page=self.id, box=int(np.flatnonzero(np.isinf(self.scores))[0]))
+        for box, label in enumerate(self.labels):
+            _check_label(label, self.id, box)
+        if (box := _first_bad_box(self.bboxes)) is not None:
+            raise InputError(f"bbox has a NaN or infinite coordinate: {self.bboxes[box].tolist()}", page=self.id, box=box)
+
+    def _column(self, values: object, shape: tuple[int, ...], name: str) -> np.ndarray:
+        try:
+            array = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"{name} must be numbers", page=self.id) from None
+        if array.size == 0 and shape[0] == 0:
+            return array.reshape(shape)
+        if array.shape != shape:
+            raise InputError(f"{name} has shape {array.shape}, expected {shape} for {len(self.labels)} labels", page=self.id)
+        return array
+
+    @classmethod
+    def empty(cls, page_id: str, width: float, height: float, image: PageImage | None = None) -> "Page":
+        """A page without boxes: all Background on its side."""
+        return cls(page_id, width, height, [], np.zeros((0, 4)), None, image)
+
+    @classmethod
+    def _unchecked(cls, page_id: str, width: float, height: float, labels: list[str], bboxes: np.ndarray,
+                   scores: np.ndarray | None, image: PageImage | None) -> "Page":
+        """A page from columns that `PageColumns.validate` has already checked (no second check)."""
+        page = object.__new__(cls)
+        page.id, page.width, page.height, page.labels, page.bboxes, page.scores, page.image = (
+            page_id, width, height, labels, bboxes, scores, image)
+        return page
 
     @property
     def box_count(self) -> int:
         return len(self.labels)
 
+    def scaled_to(self, width: float, height: float) -> "Page":
+        """This page's boxes in another frame: multiply, then divide (tore.md section 2), because
+        `396 * (1000 / 792)` is one ulp short of 500 and outward rounding would add a column."""
+        if (width, height) == (self.width, self.height):
+            return self
+        numerator = np.array([width, height, width, height])
+        denominator = np.array([self.width, self.height, self.width, self.height])
+        return replace(self, width=width, height=height, bboxes=self.bboxes * numerator / denominator)
 
-@dataclass
-class LayoutSet:
-    """A dataset's reference layout or one model's predicted layout, as formats.md section 1 says."""
+    def above_score(self, threshold: float) -> tuple["Page", np.ndarray | None]:
+        """The page without the boxes scored below `threshold` (boxes without a score stay), and
+        the original indices of the boxes kept (None when nothing was dropped)."""
+        if self.scores is None:
+            return self, None
+        keep = ~(self.scores < threshold)  # NaN (no score) compares False: kept
+        if keep.all():
+            return self, None
+        labels = [label for label, kept in zip(self.labels, keep.tolist()) if kept]
+        return replace(self, labels=labels, bboxes=self.bboxes[keep], scores=self.scores[keep]), np.flatnonzero(keep)
 
-    name: str
-    pages: Sequence[Page]  # a list, or `PageColumns` for a large file
-    taxonomy: list[str] | None = None  # declared class order, if any
-    source: str = "<memory>"  # the file it came from, for error messages
-    warnings: list = field(default_factory=list)  # InputWarning raised while loading
 
-    def labels_in_use(self) -> list[str]:
-        """The sorted set of labels that occur in the boxes."""
-        if isinstance(self.pages, PageColumns):
-            return self.pages.labels_in_use()
-        return sorted({label for page in self.pages for label in page.labels})
-
-    def page_ids(self) -> list[str]:
-        return self.pages.ids if isinstance(self.pages, PageColumns) else [page.id for page in self.pages]
-
-    def class_list(self) -> list[str]:
-        """The declared taxonomy, else the sorted set of labels in use."""
-        return list(self.taxonomy) if self.taxonomy is not None else self.labels_in_use()
+def _as_float(value: object, key: str, page_id: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{key} must be a number, got {value!r}", page=page_id)
+    return float(value)
 
 
 class PageColumns(Sequence):
-    """Many pages held column-wise in a few large arrays: what a large file is loaded into.
+    """Many pages held column-wise in a few large arrays: what the readers produce.
 
     A hundred thousand `Page` objects, each with its own small arrays, cost several times their
-    boxes' bytes in object headers and allocator fragmentation; here a box costs its four
-    coordinates, a label code and a score. Indexing gives an ordinary `Page` (made on access), so
-    everything downstream reads both kinds alike.
+    boxes' bytes in object headers; here a box costs its four coordinates, a label code and a
+    score. Indexing gives an ordinary `Page` (made on access), so everything downstream reads both
+    kinds alike. `validate` checks every page at once with NumPy and names the first bad box.
     """
 
     def __init__(self, ids: list[str], sizes: np.ndarray, offsets: np.ndarray, bboxes: np.ndarray,
@@ -88,15 +167,34 @@ class PageColumns(Sequence):
         self.scores = scores  # (boxes,) NaN where a box has no score, or None
         self.images = images  # page position -> image, for the pages that have one
 
+    @classmethod
+    def from_pages(cls, pages: Sequence[Page]) -> "PageColumns":
+        vocabulary: dict[str, int] = {}
+        counts = [page.box_count for page in pages]
+        has_scores = any(page.scores is not None for page in pages)
+        return cls(
+            [page.id for page in pages],
+            np.array([(page.width, page.height) for page in pages], dtype=np.float64).reshape(-1, 2),
+            np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]),
+            np.concatenate([page.bboxes for page in pages] or [np.zeros((0, 4))]).reshape(-1, 4),
+            np.array([vocabulary.setdefault(label, len(vocabulary)) for page in pages for label in page.labels], dtype=np.int64),
+            list(vocabulary),
+            np.concatenate([page.scores if page.scores is not None else np.full(page.box_count, np.nan) for page in pages])
+            if has_scores else None,
+            {position: page.image for position, page in enumerate(pages) if page.image is not None},
+        )
+
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getitem__(self, position: int) -> Page:  # type: ignore[override]
+    def __getitem__(self, position: int | slice) -> Page | list[Page]:  # type: ignore[override]
+        if isinstance(position, slice):
+            return [self[k] for k in range(*position.indices(len(self)))]
         if not -len(self) <= position < len(self):
             raise IndexError(position)
         position %= len(self)
         start, end = self.offsets[position], self.offsets[position + 1]
-        return Page(
+        return Page._unchecked(
             self.ids[position],
             float(self.sizes[position, 0]),
             float(self.sizes[position, 1]),
@@ -114,39 +212,115 @@ class PageColumns(Sequence):
         vocabulary = [label_map.get(label, label) for label in self.vocabulary]
         return PageColumns(self.ids, self.sizes, self.offsets, self.bboxes, self.codes, vocabulary, self.scores, self.images)
 
+    def _page_of_box(self, box: int) -> tuple[str, int]:
+        page = int(np.searchsorted(self.offsets, box, side="right")) - 1
+        return self.ids[page], box - int(self.offsets[page])
 
-class PageColumnsBuilder:
-    """Collects pages one at a time into growing flat buffers, then freezes them as `PageColumns`."""
+    def validate(self) -> None:
+        """Every page's frame, every box's coordinates, label and score, checked at once."""
+        for page_id in self.ids:
+            if not isinstance(page_id, str) or unicode_problem(page_id) is not None:
+                raise InputError(f"a page id must be a string of valid Unicode, got {page_id!r}")
+        bad_frame = np.flatnonzero(~(np.isfinite(self.sizes) & (self.sizes > 0) & (self.sizes <= MAX_PAGE_SIDE)).all(axis=1))
+        if len(bad_frame):
+            position = int(bad_frame[0])
+            _check_frame(self.ids[position], *(float(v) for v in self.sizes[position]))
+        for code, label in enumerate(self.vocabulary):
+            if not isinstance(label, str) or not label or unicode_problem(label) is not None:
+                _check_label(label, *self._page_of_box(int(np.flatnonzero(self.codes == code)[0])))
+        if (box := _first_bad_box(self.bboxes)) is not None:
+            page_id, index = self._page_of_box(box)
+            raise InputError(f"bbox has a NaN or infinite coordinate: {self.bboxes[box].tolist()}", page=page_id, box=index)
+        if self.scores is not None and np.isinf(self.scores).any():
+            raise InputError("a score is infinite", page=self._page_of_box(int(np.flatnonzero(np.isinf(self.scores))[0]))[0])
 
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.sizes = array("d")
-        self.offsets = array("q", [0])
-        self.coordinates = array("d")
-        self.codes = array("q")
-        self.scores = array("d")
-        self.vocabulary: dict[str, int] = {}
-        self.images: dict[int, PageImage] = {}
 
-    def add(self, page: Page) -> None:
-        if page.image is not None:
-            self.images[len(self.ids)] = page.image
-        self.ids.append(page.id)
-        self.sizes.extend((page.width, page.height))
-        self.offsets.append(self.offsets[-1] + page.box_count)
-        self.coordinates.extend(page.bboxes.ravel().tolist())
-        self.codes.extend(self.vocabulary.setdefault(label, len(self.vocabulary)) for label in page.labels)
-        self.scores.extend(page.scores.tolist() if page.scores is not None else [float("nan")] * page.box_count)
+def _check_taxonomy(taxonomy: list[str] | None) -> list[str] | None:
+    if taxonomy is None:
+        return None
+    if not isinstance(taxonomy, list) or not all(isinstance(t, str) and t for t in taxonomy):
+        raise InputError("'taxonomy' must be a list of class names (non-empty strings)")
+    duplicates = sorted({t for t in taxonomy if taxonomy.count(t) > 1})
+    if duplicates:
+        raise InputError(f"'taxonomy' lists a class twice: {', '.join(map(repr, duplicates))}")
+    if BACKGROUND in taxonomy:
+        raise InputError(f"'taxonomy' must not list {BACKGROUND!r}: it is always class 0")
+    for label in taxonomy:
+        if (problem := unicode_problem(label)) is not None:
+            raise InputError(f"'taxonomy' class {problem}")
+    return list(taxonomy)
 
-    def build(self) -> PageColumns:
-        scores = np.frombuffer(self.scores, dtype=np.float64)
-        return PageColumns(
-            self.ids,
-            np.frombuffer(self.sizes, dtype=np.float64).reshape(-1, 2),
-            np.frombuffer(self.offsets, dtype=np.int64),
-            np.frombuffer(self.coordinates, dtype=np.float64).reshape(-1, 4),
-            np.frombuffer(self.codes, dtype=np.int64),
-            list(self.vocabulary),
-            None if np.isnan(scores).all() else scores,
-            self.images,
-        )
+
+@dataclass
+class LayoutSet:
+    """A dataset's reference layout or one model's predicted layout, as formats.md section 1 says.
+
+    Built by a reader or by hand, it checks itself: page ids unique, labels declared when a
+    taxonomy is given (all offenders named at once), every page valid.
+    """
+
+    name: str
+    pages: Sequence[Page]  # a list of `Page`, or `PageColumns`
+    taxonomy: list[str] | None = None  # declared class order, if any
+    source: str = "<memory>"  # the file it came from, for error messages
+    warnings: list[InputWarning] = field(default_factory=list)  # raised while loading
+
+    def __post_init__(self) -> None:
+        try:
+            self._validate()
+        except InputError as error:
+            raise error.located(file=self.source) from None
+
+    def _validate(self) -> None:
+        if not isinstance(self.name, str) or not self.name or unicode_problem(self.name) is not None:
+            raise InputError(f"a layout set's name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.pages, PageColumns):
+            self.pages = list(self.pages)
+            if not all(isinstance(page, Page) for page in self.pages):
+                raise InputError("pages must be Page objects (tore_engine.Page)")
+        else:
+            self.pages.validate()
+        self.taxonomy = _check_taxonomy(self.taxonomy)
+        seen: set[str] = set()
+        for page_id in self.page_ids():
+            if page_id in seen:
+                raise InputError("duplicate page id", page=page_id)
+            seen.add(page_id)
+        self._check_labels_declared()
+
+    def _check_labels_declared(self) -> None:
+        if self.taxonomy is None or set(self.taxonomy).issuperset(self.labels_in_use()):
+            return
+        known, unknown = set(self.taxonomy), {}
+        for page in self.pages:
+            for index, label in enumerate(page.labels):
+                if label not in known and label not in unknown:
+                    unknown[label] = (page.id, index)
+        listed = "; ".join(f"{label!r} (first at page {page!r}, box {box})" for label, (page, box) in unknown.items())
+        raise InputError(f"labels not in the declared taxonomy: {listed}")
+
+    @classmethod
+    def empty(cls, name: str, taxonomy: list[str] | None = None) -> "LayoutSet":
+        return cls(name, [], taxonomy)
+
+    def __repr__(self) -> str:
+        classes = len(self.class_list())
+        return f"LayoutSet({self.name!r}, {len(self.pages):,} pages, {classes} classes, from {self.source})"
+
+    def labels_in_use(self) -> list[str]:
+        """The sorted set of labels that occur in the boxes."""
+        if isinstance(self.pages, PageColumns):
+            return self.pages.labels_in_use()
+        return sorted({label for page in self.pages for label in page.labels})
+
+    def page_ids(self) -> list[str]:
+        return self.pages.ids if isinstance(self.pages, PageColumns) else [page.id for page in self.pages]
+
+    def class_list(self) -> list[str]:
+        """The declared taxonomy, else the sorted set of labels in use."""
+        return list(self.taxonomy) if self.taxonomy is not None else self.labels_in_use()
+
+    def box_count(self) -> int:
+        if isinstance(self.pages, PageColumns):
+            return int(self.pages.offsets[-1])
+        return sum(page.box_count for page in self.pages)

@@ -8,7 +8,7 @@ from test_pages import DEMO, _app
 
 from tore_engine.studio import state
 from tore_engine.dataset import evaluate_dataset
-from tore_engine.loaders import load_pair
+from tore_engine.formats import load_pair
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed (pip install 'tore-studio[dask]')")
 

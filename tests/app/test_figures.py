@@ -14,7 +14,7 @@ from PIL import Image
 from tore_engine.agreement import DIFFERENT_CLASS, ONLY_PREDICTION, ONLY_REFERENCE, SAME_CLASS, agreement_raster
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.layout import Page, PageImage
-from tore_engine.loaders import from_native
+from tore_engine.formats.native import from_document as from_native
 from tore_engine.matrices import MatrixSet
 from tore_engine.studio import figures, page_figures, rendering
 from tore_engine.studio.palette import class_color

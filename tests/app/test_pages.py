@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.dataset import evaluate_dataset
-from tore_engine.loaders import load_pair
+from tore_engine.formats import load_pair
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.panels import matrix_csv
 

@@ -179,7 +179,7 @@ def test_without_the_sample_the_panel_says_so_and_asks_for_paths(tmp_path, monke
 def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample):
     from tore_engine.dataset import evaluate_dataset
     from tore_engine.drilldown import view_matrices
-    from tore_engine.loaders import load_pair
+    from tore_engine.formats import load_pair
 
     at = _panel()
     at.button(key="omnidocbench_matrices").click().run()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchmarks.synthetic import DOCLAYNET_CLASSES, synthetic_layouts, synthetic_page_pairs, write_layout_files
-from tore_engine.loaders import load_layout
+from tore_engine.formats.native import read as load_layout
 
 
 def test_same_seed_gives_identical_json_files(tmp_path):

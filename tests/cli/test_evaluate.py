@@ -70,7 +70,7 @@ def test_label_map_merges_classes(tmp_path):
 @pytest.mark.parametrize(
     "reference, expected_fragments",
     [
-        ('{"pages": [{"id": "p9", "width": 10, "height": 10, "boxes": [{"label": "a", "bbox": [0, 0, NaN, 1]}]}]}', ["page 'p9'", "box 0", "NaN or infinite"]),
+        ('{"pages": [{"id": "p9", "width": 10, "height": 10, "boxes": [{"label": "a", "bbox": [0, 0, NaN, 1]}]}]}', ["is not valid JSON", "line 1, column 92", "NaN and Infinity are not JSON numbers"]),
         ('{"pages": [', ["is not valid JSON"]),
         ('{"pages": [{"id": "p", "width": -1, "height": 10, "boxes": []}]}', ["page 'p'", "width must be a positive finite number"]),
     ],

@@ -14,8 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tore_engine.errors import InputError
-
-FORMATS = ("auto", "tore", "coco", "omnidocbench", "funsd", "docile")
+from tore_engine.formats import FORMATS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -30,14 +29,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("reference", type=Path, help="reference layout (the dataset's annotations); rows of the matrix")
-    parser.add_argument("prediction", type=Path, help="predicted layout (a model's output); columns of the matrix")
+    parser.add_argument("prediction", type=Path, nargs="?",
+                        help="predicted layout (a model's output); columns of the matrix (omit it for a docling-eval "
+                        "dataset, which holds both sides)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder, created when missing")
     parser.add_argument(
         "--format",
         choices=FORMATS,
         default="auto",
-        help="input format: native layout JSON (tore), COCO instances or results list (coco), or a "
-        "benchmark's own files; auto (default) guesses from the reference",
+        help="input format (README, 'Your data'): the native layout JSON (tore), JSON Lines of pages (jsonl), "
+        "Parquet (parquet), COCO instances, images + categories, or results lists (coco), DoclingDocument "
+        "files or folders (docling), DocTags folders (doctags), a docling-eval dataset folder "
+        "(docling-eval), or a benchmark's own files (docile, funsd, omnidocbench); auto (default) "
+        "recognises each side from its content",
+    )
+    parser.add_argument(
+        "--images",
+        type=Path,
+        metavar="IMAGES.json",
+        help="the COCO images + categories file that COCO results lists refer to (needed when both sides "
+        "are results lists: model against model)",
+    )
+    parser.add_argument(
+        "--page-images",
+        type=Path,
+        metavar="DIR",
+        help="folder holding the page images or PDFs that the layout files name (default: beside each file); "
+        "used for drawing only",
+    )
+    parser.add_argument(
+        "--min-score",
+        type=float,
+        metavar="S",
+        help="drop the boxes scored below S on either side before rasterising (boxes without a score stay); "
+        "how many is listed under warnings",
     )
     parser.add_argument(
         "--taxonomy",
@@ -85,13 +110,14 @@ def _executor(scheduler: str | None) -> Iterator[Executor | None]:
 
 def run(args: argparse.Namespace) -> int:
     from tore_engine.dataset import evaluate_dataset, terminal_progress
-    from tore_engine.loaders import load_pair
+    from tore_engine.formats import load_pair
     from tore_engine.report import summary, write_outputs
     from tore_engine.taxonomy import read_label_map
 
     if args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
-    reference, prediction = load_pair(args.reference, args.prediction, args.format)
+    reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
+                                      page_images=args.page_images)
     label_map = read_label_map(args.label_map) if args.label_map else None
     update, close = terminal_progress(len(reference.pages))
     with _executor(args.scheduler) as executor:
@@ -104,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 executor=executor,
                 progress=update,
+                min_score=args.min_score,
             )
         finally:
             close()

@@ -1,0 +1,84 @@
+"""COCO: instances, images + categories without annotations, results lists against an images file."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import shared_path, write_json
+
+from tore_engine.errors import InputError
+from tore_engine.formats import load, load_pair
+
+COCO = {
+    "images": [{"id": 7, "file_name": "a.png", "width": 20, "height": 10}, {"id": 9, "file_name": "b.png", "width": 20, "height": 10}],
+    "categories": [{"id": 3, "name": "table"}, {"id": 1, "name": "text"}],
+    "annotations": [{"id": 1, "image_id": 7, "category_id": 1, "bbox": [2, 1, 5, 4]}, {"id": 2, "image_id": 9, "category_id": 3, "bbox": [0, 0, 20, 10]}],
+}
+
+
+def test_coco_instances_and_results_list(tmp_path):
+    reference_path = write_json(tmp_path / "gt.json", COCO)
+    results = [{"image_id": 9, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 0.9}]
+    reference, prediction = load_pair(reference_path, write_json(tmp_path / "dets.json", results))
+    assert reference.taxonomy == ["text", "table"]  # ordered by category id
+    assert [p.id for p in reference.pages] == ["a.png", "b.png"]
+    assert reference.pages[0].bboxes.tolist() == [[2, 1, 7, 5]]
+    assert prediction.pages[0].labels == [] and prediction.pages[1].labels == ["text"]
+    assert prediction.pages[1].scores.tolist() == [0.9]
+
+
+def test_coco_prediction_with_its_own_categories(tmp_path):
+    other = COCO | {"categories": [{"id": 1, "name": "paragraph"}, {"id": 3, "name": "grid"}]}
+    _, prediction = load_pair(write_json(tmp_path / "gt.json", COCO), write_json(tmp_path / "model.json", other))
+    assert prediction.taxonomy == ["paragraph", "grid"] and prediction.name == "model"
+
+
+def test_images_and_categories_without_annotations_is_a_side_without_boxes(tmp_path):
+    images = {key: COCO[key] for key in ("images", "categories")}
+    layout = load(write_json(tmp_path / "images.json", images))
+    assert [page.box_count for page in layout.pages] == [0, 0] and layout.taxonomy == ["text", "table"]
+
+
+def test_two_results_lists_against_one_images_file(tmp_path):
+    images = write_json(tmp_path / "images.json", {key: COCO[key] for key in ("images", "categories")})
+    a = write_json(tmp_path / "a.json", [{"image_id": 7, "category_id": 1, "bbox": [0, 0, 5, 5], "score": 0.4}])
+    b = write_json(tmp_path / "b.json", [{"image_id": 7, "category_id": 3, "bbox": [1, 1, 5, 5], "score": 0.8}])
+    reference, prediction = load_pair(a, b, coco_images=images)
+    assert (reference.name, reference.pages[0].labels, prediction.pages[0].labels) == ("a", ["text"], ["table"])
+    with pytest.raises(InputError, match="needs the images \\+ categories file"):
+        load_pair(a, b)
+
+
+def test_the_real_docling_results_read_against_their_images_file():
+    folder = shared_path("data", "layouts", "docling_two_layout_models")
+    reference, prediction = load_pair(folder / "coco_results_pre_heron_default_layout_model.json",
+                                      folder / "coco_results_heron_layout_model.json",
+                                      coco_images=folder / "coco_images_and_categories.json")
+    assert len(reference.pages) == len(prediction.pages) == 7
+    assert reference.pages[0].image.path.name == "2305.03393v1-pg9_p0.png" and reference.pages[0].image.path.is_file()
+    assert reference.box_count() > 0 and prediction.box_count() > 0
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        ({"categories": [{"id": 1, "name": "text"}, {"id": 2, "name": "text"}]}, "categories 1 and 2 have the same name 'text'; a class must have one id (merge them, or rename one)"),
+        ({"categories": [{"id": 1, "name": "text"}, {"id": 1, "name": "table"}]}, "category id 1 is listed twice"),
+        ({"categories": []}, "COCO 'categories' must be a non-empty list"),
+        ({"images": [{"id": 7, "file_name": "a.png", "width": "20", "height": 10}]}, "expected float, got str (at images[0].width)"),
+        ({"annotations": {"a": 1}}, "COCO 'annotations' must be a list"),
+        ({"annotations": [{"image_id": 7, "category_id": 1, "bbox": [0, 0, 1]}]}, "annotation 0: expected a list of 4 numbers (at bbox)"),
+        ({"annotations": [{"image_id": 8, "category_id": 1, "bbox": [0, 0, 1, 1]}]}, "annotation 0 refers to unknown image_id 8"),
+    ],
+)
+def test_bad_coco_is_a_clear_error(tmp_path, change, problem):
+    with pytest.raises(InputError) as caught:
+        load(write_json(tmp_path / "gt.json", COCO | change))
+    assert caught.value.problem == problem and caught.value.file == str(tmp_path / "gt.json")
+
+
+def test_unknown_category_names_page_and_box(tmp_path):
+    reference_path = write_json(tmp_path / "gt.json", COCO)
+    bad = write_json(tmp_path / "dets.json", [{"image_id": 7, "category_id": 5, "bbox": [0, 0, 1, 1]}])
+    with pytest.raises(InputError) as caught:
+        load_pair(reference_path, bad)
+    assert (caught.value.page, caught.value.box) == ("a.png", 0) and "unknown category_id 5" in caught.value.problem

@@ -1,0 +1,116 @@
+"""The native layout JSON: read column-wise, and a clear error for every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import layout_json, write_json
+
+from tore_engine.errors import InputError
+from tore_engine.formats import load
+from tore_engine.formats.native import from_document, read
+
+
+def good_page(**changes):
+    page = {"id": "p1", "width": 100, "height": 50, "boxes": [{"label": "Text", "bbox": [1, 2, 30, 40], "score": 0.5}]}
+    page.update(changes)
+    return page
+
+
+def error_of(tmp_path, document) -> InputError:
+    path = tmp_path / "bad.json"
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read(path)
+    return caught.value
+
+
+def test_native_layout_is_read_column_wise(tmp_path):
+    (tmp_path / "img").mkdir()
+    path = write_json(tmp_path / "model-x.json", layout_json("m", [good_page(image="img/p1.png")]))
+    layout = read(path)
+    assert layout.name == "m" and layout.taxonomy is None
+    page = layout.pages[0]
+    assert (page.id, page.width, page.height, page.labels) == ("p1", 100.0, 50.0, ["Text"])
+    assert page.bboxes.tolist() == [[1, 2, 30, 40]] and page.scores.tolist() == [0.5]
+    assert page.image.path == (tmp_path / "img" / "p1.png").resolve()
+
+
+def test_name_defaults_to_the_file_stem(tmp_path):
+    assert read(write_json(tmp_path / "heron.json", {"pages": []})).name == "heron"
+
+
+def test_a_file_and_the_same_document_in_memory_give_the_same_layout(tmp_path):
+    document = layout_json("m", [good_page(), good_page(id="p2", boxes=[])], ["Text", "Table"])
+    from_file, from_memory = read(write_json(tmp_path / "m.json", document)), from_document(document, "m.json")
+    for a, b in zip(from_file.pages, from_memory.pages):
+        assert (a.id, a.labels, a.bboxes.tolist()) == (b.id, b.labels, b.bboxes.tolist())
+    assert from_file.taxonomy == from_memory.taxonomy == ["Text", "Table"]
+
+
+@pytest.mark.parametrize(
+    "document, where, problem",
+    [
+        ("{not json", (None, None), "is not valid JSON: object keys must be strings (line 1, column 2)"),
+        ({"pages": [good_page(id=None)]}, (None, None), "expected int | str, got null (at id) (pages[0])"),
+        ({"pages": [{"id": "p1", "height": 5}]}, ("p1", None), "missing key 'width'"),
+        ({"pages": [good_page(width=0)]}, ("p1", None), "width must be a positive finite number, got 0.0"),
+        ({"pages": [good_page(height=-3)]}, ("p1", None), "height must be a positive finite number, got -3.0"),
+        ({"pages": [good_page(boxes=[{"label": "Text"}])]}, ("p1", 0), "missing key 'bbox'"),
+        ({"pages": [good_page(boxes=[{"label": "Text", "bbox": [1, 2, 3]}])]}, ("p1", 0), "expected a list of 4 numbers (at bbox)"),
+        ({"pages": [good_page(boxes=[{"label": "T", "bbox": [0, 0, 1, 1]}, {"label": "T", "bbox": [1, "a", 3, 4]}])]}, ("p1", 1), "expected float, got str (at bbox[1])"),
+        ({"pages": [good_page(), good_page()]}, ("p1", None), "duplicate page id"),
+        ({"taxonomy": ["Table"], "pages": [good_page()]}, (None, None), "labels not in the declared taxonomy: 'Text' (first at page 'p1', box 0)"),
+        ([1, 2], (None, None), "a layout JSON must be an object with 'pages' (formats.md section 1)"),
+        ({"pages": {"p1": good_page()}}, (None, None), "'pages' must be a list of page objects"),
+        ({"pages": [good_page(box=[])]}, ("p1", None), "unknown key 'box'"),
+        ({"pages": [good_page(boxes=[{"label": "Text", "bbox": [0, 0, 1, 1], "scroe": 1}])]}, ("p1", 0), "unknown key 'scroe'"),
+        ({"pages": [], "nmae": "x"}, (None, None), "unknown key 'nmae'"),
+        ({"pages": [good_page(boxes=[{"label": "", "bbox": [0, 0, 1, 1]}])]}, ("p1", 0), "label must be a non-empty string, got ''"),
+        ('{"pages": [{"id": "p1", "width": 9, "height": 9, "boxes": [{"label": "T", "bbox": [0, 0, 1, 1e400]}]}]}', ("p1", 0), "number out of range (at bbox[3])"),
+    ],
+)
+def test_bad_input_names_file_page_box_and_problem(tmp_path, document, where, problem):
+    error = error_of(tmp_path, document)
+    assert (error.page, error.box, error.problem) == (*where, problem)
+    assert error.file == str(tmp_path / "bad.json")
+    assert str(tmp_path / "bad.json") in error.paragraph()
+
+
+def test_duplicate_keys_are_errors_at_any_level(tmp_path):
+    text = '{"pages": [{"id": "p", "width": 9, "height": 9, "width": 5, "boxes": []}]}'
+    assert "repeats the key 'width'" in error_of(tmp_path, text).problem
+    assert "repeats the key 'pages'" in error_of(tmp_path, '{"pages": [], "pages": []}').problem
+
+
+def test_nan_and_infinity_are_not_json(tmp_path):
+    for literal in ("NaN", "Infinity", "-Infinity"):
+        error = error_of(tmp_path, '{"pages": [{"id": "p", "width": 9, "height": 9, "boxes": [{"label": "a", "bbox": [0, %s, 1, 1]}]}]}' % literal)
+        assert "NaN and Infinity are not JSON numbers" in error.problem and "line 1" in error.problem
+
+
+def test_non_utf8_and_missing_files(tmp_path):
+    path = tmp_path / "latin.json"
+    path.write_bytes(b'{"pages": [], "name": "\xe9"}')
+    with pytest.raises(InputError, match="is not valid JSON: the text is not UTF-8"):
+        read(path)
+    with pytest.raises(InputError, match="no such file"):
+        load(tmp_path / "absent.json")
+
+
+def test_an_image_outside_the_layouts_folder_is_not_drawn(tmp_path):
+    (tmp_path / "data").mkdir()
+    document = layout_json("m", [good_page(image="/etc/passwd"), good_page(id="p2", pdf="../secret.pdf"), good_page(id="p3", image="ok.png")])
+    layout = read(write_json(tmp_path / "data" / "m.json", document))
+    assert [page.image for page in layout.pages[:2]] == [None, None]
+    assert layout.pages[2].image.path == (tmp_path / "data" / "ok.png").resolve()
+    assert [(w.page, w.box) for w in layout.warnings] == [("p1", None), ("p2", None)]
+    assert all("outside the layout's folder" in w.message for w in layout.warnings)
+
+
+def test_a_page_images_folder_is_searched_instead(tmp_path):
+    images = tmp_path / "renders"
+    images.mkdir()
+    layout = read(write_json(tmp_path / "m.json", layout_json("m", [good_page(pdf="doc.pdf", page_no=2)])), page_images=images)
+    assert layout.pages[0].image.path == (images / "doc.pdf").resolve() and layout.pages[0].image.pdf_page == 2

@@ -1,0 +1,98 @@
+"""Reading layouts in the formats users have (formats.md section 6): one module a format, each
+producing the same `LayoutSet`, so everything after loading is shared.
+
+- `load(path, format="auto")` reads one side; `load_pair(reference, prediction)` reads both,
+  which some formats need: a COCO results list is read against an images + categories file, a
+  docling-eval dataset holds both sides, and the benchmarks' own folders pair their files.
+- `--format auto` looks at the content (`detect`), never at the file name.
+- Every reader goes through `tore_engine.inputs`: bounded files, depth-checked JSON without
+  duplicate keys, strict schemas, page images confined to their folder.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+from tore_engine.errors import InputError
+from tore_engine.formats.detect import detect_format
+from tore_engine.layout import LayoutSet
+
+# Formats whose files each hold one side, and the module that reads them.
+SIDE_FORMATS: dict[str, str] = {
+    "tore": "tore_engine.formats.native",
+    "jsonl": "tore_engine.formats.jsonl",
+    "parquet": "tore_engine.formats.parquet",
+    "coco": "tore_engine.formats.coco",
+    "docling": "tore_engine.formats.docling",
+    "doctags": "tore_engine.formats.doctags",
+}
+# Formats read as a pair from their own files: (module, function(reference, prediction)).
+PAIR_FORMATS: dict[str, tuple[str, str]] = {
+    "docling-eval": ("tore_engine.formats.docling_eval", "read_pair"),
+    "docile": ("tore_engine.docile.layout", "load_docile_pair"),
+    "funsd": ("tore_engine.funsd.layout_sets", "funsd_layout_sets"),
+    "omnidocbench": ("tore_engine.omnidocbench.tore_sets", "omnidocbench_layout_sets"),
+}
+FORMATS = ("auto", *SIDE_FORMATS, *PAIR_FORMATS)
+Pair = tuple[LayoutSet, LayoutSet]
+
+__all__ = ["FORMATS", "detect_format", "load", "load_pair"]
+
+
+def _check_format(format_name: str) -> None:
+    if format_name not in FORMATS:
+        raise InputError(f"unknown format {format_name!r}; known: {', '.join(FORMATS[1:])}")
+
+
+def _reader(format_name: str) -> Callable[..., LayoutSet]:
+    return importlib.import_module(SIDE_FORMATS[format_name]).read
+
+
+def load(path: str | Path, format: str = "auto", *, page_images: str | Path | None = None,
+         coco_images: str | Path | None = None) -> LayoutSet:
+    """One side's layout set from a file or folder in any section-6 format.
+
+    `page_images`: the folder where the page images or PDFs named in the file are (default: beside
+    the file). `coco_images`: the COCO images + categories file a COCO results list refers to.
+    """
+    _check_format(format)
+    path = Path(path)
+    format = detect_format(path) if format == "auto" else format
+    if format in PAIR_FORMATS:
+        raise InputError(f"a {format} input holds both sides: read it with load_pair", file=str(path))
+    folder = Path(page_images) if page_images is not None else None
+    if format == "coco":
+        from tore_engine.formats import coco
+
+        return coco.read_any(path, page_images=folder, coco_images=Path(coco_images) if coco_images else None)
+    return _reader(format)(path, page_images=folder)
+
+
+def load_pair(reference: str | Path, prediction: str | Path | None = None, format: str = "auto", *,
+              page_images: str | Path | None = None, coco_images: str | Path | None = None) -> Pair:
+    """The reference and prediction layout sets, in any format `tore evaluate` reads.
+
+    With `format="auto"` each side is recognised from its content; a COCO results list is read
+    against `coco_images`, or against the reference when it is a COCO instances or images file.
+    """
+    _check_format(format)
+    reference = Path(reference)
+    reference_format = detect_format(reference) if format == "auto" else format
+    if reference_format in PAIR_FORMATS:
+        module, function = PAIR_FORMATS[reference_format]
+        return getattr(importlib.import_module(module), function)(reference, Path(prediction) if prediction else None)
+    if prediction is None:
+        raise InputError("a prediction is needed (only a docling-eval dataset holds both sides)", file=str(reference))
+    prediction = Path(prediction)
+    prediction_format = detect_format(prediction) if format == "auto" else format
+    if prediction_format in PAIR_FORMATS:
+        raise InputError(f"a {prediction_format} input cannot be the prediction of a {reference_format} reference", file=str(prediction))
+    if "coco" in (reference_format, prediction_format):
+        from tore_engine.formats import coco
+
+        if coco_images is None and reference_format == "coco" and coco.is_images_file(reference):
+            coco_images = reference
+    options = {"page_images": page_images, "coco_images": coco_images}
+    return load(reference, reference_format, **options), load(prediction, prediction_format, **options)

@@ -1,0 +1,203 @@
+"""COCO: instances files (`images`, `annotations`, `categories`), images + categories files without
+annotations (a side with no boxes), and results lists `[{image_id, category_id, bbox, score}]`
+read against the images and categories of another file (formats.md section 6).
+
+COCO files carry extension keys (`license`, `attributes`, `segmentation`, a dataset's own
+metadata), so unknown keys are allowed; the keys the format defines are typed strictly. Page ids
+are the images' `file_name`s; boxes `[x, y, width, height]` become `[x1, y1, x2, y2]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from tore_engine.errors import InputError, InputWarning
+from tore_engine.formats.columns import ColumnsBuilder
+from tore_engine.formats.images import ImageFolder
+from tore_engine.inputs import JsonStructure, SchemaError, decode_json, peek_bytes, read_bytes, scan_json
+from tore_engine.layout import LayoutSet, PageImage
+
+ANNOTATIONS_PER_BATCH = 65536
+RESULTS_PEEK_BYTES = 4096  # enough to see past leading whitespace to the first bracket
+
+
+class CocoImage(msgspec.Struct):
+    id: int | str
+    width: float
+    height: float
+    file_name: str | None = None
+
+
+class CocoCategory(msgspec.Struct):
+    id: int
+    name: str
+
+
+class CocoAnnotation(msgspec.Struct):
+    image_id: int | str
+    category_id: int
+    bbox: tuple[float, float, float, float]
+    score: float | None = None
+
+
+class CocoHeader(msgspec.Struct):
+    """An instances (or images + categories) file, its annotations left undecoded."""
+
+    images: list[CocoImage]
+    categories: list[CocoCategory]
+    annotations: msgspec.Raw = msgspec.Raw(b"")  # empty: no annotations key
+
+
+@dataclass(frozen=True)
+class CocoImages:
+    """What a results list needs from its images file: the pages, their ids and the classes."""
+
+    source: str
+    images: list[CocoImage]
+    categories: dict[int, str]
+    page_images: dict[str, PageImage]
+    warnings: list[InputWarning]
+
+    @property
+    def taxonomy(self) -> list[str]:
+        return list(self.categories.values())
+
+    def page_id(self, image: CocoImage) -> str:
+        return str(image.file_name or image.id)
+
+
+def _categories(categories: list[CocoCategory], source: str) -> dict[int, str]:
+    if not categories:
+        raise InputError("COCO 'categories' must be a non-empty list", file=source)
+    names: dict[int, str] = {}
+    by_name: dict[str, int] = {}
+    for category in categories:
+        if category.id in names:
+            raise InputError(f"category id {category.id} is listed twice", file=source)
+        if category.name in by_name:
+            raise InputError(
+                f"categories {by_name[category.name]} and {category.id} have the same name {category.name!r}; "
+                "a class must have one id (merge them, or rename one)",
+                file=source,
+            )
+        by_name[category.name] = category.id
+        names[category.id] = category.name
+    return dict(sorted(names.items()))
+
+
+def _images(header: CocoHeader, path: Path, page_images: Path | None) -> CocoImages:
+    source = str(path)
+    folder = ImageFolder.beside(path, page_images)
+    warnings: list[InputWarning] = []
+    pictures: dict[str, PageImage] = {}
+    seen: set = set()
+    for image in header.images:
+        if image.id in seen:
+            raise InputError(f"image id {image.id!r} is listed twice", file=source)
+        seen.add(image.id)
+        if image.file_name is not None:
+            page_id = str(image.file_name)
+            picture = folder.locate(image.file_name, page_id, "", warnings)
+            if picture is not None:
+                pictures[page_id] = picture
+    return CocoImages(source, header.images, _categories(header.categories, source), pictures, warnings)
+
+
+def read_images(path: Path, *, page_images: Path | None = None) -> tuple[CocoImages, bytes, JsonStructure, CocoHeader]:
+    source = str(path)
+    data = read_bytes(path)
+    structure = scan_json(data, source)
+    if data.strip()[:1] != b"{":
+        raise InputError("not a COCO instances file: expected an object with 'images' and 'categories'", file=source)
+    header = decode_json(data, source, CocoHeader)
+    return _images(header, path, page_images), data, structure, header
+
+
+def _annotation_error(error: SchemaError, first: int, label: str) -> InputError:
+    index, _, problem = error.in_item()
+    return error if index is None else InputError(f"{label} {first + index}: {problem}", file=error.file)
+
+
+def _read_annotations(data: bytes, structure: JsonStructure, span: tuple[int, int], source: str, label: str):
+    """The annotations (or results) at `span`, decoded in batches."""
+    items = structure.array_items(*span)
+    for first in range(0, len(items), ANNOTATIONS_PER_BATCH):
+        batch = items[first : first + ANNOTATIONS_PER_BATCH]
+        try:
+            yield first, decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[CocoAnnotation])
+        except SchemaError as error:
+            raise _annotation_error(error, first, label) from None
+
+
+def _layout(images: CocoImages, annotations, source: str, name: str, label: str) -> LayoutSet:
+    """One layout set: every image a page, with the annotations that name it."""
+    positions = {image.id: k for k, image in enumerate(images.images)}
+    per_page: list[tuple[list[str], list[float], list[float | None]]] = [([], [], []) for _ in images.images]
+    for first, batch in annotations:
+        for number, annotation in enumerate(batch, start=first):
+            page = positions.get(annotation.image_id)
+            if page is None:
+                raise InputError(f"{label} {number} refers to unknown image_id {annotation.image_id!r}", file=source)
+            labels, coordinates, scores = per_page[page]
+            category = images.categories.get(annotation.category_id)
+            if category is None:
+                raise InputError(f"unknown category_id {annotation.category_id!r} ({label} {number})", file=source,
+                                 page=images.page_id(images.images[page]), box=len(labels))
+            x, y, w, h = annotation.bbox
+            labels.append(category)
+            coordinates += (x, y, x + w, y + h)
+            scores.append(annotation.score)
+    builder = ColumnsBuilder()
+    for image, (labels, coordinates, scores) in zip(images.images, per_page):
+        page_id = images.page_id(image)
+        builder.add(page_id, image.width, image.height, labels, coordinates, scores, images.page_images.get(page_id))
+    return LayoutSet(name, builder.build(), images.taxonomy, source, list(images.warnings))
+
+
+def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
+    """A COCO instances file, or an images + categories file (a side with no boxes)."""
+    images, data, structure, header = read_images(path, page_images=page_images)
+    source = str(path)
+    annotations = []
+    if len(header.annotations):
+        span = structure.top_level_values()["annotations"]
+        if data[span[0] : span[1]].strip()[:1] != b"[":
+            raise InputError("COCO 'annotations' must be a list", file=source)
+        annotations = _read_annotations(data, structure, span, source, "annotation")
+    return _layout(images, annotations, source, Path(path).stem, "annotation")
+
+
+def read_results(path: Path, images: CocoImages) -> LayoutSet:
+    """A COCO results list, read with the images and categories it was made for."""
+    source = str(path)
+    data = read_bytes(path)
+    structure = scan_json(data, source)
+    if data.strip()[:1] != b"[":
+        raise InputError("a COCO results list must be a JSON array of {image_id, category_id, bbox, score}", file=source)
+    span = (0, len(data))
+    return _layout(images, _read_annotations(data, structure, span, source, "result"), source, Path(path).stem, "result")
+
+
+def is_results_list(path: Path) -> bool:
+    """Whether a COCO file is a results list (a JSON array) rather than an instances file."""
+    return peek_bytes(path, RESULTS_PEEK_BYTES).lstrip()[:1] == b"["
+
+
+def is_images_file(path: Path) -> bool:
+    return not is_results_list(path)
+
+
+def read_any(path: Path, *, page_images: Path | None = None, coco_images: Path | None = None) -> LayoutSet:
+    """An instances file, or a results list read against `coco_images` (its images + categories)."""
+    if not is_results_list(path):
+        return read(path, page_images=page_images)
+    if coco_images is None:
+        raise InputError(
+            "a COCO results list needs the images + categories file it was made for: pass it with "
+            "--images IMAGES.json (or use a COCO instances file as the reference)",
+            file=str(path),
+        )
+    return read_results(path, read_images(coco_images, page_images=page_images)[0])

@@ -1,0 +1,66 @@
+"""Collecting decoded pages into `PageColumns`: what every reader does after decoding.
+
+Readers append each page's id, frame and boxes to flat buffers (plain Python sequences extend
+fast); `build` freezes them as NumPy arrays, and `LayoutSet` then checks them all at once.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from tore_engine.layout import PageColumns, PageImage
+
+NO_SCORE = math.nan
+
+
+class ColumnsBuilder:
+    """Pages appended one at a time into growing flat buffers."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.sizes = array("d")
+        self.offsets = array("q", [0])
+        self.coordinates = array("d")
+        self.codes = array("q")
+        self.scores = array("d")
+        self.vocabulary: dict[str, int] = {}
+        self.images: dict[int, PageImage] = {}
+        self._scored = False
+
+    def add(self, page_id: str, width: float, height: float, labels: Sequence[str],
+            coordinates: Iterable[float], scores: Sequence[float | None] | None = None,
+            image: PageImage | None = None) -> None:
+        """One page; `coordinates` are its boxes' x1, y1, x2, y2 one after another, `scores` one
+        per box (None for a box without a score), or None when no box has one."""
+        if image is not None:
+            self.images[len(self.ids)] = image
+        self.ids.append(page_id)
+        self.sizes.extend((width, height))
+        self.offsets.append(self.offsets[-1] + len(labels))
+        self.coordinates.extend(coordinates)
+        vocabulary = self.vocabulary
+        self.codes.extend([vocabulary.setdefault(label, len(vocabulary)) for label in labels])
+        if scores is None:
+            self.scores.extend([NO_SCORE] * len(labels))
+        else:
+            self._scored = self._scored or any(score is not None for score in scores)
+            self.scores.extend([NO_SCORE if score is None else score for score in scores])
+
+    def build(self) -> PageColumns:
+        boxes = self.offsets[-1]
+        if len(self.coordinates) != 4 * boxes:
+            raise ValueError("a reader gave a box without four coordinates")
+        return PageColumns(
+            self.ids,
+            np.frombuffer(self.sizes, dtype=np.float64).reshape(-1, 2),
+            np.frombuffer(self.offsets, dtype=np.int64),
+            np.frombuffer(self.coordinates, dtype=np.float64).reshape(-1, 4),
+            np.frombuffer(self.codes, dtype=np.int64),
+            list(self.vocabulary),
+            np.frombuffer(self.scores, dtype=np.float64) if self._scored else None,
+            self.images,
+        )

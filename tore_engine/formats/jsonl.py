@@ -1,0 +1,96 @@
+"""JSON Lines of pages (formats.md section 6): one native page object a line, with an optional first
+line `{"name": ..., "taxonomy": [...]}`.
+
+The file is read in chunks of whole lines, each chunk scanned and decoded as one batch, so memory
+stays bounded by the chunk size and the columns, whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from tore_engine.errors import InputError, InputWarning
+from tore_engine.formats.columns import ColumnsBuilder
+from tore_engine.formats.images import ImageFolder
+from tore_engine.formats.native import NativePage, add_pages
+from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, decode_json, open_regular, scan_json
+from tore_engine.layout import LayoutSet
+
+CHUNK_BYTES = 8 * 2**20
+MAX_LINE_BYTES = 256 * 2**20  # one page on one line; beyond this it is not a page
+
+
+class JsonlHeader(msgspec.Struct, forbid_unknown_fields=True):
+    name: str | None = None
+    taxonomy: list[str] | None = None
+
+
+def _chunks(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Runs of whole lines, each with the number of its first line."""
+    descriptor = open_regular(path)
+    line, carry, total = 1, b"", 0
+    with os.fdopen(descriptor, "rb") as handle:
+        while block := handle.read(CHUNK_BYTES):
+            total += len(block)
+            if total > MAX_INPUT_BYTES:
+                raise InputError(f"is more than the {MAX_INPUT_BYTES:,} bytes allowed", file=str(path))
+            text = carry + block
+            cut = text.rfind(b"\n") + 1
+            if not cut and len(text) > MAX_LINE_BYTES:
+                raise InputError(f"line {line} is longer than {MAX_LINE_BYTES:,} bytes", file=str(path))
+            if cut:
+                yield line, text[:cut]
+                line += text.count(b"\n", 0, cut)
+            carry = text[cut:]
+    if carry.strip():
+        yield line, carry
+
+
+def _is_header(line: bytes) -> bool:
+    keys = msgspec.json.decode(line, type=dict[str, msgspec.Raw]) if line.lstrip().startswith(b"{") else {}
+    return bool(keys) and "id" not in keys
+
+
+def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
+    """A JSON Lines file of pages."""
+    source = str(path)
+    images = ImageFolder.beside(path, page_images)
+    warnings: list[InputWarning] = []
+    builder = ColumnsBuilder()
+    header = JsonlHeader()
+    for first_line, chunk in _chunks(path):
+        scan_json(chunk, source)
+        numbers, lines = [], []
+        for offset, line in enumerate(chunk.split(b"\n")):
+            if line.strip():
+                numbers.append(first_line + offset)
+                lines.append(line)
+        if first_line == 1 and lines and _first_is_header(lines[0], source):
+            header = decode_json(lines[0], source, JsonlHeader)
+            numbers, lines = numbers[1:], lines[1:]
+        if not lines:
+            continue
+        try:
+            pages = decode_json(b"[" + b",".join(lines) + b"]", source, list[NativePage])
+        except SchemaError as error:
+            raise _located(error, numbers, source) from None
+        add_pages(builder, pages, images, warnings)
+    return LayoutSet(header.name or Path(path).stem, builder.build(), header.taxonomy, source, warnings)
+
+
+def _first_is_header(line: bytes, source: str) -> bool:
+    try:
+        return _is_header(line)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        decode_json(line, source)  # raises the syntax error with its place
+        raise InputError("line 1 must be a page object or a header object {name, taxonomy}", file=source) from None
+
+
+def _located(error: SchemaError, numbers: list[int], source: str) -> InputError:
+    """A schema error inside a chunk, named by its line (and box)."""
+    index, box, problem = error.in_item("boxes")
+    return error if index is None else InputError(f"line {numbers[index]}: {problem}", file=source, box=box)

@@ -1,0 +1,162 @@
+"""The native layout JSON (formats.md section 1): `{"name", "taxonomy", "pages": [...]}`.
+
+The file is scanned once for its structure (`tore_engine.inputs.scan_json`), which also gives the
+byte span of every page; pages are then decoded in batches against a strict schema straight into
+flat columns, so a file of any size costs about its own size in memory, parsed once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from tore_engine.errors import InputError, InputWarning
+from tore_engine.formats.columns import ColumnsBuilder
+from tore_engine.formats.images import ImageFolder
+from tore_engine.inputs import JsonStructure, SchemaError, decode_json, read_bytes, scan_json, schema_error
+from tore_engine.layout import LayoutSet, PageImage
+
+PAGES_PER_BATCH = 2048  # pages decoded by one msgspec call
+
+
+class Box(msgspec.Struct, forbid_unknown_fields=True):
+    label: str
+    bbox: tuple[float, float, float, float]
+    score: float | None = None
+
+
+class NativePage(msgspec.Struct, forbid_unknown_fields=True):
+    id: str | int
+    width: float
+    height: float
+    boxes: list[Box] = []
+    image: str | None = None
+    pdf: str | None = None
+    page_no: int | None = None
+
+
+class Header(msgspec.Struct, forbid_unknown_fields=True):
+    """The top-level object, with its pages left undecoded (their bytes are decoded in batches)."""
+
+    pages: msgspec.Raw
+    name: str | None = None
+    taxonomy: list[str] | None = None
+
+
+class PageId(msgspec.Struct):
+    """Only a page's id: to name the page of an error found deeper in it."""
+
+    id: str | int | None = None
+
+
+def page_image(page: NativePage, images: ImageFolder, page_id: str, warnings: list[InputWarning]) -> PageImage | None:
+    """The page's `image`, or its `pdf` and 0-based `page_no`, found through `images`."""
+    if page.pdf is not None:
+        if page.page_no is not None and page.page_no < 0:
+            raise InputError(f"page_no must be a 0-based page number, got {page.page_no}", page=page_id)
+        return images.locate(page.pdf, page_id, "", warnings, page.page_no or 0)
+    if page.image is not None:
+        return images.locate(page.image, page_id, "", warnings)
+    return None
+
+
+def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: ImageFolder, warnings: list[InputWarning]) -> None:
+    """Append decoded pages to the columns."""
+    for page in pages:
+        page_id = str(page.id)
+        boxes = page.boxes
+        builder.add(
+            page_id,
+            page.width,
+            page.height,
+            [box.label for box in boxes],
+            [value for box in boxes for value in box.bbox],
+            [box.score for box in boxes],
+            page_image(page, images, page_id, warnings),
+        )
+
+
+def located(error: SchemaError, item_spans: list[tuple[int, int]], first: int, data: bytes) -> InputError:
+    """A schema error inside the batch of pages starting at page `first`, with its page id and box
+    index instead of a JSON path."""
+    index, box, problem = error.in_item("boxes")
+    if index is None:
+        return error
+    start, end = item_spans[first + index]
+    try:
+        page_id = msgspec.json.decode(data[start:end], type=PageId).id
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        page_id = None
+    if page_id is None:
+        return InputError(f"{problem} (pages[{first + index}])", file=error.file, box=box)
+    return InputError(problem, file=error.file, page=str(page_id), box=box)
+
+
+def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], source: str,
+                 images: ImageFolder, warnings: list[InputWarning], builder: ColumnsBuilder) -> None:
+    """Decode the array of page objects at `span` in batches into `builder`."""
+    if data[span[0] : span[1]].strip()[:1] != b"[":
+        raise InputError("'pages' must be a list of page objects", file=source)
+    items = structure.array_items(*span)
+    for first in range(0, len(items), PAGES_PER_BATCH):
+        batch = items[first : first + PAGES_PER_BATCH]
+        text = b"[" + data[batch[0][0] : batch[-1][1]] + b"]"
+        try:
+            pages = decode_json(text, source, list[NativePage])
+        except SchemaError as error:
+            raise located(error, items, first, data) from None
+        add_pages(builder, pages, images, warnings)
+
+
+def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
+    """A native layout JSON text."""
+    structure = scan_json(data, source)
+    if data.strip()[:1] != b"{":
+        raise InputError("a layout JSON must be an object with 'pages' (formats.md section 1)", file=source)
+    header = decode_json(data, source, Header)
+    warnings: list[InputWarning] = []
+    builder = ColumnsBuilder()
+    decode_pages(data, structure, structure.top_level_values()["pages"], source, images, warnings, builder)
+    return LayoutSet(header.name or Path(source).stem, builder.build(), header.taxonomy, source, warnings)
+
+
+def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
+    """A native layout JSON file."""
+    return parse(read_bytes(path), str(path), ImageFolder.beside(path, page_images))
+
+
+class Document(msgspec.Struct, forbid_unknown_fields=True):
+    """A whole native document, for one already parsed into Python objects."""
+
+    pages: list[NativePage]
+    name: str | None = None
+    taxonomy: list[str] | None = None
+
+
+def from_document(document: object, source: str = "<memory>") -> LayoutSet:
+    """A layout set from an already parsed native document (a dict), checked as a file is."""
+    try:
+        parsed = msgspec.convert(document, Document)
+    except msgspec.ValidationError as error:
+        located_error = schema_error(error, source)
+        if located_error.location[:1] == ("pages",):
+            index, box, problem = SchemaError(located_error.detail, located_error.location[1:]).in_item("boxes")
+            page_id = _page_id_of(document, index)
+            raise InputError(problem, file=source, page=page_id, box=box) from None
+        raise located_error from None
+    except RecursionError:
+        raise InputError("is nested too deeply", file=source) from None
+    warnings: list[InputWarning] = []
+    builder = ColumnsBuilder()
+    add_pages(builder, parsed.pages, ImageFolder.beside(Path(source)), warnings)
+    return LayoutSet(parsed.name or Path(source).stem, builder.build(), parsed.taxonomy, source, warnings)
+
+
+def _page_id_of(document: object, index: int | None) -> str | None:
+    try:
+        page_id = document["pages"][index]["id"]  # type: ignore[index]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return str(page_id) if isinstance(page_id, (str, int)) and not isinstance(page_id, bool) else None
