@@ -212,6 +212,31 @@ def pair_table(
     )
 
 
+@dataclass(frozen=True)
+class LabelGrid:
+    """Both sides' label sets on the page's grid: cell (r, c) spans rows `ys[r]:ys[r+1]` and columns
+    `xs[c]:xs[c+1]`, every pixel of it with the same (T, P) pair. For drawing where a matrix cell's
+    pixels are, on the very grid the matrices are counted on."""
+
+    xs: np.ndarray  # (nx + 1,) column edges
+    ys: np.ndarray  # (ny + 1,) row edges
+    reference_codes: np.ndarray  # (ny, nx, words) uint64
+    prediction_codes: np.ndarray  # (ny, nx, words) uint64
+
+
+def label_grid(width: int, height: int, reference: tuple[np.ndarray, PixelExtents],
+               prediction: tuple[np.ndarray, PixelExtents], class_count: int) -> LabelGrid:
+    """Paint one page's two sides on its grid (one band: for a single page on screen)."""
+    xs, ys = _cell_edges(width, height, [reference[1], prediction[1]])
+    words = words_for(class_count)
+    codes = []
+    for classes, extents in (reference, prediction):
+        grid = np.zeros((len(ys) - 1, len(xs) - 1, words), dtype=np.uint64)
+        _paint(grid, classes, extents, xs, ys)
+        codes.append(grid)
+    return LabelGrid(xs, ys, *codes)
+
+
 def label_sets(codes: np.ndarray, class_count: int) -> np.ndarray:
     """Bit-packed label sets (n, words) as a boolean (n, class_count) matrix; empty sets become
     {Background}."""
