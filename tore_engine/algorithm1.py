@@ -11,6 +11,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def exact_integers(values: np.ndarray, terms: int = 1) -> np.ndarray:
+    """Non-negative integers as int64 when `terms` times the largest of them fits in int64, else
+    as Python integers (an object array). Pixel counts of huge pages (a 10^9 x 10^9 page has
+    10^18 pixels) overflow int64 once multiplied by |T| or summed over pages; deciding from the
+    largest value costs one pass and keeps the fast int64 path for every realistic input."""
+    if values.dtype == object:
+        return values
+    largest = int(values.max(initial=0))
+    return values.astype(np.int64) if largest * terms <= INT64_MAX else values.astype(object)
+
 
 @dataclass(frozen=True)
 class ExactCounts:
@@ -24,7 +37,7 @@ class ExactCounts:
     denominator: np.ndarray  # (m,) int64
     row: np.ndarray  # (m,) int64
     column: np.ndarray  # (m,) int64
-    numerator: np.ndarray  # (m,) int64
+    numerator: np.ndarray  # (m,) int64, or Python integers where int64 could overflow
 
     @classmethod
     def empty(cls, class_count: int) -> "ExactCounts":
@@ -38,8 +51,10 @@ class ExactCounts:
         keys = (np.asarray(denominator, np.int64) * k + row) * k + column
         order = np.argsort(keys)  # integer sums: the order among equal keys does not matter
         keys = keys[order]
+        numerator = np.asarray(numerator)
+        numerator = exact_integers(numerator if numerator.dtype == object else numerator.astype(np.int64), len(keys))
         starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, np.int64)
-        totals = np.add.reduceat(np.asarray(numerator, np.int64)[order], starts) if len(keys) else keys
+        totals = np.add.reduceat(numerator[order], starts) if len(keys) else numerator[:0]
         distinct = keys[starts]
         keep = totals != 0
         distinct, totals = distinct[keep], totals[keep]
@@ -90,7 +105,8 @@ def contribution_entries(truth: np.ndarray, predicted: np.ndarray, pixels: np.nd
     under = has_truth_only & ~has_predicted_only  # case 3
     size_t = truth.sum(axis=1)
     size_p = predicted.sum(axis=1)
-    pixels = pixels.astype(np.int64)
+    # A numerator is at most pixels * K, and a cell sums at most one term a pair.
+    pixels = exact_integers(pixels, len(pixels) * truth.shape[1])
 
     # Diagonal: the shared labels T and P (T itself in cases 1-2, P in case 3).
     diag_pair, diag_class = np.nonzero(truth & predicted)
@@ -134,7 +150,8 @@ def cell_values_by_page(page: np.ndarray, denominator: np.ndarray, row: np.ndarr
     sums = np.add.reduceat(numerator[order], starts) if len(keys) else numerator[:0]
     page, cells, denominator = page[order][starts], cells[order][starts], denominator[order][starts]
     order = np.lexsort((denominator, cells, page))
-    page, cells, values = page[order], cells[order], sums[order] / denominator[order]
+    page, cells = page[order], cells[order]
+    values = np.asarray(sums[order] / denominator[order], dtype=np.float64)  # Python integers divide too
     if not len(cells):
         return page, cells, values
     starts = np.flatnonzero(np.r_[True, (cells[1:] != cells[:-1]) | (page[1:] != page[:-1])])
@@ -149,7 +166,7 @@ def reduced_counts(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray,
     summing the blocks of the full matrix gives, without its fractions.
     """
     truth_fg, predicted_fg = ~truth[:, 0], ~predicted[:, 0]
-    weight = pixels.astype(np.int64) * np.where(truth_fg, truth.sum(axis=1), 1)
-    reduced = np.zeros((pages, 2, 2), dtype=np.int64)
+    weight = exact_integers(pixels, len(pixels) * truth.shape[1]) * np.where(truth_fg, truth.sum(axis=1), 1)
+    reduced = np.zeros((pages, 2, 2), dtype=weight.dtype)
     np.add.at(reduced, (page, truth_fg.astype(np.int64), predicted_fg.astype(np.int64)), weight)
     return reduced

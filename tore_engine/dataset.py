@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, as_completed, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -252,16 +253,21 @@ def _run_batches(batches: Iterator[list[tuple[Page, Page | None]]], total: int, 
     return [outcomes[position] for position in range(len(outcomes))]
 
 
-def terminal_progress(total: int) -> tuple[Progress, Callable[[], None]]:
-    """A tqdm bar on stderr (silent when stderr is not a terminal), as a progress callback."""
+@contextmanager
+def terminal_progress(total: int, enabled: bool = True) -> Iterator[Progress | None]:
+    """A tqdm bar on stderr as a progress callback, shown only when stderr is a terminal (and
+    `enabled`); closed on the way out, whatever happened."""
+    if not enabled:
+        yield None
+        return
     from tqdm import tqdm
 
-    bar = tqdm(total=total, unit="page", disable=None, leave=False)
+    with tqdm(total=total, unit="page", disable=None, leave=False) as bar:
 
-    def update(done: int, _total: int) -> None:
-        bar.update(done - bar.n)
+        def update(done: int, _total: int) -> None:
+            bar.update(done - bar.n)
 
-    return update, bar.close
+        yield update
 
 
 @dataclass

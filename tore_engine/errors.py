@@ -60,9 +60,9 @@ def _rebuild_input_error(problem: str, file: str | None, page: str | None, box: 
 class InputWarning:
     """One event the report lists under `warnings` (formats.md section 4)."""
 
-    page: str
+    page: str | None  # None for an event of the whole evaluation (an unused label-map key)
     box: int | None
-    side: str  # "reference" or "prediction"
+    side: str | None  # "reference" or "prediction"; None when the event concerns neither
     message: str
 
     def to_json(self) -> dict:

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from tore_engine.algorithm1 import ExactCounts
+from tore_engine.algorithm1 import ExactCounts, exact_integers
 
 REDUCED_CLASSES = ["Background", "Foreground"]
 
@@ -44,7 +44,8 @@ class ExactMatrix:
 
     @classmethod
     def from_integers(cls, matrix: np.ndarray) -> "ExactMatrix":
-        return cls(np.asarray(matrix, dtype=np.int64), 1)
+        matrix = np.asarray(matrix)
+        return cls(exact_integers(matrix, matrix.size), 1)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ExactMatrix) and self.fractions() == other.fractions()
@@ -123,6 +124,19 @@ def per_class_scores(matrices: MatrixSet) -> dict[str, dict[str, float]]:
     return scores
 
 
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def diagonal_mean(matrices: MatrixSet, indices: list[int]) -> dict:
+    """Mean recall, precision and F1 (of each class, then averaged) over the diagonal cells
+    `indices`; the means are None when there are no such cells."""
+    recall = [float(matrices.recall[k, k]) for k in indices]
+    precision = [float(matrices.precision[k, k]) for k in indices]
+    f1 = [f1_score(p, r) for p, r in zip(precision, recall)]
+    return {"classes": len(indices), "recall": _mean(recall), "precision": _mean(precision), "f1": _mean(f1)}
+
+
 @dataclass(frozen=True)
 class ToreMatrices:
     """Everything `report.json` says about the matrices of one evaluation."""
@@ -151,3 +165,22 @@ class ToreMatrices:
     @property
     def per_class(self) -> dict[str, dict[str, float]] | None:
         return per_class_scores(self.full) if self.mode == "single" else None
+
+    def _present(self) -> list[int]:
+        numerators = self.exact.numerators
+        occurs = (numerators.sum(axis=1) > 0) | (numerators.sum(axis=0) > 0)
+        return [k for k in range(1, len(self.classes)) if occurs[k]]
+
+    def present_classes(self) -> list[str]:
+        """The classes (Background excluded) with support or predictions: the ones worth ranking."""
+        return [self.classes[k] for k in self._present()]
+
+    @property
+    def means(self) -> dict | None:
+        """Per-class means, each over a stated set: the classes present on either side (Background
+        excluded), and all K classes as docling-metrics-layout averages (Background and classes
+        absent from both sides included, tore.md section 7). None in dual mode, where the diagonal
+        means nothing (tore.md section 6.2)."""
+        if self.mode != "single":
+            return None
+        return {"present_classes": diagonal_mean(self.full, self._present()), "all_classes": diagonal_mean(self.full, list(range(len(self.classes))))}

@@ -24,12 +24,20 @@ def build_report(evaluation: DatasetEvaluation) -> dict:
         "trimmed": {"rows": trimmed.rows, "columns": trimmed.columns, **trimmed.to_json()},
         "reduced": {"classes": matrices.reduced.rows, **matrices.reduced.to_json()},
         "per_class": matrices.per_class,
+        "means": matrices.means,
         "warnings": [warning.to_json() for warning in evaluation.warnings],
     }
 
 
+MATRIX_VIEWS = {"": "full", "trimmed_": "trimmed", "reduced_": "reduced"}  # CSV prefix -> view
+MATRIX_KINDS = ("confusion", "recall", "precision")
+OUTPUT_FILES = ("report.json", *(f"{prefix}{kind}.csv" for prefix in MATRIX_VIEWS for kind in MATRIX_KINDS), "pages.csv")
+# Page ids come from the input unchecked; a lone surrogate in one is written escaped, never a crash.
+CSV_ERRORS = "backslashreplace"
+
+
 def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: np.ndarray) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with path.open("w", newline="", encoding="utf-8", errors=CSV_ERRORS) as handle:
         writer = csv.writer(handle)
         writer.writerow(["reference \\ prediction", *columns])
         for name, row in zip(rows, values.tolist()):
@@ -37,27 +45,42 @@ def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: n
 
 
 def _write_pages_csv(path: Path, evaluation: DatasetEvaluation) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with path.open("w", newline="", encoding="utf-8", errors=CSV_ERRORS) as handle:
         writer = csv.DictWriter(handle, ["page", "pixels", "recall", "precision", "f1"])
         writer.writerow({"page": "page", "pixels": "pixels", "recall": "foreground_recall", "precision": "foreground_precision", "f1": "foreground_f1"})
         writer.writerows(evaluation.page_foreground_scores())
 
 
-def write_outputs(evaluation: DatasetEvaluation, out: Path) -> dict:
-    """Write report.json, the matrix CSVs and pages.csv into `out`; returns the report."""
-    out.mkdir(parents=True, exist_ok=True)
-    report = build_report(evaluation)
-    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    views = {"": evaluation.matrices.full, "trimmed_": evaluation.matrices.trimmed, "reduced_": evaluation.matrices.reduced}
-    for prefix, matrices in views.items():
-        for kind in ("confusion", "recall", "precision"):
-            _write_matrix_csv(out / f"{prefix}{kind}.csv", matrices.rows, matrices.columns, getattr(matrices, kind))
-    _write_pages_csv(out / "pages.csv", evaluation)
-    return report
+def report_text(evaluation: DatasetEvaluation) -> str:
+    """report.json's content; ASCII only (non-ASCII characters escaped), so any label is safe."""
+    return json.dumps(build_report(evaluation), indent=1, ensure_ascii=True) + "\n"
+
+
+def write_outputs(evaluation: DatasetEvaluation, folder: Path, text: str | None = None) -> None:
+    """Write `OUTPUT_FILES` into `folder`: report.json (`text`, when the caller has it already),
+    the matrix CSVs and pages.csv. The CLI passes a staging folder (`output.staged_output`), so
+    that a failure halfway leaves the previous results whole."""
+    (folder / "report.json").write_text(text or report_text(evaluation), encoding="ascii")
+    for prefix, view in MATRIX_VIEWS.items():
+        matrices = getattr(evaluation.matrices, view)
+        for kind in MATRIX_KINDS:
+            _write_matrix_csv(folder / f"{prefix}{kind}.csv", matrices.rows, matrices.columns, getattr(matrices, kind))
+    _write_pages_csv(folder / "pages.csv", evaluation)
+
+
+def _mean_line(means: dict) -> str:
+    present, every = means["present_classes"], means["all_classes"]
+
+    def scores(mean: dict) -> str:
+        return f"recall {mean['recall']:.4f}, precision {mean['precision']:.4f}, F1 {mean['f1']:.4f}"
+
+    first = f"over the {present['classes']} present on either side {scores(present)}" if present["classes"] else "no class present on either side"
+    return f"Class means: {first}; over all {every['classes']}, Background and absent classes included (as docling-metrics-layout) {scores(every)}"
 
 
 def summary(evaluation: DatasetEvaluation, out: Path | None = None) -> str:
-    """A few lines for the terminal: what was compared, the reduced view, the weakest classes."""
+    """A few lines for the terminal: what was compared, the reduced view, the weakest classes of
+    those that occur, and both means, each saying over which classes it averages."""
     matrices = evaluation.matrices
     reduced = matrices.reduced
     foreground_recall, foreground_precision = reduced.recall[1, 1], reduced.precision[1, 1]
@@ -68,8 +91,11 @@ def summary(evaluation: DatasetEvaluation, out: Path | None = None) -> str:
         f"Background recall {reduced.recall[0, 0]:.4f}, precision {reduced.precision[0, 0]:.4f}",
     ]
     if matrices.per_class:
-        ranked = sorted(matrices.per_class.items(), key=lambda item: item[1]["f1"])
-        lines.append("Lowest F1: " + ", ".join(f"{name} {scores['f1']:.3f}" for name, scores in ranked[:5]))
+        present = set(matrices.present_classes())
+        ranked = sorted(((name, scores) for name, scores in matrices.per_class.items() if name in present), key=lambda item: item[1]["f1"])
+        if ranked:
+            lines.append("Lowest F1: " + ", ".join(f"{name} {scores['f1']:.3f}" for name, scores in ranked[:5]))
+        lines.append(_mean_line(matrices.means))
     if evaluation.warnings:
         lines.append(f"{len(evaluation.warnings)} warnings (listed in report.json)")
     if out is not None:

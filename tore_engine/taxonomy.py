@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tore_engine.errors import InputError
+from tore_engine.errors import InputError, InputWarning
 from tore_engine.layout import LayoutSet, PageColumns
 from tore_engine.loaders import read_json
 
@@ -58,6 +58,60 @@ def apply_label_map(layout: LayoutSet, label_map: dict[str, str]) -> LayoutSet:
     return replace(layout, pages=pages, taxonomy=taxonomy)
 
 
+def label_map_warnings(label_map: dict[str, str], reference: LayoutSet, prediction: LayoutSet) -> list[InputWarning]:
+    """A warning for every label-map key that is no label of either side (used or declared): most
+    likely a misspelling, which would otherwise leave a class unmerged without a word."""
+    known = {label for side in (reference, prediction) for label in (*side.class_list(), *side.labels_in_use())}
+    return [
+        InputWarning(None, None, None, f"label map key {key!r} is no label of the reference or the prediction; it had no effect")
+        for key in label_map
+        if key not in known
+    ]
+
+
+def _invalid_unicode(name: str) -> bool:
+    """A lone surrogate (JSON allows "\\ud800") is no character: no UTF-8 file can hold it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_side(layout: LayoutSet, side: str) -> None:
+    """Refuse what would make a side's classes ambiguous in the matrix or unwritable in a file."""
+    labels = layout.class_list()
+    if BACKGROUND in labels:
+        raise InputError(
+            f"the {side} uses the label {BACKGROUND!r}, which names the unlabelled pixels (row and column 0); "
+            f'rename it with --label-map (e.g. {{"{BACKGROUND}": "Background-box"}}) or drop those boxes',
+            file=layout.source,
+        )
+    invalid = [label for label in (layout.name, *labels) if _invalid_unicode(label)]
+    if invalid:
+        raise InputError(
+            f"the {side} has names that are not valid Unicode (lone surrogates): {', '.join(map(ascii, invalid))}; "
+            "no report file could hold them",
+            file=layout.source,
+        )
+
+
+def _check_distinct(taxonomy: Taxonomy, reference: LayoutSet, prediction: LayoutSet) -> None:
+    """Two classes with one name (dual prefixes can make `a` + `b_c` and `a_b` + `c` meet) would be
+    indistinguishable in every report and chart."""
+    owners: dict[str, dict[int, str]] = {}
+    for side, table in (("reference", taxonomy.reference_index), ("prediction", taxonomy.prediction_index)):
+        for label, index in table.items():
+            owners.setdefault(taxonomy.classes[index], {}).setdefault(index, f"{side} label {label!r}")
+    collisions = [f"{name!r} ({' and '.join(who.values())})" for name, who in owners.items() if len(who) > 1]
+    if collisions:
+        raise InputError(
+            f"class names collide in the {taxonomy.mode}-taxonomy matrix: {'; '.join(collisions)}; rename a "
+            "label with --label-map, or give the two files distinct names",
+            file=f"{reference.source} and {prediction.source}",
+        )
+
+
 def _dual_prefixes(reference: LayoutSet, prediction: LayoutSet) -> tuple[str, str]:
     if reference.name == prediction.name:
         return "reference", "prediction"
@@ -103,9 +157,12 @@ def choose_mode(reference: LayoutSet, prediction: LayoutSet) -> str:
 def resolve_taxonomy(reference: LayoutSet, prediction: LayoutSet, mode: str = "auto") -> Taxonomy:
     if mode not in MODES:
         raise InputError(f"unknown taxonomy mode {mode!r}; use one of {', '.join(MODES)}")
+    _check_side(reference, "reference")
+    _check_side(prediction, "prediction")
     if mode == "auto":
         mode = choose_mode(reference, prediction)
     taxonomy = _single(reference, prediction) if mode == "single" else _dual(reference, prediction)
+    _check_distinct(taxonomy, reference, prediction)
     if taxonomy.size > MAX_CLASSES:
         raise InputError(
             f"the {mode}-taxonomy matrix would have {taxonomy.size} classes, more than {MAX_CLASSES}; "

@@ -2,16 +2,35 @@
 
 Each sub-command lives in its own module with an `add_parser(subparsers)` function that registers
 it and sets `func`. Modules are imported lazily so that `tore evaluate` never pays for a scorer's
-dependencies. Bad input ends as one paragraph on stderr and exit code 2, never a traceback.
+dependencies. Every command runs under one guard (`main`): whatever goes wrong, bad input or a
+full disk or a bug, ends as one paragraph on stderr, nothing on stdout and exit code 2
+(formats.md section 5); a traceback only when TORE_DEBUG=1 asks for it.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+import threading
+import traceback
+from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager, suppress
+from typing import NoReturn
 
+from tore_engine import __version__
 from tore_engine.errors import InputError
+
+DEBUG_VARIABLE = "TORE_DEBUG"  # set to 1: print the traceback of an unexpected error too
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_BROKEN_PIPE = 128 + 13  # as a program killed by SIGPIPE
+# Signals that stop a command cleanly (workers stopped, temporary files removed); SIGINT is
+# Python's KeyboardInterrupt already.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 # (command group, module) in the order `tore --help` lists them.
 EVALUATE_MODULE = "tore_engine.cli.evaluate"
@@ -23,8 +42,41 @@ SCORE_MODULES: dict[str, str] = {
 }
 
 
+class ToreParser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (the usage block would make it several)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class Stopped(BaseException):
+    """A stop signal, raised in the main thread so that the way out stops the workers and removes
+    temporary files (a BaseException, like KeyboardInterrupt: no `except Exception` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame) -> NoReturn:
+    raise Stopped(signum)
+
+
+@contextmanager
+def _signals_stop_the_command() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may
+        yield
+        return
+    previous = {number: signal.signal(number, _raise_stopped) for number in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToreParser(
         prog="tore",
         description=(
             "TORE Studio: pixel-level, taxonomy-invariant evaluation of document layout analysis "
@@ -32,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
             "DocILE, FUNSD/EC-FUNSD and OmniDocBench."
         ),
     )
+    parser.add_argument("--version", action="version", version=f"tore {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     importlib.import_module(EVALUATE_MODULE).add_parser(commands)
     importlib.import_module(APP_MODULE).add_parser(commands)
@@ -47,13 +100,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _paragraph(error: Exception) -> str:
+    """What went wrong, in one paragraph a user can act on."""
+    if isinstance(error, InputError):
+        return error.paragraph()
+    if isinstance(error, BrokenProcessPool):
+        return "a worker process ended abruptly (killed, or out of memory); try fewer --workers"
+    if isinstance(error, MemoryError):
+        return "out of memory: the input is too large for this machine (fewer --workers need less)"
+    if isinstance(error, RecursionError):
+        return "the input is nested too deeply to process"
+    if isinstance(error, UnicodeError):
+        return f"text that is not valid UTF-8 or Unicode: {error}"
+    if isinstance(error, OSError):
+        return f"{error.filename}: {error.strerror}" if error.filename and error.strerror else f"system error: {error}"
+    return (
+        f"internal error ({type(error).__name__}: {error}); this is a bug in tore, please report it with "
+        f"the command line (set {DEBUG_VARIABLE}=1 to see the traceback)"
+    )
+
+
+def _say(message: str) -> None:
+    with suppress(OSError):  # stderr itself may be closed
+        print(f"tore: {' '.join(message.split())}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so that the flush at exit fails no more."""
+    with suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
-    except InputError as error:
-        print(f"tore: error: {error.paragraph()}", file=sys.stderr)
-        return 2
+        with _signals_stop_the_command():
+            code = int(args.func(args) or 0)
+            sys.stdout.flush()  # a closed stdout must fail here, inside the guard
+        return code
+    except BrokenPipeError:  # `tore ... | head`: the reader has what it wanted
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except Stopped as stop:
+        _say(f"stopped by {signal.Signals(stop.signum).name}")
+        return 128 + stop.signum
     except KeyboardInterrupt:
-        print("tore: interrupted", file=sys.stderr)
-        return 130
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as error:
+        if os.environ.get(DEBUG_VARIABLE) == "1":
+            traceback.print_exc()
+        _say(f"error: {_paragraph(error)}")
+        return EXIT_ERROR

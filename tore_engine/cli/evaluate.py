@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from pathlib import Path
 
-from tore_engine.errors import InputError
+from tore_engine.cli.options import integer, number
+from tore_engine.cluster import CONNECT_TIMEOUT_SECONDS, NO_WORKERS_TIMEOUT_SECONDS
 from tore_engine.formats import FORMATS
+
+MAX_WORKERS = 256  # beyond this a typo (--workers 10000) would fork the machine to a halt
+SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"  # Dask's own name for the scheduler to use
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -59,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--min-score",
-        type=float,
+        type=number(),
         metavar="S",
         help="drop the boxes scored below S on either side before rasterising (boxes without a score stay); "
         "how many is listed under warnings",
@@ -81,47 +86,52 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=integer(1, MAX_WORKERS),
         default=min(os.cpu_count() or 1, 8),
         metavar="N",
-        help="local worker processes (default: the number of cores, at most 8); the result is the "
-        "same, bit for bit, for any N",
+        help=f"local worker processes, 1 to {MAX_WORKERS} (default: the number of cores, at most 8); the "
+        "result is the same, bit for bit, for any N",
     )
     parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="address of a Dask scheduler (tcp://host:port) to run the pages on a cluster instead "
-        "of local processes; needs the 'dask' extra",
+        f"of local processes (default: ${SCHEDULER_VARIABLE} when set; this option wins); needs the "
+        f"'dask' extra. Connecting may take at most {CONNECT_TIMEOUT_SECONDS} s, and the evaluation "
+        f"fails once the cluster has had no worker for {NO_WORKERS_TIMEOUT_SECONDS} s",
     )
+    parser.add_argument("--json", action="store_true", help="print report.json on stdout (the same bytes as the file), "
+                        "instead of the summary")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print neither the summary nor the progress bar")
     parser.set_defaults(func=run)
 
 
 @contextmanager
 def _executor(scheduler: str | None) -> Iterator[Executor | None]:
     """A Dask cluster's executor when a scheduler address is given, else None (local workers)."""
-    if scheduler is None:
+    if not scheduler:
         yield None
         return
-    from tore_engine.cluster import dask_client
+    from tore_engine.cluster import cluster_executor
 
-    with dask_client(scheduler) as client, client.get_executor() as executor:
+    with cluster_executor(scheduler) as executor:
         yield executor
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check --out and reach the scheduler first, so that neither fails after the whole evaluation."""
     from tore_engine.dataset import evaluate_dataset, terminal_progress
     from tore_engine.formats import load_pair
-    from tore_engine.report import summary, write_outputs
+    from tore_engine.output import staged_output
+    from tore_engine.report import OUTPUT_FILES, report_text, summary, write_outputs
     from tore_engine.taxonomy import read_label_map
 
-    if args.workers < 1:
-        raise InputError(f"--workers must be at least 1, got {args.workers}")
-    reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
-                                      page_images=args.page_images)
-    label_map = read_label_map(args.label_map) if args.label_map else None
-    update, close = terminal_progress(len(reference.pages))
-    with _executor(args.scheduler) as executor:
-        try:
+    scheduler = args.scheduler or os.environ.get(SCHEDULER_VARIABLE)
+    with staged_output(args.out, OUTPUT_FILES) as staging, _executor(scheduler) as executor:
+        reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
+                                          page_images=args.page_images)
+        label_map = read_label_map(args.label_map) if args.label_map else None
+        with terminal_progress(len(reference.pages), enabled=not args.quiet) as progress:
             evaluation = evaluate_dataset(
                 reference,
                 prediction,
@@ -129,11 +139,13 @@ def run(args: argparse.Namespace) -> int:
                 label_map=label_map,
                 workers=args.workers,
                 executor=executor,
-                progress=update,
+                progress=progress,
                 min_score=args.min_score,
             )
-        finally:
-            close()
-    write_outputs(evaluation, args.out)
-    print(summary(evaluation, args.out))
+        text = report_text(evaluation)
+        staging.save(lambda folder: write_outputs(evaluation, folder, text))
+    if args.json:
+        sys.stdout.write(text)
+    elif not args.quiet:
+        print(summary(evaluation, args.out))
     return 0

@@ -1,0 +1,91 @@
+"""Local worker processes that never outlive the evaluation that started them.
+
+A `ProcessPoolExecutor` worker blocks on its task queue, whose pipe it holds both ends of, so it
+never notices that its parent died: after a SIGTERM or SIGKILL to `tore evaluate` the workers lived
+on, holding the caller's stdout and stderr open (and the caller hung waiting for them to close).
+Here an interrupted evaluation terminates its workers at once, and every worker ends itself when
+its parent dies: through the kernel on Linux (`PR_SET_PDEATHSIG`), and on every system by polling
+its parent's pid.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still alive
+TERMINATE_GRACE_SECONDS = 2.0  # how long a terminated worker may take before it is killed
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent ends (any other system: no-op)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # no usable libc: the polling thread still ends the worker
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _poll_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_SECONDS)
+        if os.getppid() != parent:
+            os._exit(1)  # reparented: the parent is gone, and nobody will read our results
+
+
+def _watch_parent(driver: int) -> None:
+    """Pool initializer. Ctrl-C is the driver's to handle (it stops the workers): a worker ignores
+    it instead of printing its own traceback. `driver` is the evaluating process; the worker's
+    direct parent is the driver, or a fork server that ends with it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    parent = os.getppid()
+    if parent != driver and not _alive(driver):
+        os._exit(1)  # the driver died before this worker could watch it
+    threading.Thread(target=_poll_parent, args=(parent,), name="tore-parent-watch", daemon=True).start()
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop every worker now, without waiting for the batches they are running."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public accessor before 3.14
+    for process in processes:
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.join(TERMINATE_GRACE_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers end with the evaluation: normally after their last batch, at
+    once when the evaluation is interrupted (an exception, a signal turned into one), and by
+    themselves when this process dies without a word (SIGKILL)."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_watch_parent, initargs=(os.getpid(),))
+    try:
+        yield pool
+    except BaseException:
+        _terminate(pool)
+        raise
+    pool.shutdown(wait=True)
