@@ -59,6 +59,20 @@ def _key(key: str, escape: bool) -> str:
     return "".join(f"\\u{ord(c):04x}" for c in key).join('""') if escape else json.dumps(key)
 
 
+def verdict(data: bytes, compiled: bool, max_depth: int = MAX_JSON_DEPTH):
+    """What a scan says: its error, or the spans it finds (whitespace around items aside)."""
+    try:
+        scanned = scan_json(data, "doc.json", compiled=compiled, max_depth=max_depth)
+    except InputError as error:
+        return error.problem
+    if data.lstrip().startswith(b"["):
+        return [data[a:b].strip() for a, b in scanned.array_items(0, len(data))]
+    if data.lstrip().startswith(b"{"):
+        values = scanned.top_level_values()
+        return {key: [data[a:b].strip() for a, b in scanned.array_items(*span)] or data[slice(*span)].strip() for key, span in values.items()}
+    return None
+
+
 @settings(max_examples=400, deadline=None)
 @given(documents, st.booleans())
 def test_the_scan_agrees_with_pythons_parser(value, escape_keys):
@@ -73,6 +87,13 @@ def test_the_scan_agrees_with_pythons_parser(value, escape_keys):
             scan_json(data, "doc.json")
     else:
         assert parse_json(data, "doc.json") == parsed
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents, st.booleans(), st.integers(2, 6))
+def test_the_compiled_scan_agrees_with_the_numpy_scan(value, escape_keys, max_depth):
+    data = encode(value, escape_keys).encode()
+    assert verdict(data, True, max_depth) == verdict(data, False, max_depth)
 
 
 def test_the_first_repeated_key_is_named_with_its_place():

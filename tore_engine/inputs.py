@@ -300,9 +300,99 @@ def structure_of(data: bytes) -> JsonStructure:
     return JsonStructure(data, positions, np.cumsum(step), quotes)
 
 
-def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH) -> JsonStructure:
+KERNEL_MIN_BYTES = 8 * 2**20  # from here the compiled scan's bounded memory pays for loading it
+
+
+@dataclass(frozen=True)
+class ScannedJson:
+    """The compiled scan's findings (`tore_engine.json_kernel`), answering as `JsonStructure` does
+    for the spans a reader asks for."""
+
+    data: bytes
+    top_level: np.ndarray  # rows (key start, key end, value start, value end)
+    items: np.ndarray  # rows (array's opening bracket, item start, item end)
+
+    def top_level_values(self) -> dict[str, tuple[int, int]]:
+        return {msgspec.json.decode(self.data[k0 : k1 + 1]): (int(v0), int(v1)) for k0, k1, v0, v1 in self.top_level.tolist()}
+
+    def array_items(self, start: int, end: int) -> list[tuple[int, int]]:
+        bracket = start
+        while bracket < end and self.data[bracket] in b" \t\r\n":
+            bracket += 1
+        rows = self.items[self.items[:, 0] == bracket]
+        return [(int(a), int(b)) for a, b in rows[:, 1:].tolist()]
+
+
+def _string_at(data: bytes, start: int) -> str:
+    """The decoded JSON string whose opening quote is at `start`."""
+    end = start + 1
+    while True:
+        end = data.index(b'"', end)
+        backslashes = 0
+        while data[end - 1 - backslashes] == _BACKSLASH:
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return msgspec.json.decode(data[start : end + 1])
+        end += 1
+
+
+def _error_at(data: bytes, source: str, status: int, offset: int, max_depth: int) -> InputError:
+    from tore_engine import json_kernel
+
+    where = _line_and_column(data, offset)
+    if status == json_kernel.TOO_DEEP:
+        return InputError(f"is nested more than {max_depth} levels deep ({where}); no layout format nests so deep", file=source)
+    key = _string_at(data, offset)
+    return InputError(f"repeats the key {key!r} in one object ({where}); a JSON key may appear once", file=source)
+
+
+def _escaped_repeat(data: bytes, objects: np.ndarray) -> int | None:
+    """In objects whose keys are written with escapes, the first key repeating another by decoded
+    text (the NumPy scan compares those), as an offset in `data`; None if there is none (rare)."""
+    found = []
+    for start, end in objects.tolist():
+        part = data[start : end + 1]
+        structure = structure_of(part)
+        duplicate = _duplicate_key(part, np.frombuffer(part, dtype=np.uint8), structure.quotes, structure.positions, structure.depth)
+        if duplicate is not None:
+            found.append(start + duplicate[0])
+    return min(found, default=None)
+
+
+def _scan_compiled(data: bytes, source: str, max_depth: int) -> ScannedJson | None:
+    """The compiled scan, or None when the text is malformed (the NumPy scan then applies the
+    rules and the decoder names the syntax error)."""
+    from tore_engine import json_kernel
+
+    status, offset, top, items, escaped = json_kernel.kernels.load()(np.frombuffer(data, dtype=np.uint8), max_depth)
+    if status == json_kernel.TOO_DEEP:
+        raise _error_at(data, source, status, int(offset), max_depth)
+    if status == json_kernel.MALFORMED:
+        return None
+    repeats = [int(offset)] if status == json_kernel.REPEATED_KEY else []
+    if len(escaped) and (other := _escaped_repeat(data, escaped)) is not None:
+        repeats.append(other)
+    if repeats:
+        raise _error_at(data, source, json_kernel.REPEATED_KEY, min(repeats), max_depth)
+    return ScannedJson(data, top, items)
+
+
+def _compiled_scan_wanted(size: int) -> bool:
+    from tore_engine.jit import numba_available
+
+    return size >= KERNEL_MIN_BYTES and numba_available()
+
+
+def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH, compiled: bool | None = None) -> JsonStructure | ScannedJson:
     """The structure of a JSON text; an `InputError` when it nests deeper than `max_depth` or an
-    object repeats a key. (Syntax errors are left to the decoder, which names them better.)"""
+    object repeats a key. (Syntax errors are left to the decoder, which names them better.)
+
+    Large texts are scanned by the compiled kernel (`json_kernel`, memory bounded by the open
+    objects' keys), small ones with NumPy; both apply the same rules (`compiled` forces one)."""
+    if compiled if compiled is not None else _compiled_scan_wanted(len(data)):
+        scanned = _scan_compiled(data, source, max_depth)
+        if scanned is not None:
+            return scanned  # else malformed: the NumPy scan applies the rules, the decoder names the error
     structure = structure_of(data)
     chars, quotes, positions, depth = np.frombuffer(data, dtype=np.uint8), structure.quotes, structure.positions, structure.depth
     too_deep = np.flatnonzero(depth > max_depth)

@@ -114,3 +114,17 @@ def test_a_page_images_folder_is_searched_instead(tmp_path):
     images.mkdir()
     layout = read(write_json(tmp_path / "m.json", layout_json("m", [good_page(pdf="doc.pdf", page_no=2)])), page_images=images)
     assert layout.pages[0].image.path == (images / "doc.pdf").resolve() and layout.pages[0].image.pdf_page == 2
+
+
+def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
+    from conftest import load_shared_json
+
+    import tore_engine.inputs as inputs
+
+    path = write_json(tmp_path / "gt.json", load_shared_json("vectors", "tore_public_pages.json")["reference"])
+    with_numpy = read(path)
+    monkeypatch.setattr(inputs, "KERNEL_MIN_BYTES", 0)
+    with_kernel = read(path)
+    assert with_kernel.page_ids() == with_numpy.page_ids() and with_kernel.name == with_numpy.name
+    assert (with_kernel.pages.bboxes == with_numpy.pages.bboxes).all() and with_kernel.pages.vocabulary == with_numpy.pages.vocabulary
+    assert "repeats the key 'width'" in error_of(tmp_path, '{"pages": [{"id": "p", "width": 9, "height": 9, "width": 5}]}').problem
