@@ -21,16 +21,14 @@ import numpy as np
 from tore_engine import kernel
 from tore_engine.algorithm1 import ExactCounts, cell_values_by_page, contribution_entries, exact_integers, reduced_counts
 from tore_engine.errors import InputError, InputWarning
+from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.layout import LayoutSet, Page
-from tore_engine.matrices import ToreMatrices, f1_score
+from tore_engine.matrices import ToreMatrices
 from tore_engine.raster import PairTable, PixelExtents, label_sets, pair_table
 from tore_engine.taxonomy import Taxonomy, apply_label_map, label_map_warnings, resolve_taxonomy
 from tore_engine.workers import worker_pool
 
 Progress = Callable[[int, int], None]
-# The rasteriser weighs grid cells in int64, so one page may hold at most this many pixels (about
-# 2.1e9 x 2.1e9); sums over pages and products with |T| are exact beyond it (Python integers).
-MAX_PAGE_PIXELS = 2**62
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,11 @@ class PageTask:
 @dataclass(frozen=True)
 class PageOutcome:
     """What one page adds: its pixel count, its non-zero cells (row * K + column) with their
-    values, and its integer 2x2 Background/Foreground matrix."""
+    values, and its integer 2x2 Background/Foreground matrix.
+
+    A page has at most 2^62 pixels (`layout.MAX_PAGE_SIDE` = 2^31 a side), which the rasteriser's
+    int64 cell weights hold; products with |T| and sums over pages may exceed int64, and become
+    Python integers where they could (`algorithm1.exact_integers`)."""
 
     pixels: int
     cells: np.ndarray  # int32: K is at most 2048, so K * K fits
@@ -129,8 +131,6 @@ def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -
     """A page's task (class indices and painted extents of each side) and its box warnings."""
     width, height = math.ceil(reference.width), math.ceil(reference.height)
     frame = f"{width} x {height}"
-    if width * height > MAX_PAGE_PIXELS:
-        raise InputError(f"the {frame} page has {width * height:,} pixels, more than the {MAX_PAGE_PIXELS:,} (2^62) a page may have", page=reference.id)
     prediction_boxes = prediction.scaled_to(reference.width, reference.height).bboxes if prediction else np.zeros((0, 4))
     reference_extents = PixelExtents.from_boxes(reference.bboxes, width, height)
     prediction_extents = PixelExtents.from_boxes(prediction_boxes, width, height)
@@ -268,56 +268,6 @@ def terminal_progress(total: int, enabled: bool = True) -> Iterator[Progress | N
             bar.update(done - bar.n)
 
         yield update
-
-
-@dataclass
-class DatasetEvaluation:
-    """The result of evaluating a prediction against a reference over a whole dataset."""
-
-    taxonomy: Taxonomy
-    page_ids: list[str]
-    page_pixels: np.ndarray  # (pages,) int64, or Python integers where int64 could overflow
-    page_reduced: np.ndarray  # (pages, 2, 2) likewise
-    contribution_page: np.ndarray  # (entries,) int32: page index of each contribution
-    contribution_cell: np.ndarray  # (entries,) int32: row * K + column
-    contribution_value: np.ndarray  # (entries,) float64
-    counts: ExactCounts
-    matrices: ToreMatrices
-    warnings: list[InputWarning]
-
-    @property
-    def pixels(self) -> int:
-        return int(self.page_pixels.sum())
-
-    def pages_for_cell(self, row: int, column: int, limit: int | None = None) -> list[tuple[str, float, float]]:
-        """The pages that make up cell (row, column), largest contribution first (ties in page
-        order): (page id, contribution in pixels, share of the cell)."""
-        hits = np.flatnonzero(self.contribution_cell == row * self.taxonomy.size + column)
-        values = self.contribution_value[hits]
-        order = np.lexsort((self.contribution_page[hits], -values))[:limit]
-        total = float(self.matrices.full.confusion[row, column])
-        return [
-            (self.page_ids[self.contribution_page[hits[k]]], float(values[k]), float(values[k]) / total if total else 0.0)
-            for k in order
-        ]
-
-    def page_matrix(self, page_index: int) -> np.ndarray:
-        """One page's confusion matrix (float), from its kept contributions."""
-        k = self.taxonomy.size
-        matrix = np.zeros(k * k)
-        hits = self.contribution_page == page_index
-        matrix[self.contribution_cell[hits]] = self.contribution_value[hits]
-        return matrix.reshape(k, k)
-
-    def page_foreground_scores(self) -> list[dict]:
-        """Per page: pixels and the reduced matrix's Foreground recall, precision and F1."""
-        rows = []
-        for page_id, pixels, reduced in zip(self.page_ids, self.page_pixels.tolist(), self.page_reduced):
-            fg_fg = int(reduced[1, 1])
-            recall = fg_fg / int(reduced[1].sum()) if reduced[1].sum() else 0.0
-            precision = fg_fg / int(reduced[:, 1].sum()) if reduced[:, 1].sum() else 0.0
-            rows.append({"page": page_id, "pixels": pixels, "recall": recall, "precision": precision, "f1": f1_score(precision, recall)})
-        return rows
 
 
 def evaluate_dataset(
