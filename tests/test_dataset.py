@@ -7,6 +7,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from brute_force import confusion as brute_confusion
+from brute_force import pixel_sets as brute_sets
 from conftest import layout_json, load_shared_json
 
 from tore_engine.dataset import evaluate_dataset
@@ -165,12 +167,12 @@ def test_pages_for_cell_add_up_to_the_cell(public):
     evaluation = evaluate_dataset(reference, prediction)
     confusion = evaluation.matrices.full.confusion
     for row, column in [(0, 0), (10, 10), (10, 1), (1, 0)]:
-        pages = evaluation.pages_for_cell(row, column)
+        pages = evaluation.cell_pages(row, column)
         assert sum(value for _, value, _ in pages) == pytest.approx(confusion[row, column], rel=1e-12)
         values = [value for _, value, _ in pages]
         assert values == sorted(values, reverse=True)
         assert sum(share for _, _, share in pages) == pytest.approx(1.0)
-    assert len(evaluation.pages_for_cell(10, 10, limit=3)) == 3
+    assert len(evaluation.cell_pages(10, 10, limit=3)) == 3
 
 
 def page(page_id, boxes, width=10, height=10):
@@ -209,3 +211,60 @@ def test_seventy_classes_work_in_dual_mode_beyond_one_word():
     # Every reference pixel (one label) is predicted {c0, c1, c2}: 1/3 to each.
     assert confusion[1][71] == confusion[70][73] == Fraction(1, 3)
     assert sum(map(sum, confusion)) == 70 + 30  # 70 labelled pixels, 30 Background pixels
+
+
+# --- pixel counts beyond int64 -------------------------------------------------------------------
+
+SCALE = 250_000_000  # one pixel of the small brute-force page stands for SCALE x SCALE pixels
+SMALL_REFERENCE = [(1, [0, 0, 2, 4]), (2, [0, 0, 4, 4]), (3, [1, 1, 3, 3])]  # a left half, b everywhere, c centre
+SMALL_PREDICTION = [(1, [0, 0, 4, 2]), (3, [0, 1, 2, 4])]
+HUGE_PAGES = 20
+
+
+def scaled_pages(boxes, count):
+    labels = "_abc"
+    return [page(f"p{k}", [(labels[c], [v * SCALE for v in bbox]) for c, bbox in boxes], 4 * SCALE, 4 * SCALE) for k in range(count)]
+
+
+@pytest.fixture(scope="module")
+def huge():
+    """20 pages of 10^9 x 10^9 pixels, two or three labels a pixel: 2e19 pixels and sums beyond 2^63."""
+    reference = from_native(layout_json("gt", scaled_pages(SMALL_REFERENCE, HUGE_PAGES), ["a", "b", "c"]), "gt.json")
+    prediction = from_native(layout_json("model", scaled_pages(SMALL_PREDICTION, HUGE_PAGES), ["a", "b", "c"]), "model.json")
+    return reference, prediction
+
+
+def test_huge_pages_are_counted_exactly(huge):
+    evaluation = evaluate_dataset(*huge, workers=1)
+    small = brute_confusion(4, 4, SMALL_REFERENCE, SMALL_PREDICTION, 4)
+    expected = [[value * HUGE_PAGES * SCALE**2 for value in row] for row in small]
+    assert evaluation.pixels == HUGE_PAGES * 10**18 == 2 * 10**19
+    assert evaluation.matrices.exact.fractions() == expected
+    report = build_report(evaluation)
+    assert report["pixels"] == 20_000_000_000_000_000_000
+    for k, name in enumerate("abc", start=1):
+        support, predicted = sum(expected[k]), sum(row[k] for row in expected)
+        assert report["per_class"][name]["recall"] == (float(expected[k][k] / support) if support else 0.0)
+        assert report["per_class"][name]["precision"] == (float(expected[k][k] / predicted) if predicted else 0.0)
+    # Reduced view: |T| a pixel into its Foreground row; every small pixel is Foreground on the reference side.
+    truth, predicted = brute_sets(4, 4, SMALL_REFERENCE), brute_sets(4, 4, SMALL_PREDICTION)
+    fg_fg = sum(len(t) for row_t, row_p in zip(truth, predicted) for t, p in zip(row_t, row_p) if p != {0})
+    fg_bg = sum(len(t) for row_t, row_p in zip(truth, predicted) for t, p in zip(row_t, row_p) if p == {0})
+    scale = HUGE_PAGES * SCALE**2
+    assert evaluation.matrices.reduced_exact.fractions() == [[0, 0], [fg_bg * scale, fg_fg * scale]]
+    assert int(evaluation.page_reduced[0].sum()) == (fg_bg + fg_fg) * SCALE**2
+
+
+def test_huge_pages_give_the_same_bits_for_any_number_of_workers(huge):
+    assert build_report(evaluate_dataset(*huge, workers=1)) == build_report(evaluate_dataset(*huge, workers=2))
+
+
+def test_a_page_of_two_to_the_62_pixels_with_two_labels_is_exact():
+    side = 2**31
+    boxes = [("a", [0, 0, side, side]), ("b", [0, 0, side, side])]
+    reference = from_native(layout_json("gt", [page("p", boxes, side, side)]), "gt.json")
+    prediction = from_native(layout_json("model", [page("p", boxes[:1], side, side)]), "model.json")
+    evaluation = evaluate_dataset(reference, prediction)
+    assert evaluation.pixels == 2**62
+    assert evaluation.matrices.reduced_exact.fractions() == [[0, 0], [0, 2**63]]  # |T| = 2 on every pixel
+    assert evaluation.matrices.exact.fractions()[2][1] == 2**62  # b missed, predicted a

@@ -1,12 +1,19 @@
 """Comparing two evaluations against the same reference: matrix differences and per-class deltas.
 
 A difference is only meaningful cell by cell when both matrices have the same rows and columns in
-the same order (single taxonomy, same classes); otherwise callers compare the reduced 2x2 views,
-which are taxonomy-invariant (tore.md section 6.2).
+the same order (single taxonomy, same classes). Across taxonomies, two views stay meaningful: the
+reduced 2x2 matrices, which are taxonomy-invariant (tore.md section 6.2), and, for each reference
+class, the shares of its pixels that go to Background, to its own class and elsewhere.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
+from tore_engine.errors import InputError
+from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.matrices import MatrixSet
 
 SCORES = ("recall", "precision", "f1")
@@ -45,3 +52,90 @@ def page_deltas(a: list[dict], b: list[dict]) -> list[dict]:
         for row in a
         if row["page"] in b_by_page
     ]
+
+
+OUTCOMES = ("Background", "own class", "elsewhere")
+
+
+def own_label(reference_class: str, reference_prefix: str) -> str:
+    """A matrix class's label without its side's dual-mode prefix."""
+    return reference_class.removeprefix(f"{reference_prefix}_")
+
+
+def reference_class_outcomes(evaluation: DatasetEvaluation) -> dict[str, dict[str, float]]:
+    """For each reference class with support: the share of its pixels predicted as Background, as
+    its own class (the predicted class of the same label, if the prediction has one), and as
+    anything else. Rows of the recall matrix, so the three add up to 1; they stay meaningful when
+    two models use different classes, where a cell-by-cell difference does not."""
+    matrices, taxonomy = evaluation.matrices, evaluation.taxonomy
+    recall, support = matrices.full.recall, matrices.full.confusion.sum(axis=1)
+    own_column = {label: index for label, index in taxonomy.prediction_index.items()}
+    outcomes = {}
+    for label, row in taxonomy.reference_index.items():
+        if support[row] == 0:
+            continue
+        background = float(recall[row, 0])
+        own = float(recall[row, own_column[label]]) if label in own_column else 0.0
+        outcomes[label] = {"Background": background, "own class": own, "elsewhere": max(0.0, 1.0 - background - own)}
+    return outcomes
+
+
+@dataclass(frozen=True, repr=False)
+class Comparison:
+    """Model B against model A, both evaluated against the same reference."""
+
+    a: DatasetEvaluation
+    b: DatasetEvaluation
+
+    def __repr__(self) -> str:
+        fa, fb = self.a.matrices.reduced, self.b.matrices.reduced
+        return (f"Comparison(Foreground recall A {fa.recall[1, 1]:.4f} -> B {fb.recall[1, 1]:.4f}, "
+                f"precision A {fa.precision[1, 1]:.4f} -> B {fb.precision[1, 1]:.4f}, {len(self.a.page_ids):,} pages)")
+
+    def difference(self, view: str = "trimmed") -> MatrixSet:
+        """B minus A cell by cell, on a view both share (full or trimmed: the union of the two
+        trimmed class lists in single mode; the reduced view otherwise, which is taxonomy-invariant)."""
+        from tore_engine.drilldown import view_matrices
+
+        a, b = view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)
+        if comparable(a, b):
+            return matrix_difference(a, b)
+        if self.a.matrices.classes == self.b.matrices.classes and view == "trimmed":
+            return matrix_difference(*(_restricted(m.full, a, b) for m in (self.a.matrices, self.b.matrices)))
+        return matrix_difference(self.a.matrices.reduced, self.b.matrices.reduced)
+
+    @property
+    def per_class(self):
+        """Per reference class: the shares to Background, own class and elsewhere for A and B, and B
+        minus A (a DataFrame); it works across taxonomies."""
+        import pandas as pd
+
+        a, b = reference_class_outcomes(self.a), reference_class_outcomes(self.b)
+        rows = [
+            {"class": label, **{f"{o} A": a[label][o] for o in OUTCOMES}, **{f"{o} B": b[label][o] for o in OUTCOMES},
+             **{f"{o} B − A": b[label][o] - a[label][o] for o in OUTCOMES}}
+            for label in a if label in b
+        ]
+        return pd.DataFrame(rows).set_index("class") if rows else pd.DataFrame()
+
+    @property
+    def pages(self):
+        """Per page (A's order): the reduced Foreground F1 of A and B, and B minus A."""
+        import pandas as pd
+
+        return pd.DataFrame(page_deltas(self.a.page_foreground_scores(), self.b.page_foreground_scores())).set_index("page")
+
+
+def _restricted(full: MatrixSet, a: MatrixSet, b: MatrixSet) -> MatrixSet:
+    """The full matrices' rows and columns that either trimmed view keeps, in class order."""
+    rows = [k for k, name in enumerate(full.rows) if name in a.rows or name in b.rows]
+    columns = [k for k, name in enumerate(full.columns) if name in a.columns or name in b.columns]
+    pick = np.ix_(rows, columns)
+    return MatrixSet([full.rows[k] for k in rows], [full.columns[k] for k in columns], full.confusion[pick], full.recall[pick], full.precision[pick])
+
+
+def compare(a: DatasetEvaluation, b: DatasetEvaluation) -> Comparison:
+    """Model B against model A; both must be evaluated against the same reference pages."""
+    if a.page_ids != b.page_ids:
+        raise InputError("the two evaluations do not score the same reference pages; compare models on one reference")
+    return Comparison(a, b)

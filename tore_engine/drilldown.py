@@ -39,7 +39,7 @@ def pages_for_view_cell(
     if view == "reduced":
         return _pages_for_reduced_cell(evaluation, REDUCED_CLASSES.index(row), REDUCED_CLASSES.index(column), limit)
     classes = evaluation.matrices.classes
-    return evaluation.pages_for_cell(classes.index(row), classes.index(column), limit)
+    return evaluation.cell_pages(classes.index(row), classes.index(column), limit)
 
 
 def _pages_for_reduced_cell(evaluation: DatasetEvaluation, row: int, column: int, limit: int | None) -> list[tuple[str, float, float]]:

@@ -8,17 +8,19 @@ only when asked for, so `tore evaluate` never pays for them.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from tore_engine.algorithm1 import ExactCounts
 from tore_engine.errors import InputWarning
-from tore_engine.matrices import ToreMatrices, f1_score
+from tore_engine.matrices import MatrixSet, ToreMatrices, f1_score
 from tore_engine.taxonomy import Taxonomy
 
 
-@dataclass
+@dataclass(repr=False)
 class DatasetEvaluation:
     """The result of evaluating a prediction against a reference over a whole dataset."""
 
@@ -37,7 +39,7 @@ class DatasetEvaluation:
     def pixels(self) -> int:
         return int(self.page_pixels.sum())
 
-    def pages_for_cell(self, row: int, column: int, limit: int | None = None) -> list[tuple[str, float, float]]:
+    def cell_pages(self, row: int, column: int, limit: int | None = None) -> list[tuple[str, float, float]]:
         """The pages that make up cell (row, column), largest contribution first (ties in page
         order): (page id, contribution in pixels, share of the cell)."""
         hits = np.flatnonzero(self.contribution_cell == row * self.taxonomy.size + column)
@@ -66,3 +68,125 @@ class DatasetEvaluation:
             precision = fg_fg / int(reduced[:, 1].sum()) if reduced[:, 1].sum() else 0.0
             rows.append({"page": page_id, "pixels": pixels, "recall": recall, "precision": precision, "f1": f1_score(precision, recall)})
         return rows
+
+    # --- what a notebook user reads (formats.md section 7) -------------------------------------------
+
+    def __repr__(self) -> str:
+        reduced = self.matrices.reduced
+        return (f"Evaluation({self.matrices.mode} taxonomy, {len(self.matrices.classes)} classes, "
+                f"{len(self.page_ids):,} pages, Foreground recall {reduced.recall[1, 1]:.4f}, "
+                f"precision {reduced.precision[1, 1]:.4f})")
+
+    @property
+    def classes(self) -> list[str]:
+        """The matrix classes, Background first."""
+        return list(self.matrices.classes)
+
+    @property
+    def confusion(self):
+        """The confusion matrix (pixels) as a DataFrame: rows = reference, columns = prediction."""
+        return frames(self.matrices.full).confusion
+
+    @property
+    def recall(self):
+        """The row-normalised matrix as a DataFrame."""
+        return frames(self.matrices.full).recall
+
+    @property
+    def precision(self):
+        """The column-normalised matrix as a DataFrame."""
+        return frames(self.matrices.full).precision
+
+    @property
+    def trimmed(self) -> "MatrixFrames":
+        """The matrices without their all-zero rows and columns."""
+        return frames(self.matrices.trimmed)
+
+    @property
+    def reduced(self) -> "MatrixFrames":
+        """The 2x2 Background/Foreground matrices."""
+        return frames(self.matrices.reduced)
+
+    @property
+    def per_class(self):
+        """Recall, precision, F1 and support (reference pixels) of each class, single mode only
+        (None in dual mode, where the diagonal means nothing)."""
+        import pandas as pd
+
+        from tore_engine.report_tables import PER_CLASS_COLUMNS, per_class_rows
+
+        if self.matrices.per_class is None:
+            return None
+        return pd.DataFrame(per_class_rows(self), columns=PER_CLASS_COLUMNS).set_index("class")
+
+    @property
+    def pages(self):
+        """One row a page, in reference order: pixels and the reduced Foreground recall, precision, F1."""
+        import pandas as pd
+
+        from tore_engine.report_tables import PAGE_COLUMNS, page_rows
+
+        return pd.DataFrame(page_rows(self), columns=PAGE_COLUMNS).set_index("page")
+
+    def pages_for_cell(self, row: str, column: str, *, view: str = "full", limit: int | None = None):
+        """The pages behind cell (reference class `row`, predicted class `column`) of a view (full,
+        trimmed or reduced), largest contribution first, as a DataFrame."""
+        import pandas as pd
+
+        from tore_engine.drilldown import pages_for_view_cell
+
+        rows = pages_for_view_cell(self, view, row, column, limit)
+        return pd.DataFrame(rows, columns=["page", "pixels", "share_of_cell"])
+
+    def plot(self, metric: str = "recall", view: str | None = None, **options):
+        """A Plotly heatmap of one matrix (needs the app extra's plotly); `view` defaults to full in
+        single mode and trimmed in dual mode, as the app shows them."""
+        from tore_engine.drilldown import view_matrices
+
+        try:
+            from tore_engine.studio import figures
+        except ImportError:
+            raise ImportError("plotting needs Plotly: pip install 'tore-studio[app]'") from None
+        view = view or ("full" if self.matrices.mode == "single" else "trimmed")
+        return figures.matrix_heatmap(view_matrices(self.matrices, view), metric, **options)
+
+    def to_json(self, path: str | Path | None = None) -> dict:
+        """report.json's content (formats.md section 4); written to `path` when given."""
+        from tore_engine.report import build_report
+
+        report = build_report(self)
+        if path is not None:
+            Path(path).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return report
+
+    def to_excel(self, path: str | Path) -> None:
+        """A workbook of coloured matrices, per page, per class and warnings."""
+        from tore_engine.excel import write_excel
+
+        write_excel(self, Path(path))
+
+    def to_html(self, path: str | Path, title: str = "TORE report") -> None:
+        """One self-contained HTML file with the interactive heatmaps and tables (needs plotly)."""
+        from tore_engine.html_report import write_html
+
+        write_html(self, Path(path), title=title)
+
+
+@dataclass(frozen=True)
+class MatrixFrames:
+    """A view's three matrices as DataFrames (rows = reference classes, columns = predicted)."""
+
+    confusion: object
+    recall: object
+    precision: object
+
+
+def frames(matrices: MatrixSet) -> MatrixFrames:
+    import pandas as pd
+
+    def frame(values: np.ndarray):
+        table = pd.DataFrame(values, index=list(matrices.rows), columns=list(matrices.columns))
+        table.index.name, table.columns.name = "reference", "prediction"
+        return table
+
+    return MatrixFrames(frame(matrices.confusion), frame(matrices.recall), frame(matrices.precision))

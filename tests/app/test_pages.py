@@ -20,6 +20,7 @@ from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats import load_pair
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.panels import matrix_csv
+from tore_engine.studio.plain_text import plain_for_markdown
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")
@@ -29,8 +30,10 @@ if not (DEMO / "reference.json").exists():
     pytest.skip(f"the embedded demo is missing at {DEMO}; regenerate it with python -m tore_engine.demo", allow_module_level=True)
 
 
-def _app(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+def _app(*, secrets: dict | None = None, timeout: float = 60, **query: str) -> AppTest:
+    """The app opened at a link with these query parameters (and these Streamlit secrets)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.secrets.update(secrets or {})
     for key, value in query.items():
         at.query_params[key] = value
     return at.run()
@@ -76,7 +79,7 @@ def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
     at.selectbox(key="cell_pred").set_value("Section-header").run()
     _no_exception(at)
     classes = demo_evaluation.matrices.classes
-    expected = demo_evaluation.pages_for_cell(classes.index("Title"), classes.index("Section-header"))
+    expected = demo_evaluation.cell_pages(classes.index("Title"), classes.index("Section-header"))
     assert expected, "the demo's model A confuses some titles with section headers"
     table = _page_table(at)
     assert table["page"].tolist() == [page for page, _, _ in expected]
@@ -169,9 +172,10 @@ def test_a_broken_upload_shows_the_engine_error():
     at.file_uploader(key="upload_a_0").set_value(("model.json", (DEMO / "model_a.json").read_bytes(), "application/json")).run()
     _no_exception(at)
     messages = [error.value for error in at.error]
-    assert any("page 'p1': missing key 'height'" in message for message in messages), messages
+    expected = plain_for_markdown("file reference.json, page 'p1': missing key 'height'")  # not the private folder's path
+    assert any(expected in message for message in messages), messages
     at.switch_page("app_pages/overlays.py").run()  # the uploads survive a page switch
-    assert any("missing key 'height'" in error.value for error in at.error)
+    assert any(expected in error.value for error in at.error)
     next(button for button in at.sidebar.button if button.label == "Forget the uploaded files").click().run()
     assert not at.error and any("Choose a reference" in info.value for info in at.info)
 
@@ -185,13 +189,13 @@ def whole_disk_as_data_root(monkeypatch):
 def test_a_server_path_outside_the_data_root_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
     at = _app(src="path", ref="../../etc/passwd", a=str(DEMO / "model_a.json"))
-    assert any("is outside the data root" in error.value for error in at.sidebar.error)
+    assert any(plain_for_markdown("is outside the folder it must stay in (the data root") in error.value for error in at.sidebar.error)
 
 
 def test_a_missing_server_path_shows_the_engine_error(tmp_path, whole_disk_as_data_root):
     at = _app(src="path", ref=str(tmp_path / "nowhere.json"), a=str(DEMO / "model_a.json"))
     _no_exception(at)
-    assert any("nowhere.json: no such file" in error.value for error in at.error)
+    assert any(plain_for_markdown("nowhere.json: no such file") in error.value for error in at.error)
 
 
 def test_a_label_map_path_is_applied(tmp_path, whole_disk_as_data_root):
