@@ -1,0 +1,89 @@
+"""The page x cell contributions behind the app's drill-down, written out (`tore evaluate --cells`),
+so that "which pages make up this cell" can be answered without the app.
+
+One row per page and non-zero matrix cell, in reference-file page order and then cell order (row
+by row): `page, reference_class, predicted_class, pixels, share_of_cell`. Summed over pages, a
+cell's `pixels` give the confusion matrix up to the rounding of each page's value (tore.md section
+8). CSV numbers are written with `repr`, as the other CSVs: the exact floats. A path ending in
+`.parquet` gets the same table as Parquet (needs pyarrow).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tore_engine.dataset import DatasetEvaluation
+from tore_engine.errors import InputError
+
+CELL_COLUMNS = ("page", "reference_class", "predicted_class", "pixels", "share_of_cell")
+PARQUET_SUFFIX = ".parquet"
+
+
+@dataclass(frozen=True)
+class CellTable:
+    """The contributions in output order, as index arrays (a table of millions of rows stays small)."""
+
+    page: np.ndarray  # index into `evaluation.page_ids`
+    row: np.ndarray  # reference class index
+    column: np.ndarray  # predicted class index
+    pixels: np.ndarray
+    share: np.ndarray  # pixels / the cell's dataset total
+
+
+def cell_table(evaluation: DatasetEvaluation) -> CellTable:
+    """Every kept contribution, sorted by page and then cell, with its share of the cell (as
+    `cell_pages` computes it: 0 for a cell whose total is 0)."""
+    order = np.lexsort((evaluation.contribution_cell, evaluation.contribution_page))
+    cell = evaluation.contribution_cell[order].astype(np.int64)
+    pixels = evaluation.contribution_value[order]
+    totals = evaluation.matrices.full.confusion.ravel()[cell]
+    share = np.divide(pixels, totals, out=np.zeros(len(pixels)), where=totals != 0)
+    row, column = np.divmod(cell, evaluation.taxonomy.size)
+    return CellTable(evaluation.contribution_page[order], row, column, pixels, share)
+
+
+def cell_rows(evaluation: DatasetEvaluation) -> Iterator[tuple[str, str, str, float, float]]:
+    """(page id, reference class, predicted class, pixels, share of the cell), in output order."""
+    table = cell_table(evaluation)
+    page_ids, classes = evaluation.page_ids, evaluation.matrices.classes
+    for page, row, column, pixels, share in zip(table.page.tolist(), table.row.tolist(), table.column.tolist(), table.pixels.tolist(), table.share.tolist()):
+        yield page_ids[page], classes[row], classes[column], pixels, share
+
+
+def _write_csv(evaluation: DatasetEvaluation, path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CELL_COLUMNS)
+        writer.writerows((page, row, column, repr(pixels), repr(share)) for page, row, column, pixels, share in cell_rows(evaluation))
+
+
+def _write_parquet(evaluation: DatasetEvaluation, path: Path) -> None:
+    """Class and page columns dictionary-encoded: each name is stored once."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(f"writing {path.name} needs pyarrow (the 'parquet' extra: pip install 'tore-studio[parquet]'); "
+                         "or write the cells as CSV") from None
+    table = cell_table(evaluation)
+
+    def names(indices: np.ndarray, dictionary: list[str]) -> pa.DictionaryArray:
+        return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(dictionary, pa.string()))
+
+    columns = [names(table.page, evaluation.page_ids), names(table.row, evaluation.matrices.classes),
+               names(table.column, evaluation.matrices.classes), pa.array(table.pixels), pa.array(table.share)]
+    pq.write_table(pa.Table.from_arrays(columns, names=list(CELL_COLUMNS)), path)
+
+
+def write_cells(evaluation: DatasetEvaluation, path: Path) -> None:
+    """Write the contributions to `path`: Parquet when it ends in `.parquet`, else CSV (the caller
+    stages and moves the file into place)."""
+    if path.suffix.lower() == PARQUET_SUFFIX:
+        _write_parquet(evaluation, path)
+    else:
+        _write_csv(evaluation, path)
