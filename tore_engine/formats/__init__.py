@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from tore_engine.errors import InputError
 from tore_engine.formats.detect import detect_format
@@ -31,14 +32,24 @@ SIDE_FORMATS: dict[str, str] = {
 # Formats read as a pair from their own files: (module, function(reference, prediction)).
 PAIR_FORMATS: dict[str, tuple[str, str]] = {
     "docling-eval": ("tore_engine.formats.docling_eval", "read_pair"),
-    "docile": ("tore_engine.docile.layout", "load_docile_pair"),
-    "funsd": ("tore_engine.funsd.layout_sets", "funsd_layout_sets"),
+    "docile": ("tore_engine.docile.tore_sets", "load_docile_pair"),
+    "funsd": ("tore_engine.funsd.tore_sets", "funsd_layout_sets"),
     "omnidocbench": ("tore_engine.omnidocbench.tore_sets", "omnidocbench_layout_sets"),
 }
 FORMATS = ("auto", *SIDE_FORMATS, *PAIR_FORMATS)
 Pair = tuple[LayoutSet, LayoutSet]
 
 __all__ = ["FORMATS", "detect_format", "load", "load_pair"]
+
+
+def optional_module(name: str, extra: str) -> ModuleType:
+    """A library only some readers need (pyarrow, docling-core), or an `InputError` that says which
+    extra installs it: the user asked for a format, so a missing library is their input's problem,
+    not a traceback."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise InputError(f"reading this format needs {name}, which is not installed: pip install 'tore-studio[{extra}]'") from None
 
 
 def _check_format(format_name: str) -> None:
