@@ -8,7 +8,6 @@ ICDAR-2015 greedy rule (GT-major, first free prediction with IoU strictly above 
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 IOU_THRESHOLD = 0.5
 
@@ -33,6 +32,8 @@ def iou_matrix(reference: np.ndarray, prediction: np.ndarray) -> np.ndarray:
 
 def optimal_matches(iou: np.ndarray) -> Matches:
     """Hungarian assignment maximising total IoU; an assigned pair is kept iff IoU >= 0.5."""
+    from scipy.optimize import linear_sum_assignment  # imported here: `tore evaluate --format funsd` needs no scipy
+
     if iou.size == 0:
         return []
     rows, columns = linear_sum_assignment(iou, maximize=True)
