@@ -25,6 +25,8 @@ make_venv() {
   .venv/bin/python -m pip install -q --upgrade pip
 }
 
+# The extras (pyproject.toml): the core is the engine and `tore evaluate`; `app` adds Streamlit,
+# Plotly, PyMuPDF and the scorers; `test` adds every extra and the test tools.
 install() {
   make_venv
   .venv/bin/python -m pip install -q -e ".[$1]"
@@ -32,12 +34,14 @@ install() {
 
 case "${1:-}" in
   app)
-    install dask
+    install app,dask
     shift
-    exec .venv/bin/tore app "$@"
+    # From a checkout, paths typed into the app are confined to the folder that holds the repository
+    # (so the Scores page finds the samples in ../shared/data); `tore app` alone uses the current folder.
+    TORE_STUDIO_DATA_ROOT="${TORE_STUDIO_DATA_ROOT:-$(cd .. && pwd)}" exec .venv/bin/tore app "$@"
     ;;
   test)
-    install test,dask
+    install test  # every extra (app, scores, dask, ...) and the test tools
     shift
     exec .venv/bin/python -m pytest "$@"
     ;;

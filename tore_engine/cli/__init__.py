@@ -40,6 +40,15 @@ SCORE_MODULES: dict[str, str] = {
     "funsd": "tore_engine.cli.score_funsd",  # also adds `ec-funsd`
     "omnidocbench": "tore_engine.cli.score_omnidocbench",
 }
+# The extra (pyproject.toml) that installs each optional library: a command that needs a missing one
+# says which extra to install instead of reporting a bug.
+EXTRA_OF_MODULE: dict[str, str] = {
+    **dict.fromkeys(("scipy", "sklearn", "seqeval", "rapidfuzz", "faster_coco_eval", "apted", "lxml", "pylatexenc"), "scores"),
+    **dict.fromkeys(("streamlit", "plotly", "pymupdf", "fitz"), "app"),
+    **dict.fromkeys(("dask", "distributed"), "dask"),
+    "docling_core": "docling",
+    "pyarrow": "parquet",
+}
 
 
 class ToreParser(argparse.ArgumentParser):
@@ -104,6 +113,8 @@ def _paragraph(error: Exception) -> str:
     """What went wrong, in one paragraph a user can act on."""
     if isinstance(error, InputError):
         return error.paragraph()
+    if isinstance(error, ModuleNotFoundError) and (extra := EXTRA_OF_MODULE.get(library := (error.name or "").partition(".")[0])):
+        return f"this needs the '{extra}' extra ({library} is not installed): pip install 'tore-studio[{extra}]'"
     if isinstance(error, BrokenProcessPool):
         return "a worker process ended abruptly (killed, or out of memory); try fewer --workers"
     if isinstance(error, MemoryError):
