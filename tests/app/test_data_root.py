@@ -1,6 +1,9 @@
-"""Server paths stay inside the data root."""
+"""Server paths stay inside the data root and name files or folders, never FIFOs or devices."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
@@ -17,5 +20,16 @@ def test_paths_inside_the_root_resolve_and_escapes_are_refused(tmp_path, monkeyp
     assert server_path("data") == root / "data"
     assert server_path(str(root / "data")) == root / "data"
     for escape in ("../secret", "data/../../secret", str(tmp_path / "secret"), "data/link", "/etc/passwd"):
-        with pytest.raises(InputError, match="outside the data root"):
+        with pytest.raises(InputError, match=r"is outside the folder it must stay in \(the data root; set TORE_STUDIO_DATA_ROOT"):
             server_path(escape)
+
+
+def test_a_fifo_or_device_in_the_data_root_is_refused_before_it_is_opened(tmp_path, monkeypatch):
+    os.mkfifo(tmp_path / "pipe.json")
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    with pytest.raises(InputError, match="^file pipe.json: is not a regular file or a folder"):
+        server_path("pipe.json")
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, "/dev")
+    with pytest.raises(InputError, match="is not a regular file or a folder"):
+        server_path("null")
+    assert server_path("missing.json") == Path("/dev/missing.json")  # the reader says it is missing

@@ -16,6 +16,7 @@ from scores_apptest import APP, assert_no_exception
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_figures_omnidocbench import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
 from tore_engine.studio.score_panels.omnidocbench import matrices_query, page_table
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
@@ -158,12 +159,12 @@ def test_a_broken_input_path_shows_the_engines_message(sample):
     at = _panel()
     at.text_input(key="omnidocbench_gt").set_value("shared/data/omnidocbench/no_such_file.json").run()
     assert_no_exception(at)
-    assert any("no_such_file.json: no such file" in error.value for error in at.error)
+    assert any(plain_for_markdown("no_such_file.json: no such file") in error.value for error in at.error)
     at.text_input(key="omnidocbench_gt").set_value("shared/data/omnidocbench/README.md").run()
-    assert any("is not valid JSON" in error.value for error in at.error)
+    assert any(plain_for_markdown("omnidocbench/README.md: ") in error.value for error in at.error)  # the reader's reason after it
     at.text_input(key="omnidocbench_gt").set_value("../../etc/passwd").run()
     assert_no_exception(at)
-    assert any("outside the data root" in error.value for error in at.error)
+    assert any(plain_for_markdown("outside the folder it must stay in (the data root") in error.value for error in at.error)
 
 
 def test_without_the_sample_the_panel_says_so_and_asks_for_paths(tmp_path, monkeypatch):

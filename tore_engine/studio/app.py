@@ -1,18 +1,22 @@
 """TORE Studio: browse TORE matrices, click through to pages, compare two models.
 
-Run with `streamlit run app.py` (or `./run.sh app`). This entry point holds the choices shared by
-every page (dataset, predictions, taxonomy mode, label map) in the sidebar, so they persist across
+Run with `tore app` (or `./run.sh app`). This entry point holds the choices shared by every page
+(dataset, predictions, taxonomy mode, label map, compute) in the sidebar, so they persist across
 pages, and keeps the view in the URL. The pages live in `app_pages/` (not `pages/`: Streamlit
 1.67 still runs a folder named `pages/` in its legacy multipage mode before `st.navigation` has run
-once in the process, which breaks deep links and AppTest's page switching).
+once in the process, which breaks deep links and AppTest's page switching). Whatever a page
+raises becomes a short message (`messages.shown_errors`), never a traceback.
 """
 
 import streamlit as st
 
-from tore_engine.studio import state
+from tore_engine.studio import url_state
+from tore_engine.studio.messages import shown_errors
+from tore_engine.studio.sidebar import sidebar
 
 st.set_page_config(page_title="TORE Studio", layout="wide")
-state.begin_run()
+st.set_option("client.showErrorDetails", "none")  # should anything escape `shown_errors`
+url_state.begin_run()
 pages = [
     st.Page("app_pages/matrices.py", title="Matrices", url_path="matrices", default=True),
     st.Page("app_pages/overlays.py", title="Overlays", url_path="overlays"),
@@ -20,6 +24,7 @@ pages = [
     st.Page("app_pages/scores.py", title="Scores", url_path="scores"),
 ]
 current = st.navigation(pages)
-st.session_state["_dataset"] = state.sidebar()
-current.run()
-state.publish_url()
+with shown_errors():
+    st.session_state["_dataset"] = sidebar()
+    current.run()
+url_state.publish_url()

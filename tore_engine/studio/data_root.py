@@ -1,7 +1,10 @@
 """Paths typed into the app are confined to one data root on the server.
 
-The root is `$TORE_STUDIO_DATA_ROOT`, or by default the folder the app was started in. A path that resolves outside
-it, through `..` or a symbolic link, is refused with a clear message.
+The root is `$TORE_STUDIO_DATA_ROOT`, or by default the folder the app was started in. A path is
+resolved by `tore_engine.inputs.confine` (the project's one path policy): one that leaves the root,
+through `..`, an absolute path or a symbolic link, is refused with a clear message, and so is one
+that names something other than a file or a folder (a FIFO, a device, a socket), before anything
+opens it: reading a FIFO would block the session.
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ import os
 from pathlib import Path
 
 from tore_engine.errors import InputError
+from tore_engine.inputs import confine, is_regular_file
 
 DATA_ROOT_VARIABLE = "TORE_STUDIO_DATA_ROOT"
+
 
 def data_root() -> Path:
     return Path(os.environ.get(DATA_ROOT_VARIABLE) or Path.cwd()).resolve()
@@ -19,9 +24,12 @@ def data_root() -> Path:
 
 def server_path(text: str) -> Path:
     """The real path of `text` (relative paths are taken from the data root), if it lies inside
-    the data root."""
-    root = data_root()
-    path = (root / Path(text).expanduser()).resolve()
-    if not path.is_relative_to(root):
-        raise InputError(f"{text!r} is outside the data root {root}; set {DATA_ROOT_VARIABLE} to open other folders")
+    the data root and is a regular file, a folder, or nothing yet (the reader then says it is
+    missing)."""
+    try:
+        path = confine(text, data_root())
+    except InputError as error:
+        raise InputError(f"{error.problem} (the data root; set {DATA_ROOT_VARIABLE} to open other folders)") from None
+    if path.exists() and not (path.is_dir() or is_regular_file(path)):
+        raise InputError("is not a regular file or a folder (a device, pipe or socket); it is not opened", file=text)
     return path

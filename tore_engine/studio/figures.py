@@ -1,7 +1,8 @@
 """Plotly figures of matrices and per-class scores, built from engine results.
 
 Pure functions: they take `MatrixSet`s and score dictionaries and return `go.Figure`s, so they are
-unit-tested without Streamlit. Clicking a heatmap cell needs a scatter trace (plotly.js gives point
+unit-tested without Streamlit. Class names and titles are plain text: every one is escaped here
+(`plain_for_plotly`), so a name like `<a href=...>` is drawn as written, never as markup. Clicking a heatmap cell needs a scatter trace (plotly.js gives point
 selection only to scatter-like traces), so every cell also has an invisible square marker that
 carries the hover and the click; the heatmap itself only paints colours (app.md section 2.1).
 """
@@ -15,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from tore_engine.matrices import MatrixSet
+from tore_engine.studio.plain_text import plain_for_plotly
 
 METRICS = ("confusion", "recall", "precision")
 SCALES = ("linear", "log", "power")
@@ -76,7 +78,8 @@ def _cell_overlay(rows: list[str], columns: list[str], customdata: np.ndarray, h
     """The invisible marker on every cell that carries hover and click."""
     n_rows, n_columns = len(rows), len(columns)
     ii, jj = np.divmod(np.arange(n_rows * n_columns), n_columns)
-    names = [f"{rows[i]}<br>prediction: {columns[j]}" for i, j in zip(ii.tolist(), jj.tolist())]
+    shown_rows, shown_columns = [plain_for_plotly(row) for row in rows], [plain_for_plotly(column) for column in columns]
+    names = [f"{shown_rows[i]}<br>prediction: {shown_columns[j]}" for i, j in zip(ii.tolist(), jj.tolist())]
     size = max(4, cell - 2)
     return go.Scatter(
         x=jj,
@@ -109,10 +112,11 @@ def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: s
     left, bottom = 50 + int(0.6 * font * row_label), 60 + int(0.45 * font * column_label)
     axis = dict(showgrid=False, zeroline=False, showticklabels=show_ticks, tickfont=dict(size=font), tickmode="array")
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=13)),
-        xaxis=dict(axis, tickvals=list(range(len(columns))), ticktext=columns, title="prediction", tickangle=-45,
-                   range=[-0.5, len(columns) - 0.5]),
-        yaxis=dict(axis, tickvals=list(range(len(rows))), ticktext=rows, title="reference", range=[len(rows) - 0.5, -0.5]),
+        title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
+        xaxis=dict(axis, tickvals=list(range(len(columns))), ticktext=[plain_for_plotly(column) for column in columns], title="prediction",
+                   tickangle=-45, range=[-0.5, len(columns) - 0.5]),
+        yaxis=dict(axis, tickvals=list(range(len(rows))), ticktext=[plain_for_plotly(row) for row in rows], title="reference",
+                   range=[len(rows) - 0.5, -0.5]),
         clickmode="event+select",
         dragmode="zoom",
         hovermode="closest",
@@ -218,31 +222,27 @@ def clicked_cell(event: dict | None, rows: list[str], columns: list[str]) -> tup
 SCORE_COLOURS = {"recall": "#4363d8", "precision": "#f58231", "f1": "#3cb44b"}
 
 
-def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
-    """Grouped recall / precision / F1 bars, one group per class."""
-    classes = list(per_class)
+def _class_bars(scores: dict[str, dict[str, float]], name: str, hover: str, *, title: str, yaxis: dict) -> go.Figure:
+    """Grouped bars, one group per class and one bar per score; `name` and `hover` are formats of
+    the score's name (`hover` a Plotly template of the bar's value)."""
+    classes = [plain_for_plotly(label) for label in scores]
     fig = go.Figure(
         [
-            go.Bar(name=score, x=classes, y=[per_class[c][score] for c in classes], marker_color=colour,
-                   hovertemplate=f"%{{x}}<br>{score}: %{{y:.4f}}<extra></extra>")
+            go.Bar(name=name.format(score=score), x=classes, y=[row[score] for row in scores.values()], marker_color=colour,
+                   hovertemplate=f"%{{x}}<br>{hover.format(score=score)}<extra></extra>")
             for score, colour in SCORE_COLOURS.items()
         ]
     )
-    fig.update_layout(barmode="group", title=dict(text=title, x=0), yaxis=dict(range=[0, 1], title="score"),
+    fig.update_layout(barmode="group", title=dict(text=plain_for_plotly(title), x=0), yaxis=yaxis,
                       height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
     return fig
+
+
+def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
+    """Grouped recall / precision / F1 bars, one group per class."""
+    return _class_bars(per_class, "{score}", "{score}: %{{y:.4f}}", title=title, yaxis=dict(range=[0, 1], title="score"))
 
 
 def delta_bars(deltas: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
     """Per-class B minus A bars for recall, precision and F1."""
-    classes = list(deltas)
-    fig = go.Figure(
-        [
-            go.Bar(name=f"Δ {score}", x=classes, y=[deltas[c][score] for c in classes], marker_color=colour,
-                   hovertemplate=f"%{{x}}<br>B − A {score}: %{{y:+.4f}}<extra></extra>")
-            for score, colour in SCORE_COLOURS.items()
-        ]
-    )
-    fig.update_layout(barmode="group", title=dict(text=title, x=0), yaxis=dict(title="B − A", zeroline=True),
-                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
-    return fig
+    return _class_bars(deltas, "Δ {score}", "B − A {score}: %{{y:+.4f}}", title=title, yaxis=dict(title="B − A", zeroline=True))

@@ -4,7 +4,8 @@ synchronised zoom, and the agreement view.
 All panes are subplots of one figure whose axes are matched, so zooming one zooms all. Boxes are
 one scatter trace per class and pane (outlines separated by gaps, filled), never one shape per box
 (`add_shape` in a loop is quadratic, app.md section 3). Traces of a class share a legend group, so
-one legend click toggles the class in every pane.
+one legend click toggles the class in every pane. Class names and pane titles are plain text,
+escaped here (`plain_for_plotly`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from plotly.subplots import make_subplots
 from tore_engine.agreement import BOTH, CATEGORY_NAMES, DIFFERENT_CLASS, ONLY_PREDICTION, ONLY_REFERENCE, SAME_CLASS, AgreementRaster
 from tore_engine.layout import Page
 from tore_engine.studio.palette import class_color, with_alpha
+from tore_engine.studio.plain_text import plain_for_plotly
 from tore_engine.studio.rendering import data_uri
 
 AGREEMENT_COLOURS = {
@@ -49,7 +51,7 @@ def _box_hover(page: Page, index: int) -> str:
     x1, y1, x2, y2 = page.bboxes[index].tolist()
     score = page.scores[index] if page.scores is not None and len(page.scores) > index else float("nan")
     score_text = "no score" if np.isnan(score) else f"score {score:.3f}"
-    return f"<b>{page.labels[index]}</b><br>box {index}, {score_text}<br>[{x1:.1f}, {y1:.1f}, {x2:.1f}, {y2:.1f}]"
+    return f"<b>{plain_for_plotly(page.labels[index])}</b><br>box {index}, {score_text}<br>[{x1:.1f}, {y1:.1f}, {x2:.1f}, {y2:.1f}]"
 
 
 def box_traces(page: Page, column: int, shown_in_legend: set[str]) -> list[go.Scatter]:
@@ -69,13 +71,13 @@ def box_traces(page: Page, column: int, shown_in_legend: set[str]) -> list[go.Sc
         common = dict(legendgroup=label, hovertemplate="%{text}<extra></extra>", xaxis=_axis("x", column), yaxis=_axis("y", column))
         traces.append(
             go.Scatter(x=xs, y=ys, text=texts, mode="lines", fill="toself", fillcolor=with_alpha(colour, 0.18),
-                       line=dict(color=colour, width=1.5), name=label, showlegend=label not in shown_in_legend, **common)
+                       line=dict(color=colour, width=1.5), name=plain_for_plotly(label), showlegend=label not in shown_in_legend, **common)
         )
         centres = page.bboxes[indices]
         traces.append(
             go.Scatter(x=(centres[:, 0] + centres[:, 2]) / 2, y=(centres[:, 1] + centres[:, 3]) / 2,
                        text=[_box_hover(page, k) for k in indices], mode="markers",
-                       marker=dict(size=14, opacity=0, color=colour), name=label, showlegend=False, **common)
+                       marker=dict(size=14, opacity=0, color=colour), name=plain_for_plotly(label), showlegend=False, **common)
         )
         shown_in_legend.add(label)
     return traces
@@ -119,7 +121,7 @@ def page_overlay(
     """The page image in every pane with each pane's boxes on top; with `agreement`, one more pane
     that colours the agreement categories over the page. Zoom is shared by all panes.
     `width_hint` (the expected figure width in pixels) sets the height that fits the panes."""
-    titles = [pane.title for pane in panes] + (["agreement"] if agreement is not None else [])
+    titles = [plain_for_plotly(pane.title) for pane in panes] + (["agreement"] if agreement is not None else [])
     fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.015)
     shown: set[str] = set()
     images = []

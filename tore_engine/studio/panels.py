@@ -7,15 +7,21 @@ They wire session state to the figure builders and the engine's results; they co
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from tore_engine.agreement import agreement_raster
-from tore_engine.dataset import DatasetEvaluation
 from tore_engine.drilldown import VIEWS, pages_for_view_cell, top_confusions, view_matrices
+from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.matrices import MatrixSet
-from tore_engine.studio import figures, page_figures, state
+from tore_engine.studio import figures, page_figures, url_state
+from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.messages import shown_errors
+from tore_engine.studio.page_images import page_image_uri
+from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.sidebar import MODELS, Dataset
 
 NO_CLASS = "(choose)"
 VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}
@@ -24,21 +30,22 @@ CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 HALF_WIDTH_CELL = 28  # cell pixels of a matrix shown in one of two columns
 
 
-def model_picker(dataset: state.Dataset, label: str = "Model") -> str:
+def model_picker(dataset: Dataset, label: str = "Model") -> str:
     """Choose model A or B (only the models that are set)."""
-    models = [model for model in state.MODELS if model in dataset.models] or ["A"]
-    state.seed("model", models[0], models)
-    model = st.radio(label, models, key="model", format_func=dataset.model_label, horizontal=True, persist_state="session")
-    state.share(model=model)
+    models = [model for model in MODELS if model in dataset.models] or ["A"]
+    url_state.seed("model", models[0], models)
+    model = st.radio(label, models, key="model", format_func=lambda model: plain_for_markdown(dataset.model_label(model)),
+                     horizontal=True, persist_state="session")
+    url_state.share(model=model)
     return model
 
 
 def matrix_controls(mode: str) -> tuple[str, str, str, bool]:
     """View, metric, colour scale and hide-diagonal choices, in one row."""
-    state.seed("view", "full" if mode == "single" else "trimmed", list(VIEWS))
-    state.seed("metric", "recall", list(figures.METRICS))
-    state.seed("scale", "linear", list(figures.SCALES))
-    state.seed("hide", False)
+    url_state.seed("view", "full" if mode == "single" else "trimmed", list(VIEWS))
+    url_state.seed("metric", "recall", list(figures.METRICS))
+    url_state.seed("scale", "linear", list(figures.SCALES))
+    url_state.seed("hide", False)
     view_column, metric_column, scale_column, hide_column = st.columns([3, 3, 2, 2])
     view = view_column.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.get, horizontal=True, persist_state="session")
     metric = metric_column.radio("Values", figures.METRICS, key="metric", horizontal=True, persist_state="session",
@@ -46,7 +53,7 @@ def matrix_controls(mode: str) -> tuple[str, str, str, bool]:
     scale = scale_column.selectbox("Colour scale", figures.SCALES, key="scale", persist_state="session")
     hide = hide_column.toggle("Hide diagonal", key="hide", persist_state="session", disabled=mode != "single" or view == "reduced",
                               help="show only the confusions (single taxonomy)")
-    state.share(view=view, metric=metric, scale=scale, hide=hide)
+    url_state.share(view=view, metric=metric, scale=scale, hide=hide)
     return view, metric, scale, hide and mode == "single" and view != "reduced"
 
 
@@ -74,19 +81,23 @@ def heatmap(matrices: MatrixSet, metric: str, scale: str, hide: bool, mode: str,
 def _cell_pickers(matrices: MatrixSet, clicked: tuple[str, str] | None) -> tuple[str, str] | None:
     """The keyboard-accessible pair of selectboxes that also shows the clicked cell."""
     rows, columns = [NO_CLASS, *matrices.rows], [NO_CLASS, *matrices.columns]
-    if "cell_ref" not in st.session_state and "cell" in st.query_params and "|" in st.query_params["cell"]:
-        st.session_state["cell_ref"], st.session_state["cell_pred"] = st.query_params["cell"].split("|", 1)
+    if "cell_ref" not in st.session_state and "cell" in st.query_params:
+        row, _, column = st.query_params["cell"].partition("|")
+        if row in matrices.rows and column in matrices.columns:
+            st.session_state["cell_ref"], st.session_state["cell_pred"] = row, column
+        else:
+            url_state.ignore("cell", "not a cell of this matrix")
     if clicked is not None:
         st.session_state["cell_ref"], st.session_state["cell_pred"] = clicked
-    state.seed("cell_ref", NO_CLASS, rows)
-    state.seed("cell_pred", NO_CLASS, columns)
+    url_state.seed("cell_ref", NO_CLASS, rows)
+    url_state.seed("cell_pred", NO_CLASS, columns)
     left, right = st.columns(2)
     row = left.selectbox("Reference class (row)", rows, key="cell_ref", persist_state="session")
     column = right.selectbox("Predicted class (column)", columns, key="cell_pred", persist_state="session")
     if NO_CLASS in (row, column):
-        state.share(cell=None)
+        url_state.share(cell=None)
         return None
-    state.share(cell=f"{row}|{column}")
+    url_state.share(cell=f"{row}|{column}")
     return row, column
 
 
@@ -94,10 +105,11 @@ def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], m
     """The pages behind a cell, largest contribution first; a row click opens the page."""
     row, column = cell
     pages = pages_for_view_cell(evaluation, view, row, column)
+    shown_row, shown_column = plain_for_markdown(row), plain_for_markdown(column)
     if not pages:
-        st.info(f"No page contributes to cell {row} → {column}: it is 0.")
+        st.info(f"No page contributes to cell {shown_row} → {shown_column}: it is 0.")
         return
-    st.markdown(f"**Contributing pages: {len(pages):,}** for reference **{row}** → prediction **{column}**. "
+    st.markdown(f"**Contributing pages: {len(pages):,}** for reference **{shown_row}** → prediction **{shown_column}**. "
                 "Select a row, or pick a page below, to open it in Overlays.")
     table = pd.DataFrame(pages, columns=["page", "contribution (pixels)", "share of the cell"])
     table_key = f"pages-{key}-{row}-{column}"
@@ -112,13 +124,13 @@ def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], m
     )
     pick, button = st.columns([4, 1], vertical_alignment="bottom")
     page_id = pick.selectbox("Page to open", table["page"].tolist(), key=f"open-{key}")
-    button.button("Open in Overlays", key=f"open-button-{key}", type="primary", on_click=state.request_page, args=(page_id, model))
+    button.button("Open in Overlays", key=f"open-button-{key}", type="primary", on_click=url_state.request_page, args=(page_id, model))
 
 
 def _open_selected_row(table_key: str, page_ids: list[str], model: str) -> None:
     rows = st.session_state[table_key].selection.rows
     if rows:
-        state.request_page(page_ids[rows[0]], model)
+        url_state.request_page(page_ids[rows[0]], model)
 
 
 def matrix_csv(matrices: MatrixSet, metric: str) -> str:
@@ -151,9 +163,11 @@ def _largest_cells(matrices: MatrixSet, key: str) -> None:
         )
 
 
-def matrix_explorer(evaluated: state.Evaluated, model: str) -> None:
-    """Controls, clickable heatmap, cell pickers and the page list of one evaluation."""
-    state.follow_page_request()
+@shown_errors()
+def matrix_explorer(evaluated: Evaluated, model: str) -> None:
+    """Controls, clickable heatmap, cell pickers and the page list of one evaluation (run as a
+    fragment, so it shows its own errors)."""
+    url_state.follow_page_request()
     evaluation = evaluated.evaluation
     mode = evaluation.matrices.mode
     view, metric, scale, hide = matrix_controls(mode)
@@ -170,7 +184,7 @@ def matrix_explorer(evaluated: state.Evaluated, model: str) -> None:
     cell = _cell_pickers(matrices, clicked)
     if cell is not None:
         page_list(evaluation, view, cell, model, key=f"{model}-{view}")
-    state.publish_url()
+    url_state.publish_url()
 
 
 def warnings_expander(evaluation: DatasetEvaluation) -> None:
@@ -189,20 +203,20 @@ def _step(page_ids: list[str], delta: int) -> None:
 def page_navigator(evaluation: DatasetEvaluation) -> str:
     """Previous / next, a searchable page list, and the order: file order or worst reduced F1 first."""
     scores = {row["page"]: row for row in evaluation.page_foreground_scores()}
-    state.seed("order", "file", list(ORDERS))
+    url_state.seed("order", "file", list(ORDERS))
     page_ids = list(scores)
     order_column, previous_column, page_column, next_column = st.columns([2, 1, 5, 1], vertical_alignment="bottom")
     order = order_column.selectbox("Order", list(ORDERS), key="order", format_func=ORDERS.get, persist_state="session")
     if order == "worst":
         page_ids.sort(key=lambda page_id: scores[page_id]["f1"])
-    state.seed("page", page_ids[0], page_ids)
+    url_state.seed("page", page_ids[0], page_ids)
     previous_column.button("◀ Previous", on_click=_step, args=(page_ids, -1), width="stretch")
     next_column.button("Next ▶", on_click=_step, args=(page_ids, 1), width="stretch")
     page_id = page_column.selectbox(
         "Page (type to search by id)", page_ids, key="page", persist_state="session",
         format_func=lambda page_id: f"{page_id}   (reduced F1 {scores[page_id]['f1']:.3f})",
     )
-    state.share(order=order, page=page_id)
+    url_state.share(order=order, page=page_id)
     return page_id
 
 
@@ -230,8 +244,9 @@ def page_scores(evaluation: DatasetEvaluation, page_id: str) -> None:
     columns[3].metric("Pixels", f"{row['pixels']:,}")
 
 
-def page_overlay(evaluated_models: list[state.Evaluated], titles: list[str], page_id: str, *, agreement: bool, key: str) -> None:
-    """The reference and each prediction side by side on the page image, synchronised zoom."""
+def page_overlay(evaluated_models: list[Evaluated], titles: list[str], page_id: str, image_root: Path, *, agreement: bool, key: str) -> None:
+    """The reference and each prediction side by side on the page image (which must lie inside
+    `image_root`), synchronised zoom."""
     first = evaluated_models[0]
     reference = first.reference_page(page_id)
     panes = [page_figures.Pane("reference", reference)]
@@ -239,7 +254,7 @@ def page_overlay(evaluated_models: list[state.Evaluated], titles: list[str], pag
     raster = None
     if agreement:
         raster = agreement_raster(reference, first.prediction_page(page_id), compare_classes=first.evaluation.matrices.mode == "single")
-    fig = page_figures.page_overlay(panes, reference.width, reference.height, state.page_image_uri(reference), agreement=raster)
+    fig = page_figures.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
     st.plotly_chart(fig, key=key, config=CHART_CONFIG)
     st.caption("Hover a box for its label, score and coordinates; click a class in the legend to hide it in every pane; "
                "drag to zoom (all panes follow), double-click to reset.")

@@ -4,7 +4,8 @@ Built from one document of `TaskResult.to_json()["documents"]` (plain JSON, as t
 it). Golds are solid outlines, predictions dashed; matched fields are green, missed golds (FN) red,
 unmatched predictions (FP) orange. One outline trace per group (boxes separated by gaps, never one
 shape per box: app.md section 3) and one invisible marker per box centre that carries the hover
-(field type, text, score, and what it matched).
+(field type, text, score, and what it matched). Field types and texts come from the input files:
+they are escaped as plain text (`plain_for_plotly`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
+
+from tore_engine.studio.plain_text import plain_for_plotly
 
 DEFAULT_PAGE_SIZE = (1700, 2200)  # US letter at 200 DPI, for documents without page sizes
 GOLD, PREDICTION = "gold", "prediction"
@@ -63,9 +66,9 @@ def page_fields(document: dict, page: int) -> list[FieldBox]:
 def hover_text(field: FieldBox) -> str:
     partner = "" if field.partner is None else f" by prediction {field.partner}" if field.side == GOLD else f" to gold {field.partner}"
     lines = [
-        f"<b>{field.fieldtype}</b>",
+        f"<b>{plain_for_plotly(field.fieldtype)}</b>",
         f"{field.side} {field.index}: {field.status}{partner}",
-        f"text: {field.text!r}" if field.text is not None else "no text",
+        f"text: {plain_for_plotly(repr(field.text))}" if field.text is not None else "no text",
         "no score" if field.score is None else f"score {field.score:.3f}",
     ]
     if field.line_item_id is not None:

@@ -5,7 +5,8 @@ Colour says the class; the outline says the outcome: solid when matched (FUNSD: 
 EC-FUNSD: the same words, `tore_engine.funsd.ec_overlay`), dotted when
 matched with the wrong class, red dashed when unmatched. Links join entity centres, green when
 found (predicted side: correct), red dashed when missed (wrong), with a dot on the value end.
-One scatter trace per class, outcome and pane (never one shape per box, app.md section 3).
+One scatter trace per class, outcome and pane (never one shape per box, app.md section 3). Labels
+and ids come from the input files: they are escaped as plain text (`plain_for_plotly`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import plotly.graph_objects as go
 
 from tore_engine.studio.page_figures import Pane, page_overlay
 from tore_engine.studio.palette import class_color, with_alpha
+from tore_engine.studio.plain_text import plain_for_plotly
 from tore_engine.funsd.documents import FUNSD_CLASSES
 
 UNMATCHED_RED = "#ff0000"
@@ -36,7 +38,7 @@ def entity_outcome(entity: dict) -> str:
 
 
 def _hover(entity: dict, side: str, match_rule: str) -> str:
-    head = f"<b>{entity['label']}</b> entity {entity['id']} ({side})"
+    head = f"<b>{plain_for_plotly(entity['label'])}</b> entity {plain_for_plotly(entity['id'])} ({side})"
     if side == "ground truth":
         if entity["matched_pred_id"] is None:
             return f"{head}<br>missed: no predicted entity {match_rule}"
@@ -71,7 +73,7 @@ def entity_traces(entities: list[dict], side: str, column: int, match_rule: str 
                 texts += [_hover(entity, side, match_rule)] * 5 + [None]
             traces.append(go.Scatter(
                 x=xs, y=ys, text=texts, mode="lines", fill="toself", fillcolor=with_alpha(colour, 0.15),
-                line=dict(color=outline or colour, dash=dash, width=width), name=label, legendgroup=label,
+                line=dict(color=outline or colour, dash=dash, width=width), name=plain_for_plotly(label), legendgroup=label,
                 showlegend=False, hovertemplate="%{text}<extra></extra>", **_axes(column),
             ))
     if entities:
@@ -111,7 +113,7 @@ def link_traces(links: list[dict], entities: list[dict], verdict_key: str, colum
 def _legend(labels: list[str]) -> list[go.Scatter]:
     """Legend-only entries: one per class (toggles the class in both panes), per outcome and per link verdict."""
     entries = [go.Scatter(x=[None], y=[None], mode="markers", marker=dict(symbol="square", size=12, color=class_color(label)),
-                          name=label, legendgroup=label) for label in labels]
+                          name=plain_for_plotly(label), legendgroup=label) for label in labels]
     entries += [go.Scatter(x=[None], y=[None], mode="lines", line=dict(color=outline or "#555555", dash=dash, width=width),
                            name=text) for text, dash, outline, width in OUTCOMES.values()]
     entries += [go.Scatter(x=[None], y=[None], mode="lines+markers", line=dict(color=colour, dash=dash, width=2),

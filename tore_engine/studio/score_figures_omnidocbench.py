@@ -3,7 +3,8 @@ engine's box matches: per-class AP bars, a score by page-attribute value, and a 
 ground-truth blocks beside the predicted layout boxes, matched and unmatched marked.
 
 Pure functions (no Streamlit), unit-tested directly. A missing score (`None`) is never drawn as 0:
-its bar is absent and its label says "n/a".
+its bar is absent and its label says "n/a". Class names and attribute values come from the input
+files: they are escaped as plain text (`plain_for_plotly`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import plotly.graph_objects as go
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
 from tore_engine.studio.page_figures import Pane, _axis, page_overlay
 from tore_engine.studio.palette import class_color, with_alpha
+from tore_engine.studio.plain_text import plain_for_plotly
 
 # Outline of a box by its match status: colour and dash differ, so the marking survives greyscale.
 STATUS_STYLES = {
@@ -35,14 +37,15 @@ def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") ->
     """Horizontal AP@[.5:.95] bars, one per eval class in the evaluator's order (top to bottom)."""
     classes = list(per_class)
     values = [per_class[name] for name in classes]
+    shown = [plain_for_plotly(name) for name in classes]
     fig = go.Figure(
-        go.Bar(x=values, y=classes, orientation="h", marker_color=[class_color(name) for name in classes],
+        go.Bar(x=values, y=shown, orientation="h", marker_color=[class_color(name) for name in classes],
                text=[_score_text(value) for value in values], textposition="outside", cliponaxis=False,
                hovertemplate="%{y}: AP %{x:.4f}<extra></extra>")
     )
-    fig.update_layout(title=dict(text=title, x=0), xaxis=dict(range=[0, 1.08], title="AP@[.5:.95]"),
-                      yaxis=dict(autorange="reversed", ticktext=[f"{name} (n/a)" if per_class[name] is None else name for name in classes],
-                                 tickvals=classes),
+    fig.update_layout(title=dict(text=plain_for_plotly(title), x=0), xaxis=dict(range=[0, 1.08], title="AP@[.5:.95]"),
+                      yaxis=dict(autorange="reversed", ticktext=[f"{label} (n/a)" if per_class[name] is None else label for name, label in zip(classes, shown)],
+                                 tickvals=shown),
                       height=60 + 28 * len(classes), margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
@@ -50,24 +53,24 @@ def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") ->
 def attribute_bars(values: dict[str, float | None], pages: dict[str, int], *, metric: str, title: str = "") -> go.Figure:
     """One bar a value of a page attribute (e.g. data_source = newspaper), labelled with its page count."""
     names = list(values)
-    labels = [f"{name} ({pages.get(name, '?')} p.)" for name in names]
+    labels = [plain_for_plotly(f"{name} ({pages.get(name, '?')} p.)") for name in names]
     fig = go.Figure(
         go.Bar(x=[values[name] for name in names], y=labels, orientation="h", marker_color="#4363d8",
                text=[_score_text(values[name]) for name in names], textposition="outside", cliponaxis=False,
                hovertemplate=f"%{{y}}: {metric} %{{x:.4f}}<extra></extra>")
     )
-    fig.update_layout(title=dict(text=title, x=0), xaxis=dict(range=[0, 1.1], title=metric), yaxis=dict(autorange="reversed"),
+    fig.update_layout(title=dict(text=plain_for_plotly(title), x=0), xaxis=dict(range=[0, 1.1], title=metric), yaxis=dict(autorange="reversed"),
                       height=70 + 26 * len(names), margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
 
 def _box_hover(box: MatchedBox, index: int, others: list[MatchedBox], other_side: str) -> str:
     x1, y1, x2, y2 = box.bbox
-    lines = [f"<b>{box.label}</b> (box {index})", f"eval class: {box.eval_class or 'none, not evaluated'}"]
+    lines = [f"<b>{plain_for_plotly(box.label)}</b> (box {index})", f"eval class: {plain_for_plotly(box.eval_class or 'none, not evaluated')}"]
     if box.score is not None:
         lines.append(f"score {box.score:.3f}")
     if box.partner is not None:
-        lines.append(f"matched to {other_side} box {box.partner} ({others[box.partner].label})")
+        lines.append(f"matched to {other_side} box {box.partner} ({plain_for_plotly(others[box.partner].label)})")
     elif box.eval_class is not None:
         lines.append("unmatched at IoU 0.5")
     lines.append(f"[{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]")

@@ -5,17 +5,19 @@ import streamlit as st
 
 from tore_engine.comparison import comparable, matrix_difference, mean_scores, page_deltas, per_class_deltas
 from tore_engine.drilldown import view_matrices
-from tore_engine.studio import figures, panels, state
+from tore_engine.studio import figures, panels
+from tore_engine.studio.evaluations import model_against_model, model_evaluation
+from tore_engine.studio.sidebar import Dataset
 
-dataset: state.Dataset = st.session_state["_dataset"]
+dataset: Dataset = st.session_state["_dataset"]
 st.title("Compare two models")
 if dataset.is_demo:
     st.caption("Demo: models A and B are simulated.")
 if not {"A", "B"} <= set(dataset.models):
     st.info("Choose two predictions (model A and model B) in the sidebar to compare them.")
     st.stop()
-a = state.model_evaluation(dataset, "A")
-b = state.model_evaluation(dataset, "B")
+a = model_evaluation(dataset, "A")
+b = model_evaluation(dataset, "B")
 if a is None or b is None:
     st.stop()
 label_a, label_b = dataset.model_label("A"), dataset.model_label("B")
@@ -74,7 +76,7 @@ with against_reference:
     panels.page_picker_table(deltas.sort_values("B − A", kind="stable").head(20), "page-deltas",
                              "Pages where B differs most from A (reduced Foreground F1, B worse first); select one to show it")
     page_id = panels.page_navigator(a.evaluation)
-    panels.page_overlay([a, b], [label_a, label_b], page_id, agreement=False, key="compare-overlay")
+    panels.page_overlay([a, b], [label_a, label_b], page_id, dataset.image_root, agreement=False, key="compare-overlay")
 
 with against_each_other:
     st.markdown(
@@ -84,7 +86,7 @@ with against_each_other:
         "made of, in A's terms? No ground truth is involved: this shows how the two taxonomies and models "
         "correspond (as in the TORE article's Heron against nemotron example)."
     )
-    pair = state.model_against_model(dataset)
+    pair = model_against_model(dataset)
     if pair is not None:
         trimmed = pair.evaluation.matrices.trimmed
         left, right = st.columns(2)

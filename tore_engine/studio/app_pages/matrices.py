@@ -3,14 +3,16 @@
 import streamlit as st
 
 from tore_engine.comparison import mean_scores
-from tore_engine.studio import figures, panels, state
+from tore_engine.studio import figures, panels
+from tore_engine.studio.evaluations import model_evaluation
+from tore_engine.studio.sidebar import DEMO_NOTE, Dataset
 
-dataset: state.Dataset = st.session_state["_dataset"]
+dataset: Dataset = st.session_state["_dataset"]
 st.title("TORE matrices")
 if dataset.is_demo:
-    st.info(state.DEMO_NOTE)
+    st.info(DEMO_NOTE)
 model = panels.model_picker(dataset)
-evaluated = state.model_evaluation(dataset, model)
+evaluated = model_evaluation(dataset, model)
 if evaluated is not None:
     evaluation = evaluated.evaluation
     st.fragment(panels.matrix_explorer)(evaluated, model)

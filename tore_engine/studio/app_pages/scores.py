@@ -9,7 +9,7 @@ import importlib
 
 import streamlit as st
 
-from tore_engine.studio import state
+from tore_engine.studio import url_state
 
 PANELS = {
     "docile": ("DocILE", "tore_engine.studio.score_panels.docile"),
@@ -18,9 +18,9 @@ PANELS = {
 }
 
 st.title("Benchmark scores")
-state.seed("bench", "docile", list(PANELS))
+url_state.seed("bench", "docile", list(PANELS))
 benchmark = st.radio(
     "Benchmark", list(PANELS), key="bench", format_func=lambda key: PANELS[key][0], horizontal=True, persist_state="session"
 )
-state.share(bench=benchmark)
+url_state.share(bench=benchmark)
 importlib.import_module(PANELS[benchmark][1]).render()

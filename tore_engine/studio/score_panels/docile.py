@@ -18,14 +18,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tore_engine.studio import rendering, state
-from tore_engine.studio.data_root import data_root, server_path
-from tore_engine.studio.score_figures_docile import document_overlay, page_fields, page_size
 from tore_engine.errors import InputError
 from tore_engine.layout import Page, PageImage
+from tore_engine.studio import url_state
+from tore_engine.studio.data_root import data_root, server_path
+from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.page_images import page_image_uri
+from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.score_figures_docile import document_overlay, page_fields, page_size
 
 SAMPLE_TEXT = "shared/data/docile"  # relative to the data root
 DEFAULT_SPLIT = "dev"
+MAX_SEED = 2**31 - 1
 TASKS = {"kile": "KILE", "lir": "LIR"}
 SOURCES = {"simulated": "Simulated model (made from the gold)", "files": "Prediction files on the server"}
 METRIC_NAMES = {"AP": "AP", "f1": "F1", "precision": "Precision", "recall": "Recall", "TP": "TP", "FP": "FP", "FN": "FN"}
@@ -95,16 +99,6 @@ def score(inputs: Inputs) -> dict:
 # --- inputs ------------------------------------------------------------------------------------
 
 
-def _number(key: str, default: float, low: float, high: float, kind: type) -> None:
-    """Seed a numeric widget's value from the URL (where it is text), else `default`."""
-    if key not in st.session_state:
-        try:
-            value = kind(st.query_params.get(key, default))
-        except ValueError:
-            value = default
-        st.session_state[key] = value if low <= value <= high else default
-
-
 def _resolved(texts: dict[str, str]) -> dict[str, Path | None] | None:
     """Each typed path inside the data root (None where left empty), or None after showing on the
     page why one is refused."""
@@ -113,24 +107,24 @@ def _resolved(texts: dict[str, str]) -> dict[str, Path | None] | None:
         try:
             paths[label] = server_path(text.strip()) if text.strip() else None
         except InputError as error:
-            st.error(f"**{label}**: {error.paragraph()}")
+            show_input_error(error, title=label)
             return None
     return paths
 
 
 def _input_widgets() -> dict:
     """The input widgets, seeded from the URL and shared back to it; returns their values."""
-    state.seed("docile_dir", SAMPLE_TEXT)
-    state.seed("docile_split", DEFAULT_SPLIT)
-    state.seed("docile_preds", "simulated", list(SOURCES))
-    state.seed("docile_kile", "")
-    state.seed("docile_lir", "")
-    _number("docile_iou", 1.0, 0.0, 1.0, float)
-    _number("docile_seed", 0, 0, 2**31 - 1, int)
+    url_state.seed("docile_dir", SAMPLE_TEXT)
+    url_state.seed("docile_split", DEFAULT_SPLIT)
+    url_state.seed("docile_preds", "simulated", list(SOURCES))
+    url_state.seed("docile_kile", "")
+    url_state.seed("docile_lir", "")
+    url_state.seed("docile_iou", 1.0, url_state.Interval(0.0, 1.0))
+    url_state.seed("docile_seed", 0, range(MAX_SEED + 1))
     top = st.columns([3, 1, 2, 1])
     values = {
         "folder": top[0].text_input("Dataset folder", key="docile_dir", persist_state="session",
-                                    help=f"the official layout (annotations/, ocr/, pdfs/, <split>.json), inside {data_root()}"),
+                                    help=f"the official layout (annotations/, ocr/, pdfs/, <split>.json), inside {plain_for_markdown(data_root())}"),
         "split": top[1].text_input("Split", key="docile_split", persist_state="session").strip(),
         "source": top[2].radio("Predictions", list(SOURCES), format_func=SOURCES.get, key="docile_preds", persist_state="session"),
         "iou": float(top[3].number_input("PCC IoU threshold", 0.0, 1.0, step=0.05, key="docile_iou", persist_state="session",
@@ -142,8 +136,8 @@ def _input_widgets() -> dict:
         values["kile"] = files[0].text_input("KILE predictions (JSON)", key="docile_kile", persist_state="session")
         values["lir"] = files[1].text_input("LIR predictions (JSON)", key="docile_lir", persist_state="session")
     else:
-        values["seed"] = int(st.columns(4)[0].number_input("Simulation seed", 0, 2**31 - 1, step=1, key="docile_seed", persist_state="session"))
-    state.share(
+        values["seed"] = int(st.columns(4)[0].number_input("Simulation seed", 0, MAX_SEED, step=1, key="docile_seed", persist_state="session"))
+    url_state.share(
         docile_dir=None if values["folder"] == SAMPLE_TEXT else values["folder"],
         docile_split=None if values["split"] == DEFAULT_SPLIT else values["split"],
         docile_preds=None if values["source"] == "simulated" else values["source"],
@@ -157,8 +151,8 @@ def _inputs() -> Inputs | None:
     """What to score, or None with the reason on the page."""
     values = _input_widgets()
     if values["folder"].strip() == SAMPLE_TEXT and not (data_root() / SAMPLE_TEXT).is_dir():
-        st.info(f"The shared DocILE sample is not at {data_root() / SAMPLE_TEXT} (../shared/data/docile beside the "
-                "repository): type a dataset folder on the server.")
+        st.info(f"The shared DocILE sample is not at {plain_for_markdown(data_root() / SAMPLE_TEXT)} (../shared/data/docile "
+                "beside the repository): type a dataset folder on the server.")
         return None
     paths = _resolved({"Dataset folder": values["folder"], "KILE predictions": values["kile"], "LIR predictions": values["lir"]})
     if paths is None:
@@ -254,10 +248,10 @@ def _document_table(task_result: dict, label: str) -> str | None:
     st.markdown(f"**{label} per document** (click a row to open its page overlay)")
     st.dataframe(frame, hide_index=True, column_config=RATE_COLUMNS, key=TABLE_KEY, on_select=lambda: _select_clicked_document(docids),
                  selection_mode="single-row")
-    state.seed("docile_doc", None, [None, *docids])
+    url_state.seed("docile_doc", None, [None, *docids])
     docid = st.columns(2)[0].selectbox("Document", docids, index=None, key="docile_doc", placeholder="Choose a document",
                          persist_state="session")
-    state.share(docile_doc=docid)
+    url_state.share(docile_doc=docid)
     return docid
 
 
@@ -265,10 +259,10 @@ def _document_table(task_result: dict, label: str) -> str | None:
 
 
 def _page_image_uri(document: dict, page: int) -> str:
+    """The document's page from its PDF, which must lie inside the data root, or a placeholder."""
     width, height = page_size(document, page)
-    if document["pdf"] is None:
-        return rendering.data_uri(rendering.placeholder(width, height, "This document has no PDF in the dataset's pdfs/ folder."))
-    return state.page_image_uri(Page(f"page {page}", width, height, [], np.zeros((0, 4)), image=PageImage(Path(document["pdf"]), page)))
+    image = PageImage(Path(document["pdf"]), page) if document["pdf"] is not None else None
+    return page_image_uri(Page(f"page {page}", width, height, [], np.zeros((0, 4)), image=image), data_root())
 
 
 def _field_frame(document: dict, page: int) -> pd.DataFrame:
@@ -283,7 +277,7 @@ def _field_frame(document: dict, page: int) -> pd.DataFrame:
 
 def _document_view(task_result: dict, label: str, docid: str) -> None:
     document = task_result["documents"][docid]
-    st.markdown(f"#### {label} fields of document `{docid}`")
+    st.markdown(f"#### {label} fields of document {plain_for_markdown(docid)}")
     page = 0
     if document["page_count"] > 1:
         page = st.selectbox("Page", range(document["page_count"]), format_func=lambda k: f"page {k + 1}", key="docile_page")
@@ -306,7 +300,7 @@ def render() -> None:
     try:
         result = score(inputs)
     except InputError as error:
-        st.error(error.paragraph())
+        show_input_error(error)
         return
     if inputs.simulated:
         st.info(SIMULATED_NOTE)
@@ -314,9 +308,9 @@ def render() -> None:
     _headline(result)
     _same_text(result)
     tasks = [task for task in TASKS if result[task]]
-    state.seed("docile_task", tasks[0], tasks)
+    url_state.seed("docile_task", tasks[0], tasks)
     task = st.radio("Tables and overlay for", tasks, format_func=TASKS.get, key="docile_task", horizontal=True, persist_state="session")
-    state.share(docile_task=None if task == tasks[0] else task)
+    url_state.share(docile_task=None if task == tasks[0] else task)
     _fieldtype_table(result[task], TASKS[task])
     docid = _document_table(result[task], TASKS[task])
     if docid is not None:

@@ -18,15 +18,17 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-from PIL import Image
 
 from tore_engine.errors import InputError
 from tore_engine.funsd.ec_overlay import ec_folder_overlays
 from tore_engine.funsd.report import score_ec_funsd_folders, score_funsd_folders
 from tore_engine.funsd.simulated import write_simulated_predictions
 from tore_engine.layout import PageImage
-from tore_engine.studio import rendering, state
+from tore_engine.studio import rendering, url_state
 from tore_engine.studio.data_root import data_root, server_path
+from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.page_images import rendered
+from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_figures_funsd import OUTCOMES, funsd_overlay_figure, page_size
 
 KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
@@ -57,6 +59,7 @@ LINK_RULES = {
     "ec-funsd": "Links are judged as the end-to-end linking F1 (directed, both ends exact matches).",
 }
 COUNT_COLUMNS = {"funsd": ("gt_entities", "pred_entities"), "ec-funsd": ("gold_entities", "pred_entities")}
+MAX_SEED = 2**31 - 1
 
 
 def shown(value: object) -> object:
@@ -114,17 +117,10 @@ def _score(kind: str, reference: Path, prediction: Path | None, seed: int, stamp
 
 def _folder_input(label: str, key: str, default: str, help_text: str) -> Path | None:
     """A folder on the server, inside the data root; None when left empty. Raises InputError."""
-    state.seed(key, default)
-    text = st.text_input(label, key=key, help=f"{help_text} (inside {data_root()})", persist_state="session").strip()
-    state.share(**{key: text})
+    url_state.seed(key, default)
+    text = st.text_input(label, key=key, help=f"{help_text} (inside {plain_for_markdown(data_root())})", persist_state="session").strip()
+    url_state.share(**{key: text})
     return server_path(text) if text else None
-
-
-def _seed_number(key: str) -> None:
-    """`state.seed` for a whole number: the URL gives text."""
-    state.seed(key, 0)
-    if isinstance(st.session_state[key], str):
-        st.session_state[key] = int(st.session_state[key]) if st.session_state[key].isdigit() else 0
 
 
 def _inputs(kind: str) -> tuple[Path, Path | None, int] | None:
@@ -132,7 +128,7 @@ def _inputs(kind: str) -> tuple[Path, Path | None, int] | None:
     sample = SAMPLE_FOLDERS[kind]
     sample_present = (data_root() / sample).is_dir()
     if not sample_present:
-        st.warning(f"The FUNSD sample is not at {data_root() / sample}; give a folder of your own gold files below.")
+        st.warning(f"The FUNSD sample is not at {plain_for_markdown(data_root() / sample)}; give a folder of your own gold files below.")
     reference_key, prediction_key = INPUT_KEYS[kind]
     what = "FUNSD annotation JSON files ({\"form\": [...]}), page images beside them or in ../images" if kind == "funsd" \
         else "EC-FUNSD JSON files (document, label_entities, label_linkings)"
@@ -143,10 +139,10 @@ def _inputs(kind: str) -> tuple[Path, Path | None, int] | None:
         prediction = _folder_input("Prediction folder (empty: simulated)", prediction_key, "",
                                    "files of the same names; leave empty to score a simulated prediction made from the reference")
     with columns[2]:
-        _seed_number("funsd_seed")
-        seed = st.number_input("Simulation seed", min_value=0, step=1, key="funsd_seed", persist_state="session",
+        url_state.seed("funsd_seed", 0, range(MAX_SEED + 1))
+        seed = st.number_input("Simulation seed", min_value=0, max_value=MAX_SEED, step=1, key="funsd_seed", persist_state="session",
                                disabled=prediction is not None)
-        state.share(funsd_seed=seed)
+        url_state.share(funsd_seed=seed)
     if reference is None:
         st.info("Give a reference folder.")
         return None
@@ -175,7 +171,7 @@ def _per_class_tables(kind: str, report: dict) -> None:
         with columns[0]:
             st.markdown("**Entity labeling** (end to end: matched entities, unmatched ones count as errors)")
             st.dataframe(_text_table(rows, ["precision", "recall", "f1", "support_gt", "n_pred"]), key="funsd_labeling_table")
-            st.caption(f"macro over {', '.join(labeling['classes_in_macro'])}")
+            st.caption(f"macro over {plain_for_markdown(', '.join(labeling['classes_in_macro']))}")
     seqeval = corpus["ser_seqeval"]
     rows = {**tables["ser_seqeval"], "overall": seqeval["overall"]}
     with columns[-1]:
@@ -203,16 +199,16 @@ def _documents(kind: str, report: dict) -> str:
     """The sortable per-document table; a click on a row (or the selectbox) picks the document."""
     table = document_table(kind, report)
     metrics = [item["label"] for item in report["headline"]]
-    state.seed("funsd_sort", metrics[0], ["document", *metrics])
+    url_state.seed("funsd_sort", metrics[0], ["document", *metrics])
     sort_column, order_column = st.columns([4, 2])
     sort_by = sort_column.selectbox("Sort documents by", ["document", *metrics], key="funsd_sort", persist_state="session")
-    state.seed("funsd_desc", False)
+    url_state.seed("funsd_desc", False)
     descending = order_column.toggle("Best first", key="funsd_desc", persist_state="session",
                                      help="off: lowest (worst) values first; n/a always last")
-    state.share(funsd_sort=sort_by, funsd_desc=descending)
+    url_state.share(funsd_sort=sort_by, funsd_desc=descending)
     table = table.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable").reset_index(drop=True)
     documents = table["document"].tolist()
-    state.seed("funsd_doc", documents[0], documents)
+    url_state.seed("funsd_doc", documents[0], documents)
     event = st.dataframe(table.map(shown), key=f"funsd_documents_{kind}_{sort_by}_{descending}", hide_index=True, on_select="rerun",
                          selection_mode="single-row", width="stretch")
     rows = event.selection.rows if event is not None else []
@@ -222,31 +218,11 @@ def _documents(kind: str, report: dict) -> str:
     st.session_state["_funsd_picked"] = picked
     st.caption("Click a row (or choose below) to draw the form. Click a column header to sort by it too.")
     document = st.selectbox("Document", documents, key="funsd_doc", persist_state="session")
-    state.share(funsd_doc=document)
+    url_state.share(funsd_doc=document)
     return document
 
 
 # --- one document ----------------------------------------------------------------------------
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _page_image(path: str | None, stamp: tuple) -> tuple[str, float, float] | None:
-    """The page image as a data URI with its size in pixels, or None when there is none."""
-    if path is None:
-        return None
-    try:
-        with Image.open(path) as picture:
-            width, height = picture.size
-        return rendering.data_uri(rendering.render_page(PageImage(Path(path)))), float(width), float(height)
-    except (OSError, rendering.PageImageError):
-        return None
-
-
-def _image_stamp(path: str | None) -> tuple:
-    try:
-        return (path, Path(path).stat().st_mtime_ns) if path else (None,)
-    except OSError:
-        return (path, None)
 
 
 def _document_numbers(report: dict, document: dict) -> None:
@@ -258,12 +234,12 @@ def _document_numbers(report: dict, document: dict) -> None:
 
 
 def _overlay(kind: str, overlay: dict, image_path: str | None, simulated: bool) -> None:
-    image = _page_image(image_path, _image_stamp(image_path))
-    if image is None:
+    picture = rendered(PageImage(Path(image_path)) if image_path else None, data_root())
+    if isinstance(picture, str):  # no image: a frame that holds every box, with the reason on it
         width, height = page_size(overlay)
-        uri = rendering.data_uri(rendering.placeholder(width, height, "No page image (PNG) found for this form."))
+        uri = rendering.data_uri(rendering.placeholder(width, height, picture))
     else:
-        uri, width, height = image
+        uri, width, height = rendering.data_uri(picture.jpeg), picture.width, picture.height
     figure = funsd_overlay_figure(overlay, uri, width, height, prediction_title="prediction (simulated)" if simulated else "prediction",
                                   match_rule=MATCH_RULES[kind])
     st.plotly_chart(figure, key="funsd_overlay", config={"displaylogo": False, "scrollZoom": False})
@@ -281,7 +257,7 @@ def _overlay(kind: str, overlay: dict, image_path: str | None, simulated: bool) 
 def _document_view(kind: str, scored: dict, doc_id: str) -> None:
     report = scored["report"]
     document = next(d for d in report["documents"] if d["doc"] == doc_id)
-    st.markdown(f"#### {doc_id}" + (" (no prediction file: scored against an empty prediction)" if document["prediction_missing"] else ""))
+    st.markdown(f"#### {plain_for_markdown(doc_id)}" + (" (no prediction file: scored against an empty prediction)" if document["prediction_missing"] else ""))
     _overlay(kind, scored["overlays"][doc_id], scored["images"][doc_id], simulated=scored["simulation"] is not None)
     _document_numbers(report, document)
 
@@ -294,9 +270,9 @@ def render() -> None:
     st.caption("FUNSD (Jaume et al., 2019): noisy scanned forms with entities (header, question, answer, other) "
                "and key-value links. EC-FUNSD (Zhang et al., 2024) re-annotates them at entity level. FUNSD has no "
                "official scorer, so every number names its convention (specs/funsd.md).")
-    state.seed("funsd_kind", "funsd", list(KINDS))
+    url_state.seed("funsd_kind", "funsd", list(KINDS))
     kind = st.radio("Annotation", list(KINDS), format_func=KINDS.get, key="funsd_kind", horizontal=True, persist_state="session")
-    state.share(funsd_kind=kind)
+    url_state.share(funsd_kind=kind)
     try:
         inputs = _inputs(kind)
         if inputs is None:
@@ -304,17 +280,17 @@ def render() -> None:
         reference, prediction, seed = inputs
         scored = _score(kind, reference, prediction, seed, (_folder_stamp(reference), _folder_stamp(prediction)))
     except InputError as error:
-        st.error(error.paragraph())
+        show_input_error(error)
         return
     report, simulation = scored["report"], scored["simulation"]
     if simulation is not None:
         totals = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in sorted(simulation["totals"].items()))
-        st.info(f"{SIMULATED_NOTE[kind]} Seed {seed}: {totals or 'no perturbation'}. "
-                f"The prediction files are in `{simulation['folder']}`.")
+        st.info(f"{SIMULATED_NOTE[kind]} Seed {seed}: {plain_for_markdown(totals or 'no perturbation')}. "
+                f"The prediction files are in {plain_for_markdown(simulation['folder'])}.")
     for names, what in ((report["missing_predictions"], "have no prediction file and are scored against an empty prediction"),
                         (report["unused_predictions"], "are prediction files without a reference file, ignored")):
         if names:
-            st.warning(f"{len(names)} documents {what}: {', '.join(names)}")
+            st.warning(f"{len(names)} documents {what}: {plain_for_markdown(', '.join(names))}")
     st.subheader(f"Corpus: {len(report['documents'])} forms")
     st.caption(FAMILIES[kind])
     _headline(report)

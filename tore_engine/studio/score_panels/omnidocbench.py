@@ -11,7 +11,6 @@ Matrices page on the same ground truth and layout model, where TORE compares the
 from __future__ import annotations
 
 import functools
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +21,15 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.errors import InputError
+from tore_engine.inputs import read_json
 from tore_engine.layout import Page, PageImage
 from tore_engine.omnidocbench.box_matches import PageMatches
 from tore_engine.studio import score_figures_omnidocbench as figures
-from tore_engine.studio import state
+from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
+from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.page_images import page_image_uri
+from tore_engine.studio.plain_text import plain_for_markdown
 
 SAMPLE_FOLDER = Path("shared") / "data" / "omnidocbench"  # relative to the data root
 SAMPLE_TEXTS = {
@@ -40,6 +43,7 @@ INPUT_FIELDS = {
                "the official {\"results\", \"categories\"} form, a COCO results list, or a layout JSON"),
     "markdown": ("Folder of Markdown predictions (optional)", "one <image stem>.md per page"),
 }
+MAX_OFFICIAL_RESULT_BYTES = 2**20  # an official result file shipped with the sample is a few kilobytes
 MISSING = "n/a"  # how a missing score (None in the engine's output) is shown
 MATRICES_PAGE = "app_pages/matrices.py"
 OPEN_MATRICES = "_omnidocbench_open_matrices"  # query parameters of a requested switch to Matrices
@@ -121,22 +125,23 @@ def _read_inputs() -> Inputs | None:
     sample_present = (data_root() / SAMPLE_TEXTS["gt"]).is_file()
     defaults = SAMPLE_TEXTS if sample_present else dict.fromkeys(SAMPLE_TEXTS, "")
     if not sample_present:
-        st.warning(f"The OmniDocBench demo sample is not at {data_root() / SAMPLE_FOLDER}; give the paths of your own files below.")
+        st.warning(f"The OmniDocBench demo sample is not at {plain_for_markdown(data_root() / SAMPLE_FOLDER)}; "
+                   "give the paths of your own files below.")
     texts = {}
     with st.expander("Inputs: paths on the server", expanded=not sample_present):
-        st.caption(f"Relative paths are read from the data root, {data_root()}. The defaults are the real demo sample.")
+        st.caption(f"Relative paths are read from the data root, {plain_for_markdown(data_root())}. The defaults are the real demo sample.")
         for name, (label, help_text) in INPUT_FIELDS.items():
             key = f"omnidocbench_{name}"
-            state.seed(key, defaults[name])
+            url_state.seed(key, defaults[name])
             texts[name] = st.text_input(label, key=key, help=help_text, persist_state="session").strip()
-            state.share(**{key: texts[name] if texts[name] != defaults[name] else None})
+            url_state.share(**{key: texts[name] if texts[name] != defaults[name] else None})
     if not texts["gt"]:
         st.info("Give the path of an OmniDocBench.json ground truth to score.")
         return None
     try:
         paths = {name: server_path(text) if text else None for name, text in texts.items()}
     except InputError as error:
-        st.error(error.paragraph())
+        show_input_error(error)
         return None
     return Inputs(paths["gt"], paths["layout"], paths["markdown"])
 
@@ -155,8 +160,8 @@ def _official_numbers(inputs: Inputs, scored: tuple[str, ...], relative: Path, k
     if any(getattr(inputs, name) != (data_root() / SAMPLE_TEXTS[name]).resolve() for name in scored):
         return None
     try:
-        data = json.loads((sample / relative).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json(sample / relative, max_bytes=MAX_OFFICIAL_RESULT_BYTES)
+    except InputError:
         return None
     numbers = {}
     for name, key in keys.items():
@@ -324,9 +329,9 @@ def _choose_page_from_table(table_key: str, page_ids: list[str]) -> None:
 
 
 def _page_image_uri(page: PageMatches) -> str:
-    """The page image (cached by `state`), or a placeholder that says why there is none."""
+    """The page image, which must lie inside the data root, or a placeholder."""
     image = PageImage(page.image) if page.image is not None else None
-    return state.page_image_uri(Page(page.page, page.width, page.height, [], np.zeros((0, 4)), image=image))
+    return page_image_uri(Page(page.page, page.width, page.height, [], np.zeros((0, 4)), image=image), data_root())
 
 
 def _overlay(matches: list[PageMatches], page_id: str, result: dict) -> None:
@@ -334,7 +339,7 @@ def _overlay(matches: list[PageMatches], page_id: str, result: dict) -> None:
     row = next(row for row in result["per_page"] if row["page"] == page_id)
     attributes = ", ".join(f"{key} {value}" for key, value in row["attributes"].items() if value not in (None, []))
     counts = row["layout"]
-    st.markdown(f"**{page_id}**: {attributes}")
+    st.markdown(f"**{plain_for_markdown(page_id)}**: {plain_for_markdown(attributes)}")
     st.caption(
         f"At IoU 0.5 in the 10 eval classes: {counts['tp']} matched, {counts['fn']} ground-truth blocks missed, "
         f"{counts['fp']} predicted boxes unmatched. Solid green: matched; dashed red: unmatched; dotted grey: a "
@@ -359,9 +364,9 @@ def _per_page(result: dict, inputs: Inputs) -> None:
     if inputs.layout is None:
         st.info("Give a layout-detection prediction to draw a page's ground-truth blocks against predicted boxes.")
         return
-    state.seed("omnidocbench_page", page_ids[0], page_ids)
+    url_state.seed("omnidocbench_page", page_ids[0], page_ids)
     page_id = st.selectbox("Page to draw (or select a row above)", page_ids, key="omnidocbench_page", persist_state="session")
-    state.share(omnidocbench_page=page_id)
+    url_state.share(omnidocbench_page=page_id)
     _overlay(_box_matches(inputs.gt, inputs.layout, (_stamp(inputs.gt), _stamp(inputs.layout))), page_id, result)
 
 
@@ -379,7 +384,7 @@ def render() -> None:
     try:
         result = _score(inputs.gt, inputs.layout, inputs.markdown, tuple(map(_stamp, (inputs.gt, inputs.layout, inputs.markdown))))
     except InputError as error:
-        st.error(error.paragraph())
+        show_input_error(error)
         return
     if result["reference"]["size_swapped_pages"]:
         st.caption(f"{len(result['reference']['size_swapped_pages'])} of {result['pages']} pages have width and height "

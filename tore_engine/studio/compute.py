@@ -1,0 +1,94 @@
+"""Where evaluations run: local worker processes, or a Dask scheduler listed in the server's
+configuration.
+
+A scheduler receives the pages and sends back pickled results that the server unpickles, so its
+address is as trusted as the server's own code: it comes only from the configuration
+(`$TORE_STUDIO_DASK_SCHEDULERS="name=tcp://host:8786,..."` and the `[dask_schedulers]` table of
+Streamlit's secrets). The sidebar and the URL choose a scheduler by its name among those; nothing a
+user types ever becomes a network address.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from concurrent.futures import Executor
+
+import streamlit as st
+
+from tore_engine.cluster import CONNECT_TIMEOUT_SECONDS, WatchedExecutor, dask_client
+from tore_engine.errors import InputError
+from tore_engine.studio import url_state
+
+SCHEDULERS_VARIABLE = "TORE_STUDIO_DASK_SCHEDULERS"
+SCHEDULERS_SECRET = "dask_schedulers"
+LOCAL = ""  # the choice "no scheduler": local processes
+_log = logging.getLogger(__name__)
+
+
+def _from_environment() -> dict[str, str]:
+    """`name=address` pairs separated by commas; a malformed entry is skipped (and logged)."""
+    schedulers = {}
+    for entry in filter(None, (part.strip() for part in os.environ.get(SCHEDULERS_VARIABLE, "").split(","))):
+        name, separator, address = (text.strip() for text in entry.partition("="))
+        if not (separator and name and address):
+            _log.warning("%s: entry %r is not name=address; skipped", SCHEDULERS_VARIABLE, entry)
+            continue
+        schedulers[name] = address
+    return schedulers
+
+
+def _from_secrets() -> dict[str, str]:
+    if not st.secrets.load_if_toml_exists():
+        return {}
+    table = st.secrets.get(SCHEDULERS_SECRET, {})
+    return {str(name): str(address) for name, address in table.items()}
+
+
+def configured_schedulers() -> dict[str, str]:
+    """Scheduler name -> address, from the environment, then the secrets (which win on a name)."""
+    return {**_from_environment(), **_from_secrets()}
+
+
+def compute_choices() -> tuple[int, str | None]:
+    """Local worker processes, and the name of a configured Dask scheduler (or None); the numbers
+    are the same either way."""
+    cpus = os.cpu_count() or 1
+    schedulers = configured_schedulers()
+    with st.sidebar.expander("Compute"):
+        url_state.seed("workers", 1, range(1, cpus + 1))
+        workers = st.number_input("Local worker processes", 1, cpus, key="workers", persist_state="session",
+                                  help="pages are evaluated in batches over this many processes")
+        url_state.seed("dask", LOCAL, [LOCAL, *schedulers])
+        if schedulers:
+            scheduler = st.selectbox("Dask scheduler", [LOCAL, *schedulers], key="dask", persist_state="session",
+                                     format_func=lambda name: name or "none: local processes",
+                                     help="a cluster listed in the server's configuration; the numbers are the same")
+        else:
+            scheduler = LOCAL
+            st.caption(f"No Dask scheduler is configured on this server (the operator lists them in ${SCHEDULERS_VARIABLE}).")
+    return int(workers), scheduler or None
+
+
+@st.cache_resource(show_spinner=False)
+def _client_executor(address: str) -> Executor:
+    """One client a scheduler address for the server's lifetime (connected within the cluster
+    module's time limit; a failure is not cached, the next evaluation tries again), as an executor
+    whose tasks fail clearly when the cluster stays without workers."""
+    client = dask_client(address)
+    return WatchedExecutor(client.get_executor(), lambda: len(client.nthreads(callback_timeout=CONNECT_TIMEOUT_SECONDS)), address)
+
+
+def dask_executor(name: str) -> Executor:
+    """The executor of the configured scheduler `name`. An `InputError` when it is not configured
+    (any more) or cannot be reached; the message names the scheduler, not its address (the
+    server's log has the details)."""
+    address = configured_schedulers().get(name)
+    if address is None:
+        raise InputError(f"the Dask scheduler {name!r} is not in this server's configuration")
+    try:
+        return _client_executor(address)
+    except InputError as error:
+        _log.warning("Dask scheduler %r: %s", name, error.paragraph())
+        raise InputError(f"the Dask scheduler {name!r} cannot be reached (the server's log says why); "
+                         "choose local processes under Compute") from None

@@ -1,0 +1,71 @@
+"""The page images the app draws, from the one folder each may come from.
+
+A path named inside an input file is untrusted. Before anything is read it must resolve inside its
+root (`tore_engine.inputs.confine`): the data root for files on the server, the session's private
+upload folder for uploads, the package's demo folder for the demo. It must be a regular file, and
+is read through `read_bytes`, which refuses a FIFO or a device on the open descriptor without
+blocking. A page without a drawable image gets a placeholder; the placeholder says the same thing
+whether the path is outside the root, missing or not a file, and never shows a folder, so it tells
+nothing about the server's files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from tore_engine.errors import InputError
+from tore_engine.inputs import confine, is_regular_file, read_bytes
+from tore_engine.layout import Page, PageImage
+from tore_engine.studio import rendering
+
+NO_PAGE_IMAGE = "No page image available for this page."
+MAX_PAGE_FILE_BYTES = 256 * 2**20  # one image or PDF file
+
+
+def drawable_path(image: PageImage | None, root: Path) -> Path | None:
+    """The real path of the page's image if it lies inside `root` and is a regular file, else None."""
+    if image is None:
+        return None
+    try:
+        path = confine(image.path, root, what="page image")
+    except InputError:
+        return None
+    return path if is_regular_file(path) else None
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _rendered(path: str, stamp: tuple[int, int], pdf_page: int | None) -> rendering.RenderedPage | str:
+    """The page drawn from a confined regular file (cached by path, modification time, size and
+    page number), or the reason it cannot be drawn."""
+    try:
+        data = read_bytes(path, max_bytes=MAX_PAGE_FILE_BYTES)
+    except InputError:  # removed, swapped for a FIFO or grown since the check: as if missing
+        return NO_PAGE_IMAGE
+    try:
+        return rendering.render_page(data, Path(path).name, pdf_page)
+    except rendering.PageImageError as error:
+        return str(error)
+
+
+def rendered(image: PageImage | None, root: Path) -> rendering.RenderedPage | str:
+    """The page image drawn, or the text its placeholder shows."""
+    path = drawable_path(image, root)
+    if path is None:
+        return NO_PAGE_IMAGE
+    try:
+        info = os.stat(path)
+    except OSError:
+        return NO_PAGE_IMAGE
+    return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page)
+
+
+def page_image_uri(page: Page, root: Path) -> str:
+    """The page's image as a data URI, or a placeholder of the page's proportions that says why
+    there is none."""
+    picture = rendered(page.image, root)
+    if isinstance(picture, str):
+        return rendering.data_uri(rendering.placeholder(page.width, page.height, picture))
+    return rendering.data_uri(picture.jpeg)

@@ -1,0 +1,36 @@
+"""Untrusted text (class names, page ids, file and model names, error messages) shown as plain text.
+
+Plotly reads `<a href>`, `<span style>` and other tags in titles, tick labels, hover texts, legend
+names and annotations, and Streamlit reads Markdown (links, images fetched from anywhere, HTML,
+directives) in `st.markdown`, captions, alerts, progress texts, radio options and tooltips. Every
+string that comes from an input passes through one of these two functions on its way there:
+Plotly figure builders escape what they are given (callers pass plain text), and Streamlit calls
+escape at the call.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# The characters that open or close an inline construct: code, emphasis, strike-through, links and
+# images, HTML and autolinks (`<...>`, `https://`), maths, entities, Streamlit's directives.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]()!<>$&#|:])")
+_WWW_AUTOLINK = re.compile(r"(?i)\b(www)\.")
+# A list-item or thematic-break marker (`-`, `+`, `1.`, `1)`) where a block starts: only at the
+# text's start, since line breaks become spaces (`#`, `>` and `*` are escaped everywhere).
+_BLOCK_MARKER = re.compile(r"^(\s*(?:\d+)?)([-+.)])")
+_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")  # a newline would start a new block
+
+
+def plain_for_plotly(text: object) -> str:
+    """`text` with `&`, `<` and `>` as HTML entities, so Plotly draws it as written."""
+    return html.escape(str(text), quote=False)
+
+
+def plain_for_markdown(text: object) -> str:
+    """`text` with every Markdown-active character backslash-escaped and line breaks as spaces, so
+    Streamlit shows it literally inside a Markdown string."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
+    text = _WWW_AUTOLINK.sub(r"\1\\.", text)
+    return _BLOCK_MARKER.sub(r"\1\\\2", text)

@@ -1,0 +1,138 @@
+"""The view in the URL: every choice lives in `st.session_state` under the same key as its query
+parameter, seeded from the URL on a session's first run and written back after each run, so a
+link reopens the same view. Widgets use `persist_state="session"` so a value survives page switches.
+
+The URL is untrusted: a parameter is parsed against the type of its default (a whole number, a
+0/1 flag, text without NUL bytes) and must be one of the widget's choices; anything else is
+ignored, and the page says which parameters were, in one warning at its top (never with their
+values, which may be long, hostile or name server paths).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+OVERLAYS_PAGE = "app_pages/overlays.py"
+_SHARED = "_url"  # the values this run puts in the URL
+_IGNORED = "_url_ignored"  # parameter -> why it was ignored, this run
+_NOTICE = "_url_notice"  # the placeholder of the warning at the top of the page
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The numbers from `low` to `high`, both included: the choices of a number input."""
+
+    low: float
+    high: float
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and self.low <= value <= self.high
+
+
+class _Refused(ValueError):
+    """A URL value that does not parse as its parameter's type; the message says what was expected."""
+
+
+def _parse(text: str, default: Any) -> Any:
+    """The URL text as a value of `default`'s type."""
+    if isinstance(default, bool):
+        if text not in ("0", "1"):
+            raise _Refused("expected 0 or 1")
+        return text == "1"
+    if isinstance(default, (int, float)):
+        try:
+            return type(default)(text)
+        except ValueError:
+            raise _Refused("expected a whole number" if isinstance(default, int) else "expected a number") from None
+    if "\x00" in text:
+        raise _Refused("contains a NUL byte")
+    return text
+
+
+def _describe(options: Collection) -> str:
+    if isinstance(options, range) and options.step == 1:
+        return f"expected a whole number from {options.start} to {options.stop - 1}"
+    if isinstance(options, Interval):
+        return f"expected a number from {options.low:g} to {options.high:g}"
+    return "not one of the choices"
+
+
+def seed(key: str, default: Any, options: Collection | None = None) -> None:
+    """Give `key` its URL value on the session's first run (else `default`), and fall back to
+    `default` whenever the stored value is not one of `options` (a list, a `range` of whole
+    numbers, an `Interval`). A URL value that does not fit is ignored and named in the page's
+    notice. Call before the widget."""
+    if key not in st.session_state:
+        st.session_state[key] = default
+        if key in st.query_params:
+            try:
+                value = _parse(st.query_params[key], default)
+                if options is not None and value not in options:
+                    raise _Refused(_describe(options))
+                st.session_state[key] = value
+            except _Refused as refused:
+                ignore(key, str(refused))
+    if options is not None and st.session_state[key] not in options:
+        st.session_state[key] = default
+
+
+def ignore(key: str, reason: str) -> None:
+    """Name an ignored URL parameter in the notice at the top of the page."""
+    ignored = st.session_state.setdefault(_IGNORED, {})
+    ignored[key] = reason
+    notice = st.session_state.get(_NOTICE)
+    if notice is not None:
+        listed = "; ".join(f"`{name}` ({why})" for name, why in ignored.items())
+        notice.warning(f"Some parameters of this link were ignored, their values kept as default: {listed}.", icon=":material/link_off:")
+
+
+def begin_run() -> None:
+    """Start collecting the values this run puts in the URL, and place the notice of ignored
+    parameters at the top of the page."""
+    st.session_state[_SHARED] = {}
+    st.session_state[_IGNORED] = {}
+    st.session_state[_NOTICE] = st.empty()
+
+
+def share(**values: Any) -> None:
+    """Put these values in the URL at the end of the run."""
+    st.session_state.setdefault(_SHARED, {}).update(values)
+
+
+def _to_url(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def url_params(**overrides: Any) -> dict[str, str]:
+    values = {**st.session_state.get(_SHARED, {}), **overrides}
+    return {key: text for key, value in values.items() if (text := _to_url(value)) is not None}
+
+
+def publish_url() -> None:
+    """Write the shared values to the browser's URL."""
+    params = url_params()
+    if params != st.query_params.to_dict():
+        st.query_params.from_dict(params)
+
+
+def request_page(page_id: str, model: str) -> None:
+    """Widget callback: show this page in the Overlays page on this run (see `follow_page_request`).
+    A callback runs before the widgets are created, so it may set their values."""
+    st.session_state["page"] = page_id
+    st.session_state["model"] = model
+    st.session_state["_open_overlays"] = True
+
+
+def follow_page_request() -> None:
+    """Switch to the Overlays page if a callback asked for it, keeping the view in the URL."""
+    if st.session_state.pop("_open_overlays", False):
+        page_id, model = st.session_state["page"], st.session_state["model"]
+        st.switch_page(OVERLAYS_PAGE, query_params=url_params(page=page_id, model=model))
