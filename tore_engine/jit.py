@@ -1,0 +1,149 @@
+"""Numba set-up for TORE's page kernel, without importing numba until the kernel is wanted.
+
+- **Cache folder.** Numba's disk cache lives in a per-user folder, `$XDG_CACHE_HOME/tore-studio/numba`
+  (else `~/.cache/tore-studio/numba`, else one in the temporary directory when the home folder is not
+  writable): an installed package's own folder is often read-only, and one folder lets every worker
+  of a pool load what one process compiled. It is set through `NUMBA_CACHE_DIR` just before numba
+  is first imported, unless the user has set that variable; nothing is created before it is needed.
+- **Lazy compilation.** `Kernels` collects plain Python functions and turns them into numba
+  functions on first use, so importing `tore_engine` costs no numba import (about 0.15 s), and runs
+  without numba at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+CACHE_ENV = "NUMBA_CACHE_DIR"
+APP_FOLDER = "tore-studio"
+LOCK_NAME = "compile.lock"
+
+try:  # POSIX; elsewhere two processes may both compile a cold cache, which is slower, not wrong
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError:
+        return False
+    return True
+
+
+def default_cache_folder() -> Path:
+    """The first writable of `$XDG_CACHE_HOME/tore-studio/numba`, `~/.cache/tore-studio/numba` and
+    a per-user folder in the temporary directory."""
+    home_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP_FOLDER / "numba"
+    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    temporary = Path(tempfile.gettempdir()) / f"{APP_FOLDER}-{user}" / "numba"
+    return home_cache if _writable(home_cache) else temporary
+
+
+def use_cache_folder() -> Path:
+    """Point numba at our cache folder unless the user chose one; returns the folder in use."""
+    if not os.environ.get(CACHE_ENV):
+        os.environ[CACHE_ENV] = str(default_cache_folder())  # inherited by worker processes too
+        if "numba" in sys.modules:  # imported before us: its config has already read the variable
+            sys.modules["numba"].config.CACHE_DIR = os.environ[CACHE_ENV]
+    return Path(os.environ[CACHE_ENV])
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (it may be missing after `pip install --no-deps`)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+@contextlib.contextmanager
+def compile_lock(wait: bool = False) -> Iterator[bool]:
+    """Take the cache folder's lock (without waiting unless `wait`): True when this process holds
+    it, so that of the workers of a pool only one loads or compiles at a time, and the others can
+    go on without the kernel meanwhile instead of compiling too."""
+    folder = use_cache_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_NAME, "a+b") as handle:
+        if fcntl is None:  # pragma: no cover - Windows
+            yield True
+            return
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class Kernels:
+    """Plain Python functions of one module that become numba functions on first use.
+
+    Helpers are compiled into the one entry point, which alone is cached on disk: loading it from
+    the cache needs no helper compiled. Until then every function stays plain Python.
+    """
+
+    def __init__(self) -> None:
+        self._helpers: list[Callable] = []
+        self._entry: Callable | None = None
+        self._signature: Callable | None = None
+        self._dispatcher = None
+
+    def helper(self, function: Callable) -> Callable:
+        self._helpers.append(function)
+        return function
+
+    def entry(self, signature: Callable) -> Callable[[Callable], Callable]:
+        """The cached entry point; `signature(numba.types)` gives its argument types."""
+
+        def register(function: Callable) -> Callable:
+            self._entry, self._signature = function, signature
+            return function
+
+        return register
+
+    def _jitted(self):
+        """The entry's numba dispatcher, made once: its module's helpers are rebound to numba
+        functions first, since numba resolves the names an entry calls from its module's globals."""
+        if self._dispatcher is None:
+            use_cache_folder()
+            numba = importlib.import_module("numba")
+            for function in self._helpers:
+                function.__globals__[function.__name__] = numba.njit(function)
+            self._dispatcher = numba.njit(cache=True)(self._entry)
+            self._argument_types = self._signature(numba.types)
+        return self._dispatcher
+
+    def is_cached(self) -> bool:
+        """Whether the disk cache holds the entry for this machine, read from numba's index without
+        loading or compiling anything. This reads numba internals (numba 0.68), so any surprise
+        counts as not cached: the caller then treats the cache as cold, which is only slower."""
+        dispatcher = self._jitted()
+        try:
+            cache = dispatcher._cache
+            key = cache._index_key(self._argument_types, dispatcher.targetctx.codegen())
+            return key in cache._cache_file._load_index()
+        except Exception:  # noqa: BLE001 - see the docstring
+            return False
+
+    @property
+    def loaded(self) -> bool:
+        return self._dispatcher is not None and bool(self._dispatcher.signatures)
+
+    def load(self) -> Callable:
+        """The compiled entry, loaded from the disk cache or compiled (and saved there); no other
+        signature is ever compiled, so a call with wrongly typed arrays fails instead."""
+        dispatcher = self._jitted()
+        if not self.loaded:
+            dispatcher.compile(self._argument_types)
+            dispatcher.disable_compile()
+        return dispatcher
