@@ -11,7 +11,8 @@ wheel cache) and records:
 - the number of distributions it added to the fresh venv (pip, upgraded first as run.sh does, and
   setuptools not counted),
 - `du -sm` of the venv's site-packages (pip's own ~20 MB included; the empty venv is shown too),
-- whether `import pymupdf` then loads onnxruntime (the reason for PyMuPDF < 2).
+- where PyMuPDF is installed: the time of `import pymupdf` (best of 5) and whether it loads
+  onnxruntime (the reason for PyMuPDF < 2).
 
 Besides the extras, it measures PyMuPDF alone at several versions (`pymupdf==X` in a bare venv),
 and `before`: the single dependency list of tore-studio before issue 12, for comparison.
@@ -101,13 +102,18 @@ def measure(interpreter: str, requirements: list[str], scratch: Path) -> dict:
         empty = distributions(python)
         empty_mb = du_mb(site_packages(python))
         start = time.perf_counter()
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], check=True, env=pip_env())
+        pip = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], capture_output=True, text=True, env=pip_env())
         seconds = time.perf_counter() - start
+        if pip.returncode != 0:  # e.g. PyMuPDF 2.1 requires a pymupdf-layout 2.1 that PyPI does not have
+            error = [line for line in pip.stderr.splitlines() if line.startswith("ERROR")][-1:]
+            return {"requirements": requirements, "error": " ".join(error) or f"pip exited {pip.returncode}"}
         added = sorted(distributions(python) - empty)
-        loads_onnx = None
+        loads_onnx = import_seconds = None
         if "pymupdf" in added:
-            probe = "import sys, pymupdf; print('onnxruntime' in sys.modules)"
-            loads_onnx = subprocess.run([str(python), "-c", probe], capture_output=True, text=True).stdout.strip() == "True"
+            probe = "import sys, time; t = time.perf_counter(); import pymupdf; print(time.perf_counter() - t, 'onnxruntime' in sys.modules)"
+            runs = [subprocess.run([str(python), "-c", probe], capture_output=True, text=True, check=True).stdout.split() for _ in range(5)]
+            import_seconds = round(min(float(seconds) for seconds, _ in runs), 3)
+            loads_onnx = runs[0][1] == "True"
         return {
             "requirements": requirements,
             "seconds": round(seconds, 1),
@@ -116,6 +122,7 @@ def measure(interpreter: str, requirements: list[str], scratch: Path) -> dict:
             "empty_venv_mb": empty_mb,
             "added": added,
             "pymupdf_loads_onnxruntime": loads_onnx,
+            "import_pymupdf_seconds": import_seconds,
         }
     finally:
         shutil.rmtree(venv, ignore_errors=True)
@@ -142,12 +149,17 @@ def main() -> None:
         print("| target | site-packages (du -sm) | packages added | pip install |")
         print("|---|---:|---:|---:|")
         for name, result in results.items():
-            print(f"| {name} | {result['site_packages_mb']} MB | {result['packages']} | {result['seconds']} s |")
-        empty = next(iter(results.values()))["empty_venv_mb"] if results else 0
+            if "error" in result:
+                print(f"| {name} | does not install: {result['error']} | | |")
+            else:
+                print(f"| {name} | {result['site_packages_mb']} MB | {result['packages']} | {result['seconds']} s |")
+        empty = next((r["empty_venv_mb"] for r in results.values() if "error" not in r), 0)
         print(f"\n(an empty venv: {empty} MB)")
         for name, result in results.items():
+            if "error" in result:
+                continue
             onnx = result["pymupdf_loads_onnxruntime"]
-            note = "" if onnx is None else f"  [import pymupdf loads onnxruntime: {onnx}]"
+            note = "" if onnx is None else f"  [import pymupdf: {result['import_pymupdf_seconds']} s (best of 5), loads onnxruntime: {onnx}]"
             print(f"- {name}: {', '.join(result['added'])}{note}")
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -185,3 +185,22 @@ def test_a_score_without_the_scores_extra_names_the_extra(tmp_path):
 def test_the_app_without_the_app_extra_names_the_extra(tmp_path):
     result = run_without(tmp_path, ["streamlit"], "app", "--port", "8799")
     assert result.returncode == 2 and "pip install 'tore-studio[app]'" in result.stderr
+
+
+def test_the_python_api_imports_pandas_only_for_a_dataframe(tmp_path):
+    demo = PACKAGE / "demo" / "data"
+    code = f"""
+import json, os, sys
+import tore_engine as tore
+ev = tore.evaluate({str(demo / 'reference.json')!r}, {str(demo / 'model_a.json')!r})
+before = sorted({{name.partition(".")[0] for name in sys.modules}})
+frame = ev.recall
+json.dump([before, type(frame).__module__.partition(".")[0]], open(os.environ["TORE_PROBE_OUT"], "w"))
+"""
+    out = tmp_path / "modules.json"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "TORE_PROBE_OUT": str(out)}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    before, frame_module = json.loads(out.read_text())
+    assert not set(before) & (APP_MODULES | SCORER_MODULES | {"pandas", "openpyxl"})
+    assert frame_module == "pandas"
