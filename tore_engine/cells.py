@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tore_engine.dataset import DatasetEvaluation
+from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.errors import InputError
 
 CELL_COLUMNS = ("page", "reference_class", "predicted_class", "pixels", "share_of_cell")

@@ -24,7 +24,7 @@ from openpyxl.styles import Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from tore_engine.dataset import DatasetEvaluation
+from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.matrices import MatrixSet
 from tore_engine.report import MATRIX_KINDS
 from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, page_rows, per_class_rows, warning_rows
@@ -100,7 +100,11 @@ class SheetWriter:
             self._measure(column, len(value))
 
     def number(self, row: int, column: int, value: float | int, number_format: str) -> Cell:
-        cell = self.sheet.cell(row=row, column=column, value=value)
+        """A number cell whose stored text is `repr` of the value. openpyxl would write "%.16g",
+        one digit short of what some float64 values need to read back exactly."""
+        cell = self.sheet.cell(row=row, column=column)
+        cell.value = repr(float(value)) if isinstance(value, float) else repr(int(value))
+        cell.data_type = "n"
         cell.number_format = number_format
         shown = f"{value:,.0f}" if number_format == COUNT_FORMAT else f"{value:,.3f}"
         self._measure(column, len(shown))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from tore_engine.dataset import DatasetEvaluation
+from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.errors import InputError
 from tore_engine.matrices import MatrixSet
 from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, page_rows, per_class_rows, warning_rows
@@ -69,11 +69,10 @@ def require_plotly() -> ModuleType:
     return figures
 
 
-def _figures(evaluation: DatasetEvaluation, title: str) -> list[tuple[str, list]]:
+def _figures(figures: ModuleType, evaluation: DatasetEvaluation, title: str) -> list[tuple[str, list]]:
     """(heading, figures) as the app shows them: the full matrix in single mode, the trimmed
     reference x prediction block in dual mode (where the diagonal means nothing), then the
     reduced view."""
-    figures = require_plotly()
     matrices = evaluation.matrices
     single = matrices.mode == "single"
     view, label = ("full", "full") if single else ("trimmed", "zero-trimmed")
@@ -130,10 +129,11 @@ def _sections(evaluation: DatasetEvaluation) -> list[str]:
 
 def report_html(evaluation: DatasetEvaluation, title: str = DEFAULT_TITLE) -> str:
     """The whole page. Figure ids are numbered, so the same evaluation gives the same bytes."""
+    builders = require_plotly()
     from plotly.offline import get_plotlyjs
 
     figure_sections, number = [], 0
-    for heading, figures in _figures(evaluation, title):
+    for heading, figures in _figures(builders, evaluation, title):
         divs = []
         for figure in figures:
             divs.append(figure.to_html(full_html=False, include_plotlyjs=False, config=FIGURE_CONFIG, div_id=f"figure-{number}"))

@@ -4,7 +4,7 @@ per class (with support), per page, warnings. Kept here so that the two reports 
 
 from __future__ import annotations
 
-from tore_engine.dataset import DatasetEvaluation
+from tore_engine.evaluation import DatasetEvaluation
 
 PER_CLASS_COLUMNS = ("class", "recall", "precision", "f1", "support")
 # pages.csv's header (report.py), so that a reader finds the same names in every output
