@@ -7,7 +7,7 @@ from conftest import layout_json
 
 from tore_engine.errors import InputError
 from tore_engine.formats.native import from_document as from_native
-from tore_engine.taxonomy import apply_label_map, resolve_taxonomy
+from tore_engine.taxonomy import apply_label_map, label_map_warnings, resolve_taxonomy
 
 
 def layout(name, labels, taxonomy=None):
@@ -50,3 +50,23 @@ def test_label_map_merges_many_to_one_and_keeps_the_order():
     mapped = apply_label_map(layout("gt", ["Title", "Section-header", "Text"], ["Title", "Text", "Section-header"]), {"Section-header": "Title"})
     assert mapped.taxonomy == ["Title", "Text"]
     assert mapped.pages[0].labels == ["Title", "Title", "Text"]
+
+
+def test_dual_names_that_collide_after_prefixing_are_an_error_naming_them():
+    with pytest.raises(InputError, match=r"collide .*'r_a_b' \(reference label 'a_b' and prediction label 'b'\)"):
+        resolve_taxonomy(layout("r", ["a_b"]), layout("r_a", ["b"]), "dual")
+
+
+def test_background_as_a_label_is_an_error_unless_the_label_map_renames_it():
+    for mode in ("auto", "dual"):
+        with pytest.raises(InputError, match="prediction uses the label 'Background'"):
+            resolve_taxonomy(layout("gt", ["a"]), layout("m", ["Background", "a"]), mode)
+    renamed = apply_label_map(layout("m", ["Background", "a"]), {"Background": "backdrop"})
+    assert resolve_taxonomy(layout("gt", ["a"]), renamed).classes == ["Background", "gt_a", "m_a", "m_backdrop"]
+
+
+def test_label_map_keys_that_match_no_label_are_warned():
+    warnings = label_map_warnings({"a": "x", "Tabel": "Table", "z": "a"}, layout("gt", ["a"]), layout("m", ["b"], ["b", "z"]))
+    assert [w.to_json() for w in warnings] == [
+        {"page": None, "box": None, "side": None, "message": "label map key 'Tabel' is no label of the reference or the prediction; it had no effect"}
+    ]

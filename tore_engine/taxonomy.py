@@ -69,29 +69,13 @@ def label_map_warnings(label_map: dict[str, str], reference: LayoutSet, predicti
     ]
 
 
-def _invalid_unicode(name: str) -> bool:
-    """A lone surrogate (JSON allows "\\ud800") is no character: no UTF-8 file can hold it."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def _check_side(layout: LayoutSet, side: str) -> None:
-    """Refuse what would make a side's classes ambiguous in the matrix or unwritable in a file."""
-    labels = layout.class_list()
-    if BACKGROUND in labels:
+    """`Background` names the unlabelled pixels (row and column 0): a box labelled so would become
+    a second class of that name, whose pixels count as Foreground in the reduced view."""
+    if BACKGROUND in layout.class_list():
         raise InputError(
             f"the {side} uses the label {BACKGROUND!r}, which names the unlabelled pixels (row and column 0); "
             f'rename it with --label-map (e.g. {{"{BACKGROUND}": "Background-box"}}) or drop those boxes',
-            file=layout.source,
-        )
-    invalid = [label for label in (layout.name, *labels) if _invalid_unicode(label)]
-    if invalid:
-        raise InputError(
-            f"the {side} has names that are not valid Unicode (lone surrogates): {', '.join(map(ascii, invalid))}; "
-            "no report file could hold them",
             file=layout.source,
         )
 

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still alive
 TERMINATE_GRACE_SECONDS = 2.0  # how long a terminated worker may take before it is killed
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+DEFAULT_SIGNALS = tuple(name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def _die_with_parent() -> None:
@@ -54,9 +55,12 @@ def _poll_parent(parent: int) -> None:
 
 def _watch_parent(driver: int) -> None:
     """Pool initializer. Ctrl-C is the driver's to handle (it stops the workers): a worker ignores
-    it instead of printing its own traceback. `driver` is the evaluating process; the worker's
-    direct parent is the driver, or a fork server that ends with it."""
+    it instead of printing its own traceback, and a forked worker drops the driver's other signal
+    handlers, so that being terminated ends it without a word. `driver` is the evaluating process;
+    the worker's direct parent is the driver, or a fork server that ends with it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in DEFAULT_SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
     _die_with_parent()
     parent = os.getppid()
     if parent != driver and not _alive(driver):

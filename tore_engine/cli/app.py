@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tore_engine.cli.options import integer
 from tore_engine.errors import InputError
 
 APP_SCRIPT = Path(__file__).resolve().parents[1] / "studio" / "app.py"
@@ -29,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "current folder)."
         ),
     )
-    parser.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
+    parser.add_argument("--port", type=integer(1, 65535), default=8501, help="port to listen on, 1 to 65535 (default 8501)")
     parser.add_argument("--address", default="localhost", help="address to listen on (default localhost)")
     parser.set_defaults(func=run)
 
@@ -39,8 +40,6 @@ def run(args: argparse.Namespace) -> int:
         from streamlit.web import cli as streamlit_cli
     except ImportError:
         raise InputError("the app needs its extra: pip install 'tore-studio[app]'") from None
-    if not 0 < args.port < 65536:
-        raise InputError(f"--port must be between 1 and 65535, got {args.port}")
     settings = {**STREAMLIT_SETTINGS, "server.port": str(args.port), "server.address": args.address}
     options = [f"--{key}={value}" for key, value in settings.items()]
     return int(streamlit_cli.main(["run", str(APP_SCRIPT), *options], standalone_mode=False) or 0)
