@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +33,30 @@ def build_report(evaluation: DatasetEvaluation) -> dict:
 MATRIX_VIEWS = {"": "full", "trimmed_": "trimmed", "reduced_": "reduced"}  # CSV prefix -> view
 MATRIX_KINDS = ("confusion", "recall", "precision")
 OUTPUT_FILES = ("report.json", *(f"{prefix}{kind}.csv" for prefix in MATRIX_VIEWS for kind in MATRIX_KINDS), "pages.csv")
+REPORT_FILES = {"xlsx": "report.xlsx", "html": "report.html", "cells": "cells.csv"}  # the reports written on request
 # Page ids come from the input unchecked; a lone surrogate in one is written escaped, never a crash.
 CSV_ERRORS = "backslashreplace"
+
+
+def output_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
+    """The files a run writes: `OUTPUT_FILES` and those of the `reports` asked for (`REPORT_FILES` keys)."""
+    return (*OUTPUT_FILES, *(REPORT_FILES[report] for report in reports))
+
+
+def _write_report(report: str, evaluation: DatasetEvaluation, path: Path) -> None:
+    """One requested report; its module (openpyxl's, Plotly's) is imported only then."""
+    if report == "xlsx":
+        from tore_engine.excel import write_excel
+
+        write_excel(evaluation, path)
+    elif report == "html":
+        from tore_engine.html_report import write_html
+
+        write_html(evaluation, path)
+    else:
+        from tore_engine.cells import write_cells
+
+        write_cells(evaluation, path)
 
 
 def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: np.ndarray) -> None:
@@ -56,16 +79,18 @@ def report_text(evaluation: DatasetEvaluation) -> str:
     return json.dumps(build_report(evaluation), indent=1, ensure_ascii=True) + "\n"
 
 
-def write_outputs(evaluation: DatasetEvaluation, folder: Path, text: str | None = None) -> None:
-    """Write `OUTPUT_FILES` into `folder`: report.json (`text`, when the caller has it already),
-    the matrix CSVs and pages.csv. The CLI passes a staging folder (`output.staged_output`), so
-    that a failure halfway leaves the previous results whole."""
+def write_outputs(evaluation: DatasetEvaluation, folder: Path, text: str | None = None, reports: Sequence[str] = ()) -> None:
+    """Write `output_files(reports)` into `folder`: report.json (`text`, when the caller has it
+    already), the matrix CSVs, pages.csv and the `reports` asked for. The CLI passes a staging
+    folder (`output.staged_output`), so that a failure halfway leaves the previous results whole."""
     (folder / "report.json").write_text(text or report_text(evaluation), encoding="ascii")
     for prefix, view in MATRIX_VIEWS.items():
         matrices = getattr(evaluation.matrices, view)
         for kind in MATRIX_KINDS:
             _write_matrix_csv(folder / f"{prefix}{kind}.csv", matrices.rows, matrices.columns, getattr(matrices, kind))
     _write_pages_csv(folder / "pages.csv", evaluation)
+    for report in reports:
+        _write_report(report, evaluation, folder / REPORT_FILES[report])
 
 
 def _mean_line(means: dict) -> str:

@@ -30,7 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "Rasterise the reference and predicted boxes of every page into per-pixel label sets and "
             "build the multi-label confusion matrix (Algorithm 1 of Krstinic et al. 2020), with recall "
             "and precision matrices, the zero-trimmed and the reduced Background/Foreground views. "
-            "Writes DIR/report.json, a CSV per matrix and pages.csv; prints a short summary."
+            "Writes DIR/report.json, a CSV per matrix and pages.csv (and on request report.xlsx, report.html, "
+            "cells.csv); prints a short summary."
         ),
     )
     parser.add_argument("reference", type=Path, help="reference layout (the dataset's annotations); rows of the matrix")
@@ -103,6 +104,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print report.json on stdout (the same bytes as the file), "
                         "instead of the summary")
     parser.add_argument("-q", "--quiet", action="store_true", help="print neither the summary nor the progress bar")
+    parser.add_argument("--xlsx", action="store_true", help="also write DIR/report.xlsx: the matrices coloured, the same "
+                        "with all-zero rows and columns hidden, per page, per class and warnings")
+    parser.add_argument("--html", action="store_true", help="also write DIR/report.html: one self-contained page with the "
+                        "app's interactive heatmaps and the tables (needs the 'app' extra's Plotly)")
+    parser.add_argument("--cells", action="store_true", help="also write DIR/cells.csv: every page's contribution to every "
+                        "matrix cell (page, reference_class, predicted_class, pixels, share_of_cell), the app's drill-down")
     parser.set_defaults(func=run)
 
 
@@ -123,11 +130,16 @@ def run(args: argparse.Namespace) -> int:
     from tore_engine.dataset import evaluate_dataset, terminal_progress
     from tore_engine.formats import load_pair
     from tore_engine.output import staged_output
-    from tore_engine.report import OUTPUT_FILES, report_text, summary, write_outputs
+    from tore_engine.report import REPORT_FILES, output_files, report_text, summary, write_outputs
     from tore_engine.taxonomy import read_label_map
 
     scheduler = args.scheduler or os.environ.get(SCHEDULER_VARIABLE)
-    with staged_output(args.out, OUTPUT_FILES) as staging, _executor(scheduler) as executor:
+    reports = [report for report in REPORT_FILES if getattr(args, report)]
+    if "html" in reports:
+        from tore_engine.html_report import require_plotly
+
+        require_plotly()
+    with staged_output(args.out, output_files(reports)) as staging, _executor(scheduler) as executor:
         reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
                                           page_images=args.page_images)
         label_map = read_label_map(args.label_map) if args.label_map else None
@@ -143,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                 min_score=args.min_score,
             )
         text = report_text(evaluation)
-        staging.save(lambda folder: write_outputs(evaluation, folder, text))
+        staging.save(lambda folder: write_outputs(evaluation, folder, text, reports))
     if args.json:
         sys.stdout.write(text)
     elif not args.quiet:
