@@ -9,6 +9,7 @@ are the images' `file_name`s; boxes `[x, y, width, height]` become `[x1, y1, x2,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import msgspec
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
-from tore_engine.inputs import JsonStructure, SchemaError, decode_json, peek_bytes, read_bytes, scan_json
+from tore_engine.inputs import JsonStructure, SchemaError, decode_json, first_char, peek_bytes, read_bytes, scan_json
 from tore_engine.layout import LayoutSet, PageImage
 
 ANNOTATIONS_PER_BATCH = 65536
@@ -110,7 +111,7 @@ def read_images(path: Path, *, page_images: Path | None = None) -> tuple[CocoIma
     source = str(path)
     data = read_bytes(path)
     structure = scan_json(data, source)
-    if data.strip()[:1] != b"{":
+    if first_char(data) != b"{":
         raise InputError("not a COCO instances file: expected an object with 'images' and 'categories'", file=source)
     header = decode_json(data, source, CocoHeader)
     return _images(header, path, page_images), data, structure, header
@@ -164,7 +165,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     annotations = []
     if len(header.annotations):
         span = structure.top_level_values()["annotations"]
-        if data[span[0] : span[1]].strip()[:1] != b"[":
+        if first_char(data, span[0]) != b"[":
             raise InputError("COCO 'annotations' must be a list", file=source)
         annotations = _read_annotations(data, structure, span, source, "annotation")
     return _layout(images, annotations, source, Path(path).stem, "annotation")
@@ -175,7 +176,7 @@ def read_results(path: Path, images: CocoImages) -> LayoutSet:
     source = str(path)
     data = read_bytes(path)
     structure = scan_json(data, source)
-    if data.strip()[:1] != b"[":
+    if first_char(data) != b"[":
         raise InputError("a COCO results list must be a JSON array of {image_id, category_id, bbox, score}", file=source)
     span = (0, len(data))
     return _layout(images, _read_annotations(data, structure, span, source, "result"), source, Path(path).stem, "result")
@@ -201,3 +202,22 @@ def read_any(path: Path, *, page_images: Path | None = None, coco_images: Path |
             file=str(path),
         )
     return read_results(path, read_images(coco_images, page_images=page_images)[0])
+
+
+def write(layout: LayoutSet, path: Path) -> None:
+    """The layout as a COCO instances file: images numbered from 1 (`file_name` = page id),
+    categories numbered from 1 in the layout's class order, boxes as [x, y, width, height]."""
+    categories = {label: number for number, label in enumerate(layout.class_list(), start=1)}
+    images, annotations = [], []
+    for number, page in enumerate(layout.pages, start=1):
+        images.append({"id": number, "file_name": page.id, "width": page.width, "height": page.height})
+        scores = page.scores.tolist() if page.scores is not None else [None] * page.box_count
+        for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes.tolist(), scores):
+            annotation = {"id": len(annotations) + 1, "image_id": number, "category_id": categories[label],
+                          "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1), "iscrowd": 0}
+            if score is not None and not math.isnan(score):  # NaN: the box has no score
+                annotation["score"] = score
+            annotations.append(annotation)
+    document = {"images": images, "annotations": annotations,
+                "categories": [{"id": number, "name": label} for label, number in categories.items()]}
+    Path(path).write_bytes(msgspec.json.encode(document))

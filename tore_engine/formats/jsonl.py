@@ -16,7 +16,7 @@ import msgspec
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
-from tore_engine.formats.native import NativePage, add_pages
+from tore_engine.formats.native import NativePage, add_pages, header_document, page_document
 from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, decode_json, open_regular, scan_json
 from tore_engine.layout import LayoutSet
 
@@ -94,3 +94,13 @@ def _located(error: SchemaError, numbers: list[int], source: str) -> InputError:
     """A schema error inside a chunk, named by its line (and box)."""
     index, box, problem = error.in_item("boxes")
     return error if index is None else InputError(f"line {numbers[index]}: {problem}", file=source, box=box)
+
+
+def write(layout: LayoutSet, path: Path) -> None:
+    """The layout as JSON Lines: the header line, then one page a line, written as they come."""
+    path = Path(path)
+    folder = path.parent.resolve()
+    with path.open("wb") as handle:
+        handle.write(msgspec.json.encode(header_document(layout)) + b"\n")
+        for page in layout.pages:
+            handle.write(msgspec.json.encode(page_document(page, folder)) + b"\n")

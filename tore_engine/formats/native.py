@@ -7,6 +7,7 @@ flat columns, so a file of any size costs about its own size in memory, parsed o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,20 +15,20 @@ import msgspec
 
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
-from tore_engine.formats.images import ImageFolder
-from tore_engine.inputs import JsonStructure, SchemaError, decode_json, read_bytes, scan_json, schema_error
-from tore_engine.layout import LayoutSet, PageImage
+from tore_engine.formats.images import ImageFolder, image_name
+from tore_engine.inputs import JsonStructure, SchemaError, decode_json, first_char, read_bytes, scan_json, schema_error
+from tore_engine.layout import LayoutSet, Page, PageImage
 
 PAGES_PER_BATCH = 2048  # pages decoded by one msgspec call
 
 
-class Box(msgspec.Struct, forbid_unknown_fields=True):
+class Box(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     label: str
     bbox: tuple[float, float, float, float]
     score: float | None = None
 
 
-class NativePage(msgspec.Struct, forbid_unknown_fields=True):
+class NativePage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: str | int
     width: float
     height: float
@@ -97,7 +98,7 @@ def located(error: SchemaError, item_spans: list[tuple[int, int]], first: int, d
 def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], source: str,
                  images: ImageFolder, warnings: list[InputWarning], builder: ColumnsBuilder) -> None:
     """Decode the array of page objects at `span` in batches into `builder`."""
-    if data[span[0] : span[1]].strip()[:1] != b"[":
+    if first_char(data, span[0]) != b"[":
         raise InputError("'pages' must be a list of page objects", file=source)
     items = structure.array_items(*span)
     for first in range(0, len(items), PAGES_PER_BATCH):
@@ -113,7 +114,7 @@ def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], s
 def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
     """A native layout JSON text."""
     structure = scan_json(data, source)
-    if data.strip()[:1] != b"{":
+    if first_char(data) != b"{":
         raise InputError("a layout JSON must be an object with 'pages' (formats.md section 1)", file=source)
     header = decode_json(data, source, Header)
     warnings: list[InputWarning] = []
@@ -160,3 +161,32 @@ def _page_id_of(document: object, index: int | None) -> str | None:
     except (KeyError, IndexError, TypeError):
         return None
     return str(page_id) if isinstance(page_id, (str, int)) and not isinstance(page_id, bool) else None
+
+
+def page_document(page: Page, folder: Path) -> dict:
+    """A page as section 1's page object, its image named for a file written into `folder`
+    (an image stored inside a data file cannot be named, and is left out)."""
+    boxes = [{"label": label, "bbox": bbox} for label, bbox in zip(page.labels, page.bboxes.tolist())]
+    if page.scores is not None:
+        for box, score in zip(boxes, page.scores.tolist()):
+            if not math.isnan(score):  # NaN: the box has no score
+                box["score"] = score
+    document = {"id": page.id, "width": page.width, "height": page.height, "boxes": boxes}
+    name = image_name(page.image, folder) if page.image is not None else None
+    if name is not None and page.image.pdf_page is not None:
+        document |= {"pdf": name, "page_no": page.image.pdf_page}
+    elif name is not None:
+        document["image"] = name
+    return document
+
+
+def header_document(layout: LayoutSet) -> dict:
+    return {"name": layout.name} | ({"taxonomy": layout.taxonomy} if layout.taxonomy is not None else {})
+
+
+def write(layout: LayoutSet, path: Path) -> None:
+    """The layout as a native layout JSON file (floats written to round-trip exactly)."""
+    path = Path(path)
+    folder = path.parent.resolve()
+    document = header_document(layout) | {"pages": [page_document(page, folder) for page in layout.pages]}
+    path.write_bytes(msgspec.json.encode(document))

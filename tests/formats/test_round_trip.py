@@ -1,0 +1,116 @@
+"""Converter-free round trips: the public vectors written in each format by its module's `write`,
+read back by `load` (format detected from the content), evaluated, and compared with the report of
+the same pages read from a native file, bit for bit.
+
+Formats that cannot hold everything of the native file are compared against the native file of
+what they can hold, made here independently of the writers: docling needs docling item labels,
+`<document>/<page_no>` ids and boxes inside the page (docling-core clamps the others while
+loading); DocTags needs tag names and boxes on its 500 x 500 grid.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import load_shared_json, write_json
+
+from tore_engine.dataset import evaluate_dataset
+from tore_engine.formats import coco, detect_format, docling, doctags, jsonl, load, native, parquet
+from tore_engine.report import build_report
+
+GRID = 500
+WRITERS = {  # format: (module's writer, file suffix or "" for a folder)
+    "tore": (native.write, ".json"),
+    "jsonl": (jsonl.write, ".jsonl"),
+    "coco": (coco.write, ".json"),
+    "parquet": (parquet.write, ".parquet"),
+    "docling": (docling.write, ""),
+    "doctags": (doctags.write, ""),
+}
+
+
+def vectors() -> tuple[dict, dict]:
+    document = load_shared_json("vectors", "tore_public_pages.json")
+    return document["reference"], document["prediction"]
+
+
+def report(reference, prediction) -> str:
+    return json.dumps(build_report(evaluate_dataset(reference, prediction)), sort_keys=True)
+
+
+def tag_name(label: str) -> str:
+    """'Key-Value Region' -> 'key_value_region': a docling item label, and a DocTags tag name."""
+    return label.lower().replace("-", "_").replace(" ", "_")
+
+
+def as_docling(document: dict, page_numbers: dict[str, int]) -> dict:
+    def box(box: dict, width: float, height: float) -> dict:
+        x1, y1, x2, y2 = box["bbox"]
+        inside = [min(max(x1, 0), width), min(max(y1, 0), height), min(max(x2, 0), width), min(max(y2, 0), height)]
+        return {"label": tag_name(box["label"]), "bbox": inside}
+
+    pages = [{"id": f"vectors/{page_numbers[page['id']]}", "width": page["width"], "height": page["height"],
+              "boxes": [box(b, page["width"], page["height"]) for b in page["boxes"]]} for page in document["pages"]]
+    return {"name": document["name"], "pages": pages}
+
+
+def as_doctags(document: dict) -> dict:
+    def box(box: dict, width: float, height: float) -> dict:
+        frame = (width, height, width, height)
+        cells = [min(max(round(value * GRID / side), 0), GRID) for value, side in zip(box["bbox"], frame)]
+        return {"label": tag_name(box["label"]), "bbox": cells}
+
+    pages = [{"id": page["id"], "width": GRID, "height": GRID, "boxes": [box(b, page["width"], page["height"]) for b in page["boxes"]]}
+             for page in document["pages"]]
+    return {"name": document["name"], "pages": pages}
+
+
+def expressible(format_name: str, reference: dict, prediction: dict) -> tuple[dict, dict]:
+    """What of the two documents the format can hold."""
+    if format_name == "docling":
+        numbers = {page_id: k for k, page_id in enumerate(dict.fromkeys(p["id"] for d in (reference, prediction) for p in d["pages"]), 1)}
+        return as_docling(reference, numbers), as_docling(prediction, numbers)
+    if format_name == "doctags":
+        return as_doctags(reference), as_doctags(prediction)
+    return reference, prediction
+
+
+@pytest.mark.parametrize("format_name", list(WRITERS))
+def test_a_round_trip_gives_the_native_report_bit_for_bit(tmp_path, format_name):
+    documents = expressible(format_name, *vectors())
+    natives = [native.read(write_json(tmp_path / f"{document['name']}.native.json", document)) for document in documents]
+    writer, suffix = WRITERS[format_name]
+    written = []
+    for layout in natives:
+        target = tmp_path / format_name / f"{layout.name}{suffix}"
+        target.parent.mkdir(exist_ok=True)
+        writer(layout, target)
+        assert detect_format(target) == format_name
+        written.append(load(target))
+    assert [layout.name for layout in written] == [layout.name for layout in natives]
+    assert report(*written) == report(*natives)
+
+
+def test_the_adapted_vectors_keep_most_of_the_original():
+    """The adaptations change what the format cannot hold, not the pages: same boxes, labels renamed."""
+    reference, prediction = vectors()
+    for original, adapted in zip((reference, prediction), expressible("docling", reference, prediction)):
+        assert [len(p["boxes"]) for p in original["pages"]] == [len(p["boxes"]) for p in adapted["pages"]]
+        assert {tag_name(b["label"]) for p in original["pages"] for b in p["boxes"]} == {b["label"] for p in adapted["pages"] for b in p["boxes"]}
+
+
+def test_doctags_writes_boxes_on_the_grid(tmp_path):
+    """Boxes of another frame are scaled into the 500 grid and rounded, checked against plain arithmetic."""
+    reference, _ = vectors()
+    layout = native.read(write_json(tmp_path / "gt.json", reference | {"taxonomy": None}))
+    renamed = native.from_document({"name": "gt", "pages": [dict(p, boxes=[dict(b, label=tag_name(b["label"])) for b in p["boxes"]]) for p in reference["pages"]]})
+    doctags.write(renamed, tmp_path / "dt")
+    back = doctags.read(tmp_path / "dt")
+    expected = as_doctags({"name": "gt", "pages": reference["pages"]})
+    for page, want in zip(back.pages, expected["pages"]):
+        assert (page.width, page.height) == (GRID, GRID)
+        assert page.bboxes.tolist() == [b["bbox"] for b in want["boxes"]]
+    assert len(layout.pages) == len(back.pages)
+    assert Path(tmp_path / "dt" / f"{reference['pages'][0]['id']}.dt").is_file()

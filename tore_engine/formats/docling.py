@@ -1,0 +1,300 @@
+"""DoclingDocument JSON (formats.md section 6): a file docling's `save_as_json` wrote, or a folder
+of them, read with docling-core (the maintained library that defines the format).
+
+- Page id `<document name>/<page_no>`; frame: the page's `size` in PDF points (1 point = 1 pixel).
+- One box per `prov` entry of every item that `iterate_items(traverse_pictures=True,
+  included_content_layers=<all layers>)` yields: body and furniture, and the text docling nests
+  inside pictures, as docling-eval's layout evaluators count it. Labels are the items' `label`
+  values (`text`, `section_header`, ...); boxes are turned to a top-left origin with the page height
+  (`BoundingBox.to_top_left_origin`). Items without `prov` paint nothing. docling-core clamps a
+  box that leaves its page while loading; when it warns (more than 1% outside), so does the report.
+- Page images: the document's `origin.filename` (the PDF or image it was converted from) in the
+  `--page-images` folder or beside the JSON, when it is there; else the page image the document
+  embeds as a data URI (`pages[n].image.uri`), read by `embedded_page_image` when drawn.
+
+The file's bytes pass through `tore_engine.inputs` first (size bound, depth and duplicate keys);
+pydantic's validation errors become one paragraph naming the file and the JSON path.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from tore_engine.errors import InputError, InputWarning
+from tore_engine.formats import optional_module
+from tore_engine.formats.columns import ColumnsBuilder
+from tore_engine.formats.images import ImageFolder
+from tore_engine.inputs import confine, decode_json, is_regular_file, path_text, read_bytes, scan_json
+from tore_engine.layout import LayoutSet, PageImage
+
+_document = optional_module("docling_core.types.doc.document", "docling")
+_base = optional_module("docling_core.types.doc.base", "docling")
+_labels = optional_module("docling_core.types.doc.labels", "docling")
+_pydantic = optional_module("pydantic", "docling")
+DoclingDocument, ContentLayer = _document.DoclingDocument, _document.ContentLayer
+
+ALL_LAYERS = frozenset(ContentLayer)
+EMBEDDED_PAGES = "pages"  # PageImage.parquet_cell column of an image embedded in a DoclingDocument
+DATA_URI_PREFIX = "data:"
+PDF_MIMETYPE = "application/pdf"
+MAX_SHOWN_VALUE = 60  # characters of an offending value quoted in an error
+# Exceptions docling-core's validators and ref resolution raise on inconsistent documents, besides
+# pydantic's own: a `$ref` to no item, a tree that nests past the interpreter's recursion limit.
+PAGE_IN_WARNING = re.compile(r"\bon page (\d+)\b")  # docling-core: "... coordinate r on page 3 is outside ..."
+DOCUMENT_ERRORS = (ValueError, IndexError, KeyError, TypeError, AttributeError, RecursionError)
+
+PageImages = Callable[[int], PageImage | None]  # page_no -> the page's image
+
+
+# --- parsing --------------------------------------------------------------------------------------
+
+
+def _json_path(document: object, location: tuple) -> tuple[str | int, ...]:
+    """Pydantic's error location as a path in the JSON: the steps that are keys or indices there
+    (the names of the union members it tried are not)."""
+    steps: list[str | int] = []
+    node = document
+    for step in location:
+        if isinstance(node, dict) and step in node:
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        else:
+            continue
+        steps.append(step)
+    return tuple(steps)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (dict, list)):
+        return ""
+    text = repr(value)
+    return f", got {text[:MAX_SHOWN_VALUE]}{'...' if len(text) > MAX_SHOWN_VALUE else ''}"
+
+
+def _validation_problem(error: "_pydantic.ValidationError", data: bytes) -> str:
+    """The deepest of pydantic's errors (for a union, the last member's: the most general item
+    kind), with its JSON path: one line where pydantic lists every union member it tried."""
+    problems = error.errors(include_url=False)
+    if problems[0]["type"] == "json_invalid":
+        return f"is not valid JSON: {problems[0]['msg'].removeprefix('Invalid JSON: ')}"
+    document = msgspec.json.decode(data)
+    paths = [_json_path(document, tuple(problem["loc"])) for problem in problems]
+    deepest = max(range(len(problems)), key=lambda k: (len(paths[k]), k))
+    problem = problems[deepest]
+    where = path_text(paths[deepest]) or "the top level"
+    return f"is not a valid DoclingDocument: {problem['msg']}{_shown(problem.get('input'))} (at {where})"
+
+
+def parse_document(data: bytes, source: str) -> tuple["DoclingDocument", list[str]]:
+    """A DoclingDocument from JSON bytes, checked by the input layer and then by docling-core, and
+    the warnings docling-core gave while loading it (it clamps boxes that leave their page)."""
+    scan_json(data, source)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            document = DoclingDocument.model_validate_json(data)
+        return document, [str(warning.message) for warning in caught]
+    except _pydantic.ValidationError as error:
+        raise InputError(_validation_problem(error, data), file=source) from None
+    except RecursionError:
+        raise InputError("is not a valid DoclingDocument: its item tree nests too deeply", file=source) from None
+    except DOCUMENT_ERRORS as error:
+        raise InputError(f"is not a valid DoclingDocument ({type(error).__name__}: {error})", file=source) from None
+
+
+def loading_warnings(messages: list[str], document: "DoclingDocument", name: str) -> list[InputWarning]:
+    """docling-core's loading warnings as report warnings, on the page each names (else the first)."""
+    first = min(document.pages, default=1)
+    pages = [match and int(match.group(1)) for match in map(PAGE_IN_WARNING.search, messages)]
+    return [InputWarning(f"{name}/{page or first}", None, "", f"docling-core: {message}") for page, message in zip(pages, messages)]
+
+
+# --- items to boxes -------------------------------------------------------------------------------
+
+
+def _page_boxes(document: "DoclingDocument", source: str) -> dict[int, tuple[list[str], list[float]]]:
+    """Each page's labels and top-left-origin coordinates, one box per `prov` entry."""
+    boxes: dict[int, tuple[list[str], list[float]]] = {page_no: ([], []) for page_no in sorted(document.pages)}
+    try:
+        items = list(document.iterate_items(traverse_pictures=True, included_content_layers=set(ALL_LAYERS)))
+    except DOCUMENT_ERRORS as error:
+        raise InputError(f"its item tree cannot be walked ({type(error).__name__}: {error})", file=source) from None
+    for item, _level in items:
+        for prov in getattr(item, "prov", ()):
+            page = document.pages.get(prov.page_no)
+            if page is None:
+                raise InputError(f"{item.self_ref} has a box on page {prov.page_no}, which 'pages' does not list", file=source)
+            box = prov.bbox.to_top_left_origin(page_height=page.size.height)
+            labels, coordinates = boxes[prov.page_no]
+            labels.append(str(item.label.value))
+            coordinates += (box.l, box.t, box.r, box.b)
+    return boxes
+
+
+def add_document(builder: ColumnsBuilder, document: "DoclingDocument", name: str, source: str, images: PageImages) -> None:
+    """Append a document's pages, `<name>/<page_no>`, to the columns."""
+    for page_no, (labels, coordinates) in _page_boxes(document, source).items():
+        size = document.pages[page_no].size
+        builder.add(f"{name}/{page_no}", size.width, size.height, labels, coordinates, None, images(page_no))
+
+
+# --- page images ----------------------------------------------------------------------------------
+
+
+def _source_file(document: "DoclingDocument", folder: Path) -> Path | None:
+    """The document's source file (`origin.filename`) in `folder`, when it is there."""
+    if document.origin is None or not document.origin.filename:
+        return None
+    try:
+        path = confine(document.origin.filename, folder, what="source document")
+    except InputError:
+        return None
+    return path if is_regular_file(path) else None
+
+
+def _has_embedded_image(document: "DoclingDocument", page_no: int) -> bool:
+    image = document.pages[page_no].image
+    return image is not None and str(image.uri).startswith(DATA_URI_PREFIX)
+
+
+def _page_images(document: "DoclingDocument", file: Path, page_images: Path | None, events: list[InputWarning]) -> PageImages:
+    folder = ImageFolder.beside(file, page_images)
+    source = _source_file(document, folder.base)
+    is_pdf = source is not None and (document.origin.mimetype == PDF_MIMETYPE or source.suffix.lower() == ".pdf")
+
+    def image(page_no: int) -> PageImage | None:
+        if source is not None:
+            page_id = f"{document.name}/{page_no}"
+            return folder.locate(document.origin.filename, page_id, "", events, page_no - 1 if is_pdf else None)
+        if _has_embedded_image(document, page_no):
+            return PageImage(file.resolve(), parquet_cell=(EMBEDDED_PAGES, page_no, None))
+        return None
+
+    return image
+
+
+class _EmbeddedImage(msgspec.Struct):
+    uri: str
+
+
+class _EmbeddedPage(msgspec.Struct):
+    image: _EmbeddedImage | None = None
+
+
+class _EmbeddedPages(msgspec.Struct):
+    pages: dict[str, _EmbeddedPage] = {}
+
+
+def embedded_page_image(path: Path, page_no: int) -> bytes:
+    """The image bytes a DoclingDocument embeds for page `page_no` (a base64 data URI)."""
+    source = str(path)
+    data = read_bytes(path)
+    scan_json(data, source)
+    page = decode_json(data, source, _EmbeddedPages).pages.get(str(page_no))
+    uri = page.image.uri if page is not None and page.image is not None else ""
+    header, _, payload = uri.partition(",")
+    if not header.startswith(DATA_URI_PREFIX) or not header.endswith(";base64"):
+        raise InputError(f"page {page_no} embeds no base64 image", file=source)
+    try:
+        return base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        raise InputError(f"page {page_no}'s embedded image is not valid base64", file=source) from None
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def _files(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    try:
+        files = sorted(child for child in path.iterdir() if child.suffix == ".json" and is_regular_file(child))
+    except OSError as error:
+        raise InputError(f"cannot list the folder ({error.strerror})", file=str(path)) from None
+    if not files:
+        raise InputError("holds no DoclingDocument .json files", file=str(path))
+    return files
+
+
+def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
+    """A DoclingDocument JSON file, or a folder of them (one document a file)."""
+    path = Path(path)
+    builder = ColumnsBuilder()
+    events: list[InputWarning] = []
+    named: dict[str, Path] = {}
+    for file in _files(path):
+        document, messages = parse_document(read_bytes(file), str(file))
+        if document.name in named:
+            raise InputError(f"{named[document.name].name} and {file.name} are both named {document.name!r}: their page ids "
+                             "would be the same", file=str(path))
+        named[document.name] = file
+        events += loading_warnings(messages, document, document.name)
+        add_document(builder, document, document.name, str(file), _page_images(document, file, page_images, events))
+    return LayoutSet(path.stem, builder.build(), None, str(path), events)
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+def _page_key(page_id: str, source: str) -> tuple[str, int]:
+    name, _, number = page_id.rpartition("/")
+    if not name or not number.isdigit() or int(number) < 1:
+        raise InputError(f"page id {page_id!r} is not '<document name>/<page_no>' (page_no from 1), as a "
+                         "DoclingDocument's pages are", file=source)
+    return name, int(number)
+
+
+def _item_adder(document: "DoclingDocument", label: str, source: str) -> Callable[..., object]:
+    """The docling-core call that adds an item with this label (each item kind has its own)."""
+    labels = _labels.DocItemLabel
+    try:
+        kind = labels(label)
+    except ValueError:
+        raise InputError(f"label {label!r} is not a docling item label ({', '.join(item.value for item in labels)})", file=source) from None
+    graph = _document.GraphData(cells=[], links=[])
+    adders: dict[object, Callable[..., object]] = {
+        labels.PICTURE: document.add_picture,
+        labels.TABLE: lambda prov: document.add_table(_document.TableData(), prov=prov),
+        labels.DOCUMENT_INDEX: lambda prov: document.add_table(_document.TableData(), prov=prov, label=kind),
+        labels.KEY_VALUE_REGION: lambda prov: document.add_key_values(graph, prov=prov),
+        labels.FORM: lambda prov: document.add_form(graph, prov=prov),
+        labels.LIST_ITEM: lambda prov: document.add_list_item("", prov=prov, parent=document.add_list_group()),
+    }
+    return adders.get(kind, lambda prov: document.add_text(kind, "", prov=prov))
+
+
+def _documents(layout: LayoutSet) -> dict[str, "DoclingDocument"]:
+    """The layout's pages as DoclingDocuments, one a document name, boxes in page order."""
+    documents: dict[str, DoclingDocument] = {}
+    for page in layout.pages:
+        name, page_no = _page_key(page.id, layout.source)
+        document = documents.setdefault(name, DoclingDocument(name=name))
+        document.add_page(page_no=page_no, size=_base.Size(width=page.width, height=page.height))
+        for label, (l, t, r, b) in zip(page.labels, page.bboxes.tolist()):
+            bbox = _base.BoundingBox(l=l, t=t, r=r, b=b, coord_origin=_base.CoordOrigin.TOPLEFT)
+            prov = _document.ProvenanceItem(page_no=page_no, bbox=bbox, charspan=(0, 0))
+            try:
+                _item_adder(document, label, layout.source)(prov=prov)
+            except (_pydantic.ValidationError, ValueError, TypeError):
+                raise InputError(f"label {label!r} cannot be written as a DoclingDocument item on its own", file=layout.source,
+                                 page=page.id) from None
+    return documents
+
+
+def write(layout: LayoutSet, folder: Path) -> None:
+    """The layout as DoclingDocument JSON files in `folder`, `<document name>.json` each, built
+    with docling-core; page ids must be `<document name>/<page_no>`, labels docling item labels.
+    Boxes are written with a top-left origin, as the reader gives them, so nothing is rounded."""
+    folder = Path(folder)
+    documents = _documents(layout)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, document in documents.items():
+        document.save_as_json(confine(f"{name}.json", folder, what="document file"))

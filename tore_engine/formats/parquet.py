@@ -1,0 +1,440 @@
+"""Parquet layouts (formats.md section 6): a file, or a folder of `*.parquet` files, one row a page.
+
+Columns (any other page-level column is an error, as is a wrong type):
+
+- `id` (string), `width`, `height` (integer or floating-point numbers): required, never null;
+- `boxes`: a list of struct {`label` string, `bbox` list of 4 numbers, optional `score` number};
+  a null list is a page without boxes;
+- `image` (string: a path relative to the file, or to `--page-images`) or `image_bytes` (binary:
+  a PNG or JPEG file's bytes), optional, at most one of the two set in a row.
+
+The Arrow schema's key-value metadata may carry `tore.name` (text) and `tore.taxonomy` (a JSON
+list of class names): the layout's name and class order, as `name`/`taxonomy` in section 1.
+Without `tore.name` the name is the file's (or folder's) stem.
+
+Parquet is already columnar, so the columns go straight into `PageColumns` with pyarrow compute
+(`ColumnsBuilder` is for readers that decode page by page). Image bytes are never loaded with the
+layout: a page with `image_bytes` gets `PageImage(path=<the file>, parquet_cell=("image_bytes",
+row, None))`, and `read_cell` reads that one cell's row group when the page is drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tore_engine.errors import InputError, InputWarning
+from tore_engine.formats import optional_module
+from tore_engine.formats.images import ImageFolder, image_name, page_image_bytes
+from tore_engine.inputs import MAX_INPUT_BYTES, is_regular_file, open_regular
+from tore_engine.layout import LayoutSet, PageColumns, PageImage
+
+pa = optional_module("pyarrow", "parquet")
+pc = optional_module("pyarrow.compute", "parquet")
+pq = optional_module("pyarrow.parquet", "parquet")
+
+NAME_KEY, TAXONOMY_KEY = b"tore.name", b"tore.taxonomy"
+REQUIRED = ("id", "width", "height")
+OPTIONAL = ("boxes", "image", "image_bytes")
+BOX_FIELDS = ("label", "bbox", "score")
+IMAGE_BYTES = "image_bytes"
+ROWS_PER_GROUP = 256  # rows a written row group holds: bounds the image bytes held while writing
+DOCLING_EVAL_COLUMN = "GroundTruthDocument"
+
+
+# --- opening files ------------------------------------------------------------------------------
+
+
+def _problem(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+@contextmanager
+def open_parquet(path: Path) -> Iterator["pq.ParquetFile"]:
+    """A Parquet file opened through the input layer (regular files only, non-blocking open)."""
+    with os.fdopen(open_regular(Path(path)), "rb") as handle:
+        try:
+            parquet = pq.ParquetFile(handle)
+        except (pa.ArrowException, OSError, ValueError) as error:
+            raise InputError(f"is not a readable Parquet file ({_problem(error)})", file=str(path)) from None
+        with parquet:
+            yield parquet
+
+
+def check_declared_size(parquet: "pq.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> None:
+    """Refuse to decompress more than `MAX_INPUT_BYTES` of `columns` (a column is chosen by its
+    top-level name): a small file may declare huge pages, and pyarrow would allocate them."""
+    metadata = parquet.metadata
+    wanted = set(columns)
+    total = 0
+    for group in range(metadata.num_row_groups) if groups is None else groups:
+        row_group = metadata.row_group(group)
+        for k in range(row_group.num_columns):
+            chunk = row_group.column(k)
+            if chunk.path_in_schema.split(".", 1)[0] in wanted:
+                total += chunk.total_uncompressed_size
+    if total > MAX_INPUT_BYTES:
+        raise InputError(f"declares {total:,} bytes of column data, more than the {MAX_INPUT_BYTES:,} allowed", file=source)
+
+
+def read_columns(parquet: "pq.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> "pa.Table":
+    """Some columns (top-level names or leaf paths) of a file, or of some of its row groups."""
+    check_declared_size(parquet, columns, source, groups)
+    try:
+        if groups is None:
+            return parquet.read(columns=list(columns))
+        return parquet.read_row_groups(list(groups), columns=list(columns))
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise InputError(f"cannot be read as Parquet ({_problem(error)})", file=source) from None
+
+
+def is_docling_eval_shard(path: Path) -> bool:
+    """Whether a Parquet file is a docling-eval dataset shard (it has a `GroundTruthDocument` column)."""
+    with open_parquet(path) as parquet:
+        return DOCLING_EVAL_COLUMN in parquet.schema_arrow.names
+
+
+# --- the schema -----------------------------------------------------------------------------------
+
+
+def is_number(kind: "pa.DataType") -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
+
+
+def is_list(kind: "pa.DataType") -> bool:
+    return pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+
+
+def is_text(kind: "pa.DataType") -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
+
+
+def is_binary(kind: "pa.DataType") -> bool:
+    return pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind)
+
+
+def _wrong_type(column: str, expected: str, kind: "pa.DataType", source: str) -> InputError:
+    return InputError(f"column '{column}' must hold {expected}, it holds {kind}", file=source)
+
+
+def _check_boxes_type(kind: "pa.DataType", source: str) -> None:
+    if not is_list(kind) or not pa.types.is_struct(kind.value_type):
+        raise _wrong_type("boxes", "a list of struct {label, bbox, score}", kind, source)
+    box = kind.value_type
+    names = [box.field(k).name for k in range(box.num_fields)]
+    for name in names:
+        if name not in BOX_FIELDS:
+            raise InputError(f"column 'boxes' has an unknown field '{name}' (known: {', '.join(BOX_FIELDS)})", file=source)
+    for name in ("label", "bbox"):
+        if name not in names:
+            raise InputError(f"column 'boxes' has no field '{name}'", file=source)
+    checks = {
+        "label": (is_text, "strings"),
+        "bbox": (lambda t: is_list(t) and is_number(t.value_type), "lists of 4 numbers"),
+        "score": (is_number, "numbers"),
+    }
+    for name in names:
+        accepts, expected = checks[name]
+        if not accepts(box.field(name).type):
+            raise _wrong_type(f"boxes.{name}", expected, box.field(name).type, source)
+
+
+def check_schema(schema: "pa.Schema", source: str) -> None:
+    """The page-level columns and their types, before any data is read."""
+    for name in schema.names:
+        if name not in REQUIRED + OPTIONAL:
+            raise InputError(f"has an unknown column '{name}' (known: {', '.join(REQUIRED + OPTIONAL)})", file=source)
+    for name in REQUIRED:
+        if name not in schema.names:
+            raise InputError(f"has no column '{name}'", file=source)
+    if not is_text(schema.field("id").type):
+        raise _wrong_type("id", "strings", schema.field("id").type, source)
+    for name in ("width", "height"):
+        if not is_number(schema.field(name).type):
+            raise _wrong_type(name, "numbers", schema.field(name).type, source)
+    if "boxes" in schema.names:
+        _check_boxes_type(schema.field("boxes").type, source)
+    if "image" in schema.names and not is_text(schema.field("image").type):
+        raise _wrong_type("image", "strings (paths)", schema.field("image").type, source)
+    if IMAGE_BYTES in schema.names and not is_binary(schema.field(IMAGE_BYTES).type):
+        raise _wrong_type(IMAGE_BYTES, "binary (PNG or JPEG bytes)", schema.field(IMAGE_BYTES).type, source)
+
+
+def _metadata(schema: "pa.Schema", source: str) -> tuple[str | None, list[str] | None]:
+    metadata = schema.metadata or {}
+    try:
+        name = metadata[NAME_KEY].decode("utf-8") if NAME_KEY in metadata else None
+        taxonomy = json.loads(metadata[TAXONOMY_KEY]) if TAXONOMY_KEY in metadata else None
+    except (UnicodeDecodeError, ValueError):
+        raise InputError("its schema metadata 'tore.name' / 'tore.taxonomy' is not UTF-8 text / a JSON list", file=source) from None
+    if taxonomy is not None and not (isinstance(taxonomy, list) and all(isinstance(label, str) for label in taxonomy)):
+        raise InputError("its schema metadata 'tore.taxonomy' must be a JSON list of class names", file=source)
+    return name, taxonomy
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Part:
+    """One file's pages, column-wise."""
+
+    source: str
+    ids: list[str]
+    sizes: np.ndarray  # (pages, 2)
+    counts: np.ndarray  # (pages,) boxes a page
+    bboxes: np.ndarray  # (boxes, 4)
+    labels: "pa.Array"  # (boxes,) strings
+    scores: np.ndarray | None  # (boxes,) NaN where a box has no score; None: no score column
+    images: dict[int, PageImage]
+    name: str | None
+    taxonomy: list[str] | None
+    warnings: list[InputWarning] = field(default_factory=list)
+
+
+def _no_nulls(array: "pa.Array", column: str, ids: list[str] | None, source: str) -> None:
+    if array.null_count:
+        row = int(np.flatnonzero(~pc.is_valid(array).to_numpy(zero_copy_only=False))[0])
+        page = ids[row] if ids is not None else None
+        raise InputError(f"column '{column}' is null (row {row})", file=source, page=page)
+
+
+def _numbers(array: "pa.Array") -> np.ndarray:
+    return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
+
+
+def list_lengths(lists: "pa.Array") -> np.ndarray:
+    """The length of each list (0 for a null one)."""
+    return pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _box_error(problem: str, box: int, offsets: np.ndarray, ids: list[str], source: str) -> InputError:
+    page = int(np.searchsorted(offsets, box, side="right")) - 1
+    return InputError(f"{problem} (row {page})", file=source, page=ids[page], box=box - int(offsets[page]))
+
+
+def _boxes(boxes: "pa.Array", ids: list[str], source: str) -> tuple[np.ndarray, np.ndarray, "pa.Array", np.ndarray | None]:
+    """Box counts, coordinates, labels and scores, from the flattened `boxes` column."""
+    counts = list_lengths(boxes)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    flat = pc.list_flatten(boxes)
+    if flat.null_count:
+        box = int(np.flatnonzero(~pc.is_valid(flat).to_numpy(zero_copy_only=False))[0])
+        raise _box_error("the box is null", box, offsets, ids, source)
+    labels, bbox = pc.struct_field(flat, "label"), pc.struct_field(flat, "bbox")
+    for column, values in (("boxes.label", labels), ("boxes.bbox", bbox)):
+        if values.null_count:
+            box = int(np.flatnonzero(~pc.is_valid(values).to_numpy(zero_copy_only=False))[0])
+            raise _box_error(f"'{column}' is null", box, offsets, ids, source)
+    lengths = pc.list_value_length(bbox).to_numpy(zero_copy_only=False)
+    if (lengths != 4).any():
+        box = int(np.flatnonzero(lengths != 4)[0])
+        raise _box_error(f"bbox has {lengths[box]} values, expected 4 (x1, y1, x2, y2)", box, offsets, ids, source)
+    coordinates = pc.list_flatten(bbox)
+    if coordinates.null_count:
+        box = int(np.flatnonzero(~pc.is_valid(coordinates).to_numpy(zero_copy_only=False))[0]) // 4
+        raise _box_error("bbox holds a null coordinate", box, offsets, ids, source)
+    scores = None
+    if "score" in [flat.type.field(k).name for k in range(flat.type.num_fields)]:
+        scores = pc.fill_null(pc.cast(pc.struct_field(flat, "score"), pa.float64()), math.nan).to_numpy(zero_copy_only=False)
+    return counts, _numbers(coordinates).reshape(-1, 4), labels, scores
+
+
+def _image_rows(parquet: "pq.ParquetFile", source: str) -> np.ndarray:
+    """Which rows have image bytes, read one row group at a time (the bytes are dropped at once)."""
+    stored = [pc.is_valid(batch.column(0)).to_numpy(zero_copy_only=False)
+              for group in range(parquet.metadata.num_row_groups)
+              for batch in read_columns(parquet, [IMAGE_BYTES], source, [group]).to_batches()]
+    return np.concatenate(stored) if stored else np.zeros(0, dtype=bool)
+
+
+def _images(ids: list[str], table: "pa.Table", parquet: "pq.ParquetFile", path: Path, folder: ImageFolder,
+            warnings: list[InputWarning]) -> dict[int, PageImage]:
+    """Each row's page image: a path found through `folder`, or a cell of `image_bytes`."""
+    names = table.column("image").to_pylist() if "image" in table.column_names else [None] * len(ids)
+    stored = _image_rows(parquet, str(path)) if IMAGE_BYTES in parquet.schema_arrow.names else np.zeros(len(ids), dtype=bool)
+    images: dict[int, PageImage] = {}
+    for row in np.flatnonzero(stored).tolist():
+        if names[row] is not None:
+            raise InputError(f"row {row} sets both 'image' and 'image_bytes'; give one", file=str(path), page=ids[row])
+        images[row] = PageImage(path.resolve(), parquet_cell=(IMAGE_BYTES, row, None))
+    for row, name in enumerate(names):
+        if name is not None and (image := folder.locate(name, ids[row], "", warnings)) is not None:
+            images[row] = image
+    return images
+
+
+def _read_file(path: Path, folder: ImageFolder) -> _Part:
+    source = str(path)
+    with open_parquet(path) as parquet:
+        schema = parquet.schema_arrow
+        check_schema(schema, source)
+        table = read_columns(parquet, [name for name in schema.names if name != IMAGE_BYTES], source)
+        ids_column = table.column("id").combine_chunks()
+        _no_nulls(ids_column, "id", None, source)
+        ids = ids_column.to_pylist()
+        sizes = []
+        for name in ("width", "height"):
+            column = table.column(name).combine_chunks()
+            _no_nulls(column, name, ids, source)
+            sizes.append(_numbers(column))
+        if "boxes" in table.column_names:
+            counts, bboxes, labels, scores = _boxes(table.column("boxes").combine_chunks(), ids, source)
+        else:
+            counts, bboxes, labels, scores = np.zeros(len(ids), np.int64), np.zeros((0, 4)), pa.array([], pa.string()), None
+        warnings: list[InputWarning] = []
+        images = _images(ids, table, parquet, path, folder, warnings)
+    name, taxonomy = _metadata(schema, source)
+    return _Part(source, ids, np.stack(sizes, axis=1).reshape(-1, 2), counts, bboxes, labels, scores, images, name, taxonomy, warnings)
+
+
+def _agreed(parts: list[_Part], key: str, folder: Path):
+    """The name or taxonomy the files of a folder declare: the same in every file that declares one."""
+    declared = [(part.source, getattr(part, key)) for part in parts if getattr(part, key) is not None]
+    for source, value in declared[1:]:
+        if value != declared[0][1]:
+            raise InputError(f"its files declare different 'tore.{key}': {Path(declared[0][0]).name} and {Path(source).name}", file=str(folder))
+    return declared[0][1] if declared else None
+
+
+def _columns(parts: list[_Part]) -> PageColumns:
+    """The parts' pages as one set of columns, labels encoded once over all files."""
+    labels = pa.concat_arrays([pc.cast(part.labels, pa.string()) for part in parts]).dictionary_encode()
+    has_scores = any(part.scores is not None for part in parts)
+    scores = [part.scores if part.scores is not None else np.full(len(part.bboxes), math.nan) for part in parts]
+    images, first = {}, 0
+    for part in parts:
+        images.update({first + row: image for row, image in part.images.items()})
+        first += len(part.ids)
+    return PageColumns(
+        [page_id for part in parts for page_id in part.ids],
+        np.concatenate([part.sizes for part in parts]),
+        np.concatenate([[0], np.cumsum(np.concatenate([part.counts for part in parts]))]).astype(np.int64),
+        np.concatenate([part.bboxes for part in parts]).reshape(-1, 4),
+        labels.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+        labels.dictionary.to_pylist(),
+        np.concatenate(scores) if has_scores else None,
+        images,
+    )
+
+
+def _files(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    try:
+        files = sorted(child for child in path.iterdir() if child.suffix == ".parquet" and is_regular_file(child))
+    except OSError as error:
+        raise InputError(f"cannot list the folder ({error.strerror})", file=str(path)) from None
+    if not files:
+        raise InputError("holds no .parquet files", file=str(path))
+    return files
+
+
+def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
+    """A Parquet file, or a folder of them, of pages."""
+    path = Path(path)
+    parts = [_read_file(file, ImageFolder.beside(file, page_images)) for file in _files(path)]
+    name = _agreed(parts, "name", path) or path.stem
+    taxonomy = _agreed(parts, "taxonomy", path)
+    warnings = [warning for part in parts for warning in part.warnings]
+    return LayoutSet(name, _columns(parts), taxonomy, str(path), warnings)
+
+
+# --- one stored image -----------------------------------------------------------------------------
+
+
+def _row_group_of(parquet: "pq.ParquetFile", row: int, source: str) -> tuple[int, int]:
+    """The row group that holds `row`, and the row's position in it."""
+    metadata = parquet.metadata
+    first = 0
+    for group in range(metadata.num_row_groups):
+        rows = metadata.row_group(group).num_rows
+        if row < first + rows:
+            return group, row - first
+        first += rows
+    raise InputError(f"has no row {row}", file=source)
+
+
+def read_cell(path: Path, column: str, row: int, item: int | None) -> bytes:
+    """The bytes stored in one cell: `column` of `row`, or its `item`-th element when the column
+    is a list; a struct value (Hugging Face's images: {bytes, path}) gives its `bytes`. Only the
+    row group that holds the row is read, and only that column."""
+    source = str(path)
+    with open_parquet(path) as parquet:
+        if column not in parquet.schema_arrow.names:
+            raise InputError(f"has no column '{column}'", file=source)
+        group, offset = _row_group_of(parquet, row, source)
+        value = read_columns(parquet, [column], source, [group]).column(0).slice(offset, 1).combine_chunks()
+    if is_list(value.type):
+        items = pc.list_flatten(value)
+        if item is None or not 0 <= item < len(items):
+            raise InputError(f"row {row} of column '{column}' has no item {item}", file=source)
+        value = items.slice(item, 1)
+    if pa.types.is_struct(value.type):
+        value = pc.struct_field(value, "bytes")
+    data = value[0].as_py() if len(value) else None
+    if not isinstance(data, bytes):
+        raise InputError(f"row {row} of column '{column}' holds no image bytes", file=source)
+    return data
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+BOX_TYPE_FIELDS = [("label", pa.string()), ("bbox", pa.list_(pa.float64(), 4))]
+
+
+def _box_array(columns: PageColumns, start: int, end: int) -> "pa.Array":
+    """The `boxes` of pages `start:end`: list<struct<label, bbox, score>>."""
+    first, last = int(columns.offsets[start]), int(columns.offsets[end])
+    labels = pa.array(columns.vocabulary, pa.string()).take(pa.array(columns.codes[first:last]))
+    bboxes = pa.FixedSizeListArray.from_arrays(pa.array(columns.bboxes[first:last].reshape(-1)), 4)
+    fields, names = [labels, bboxes], ["label", "bbox"]
+    if columns.scores is not None:
+        scores = columns.scores[first:last]
+        fields.append(pa.array(scores, pa.float64(), mask=np.isnan(scores)))
+        names.append("score")
+    struct = pa.StructArray.from_arrays(fields, names=names)
+    return pa.ListArray.from_arrays(pa.array(columns.offsets[start : end + 1] - first, pa.int32()), struct)
+
+
+def _schema(layout: LayoutSet, columns: PageColumns, image_bytes: bool) -> "pa.Schema":
+    box_fields = BOX_TYPE_FIELDS + ([("score", pa.float64())] if columns.scores is not None else [])
+    fields = [("id", pa.string()), ("width", pa.float64()), ("height", pa.float64()),
+              ("boxes", pa.list_(pa.struct(box_fields))), ("image", pa.string())]
+    fields += [(IMAGE_BYTES, pa.binary())] if image_bytes else []
+    metadata = {NAME_KEY: layout.name.encode("utf-8")}
+    if layout.taxonomy is not None:
+        metadata[TAXONOMY_KEY] = json.dumps(layout.taxonomy).encode("utf-8")
+    return pa.schema(fields, metadata=metadata)
+
+
+def _row_group(columns: PageColumns, start: int, end: int, folder: Path, image_bytes: bool) -> list["pa.Array"]:
+    pictures = [columns.images.get(row) for row in range(start, end)]
+    names = [None if picture is None or image_bytes else image_name(picture, folder) for picture in pictures]
+    arrays = [pa.array(columns.ids[start:end], pa.string()), pa.array(columns.sizes[start:end, 0]),
+              pa.array(columns.sizes[start:end, 1]), _box_array(columns, start, end), pa.array(names, pa.string())]
+    if image_bytes:
+        arrays.append(pa.array([None if picture is None else page_image_bytes(picture) for picture in pictures], pa.binary()))
+    return arrays
+
+
+def write(layout: LayoutSet, path: Path, *, image_bytes: bool = False) -> None:
+    """The layout as one Parquet file. Page images are written as `image` paths (relative to the
+    file's folder when they lie inside it), or with `image_bytes=True` as the images' bytes (PDF
+    pages rendered to PNG), `ROWS_PER_GROUP` pages at a time so that only those are held."""
+    path = Path(path)
+    columns = layout.pages if isinstance(layout.pages, PageColumns) else PageColumns.from_pages(layout.pages)
+    schema = _schema(layout, columns, image_bytes)
+    folder = path.parent.resolve()
+    with pq.ParquetWriter(path, schema) as writer:
+        for start in range(0, max(len(columns), 1), ROWS_PER_GROUP):
+            end = min(start + ROWS_PER_GROUP, len(columns))
+            writer.write_batch(pa.record_batch(_row_group(columns, start, end, folder, image_bytes), schema=schema))
