@@ -36,6 +36,7 @@ _QUOTE, _BACKSLASH, _COLON, _COMMA = 34, 92, 58, 44
 _OPEN_OBJECT, _CLOSE_OBJECT, _OPEN_ARRAY, _CLOSE_ARRAY = 123, 125, 91, 93
 _STRUCTURAL = np.zeros(256, dtype=bool)
 _STRUCTURAL[[_OPEN_OBJECT, _CLOSE_OBJECT, _OPEN_ARRAY, _CLOSE_ARRAY, _COLON, _COMMA]] = True
+_FIRST_NON_BLANK = re.compile(rb"[^ \t\r\n]")
 _KEY_PREFIX_BYTES = 8  # bytes of a key's start and end compared before its whole text
 
 
@@ -502,6 +503,12 @@ def parse_json(data: bytes, source: str, schema: Any = Any, *, max_depth: int = 
 def read_json(path: str | Path, schema: Any = Any, *, max_bytes: int = MAX_INPUT_BYTES) -> Any:
     """A JSON file, bounded in size and depth, without duplicate keys, decoded against `schema`."""
     return parse_json(read_bytes(path, max_bytes=max_bytes), str(path), schema)
+
+
+def first_char(data: bytes, start: int = 0) -> bytes:
+    """The first non-blank byte of `data` at or after `start` (b"" if none), without copying it."""
+    match = _FIRST_NON_BLANK.search(data, start)
+    return match.group(0) if match else b""
 
 
 def json_lines(data: bytes) -> Iterator[tuple[int, bytes]]:

@@ -25,16 +25,6 @@ kernels = Kernels()
 
 
 @kernels.helper
-def _grow(array, size):
-    """`array` with room for at least `size` rows (doubling)."""
-    if size <= array.shape[0]:
-        return array
-    bigger = np.empty((max(size, 2 * array.shape[0]),) + array.shape[1:], dtype=array.dtype)
-    bigger[: array.shape[0]] = array
-    return bigger
-
-
-@kernels.helper
 def _same_bytes(data, a0, a1, b0, b1):
     if a1 - a0 != b1 - b0:
         return False
@@ -74,26 +64,94 @@ def _first_repeat(data, keys, first, last):
     return -1
 
 
+@kernels.helper
+def _skip_string(data, i, n):
+    """The offset of the closing quote of the string that opens at `i` (n when it never closes)."""
+    i += 1
+    while i < n and data[i] != 34:
+        if data[i] == 92:
+            i += 1
+        i += 1
+    return i
+
+
+@kernels.helper
+def _capacities(data, max_depth):
+    """A first, allocation-free pass: how many keys are ever open at once, how many items, top-level
+    keys and escaped keys there are, so that the second pass fills arrays it never has to grow (a
+    Numba loop that may reassign an array pays reference counting on every iteration)."""
+    n = data.shape[0]
+    depth = 0
+    keys_open = 0
+    most_keys = 0
+    keys_at = np.zeros(max_depth + 2, dtype=np.int64)
+    items = 0
+    tops = 0
+    escaped = 0
+    i = 0
+    while i < n:
+        c = data[i]
+        if c == 34:
+            start = i
+            i = _skip_string(data, i, n)
+            for k in range(start + 1, min(i, n)):
+                if data[k] == 92:
+                    escaped += 1
+                    break
+        elif c == 123 or c == 91:
+            depth += 1
+            if depth > max_depth:
+                return TOO_DEEP, i, 0, 0, 0, 0
+            keys_at[depth] = 0
+            if depth <= ITEM_DEPTH + 1:
+                items += 1
+        elif c == 125 or c == 93:
+            if depth == 0:
+                return MALFORMED, i, 0, 0, 0, 0
+            keys_open -= keys_at[depth]
+            depth -= 1
+        elif c == 58:
+            keys_open += 1
+            keys_at[depth] += 1
+            most_keys = max(most_keys, keys_open)
+            if depth == 1:
+                tops += 1
+        elif c == 44 and depth <= ITEM_DEPTH:
+            items += 1
+        i += 1
+    return OK, n, most_keys, items, tops, escaped
+
+
 @kernels.entry(lambda t: (t.Array(t.uint8, 1, "C", readonly=True), t.int64))
 def scan(data, max_depth):
     """(status, offset, top-level spans, item spans, objects with escaped keys).
 
     Top-level spans are rows (key start, key end, value start, value end): key start/end are the
-    quotes. Item spans are rows (array opening bracket, item start, item end).
+    quotes. Item spans are rows (array opening bracket, item start, item end). Objects with escaped
+    keys are rows (opening brace, closing brace).
     """
+    status, offset, most_keys, item_room, top_room, escaped_room = _capacities(data, max_depth)
+    key_stack = np.empty((most_keys + 1, 4), dtype=np.int64)  # keys of the open objects, innermost last
+    top = np.empty((top_room + 1, 4), dtype=np.int64)
+    items = np.empty((item_room + 1, 3), dtype=np.int64)
+    escaped_objects = np.empty((escaped_room + 1, 2), dtype=np.int64)
+    if status != OK:
+        return status, offset, top[:0], items[:0], escaped_objects[:0]
+    return _fill(data, max_depth, key_stack, top, items, escaped_objects)
+
+
+@kernels.helper
+def _fill(data, max_depth, key_stack, top, items, escaped_objects):
+    """The second pass, into arrays sized by `_capacities`."""
     n = data.shape[0]
     depth = 0
-    key_stack = np.empty((64, 4), dtype=np.int64)  # keys of the open objects, innermost last
     keys_used = 0
     open_kind = np.zeros(max_depth + 2, dtype=np.uint8)  # 1 object, 2 array, per depth
     open_at = np.zeros(max_depth + 2, dtype=np.int64)
     first_key = np.zeros(max_depth + 2, dtype=np.int64)  # where each open object's keys start
     item_start = np.full(max_depth + 2, -1, dtype=np.int64)
-    top = np.empty((8, 4), dtype=np.int64)
     tops = 0
-    items = np.empty((1024, 3), dtype=np.int64)
     item_count = 0
-    escaped_objects = np.empty((8, 2), dtype=np.int64)  # rows (opening, closing brace)
     escaped_count = 0
     last_string = np.zeros(4, dtype=np.int64)  # start, end, hash, escaped of the string just read
     value_start = -1
@@ -124,14 +182,12 @@ def scan(data, max_depth):
             if depth >= 1 and depth <= ITEM_DEPTH and open_kind[depth] == 2 and item_start[depth] < 0:
                 item_start[depth] = i
             depth += 1
-            if depth > max_depth:
-                return TOO_DEEP, i, top[:tops], items[:item_count], escaped_objects[:escaped_count]
             open_kind[depth] = 1 if c == 123 else 2
             open_at[depth] = i
             first_key[depth] = keys_used
             item_start[depth] = -1
         elif c == 125 or c == 93:  # } or ]
-            if depth == 0 or open_kind[depth] != (1 if c == 125 else 2):
+            if open_kind[depth] != (1 if c == 125 else 2):
                 return MALFORMED, i, top[:tops], items[:item_count], escaped_objects[:escaped_count]
             if c == 125:
                 repeat = _first_repeat(data, key_stack, first_key[depth], keys_used)
@@ -139,7 +195,6 @@ def scan(data, max_depth):
                     first_repeat = repeat  # go on: an earlier repeat may be in an outer object
                 for k in range(first_key[depth], keys_used):
                     if key_stack[k, 3] == 1:
-                        escaped_objects = _grow(escaped_objects, escaped_count + 1)
                         escaped_objects[escaped_count, 0], escaped_objects[escaped_count, 1] = open_at[depth], i
                         escaped_count += 1
                         break
@@ -148,16 +203,13 @@ def scan(data, max_depth):
                     top[tops - 1, 3] = i
                     value_start = -1
             elif depth <= ITEM_DEPTH and item_start[depth] >= 0:
-                items = _grow(items, item_count + 1)
                 items[item_count, 0], items[item_count, 1], items[item_count, 2] = open_at[depth], item_start[depth], i
                 item_count += 1
             depth -= 1
         elif c == 58:  # : ends a key
-            key_stack = _grow(key_stack, keys_used + 1)
             key_stack[keys_used] = last_string
             keys_used += 1
             if depth == 1:
-                top = _grow(top, tops + 1)
                 top[tops, 0], top[tops, 1], top[tops, 2], top[tops, 3] = last_string[0], last_string[1], i + 1, n
                 tops += 1
                 value_start = i + 1
@@ -167,7 +219,6 @@ def scan(data, max_depth):
                 value_start = -1
             if depth >= 1 and depth <= ITEM_DEPTH and open_kind[depth] == 2:
                 if item_start[depth] >= 0:
-                    items = _grow(items, item_count + 1)
                     items[item_count, 0], items[item_count, 1], items[item_count, 2] = open_at[depth], item_start[depth], i
                     item_count += 1
                 item_start[depth] = -1
