@@ -212,3 +212,63 @@ def test_a_thousand_pages_stay_usable(server, page, tmp_path):
     # The targets are 5 s and 1 s; the bounds leave room for a loaded CI machine.
     assert TIMINGS["synthetic_1000_matrices_rendered_after_evaluation_s"] < 10
     assert TIMINGS["synthetic_1000_cell_click_to_page_list_s"] < 5
+
+
+def _no_connection_waits(listener: socket.socket) -> bool:
+    try:
+        listener.accept()[0].close()
+    except BlockingIOError:
+        return True
+    return False
+
+
+def test_a_scheduler_address_in_a_link_never_connects(server, page):
+    """The crafted link of issue 10: the server must not connect to the address it names."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        page.goto(f"{server}/?src=demo&tax=single&dask=tcp://127.0.0.1:{listener.getsockname()[1]}")
+        _wait_for_plot(page)
+        _wait_idle(page)
+        notice = page.locator("[data-testid=stAlertContentWarning]", has_text="Some parameters of this link were ignored")
+        assert notice.inner_text().endswith("dask (not one of the choices).")
+        page.get_by_text("Compute").click()
+        page.get_by_text("No Dask scheduler is configured on this server").wait_for()
+        assert page.get_by_label("Dask scheduler").count() == 0  # no free-text field either
+        page.wait_for_timeout(1000)
+        assert _no_connection_waits(listener)
+    _shot(page, "08_crafted_scheduler_link")
+
+
+HOSTILE = {"link": '<a href="https://example.org/">link</a>', "huge": '<span style="font-size:120px">huge</span>',
+           "image": "![t](http://x.invalid/t.png)"}
+
+
+def test_markup_in_class_names_is_drawn_as_text(server, page, tmp_path):
+    names = list(HOSTILE.values())
+    pages = [{"id": f"p{k}", "width": 100, "height": 50,
+              "boxes": [{"label": label, "bbox": [10 + 20 * j, 10, 25 + 20 * j, 40]} for j, label in enumerate(order)]}
+             for k, order in enumerate((names, names[::-1]))]
+    swapped = [{**page_, "boxes": [{**box, "label": names[len(names) - 1 - names.index(box["label"])]} for box in page_["boxes"]]}
+               for page_ in pages]
+    (tmp_path / "reference.json").write_text(json.dumps({"name": "gt", "pages": pages}), encoding="utf-8")
+    (tmp_path / "model.json").write_text(json.dumps({"name": "m", "pages": swapped}), encoding="utf-8")
+    outside = []
+    page.on("request", lambda request: outside.append(request.url) if not request.url.startswith(server) else None)
+    query = urllib.parse.urlencode({"src": "path", "ref": str(tmp_path / "reference.json"), "a": str(tmp_path / "model.json"),
+                                    "tax": "single", "cell": f"{HOSTILE['link']}|{HOSTILE['image']}"})
+    page.goto(f"{server}/?{query}")
+    _wait_for_plot(page)
+    _wait_idle(page)
+    heading = page.locator("[data-testid=stMarkdownContainer]", has_text="Contributing pages")
+    shown = heading.inner_text().replace("\u2060", "")  # the word joiners that break bare links are invisible
+    assert f"for reference {HOSTILE['link']} → prediction {HOSTILE['image']}" in shown
+    assert heading.locator("a, img, span[style]").count() == 0
+    plot = page.locator(PLOT).first
+    for axis in ("xtick", "ytick"):  # the tick labels read as written: Plotly decoded the entities, drew no markup
+        assert set(names) <= set(plot.locator(f".{axis} text").all_text_contents())
+    assert plot.locator("a").count() == 0 and plot.locator("[style*='font-size: 120px'], [style*='font-size:120px']").count() == 0
+    assert plot.locator(".ytick text", has_text=HOSTILE["huge"]).count() == 1
+    assert outside == []
+    _shot(page, "09_markup_names_as_text")

@@ -207,7 +207,7 @@ def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
     _no_exception(at)
     heading = next(markdown.value for markdown in at.markdown if markdown.value.startswith("**Contributing pages"))
     assert f"for reference **{plain_for_markdown(HOSTILE_NAMES[0])}** → prediction **{plain_for_markdown(HOSTILE_NAMES[2])}**" in heading
-    assert "\\!\\[t\\]\\(http\\://x.invalid/t.png\\)" in heading and "](" not in heading
+    assert "\\!\\[t\\]\\(http:\u2060//x.invalid/t.png\\)" in heading and "](" not in heading
 
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)

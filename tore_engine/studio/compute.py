@@ -66,7 +66,7 @@ def compute_choices() -> tuple[int, str | None]:
                                      help="a cluster listed in the server's configuration; the numbers are the same")
         else:
             scheduler = LOCAL
-            st.caption(f"No Dask scheduler is configured on this server (the operator lists them in ${SCHEDULERS_VARIABLE}).")
+            st.caption(f"No Dask scheduler is configured on this server (the operator lists them in `{SCHEDULERS_VARIABLE}`).")
     return int(workers), scheduler or None
 
 

@@ -14,12 +14,16 @@ import html
 import re
 
 # The characters that open or close an inline construct: code, emphasis, strike-through, links and
-# images, HTML and autolinks (`<...>`, `https://`), maths, entities, Streamlit's directives.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]()!<>$&#|:])")
-_WWW_AUTOLINK = re.compile(r"(?i)\b(www)\.")
+# images, HTML and autolinks in `<...>`, maths, entities, tables.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]()!<>$&#|])")
 # A list-item or thematic-break marker (`-`, `+`, `1.`, `1)`) where a block starts: only at the
 # text's start, since line breaks become spaces (`#`, `>` and `*` are escaped everywhere).
 _BLOCK_MARKER = re.compile(r"^(\s*(?:\d+)?)([-+.)])")
+# Links made from bare text (`https://...`, `www.`, `name@host`), emoji and icon shortcodes and
+# directives (`:smile:`, `:material/home:`, `:red[...]`) are found in the parsed text, where a
+# backslash no longer is: a zero-width word joiner breaks them without changing what is seen.
+_BARE_LINKS = re.compile(r"(?i):(?=[\w/+-])|\bwww(?=\.)|(?<=[-.\w+])(?=@)")
+_WORD_JOINER = "\u2060"
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")  # a newline would start a new block
 
 
@@ -29,8 +33,9 @@ def plain_for_plotly(text: object) -> str:
 
 
 def plain_for_markdown(text: object) -> str:
-    """`text` with every Markdown-active character backslash-escaped and line breaks as spaces, so
-    Streamlit shows it literally inside a Markdown string."""
+    """`text` with every Markdown-active character backslash-escaped, bare links and shortcodes
+    broken by a word joiner and line breaks as spaces, so Streamlit shows it literally inside a
+    Markdown string."""
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
-    text = _WWW_AUTOLINK.sub(r"\1\\.", text)
+    text = _BARE_LINKS.sub(lambda match: f"{match[0]}{_WORD_JOINER}", text)
     return _BLOCK_MARKER.sub(r"\1\\\2", text)
