@@ -18,6 +18,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def use_cache_folder() -> Path:
 
 
 def numba_available() -> bool:
-    """Whether numba can be imported (it may be missing after `pip install --no-deps`)."""
+    """Whether numba is installed (it may be missing after `pip install --no-deps`)."""
     return importlib.util.find_spec("numba") is not None
 
 
@@ -89,7 +90,8 @@ class Kernels:
     """Plain Python functions of one module that become numba functions on first use.
 
     Helpers are compiled into the one entry point, which alone is cached on disk: loading it from
-    the cache needs no helper compiled. Until then every function stays plain Python.
+    the cache needs no helper compiled. Until then every function stays plain Python. Threads
+    may share it (the app evaluates in threads): it is made and loaded under a lock.
     """
 
     def __init__(self) -> None:
@@ -97,6 +99,7 @@ class Kernels:
         self._entry: Callable | None = None
         self._signature: Callable | None = None
         self._dispatcher = None
+        self._lock = threading.RLock()
 
     def helper(self, function: Callable) -> Callable:
         self._helpers.append(function)
@@ -112,16 +115,21 @@ class Kernels:
         return register
 
     def _jitted(self):
-        """The entry's numba dispatcher, made once: its module's helpers are rebound to numba
-        functions first, since numba resolves the names an entry calls from its module's globals."""
-        if self._dispatcher is None:
-            use_cache_folder()
-            numba = importlib.import_module("numba")
-            for function in self._helpers:
-                function.__globals__[function.__name__] = numba.njit(function)
-            self._dispatcher = numba.njit(cache=True)(self._entry)
-            self._argument_types = self._signature(numba.types)
+        """The entry's numba dispatcher, made once."""
+        with self._lock:
+            if self._dispatcher is None:
+                self._make_dispatcher()
         return self._dispatcher
+
+    def _make_dispatcher(self) -> None:
+        """Rebind the helpers to numba functions first: numba resolves the names that the entry
+        calls from its module's globals."""
+        use_cache_folder()
+        numba = importlib.import_module("numba")
+        for function in self._helpers:
+            function.__globals__[function.__name__] = numba.njit(function)
+        self._argument_types = self._signature(numba.types)
+        self._dispatcher = numba.njit(cache=True)(self._entry)
 
     def is_cached(self) -> bool:
         """Whether the disk cache holds the entry for this machine, read from numba's index without
@@ -143,7 +151,8 @@ class Kernels:
         """The compiled entry, loaded from the disk cache or compiled (and saved there); no other
         signature is ever compiled, so a call with wrongly typed arrays fails instead."""
         dispatcher = self._jitted()
-        if not self.loaded:
-            dispatcher.compile(self._argument_types)
-            dispatcher.disable_compile()
+        with self._lock:
+            if not self.loaded:
+                dispatcher.compile(self._argument_types)
+                dispatcher.disable_compile()
         return dispatcher
