@@ -2,7 +2,7 @@
 
     python benchmarks/bench_install.py [--python python3.11] [--only core,app,...] [--json FILE]
 
-Builds the wheel once (`pip wheel . --no-deps`), then for each target makes a venv in a temporary
+Builds the wheel once (`pip wheel --no-deps` of a copy of the sources), then for each target makes a venv in a temporary
 folder (under /tmp, never in the repository), runs `pip install WHEEL[EXTRA]` from PyPI with no
 cache (`PIP_CONFIG_FILE=/dev/null` drops this machine's extra local indexes, `--no-cache-dir` its
 wheel cache) and records:
@@ -74,7 +74,13 @@ def pip_env() -> dict[str, str]:
 
 
 def build_wheel(out: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(out)], check=True)
+    """From a copy of the sources: setuptools' `build/lib` in the repository may hold stale modules."""
+    source = out.parent / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "tore_engine", source / "tore_engine", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(out)], check=True)
     return next(out.glob("tore_studio-*.whl"))
 
 

@@ -3,7 +3,7 @@
 - What the core paths import, checked in a fresh interpreter through `sys.modules`: `import
   tore_engine`, `tore --help`, `tore evaluate --help` and a `tore evaluate` run load none of the
   app's or the scorers' libraries (they are extras, imported inside the functions that need them).
-- The wheel, built once (`pip wheel . --no-deps`): its core `Requires-Dist` has none of the heavy
+- The wheel, built once (`pip wheel --no-deps` of a copy of the source): its core `Requires-Dist` has none of the heavy
   libraries, and the archive holds the app, its pages, the demo data, `py.typed` and the LICENSE.
   Installing it in a fresh venv and measuring is `benchmarks/bench_install.py`, not a test.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -96,8 +97,14 @@ def normalise(name: str) -> str:
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
+    """Built from a copy of what the wheel is made of: setuptools keeps a `build/lib` in the source
+    folder, and would pack the stale modules it still holds (a renamed module, twice)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(PACKAGE, source / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("wheel")
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(out)],
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(out)],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     (built,) = out.glob("tore_studio-*.whl")
@@ -156,6 +163,8 @@ def test_wheel_holds_the_app_the_demo_and_the_licence(wheel_names):
     assert any(re.fullmatch(r"tore_studio-[^/]+\.dist-info/licenses/LICENSE", n) for n in wheel_names)
     assert {n.split("/")[0] for n in wheel_names} == {"tore_engine", next(n.split("/")[0] for n in wheel_names if ".dist-info/" in n)}
     assert not any(n.startswith(("studio/", "app_pages/", "tests/", "benchmarks/")) for n in wheel_names)
+    modules = {str(p.relative_to(REPO)) for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    assert {n for n in wheel_names if n.endswith(".py")} == modules, "the wheel's modules are the source's"
 
 
 # A missing extra ---------------------------------------------------------------------------------
