@@ -23,7 +23,7 @@ CONFUSIONS_A = {
     "Title": [("Section-header", 0.35)],
     "Section-header": [("Title", 0.08), ("Text", 0.04)],
     "List-item": [("Text", 0.20)],
-    "Text": [("List-item", 0.03), ("Section-header", 0.01)],
+    "Text": [("List-item", 0.03), ("Section-header", 0.01), ("Table", 0.04)],
     "Caption": [("Text", 0.12)],
     "Footnote": [("Text", 0.15)],
     "Formula": [("Text", 0.08)],
