@@ -55,9 +55,7 @@ def agreement_raster(reference: Page, prediction: Page | None, *, compare_classe
     scale = min(1.0, max_side / max(width, height))
     columns, rows = max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale))
     labels = prediction.labels if prediction is not None else []
-    boxes = np.zeros((0, 4)) if prediction is None else prediction.bboxes * np.array(
-        [reference.width / prediction.width, reference.height / prediction.height] * 2
-    )
+    boxes = np.zeros((0, 4)) if prediction is None else prediction.scaled_to(reference.width, reference.height).bboxes
     index = {label: k for k, label in enumerate(sorted(set(reference.labels) | set(labels)))}
     truth = _label_bits(reference.labels, reference.bboxes * scale, index, columns, rows)
     predicted = _label_bits(labels, boxes * scale, index, columns, rows)
