@@ -213,3 +213,9 @@ json.dump([before, type(frame).__module__.partition(".")[0]], open(os.environ["T
     before, frame_module = json.loads(out.read_text())
     assert not set(before) & (APP_MODULES | SCORER_MODULES | {"pandas", "openpyxl"})
     assert frame_module == "pandas"
+
+
+def test_wheel_version_is_the_package_version(wheel):
+    import tore_engine
+
+    assert wheel.name.split("-")[1] == tore_engine.__version__
