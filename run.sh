@@ -43,6 +43,7 @@ case "${1:-}" in
   test)
     install test  # every extra (app, scores, dask, ...) and the test tools
     shift
+    .venv/bin/python -m tore_engine.kernel --warm  # compile the page kernel into its cache once (a few s)
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)
