@@ -32,11 +32,12 @@ def written(request, tmp_path_factory):
 
 
 def _block_left(block: int, matrices: MatrixSet) -> int:
+    """Blocks are as wide as the full matrix: the reduced ones sit below the full ones."""
     return 2 + block * (len(matrices.columns) + 1)
 
 
-def _read_block(sheet, top: int, block: int, matrices: MatrixSet) -> list[list]:
-    left, first = _block_left(block, matrices), top + BAND_HEADER_ROWS
+def _read_block(sheet, top: int, block: int, matrices: MatrixSet, full: MatrixSet) -> list[list]:
+    left, first = _block_left(block, full), top + BAND_HEADER_ROWS
     return [[sheet.cell(first + i, left + j).value for j in range(len(matrices.columns))] for i in range(len(matrices.rows))]
 
 
@@ -53,9 +54,9 @@ def test_every_matrix_value_is_the_evaluations_float_stored_as_a_number(written)
         assert sheet.cell(top + 1, 1).value == CORNER
         assert [sheet.cell(top + BAND_HEADER_ROWS + i, 1).value for i in range(len(matrices.rows))] == [excel_text(r) for r in matrices.rows]
         for block, kind in enumerate(MATRIX_KINDS):
-            left = _block_left(block, matrices)
+            left = _block_left(block, evaluation.matrices.full)
             assert [sheet.cell(top + 1, left + j).value for j in range(len(matrices.columns))] == [excel_text(c) for c in matrices.columns]
-            assert _read_block(sheet, top, block, matrices) == getattr(matrices, kind).tolist()  # exact floats
+            assert _read_block(sheet, top, block, matrices, evaluation.matrices.full) == getattr(matrices, kind).tolist()  # exact floats
             cell = sheet.cell(top + BAND_HEADER_ROWS, left)
             assert cell.data_type == "n" and cell.number_format == ("#,##0.000" if kind == "confusion" else "0.000")
 
@@ -102,7 +103,7 @@ def test_diagonal_is_bold_and_framed_in_single_mode_only(written):
         mark = single or matrices is evaluation.matrices.reduced
         sheet = workbook[sheet_name]
         for block in range(3):
-            left = _block_left(block, matrices)
+            left = _block_left(block, evaluation.matrices.full)
             for i, row in enumerate(matrices.rows):
                 for j, column in enumerate(matrices.columns):
                     assert _diagonal(sheet.cell(top + BAND_HEADER_ROWS + i, left + j)) == (mark and row == column)

@@ -124,17 +124,18 @@ def _block_left(block: int, columns: int) -> int:
     return 2 + block * (columns + 1)
 
 
-def _write_band(writer: SheetWriter, top: int, matrices: MatrixSet, caption: str, *, mark_diagonal: bool) -> None:
-    """Confusion, recall and precision of `matrices` side by side from row `top`: titles, the
-    predicted classes, then one row per reference class; with `mark_diagonal`, the cells that pair
-    a class with itself bold and framed (by name: the dual taxonomy's classes differ by side)."""
+def _write_band(writer: SheetWriter, top: int, matrices: MatrixSet, caption: str, *, mark_diagonal: bool, block_width: int) -> None:
+    """Confusion, recall and precision of `matrices` side by side from row `top`, each block
+    `block_width` columns wide: titles, the predicted classes, then one row per reference class;
+    with `mark_diagonal`, the cells that pair a class with itself bold and framed (by name: the
+    dual taxonomy's classes differ by side)."""
     first = top + BAND_HEADER_ROWS
     writer.text(top + 1, 1, CORNER, font=BOLD)
     for i, name in enumerate(matrices.rows):
         writer.text(first + i, 1, name, font=BOLD)
     diagonal = np.array([[mark_diagonal and row == column for column in matrices.columns] for row in matrices.rows], dtype=bool)
     for block, kind in enumerate(MATRIX_KINDS):
-        left = _block_left(block, len(matrices.columns))
+        left = _block_left(block, block_width)
         writer.text(top, left, f"{KIND_TITLES[kind]}, {caption}", font=TITLE_FONT, measured=False)
         for j, name in enumerate(matrices.columns):
             writer.text(top + 1, left + j, name, font=BOLD)
@@ -165,12 +166,13 @@ def _matrix_sheet(workbook: Workbook, title: str, evaluation: DatasetEvaluation,
     writer = SheetWriter(workbook.create_sheet(title))
     matrices = evaluation.matrices
     caption = f"{matrices.mode} taxonomy" + (", all-zero rows and columns hidden" if trimmed else "")
-    _write_band(writer, 1, matrices.full, caption, mark_diagonal=matrices.mode == "single")
+    width = len(matrices.classes)
+    _write_band(writer, 1, matrices.full, caption, mark_diagonal=matrices.mode == "single", block_width=width)
     if trimmed:
         _hide_empty(writer, matrices.full, 1)
-    else:
-        reduced_top = 1 + BAND_HEADER_ROWS + len(matrices.classes) + 1
-        _write_band(writer, reduced_top, matrices.reduced, "reduced 2x2 (Background / Foreground)", mark_diagonal=True)
+    else:  # each reduced block below its full block
+        reduced_top = 1 + BAND_HEADER_ROWS + width + 1
+        _write_band(writer, reduced_top, matrices.reduced, "reduced 2x2 (Background / Foreground)", mark_diagonal=True, block_width=width)
     writer.sheet.freeze_panes = writer.sheet.cell(row=1 + BAND_HEADER_ROWS, column=2)
     writer.fit_columns()
 
