@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import operator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from conftest import SHARED, load_shared_json, shared_path, write_json
 from tore_engine.errors import InputError
 from tore_engine.funsd import (
     FUNSD_CLASSES, EcDocument, EcEntities, EcFunsdScorer, FunsdDocument, FunsdScorer, funsd_layout_sets,
-    links_given_gt_entities, score_document, score_ec_document, score_ec_funsd_folders, score_funsd_folders,
+    links_given_gt_entities, score_document, score_ec_document, score_ec_funsd, score_funsd,
 )
 from tore_engine.funsd.matching import greedy_icdar_matches, iou_matrix, optimal_matches
 
@@ -156,7 +157,7 @@ def test_real_forms_scored_from_disk_match_the_vectors(tmp_path):
     prediction.mkdir()
     for case in cases("funsd_cases", perturbation="combined"):
         write_json(prediction / f"{case['doc']}.json", case["pred"])
-    report = score_funsd_folders(reference, prediction)
+    report = score_funsd(reference, prediction)
     assert_panel_equal(report.corpus, vectors()["corpus_public"]["funsd"]["combined"])
     for case in cases("funsd_cases", perturbation="combined"):
         assert_panel_equal(report.documents[case["doc"]], case["expected"])
@@ -171,14 +172,14 @@ def _valid_counts(annotation: Path) -> tuple[int, int]:
 
 def test_all_ten_real_forms_against_themselves():
     annotations = shared_path(*FUNSD_DATA, "annotations")
-    report = score_funsd_folders(annotations, annotations)
+    report = score_funsd(annotations, annotations)
     assert len(report.documents) == 10 and not report.missing_predictions and not report.unused_predictions
     assert all(item["value"] == 1.0 for item in report.headline())
     words, entities = map(sum, zip(*(_valid_counts(path) for path in sorted(annotations.glob("*.json")))))
     assert report.corpus["counts"]["gt_words"] == report.corpus["counts"]["pred_words"] == words
     assert report.corpus["counts"]["gt_entities"] == entities
     assert report.corpus["entity_labeling"]["classes_in_macro"] == list(FUNSD_CLASSES)
-    panel = report.to_json()
+    panel = report.panel()
     assert [item["key"] for item in panel["headline"]][:3] == ["word_f1", "word_f1_icdar", "entity_f1"]
     assert set(panel["per_class"]) == {"entity_labeling", "ser_seqeval"}
     first = panel["documents"][0]
@@ -198,7 +199,7 @@ def test_all_ten_real_forms_against_themselves():
 
 def test_real_ec_forms_against_themselves():
     jsons = shared_path(*EC_DATA)
-    report = score_ec_funsd_folders(jsons, jsons)
+    report = score_ec_funsd(jsons, jsons)
     assert len(report.documents) == 10
     assert all(item["value"] == 1.0 for item in report.headline())
     # 85540866 has no gold link: linking is 1.0 there by the "nothing on either side" rule
@@ -207,11 +208,11 @@ def test_real_ec_forms_against_themselves():
 
 def test_empty_prediction_folder_scores_zero_and_names_the_files(tmp_path):
     annotations = shared_path(*FUNSD_DATA, "annotations")
-    report = score_funsd_folders(annotations, tmp_path)
+    report = score_funsd(annotations, tmp_path)
     assert len(report.missing_predictions) == 10
     assert report.corpus["word_detection"]["recall"] == 0.0
     assert report.corpus["entity_linking"]["conditional_labeled_undirected"] is None
-    json.dumps(report.to_json(), allow_nan=False)  # plain JSON for the panel
+    json.dumps(report.panel(), allow_nan=False)  # plain JSON for the panel
 
 
 # --- TORE layout sets -----------------------------------------------------------------------------
@@ -327,13 +328,17 @@ def test_undefined_values_are_null():
 
 
 @pytest.mark.parametrize("data, message", [
-    ([], 'expected a JSON object with a "form" list'),
-    ({"form": [entity(0, "key", (0, 0, 1, 1))]}, "\"label\" is 'key'"),
+    ([], r"expected object, got array"),
+    ({"form": [entity(0, "key", (0, 0, 1, 1))]}, r"Invalid enum value 'key' \(at form\[0\]\.label\)"),
     ({"form": [entity(3, "other", (0, 0, 1, 1)), entity(3, "other", (0, 0, 1, 1))]}, r"duplicate entity ids \[3\]"),
-    ({"form": [entity(0, "other", (5, 0, 1, 1))]}, "x2 < x1"),
-    ({"form": [{**entity(0, "other", (0, 0, 1, 1)), "box": [0, 0, 1]}]}, "four finite numbers"),
-    ({"form": [{**entity(0, "other", (0, 0, 1, 1)), "words": [{"box": [0, 0, 1, 1]}]}]}, 'string "text"'),
-    ({"form": [{**entity(0, "other", (0, 0, 1, 1)), "linking": [[0]]}]}, "integer pairs"),
+    ({"form": [entity(0, "other", (5, 0, 1, 1))]}, r"x2 < x1 or y2 < y1 \(at form\[0\]\.box\)"),
+    ({"form": [entity(0, "other", (0, 0, 1, math.nan))]}, r"not a finite number \(at form\[0\]\.box\)"),
+    ({"form": [{**entity(0, "other", (0, 0, 1, 1)), "box": [0, 0, 1]}]}, r"got 3 values \(at form\[0\]\.box\)"),
+    ({"form": [{**entity(0, "other", (0, 0, 1, 1)), "words": [{"box": [0, 0, 1, 1]}]}]},
+     r"missing key 'text' \(at form\[0\]\.words\[0\]\)"),
+    ({"form": [{**entity(0, "other", (0, 0, 1, 1)), "linking": [[0]]}]}, r"got 1 values \(at form\[0\]\.linking\[0\]\)"),
+    ({"form": [{**entity(0, "other", (0, 0, 1, 1)), "lable": "other"}]}, r"unknown key 'lable' \(at form\[0\]\)"),
+    ({"form": [], "version": 2}, r"unknown key 'version'"),
 ])
 def test_malformed_funsd_files_are_input_errors(data, message):
     with pytest.raises(InputError, match=message) as error:
@@ -361,7 +366,9 @@ EC_GOLD = {
     ({"label_entities": [{"entity_id": 0, "label": "question", "word_idx": [0, 2]}]}, "consecutive"),
     ({"label_entities": [{"entity_id": 0, "label": "question", "word_idx": [0, 1]},
                          {"entity_id": 1, "label": "answer", "word_idx": [1]}]}, "shares words"),
-    ({"label_entities": [{"entity_id": 0, "label": "other", "word_idx": [0]}]}, "expected one of header"),
+    ({"label_entities": [{"entity_id": 0, "label": "other", "word_idx": [0]}]}, r"Invalid enum value 'other' \(at label_entities\[0\]\.label\)"),
+    ({"label_entities": [{"entity_id": 0, "label": "answer", "word_idx": []}]}, r"label_entities\[0\]\.word_idx"),
+    ({"label_entities": [], "label_linking": []}, r"unknown key 'label_linking'"),
     ({"label_entities": [], "label_linkings": [[0, 1]]}, "not in \"label_entities\""),
 ])
 def test_malformed_ec_predictions_are_input_errors(prediction, message):

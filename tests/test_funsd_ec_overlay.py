@@ -40,7 +40,7 @@ PREDICTION = {  # entity 10 exact, 11 wrong class, 12 exact, 13 a shorter span (
 
 
 def _overlay(prediction: dict = PREDICTION) -> dict:
-    return ec_overlay(GOLD, EcDocument.from_json(GOLD, doc_id="form"), EcEntities.from_json(prediction))
+    return ec_overlay(EcDocument.from_json(GOLD, doc_id="form"), EcEntities.from_json(prediction))
 
 
 def test_entities_take_the_union_of_their_word_boxes_and_match_by_span():
@@ -71,12 +71,13 @@ def test_page_image_is_found_beside_the_jsons_or_in_extra_folders(tmp_path):
     (tmp_path / "jsons").mkdir()
     (tmp_path / "elsewhere").mkdir()
     annotation = tmp_path / "jsons" / "form.json"
-    assert find_ec_page_image(annotation, GOLD) is None
+    gold = EcDocument.from_json(GOLD, doc_id="form")
+    assert find_ec_page_image(annotation, gold) is None
     (tmp_path / "elsewhere" / "form.png").write_bytes(b"png")
-    assert find_ec_page_image(annotation, GOLD, (tmp_path / "elsewhere",)) == tmp_path / "elsewhere" / "form.png"
+    assert find_ec_page_image(annotation, gold, (tmp_path / "elsewhere",)) == tmp_path / "elsewhere" / "form.png"
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "form.png").write_bytes(b"png")
-    assert find_ec_page_image(annotation, GOLD, (tmp_path / "elsewhere",)) == tmp_path / "images" / "form.png"
+    assert find_ec_page_image(annotation, gold, (tmp_path / "elsewhere",)) == (tmp_path / "images" / "form.png").resolve()
 
 
 def test_real_sample_against_itself_is_all_matched(tmp_path):

@@ -12,7 +12,7 @@ from conftest import shared_path
 
 from tore_engine.errors import InputError
 from tore_engine.funsd import EcDocument, EcEntities, FunsdDocument, score_document, score_ec_document
-from tore_engine.funsd.report import score_ec_funsd_folders, score_funsd_folders
+from tore_engine.funsd.score import score_ec_funsd, score_funsd
 from tore_engine.funsd.simulated import (
     NO_EC_NOISE, NO_NOISE, FunsdNoise, simulate_ec_prediction, simulate_funsd_prediction, write_simulated_predictions,
 )
@@ -121,7 +121,7 @@ def test_link_noise():
 
 
 def test_bad_gold_is_an_input_error():
-    with pytest.raises(InputError, match='"form" list'):
+    with pytest.raises(InputError, match="unknown key 'forms'"):
         simulate_funsd_prediction({"forms": []}, doc_id="d")
 
 
@@ -133,7 +133,7 @@ def test_real_sample_gets_a_known_mix(tmp_path):
     assert logs == again and len(logs) == 10
     total = sum(logs.values(), Counter())
     assert set(total) == {"dropped", "displaced", "merged", "split", "relabelled", "typos", "dropped_links", "added_links"}
-    report = score_funsd_folders(reference, tmp_path)
+    report = score_funsd(reference, tmp_path)
     counts = report.corpus["counts"]
     assert counts["pred_entities"] == counts["gt_entities"] - total["dropped"] - total["merged"] + total["split"]
     detection = report.corpus["entity_detection"]
@@ -167,7 +167,7 @@ def test_ec_each_entity_perturbation_costs_one_exact_match(rates, field):
 def test_ec_real_sample_folder(tmp_path):
     reference = shared_path("data", "funsd", "ec_funsd", "jsons")
     logs = write_simulated_predictions("ec-funsd", reference, tmp_path, seed=0)
-    report = score_ec_funsd_folders(reference, tmp_path)
+    report = score_ec_funsd(reference, tmp_path)
     total = sum(logs.values(), Counter())
     exact = report.corpus["entity_exact_match"]
     assert exact["fn"] == total["dropped"] + exact["fp"]  # every kept but altered entity is one fp and one fn

@@ -93,8 +93,8 @@ def test_malformed_reference_names_page_and_box(tmp_path):
     ]}
     with pytest.raises(InputError) as error:
         load_reference(write_json(tmp_path / "gt.json", [page]))
-    assert (error.value.page, error.value.box) == ("a.jpg", 1) and "poly" in error.value.problem
-    with pytest.raises(InputError, match="list of pages"):
+    assert (error.value.page, error.value.box) == ("a.jpg", 1) and "(at [0].layout_dets[1].poly)" in error.value.problem
+    with pytest.raises(InputError, match=r"expected array, got object"):
         load_reference(write_json(tmp_path / "bad.json", {"pages": []}))
 
 

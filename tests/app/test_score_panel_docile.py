@@ -1,6 +1,6 @@
 """The DocILE panel of the Scores page (AppTest, no browser) and its overlay figure builder.
 
-Expected numbers come from the engine directly (`evaluate` on the simulated model, `score_files` on
+Expected numbers come from the engine directly (`evaluate` on the simulated model, `score_docile` on
 prediction files). AppTest cannot click a dataframe row, so a document is opened through the
 panel's fallback selectbox.
 """
@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.score_figures_docile import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
 from tore_engine.studio.score_panels.docile import _shown, prediction_file, score, Inputs
-from tore_engine.docile import evaluate, load_dataset, score_files
+from tore_engine.docile import evaluate, load_dataset, score_docile
 from tore_engine.docile.simulated import simulate
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ def test_prediction_files_on_the_server_are_scored_and_bad_ones_reported(tmp_pat
     at.text_input(key="docile_kile").set_value("kile.json").run()
     at.text_input(key="docile_lir").set_value("lir.json").run()
     assert_no_exception(at)
-    expected = score_files(tmp_path / "docile", "dev", tmp_path / "kile.json", tmp_path / "lir.json")
+    expected = score_docile(tmp_path / "docile", "dev", tmp_path / "kile.json", tmp_path / "lir.json")
     assert _metrics(at) == _expected_metrics(expected)
     assert not any("**simulated**" in info.value for info in at.info)
     at.text_input(key="docile_kile").set_value("bad.json").run()
@@ -173,8 +173,8 @@ def test_the_simulated_prediction_files_score_the_same_outside_the_app(tmp_path,
     shown = score(Inputs(SAMPLE.resolve(), "dev", None, None, 0, 1.0))
     for task in ("kile", "lir"):
         (tmp_path / f"{task}.json").write_bytes(prediction_file(shown[task]))
-    rescored = score_files(SAMPLE, "dev", tmp_path / "kile.json", tmp_path / "lir.json")
-    assert rescored.headline() == simulated_result.headline()
+    rescored = score_docile(SAMPLE, "dev", tmp_path / "kile.json", tmp_path / "lir.json")
+    assert rescored.to_json() == simulated_result.to_json()
 
 
 # --- the figure builder ------------------------------------------------------------------------

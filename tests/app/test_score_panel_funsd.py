@@ -1,7 +1,7 @@
 """The FUNSD / EC-FUNSD panel of the Scores page (AppTest, no browser) and its overlay figure builder.
 
 Expected numbers come from the engine directly (the simulated predictions written by
-`write_simulated_predictions`, scored by `score_funsd_folders` / `score_ec_funsd_folders`). AppTest
+`write_simulated_predictions`, scored by `score_funsd` / `score_ec_funsd`). AppTest
 cannot click a dataframe row, so a form is opened through the panel's fallback selectbox.
 """
 
@@ -18,14 +18,14 @@ from streamlit.testing.v1 import AppTest
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.score_figures_funsd import UNMATCHED_RED, entity_outcome, funsd_overlay_figure, page_size
 from tore_engine.studio.score_panels.funsd import shown
-from tore_engine.funsd import score_ec_funsd_folders, score_funsd_folders
+from tore_engine.funsd import score_ec_funsd, score_funsd
 from tore_engine.funsd.ec_overlay import ec_folder_overlays
 from tore_engine.funsd.simulated import write_simulated_predictions
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SAMPLE = REPOSITORY.parent / "shared" / "data" / "funsd"
 FOLDERS = {"funsd": SAMPLE / "funsd" / "testing_data" / "annotations", "ec-funsd": SAMPLE / "ec_funsd" / "jsons"}
-SCORERS = {"funsd": score_funsd_folders, "ec-funsd": score_ec_funsd_folders}
+SCORERS = {"funsd": score_funsd, "ec-funsd": score_ec_funsd}
 
 
 def _needs_sample() -> None:
@@ -56,7 +56,7 @@ def simulated(request, tmp_path_factory):
     kind = request.param
     predictions = tmp_path_factory.mktemp(kind)
     write_simulated_predictions(kind, FOLDERS[kind], predictions, seed=0)
-    report = SCORERS[kind](FOLDERS[kind], predictions).to_json()
+    report = SCORERS[kind](FOLDERS[kind], predictions).panel()
     overlays = ({d["doc"]: d["overlay"] for d in report["documents"]} if kind == "funsd"
                 else ec_folder_overlays(FOLDERS[kind], predictions)[0])
     return kind, report, overlays
@@ -150,7 +150,7 @@ def test_a_malformed_prediction_file_names_the_file(tmp_path, monkeypatch):
     reference, prediction = _own_folders(tmp_path, monkeypatch)
     (prediction / "82092117.json").write_text('{"form": [{"id": 1}]}', encoding="utf-8")
     at = _scores_page(funsd_ref="gold", funsd_pred="model")
-    assert any("82092117.json" in error.value and '"label"' in error.value for error in at.error)
+    assert any("82092117.json" in error.value and "missing key 'label'" in error.value for error in at.error)
 
 
 def test_own_folders_score_without_simulation(tmp_path, monkeypatch):
@@ -162,7 +162,7 @@ def test_own_folders_score_without_simulation(tmp_path, monkeypatch):
     assert any("not at" in warning.value for warning in at.warning)  # the shared sample is outside this data root
     assert any("86220490" in warning.value and "no prediction file" in warning.value for warning in at.warning)
     assert not any("simulated" in info.value for info in at.info)
-    expected = score_funsd_folders(reference, prediction).to_json()["headline"]
+    expected = score_funsd(reference, prediction).headline()
     assert {m.label: m.value for m in at.metric} == {item["label"]: shown(item["value"]) for item in expected}
     assert _frame(at, "document").set_index("document").loc["82092117", "Entity detection F1"] == "1.0000"
 

@@ -42,7 +42,7 @@ def engine_result():
         pytest.skip(f"shared OmniDocBench sample not found at {SAMPLE}; skipping")
     from tore_engine.omnidocbench.score import score_omnidocbench
 
-    return score_omnidocbench(GT, LAYOUT, MARKDOWN)
+    return score_omnidocbench(GT, LAYOUT, MARKDOWN).to_json()
 
 
 def _panel() -> AppTest:
@@ -263,7 +263,7 @@ def test_other_predictions_are_scored_without_the_official_check_of_the_samples_
     at = _panel()
     at.text_input(key="omnidocbench_markdown").set_value("shared/data/omnidocbench/gt_markdown").run()
     assert_no_exception(at)
-    expected = score_omnidocbench(GT, LAYOUT, SAMPLE / "gt_markdown")["end_to_end"]
+    expected = score_omnidocbench(GT, LAYOUT, SAMPLE / "gt_markdown").to_json()["end_to_end"]
     metrics = {metric.label: metric.value for metric in at.metric}
     assert metrics["text edit distance ↓"] == _shown(expected["text_edit"])
     assert metrics["mAP"] == "0.5999"

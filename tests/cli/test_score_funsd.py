@@ -82,15 +82,18 @@ def test_the_installed_entry_point_prints_one_json_object(tmp_path):
     assert_panel_equal(json.loads(result.stdout)["ocr"], expected)
 
 
+EMPTY_REFERENCE = {"funsd": {"form": []}, "ec-funsd": {"document": [], "label_entities": [], "label_linkings": []}}
+
+
 @pytest.mark.parametrize("benchmark", ["funsd", "ec-funsd"])
 def test_bad_input_is_one_paragraph_and_exit_2(tmp_path, capsys, benchmark):
     (tmp_path / "ref").mkdir(), (tmp_path / "pred").mkdir()
-    write_json(tmp_path / "ref" / "a.json", {"form": [], "document": [], "label_entities": [], "label_linkings": []})
+    write_json(tmp_path / "ref" / "a.json", EMPTY_REFERENCE[benchmark])
     (tmp_path / "pred" / "a.json").write_text("{not json", encoding="utf-8")
     assert main(["score", benchmark, "--reference", str(tmp_path / "ref"), "--prediction", str(tmp_path / "pred"),
                  "--json"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith("tore: error: file ") and "a.json: not valid JSON" in err
+    assert out == "" and err.startswith("tore: error: file ") and "pred/a.json: is not valid JSON: object keys must be strings (line 1, column 2)" in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -59,5 +59,5 @@ def test_bad_input_is_one_paragraph_and_exit_2(tmp_path):
     bad = write_json(tmp_path / "pred.json", {"results": "nope", "categories": {}})
     result = tore("score", "omnidocbench", "--reference", reference, "--layout", str(bad), "--json")
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.startswith("tore: error:") and "'results' must be a list" in result.stderr
+    assert result.stderr.startswith("tore: error:") and "pred.json: expected array, got str (at results)" in result.stderr
     assert "Traceback" not in result.stderr

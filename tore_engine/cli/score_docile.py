@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-METRIC_COLUMNS = ("AP", "f1", "precision", "recall", "TP", "FP", "FN")
+from tore_engine.cli.score_output import print_result
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,34 +55,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tore_engine.docile import score_files
+    from tore_engine.docile import score_docile
 
-    result = score_files(args.dataset, args.split, args.kile, args.lir, args.iou_threshold)
-    if args.json:
-        print(json.dumps(result.headline()))
-    else:
-        print(human_summary(result))
-    return 0
-
-
-def human_summary(result) -> str:
-    """A table per evaluated task: the micro average, then every fieldtype."""
-    lines = [f"DocILE scores for {result.dataset_name} (PCC IoU threshold {result.iou_threshold})"]
-    for task, primary in (("kile", "AP"), ("lir", "f1")):
-        task_result = getattr(result, task)
-        lines.append("")
-        if task_result is None:
-            lines.append(f"{task.upper()}: no predictions (n/a)")
-            continue
-        metrics = task_result.metrics()
-        lines.append(f"{task.upper()}: primary metric {primary} = {getattr(metrics, primary):.4f}")
-        rows = [("micro average", metrics)] + [
-            (fieldtype, task_result.metrics(fieldtype=fieldtype)) for fieldtype in task_result.table.fieldtypes()
-        ]
-        width = max(len(name) for name, _ in rows)
-        lines.append(f"  {'fieldtype':<{width}}  " + "  ".join(f"{c:>9}" for c in METRIC_COLUMNS))
-        for name, row in rows:
-            values = row.to_json()
-            cells = [f"{values[c]:>9.4f}" if isinstance(values[c], float) else f"{values[c]:>9d}" for c in METRIC_COLUMNS]
-            lines.append(f"  {name:<{width}}  " + "  ".join(cells))
-    return "\n".join(lines)
+    return print_result(score_docile(args.dataset, args.split, args.kile, args.lir, args.iou_threshold), args.json)

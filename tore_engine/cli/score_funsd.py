@@ -6,9 +6,9 @@ One module adds both sub-commands because they share folders pairing, reporting 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
+
+from tore_engine.cli.score_output import print_result
 
 FUNSD_DESCRIPTION = (
     "Score FUNSD predictions end to end: word and entity detection (IoU >= 0.5, one-to-one optimal "
@@ -44,39 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tore_engine.funsd import score_ec_funsd_folders, score_funsd_folders
+    from tore_engine.funsd import score_ec_funsd, score_funsd
 
-    score = score_funsd_folders if args.benchmark == "funsd" else score_ec_funsd_folders
-    report = score(args.reference, args.prediction)
-    if report.missing_predictions:
-        print(f"tore: reference file(s) without a prediction file, scored as empty: "
-              f"{_file_names(report.missing_predictions)}", file=sys.stderr)
-    if report.unused_predictions:
-        print(f"tore: prediction file(s) without a reference file, ignored: "
-              f"{_file_names(report.unused_predictions)}", file=sys.stderr)
-    print(json.dumps(report.corpus) if args.json else human_summary(report))
-    return 0
-
-
-def human_summary(report) -> str:
-    """Headline numbers with their conventions, then the per-class tables."""
-    title = "FUNSD" if report.benchmark == "funsd" else "EC-FUNSD"
-    lines = [f"{title} scores over {len(report.documents)} document(s)", ""]
-    items = report.headline()
-    width = max(len(item["label"]) for item in items)
-    lines += [f"  {item['label']:<{width}}  {_number(item['value'])}   ({item['convention']})" for item in items]
-    for title, table in report.per_class_tables().items():
-        lines += ["", f"{title} per class:", f"  {'class':<10} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
-        for name, row in table.items():
-            support = row.get("support", row.get("support_gt"))
-            lines.append(f"  {name:<10} {_number(row['precision']):>9} {_number(row['recall']):>9} "
-                         f"{_number(row['f1']):>9} {support:>8}")
-    return "\n".join(lines)
-
-
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
-def _file_names(doc_ids: list[str]) -> str:
-    return ", ".join(f"{doc_id}.json" for doc_id in doc_ids)
+    score = score_funsd if args.benchmark == "funsd" else score_ec_funsd
+    return print_result(score(args.reference, args.prediction), args.json)

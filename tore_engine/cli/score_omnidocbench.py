@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
+
+from tore_engine.cli.score_output import print_result
 
 DESCRIPTION = (
     "Score OmniDocBench predictions. With --layout: layout-detection COCO box AP over the 10 merged "
@@ -39,50 +39,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tore_engine.omnidocbench.score import score_omnidocbench
+    from tore_engine.omnidocbench import score_omnidocbench
 
-    result = score_omnidocbench(args.reference, args.layout, args.markdown)
-    _warn(result)
-    print(json.dumps(result, ensure_ascii=False) if args.json else human_summary(result))
-    return 0
-
-
-def _warn(result: dict) -> None:
-    layout, end_to_end = result["layout"], result["end_to_end"]
-    if layout and layout["unknown_pages"]:
-        print(f"tore: layout predictions for {len(layout['unknown_pages'])} page(s) not in the reference, "
-              f"ignored: {', '.join(layout['unknown_pages'][:5])}", file=sys.stderr)
-    if end_to_end and end_to_end["missing_pages"]:
-        print(f"tore: {len(end_to_end['missing_pages'])} page(s) without a Markdown file, scored as empty",
-              file=sys.stderr)
-    if end_to_end and end_to_end["unknown_files"]:
-        print(f"tore: Markdown file(s) matching no reference page, ignored: "
-              f"{', '.join(end_to_end['unknown_files'][:5])}", file=sys.stderr)
-
-
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
-def human_summary(result: dict) -> str:
-    lines = [f"OmniDocBench: {result['pages']} page(s)"]
-    swapped = result["reference"]["size_swapped_pages"]
-    if swapped:
-        lines.append(f"  page_info width/height swapped (corrected) on {len(swapped)} page(s)")
-    layout = result["layout"]
-    if layout:
-        lines += ["", "Layout detection (COCO box AP, 10 classes; exact as the official evaluator):"]
-        lines += [f"  {key:<10} {_number(layout[key])}" for key in ("mAP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large")]
-        lines.append("  per class AP@[.5:.95]:")
-        lines += [f"    {name:<16} {_number(value)}" for name, value in layout["per_class"].items()]
-        iou50 = layout["iou50"]
-        lines.append(f"  at IoU 0.5: precision {_number(iou50['precision'])}, recall {_number(iou50['recall'])}, "
-                     f"F1 {_number(iou50['f1'])} (project metric{'' if layout['has_scores'] else '; no scores, AP not meaningful'})")
-    end_to_end = result["end_to_end"]
-    if end_to_end:
-        lines += ["", "End to end, page level (official metrics, project matcher: not leaderboard numbers):"]
-        for key, note in (("text_edit", "lower is better"), ("reading_order_edit", "lower is better"),
-                          ("table_teds", "higher is better"), ("table_teds_s", "higher is better"),
-                          ("formula_edit", "lower is better"), ("overall", "needs formula CDM")):
-            lines.append(f"  {key:<18} {_number(end_to_end[key])}   ({note})")
-    return "\n".join(lines)
+    return print_result(score_omnidocbench(args.reference, args.layout, args.markdown), args.json)

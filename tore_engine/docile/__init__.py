@@ -2,8 +2,8 @@
 
 Modules: `dataset` (the official folder layout and prediction files), `validation` (the official
 checks and messages), `pcc` (pseudo-character centres), `matching` (greedy field matching and the
-line-item assignment), `metrics` (AP, F1 and filters), `evaluate` (the whole split), `layout`
-(DocILE fields as TORE layout sets).
+line-item assignment), `metrics` (AP, F1 and filters), `score` (the whole split: `score_docile`
+and its `DocileResult`), `tore_sets` (DocILE fields as TORE layout sets).
 
 One deliberate difference from the official code: a page without any OCR word has an empty PCC
 set, so an intersecting gold/prediction pair there covers no PCC on either side and matches
@@ -11,8 +11,8 @@ set, so an intersecting gold/prediction pair there covers no PCC on either side 
 """
 
 from tore_engine.docile.dataset import DocileDataset, DocileDocument, Field, load_dataset, load_predictions
-from tore_engine.docile.evaluate import DocileResult, TaskResult, evaluate, score_files
 from tore_engine.docile.metrics import Metrics
+from tore_engine.docile.score import DocileResult, TaskResult, evaluate, score_docile
 
 __all__ = [
     "DocileDataset",
@@ -24,5 +24,5 @@ __all__ = [
     "evaluate",
     "load_dataset",
     "load_predictions",
-    "score_files",
+    "score_docile",
 ]

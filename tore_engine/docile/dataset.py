@@ -2,51 +2,59 @@
 
 The official layout is `annotations/<docid>.json`, `ocr/<docid>.json`, `pdfs/<docid>.pdf` and
 `<split>.json` (a list of docids). Scoring needs only the annotations and the OCR; PDFs are for
-drawing. Everything here is plain data: the scorer in `tore_engine.docile.evaluate` reads it.
+drawing. Everything here is plain data: the scorer in `tore_engine.docile.score` reads it.
+
+Files are read as docile-benchmark reads them, through the project's bounded reader
+(`tore_engine.inputs`): Python's JSON dialect (`NaN`, `Infinity`) is accepted, and an unknown key
+of a field is dropped with a warning ("do not fail on extra keys, only warn", the official
+`Field.from_dict`). Every path built from a docid stays inside the dataset folder.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
 
 from tore_engine.docile.pcc import OcrExport, document_pccs
 from tore_engine.errors import InputError
+from tore_engine.inputs import decode_json, is_regular_file, read_bytes, scan_json, schema_error
+from tore_engine.scores import inside
 
+MAX_PAGES = 2**20  # pages of one document: page keys (page x distinct y values) stay far inside int64
+MAX_PAGE_SIZE = 10**6  # pixels at 200 DPI (a five-metre page): sizes become ints for display
+INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+# A prediction on a page the document lacks is officially a false positive, so any page in range
+# is accepted; the bound only keeps page arithmetic inside int64.
+PageNumber = Annotated[int, msgspec.Meta(ge=-MAX_PAGES, le=MAX_PAGES)]
 BBox = tuple[float, float, float, float]  # [left, top, right, bottom], relative to the page
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
-    """A gold field or a predicted field, as `docile.dataset.Field` (unknown JSON keys dropped).
+class Field(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A gold field or a predicted field, as `docile.dataset.Field`.
 
     Decoded straight from JSON by msgspec, which checks the types: that is the whole structural
     check of a prediction; the official rules are in `tore_engine.docile.validation`.
     """
 
     bbox: BBox
-    page: int
+    page: PageNumber
     fieldtype: str | None = None
     text: str | None = None
     score: float | None = None
-    line_item_id: int | None = None
+    line_item_id: INT64 | None = None
     use_only_for_ap: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "bbox": list(self.bbox),
-            "page": self.page,
-            "fieldtype": self.fieldtype,
-            "text": self.text,
-            "score": self.score,
-            "line_item_id": self.line_item_id,
-            "use_only_for_ap": self.use_only_for_ap,
-        }
+        return msgspec.structs.asdict(self) | {"bbox": list(self.bbox)}
+
+
+FIELD_KEYS = frozenset(Field.__struct_fields__)
 
 
 @dataclass
@@ -67,66 +75,98 @@ class DocileDocument:
 
 @dataclass
 class DocileDataset:
-    """The documents of one split, in the split file's order."""
+    """The documents of one split, in the split file's order (each docid once)."""
 
     name: str  # "<folder name>:<split>", as the official messages write it
     split: str
     root: Path
     documents: list[DocileDocument]
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def docids(self) -> list[str]:
         return [document.docid for document in self.documents]
 
 
+_Size = Annotated[float, msgspec.Meta(ge=0, le=MAX_PAGE_SIZE)]
+
+
 class _Metadata(msgspec.Struct):
-    page_count: int
-    page_sizes_at_200dpi: list[tuple[float, float]] | None = None
+    page_count: Annotated[int, msgspec.Meta(ge=0, le=MAX_PAGES)]
+    page_sizes_at_200dpi: list[tuple[_Size, _Size]] | None = None
 
 
 class _Annotation(msgspec.Struct):
-    """The parts of an annotation file that scoring and drawing use."""
+    """The parts of an annotation file that scoring and drawing use (other keys are skipped)."""
 
     metadata: _Metadata
     field_extractions: list[Field]
     line_item_extractions: list[Field]
 
 
-_ANNOTATION = msgspec.json.Decoder(_Annotation)
-_OCR = msgspec.json.Decoder(OcrExport)
-_PREDICTIONS = msgspec.json.Decoder(dict[str, list[Field]])
+FieldLists = Callable[[Any], Iterable[Any]]  # where a parsed file keeps its lists of fields
+
+
+def _no_fields(raw: Any) -> Iterable[Any]:
+    return ()
+
+
+def _annotation_fields(raw: Any) -> Iterable[Any]:
+    return [raw.get(key) for key in ("field_extractions", "line_item_extractions")] if isinstance(raw, dict) else []
+
+
+def _prediction_fields(raw: Any) -> Iterable[Any]:
+    return raw.values() if isinstance(raw, dict) else []
 
 
 def load_dataset(dataset_dir: str | Path, split: str) -> DocileDataset:
     """Read the split file, then every listed document's annotation and OCR."""
-    root = Path(dataset_dir)
-    split_file = root / f"{split}.json"
-    if not root.is_dir():
-        raise InputError("DocILE dataset folder not found", file=str(root))
-    if not split_file.is_file():
+    root = _dataset_root(dataset_dir)
+    split_file = inside(f"{split}.json", root, what="split file")
+    if not is_regular_file(split_file):
         raise InputError(f"split file not found: the dataset has no index file for split {split!r}", file=str(split_file))
-    docids = _read_json(split_file)
-    if not isinstance(docids, list) or not all(isinstance(docid, str) for docid in docids):
-        raise InputError("a split file must be a JSON list of document ids", file=str(split_file))
+    docids = _decode(split_file, list[str], [])
     return load_documents(root, docids, split)
 
 
 def load_documents(dataset_dir: str | Path, docids: list[str], split: str = "") -> DocileDataset:
-    """The given documents of a dataset folder (`load_dataset` takes them from a split file)."""
+    """The given documents of a dataset folder (`load_dataset` takes them from a split file).
+
+    A docid listed twice is scored once, with a warning: docile-benchmark keys its matchings by
+    docid, so a repeated document counts once there too.
+    """
+    root = _dataset_root(dataset_dir)
+    warnings = [f"the split lists document {docid} {count} times; it is scored once" for docid, count in _repeats(docids)]
+    documents = [_load_document(root, docid, warnings) for docid in dict.fromkeys(docids)]
+    return DocileDataset(f"{root.resolve().name}:{split}", split, root, documents, warnings)
+
+
+def _dataset_root(dataset_dir: str | Path) -> Path:
     root = Path(dataset_dir)
     if not root.is_dir():
         raise InputError("DocILE dataset folder not found", file=str(root))
-    documents = [_load_document(root, docid) for docid in docids]
-    return DocileDataset(name=f"{root.resolve().name}:{split}", split=split, root=root, documents=documents)
+    return root
 
 
-def _load_document(root: Path, docid: str) -> DocileDocument:
-    annotation_file = root / "annotations" / f"{docid}.json"
-    ocr_file = root / "ocr" / f"{docid}.json"
-    annotation = _decode(_ANNOTATION, annotation_file, docid, "a DocILE annotation")
-    ocr = _decode(_OCR, ocr_file, docid, "a DocTR OCR export")
+def _repeats(docids: list[str]) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for docid in docids:
+        counts[docid] = counts.get(docid, 0) + 1
+    return [(docid, count) for docid, count in counts.items() if count > 1]
+
+
+def _document_file(root: Path, folder: str, docid: str, suffix: str) -> Path:
+    """`<root>/<folder>/<docid><suffix>`, which must stay inside the dataset folder."""
+    return inside(Path(folder) / f"{docid}{suffix}", root, what=f"the {folder} file of document {docid!r}")
+
+
+def _load_document(root: Path, docid: str, warnings: list[str]) -> DocileDocument:
+    annotation_file = _document_file(root, "annotations", docid, ".json")
+    ocr_file = _document_file(root, "ocr", docid, ".json")
+    annotation = _decode_document(annotation_file, docid, _Annotation, warnings, _annotation_fields)
+    ocr = _decode_document(ocr_file, docid, OcrExport, warnings)
     pccs = document_pccs(ocr, annotation.metadata.page_count, docid=docid, file=str(ocr_file))
-    pdf = root / "pdfs" / f"{docid}.pdf"
+    pdf = _document_file(root, "pdfs", docid, ".pdf")
     return DocileDocument(
         docid=docid,
         page_count=annotation.metadata.page_count,
@@ -134,57 +174,78 @@ def _load_document(root: Path, docid: str) -> DocileDocument:
         kile_golds=annotation.field_extractions,
         lir_golds=annotation.line_item_extractions,
         pccs=pccs,
-        pdf=pdf if pdf.is_file() else None,
+        pdf=pdf if is_regular_file(pdf) else None,
     )
 
 
-def load_predictions(path: str | Path) -> dict[str, list[Field]]:
+def _decode_document(path: Path, docid: str, schema: Any, warnings: list[str], fields: FieldLists = _no_fields) -> Any:
+    if not path.exists():
+        raise InputError(f"document {docid} is listed in the split but has no such file", file=str(path))
+    try:
+        return _decode(path, schema, warnings, fields)
+    except InputError as error:
+        raise InputError(f"document {docid}: {error.problem}", file=error.file) from None
+
+
+def load_predictions(path: str | Path, warnings: list[str] | None = None) -> dict[str, list[Field]]:
     """Read a prediction file `{docid: [prediction, ...]}`, checking only the value types.
 
-    NaN scores are rejected: predictions could not be ranked by them.
+    Unknown keys of a prediction are dropped and named in `warnings`. NaN scores are rejected:
+    predictions could not be ranked by them.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError("prediction file not found", file=str(path))
-    data = path.read_bytes()
-    try:
-        predictions = _PREDICTIONS.decode(data)
-    except msgspec.DecodeError:  # not strict JSON: perhaps NaN or Infinity, which Python writes
-        predictions = _convert(_read_json(path), path)
-    except msgspec.ValidationError:
-        predictions = _convert(json.loads(data), path)
+    predictions = _decode(path, dict[str, list[Field]], [] if warnings is None else warnings, _prediction_fields, by_key=True)
     for docid, fields in predictions.items():
-        for index, field in enumerate(fields):
-            if field.score is not None and field.score != field.score:
+        for index, prediction in enumerate(fields):
+            if prediction.score is not None and prediction.score != prediction.score:
                 raise InputError(f"document {docid}, prediction {index}: the score is NaN; predictions cannot be ranked by it", file=str(path))
     return predictions
 
 
-def _convert(raw: Any, path: Path) -> dict[str, list[Field]]:
-    """The slow path of `load_predictions`, which names the document of a bad prediction."""
-    if not isinstance(raw, dict):
-        raise InputError("a DocILE prediction file must be a JSON object {docid: [prediction, ...]}", file=str(path))
-    predictions = {}
-    for docid, items in raw.items():
-        try:
-            predictions[docid] = msgspec.convert(items, list[Field])
-        except msgspec.ValidationError as error:
-            where = str(error).replace("$", "predictions")
-            raise InputError(f"document {docid}: {where}", file=str(path)) from None
-    return predictions
+def _decode(path: Path, schema: Any, warnings: list[str], fields: FieldLists = _no_fields, *, by_key: bool = False) -> Any:
+    """A DocILE JSON file decoded against `schema`.
 
-
-def _decode(decoder: msgspec.json.Decoder, path: Path, docid: str, expected: str) -> Any:
+    The strict msgspec decode is the fast path. Only a file it refuses is parsed again in Python's
+    dialect, the unknown keys of its fields (the lists `fields` finds) dropped with a warning, and
+    converted; with `by_key`, `schema` is a `dict[str, T]` converted value by value, so that an
+    error names the key (the docid) it is under."""
+    data = read_bytes(path)
+    source = str(path)
+    scan_json(data, source)
     try:
-        return decoder.decode(path.read_bytes())
-    except FileNotFoundError:
-        raise InputError(f"document {docid} is listed in the split but has no such file", file=str(path)) from None
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as error:
-        raise InputError(f"document {docid}: not {expected}: {error}", file=str(path)) from None
-
-
-def _read_json(path: Path) -> Any:
+        return decode_json(data, source, schema)
+    except InputError as error:
+        refusal = error
     try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot read JSON: {error}", file=str(path)) from None
+        raw = json.loads(data)
+    except ValueError:  # not JSON in Python's dialect either: msgspec's message says where
+        raise refusal from None
+    dropped = sorted({key for items in fields(raw) for key in _drop_unknown_keys(items)})
+    if dropped:
+        warnings.append(f"{source}: unknown field key(s) {', '.join(map(repr, dropped))} ignored, as docile-benchmark ignores them")
+    return _convert(raw, schema, source, by_key)
+
+
+def _drop_unknown_keys(items: Any) -> set[str]:
+    """Remove from each field object of `items` the keys a `Field` does not have; return them."""
+    dropped: set[str] = set()
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            for key in set(item) - FIELD_KEYS:
+                dropped.add(str(key))
+                del item[key]
+    return dropped
+
+
+def _convert(raw: Any, schema: Any, source: str, by_key: bool) -> Any:
+    if by_key and isinstance(raw, dict):
+        value_schema = schema.__args__[1]
+        return {key: _convert_at(value, value_schema, source, (key,)) for key, value in raw.items()}
+    return _convert_at(raw, schema, source, ())
+
+
+def _convert_at(raw: Any, schema: Any, source: str, prefix: tuple[str, ...]) -> Any:
+    try:
+        return msgspec.convert(raw, schema)
+    except msgspec.ValidationError as error:
+        raise schema_error(error, source, prefix) from None

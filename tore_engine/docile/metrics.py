@@ -15,6 +15,7 @@ import numpy as np
 
 from tore_engine.docile.dataset import Field
 from tore_engine.docile.matching import DocumentMatching
+from tore_engine.scores import EmptyRule, rates
 
 
 @dataclass(frozen=True)
@@ -114,14 +115,12 @@ def counting_metrics(ap: float, matched_normal: np.ndarray, gold_count: int) -> 
     """F1, precision, recall, TP, FP, FN of the predictions without `use_only_for_ap`."""
     true_positives = int(matched_normal.sum())
     prediction_count = len(matched_normal)
-    precision = true_positives / prediction_count if prediction_count else 0.0
-    recall = true_positives / gold_count if gold_count else 0.0
-    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    scores = rates(true_positives, prediction_count, gold_count, EmptyRule.ZERO)  # as docile-benchmark
     return Metrics(
         AP=ap,
-        f1=f1,
-        precision=precision,
-        recall=recall,
+        f1=scores.f1,
+        precision=scores.precision,
+        recall=scores.recall,
         TP=true_positives,
         FP=prediction_count - true_positives,
         FN=gold_count - true_positives,

@@ -1,14 +1,17 @@
-"""Scoring a DocILE split: validate, match every document, then compute metrics on demand.
+"""Scoring a DocILE split (`tore score docile`): validate, match every document, then compute
+metrics on demand.
 
-`evaluate(dataset, kile, lir)` returns a `DocileResult` holding, per task, the field matching of
+`score_docile(folder, split, kile_file, lir_file)` reads the files; `evaluate(dataset, kile, lir)`
+scores predictions in memory. Both return a `DocileResult` holding, per task, the field matching of
 every document (the state, mergeable across disjoint document sets) and computing the official
 metrics from it: overall, same-text, per fieldtype and per document.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -18,8 +21,16 @@ from tore_engine.docile.matching import DocumentMatching, match_kile, match_lir
 from tore_engine.docile.metrics import Metrics, PredictionTable
 from tore_engine.docile.pcc import PCCSet
 from tore_engine.docile.validation import tasks_to_evaluate, validate_predictions
+from tore_engine.errors import InputError
+from tore_engine.scores import headline_item
 
+TASKS = ("kile", "lir")
 PRIMARY_METRIC = {"kile": "AP", "lir": "f1"}
+METRIC_COLUMNS = ("AP", "f1", "precision", "recall", "TP", "FP", "FN")
+HEADLINE_CONVENTIONS = {
+    "kile": "official docile-benchmark 0.3.5: same fieldtype and page, the gold's PCCs covered exactly, greedy matching",
+    "lir": "official docile-benchmark 0.3.5: fields in maximally matched line items, use_only_for_ap left out",
+}
 
 
 @dataclass
@@ -107,21 +118,54 @@ class DocileResult:
     iou_threshold: float
     kile: TaskResult | None = None
     lir: TaskResult | None = None
+    warnings: list[str] = field(default_factory=list)
 
-    def headline(self) -> dict[str, dict | None]:
+    def tasks(self) -> dict[str, TaskResult | None]:
+        return {"kile": self.kile, "lir": self.lir}
+
+    def to_json(self) -> dict[str, dict | None]:
         """`{"kile": M | null, "lir": M | null}`, the `tore score docile --json` output."""
-        return {
-            "kile": self.kile.metrics().to_json() if self.kile else None,
-            "lir": self.lir.metrics().to_json() if self.lir else None,
-        }
+        return {task: result.metrics().to_json() if result else None for task, result in self.tasks().items()}
 
-    def to_json(self) -> dict[str, Any]:
+    def headline(self) -> list[dict[str, Any]]:
+        """Each task's primary metric (KILE AP, LIR F1); None for a task without predictions."""
+        return [
+            headline_item(f"{task}_{PRIMARY_METRIC[task].lower()}", f"{task.upper()} {PRIMARY_METRIC[task]}",
+                          result.primary if result else None, HEADLINE_CONVENTIONS[task])
+            for task, result in self.tasks().items()
+        ]
+
+    def panel(self) -> dict[str, Any]:
+        """Everything the app's score panel draws."""
         return {
             "dataset": self.dataset_name,
             "iou_threshold": self.iou_threshold,
-            "kile": self.kile.to_json() if self.kile else None,
-            "lir": self.lir.to_json() if self.lir else None,
+            **{task: result.to_json() if result else None for task, result in self.tasks().items()},
         }
+
+    def summary(self) -> str:
+        """A table per evaluated task: the micro average, then every fieldtype."""
+        lines = [f"DocILE scores for {self.dataset_name} (PCC IoU threshold {self.iou_threshold})"]
+        for task, result in self.tasks().items():
+            lines += ["", *(_task_summary(task, result) if result else [f"{task.upper()}: no predictions (n/a)"])]
+        return "\n".join(lines)
+
+
+def _task_summary(task: str, result: TaskResult) -> list[str]:
+    primary = PRIMARY_METRIC[task]
+    rows = [("micro average", result.metrics())] + [
+        (fieldtype, result.metrics(fieldtype=fieldtype)) for fieldtype in result.table.fieldtypes()
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [
+        f"{task.upper()}: primary metric {primary} = {result.primary:.4f}",
+        f"  {'fieldtype':<{width}}  " + "  ".join(f"{column:>9}" for column in METRIC_COLUMNS),
+    ]
+    for name, metrics in rows:
+        values = metrics.to_json()
+        cells = [f"{values[c]:>9.4f}" if isinstance(values[c], float) else f"{values[c]:>9d}" for c in METRIC_COLUMNS]
+        lines.append(f"  {name:<{width}}  " + "  ".join(cells))
+    return lines
 
 
 def evaluate(
@@ -132,6 +176,8 @@ def evaluate(
     files: Mapping[str, str] | None = None,
 ) -> DocileResult:
     """Validate the predictions officially, then match every document of the split."""
+    if not math.isfinite(iou_threshold):
+        raise InputError(f"the PCC IoU threshold must be a finite number, got {iou_threshold!r}")
     to_evaluate = tasks_to_evaluate({"kile": kile, "lir": lir})
     validate_predictions(dataset, to_evaluate, files)
     matchers = {"kile": match_kile, "lir": match_lir}
@@ -146,10 +192,10 @@ def evaluate(
         task: TaskResult(task, dataset.documents, {d: list(fields) for d, fields in predictions.items()}, matchings[task])
         for task, predictions in to_evaluate.items()
     }
-    return DocileResult(dataset.name, iou_threshold, kile=results.get("kile"), lir=results.get("lir"))
+    return DocileResult(dataset.name, iou_threshold, results.get("kile"), results.get("lir"), list(dataset.warnings))
 
 
-def score_files(
+def score_docile(
     dataset_dir: str | Path,
     split: str,
     kile_file: str | Path | None = None,
@@ -158,7 +204,10 @@ def score_files(
 ) -> DocileResult:
     """Load a dataset folder and prediction files, and evaluate them."""
     dataset = load_dataset(dataset_dir, split)
-    files = {task: str(path) for task, path in (("kile", kile_file), ("lir", lir_file)) if path is not None}
-    kile = load_predictions(kile_file) if kile_file is not None else None
-    lir = load_predictions(lir_file) if lir_file is not None else None
-    return evaluate(dataset, kile, lir, iou_threshold, files)
+    files = {task: path for task, path in zip(TASKS, (kile_file, lir_file)) if path is not None}
+    warnings: list[str] = []
+    predictions = {task: load_predictions(path, warnings) for task, path in files.items()}
+    result = evaluate(dataset, predictions.get("kile"), predictions.get("lir"), iou_threshold,
+                      {task: str(path) for task, path in files.items()})
+    result.warnings += warnings
+    return result

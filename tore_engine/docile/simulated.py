@@ -12,8 +12,9 @@ does, and a padded or shifted one matches only if it still covers the gold's PCC
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from tore_engine.docile.dataset import DocileDataset, DocileDocument, Field
@@ -93,7 +94,7 @@ def _perturbed(gold: Field, kind: str, rng: np.random.Generator, fieldtypes: lis
         bbox = _shifted(bbox, rng.choice([-1.0, 1.0]) * rng.uniform(*SHIFT_RANGE) * (bbox[2] - bbox[0]))
     elif kind == RELABELLED:
         fieldtype = str(rng.choice([name for name in fieldtypes if name != gold.fieldtype]))
-    return replace(gold, bbox=bbox, fieldtype=fieldtype, score=round(float(rng.uniform(low, high)), 3), use_only_for_ap=False)
+    return msgspec.structs.replace(gold, bbox=bbox, fieldtype=fieldtype, score=round(float(rng.uniform(low, high)), 3), use_only_for_ap=False)
 
 
 def _padded(bbox: tuple[float, float, float, float], pad: float) -> tuple[float, float, float, float]:

@@ -4,24 +4,49 @@ Every panel works on the valid view, never on the raw JSON: a word counts only i
 blank, an entity only if it keeps at least one such word, and links only join valid entities. The
 view is built once here so that no scorer can forget the rule; what was dropped is counted, because
 the UI must say so.
+
+The format is fixed (funsd.md section 1, and no official tool reads it more leniently), so files
+are decoded against a strict schema: an unknown or misspelt key, or a value of the wrong type, is
+an error naming the file and the place.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, Literal
 
+import msgspec
 import numpy as np
 
 from tore_engine.errors import InputError
+from tore_engine.inputs import SchemaError, is_regular_file, read_json, schema_error
+from tore_engine.scores import inside
 
 FUNSD_CLASSES = ("header", "question", "answer", "other")
 
 Box = tuple[float, float, float, float]
+Location = tuple[str | int, ...]
+
+
+class WordJson(msgspec.Struct, forbid_unknown_fields=True):
+    box: Box
+    text: str
+
+
+class EntityJson(msgspec.Struct, forbid_unknown_fields=True):
+    id: int
+    label: Literal["header", "question", "answer", "other"]
+    box: Box
+    words: list[WordJson]
+    text: str | None = None  # never used (funsd.md 2.2)
+    linking: list[tuple[int, int]] = []
+
+
+class FormJson(msgspec.Struct, forbid_unknown_fields=True):
+    form: list[EntityJson]
 
 
 @dataclass(frozen=True)
@@ -54,34 +79,35 @@ class FunsdDocument:
     @classmethod
     def from_json(cls, data: object, *, doc_id: str, file: str = "<memory>") -> "FunsdDocument":
         """Validate a parsed `{"form": [...]}` object and keep its valid view."""
-        if not isinstance(data, dict) or not isinstance(data.get("form"), list):
-            raise InputError('expected a JSON object with a "form" list of entities', file=file)
-        raw = [_parse_entity(item, index, file) for index, item in enumerate(data["form"])]
-        ids = [parsed.entity.id for parsed in raw]
-        duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
+        return cls.from_form(convert(data, FormJson, file), doc_id=doc_id, file=file)
+
+    @classmethod
+    def load(cls, path: Path) -> "FunsdDocument":
+        return cls.from_form(read_json(path, FormJson), doc_id=path.stem, file=str(path))
+
+    @classmethod
+    def from_form(cls, form: FormJson, *, doc_id: str, file: str) -> "FunsdDocument":
+        duplicates = sorted(i for i, n in Counter(entity.id for entity in form.form).items() if n > 1)
         if duplicates:
             raise InputError(f"duplicate entity ids {duplicates}", file=file)
-        entities = [parsed.entity for parsed in raw if parsed.entity.words]
-        valid_ids = {entity.id for entity in entities}
+        entities = [_valid_entity(entity, index, file) for index, entity in enumerate(form.form)]
+        kept = [entity for entity in entities if entity.words]
+        valid_ids = {entity.id for entity in kept}
         links = {
             (a, b)
-            for parsed in raw
-            if parsed.entity.id in valid_ids
-            for a, b in parsed.links
+            for entity in form.form
+            if entity.id in valid_ids
+            for a, b in entity.linking
             if a != b and a in valid_ids and b in valid_ids
         }
         return cls(
             id=doc_id,
-            entities=entities,
+            entities=kept,
             links=links,
-            dropped_words=sum(parsed.blank_words for parsed in raw),
-            dropped_entities=len(raw) - len(entities),
+            dropped_words=sum(len(raw.words) - len(entity.words) for raw, entity in zip(form.form, entities)),
+            dropped_entities=len(entities) - len(kept),
             source=file,
         )
-
-    @classmethod
-    def load(cls, path: Path) -> "FunsdDocument":
-        return cls.from_json(read_json(path), doc_id=path.stem, file=str(path))
 
     @classmethod
     def empty(cls, doc_id: str) -> "FunsdDocument":
@@ -104,73 +130,34 @@ class FunsdDocument:
         return np.array([entity.box for entity in self.entities], dtype=np.float64).reshape(-1, 4)
 
 
-def read_json(path: Path) -> object:
+def convert(data: object, schema: Any, file: str) -> Any:
+    """A parsed JSON value checked against `schema`, as `read_json` checks a file."""
     try:
-        with open(path, encoding="utf-8") as stream:
-            return json.load(stream)
-    except OSError as error:
-        raise InputError(f"cannot read the file: {error.strerror}", file=str(path)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"not valid JSON: {error}", file=str(path)) from None
+        return msgspec.convert(data, schema)
+    except msgspec.ValidationError as error:
+        raise schema_error(error, file) from None
 
 
-class _ParsedEntity(NamedTuple):
-    entity: FunsdEntity  # with its non-blank words only
-    links: list[tuple[int, int]]  # its raw `linking` pairs
-    blank_words: int
+def _valid_entity(entity: EntityJson, index: int, file: str) -> FunsdEntity:
+    """The entity with its non-blank words only (its box checked, and each word's)."""
+    where: Location = ("form", index)
+    box = checked_box(entity.box, (*where, "box"), file)
+    words = tuple(
+        FunsdWord(checked_box(word.box, (*where, "words", k, "box"), file), word.text)
+        for k, word in enumerate(entity.words)
+        if word.text.strip()
+    )
+    return FunsdEntity(entity.id, entity.label, box, words)
 
 
-def _parse_entity(item: object, index: int, file: str) -> _ParsedEntity:
-
-    def fail(problem: str) -> InputError:
-        return InputError(f"entity {index}: {problem}", file=file, box=index)
-
-    if not isinstance(item, dict):
-        raise fail("is not a JSON object")
-    entity_id = item.get("id")
-    if not _is_int(entity_id):
-        raise fail('"id" must be an integer')
-    label = item.get("label")
-    if label not in FUNSD_CLASSES:
-        raise fail(f'"label" is {label!r}, expected one of {", ".join(FUNSD_CLASSES)}')
-    box = parse_box(item.get("box"), fail)
-    words = item.get("words")
-    if not isinstance(words, list):
-        raise fail('"words" must be a list')
-    parsed_words, blank_words = [], 0
-    for word_index, word in enumerate(words):
-        if not isinstance(word, dict) or not isinstance(word.get("text"), str):
-            raise fail(f'word {word_index} must be an object with a string "text"')
-        word_box = parse_box(word.get("box"), lambda problem: fail(f"word {word_index}: {problem}"))
-        if word["text"].strip():
-            parsed_words.append(FunsdWord(word_box, word["text"]))
-        else:
-            blank_words += 1
-    linking = item.get("linking", [])
-    if not isinstance(linking, list) or not all(
-        isinstance(pair, list) and len(pair) == 2 and all(_is_int(end) for end in pair) for pair in linking
-    ):
-        raise fail('"linking" must be a list of [from_id, to_id] integer pairs')
-    entity = FunsdEntity(entity_id, label, box, tuple(parsed_words))
-    return _ParsedEntity(entity, [tuple(pair) for pair in linking], blank_words)
-
-
-def parse_box(value: object, fail) -> Box:
+def checked_box(box: Box, location: Location, file: str) -> Box:
     """`[x1, y1, x2, y2]` of finite numbers with x1 <= x2 and y1 <= y2."""
-    if (
-        not isinstance(value, list)
-        or len(value) != 4
-        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
-    ):
-        raise fail('"box" must be [x1, y1, x2, y2] of four finite numbers')
-    x1, y1, x2, y2 = (float(v) for v in value)
+    if not all(math.isfinite(value) for value in box):
+        raise SchemaError(f"box {list(box)} has a coordinate that is not a finite number", location, file=file)
+    x1, y1, x2, y2 = box
     if x2 < x1 or y2 < y1:
-        raise fail(f'"box" {value} has x2 < x1 or y2 < y1')
-    return (x1, y1, x2, y2)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+        raise SchemaError(f"box {list(box)} has x2 < x1 or y2 < y1", location, file=file)
+    return box
 
 
 @dataclass
@@ -186,9 +173,12 @@ class FolderPairing:
 
 
 def pair_folders(reference_dir: Path, prediction_dir: Path) -> FolderPairing:
-    """Pair `*.json` files by name; a reference without prediction is kept with `None`."""
-    references = _json_files(reference_dir, "reference")
-    predictions = _json_files(prediction_dir, "prediction")
+    """Pair `*.json` files by name; a reference without prediction is kept with `None`.
+
+    Every `*.json` entry is an input: it is read as a file (a folder, pipe or device of that name
+    is refused when read) and must lie inside its folder after symbolic links."""
+    references = json_files(reference_dir, "reference")
+    predictions = json_files(prediction_dir, "prediction")
     if not references:
         raise InputError("the reference folder holds no .json annotation file", file=str(reference_dir))
     pairs = [(name[:-5], path, predictions.get(name)) for name, path in sorted(references.items())]
@@ -196,17 +186,18 @@ def pair_folders(reference_dir: Path, prediction_dir: Path) -> FolderPairing:
     return FolderPairing(pairs, unused)
 
 
-def _json_files(folder: Path, side: str) -> dict[str, Path]:
+def json_files(folder: Path, side: str) -> dict[str, Path]:
+    """The `*.json` entries of a folder by name; each must stay inside the folder."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"the {side} folder does not exist or is not a folder", file=str(folder))
-    return {path.name: path for path in folder.glob("*.json") if path.is_file()}
+    return {path.name: inside(path.name, folder, what=f"{side} file") for path in folder.glob("*.json")}
 
 
 def find_page_image(annotation: Path) -> Path | None:
     """The form's PNG: beside the JSON, or in the sibling `images/` folder of FUNSD's layout."""
     for folder in (annotation.parent, annotation.parent.parent / "images"):
         candidate = folder / f"{annotation.stem}.png"
-        if candidate.is_file():
+        if is_regular_file(candidate):
             return candidate
     return None

@@ -2,24 +2,63 @@
 
 EC-FUNSD labels entities as spans of consecutive words of the gold `document`, so a prediction
 only names word ids (`{"label_entities", "label_linkings"}`); it is validated against the gold
-words when scored.
+words when scored. Both are read with one strict schema (funsd.md section 1: unknown keys are
+errors): a prediction may also be a whole EC-FUNSD file, whose `document` is then ignored, and keys
+that scoring does not use (`uid`, `img`, boxes and texts, `ro_linkings`) may be absent.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+import msgspec
 
 from tore_engine.errors import InputError
+from tore_engine.funsd.documents import Box, convert
+from tore_engine.inputs import SchemaError, read_json
 
 EC_CLASSES = ("header", "question", "answer")
 
 
-@dataclass(frozen=True)
-class EcEntity:
+class EcEntity(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An entity as its JSON object: hashable, equal when id, label and words are."""
+
     entity_id: int
-    label: str
-    word_idx: tuple[int, ...]
+    label: Literal["header", "question", "answer"]
+    word_idx: Annotated[tuple[int, ...], msgspec.Meta(min_length=1)]
+
+
+class EcWordJson(msgspec.Struct, forbid_unknown_fields=True):
+    id: int
+    box: Box | None = None
+    text: str | None = None
+
+
+class EcSegmentJson(msgspec.Struct, forbid_unknown_fields=True):
+    words: list[EcWordJson]
+    id: int | None = None
+    box: Box | None = None
+    text: str | None = None
+
+
+class EcImageJson(msgspec.Struct, forbid_unknown_fields=True):
+    fname: str
+    width: int | None = None
+    height: int | None = None
+
+
+class EcJson(msgspec.Struct, forbid_unknown_fields=True):
+    """An EC-FUNSD file: a gold annotation (with `document`) or a prediction (without)."""
+
+    label_entities: list[EcEntity]
+    label_linkings: list[tuple[int, int]] = []
+    document: list[EcSegmentJson] | None = None
+    uid: str | None = None
+    img: EcImageJson | None = None
+    ro_linkings: list[tuple[int, int]] = []
 
 
 @dataclass
@@ -32,25 +71,22 @@ class EcEntities:
 
     @classmethod
     def from_json(cls, data: object, *, file: str = "<memory>") -> "EcEntities":
-        if not isinstance(data, dict):
-            raise InputError('expected a JSON object with "label_entities" and "label_linkings"', file=file)
-        raw_entities = data.get("label_entities")
-        if not isinstance(raw_entities, list):
-            raise InputError('"label_entities" must be a list', file=file)
-        entities = [_parse_entity(item, index, file) for index, item in enumerate(raw_entities)]
-        ids = [entity.entity_id for entity in entities]
+        return cls.from_labels(convert(data, EcJson, file), file=file)
+
+    @classmethod
+    def load(cls, path: Path) -> "EcEntities":
+        return cls.from_labels(read_json(path, EcJson), file=str(path))
+
+    @classmethod
+    def from_labels(cls, labels: EcJson, *, file: str) -> "EcEntities":
+        ids = [entity.entity_id for entity in labels.label_entities]
         duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
         if duplicates:
             raise InputError(f"duplicate entity ids {duplicates}", file=file)
-        links = data.get("label_linkings", [])
-        if not isinstance(links, list) or not all(
-            isinstance(link, list) and len(link) == 2 and all(_is_int(end) for end in link) for link in links
-        ):
-            raise InputError('"label_linkings" must be a list of [head_id, tail_id] integer pairs', file=file)
-        unknown = sorted({end for link in links for end in link} - set(ids))
+        unknown = sorted({end for link in labels.label_linkings for end in link} - set(ids))
         if unknown:
             raise InputError(f'"label_linkings" name entity ids {unknown} that are not in "label_entities"', file=file)
-        return cls(entities, {(head, tail) for head, tail in links}, file)
+        return cls(list(labels.label_entities), set(labels.label_linkings), file)
 
     @classmethod
     def empty(cls) -> "EcEntities":
@@ -65,20 +101,28 @@ class EcDocument:
     id: str
     word_ids: list[int]
     labels: EcEntities
+    word_boxes: dict[int, Box | None]  # for drawing only
+    image_name: str | None = None  # `img.fname`, relative to the JSON's folder or its parent
+    source: str = "<memory>"
 
     @classmethod
     def from_json(cls, data: object, *, doc_id: str, file: str = "<memory>") -> "EcDocument":
-        if not isinstance(data, dict) or not isinstance(data.get("document"), list):
-            raise InputError('expected an EC-FUNSD JSON object with a "document" list of segments', file=file)
-        word_ids = []
-        for index, segment in enumerate(data["document"]):
-            words = segment.get("words") if isinstance(segment, dict) else None
-            if not isinstance(words, list) or not all(isinstance(w, dict) and _is_int(w.get("id")) for w in words):
-                raise InputError(f'segment {index}: "words" must be a list of objects with an integer "id"', file=file)
-            word_ids.extend(word["id"] for word in words)
+        return cls.from_gold(convert(data, EcJson, file), doc_id=doc_id, file=file)
+
+    @classmethod
+    def load(cls, path: Path) -> "EcDocument":
+        return cls.from_gold(read_json(path, EcJson), doc_id=path.stem, file=str(path))
+
+    @classmethod
+    def from_gold(cls, gold: EcJson, *, doc_id: str, file: str) -> "EcDocument":
+        if gold.document is None:
+            raise SchemaError("missing key 'document' (a gold EC-FUNSD file lists its words)", (), file=file)
+        words = [word for segment in gold.document for word in segment.words]
+        word_ids = [word.id for word in words]
         if any(b <= a for a, b in zip(word_ids, word_ids[1:])):
             raise InputError("word ids must be ascending in document order", file=file)
-        document = cls(doc_id, word_ids, EcEntities.from_json(data, file=file))
+        document = cls(doc_id, word_ids, EcEntities.from_labels(gold, file=file), {word.id: word.box for word in words},
+                       gold.img.fname if gold.img else None, file)
         document.word_positions(document.labels)  # the gold's own spans must be valid too
         return document
 
@@ -110,23 +154,3 @@ class EcDocument:
             for k, position in enumerate(positions):
                 tags[position] = f"{'B' if k == 0 else 'I'}-{entity.label}"
         return tags
-
-
-def _parse_entity(item: object, index: int, file: str) -> EcEntity:
-    def fail(problem: str) -> InputError:
-        return InputError(f"entity {index}: {problem}", file=file, box=index)
-
-    if not isinstance(item, dict):
-        raise fail("is not a JSON object")
-    if not _is_int(item.get("entity_id")):
-        raise fail('"entity_id" must be an integer')
-    if item.get("label") not in EC_CLASSES:
-        raise fail(f'"label" is {item.get("label")!r}, expected one of {", ".join(EC_CLASSES)}')
-    word_idx = item.get("word_idx")
-    if not isinstance(word_idx, list) or not word_idx or not all(_is_int(w) for w in word_idx):
-        raise fail('"word_idx" must be a non-empty list of word ids')
-    return EcEntity(item["entity_id"], item["label"], tuple(word_idx))
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -11,25 +11,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tore_engine.funsd.documents import pair_folders, parse_box, read_json
-from tore_engine.funsd.ec_documents import EcDocument, EcEntities, EcEntity
 from tore_engine.errors import InputError
+from tore_engine.funsd.documents import Box, checked_box, pair_folders
+from tore_engine.funsd.ec_documents import EcDocument, EcEntities, EcEntity
+from tore_engine.inputs import confine, is_regular_file
 
 
-def word_boxes(gold: dict, file: str = "<memory>") -> dict[int, tuple[float, float, float, float]]:
-    """Word id -> box, from the gold `document` segments."""
+def word_boxes(gold: EcDocument) -> dict[int, Box]:
+    """Word id -> box; drawing needs every word's box, which scoring does not."""
     boxes = {}
-    for index, segment in enumerate(gold["document"]):
-        for word in segment["words"]:
-            where = f"segment {index}, word {word['id']}"
-            boxes[word["id"]] = parse_box(word.get("box"), lambda problem: InputError(f"{where}: {problem}", file=file))
+    for word_id, box in gold.word_boxes.items():
+        if box is None:
+            raise InputError(f"word {word_id} has no 'box'; the overlay draws entities from their words' boxes", file=gold.source)
+        boxes[word_id] = checked_box(box, ("word", word_id, "box"), gold.source)
     return boxes
 
 
-def ec_overlay(gold_json: dict, gold: EcDocument, prediction: EcEntities, *, file: str = "<memory>") -> dict:
+def ec_overlay(gold: EcDocument, prediction: EcEntities) -> dict:
     """Entities (box = union of their words' boxes) with their match, and links with their outcome."""
     gold.word_positions(prediction)  # the prediction's spans must be valid, as in scoring
-    boxes = word_boxes(gold_json, file)
+    boxes = word_boxes(gold)
     gold_by_span = {entity.word_idx: entity for entity in gold.labels.entities}
     pred_by_span = {entity.word_idx: entity for entity in prediction.entities}
     exact = {  # predicted id -> gold id, same words and label
@@ -65,13 +66,20 @@ def ec_overlay(gold_json: dict, gold: EcDocument, prediction: EcEntities, *, fil
     }
 
 
-def find_ec_page_image(annotation: Path, gold_json: dict, extra_folders: tuple[Path, ...] = ()) -> Path | None:
+def find_ec_page_image(annotation: Path, gold: EcDocument, extra_folders: tuple[Path, ...] = ()) -> Path | None:
     """The form's image: `img.fname` relative to the JSON's folder or its parent (EC-FUNSD's
-    `jsons/` beside `images/`), else `<stem>.png` in `extra_folders` (FUNSD's images are the same)."""
-    fname = gold_json.get("img", {}).get("fname") if isinstance(gold_json.get("img"), dict) else None
-    candidates = [folder / fname for folder in (annotation.parent, annotation.parent.parent)] if isinstance(fname, str) else []
-    candidates += [folder / f"{annotation.stem}.png" for folder in extra_folders]
-    return next((path for path in candidates if path.is_file()), None)
+    `jsons/` beside `images/`), else `<stem>.png` in `extra_folders` (FUNSD's images are the same).
+    A name that would leave its folder is no image (a name inside a file is untrusted)."""
+    named = [_inside(gold.image_name, folder) for folder in (annotation.parent, annotation.parent.parent)] if gold.image_name else []
+    candidates = [path for path in named if path is not None] + [folder / f"{annotation.stem}.png" for folder in extra_folders]
+    return next((path for path in candidates if is_regular_file(path)), None)
+
+
+def _inside(name: str, folder: Path) -> Path | None:
+    try:
+        return confine(name, folder, what="page image")
+    except InputError:
+        return None
 
 
 def ec_folder_overlays(
@@ -80,11 +88,9 @@ def ec_folder_overlays(
     """Every form's overlay and page image path, paired as `score_ec_funsd_folders` pairs them."""
     overlays, images = {}, {}
     for stem, reference_path, prediction_path in pair_folders(Path(reference_dir), Path(prediction_dir)).pairs:
-        gold_json = read_json(reference_path)
-        gold = EcDocument.from_json(gold_json, doc_id=stem, file=str(reference_path))
-        prediction = (EcEntities.from_json(read_json(prediction_path), file=str(prediction_path))
-                      if prediction_path else EcEntities.empty())
-        overlays[stem] = ec_overlay(gold_json, gold, prediction, file=str(reference_path))
-        image = find_ec_page_image(reference_path, gold_json, image_folders)
+        gold = EcDocument.load(reference_path)
+        prediction = EcEntities.load(prediction_path) if prediction_path else EcEntities.empty()
+        overlays[stem] = ec_overlay(gold, prediction)
+        image = find_ec_page_image(reference_path, gold, image_folders)
         images[stem] = str(image) if image else None
     return overlays, images

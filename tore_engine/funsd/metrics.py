@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
+from tore_engine.scores import EmptyRule, rates
+
 NO_LABEL = "<none>"  # the other side of an unmatched entity in labeling pairs; never a class
 
 
@@ -39,27 +41,15 @@ class Counts(Summable):
 
     def prf(self) -> dict:
         """funsd.md 2.4: all 1.0 when nothing exists on either side, else 0.0 for an empty denominator."""
-        if self.is_empty:
-            precision = recall = f1 = 1.0
-        else:
-            precision = _ratio(self.tp, self.tp + self.fp)
-            recall = _ratio(self.tp, self.tp + self.fn)
-            f1 = _f1(precision, recall)
-        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": precision, "recall": recall, "f1": f1}
+        return self._with_rates(EmptyRule.ONE_IF_NOTHING)
 
     def prf_layoutxlm(self) -> dict:
         """layoutlmft `re_score`: everything is 0 when tp is 0, even with nothing on either side."""
-        if self.tp == 0:
-            return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": 0.0, "recall": 0.0, "f1": 0.0}
-        return self.prf()
+        return self._with_rates(EmptyRule.ZERO_WITHOUT_HITS)
 
-
-def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else 0.0
-
-
-def _f1(precision: float, recall: float) -> float:
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    def _with_rates(self, rule: EmptyRule) -> dict:
+        scores = rates(self.tp, self.tp + self.fp, self.tp + self.fn, rule)
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, **scores.to_json()}
 
 
 def mean_or_none(total: float, count: int) -> float | None:

@@ -1,8 +1,9 @@
 """Folder-level scoring: what `tore score funsd|ec-funsd` prints and what the app's panel draws.
 
-A `ScoreReport` is plain JSON once `to_json()` is called: the corpus panel, the headline numbers
-with the convention each one follows, per-class tables, one row per document, and per document its
-full panel and (FUNSD) its overlay of matched and unmatched entities and links.
+`score_funsd` and `score_ec_funsd` return a `FunsdResult`: the corpus panel (`to_json()`, the
+`--json` output), the headline numbers with the convention each one follows, per-class tables,
+one row per document, and per document its full panel and (FUNSD) its overlay of matched and
+unmatched entities and links (`panel()`, plain JSON).
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tore_engine.funsd.documents import FunsdDocument, find_page_image, pair_folders, read_json
+from tore_engine.funsd.documents import FunsdDocument, find_page_image, pair_folders
 from tore_engine.funsd.ec_documents import EcDocument, EcEntities
 from tore_engine.funsd.ec_funsd import EcFunsdScorer
 from tore_engine.funsd.end_to_end import FunsdScorer
+from tore_engine.scores import format_score, headline_item
+
+TITLES = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ def lookup(panel: dict, path: tuple[str, ...]) -> object:
 
 
 @dataclass
-class ScoreReport:
+class FunsdResult:
     benchmark: str  # "funsd" or "ec-funsd"
     corpus: dict  # the corpus panel: the `--json` output
     documents: dict[str, dict]  # doc id -> per-document panel (funsd.md 3.1)
@@ -89,13 +93,41 @@ class ScoreReport:
     unused_predictions: list[str]  # prediction files without a reference file, ignored
     headlines: tuple[Headline, ...]
 
+    def to_json(self) -> dict:
+        """The corpus panel: the `tore score funsd|ec-funsd --json` output (funsd.md 3.2)."""
+        return self.corpus
+
     def headline(self, panel: dict | None = None, *, document: bool = False) -> list[dict]:
+        """The headline numbers of the corpus, or of one document's `panel`."""
         panel = self.corpus if panel is None else panel
         return [
-            {"key": h.key, "label": h.label, "convention": h.convention,
-             "value": lookup(panel, h.document_path if document else h.corpus_path)}
+            headline_item(h.key, h.label, lookup(panel, h.document_path if document else h.corpus_path), h.convention)
             for h in self.headlines
         ]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Files that were not paired: scored against an empty prediction, or ignored."""
+        notes = []
+        if self.missing_predictions:
+            notes.append(f"reference file(s) without a prediction file, scored as empty: {_file_names(self.missing_predictions)}")
+        if self.unused_predictions:
+            notes.append(f"prediction file(s) without a reference file, ignored: {_file_names(self.unused_predictions)}")
+        return notes
+
+    def summary(self) -> str:
+        """Headline numbers with their conventions, then the per-class tables."""
+        lines = [f"{TITLES[self.benchmark]} scores over {len(self.documents)} document(s)", ""]
+        items = self.headline()
+        width = max(len(item["label"]) for item in items)
+        lines += [f"  {item['label']:<{width}}  {format_score(item['value'])}   ({item['convention']})" for item in items]
+        for title, table in self.per_class_tables().items():
+            lines += ["", f"{title} per class:", f"  {'class':<10} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
+            for name, row in table.items():
+                support = row.get("support", row.get("support_gt"))
+                lines.append(f"  {name:<10} {format_score(row['precision']):>9} {format_score(row['recall']):>9} "
+                             f"{format_score(row['f1']):>9} {support:>8}")
+        return "\n".join(lines)
 
     def per_class_tables(self) -> dict:
         tables = {"ser_seqeval": self.corpus["ser_seqeval"]["per_type"]}
@@ -103,7 +135,7 @@ class ScoreReport:
             tables["entity_labeling"] = self.corpus["entity_labeling"]["per_class"]
         return tables
 
-    def to_json(self) -> dict:
+    def panel(self) -> dict:
         """Everything the app's score panel renders, as plain JSON (None = n/a)."""
         return {
             "benchmark": self.benchmark,
@@ -126,7 +158,11 @@ class ScoreReport:
         }
 
 
-def score_funsd_folders(reference_dir: Path, prediction_dir: Path) -> ScoreReport:
+def _file_names(doc_ids: list[str]) -> str:
+    return ", ".join(f"{doc_id}.json" for doc_id in doc_ids)
+
+
+def score_funsd(reference_dir: Path, prediction_dir: Path) -> FunsdResult:
     """End-to-end FUNSD scores of a prediction folder against a reference folder."""
     pairing = pair_folders(Path(reference_dir), Path(prediction_dir))
     scorer = FunsdScorer()
@@ -137,7 +173,7 @@ def score_funsd_folders(reference_dir: Path, prediction_dir: Path) -> ScoreRepor
         overlays[stem] = scorer.update(reference, prediction).overlay
         image = find_page_image(reference_path)
         images[stem] = str(image) if image else None
-    return ScoreReport(
+    return FunsdResult(
         benchmark="funsd",
         corpus=scorer.compute(),
         documents={score.doc_id: score.panel() for score in scorer.documents},
@@ -149,18 +185,14 @@ def score_funsd_folders(reference_dir: Path, prediction_dir: Path) -> ScoreRepor
     )
 
 
-def score_ec_funsd_folders(reference_dir: Path, prediction_dir: Path) -> ScoreReport:
+def score_ec_funsd(reference_dir: Path, prediction_dir: Path) -> FunsdResult:
     """EC-FUNSD scores: gold EC-FUNSD JSON files against `{"label_entities", "label_linkings"}` files."""
     pairing = pair_folders(Path(reference_dir), Path(prediction_dir))
     scorer = EcFunsdScorer()
-    for stem, reference_path, prediction_path in pairing.pairs:
-        gold = EcDocument.from_json(read_json(reference_path), doc_id=stem, file=str(reference_path))
-        prediction = (
-            EcEntities.from_json(read_json(prediction_path), file=str(prediction_path))
-            if prediction_path else EcEntities.empty()
-        )
-        scorer.update(gold, prediction)
-    return ScoreReport(
+    for _, reference_path, prediction_path in pairing.pairs:
+        gold = EcDocument.load(reference_path)
+        scorer.update(gold, EcEntities.load(prediction_path) if prediction_path else EcEntities.empty())
+    return FunsdResult(
         benchmark="ec-funsd",
         corpus=scorer.compute(),
         documents={score.doc_id: score.panel() for score in scorer.documents},

@@ -18,8 +18,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument, pair_folders, read_json
+from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument, pair_folders
 from tore_engine.funsd.ec_documents import EC_CLASSES, EcDocument
+from tore_engine.inputs import read_json
 
 DISPLACEMENT = 0.6  # of the entity's width: IoU of a displaced box with its gold box is 0.4 / 1.6 = 0.25
 
@@ -265,7 +266,7 @@ SIMULATORS = {"funsd": simulate_funsd_prediction, "ec-funsd": simulate_ec_predic
 
 def write_simulated_predictions(benchmark: str, reference_dir: Path, output_dir: Path, *, seed: int = 0) -> dict[str, Counter]:
     """One simulated prediction file per gold file of `reference_dir`, written to `output_dir`
-    under the same name (so that `score_*_folders` pairs them); returns each document's log."""
+    under the same name (so that `score_funsd` / `score_ec_funsd` pair them); returns each document's log."""
     simulate = SIMULATORS[benchmark]
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument, find_page_image, pair_folders
 from tore_engine.layout import LayoutSet, Page, PageImage
+from tore_engine.scores import image_size
 
 
 def funsd_layout_sets(reference_dir: Path, prediction_dir: Path) -> tuple[LayoutSet, LayoutSet]:
@@ -28,7 +29,7 @@ def funsd_layout_sets(reference_dir: Path, prediction_dir: Path) -> tuple[Layout
                 f"no PNG image {stem}.png beside the annotation or in ../images/; the page size is read from it",
                 file=str(reference_path), page=stem,
             )
-        width, height = png_size(image)
+        width, height = image_size(image)
         reference_pages.append(entity_page(FunsdDocument.load(reference_path), width, height, image))
         if prediction_path is not None:
             prediction_pages.append(entity_page(FunsdDocument.load(prediction_path), width, height, image))
@@ -54,16 +55,6 @@ def entity_page(document: FunsdDocument, width: float, height: float, image: Pat
         bboxes=document.entity_boxes(),
         image=PageImage(image),
     )
-
-
-def png_size(image: Path) -> tuple[int, int]:
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(image) as opened:
-            return opened.size
-    except (OSError, UnidentifiedImageError) as error:
-        raise InputError(f"cannot read the page image: {error}", file=str(image)) from None
 
 
 def _set_name(folder: Path, fallback: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tore_engine.omnidocbench.categories import eval_class_of_gt, eval_class_of_prediction
-from tore_engine.omnidocbench.layout_ap import _coco_detections, _matches_at_iou50, coco_ground_truth
+from tore_engine.omnidocbench.layout_ap import coco_detections, coco_ground_truth, matches_at_iou50
 from tore_engine.omnidocbench.layout_predictions import LayoutPrediction
 from tore_engine.omnidocbench.reference import Reference
 
@@ -64,12 +64,12 @@ def _coco_order(pages_labels: list[list[str]], eval_class_of: Callable[[str], st
 def box_matches_at_iou50(reference: Reference, prediction: LayoutPrediction) -> list[PageMatches]:
     """Every page of the reference with its boxes on both sides and their IoU-0.5 partners."""
     gt = coco_ground_truth(reference)
-    dt = gt.loadRes(_coco_detections(prediction))
+    dt = gt.loadRes(coco_detections(prediction))
     gt_positions = _coco_order([[block.category for block in page.blocks] for page in reference.pages], eval_class_of_gt)
     dt_positions = _coco_order([list(page.labels) for page in prediction.pages], eval_class_of_prediction)
     partners_of_gt: dict[tuple[int, int], int] = {}
     partners_of_dt: dict[tuple[int, int], int] = {}
-    for dt_id, gt_id in _matches_at_iou50(gt, dt).items():
+    for dt_id, gt_id in matches_at_iou50(gt, dt).items():
         (page_position, dt_index), (_, gt_index) = dt_positions[dt_id - 1], gt_positions[gt_id - 1]
         partners_of_dt[(page_position, dt_index)] = gt_index
         partners_of_gt[(page_position, gt_index)] = dt_index

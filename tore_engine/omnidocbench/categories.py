@@ -41,6 +41,9 @@ GT_TO_EVAL: dict[str, str] = {
     "equation_caption": "formula_caption",
 }
 
+# The summary numbers of COCO evaluation, in the order of COCOeval's `stats`.
+AP_STATS: tuple[str, ...] = ("mAP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large")
+
 # Prediction class name -> eval class; any other name is dropped.
 PREDICTION_TO_EVAL: dict[str, str] = {"plain text": "text", **{name: name for name in EVAL_CLASSES}}
 

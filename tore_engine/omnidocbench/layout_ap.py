@@ -15,12 +15,12 @@ from collections.abc import Iterable
 import numpy as np
 from faster_coco_eval import COCO, COCOeval_faster
 
-from tore_engine.omnidocbench.categories import EVAL_CLASSES, eval_class_of_gt, eval_class_of_prediction
+from tore_engine.omnidocbench.categories import AP_STATS, EVAL_CLASSES, eval_class_of_gt, eval_class_of_prediction
 from tore_engine.omnidocbench.layout_predictions import LayoutPrediction
 from tore_engine.omnidocbench.reference import Reference
+from tore_engine.scores import EmptyRule, rates
 
 BREAKDOWN_ATTRIBUTES = ("data_source", "language", "layout")
-_STAT_KEYS = ("mAP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large")
 PROVENANCE = {
     "AP": "exact: the official evaluator's numbers (mAP, AP50, AP75, AP by size, per-class AP)",
     "iou50": "project metric, not in the official evaluator: greedy COCO matching at IoU 0.5",
@@ -63,10 +63,11 @@ def coco_ground_truth(reference: Reference) -> COCO:
     return coco
 
 
-def _coco_detections(prediction: LayoutPrediction) -> list[dict]:
+def coco_detections(prediction: LayoutPrediction) -> list[dict]:
+    """The prediction's boxes in the 10 eval classes as COCO results (image id = position + 1)."""
     detections = []
     for position, page in enumerate(prediction.pages, start=1):
-        for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes, page.scores):
+        for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes.tolist(), page.scores.tolist()):
             eval_class = eval_class_of_prediction(label)
             if eval_class is None:
                 continue
@@ -100,7 +101,7 @@ def _fraction(value: float) -> float | None:
 
 
 def _ap_summary(evaluator: COCOeval_faster) -> dict:
-    summary = {key: _fraction(value) for key, value in zip(_STAT_KEYS, evaluator.stats)}
+    summary = {key: _fraction(value) for key, value in zip(AP_STATS, evaluator.stats)}
     precision = evaluator.eval["precision"]  # [iou, recall, class, area, maxDets]
     per_class = {}
     for k, name in enumerate(EVAL_CLASSES):
@@ -112,13 +113,11 @@ def _ap_summary(evaluator: COCOeval_faster) -> dict:
 
 
 def _counts(tp: int, predicted: int, truth: int) -> dict:
-    precision = tp / predicted if predicted else None
-    recall = tp / truth if truth else None
-    f1 = 2 * tp / (predicted + truth) if predicted + truth else None
-    return {"tp": tp, "fp": predicted - tp, "fn": truth - tp, "precision": precision, "recall": recall, "f1": f1}
+    """tp/fp/fn with P/R/F1 at IoU 0.5; undefined (None) where a denominator is empty."""
+    return {"tp": tp, "fp": predicted - tp, "fn": truth - tp, **rates(tp, predicted, truth, EmptyRule.UNDEFINED).to_json()}
 
 
-def _matches_at_iou50(gt: COCO, dt: COCO) -> dict[int, int]:
+def matches_at_iou50(gt: COCO, dt: COCO) -> dict[int, int]:
     """Detection id -> ground-truth id, greedy COCO matching at IoU 0.5 over every box."""
     evaluator = _evaluate(
         gt, dt, iouThrs=np.array([0.5]), areaRng=[[0.0, 1e12]], areaRngLbl=["all"], maxDets=[1_000_000]
@@ -128,7 +127,7 @@ def _matches_at_iou50(gt: COCO, dt: COCO) -> dict[int, int]:
 
 def _iou50_tables(gt: COCO, dt: COCO, page_count: int) -> tuple[dict, list[dict]]:
     """Corpus P/R/F1 at IoU 0.5 (overall and per class) and per-page counts."""
-    matched = _matches_at_iou50(gt, dt)
+    matched = matches_at_iou50(gt, dt)
     # [tp, predicted, truth] per page and per class
     by_page = np.zeros((page_count + 1, 3), dtype=np.int64)
     by_class = np.zeros((len(EVAL_CLASSES) + 1, 3), dtype=np.int64)
@@ -170,7 +169,7 @@ def _breakdowns(gt: COCO, dt: COCO, reference: Reference, pages_iou50: list[dict
 def score_layout(reference: Reference, prediction: LayoutPrediction) -> dict:
     """The `layout` object of `tore score omnidocbench --json` (omnidocbench.md section 6)."""
     gt = coco_ground_truth(reference)
-    dt = gt.loadRes(_coco_detections(prediction))
+    dt = gt.loadRes(coco_detections(prediction))
     result = _ap_summary(_evaluate(gt, dt))
     iou50, pages_iou50 = _iou50_tables(gt, dt, len(reference.pages))
     result.update(

@@ -11,59 +11,68 @@
 Each form keeps its own class names (`taxonomy`), so that TORE can compare them with the ground
 truth's categories in dual-taxonomy mode; the layout AP maps them to the 10 eval classes.
 Pages are matched with or without the image extension; predictions for pages the reference lacks
-are kept aside in `unknown_pages` rather than dropped silently.
+are kept aside in `unknown_pages` rather than dropped silently. The official evaluator and COCO
+tools read these files as dictionaries, so keys they do not use are skipped here too; the keys
+that are used are type-checked (and are finite: strict JSON has no NaN or Infinity).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from tore_engine.errors import InputError
-from tore_engine.loaders import from_native, read_json
+from tore_engine.inputs import read_json, schema_error
+from tore_engine.layout import Page, PageImage
 from tore_engine.omnidocbench.categories import EVAL_CLASSES
 from tore_engine.omnidocbench.reference import Reference
 
+Numbers4 = tuple[float, float, float, float]
 
-@dataclass
-class PredictedPage:
-    """One page's predicted boxes, in the prediction's own class names."""
 
-    labels: list[str] = field(default_factory=list)
-    bboxes: list[list[float]] = field(default_factory=list)  # [x1, y1, x2, y2]
-    scores: list[float] = field(default_factory=list)  # NaN where a box has no score
+class _OfficialResult(msgspec.Struct):
+    image_name: str
+    bbox: Numbers4  # x0, y0, x1, y1
+    category_id: int | str  # looked up as a key of `categories`
+    score: float | None = None
 
-    def add(self, label: str, bbox: list[float], score: float) -> None:
-        self.labels.append(label)
-        self.bboxes.append(bbox)
-        self.scores.append(score)
 
-    def bbox_array(self) -> np.ndarray:
-        return np.array(self.bboxes, dtype=np.float64).reshape(-1, 4)
+class _Official(msgspec.Struct):
+    results: list[_OfficialResult]
+    categories: dict[str, str]
+
+
+class _CocoResult(msgspec.Struct):
+    image_id: int
+    category_id: int
+    bbox: Numbers4  # x, y, w, h
+    score: float | None = None
 
 
 @dataclass
 class LayoutPrediction:
-    """A layout-detection prediction aligned with a reference: one entry per reference page."""
+    """A layout-detection prediction aligned with a reference: one `Page` per reference page, in
+    the reference frame and with its image, boxes in the prediction's own class names."""
 
     name: str
     source: str
     taxonomy: list[str]  # the prediction's own class names, in its order
-    pages: list[PredictedPage]  # parallel to Reference.pages
+    pages: list[Page]  # parallel to Reference.pages; scores NaN where a box has none
     unknown_pages: list[str]  # page keys with predictions but no reference page
 
     @property
     def box_count(self) -> int:
-        return sum(len(page.labels) for page in self.pages)
+        return sum(page.box_count for page in self.pages)
 
     @property
     def has_scores(self) -> bool:
         """True when every box has a score (AP then ranks by score; else only P/R/F1 are meaningful)."""
-        return all(not math.isnan(s) for page in self.pages for s in page.scores)
+        return not any(np.isnan(page.scores).any() for page in self.pages)
 
 
 def load_layout_prediction(path: str | Path, reference: Reference) -> LayoutPrediction:
@@ -72,9 +81,9 @@ def load_layout_prediction(path: str | Path, reference: Reference) -> LayoutPred
     source = str(path)
     data = read_json(path)
     if isinstance(data, dict) and "results" in data:
-        return _from_official(data, source, reference, path.stem)
+        return _from_official(_convert(data, _Official, source), source, reference, path.stem)
     if isinstance(data, list):
-        return _from_coco_results(data, source, reference, path.stem)
+        return _from_coco_results(_convert(data, list[_CocoResult], source), source, reference, path.stem)
     if isinstance(data, dict) and "pages" in data:
         return _from_tore(data, source, reference)
     raise InputError(
@@ -84,90 +93,93 @@ def load_layout_prediction(path: str | Path, reference: Reference) -> LayoutPred
     )
 
 
+def _convert(data: Any, schema: Any, source: str) -> Any:
+    try:
+        return msgspec.convert(data, schema)
+    except msgspec.ValidationError as error:
+        raise schema_error(error, source) from None
+
+
 class _Aligner:
     """Collects boxes into per-reference-page buckets, remembering unknown page keys."""
 
     def __init__(self, reference: Reference) -> None:
+        self.reference = reference
         self.index = reference.page_index()
-        self.pages = [PredictedPage() for _ in reference.pages]
+        self.boxes: list[list[tuple[str, list[float], float]]] = [[] for _ in reference.pages]
         self.unknown: dict[str, None] = {}
 
-    def page(self, key: str) -> PredictedPage | None:
+    def add(self, key: str, label: str, bbox: list[float], score: float) -> None:
         position = self.index.get(key)
         if position is None:
             self.unknown.setdefault(key)
-            return None
-        return self.pages[position]
+        else:
+            self.boxes[position].append((label, bbox, score))
 
-
-def _from_official(data: dict, source: str, reference: Reference, name: str) -> LayoutPrediction:
-    categories = data.get("categories")
-    results = data.get("results")
-    if not isinstance(categories, dict) or not all(isinstance(v, str) for v in categories.values()):
-        raise InputError("'categories' must map category ids to class names", file=source)
-    if not isinstance(results, list):
-        raise InputError("'results' must be a list", file=source)
-    names = {str(key): value for key, value in categories.items()}
-    aligner = _Aligner(reference)
-    for position, item in enumerate(results):
-        where = f"results[{position}]"
-        if not isinstance(item, dict):
-            raise InputError(f"{where} must be an object", file=source)
-        image_name = item.get("image_name")
-        if not isinstance(image_name, str):
-            raise InputError(f"{where} has no 'image_name' string", file=source)
-        label = names.get(str(item.get("category_id")))
-        if label is None:
-            raise InputError(
-                f"{where}: category_id {item.get('category_id')!r} is not in 'categories'", file=source, page=image_name
+    def prediction(self, name: str, source: str, taxonomy: list[str]) -> LayoutPrediction:
+        pages = [
+            Page(
+                id=page.id,
+                width=page.width,
+                height=page.height,
+                labels=[label for label, _, _ in boxes],
+                bboxes=np.array([bbox for _, bbox, _ in boxes], dtype=np.float64).reshape(-1, 4),
+                scores=np.array([score for _, _, score in boxes], dtype=np.float64),
+                image=PageImage(page.image_path) if page.image_path is not None else None,
             )
-        bbox = _corners(item.get("bbox"), where, source, image_name)
-        page = aligner.page(image_name)
-        if page is not None:
-            page.add(label, bbox, _score(item, where, source, image_name))
-    taxonomy = list(dict.fromkeys(names[key] for key in sorted(names, key=_id_order)))
-    return LayoutPrediction(name, source, taxonomy, aligner.pages, list(aligner.unknown))
+            for page, boxes in zip(self.reference.pages, self.boxes)
+        ]
+        return LayoutPrediction(name, source, taxonomy, pages, list(self.unknown))
 
 
-def _from_coco_results(data: list, source: str, reference: Reference, name: str) -> LayoutPrediction:
+def _from_official(data: _Official, source: str, reference: Reference, name: str) -> LayoutPrediction:
+    aligner = _Aligner(reference)
+    for position, item in enumerate(data.results):
+        where = f"results[{position}]"
+        label = data.categories.get(str(item.category_id))
+        if label is None:
+            raise InputError(f"{where}: category_id {item.category_id!r} is not in 'categories'", file=source, page=item.image_name)
+        aligner.add(item.image_name, label, _corners(item.bbox, where, source, item.image_name), _score(item.score))
+    taxonomy = list(dict.fromkeys(data.categories[key] for key in sorted(data.categories, key=_id_order)))
+    return aligner.prediction(name, source, taxonomy)
+
+
+def _from_coco_results(data: list[_CocoResult], source: str, reference: Reference, name: str) -> LayoutPrediction:
     aligner = _Aligner(reference)
     for position, item in enumerate(data):
         where = f"entry {position}"
-        if not isinstance(item, dict):
-            raise InputError(f"{where} must be an object", file=source)
-        image_id = item.get("image_id")
-        if isinstance(image_id, bool) or not isinstance(image_id, int):
-            raise InputError(f"{where}: 'image_id' must be an integer, got {image_id!r}", file=source)
-        category_id = item.get("category_id")
-        if isinstance(category_id, bool) or category_id not in range(1, len(EVAL_CLASSES) + 1):
+        if item.category_id not in range(1, len(EVAL_CLASSES) + 1):
             raise InputError(
-                f"{where}: 'category_id' must be 1..{len(EVAL_CLASSES)} (the eval classes), got {category_id!r}",
+                f"{where}: 'category_id' must be 1..{len(EVAL_CLASSES)} (the eval classes), got {item.category_id!r}",
                 file=source,
             )
-        x, y, w, h = _numbers(item.get("bbox"), where, source, None)
+        x, y, w, h = item.bbox
         if w < 0 or h < 0:
             raise InputError(f"{where}: bbox width and height must not be negative", file=source)
-        if not 1 <= image_id <= len(reference.pages):
-            aligner.unknown.setdefault(f"image_id {image_id}")
+        if not 1 <= item.image_id <= len(reference.pages):
+            aligner.unknown.setdefault(f"image_id {item.image_id}")
             continue
-        key = reference.pages[image_id - 1].id
-        aligner.page(key).add(EVAL_CLASSES[category_id - 1], [x, y, x + w, y + h], _score(item, where, source, key))
-    return LayoutPrediction(name, source, list(EVAL_CLASSES), aligner.pages, list(aligner.unknown))
+        key = reference.pages[item.image_id - 1].id
+        aligner.add(key, EVAL_CLASSES[item.category_id - 1], [x, y, x + w, y + h], _score(item.score))
+    return aligner.prediction(name, source, list(EVAL_CLASSES))
 
 
 def _from_tore(data: dict, source: str, reference: Reference) -> LayoutPrediction:
-    layout = from_native(data, source)
+    from tore_engine.formats.native import from_document  # the native reader (formats.md section 1)
+
+    layout = from_document(data, source)
     aligner = _Aligner(reference)
     for page in layout.pages:
-        target = aligner.page(page.id)
-        if target is None:
+        position = aligner.index.get(page.id)
+        if position is None:
+            aligner.unknown.setdefault(page.id)
             continue
-        frame = reference.pages[aligner.index[page.id]]
+        frame = reference.pages[position]
         scale = _scale_to_reference((page.width, page.height), frame.width, frame.height, frame.declared_size)
         scores = page.scores if page.scores is not None else np.full(len(page.labels), np.nan)
         for label, bbox, score in zip(page.labels, (page.bboxes * scale).tolist(), scores.tolist()):
-            target.add(label, bbox, float(score))
-    return LayoutPrediction(layout.name, source, layout.class_list(), aligner.pages, list(aligner.unknown))
+            aligner.add(page.id, label, bbox, float(score))
+    return aligner.prediction(layout.name, source, layout.class_list())
 
 
 def _scale_to_reference(
@@ -186,27 +198,13 @@ def _id_order(key: str) -> tuple[int, Any]:
     return (0, int(key)) if key.lstrip("-").isdigit() else (1, key)
 
 
-def _numbers(value: Any, where: str, source: str, page: str | None) -> list[float]:
-    if (
-        not isinstance(value, list)
-        or len(value) != 4
-        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
-    ):
-        raise InputError(f"{where}: 'bbox' must be 4 finite numbers, got {value!r}", file=source, page=page)
-    return [float(v) for v in value]
-
-
-def _corners(value: Any, where: str, source: str, page: str) -> list[float]:
-    x1, y1, x2, y2 = _numbers(value, where, source, page)
+def _corners(values: Numbers4, where: str, source: str, page: str) -> list[float]:
+    x1, y1, x2, y2 = values
     if x2 < x1 or y2 < y1:
         raise InputError(f"{where}: 'bbox' must be [x0, y0, x1, y1] with x1 >= x0 and y1 >= y0", file=source, page=page)
     return [x1, y1, x2, y2]
 
 
-def _score(item: dict, where: str, source: str, page: str) -> float:
-    score = item.get("score")
-    if score is None:
-        return math.nan
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-        raise InputError(f"{where}: 'score' must be a finite number, got {score!r}", file=source, page=page)
-    return float(score)
+def _score(score: float | None) -> float:
+    """NaN for a box without a score."""
+    return math.nan if score is None else score

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tore_engine.errors import InputError
+from tore_engine.inputs import read_text
 from tore_engine.omnidocbench.reference import Reference
+from tore_engine.scores import inside
 
 
 @dataclass(frozen=True)
@@ -132,22 +134,23 @@ def tabular_to_html(latex: str) -> str:
 
 
 def load_markdown_predictions(folder: str | Path, reference: Reference) -> MarkdownPredictions:
-    """Read `<image stem>.md` for every reference page from `folder`."""
+    """Read `<image stem>.md` for every reference page from `folder`.
+
+    The `*.md` entry of a page must be a regular file inside the folder: a folder, a pipe, a
+    device or a symbolic-link loop of that name is refused with an error (never read, never waited
+    on), rather than scored as an empty page, which would lower the scores without a word."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("is not a folder of Markdown files (one <image stem>.md per page)", file=str(folder))
-    files = {path.stem: path for path in folder.glob("*.md")}
+    files = {path.stem: path.name for path in folder.glob("*.md")}
     pages, missing = [], []
     for page in reference.pages:
-        path = files.get(page.stem)
-        if path is None:
+        name = files.get(page.stem)
+        if name is None:
             missing.append(page.id)
             pages.append([])
-            continue
-        try:
-            pages.append(parse_markdown(path.read_text(encoding="utf-8")))
-        except UnicodeDecodeError as error:
-            raise InputError(f"is not UTF-8 text (byte {error.start})", file=str(path)) from None
+        else:
+            pages.append(parse_markdown(read_text(inside(name, folder, what="Markdown file"))))
     known = {page.stem for page in reference.pages}
-    unknown = sorted(str(path.name) for stem, path in files.items() if stem not in known)
+    unknown = sorted(name for stem, name in files.items() if stem not in known)
     return MarkdownPredictions(str(folder), pages, missing, unknown)

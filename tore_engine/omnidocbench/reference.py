@@ -9,18 +9,23 @@ swap is detected from the polygon extents.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import numpy as np
 
 from tore_engine.errors import InputError
-from tore_engine.loaders import read_json
+from tore_engine.inputs import SchemaError, decode_json, is_regular_file, read_json
+from tore_engine.scores import image_size, inside
 
 # A polygon may overhang the declared frame by this fraction before the frame is called wrong.
 FRAME_TOLERANCE = 0.02
+IMAGE_FOLDER = "images"  # page images lie in images/ beside the JSON
+MAX_ORDER = 2**53  # reading-order values are read as numbers (some files could write 3.0) and kept as ints
+_Side = Annotated[float, msgspec.Meta(gt=0)]
+_Order = Annotated[float, msgspec.Meta(ge=-MAX_ORDER, le=MAX_ORDER)]
 
 
 @dataclass(frozen=True)
@@ -91,56 +96,95 @@ class Reference:
         return index
 
 
+class _PageInfo(msgspec.Struct):
+    image_path: Annotated[str, msgspec.Meta(min_length=1)]
+    width: _Side
+    height: _Side
+    page_attribute: dict[str, Any] | None = None
+
+
+class _Block(msgspec.Struct):
+    category_type: str
+    poly: Annotated[list[float], msgspec.Meta(min_length=8)]
+    ignore: bool = False
+    order: _Order | None = None
+    anno_id: int | str | None = None  # None: the block's index
+    text: str | None = None
+    latex: str | None = None
+    html: str | None = None
+    attribute: dict[str, Any] | None = None
+
+
+class _Relation(msgspec.Struct):
+    source_anno_id: int | str
+    target_anno_id: int | str
+    relation_type: str = ""
+
+
+class _Extra(msgspec.Struct):
+    relation: list[_Relation] = []
+
+
+class _Page(msgspec.Struct):
+    """One entry of `OmniDocBench.json`; keys scoring does not read (`page_no`, `line_with_spans`,
+    `merge_list`, ...) are skipped, as the official evaluator skips them."""
+
+    page_info: _PageInfo
+    layout_dets: list[_Block]
+    extra: _Extra | None = None
+
+
+class _PageName(msgspec.Struct):
+    """Just enough of a page to name it in an error about the rest."""
+
+    class Info(msgspec.Struct):
+        image_path: Any = None
+
+    page_info: Info | None = None
+
+
 def load_reference(path: str | Path) -> Reference:
-    """Read an `OmniDocBench.json`; every malformed field becomes an `InputError`."""
+    """Read an `OmniDocBench.json`; every malformed field becomes an `InputError` that names the
+    page (its image name) and the block."""
     path = Path(path)
     source = str(path)
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError("not an OmniDocBench.json: expected a list of pages", file=source)
-    pages = [_page(raw, position, path.parent, source) for position, raw in enumerate(data)]
+    pages = [_page(_decode_page(raw, position, source), path.parent, source)
+             for position, raw in enumerate(read_json(path, list[msgspec.Raw]))]
     _check_unique_ids(pages, source)
     return Reference(source, pages)
 
 
-def _page(raw: Any, position: int, folder: Path, source: str) -> ReferencePage:
-    if not isinstance(raw, dict) or not isinstance(raw.get("page_info"), dict):
-        raise InputError(f"entry {position} is not a page: expected an object with 'page_info'", file=source)
-    info = raw["page_info"]
-    page_id = info.get("image_path")
-    if not isinstance(page_id, str) or not page_id:
-        raise InputError(f"entry {position}: page_info.image_path must be a file name", file=source)
-    blocks_raw = raw.get("layout_dets")
-    if not isinstance(blocks_raw, list):
-        raise InputError("'layout_dets' must be a list", file=source, page=page_id)
-    blocks = [_block(block, index, source, page_id) for index, block in enumerate(blocks_raw)]
-    declared = (_size(info.get("width"), "width", source, page_id), _size(info.get("height"), "height", source, page_id))
-    image_path = folder / "images" / page_id
-    image_path = image_path if image_path.is_file() else None
-    width, height, frame_source = _frame(declared, blocks, image_path, source, page_id)
-    attributes = info.get("page_attribute") if isinstance(info.get("page_attribute"), dict) else {}
-    relations = _relations(raw.get("extra"), source, page_id)
-    return ReferencePage(page_id, width, height, frame_source, declared, attributes, blocks, relations, image_path)
+def _decode_page(raw: msgspec.Raw, position: int, source: str) -> _Page:
+    try:
+        return decode_json(raw, source, _Page, prefix=(position,))
+    except SchemaError as error:
+        name = msgspec.json.decode(raw, type=_PageName).page_info
+        page_id = name.image_path if name is not None and isinstance(name.image_path, str) else None
+        location = error.location  # (position, "layout_dets", block, ...) for a block
+        box = location[2] if len(location) > 2 and location[1] == "layout_dets" else None
+        raise InputError(error.problem, file=source, page=page_id, box=box) from None
 
 
-def _size(value: Any, key: str, source: str, page_id: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise InputError(f"page_info.{key} must be a positive number, got {value!r}", file=source, page=page_id)
-    return float(value)
+def _page(raw: _Page, folder: Path, source: str) -> ReferencePage:
+    info = raw.page_info
+    page_id = info.image_path
+    blocks = [_block(block, index, source, page_id) for index, block in enumerate(raw.layout_dets)]
+    declared = (info.width, info.height)
+    image_path = inside(page_id, folder / IMAGE_FOLDER, what="page image (page_info.image_path)")
+    image_path = image_path if is_regular_file(image_path) else None
+    width, height, frame_source = _frame(declared, blocks, image_path, page_id)
+    relations = [Relation(r.source_anno_id, r.target_anno_id, r.relation_type) for r in (raw.extra.relation if raw.extra else [])]
+    return ReferencePage(page_id, width, height, frame_source, declared, info.page_attribute or {}, blocks, relations, image_path)
 
 
-def _frame(
-    declared: tuple[float, float], blocks: list[Block], image_path: Path | None, source: str, page_id: str
-) -> tuple[float, float, str]:
+def _frame(declared: tuple[float, float], blocks: list[Block], image_path: Path | None, page_id: str) -> tuple[float, float, str]:
     """The page frame: the image size when the image exists, else page_info with a swap check."""
     if image_path is not None:
-        from PIL import Image, UnidentifiedImageError
-
         try:
-            with Image.open(image_path) as image:
-                return float(image.width), float(image.height), "image"
-        except (OSError, UnidentifiedImageError):
-            raise InputError(f"page image {image_path} cannot be read", file=source, page=page_id) from None
+            width, height = image_size(image_path)
+        except InputError as error:
+            raise error.located(page=page_id) from None
+        return float(width), float(height), "image"
     width, height = declared
     if not blocks:
         return width, height, "page_info"
@@ -155,33 +199,19 @@ def _frame(
     return width, height, "page_info"
 
 
-def _block(raw: Any, index: int, source: str, page_id: str) -> Block:
-    if not isinstance(raw, dict):
-        raise InputError("layout_dets entry must be an object", file=source, page=page_id, box=index)
-    category = raw.get("category_type")
-    if not isinstance(category, str):
-        raise InputError("block has no 'category_type' string", file=source, page=page_id, box=index)
-    poly = raw.get("poly")
-    if (
-        not isinstance(poly, list)
-        or len(poly) < 8
-        or len(poly) % 2
-        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in poly)
-    ):
-        raise InputError(f"'poly' must be a list of 8 finite numbers, got {poly!r}", file=source, page=page_id, box=index)
-    order = raw.get("order")
-    if order is not None and (isinstance(order, bool) or not isinstance(order, (int, float))):
-        raise InputError(f"'order' must be an integer or null, got {order!r}", file=source, page=page_id, box=index)
+def _block(raw: _Block, index: int, source: str, page_id: str) -> Block:
+    if len(raw.poly) % 2:
+        raise InputError(f"'poly' must hold x, y pairs, got {len(raw.poly)} numbers", file=source, page=page_id, box=index)
     return Block(
-        category=category,
-        bbox=poly_to_bbox(poly),
-        ignore=bool(raw.get("ignore", False)),
-        order=int(order) if order is not None else None,
-        anno_id=raw.get("anno_id", index),
-        text=_string(raw.get("text")),
-        latex=_string(raw.get("latex")),
-        html=_string(raw.get("html")),
-        attribute=raw.get("attribute") if isinstance(raw.get("attribute"), dict) else {},
+        category=raw.category_type,
+        bbox=poly_to_bbox(raw.poly),
+        ignore=raw.ignore,
+        order=int(raw.order) if raw.order is not None else None,
+        anno_id=index if raw.anno_id is None else raw.anno_id,
+        text=raw.text or "",
+        latex=raw.latex or "",
+        html=raw.html or "",
+        attribute=raw.attribute or {},
     )
 
 
@@ -193,22 +223,6 @@ def poly_to_bbox(poly: list[float]) -> tuple[float, float, float, float]:
         float(max(poly[0], poly[2])),
         float(max(poly[1], poly[5])),
     )
-
-
-def _string(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _relations(extra: Any, source: str, page_id: str) -> list[Relation]:
-    raw = extra.get("relation", []) if isinstance(extra, dict) else []
-    if not isinstance(raw, list):
-        raise InputError("'extra.relation' must be a list", file=source, page=page_id)
-    relations = []
-    for item in raw:
-        if not isinstance(item, dict) or "source_anno_id" not in item or "target_anno_id" not in item:
-            raise InputError(f"relation {item!r} lacks source_anno_id/target_anno_id", file=source, page=page_id)
-        relations.append(Relation(item["source_anno_id"], item["target_anno_id"], str(item.get("relation_type", ""))))
-    return relations
 
 
 def _check_unique_ids(pages: list[ReferencePage], source: str) -> None:

@@ -1,5 +1,5 @@
-"""`tore score omnidocbench`: one JSON-able object (omnidocbench.md section 6) that the CLI prints
-and the app's panel renders directly.
+"""`tore score omnidocbench`: an `OmniDocBenchResult` around one JSON-able object
+(omnidocbench.md section 6), which the CLI prints whole and the app's panel renders directly.
 
 Shape: `{"layout": {...} | null, "end_to_end": {...} | null, "pages": int, "reference": {...},
 "per_page": [{"page", "image", "attributes": {data_source, language, layout, special_issue, subset},
@@ -8,15 +8,90 @@ Shape: `{"layout": {...} | null, "end_to_end": {...} | null, "pages": int, "refe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tore_engine.omnidocbench.categories import PAGE_ATTRIBUTES
+from tore_engine.omnidocbench.categories import AP_STATS, PAGE_ATTRIBUTES
 from tore_engine.omnidocbench.reference import load_reference
+from tore_engine.scores import format_score, headline_item
+
+LAYOUT_CONVENTION = "COCO box AP over the 10 classes of the official configuration; exact as the official evaluator"
+END_TO_END_ROWS = (  # key, note in the summary, in the headline
+    ("text_edit", "lower is better", True),
+    ("reading_order_edit", "lower is better", True),
+    ("table_teds", "higher is better", True),
+    ("table_teds_s", "higher is better", False),
+    ("formula_edit", "lower is better", False),
+    ("overall", "needs formula CDM", True),
+)
+END_TO_END_CONVENTION = "official per-pair metrics and page averaging on the project's page matcher: not leaderboard numbers"
+UNKNOWN_SHOWN = 5  # names listed in a warning
+
+
+@dataclass(frozen=True)
+class OmniDocBenchResult:
+    """The scores of one reference file: `data` is the whole `--json` object."""
+
+    data: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.data
+
+    def panel(self) -> dict[str, Any]:
+        """The app's panel draws the whole object."""
+        return self.data
+
+    def headline(self) -> list[dict[str, Any]]:
+        """Layout mAP, AP50, AP75 and the end-to-end page scores, for the parts that were scored."""
+        layout, end_to_end = self.data["layout"], self.data["end_to_end"]
+        items = [headline_item(key, key, layout[key], LAYOUT_CONVENTION) for key in AP_STATS[:3]] if layout else []
+        if end_to_end:
+            items += [headline_item(key, key, end_to_end[key], END_TO_END_CONVENTION) for key, _, shown in END_TO_END_ROWS if shown]
+        return items
+
+    @property
+    def warnings(self) -> list[str]:
+        layout, end_to_end = self.data["layout"], self.data["end_to_end"]
+        notes = []
+        if layout and layout["unknown_pages"]:
+            notes.append(f"layout predictions for {len(layout['unknown_pages'])} page(s) not in the reference, "
+                         f"ignored: {', '.join(layout['unknown_pages'][:UNKNOWN_SHOWN])}")
+        if end_to_end and end_to_end["missing_pages"]:
+            notes.append(f"{len(end_to_end['missing_pages'])} page(s) without a Markdown file, scored as empty")
+        if end_to_end and end_to_end["unknown_files"]:
+            notes.append(f"Markdown file(s) matching no reference page, ignored: {', '.join(end_to_end['unknown_files'][:UNKNOWN_SHOWN])}")
+        return notes
+
+    def summary(self) -> str:
+        lines = [f"OmniDocBench: {self.data['pages']} page(s)"]
+        swapped = self.data["reference"]["size_swapped_pages"]
+        if swapped:
+            lines.append(f"  page_info width/height swapped (corrected) on {len(swapped)} page(s)")
+        if self.data["layout"]:
+            lines += ["", *_layout_summary(self.data["layout"])]
+        end_to_end = self.data["end_to_end"]
+        if end_to_end:
+            lines += ["", "End to end, page level (official metrics, project matcher: not leaderboard numbers):"]
+            lines += [f"  {key:<18} {format_score(end_to_end[key])}   ({note})" for key, note, _ in END_TO_END_ROWS]
+        return "\n".join(lines)
+
+
+def _layout_summary(layout: dict[str, Any]) -> list[str]:
+    iou50 = layout["iou50"]
+    return [
+        "Layout detection (COCO box AP, 10 classes; exact as the official evaluator):",
+        *(f"  {key:<10} {format_score(layout[key])}" for key in AP_STATS),
+        "  per class AP@[.5:.95]:",
+        *(f"    {name:<16} {format_score(value)}" for name, value in layout["per_class"].items()),
+        f"  at IoU 0.5: precision {format_score(iou50['precision'])}, recall {format_score(iou50['recall'])}, "
+        f"F1 {format_score(iou50['f1'])} (project metric{'' if layout['has_scores'] else '; no scores, AP not meaningful'})",
+    ]
 
 
 def score_omnidocbench(
     reference_file: str | Path, layout_file: str | Path | None = None, markdown_folder: str | Path | None = None
-) -> dict:
+) -> OmniDocBenchResult:
     """Layout-detection scores with `layout_file`, end-to-end scores with `markdown_folder`."""
     reference = load_reference(reference_file)
     layout = end_to_end = None
@@ -43,7 +118,7 @@ def score_omnidocbench(
                 "end_to_end": _without_page(end_to_end_row),
             }
         )
-    return {
+    return OmniDocBenchResult({
         "layout": layout,
         "end_to_end": end_to_end,
         "pages": len(reference.pages),
@@ -53,7 +128,7 @@ def score_omnidocbench(
             "frame_sources": sorted({page.frame_source for page in reference.pages}),
         },
         "per_page": per_page,
-    }
+    })
 
 
 def _without_page(row: dict | None) -> dict | None:

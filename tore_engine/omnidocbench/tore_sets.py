@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from tore_engine.errors import InputWarning
 from tore_engine.layout import LayoutSet, Page, PageImage
 from tore_engine.omnidocbench.categories import KNOWN_EXTRA_BLOCKS, README_BLOCK_CATEGORIES
@@ -44,27 +42,15 @@ def reference_layout_set(reference: Reference) -> LayoutSet:
     return LayoutSet(REFERENCE_NAME, pages, taxonomy, reference.source)
 
 
-def prediction_layout_set(prediction: LayoutPrediction, reference: Reference) -> LayoutSet:
+def prediction_layout_set(prediction: LayoutPrediction) -> LayoutSet:
     """The prediction in its own taxonomy, one page per reference page (in the reference frame)."""
-    pages = [
-        Page(
-            id=page.id,
-            width=page.width,
-            height=page.height,
-            labels=list(predicted.labels),
-            bboxes=predicted.bbox_array(),
-            scores=np.array(predicted.scores, dtype=np.float64),
-            image=PageImage(page.image_path) if page.image_path is not None else None,
-        )
-        for page, predicted in zip(reference.pages, prediction.pages)
-    ]
-    in_use = {label for page in pages for label in page.labels}
+    in_use = {label for page in prediction.pages for label in page.labels}
     taxonomy = list(prediction.taxonomy) + sorted(in_use.difference(prediction.taxonomy))
     warnings = [
         InputWarning(key, None, "prediction", "prediction page with no reference page (not scored)")
         for key in prediction.unknown_pages
     ]
-    return LayoutSet(prediction.name, pages, taxonomy, prediction.source, warnings)
+    return LayoutSet(prediction.name, prediction.pages, taxonomy, prediction.source, warnings)
 
 
 def omnidocbench_layout_sets(
@@ -75,4 +61,4 @@ def omnidocbench_layout_sets(
     if layout_prediction_file is None:
         return reference_layout_set(reference), None
     prediction = load_layout_prediction(layout_prediction_file, reference)
-    return reference_layout_set(reference), prediction_layout_set(prediction, reference)
+    return reference_layout_set(reference), prediction_layout_set(prediction)

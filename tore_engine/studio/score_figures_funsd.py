@@ -1,5 +1,5 @@
 """Plotly figure of one FUNSD form: ground-truth and predicted entities side by side over the page,
-with their links, from the engine's overlay (`ScoreReport.to_json()["documents"][k]["overlay"]`).
+with their links, from the engine's overlay (`FunsdResult.panel()["documents"][k]["overlay"]`).
 
 Colour says the class; the outline says the outcome: solid when matched (FUNSD: IoU >= 0.5;
 EC-FUNSD: the same words, `tore_engine.funsd.ec_overlay`), dotted when

@@ -5,7 +5,7 @@ By default it scores the shared sample (../shared/data/docile, split `dev`) agai
 *simulated* model (`tore_engine.docile.simulated`), because the sample ships no predictions; the
 user may give a dataset folder and prediction files on the server instead. Scoring is cached on
 the paths, their modification times, the threshold and the seed; the cache holds the result's
-plain JSON (`DocileResult.to_json()`), which is all this panel draws.
+plain JSON (`DocileResult.panel()`), which is all this panel draws.
 """
 
 from __future__ import annotations
@@ -79,15 +79,15 @@ def _stamp(path: Path | None) -> tuple:
 
 @st.cache_data(max_entries=16, show_spinner="Scoring DocILE...")
 def _scored(inputs: Inputs, stamps: tuple) -> dict:
-    """`DocileResult.to_json()` of the inputs (`stamps` only keys the cache); raises `InputError`."""
-    from tore_engine.docile import evaluate, load_dataset, score_files
+    """`DocileResult.panel()` of the inputs (`stamps` only keys the cache); raises `InputError`."""
+    from tore_engine.docile import evaluate, load_dataset, score_docile
     from tore_engine.docile.simulated import simulate
 
     if inputs.simulated:
         dataset = load_dataset(inputs.dataset_dir, inputs.split)
         simulated = simulate(dataset, inputs.seed)
-        return evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, inputs.iou_threshold).to_json()
-    return score_files(inputs.dataset_dir, inputs.split, inputs.kile_file, inputs.lir_file, inputs.iou_threshold).to_json()
+        return evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, inputs.iou_threshold).panel()
+    return score_docile(inputs.dataset_dir, inputs.split, inputs.kile_file, inputs.lir_file, inputs.iou_threshold).panel()
 
 
 def score(inputs: Inputs) -> dict:

@@ -1,8 +1,8 @@
 """FUNSD / EC-FUNSD panel of the Scores page: the headline numbers with their conventions, per-class
 tables, one row per form, and a form's ground-truth and predicted entities and links over its page.
 
-Everything shown comes from `tore score funsd` / `tore score ec-funsd` (`score_funsd_folders`,
-`score_ec_funsd_folders`); the panel computes no metric. The shared sample (../shared/data/funsd)
+Everything shown comes from `tore score funsd` / `tore score ec-funsd` (`score_funsd`,
+`score_ec_funsd`); the panel computes no metric. The shared sample (../shared/data/funsd)
 has gold forms but no model output, so by default the prediction is *simulated* from the gold by
 `tore_engine.funsd.simulated` (seeded perturbations), and the panel says so. Folders on the server
 open the user's own files.
@@ -21,7 +21,7 @@ import streamlit as st
 
 from tore_engine.errors import InputError
 from tore_engine.funsd.ec_overlay import ec_folder_overlays
-from tore_engine.funsd.report import score_ec_funsd_folders, score_funsd_folders
+from tore_engine.funsd.score import score_ec_funsd, score_funsd
 from tore_engine.funsd.simulated import write_simulated_predictions
 from tore_engine.layout import PageImage
 from tore_engine.studio import rendering, url_state
@@ -32,7 +32,7 @@ from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_figures_funsd import OUTCOMES, funsd_overlay_figure, page_size
 
 KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
-SCORERS = {"funsd": score_funsd_folders, "ec-funsd": score_ec_funsd_folders}
+SCORERS = {"funsd": score_funsd, "ec-funsd": score_ec_funsd}
 SAMPLE_FOLDERS = {  # relative to the data root
     "funsd": Path("shared") / "data" / "funsd" / "funsd" / "testing_data" / "annotations",
     "ec-funsd": Path("shared") / "data" / "funsd" / "ec_funsd" / "jsons",
@@ -105,7 +105,7 @@ def _score(kind: str, reference: Path, prediction: Path | None, seed: int, stamp
         prediction = SIMULATED_ROOT / name
         logs = write_simulated_predictions(kind, reference, prediction, seed=seed)
         simulation = {"folder": str(prediction), "totals": dict(sum(logs.values(), Counter()))}
-    report = SCORERS[kind](reference, prediction).to_json()
+    report = SCORERS[kind](reference, prediction).panel()
     if kind == "funsd":
         overlays = {d["doc"]: d["overlay"] for d in report["documents"]}
         images = {d["doc"]: d["image"] for d in report["documents"]}

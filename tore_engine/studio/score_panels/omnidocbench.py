@@ -107,7 +107,7 @@ def _stamp(path: Path | None) -> tuple:
 def _score(gt: Path, layout: Path | None, markdown: Path | None, stamps: tuple) -> dict:
     from tore_engine.omnidocbench.score import score_omnidocbench
 
-    return score_omnidocbench(gt, layout, markdown)
+    return score_omnidocbench(gt, layout, markdown).panel()
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

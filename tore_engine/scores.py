@@ -1,0 +1,112 @@
+"""What the benchmark scorers share: precision, recall and F1 from counts, the shape of a
+scorer's result, how an undefined number is written, and the size of a page image.
+
+The benchmarks disagree, on purpose, about a ratio whose denominator is zero (nothing predicted,
+nothing to find): each follows its own official evaluator or spec, so the rule is a parameter
+(`EmptyRule`) of the one helper (`rates`) rather than five copies with five silent choices.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+
+from tore_engine.errors import InputError
+from tore_engine.inputs import confine, read_bytes
+
+MISSING = "n/a"  # how an undefined number (JSON null) is written: never as 0 or 1
+
+
+class EmptyRule(Enum):
+    """What a ratio with an empty denominator is."""
+
+    ZERO = "zero"  # 0.0 (docile-benchmark; TORE's per-page Foreground scores)
+    ONE_IF_NOTHING = "one if nothing"  # all 1.0 when tp = fp = fn = 0, else ZERO (funsd.md 2.4)
+    ZERO_WITHOUT_HITS = "zero without hits"  # all 0.0 when tp = 0, else ONE_IF_NOTHING (layoutlmft re_score)
+    UNDEFINED = "undefined"  # None; F1 = 2 tp / (predicted + actual), defined if either side has items
+
+
+@dataclass(frozen=True)
+class Rates:
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+    def to_json(self) -> dict[str, float | None]:
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1}
+
+
+def f1_score(precision: float, recall: float) -> float:
+    """The harmonic mean of precision and recall, 0.0 when both are 0."""
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def rates(true_positives: int, predicted: int, actual: int, rule: EmptyRule = EmptyRule.ZERO) -> Rates:
+    """Precision (`true_positives / predicted`), recall (`true_positives / actual`) and F1."""
+    if rule is EmptyRule.UNDEFINED:
+        return Rates(
+            true_positives / predicted if predicted else None,
+            true_positives / actual if actual else None,
+            2 * true_positives / (predicted + actual) if predicted + actual else None,
+        )
+    if rule is EmptyRule.ZERO_WITHOUT_HITS and true_positives == 0:
+        return Rates(0.0, 0.0, 0.0)
+    if rule in (EmptyRule.ONE_IF_NOTHING, EmptyRule.ZERO_WITHOUT_HITS) and predicted == actual == 0:
+        return Rates(1.0, 1.0, 1.0)
+    precision = true_positives / predicted if predicted else 0.0
+    recall = true_positives / actual if actual else 0.0
+    return Rates(precision, recall, f1_score(precision, recall))
+
+
+def format_score(value: float | None, digits: int = 4) -> str:
+    """A score for a text summary: fixed decimals, or `n/a` when undefined."""
+    return MISSING if value is None else f"{value:.{digits}f}"
+
+
+def headline_item(key: str, label: str, value: float | None, convention: str) -> dict[str, Any]:
+    """One headline number with the convention it follows (the shape every score panel reads)."""
+    return {"key": key, "label": label, "convention": convention, "value": value}
+
+
+class ScoreResult(Protocol):
+    """What `score_docile`, `score_funsd`, `score_ec_funsd` and `score_omnidocbench` return."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The `tore score ... --json` object (its shape is fixed by the specs)."""
+
+    def headline(self) -> list[dict[str, Any]]:
+        """The few headline numbers, as `headline_item`s."""
+
+    def summary(self) -> str:
+        """The human summary `tore score` prints without `--json`."""
+
+    def panel(self) -> dict[str, Any]:
+        """Everything the app's score panel draws, as plain JSON."""
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the scorer went on with but must not hide (printed on stderr)."""
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) of the page image at `path`, read through the bounded reader (so a FIFO or
+    a folder is refused, never waited on) and decoded only as far as its header."""
+    from PIL import Image
+
+    data = read_bytes(path)
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return image.size
+    except Exception:  # Pillow raises many types for damaged files (and for decompression bombs)
+        raise InputError("cannot be read as an image", file=str(path)) from None
+
+
+def inside(name: str | Path, folder: Path, *, what: str) -> Path:
+    """`folder / name`, refused (`tore_engine.inputs.confine`) when it would leave `folder`
+    after `..` and symbolic links. The path is returned as written, not resolved, because it is
+    shown to the user and printed in results."""
+    confine(name, folder, what=what)
+    return folder / name
