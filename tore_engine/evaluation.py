@@ -16,7 +16,8 @@ import numpy as np
 
 from tore_engine.algorithm1 import ExactCounts
 from tore_engine.errors import InputWarning
-from tore_engine.matrices import MatrixSet, ToreMatrices, f1_score
+from tore_engine.matrices import MatrixSet, ToreMatrices
+from tore_engine.scores import rates
 from tore_engine.taxonomy import Taxonomy
 
 
@@ -64,9 +65,8 @@ class DatasetEvaluation:
         rows = []
         for page_id, pixels, reduced in zip(self.page_ids, self.page_pixels.tolist(), self.page_reduced):
             fg_fg = int(reduced[1, 1])
-            recall = fg_fg / int(reduced[1].sum()) if reduced[1].sum() else 0.0
-            precision = fg_fg / int(reduced[:, 1].sum()) if reduced[:, 1].sum() else 0.0
-            rows.append({"page": page_id, "pixels": pixels, "recall": recall, "precision": precision, "f1": f1_score(precision, recall)})
+            scores = rates(fg_fg, int(reduced[:, 1].sum()), int(reduced[1].sum()))  # an empty side scores 0
+            rows.append({"page": page_id, "pixels": pixels, "recall": scores.recall, "precision": scores.precision, "f1": scores.f1})
         return rows
 
     # --- what a notebook user reads (formats.md section 7) -------------------------------------------

@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from tore_engine.algorithm1 import ExactCounts, exact_integers
+from tore_engine.scores import f1_score
 
 REDUCED_CLASSES = ["Background", "Foreground"]
 
@@ -74,10 +75,6 @@ def _divide(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
     return np.array(
         [int(n) / int(d) if d else 0.0 for n, d in zip(numerators.ravel(), denominators.ravel())], dtype=np.float64
     ).reshape(numerators.shape)
-
-
-def f1_score(precision: float, recall: float) -> float:
-    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
 @dataclass(frozen=True)
