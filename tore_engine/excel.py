@@ -47,6 +47,8 @@ DIAGONAL_FONTS = {False: Font(bold=True), True: Font(bold=True, color="FFFFFF")}
 PLAIN_FONTS = {False: Font(), True: Font(color="FFFFFF")}
 TITLE_FONT = Font(bold=True, size=12)
 BAND_HEADER_ROWS = 2  # a band of blocks: the blocks' titles, then the predicted classes
+MEANS_NOTE = ("means: unweighted, of each class's scores; 'present' counts the classes on either side (Background excluded), "
+              "'all' every matrix class, Background and absent classes included, as docling-metrics-layout averages")
 MAX_CELL_TEXT = 32_767  # Excel's limit for one cell
 MAX_SHEET_ROWS = 1_048_576  # Excel's limit for one sheet
 MIN_WIDTH, MAX_WIDTH, WIDTH_MARGIN = 6, 60, 2  # column widths, in characters
@@ -177,7 +179,7 @@ def _matrix_sheet(workbook: Workbook, title: str, evaluation: DatasetEvaluation,
     writer.fit_columns()
 
 
-def _table_sheet(workbook: Workbook, title: str, headers: tuple[str, ...], rows: list[tuple], formats: tuple[str | None, ...], notes: tuple[str, ...] = ()) -> SheetWriter:
+def _table_sheet(workbook: Workbook, title: str, headers: tuple[str, ...], rows: list[tuple], formats: tuple[str | None, ...], notes: tuple[str, ...] = ()) -> None:
     """A header row (frozen) and one row per entry; text where `formats` says None. Beyond
     Excel's row limit, the first rows and a note saying how many were left out."""
     writer = SheetWriter(workbook.create_sheet(title))
@@ -198,7 +200,6 @@ def _table_sheet(workbook: Workbook, title: str, headers: tuple[str, ...], rows:
         writer.text(r, 1, note, measured=False)
     writer.sheet.freeze_panes = "B2"
     writer.fit_columns()
-    return writer
 
 
 def _per_class_sheet(workbook: Workbook, evaluation: DatasetEvaluation) -> None:
@@ -206,11 +207,10 @@ def _per_class_sheet(workbook: Workbook, evaluation: DatasetEvaluation) -> None:
     means = evaluation.matrices.means
     present, every = means["present_classes"], means["all_classes"]
     rows += [
-        (f"mean over the {present['classes']} classes present on either side", present["recall"], present["precision"], present["f1"], None),
-        (f"mean over all {every['classes']} classes, Background and absent classes included (as docling-metrics-layout)",
-         every["recall"], every["precision"], every["f1"], None),
+        (f"mean over the {present['classes']} classes present", present["recall"], present["precision"], present["f1"], None),
+        (f"mean over all {every['classes']} classes", every["recall"], every["precision"], every["f1"], None),
     ]
-    _table_sheet(workbook, "Per class", PER_CLASS_COLUMNS, rows, (None, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT, PIXELS_FORMAT), (SUPPORT_NOTE,))
+    _table_sheet(workbook, "Per class", PER_CLASS_COLUMNS, rows, (None, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT, PIXELS_FORMAT), (SUPPORT_NOTE, MEANS_NOTE))
 
 
 def write_excel(evaluation: DatasetEvaluation, path: Path) -> None:
