@@ -11,7 +11,6 @@ loading); DocTags needs tag names and boxes on its 500 x 500 grid.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from conftest import load_shared_json, write_json
@@ -36,8 +35,8 @@ def vectors() -> tuple[dict, dict]:
     return document["reference"], document["prediction"]
 
 
-def report(reference, prediction) -> str:
-    return json.dumps(build_report(evaluate_dataset(reference, prediction)), sort_keys=True)
+def report(reference, prediction, min_score: float | None = None) -> str:
+    return json.dumps(build_report(evaluate_dataset(reference, prediction, min_score=min_score)), sort_keys=True)
 
 
 def tag_name(label: str) -> str:
@@ -101,16 +100,41 @@ def test_the_adapted_vectors_keep_most_of_the_original():
         assert {tag_name(b["label"]) for p in original["pages"] for b in p["boxes"]} == {b["label"] for p in adapted["pages"] for b in p["boxes"]}
 
 
+SCORED = ("tore", "jsonl", "coco", "parquet")  # the formats that hold a score per box
+
+
+def scored(document: dict) -> dict:
+    """The document with a score on every other box (the rest have none), spread over [0, 1)."""
+    def box(box: dict, k: int) -> dict:
+        return box | {"score": (k * 37 % 100) / 100} if k % 2 else box
+
+    counter = iter(range(10**9))
+    return document | {"pages": [page | {"boxes": [box(b, next(counter)) for b in page["boxes"]]} for page in document["pages"]]}
+
+
+@pytest.mark.parametrize("format_name", SCORED)
+def test_scores_survive_a_round_trip(tmp_path, format_name):
+    """With --min-score the report depends on every score, and on which boxes have none."""
+    reference, prediction = vectors()
+    natives = [native.read(write_json(tmp_path / f"{d['name']}.native.json", d)) for d in (reference, scored(prediction))]
+    writer, suffix = WRITERS[format_name]
+    for layout in natives:
+        writer(layout, tmp_path / f"{layout.name}{suffix}")
+    written = [load(tmp_path / f"{layout.name}{suffix}") for layout in natives]
+    dropped = build_report(evaluate_dataset(*natives, min_score=0.5))["warnings"]
+    assert any("score" in warning["message"] for warning in dropped)
+    assert report(*written, min_score=0.5) == report(*natives, min_score=0.5)
+
+
 def test_doctags_writes_boxes_on_the_grid(tmp_path):
-    """Boxes of another frame are scaled into the 500 grid and rounded, checked against plain arithmetic."""
+    """Boxes of another frame are scaled into the 500 grid and rounded, as plain arithmetic says."""
     reference, _ = vectors()
-    layout = native.read(write_json(tmp_path / "gt.json", reference | {"taxonomy": None}))
-    renamed = native.from_document({"name": "gt", "pages": [dict(p, boxes=[dict(b, label=tag_name(b["label"])) for b in p["boxes"]]) for p in reference["pages"]]})
-    doctags.write(renamed, tmp_path / "dt")
+    renamed = {"name": "gt", "pages": [page | {"boxes": [box | {"label": tag_name(box["label"])} for box in page["boxes"]]}
+                                       for page in reference["pages"]]}
+    doctags.write(native.from_document(renamed), tmp_path / "dt")
     back = doctags.read(tmp_path / "dt")
-    expected = as_doctags({"name": "gt", "pages": reference["pages"]})
+    expected = as_doctags(reference)
+    assert back.page_ids() == [page["id"] for page in reference["pages"]]
     for page, want in zip(back.pages, expected["pages"]):
-        assert (page.width, page.height) == (GRID, GRID)
+        assert (page.width, page.height, page.labels) == (GRID, GRID, [b["label"] for b in want["boxes"]])
         assert page.bboxes.tolist() == [b["bbox"] for b in want["boxes"]]
-    assert len(layout.pages) == len(back.pages)
-    assert Path(tmp_path / "dt" / f"{reference['pages'][0]['id']}.dt").is_file()

@@ -22,6 +22,7 @@ import base64
 import binascii
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,9 +45,11 @@ ALL_LAYERS = frozenset(ContentLayer)
 EMBEDDED_PAGES = "pages"  # PageImage.parquet_cell column of an image embedded in a DoclingDocument
 DATA_URI_PREFIX = "data:"
 PDF_MIMETYPE = "application/pdf"
+REF_KEY = "$ref"
 MAX_SHOWN_VALUE = 60  # characters of an offending value quoted in an error
 # Exceptions docling-core's validators and ref resolution raise on inconsistent documents, besides
 # pydantic's own: a `$ref` to no item, a tree that nests past the interpreter's recursion limit.
+ENUM_REPR = re.compile(r"<\w+\.\w+: ('[^']*')>")  # pydantic writes <DocItemLabel.TEXT: 'text'> for 'text'
 PAGE_IN_WARNING = re.compile(r"\bon page (\d+)\b")  # docling-core: "... coordinate r on page 3 is outside ..."
 DOCUMENT_ERRORS = (ValueError, IndexError, KeyError, TypeError, AttributeError, RecursionError)
 
@@ -56,10 +59,11 @@ PageImages = Callable[[int], PageImage | None]  # page_no -> the page's image
 # --- parsing --------------------------------------------------------------------------------------
 
 
-def _json_path(document: object, location: tuple) -> tuple[str | int, ...]:
-    """Pydantic's error location as a path in the JSON: the steps that are keys or indices there
-    (the names of the union members it tried are not)."""
+def _json_path(document: object, location: tuple) -> tuple[tuple[str | int, ...], tuple]:
+    """Pydantic's error location as a path in the JSON (the steps that are keys or indices there),
+    and the union members it went through (the other steps, each with where it stood)."""
     steps: list[str | int] = []
+    members: list[tuple[int, object]] = []
     node = document
     for step in location:
         if isinstance(node, dict) and step in node:
@@ -67,9 +71,10 @@ def _json_path(document: object, location: tuple) -> tuple[str | int, ...]:
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
             node = node[step]
         else:
+            members.append((len(steps), step))
             continue
         steps.append(step)
-    return tuple(steps)
+    return tuple(steps), tuple(members)
 
 
 def _shown(value: object) -> str:
@@ -80,17 +85,46 @@ def _shown(value: object) -> str:
 
 
 def _validation_problem(error: "_pydantic.ValidationError", data: bytes) -> str:
-    """The deepest of pydantic's errors (for a union, the last member's: the most general item
-    kind), with its JSON path: one line where pydantic lists every union member it tried."""
+    """One of pydantic's errors, with its JSON path. Where an item matches none of a union's
+    members (a text is a title, a heading, a list item, ... or a plain text), the member with the
+    fewest errors is the one the item meant to be, and its error the one to fix."""
     problems = error.errors(include_url=False)
     if problems[0]["type"] == "json_invalid":
         return f"is not valid JSON: {problems[0]['msg'].removeprefix('Invalid JSON: ')}"
     document = msgspec.json.decode(data)
-    paths = [_json_path(document, tuple(problem["loc"])) for problem in problems]
-    deepest = max(range(len(problems)), key=lambda k: (len(paths[k]), k))
-    problem = problems[deepest]
-    where = path_text(paths[deepest]) or "the top level"
-    return f"is not a valid DoclingDocument: {problem['msg']}{_shown(problem.get('input'))} (at {where})"
+    located = [(*_json_path(document, tuple(problem["loc"])), problem) for problem in problems]
+    errors_of = Counter(members for _, members, _ in located)
+    # fewest errors first; among equals the last member, the most general (TextItem after TitleItem, ...)
+    steps, _, problem = min(reversed(located), key=lambda entry: errors_of[entry[1]])
+    where = path_text(steps) or "the top level"
+    message = ENUM_REPR.sub(r"\1", problem["msg"])
+    return f"is not a valid DoclingDocument: {message}{_shown(problem.get('input'))} (at {where})"
+
+
+def _resolves(document: object, ref: str) -> bool:
+    node = document
+    for step in ref.removeprefix("#/").split("/"):
+        if isinstance(node, dict) and step in node:
+            node = node[step]
+        elif isinstance(node, list) and step.isdigit() and int(step) < len(node):
+            node = node[int(step)]
+        else:
+            return False
+    return True
+
+
+def _dangling_ref(data: bytes) -> str:
+    """Where the first `$ref` that points to no item is (docling-core only says 'list index out of
+    range'); the JSON is already bounded in depth, so the walk is too."""
+    document = msgspec.json.decode(data)
+    pending: list[tuple[tuple[str | int, ...], object]] = [((), document)]
+    while pending:
+        steps, node = pending.pop()
+        if isinstance(node, dict) and isinstance(node.get(REF_KEY), str) and not _resolves(document, node[REF_KEY]):
+            return f"{node[REF_KEY]!r} (at {path_text(steps)})"
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        pending += [((*steps, key), child) for key, child in reversed(list(children))]
+    return "none found"
 
 
 def parse_document(data: bytes, source: str) -> tuple["DoclingDocument", list[str]]:
@@ -106,6 +140,8 @@ def parse_document(data: bytes, source: str) -> tuple["DoclingDocument", list[st
         raise InputError(_validation_problem(error, data), file=source) from None
     except RecursionError:
         raise InputError("is not a valid DoclingDocument: its item tree nests too deeply", file=source) from None
+    except (IndexError, KeyError):
+        raise InputError(f"is not a valid DoclingDocument: a '$ref' points to no item: {_dangling_ref(data)}", file=source) from None
     except DOCUMENT_ERRORS as error:
         raise InputError(f"is not a valid DoclingDocument ({type(error).__name__}: {error})", file=source) from None
 

@@ -60,8 +60,9 @@ def read_image_bytes(image: PageImage) -> bytes:
 
 
 def _render_pdf_page(data: bytes, page: int, source: str) -> bytes:
-    import pymupdf
+    from tore_engine.formats import optional_module
 
+    pymupdf = optional_module("pymupdf", "app")
     try:
         with pymupdf.open(stream=data, filetype="pdf") as document:
             return document[page].get_pixmap(dpi=PDF_RENDER_DPI).tobytes("png")

@@ -1,0 +1,174 @@
+"""Parquet layouts: one row a page, read column-wise, strict about columns and types; stored page
+images read one cell at a time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import write_json
+
+from tore_engine.errors import InputError
+from tore_engine.formats import detect_format, load, optional_module, parquet
+from tore_engine.formats.images import read_image_bytes
+from tore_engine.layout import PageImage
+
+BOX = pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.float64())), ("score", pa.float64())])
+PAGES = {
+    "id": ["p1", "p2", "p3"],
+    "width": [100, 200, 300],
+    "height": [50.5, 60.0, 70.0],
+    "boxes": [
+        [{"label": "Text", "bbox": [1, 2, 30, 40], "score": 0.5}, {"label": "Table", "bbox": [0, 0, 10, 10], "score": None}],
+        None,
+        [{"label": "Text", "bbox": [5, 5, 6, 6], "score": 0.25}],
+    ],
+}
+
+
+def write_table(path, columns: dict, types: dict | None = None, metadata: dict | None = None, **options):
+    types = {"boxes": pa.list_(BOX)} | (types or {})
+    table = pa.table({name: pa.array(values, types.get(name)) for name, values in columns.items()})
+    pq.write_table(table.replace_schema_metadata(metadata), path, **options)
+    return path
+
+
+def error_of(path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load(path, format="parquet")
+    return caught.value
+
+
+def test_pages_are_read_column_wise(tmp_path):
+    path = write_table(tmp_path / "model.parquet", PAGES)
+    assert detect_format(path) == "parquet"
+    layout = load(path)
+    assert (layout.name, layout.taxonomy, layout.page_ids()) == ("model", None, ["p1", "p2", "p3"])
+    first, second, third = layout.pages
+    assert (first.width, first.height, second.width, third.height) == (100.0, 50.5, 200.0, 70.0)
+    assert first.labels == ["Text", "Table"] and first.bboxes.tolist() == [[1, 2, 30, 40], [0, 0, 10, 10]]
+    assert first.scores[0] == 0.5 and first.scores[1] != first.scores[1]  # no score: NaN
+    assert second.box_count == 0 and third.labels == ["Text"] and third.scores.tolist() == [0.25]
+
+
+def test_schema_metadata_gives_name_and_taxonomy(tmp_path):
+    metadata = {"tore.name": "heron", "tore.taxonomy": json.dumps(["Text", "Table", "Picture"])}
+    layout = load(write_table(tmp_path / "x.parquet", PAGES, metadata=metadata))
+    assert (layout.name, layout.taxonomy) == ("heron", ["Text", "Table", "Picture"])
+
+
+def test_a_folder_of_files_is_one_layout(tmp_path):
+    (tmp_path / "set").mkdir()
+    write_table(tmp_path / "set" / "a.parquet", {key: values[:2] for key, values in PAGES.items()})
+    write_table(tmp_path / "set" / "b.parquet", {"id": ["q"], "width": [9], "height": [9],
+                                                 "boxes": [[{"label": "Picture", "bbox": [1, 1, 2, 2], "score": None}]]})
+    layout = load(tmp_path / "set")
+    assert layout.name == "set" and layout.page_ids() == ["p1", "p2", "q"]
+    assert [page.labels for page in layout.pages] == [["Text", "Table"], [], ["Picture"]]
+
+
+def test_files_of_a_folder_must_agree_on_the_taxonomy(tmp_path):
+    (tmp_path / "set").mkdir()
+    for name, taxonomy in (("a", ["Text", "Table"]), ("b", ["Table", "Text"])):
+        write_table(tmp_path / "set" / f"{name}.parquet", PAGES | {"id": [f"{name}{k}" for k in range(3)]},
+                    metadata={"tore.taxonomy": json.dumps(taxonomy)})
+    assert error_of(tmp_path / "set").problem == "its files declare different 'tore.taxonomy': a.parquet and b.parquet"
+
+
+def test_image_paths_are_confined_and_image_bytes_read_one_cell(tmp_path):
+    pngs = [b"\x89PNG first", None, b"\x89PNG third"]
+    path = write_table(tmp_path / "m.parquet", PAGES | {"image_bytes": pngs}, row_group_size=1)
+    layout = load(path)
+    assert [page.image for page in layout.pages] == [
+        PageImage(path.resolve(), parquet_cell=("image_bytes", 0, None)), None, PageImage(path.resolve(), parquet_cell=("image_bytes", 2, None))]
+    assert [read_image_bytes(layout.pages[k].image) for k in (0, 2)] == [pngs[0], pngs[2]]
+    named = write_table(tmp_path / "n.parquet", PAGES | {"image": ["img/p1.png", "/etc/passwd", None]})
+    layout = load(named)
+    assert layout.pages[0].image == PageImage((tmp_path / "img" / "p1.png").resolve())
+    assert layout.pages[1].image is None and [(w.page, "outside" in w.message) for w in layout.warnings] == [("p2", True)]
+
+
+def test_write_stores_names_scores_and_image_bytes(tmp_path):
+    source = write_table(tmp_path / "m.parquet", PAGES | {"image_bytes": [b"one", None, b"three"]},
+                         metadata={"tore.name": "m", "tore.taxonomy": json.dumps(["Table", "Text"])})
+    layout = load(source)
+    parquet.write(layout, tmp_path / "copy.parquet", image_bytes=True)
+    back = load(tmp_path / "copy.parquet")
+    assert (back.name, back.taxonomy, back.page_ids()) == ("m", ["Table", "Text"], ["p1", "p2", "p3"])
+    assert [page.labels for page in back.pages] == [page.labels for page in layout.pages]
+    assert back.pages[0].scores[0] == 0.5 and back.pages[0].scores[1] != back.pages[0].scores[1]
+    assert [read_image_bytes(back.pages[k].image) for k in (0, 2)] == [b"one", b"three"] and back.pages[1].image is None
+
+
+@pytest.mark.parametrize(
+    "change, types, where, problem",
+    [
+        ({"nmae": ["a", "b", "c"]}, {}, (None, None), "has an unknown column 'nmae' (known: id, width, height, boxes, image, image_bytes)"),
+        ({"width": ["1", "2", "3"]}, {}, (None, None), "column 'width' must hold numbers, it holds string"),
+        ({"id": [1, 2, 3]}, {}, (None, None), "column 'id' must hold strings, it holds int64"),
+        ({"id": ["p1", None, "p3"]}, {}, (None, None), "column 'id' is null (row 1)"),
+        ({"height": [1.0, None, 2.0]}, {}, ("p2", None), "column 'height' is null (row 1)"),
+        ({"boxes": [[], [], [{"label": "T", "bbox": [1, 2, 3], "score": None}]]}, {}, ("p3", 0), "bbox has 3 values, expected 4 (x1, y1, x2, y2) (row 2)"),
+        ({"boxes": [[{"label": None, "bbox": [1, 2, 3, 4], "score": None}], [], []]}, {}, ("p1", 0), "'boxes.label' is null (row 0)"),
+        ({"boxes": [[], [{"label": "a", "bbox": [0, 0, 1, 1], "score": None}, {"label": "b", "bbox": [1, None, 3, 4], "score": None}], []]}, {},
+         ("p2", 1), "bbox holds a null coordinate (row 1)"),
+        ({"boxes": [[{"label": "T", "bbox": [1, 2, 3, 4], "scroe": 1.0}], [], []]},
+         {"boxes": pa.list_(pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.float64())), ("scroe", pa.float64())]))},
+         (None, None), "column 'boxes' has an unknown field 'scroe' (known: label, bbox, score)"),
+        ({"boxes": [[{"label": "T", "bbox": "1 2 3 4"}], [], []]}, {"boxes": pa.list_(pa.struct([("label", pa.string()), ("bbox", pa.string())]))},
+         (None, None), "column 'boxes.bbox' must hold lists of 4 numbers, it holds string"),
+        ({"image": ["a.png", None, None], "image_bytes": [b"png", None, None]}, {}, ("p1", None), "row 0 sets both 'image' and 'image_bytes'; give one"),
+    ],
+)
+def test_bad_columns_name_the_file_page_box_and_column(tmp_path, change, types, where, problem):
+    path = write_table(tmp_path / "bad.parquet", PAGES | change, types)
+    error = error_of(path)
+    assert (error.page, error.box, error.problem) == (*where, problem)
+    assert error.file == str(path)
+
+
+def test_a_file_that_is_not_parquet_is_a_clear_error(tmp_path):
+    path = tmp_path / "bad.parquet"
+    path.write_bytes(b"PAR1 not really")
+    assert error_of(path).problem.startswith("is not a readable Parquet file (Parquet magic bytes not found")
+    with pytest.raises(InputError, match="is not a readable Parquet file"):
+        detect_format(path)  # the leading magic says Parquet; telling a docling-eval shard apart reads the footer
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="holds no .parquet files"):
+        load(tmp_path / "empty", format="parquet")
+
+
+def test_a_stored_image_that_is_not_there_is_a_clear_error(tmp_path):
+    path = write_table(tmp_path / "m.parquet", PAGES | {"image_bytes": [b"x", None, None]})
+    with pytest.raises(InputError, match="row 1 of column 'image_bytes' holds no image bytes"):
+        read_image_bytes(PageImage(path, parquet_cell=("image_bytes", 1, None)))
+    with pytest.raises(InputError, match="has no row 7"):
+        read_image_bytes(PageImage(path, parquet_cell=("image_bytes", 7, None)))
+
+
+def test_docling_eval_shards_are_told_apart(tmp_path):
+    shard = write_table(tmp_path / "s.parquet", {"document_id": ["d"], "GroundTruthDocument": ["{}"]})
+    assert parquet.is_docling_eval_shard(shard) and not parquet.is_docling_eval_shard(write_table(tmp_path / "p.parquet", PAGES))
+
+
+def test_a_missing_library_names_the_extra(tmp_path):
+    with pytest.raises(InputError, match=r"needs no_such_library, which is not installed: pip install 'tore-studio\[parquet\]'"):
+        optional_module("no_such_library", "parquet")
+    path = write_table(tmp_path / "m.parquet", PAGES)
+    script = ("import sys; sys.modules['pyarrow'] = None\n"
+              "from tore_engine.errors import InputError\nfrom tore_engine.formats import load\n"
+              f"try:\n    load({str(path)!r})\nexcept InputError as error:\n    print(error)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "reading this format needs pyarrow, which is not installed: pip install 'tore-studio[parquet]'"
+
+
+def test_native_pages_written_as_parquet_read_back_the_same(tmp_path):
+    document = {"name": "m", "taxonomy": ["Text"], "pages": [{"id": "a", "width": 10, "height": 5, "boxes": [{"label": "Text", "bbox": [0.1, 0.2, 3.3, 4.4], "score": 0.9}]}]}
+    layout = load(write_json(tmp_path / "m.json", document))
+    parquet.write(layout, tmp_path / "m.parquet")
+    back = load(tmp_path / "m.parquet").pages[0]
+    assert (back.id, back.width, back.labels, back.bboxes.tolist(), back.scores.tolist()) == ("a", 10.0, ["Text"], [[0.1, 0.2, 3.3, 4.4]], [0.9])
