@@ -9,10 +9,11 @@ then runs on the page's distinct pairs as bit sets, adding exact integer numerat
 (cell, denominator). What floats there are come from the same NumPy operations as the NumPy path
 (`cell_values_by_page`): each exact sum divided once, then added in increasing denominator order.
 
-A label set is one 64-bit word, so taxonomies of more than `MAX_CLASSES` classes (Background
-included) keep the NumPy path, which has no limit; so do pages with more than `MAX_BOXES` boxes,
-whose grid the NumPy path may have to refuse (`raster.MAX_PAGE_CELLS`), and everything when numba
-is not installed. `engine` makes that choice, and the cold-cache one: see its docstring.
+A label set is one 64-bit word (bit c = class c), so the kernel takes taxonomies of up to
+`MAX_CLASSES` = 64 classes, Background included; wider ones keep the NumPy path, which has no
+limit. So do pages with more than `MAX_BOXES` boxes (whose grid the NumPy path may have to refuse,
+`raster.MAX_PAGE_CELLS`), pages so huge that sums need Python integers, and everything when numba
+is not installed. `evaluate` makes that choice, and the cold-cache one: see its docstring.
 
     python -m tore_engine.kernel --warm    # load or compile the kernel into its cache folder now
 """
@@ -43,7 +44,7 @@ KERNEL_ENV = "TORE_PAGE_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"  # ALWAYS: the kernel whenever it applies, compiling if need be
 LOAD_AFTER_PAGES = 1_000  # warm cache: loading (about 0.3 s) pays off after about this many pages
 COMPILE_AFTER_PAGES = 4_000  # cold cache: below this a process never waits for a compile
-COMPILE_SECONDS = 4  # about what the one compile takes (benchmarks/RESULTS.md)
+COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
 
 BOX_FIELDS = ("col0", "col1", "row0", "row1", "class")  # the columns of the kernel's box array
 COL0, COL1, ROW0, ROW1, LABEL = range(len(BOX_FIELDS))
@@ -52,7 +53,7 @@ INITIAL_SLOTS = 1024  # pair hash table slots (a page has about 60 distinct pair
 # Constants of the compiled code, as 64-bit unsigned words (mixing signed and unsigned integers
 # would make numba compute in floats).
 _ZERO, _ONE = np.uint64(0), np.uint64(1)
-_I1 = np.int64(1)
+_INT_ONE = np.int64(1)  # a denominator of 1 typed as int64, not as a literal
 _HASH_T, _HASH_P, _HASH_SHIFT = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(40)
 _M1, _M2, _M4, _H01 = (np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101))
 _S1, _S2, _S4, _S56 = (np.uint64(s) for s in (1, 2, 4, 56))
@@ -108,12 +109,12 @@ def _blocks(truth, predicted, pixels):
     predicted_only = predicted & ~truth
     size_p = _popcount(predicted)
     if truth_only == _ZERO and predicted_only == _ZERO:  # 1: T = P
-        return truth, _I1, pixels, _ZERO, _ZERO, _I1
+        return truth, _INT_ONE, pixels, _ZERO, _ZERO, _INT_ONE
     if truth_only == _ZERO:  # 2: T a proper subset of P
         return truth, size_p, pixels * _popcount(truth), truth, predicted_only, size_p
     if predicted_only == _ZERO:  # 3: P a proper subset of T
-        return predicted, _I1, pixels, truth_only, predicted, size_p
-    return truth & predicted, _I1, pixels, truth_only, predicted_only, _popcount(predicted_only)  # 4: mixed
+        return predicted, _INT_ONE, pixels, truth_only, predicted, size_p
+    return truth & predicted, _INT_ONE, pixels, truth_only, predicted_only, _popcount(predicted_only)  # 4: mixed
 
 
 @_kernels.helper
@@ -386,30 +387,39 @@ def _notice() -> None:
     print(f"compiling TORE's page kernel once, about {COMPILE_SECONDS} s; later runs load it from {jit.use_cache_folder()}", file=sys.stderr)
 
 
-def _made_ready(always: bool) -> bool:
-    """Load the kernel from the disk cache when that pays off, or compile it when this process's
-    job is large; only one process of a pool at a time (the others go on with NumPy meanwhile)."""
-    if not always and _pages_seen < LOAD_AFTER_PAGES:
-        return False
-    with jit.compile_lock(wait=always) as holding:
+def _load(wait: bool, may_compile: bool) -> str | None:
+    """Load the kernel from the disk cache, or compile it into the cache (after the notice) if
+    `may_compile`; one process of a pool at a time, the others not waiting unless `wait`.
+    Returns "loaded" or "compiled", or None when it did neither."""
+    with jit.compile_lock(wait=wait) as holding:
         if not holding:
-            return False
-        if not _kernels.is_cached():
-            if not always and _pages_seen < COMPILE_AFTER_PAGES:
-                return False
+            return None
+        cached = _kernels.is_cached()
+        if not cached and not may_compile:
+            return None
+        if not cached:
             _notice()
         _kernels.load()
-    return True
+    return "loaded" if cached else "compiled"
+
+
+def _made_ready(always: bool) -> bool:
+    """Load the kernel when that pays off for this process's job so far, or compile it when the
+    job is large; at once when `always`."""
+    if not always and _pages_seen < LOAD_AFTER_PAGES:
+        return False
+    return _load(wait=always, may_compile=always or _pages_seen >= COMPILE_AFTER_PAGES) is not None
 
 
 def evaluate(tasks: Sequence[PageTask], class_count: int) -> Cells | None:
     """The batch's cells as `dataset.numpy_cells` gives them, or None when the kernel declines
     and the NumPy path must do it.
 
-    It declines when numba is missing, when label sets need more than one word, when a page has
-    more than `MAX_BOXES` boxes, or when pages are so huge that sums need Python integers.
-    Otherwise it evaluates once it is loaded in this process. Until then a
-    process counts the pages it has been asked to evaluate (its job so far): from
+    It declines when numba is missing, when the taxonomy has more than `MAX_CLASSES` classes, when
+    a page has more than `MAX_BOXES` boxes, or when pages are so huge that sums need Python
+    integers. Otherwise it evaluates once it is loaded in this process. Until then a process
+    counts the pages it has been asked to evaluate (its job so far; a pool's workers each their
+    own): from
     `LOAD_AFTER_PAGES` on it loads the kernel from a warm disk cache, and on a cold cache it
     compiles once its job reaches `COMPILE_AFTER_PAGES`, after a notice on stderr, so small jobs
     never wait for a compile. `TORE_PAGE_KERNEL=numpy` always takes the NumPy path;
@@ -431,12 +441,7 @@ def warm() -> str:
     if not jit.numba_available():
         return "numba is not installed: TORE evaluates pages with its NumPy path"
     start = time.perf_counter()
-    with jit.compile_lock(wait=True):
-        cached = _kernels.is_cached()
-        if not cached:
-            _notice()
-        _kernels.load()
-    how = "loaded" if cached else "compiled"
+    how = _load(wait=True, may_compile=True)
     return f"TORE's page kernel {how} in {time.perf_counter() - start:.2f} s ({jit.use_cache_folder()})"
 
 
