@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -272,3 +274,30 @@ def test_markup_in_class_names_is_drawn_as_text(server, page, tmp_path):
     assert plot.locator(".ytick text", has_text=HOSTILE["huge"]).count() == 1
     assert outside == []
     _shot(page, "09_markup_names_as_text")
+
+
+def _upload_folders_holding(name: str) -> list[Path]:
+    return [path.parent.parent for path in Path(tempfile.gettempdir()).glob(f"tore_studio_upload_*/*/{name}")]
+
+
+def test_uploads_are_deleted_when_the_browser_tab_closes(server, browser, tmp_path):
+    reference = tmp_path / f"reference-{tmp_path.name}.json"  # a name no other session uses
+    reference.write_bytes((REPOSITORY / "tore_engine" / "demo" / "data" / "reference.json").read_bytes())
+    context = browser.new_context()
+    tab = context.new_page()
+    tab.goto(f"{server}/?src=upload")
+    uploader = tab.locator("[data-testid=stFileUploaderDropzoneInput]").first
+    uploader.wait_for(state="attached", timeout=60_000)
+    uploader.set_input_files(str(reference))
+    _wait_until(lambda: _upload_folders_holding(reference.name))
+    (folder,) = _upload_folders_holding(reference.name)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    context.close()  # the session disconnects: Streamlit releases its resources
+    _wait_until(lambda: not folder.exists())
+
+
+def _wait_until(condition, limit: float = 30) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)

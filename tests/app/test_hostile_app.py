@@ -6,11 +6,12 @@ The scheduler-address case is in test_dask_app.py, and in a real browser in test
 from __future__ import annotations
 
 import base64
-import gc
 import io
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -236,13 +237,11 @@ def test_uploads_are_private_to_the_session_and_deleted_on_forget():
     assert at.session_state["_dataset"].reference is None and any("Choose a reference" in info.value for info in at.info)
 
 
-def test_an_upload_folder_is_deleted_when_its_session_drops_it():
-    kept = {"folder": uploads.UploadFolder()}
-    path = kept["folder"].save("ref", "x.json", b"{}").parent.parent
-    assert path.is_dir()
-    del kept["folder"]
-    gc.collect()
-    assert not path.exists()
+def test_upload_folders_still_open_are_deleted_when_the_process_exits():
+    script = "from tore_engine.studio.uploads import UploadFolder; kept = UploadFolder(); print(kept.path)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    folder = Path(done.stdout.strip())
+    assert folder.name.startswith(uploads.FOLDER_PREFIX) and not folder.exists()
 
 
 def test_a_session_holds_at_most_its_upload_limit(monkeypatch):

@@ -1,5 +1,8 @@
 """TORE Studio's user interface: Plotly figure builders and page-image rendering (pure functions,
-unit-tested without Streamlit), plus the Streamlit glue (`state`, `panels`) that the pages use.
+unit-tested without Streamlit), plus the Streamlit glue the pages use: the URL (`url_state`), the
+sidebar and its data sources (`sidebar`, `uploads`, `compute`), the evaluation store
+(`evaluations`), page images (`page_images`), plain-text display (`plain_text`), error display
+(`messages`) and the shared widgets (`panels`).
 
 Nothing here computes a metric: numbers come from `tore_engine`.
 """

@@ -2,9 +2,10 @@
 
 The readers take paths, so an upload is written to a file: in a fresh folder per session made by
 `tempfile.mkdtemp` (mode 0700, a random name), never a folder shared by the host's sessions. The
-folder is deleted by "Forget the uploaded files", when the session ends (its state drops the
-`UploadFolder` object, whose finalizer removes the folder) and, for sessions still open, when the
-process exits. A session holds at most `MAX_SESSION_UPLOAD_MB` at once.
+folder is a session-scoped resource, deleted by "Forget the uploaded files" and when the session's
+browser disconnects (Streamlit releases session resources then; after a reconnect the uploads the
+widgets still hold are written again), and, for sessions still open, when the process exits (the
+folder object's finalizer). A session holds at most `MAX_SESSION_UPLOAD_MB` at once.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ MAX_SESSION_UPLOAD_MB = 400  # every file a session holds at once
 FOLDER_PREFIX = "tore_studio_upload_"
 FALLBACK_NAME = "upload.json"
 MAX_NAME_LENGTH = 120
-_FOLDER = "_upload_folder"  # session state: this session's UploadFolder
+_FOLDER = "_upload_folder"  # session state: this session's UploadFolder, to find its path without making one
 _KEPT = "uploaded_"  # session state prefix: (upload id, path) of each slot
 _GENERATION = "_upload_generation"  # bumped to empty the uploaders
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f/\\]")
@@ -63,20 +64,19 @@ class UploadFolder:
     def delete(self) -> None:
         self._remove()
 
-    @property
-    def deleted(self) -> bool:
-        return not self._remove.alive
-
     def hide_in(self, text: str) -> str:
         """`text` with this folder's paths cut down to the uploaded files' names."""
         return re.sub(re.escape(str(self.path)) + r"/[^/]+/", "", text)
 
 
+@st.cache_resource(scope="session", on_release=UploadFolder.delete, show_spinner=False)
+def _session_folder() -> UploadFolder:
+    return UploadFolder()
+
+
 def _folder() -> UploadFolder:
-    """This session's folder, made on its first upload."""
-    folder = st.session_state.get(_FOLDER)
-    if folder is None or folder.deleted:
-        folder = st.session_state[_FOLDER] = UploadFolder()
+    """This session's folder, made on first use."""
+    folder = st.session_state[_FOLDER] = _session_folder()
     return folder
 
 
@@ -100,7 +100,7 @@ def uploader(label: str, slot: str, help_text: str) -> Path | None:
         help=f"{help_text}; JSON only, at most {MAX_UPLOAD_MB} MB, read as data and never executed",
     )
     kept = st.session_state.get(f"{_KEPT}{slot}")
-    if upload is not None and (kept is None or kept[0] != upload.file_id):
+    if upload is not None and (kept is None or kept[0] != upload.file_id or not Path(kept[1]).is_file()):  # new, or released
         try:
             kept = st.session_state[f"{_KEPT}{slot}"] = (upload.file_id, str(_folder().save(slot, upload.name, upload.getvalue())))
         except InputError as error:
@@ -112,9 +112,8 @@ def uploader(label: str, slot: str, help_text: str) -> Path | None:
 def forget() -> None:
     """Button callback: delete this session's uploaded files and empty the uploaders (new keys
     make new, empty widgets)."""
-    folder = st.session_state.pop(_FOLDER, None)
-    if folder is not None:
-        folder.delete()
+    _session_folder.clear()  # releases this session's folder, which deletes it
+    st.session_state.pop(_FOLDER, None)
     for key in [key for key in st.session_state if str(key).startswith(_KEPT)]:
         del st.session_state[key]
     st.session_state[_GENERATION] = st.session_state.get(_GENERATION, 0) + 1
