@@ -1,0 +1,74 @@
+"""The evaluation store: the label map applied once, the cache keyed by all that is shown, pages
+looked up one at a time."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from test_pages import DEMO, _app, _charts, _no_exception
+
+from tore_engine.dataset import evaluate_dataset
+from tore_engine.formats import load_pair
+from tore_engine.layout import LayoutSet, Page, PageColumns
+from tore_engine.studio import evaluations
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+
+
+def _fresh_store(monkeypatch) -> evaluations.EvaluationStore:
+    store = evaluations.EvaluationStore()
+    monkeypatch.setattr(evaluations, "evaluation_store", lambda: store)
+    return store
+
+
+def test_a_chained_label_map_is_applied_once_to_the_numbers_and_the_boxes(tmp_path, monkeypatch):
+    mapping = {"Title": "Section-header", "Section-header": "Text", "No such class": "Text"}
+    (tmp_path / "map.json").write_text(json.dumps(mapping), encoding="utf-8")
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, "/")
+    store = _fresh_store(monkeypatch)
+    at = _app(map=str(tmp_path / "map.json"))
+    _no_exception(at)
+    (evaluated,) = store._entries.values()
+    engine = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_a.json"), label_map=mapping)
+    assert np.array_equal(evaluated.evaluation.matrices.full.confusion, engine.matrices.full.confusion)
+    assert [w.to_json() for w in evaluated.evaluation.warnings] == [w.to_json() for w in engine.warnings]
+    assert "label map key 'No such class'" in evaluated.evaluation.warnings[0].message
+    original, _ = load_pair(DEMO / "reference.json", DEMO / "model_a.json")
+    for page_id in ("report-a/p1", "paper-b/p1"):  # boxes drawn with the labels the matrix counted
+        assert evaluated.reference_page(page_id).labels == [mapping.get(label, label) for label in original.pages[
+            original.page_ids().index(page_id)].labels]
+    drawn = {label for page_id in engine.page_ids for label in evaluated.reference_page(page_id).labels}
+    assert "Title" not in drawn and "Section-header" in drawn  # once: Title became Section-header, not Text
+    assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", *[c for c in engine.matrices.full.rows[1:]]]
+
+
+def test_each_model_keeps_its_own_title_when_both_are_the_same_file(monkeypatch):
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, "/")
+    _fresh_store(monkeypatch)
+    model = str(DEMO / "model_a.json")
+    at = _app(src="path", ref=str(DEMO / "reference.json"), a=model, b=model)
+    at.switch_page("app_pages/compare.py").run()
+    _no_exception(at)
+    titles = [chart["layout"]["title"]["text"].split(": ", 1)[1] for chart in _charts(at)[:2]]
+    assert titles == ["model A (model_a)", "model B (model_a)"]
+
+
+class CountingColumns(PageColumns):
+    """Page columns that count the pages made from them."""
+
+    made = 0
+
+    def __getitem__(self, position):
+        CountingColumns.made += 1
+        return super().__getitem__(position)
+
+
+def test_pages_are_made_one_at_a_time_on_demand():
+    pages = [Page(f"p{k}", 100, 50, ["Text"], [[k, 0, k + 10, 10]]) for k in range(1000)]
+    reference = LayoutSet("gt", CountingColumns.from_pages(pages))
+    prediction = LayoutSet("model", CountingColumns.from_pages(pages[::-1]))
+    CountingColumns.made = 0
+    evaluated = evaluations.Evaluated("model A", reference, prediction, evaluation=None)
+    assert evaluated.reference_page("p7").bboxes.tolist() == [[7, 0, 17, 10]]
+    assert evaluated.prediction_page("p7").id == "p7" and evaluated.prediction_page("nowhere") is None
+    assert CountingColumns.made == 2
