@@ -372,3 +372,27 @@ def test_dataset_errors_name_the_file(tmp_path):
     (dataset_dir / "annotations" / f"{docid}.json").unlink()
     with pytest.raises(InputError, match=f"document {docid} is listed in the split but has no such file"):
         load_dataset(dataset_dir, split)
+
+
+def test_a_repeated_docid_is_one_document_and_a_warning(tmp_path):
+    _skip_without_vectors()
+    case = next(c for c in CASES if c["name"] == "kile_perfect_localization")
+    dataset_dir, files = write_case(case, tmp_path)
+    split, docids = case["dataset"]["split"], case["dataset"]["docids"]
+    once = score_docile(dataset_dir, split, files["kile"])
+    (dataset_dir / f"{split}.json").write_text(json.dumps([*docids, docids[0]]))
+    twice = score_docile(dataset_dir, split, files["kile"])
+    assert twice.kile.metrics() == once.kile.metrics() and twice.to_json() == once.to_json()
+    assert load_dataset(dataset_dir, split).docids == docids
+    assert twice.warnings == [f"the split lists document {docids[0]} 2 times; it is scored once"] and once.warnings == []
+
+
+def test_predictions_in_pythons_json_dialect_with_unknown_keys_are_read_as_officially(tmp_path):
+    path = tmp_path / "kile.json"
+    path.write_text('{"d": [{"bbox": [0, 0, 1, 1], "page": 0, "fieldtype": "x", "score": Infinity, "extra": 1}]}')
+    warnings: list[str] = []
+    (field,) = load_predictions(path, warnings)["d"]
+    assert (field.score, field.fieldtype, field.bbox) == (math.inf, "x", (0.0, 0.0, 1.0, 1.0))
+    assert warnings == [f"{path}: unknown field key(s) 'extra' ignored, as docile-benchmark ignores them"]
+    path.write_text('{"d": [{"bbox": [0, 0, 1, 1], "page": 0, "fieldtype": "x"}]}')
+    assert load_predictions(path, warnings)["d"][0].score is None and len(warnings) == 1  # the strict fast path

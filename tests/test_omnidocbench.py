@@ -375,3 +375,37 @@ def test_tore_runs_in_dual_taxonomy_mode_on_the_demo(prediction_file):
     )
     assert evaluation.pixels == sum(int(page.width) * int(page.height) for page in gt.pages)
     assert evaluation.warnings == []  # every box lies inside its (swap-corrected) page
+
+
+def test_keys_the_official_evaluator_does_not_read_are_skipped(tmp_path, reference):
+    """OmniDocBench files carry more than scoring reads (and versions add keys): they are not errors."""
+    data = load_shared_json(*DEMO, "OmniDocBench_demo.json")
+    data[0]["page_info"]["new_in_v2"] = {"anything": [1]}
+    data[0]["layout_dets"][0]["reviewer"] = "x"
+    data[0]["future_section"] = []
+    again = load_reference(write_json(tmp_path / "gt.json", data))
+    assert [page.blocks for page in again.pages] == [page.blocks for page in reference.pages]
+    official_file = shared_path(*DEMO, "pred_layout_detection", "detection_prediction.json")
+    official = load_shared_json(*DEMO, "pred_layout_detection", "detection_prediction.json")
+    official["results"][0]["extra"] = "not read"
+    official["model"] = "unnamed"
+    prediction = load_layout_prediction(write_json(tmp_path / "pred.json", official), reference)
+    expected = load_layout_prediction(official_file, reference)
+    assert prediction.box_count == expected.box_count == 436
+    assert [page.labels for page in prediction.pages] == [page.labels for page in expected.pages]
+
+
+def test_layout_predictions_are_layout_pages_in_the_reference_frame(reference):
+    from tore_engine.layout import Page
+
+    prediction = load_layout_prediction(shared_path(*DEMO, "pred_layout_detection", "detection_prediction.json"), reference)
+    assert all(isinstance(page, Page) for page in prediction.pages)
+    assert [(p.id, p.width, p.height) for p in prediction.pages] == [(p.id, p.width, p.height) for p in reference.pages]
+    assert prediction.pages[0].image.path == reference.pages[0].image_path and prediction.has_scores
+
+
+def test_a_markdown_entry_that_is_a_folder_is_an_input_error(tmp_path, reference):
+    (tmp_path / f"{reference.pages[0].stem}.md").mkdir()
+    with pytest.raises(InputError, match="is a folder; expected a file") as error:
+        load_markdown_predictions(tmp_path, reference)
+    assert error.value.file == str(tmp_path / f"{reference.pages[0].stem}.md")

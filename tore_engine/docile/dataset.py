@@ -13,6 +13,7 @@ of a field is dropped with a warning ("do not fail on extra keys, only warn", th
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,7 +137,7 @@ def load_documents(dataset_dir: str | Path, docids: list[str], split: str = "") 
     docid, so a repeated document counts once there too.
     """
     root = _dataset_root(dataset_dir)
-    warnings = [f"the split lists document {docid} {count} times; it is scored once" for docid, count in _repeats(docids)]
+    warnings = [f"the split lists document {docid} {count} times; it is scored once" for docid, count in Counter(docids).items() if count > 1]
     documents = [_load_document(root, docid, warnings) for docid in dict.fromkeys(docids)]
     return DocileDataset(f"{root.resolve().name}:{split}", split, root, documents, warnings)
 
@@ -146,13 +147,6 @@ def _dataset_root(dataset_dir: str | Path) -> Path:
     if not root.is_dir():
         raise InputError("DocILE dataset folder not found", file=str(root))
     return root
-
-
-def _repeats(docids: list[str]) -> list[tuple[str, int]]:
-    counts: dict[str, int] = {}
-    for docid in docids:
-        counts[docid] = counts.get(docid, 0) + 1
-    return [(docid, count) for docid, count in counts.items() if count > 1]
 
 
 def _document_file(root: Path, folder: str, docid: str, suffix: str) -> Path:
