@@ -15,7 +15,8 @@ wheel cache) and records:
   onnxruntime (the reason for PyMuPDF < 2).
 
 Besides the extras, it measures PyMuPDF alone at several versions (`pymupdf==X` in a bare venv),
-and `before`: the single dependency list of tore-studio before issue 12, for comparison.
+`app without scores` (what the `scores` extra inside `app` costs), and `before`: the single
+dependency list of tore-studio before issue 12, for comparison.
 Prints a Markdown table, and writes the raw numbers as JSON with `--json`.
 """
 
@@ -50,6 +51,8 @@ def targets(wheel: Path) -> dict[str, list[str]]:
     for extra in EXTRAS[1:]:
         if extra in provided:
             found[extra] = [f"{wheel}[{extra}]"]
+    # The app without the scorers its Scores page runs: what the `scores` in `app` costs.
+    found["app without scores"] = [str(wheel), *extra_requirements(wheel, "app", without="tore-studio")]
     found["before"] = BEFORE
     for version in PYMUPDF_VERSIONS:
         found[f"pymupdf=={version}"] = [f"pymupdf=={version}"]
@@ -63,6 +66,22 @@ def wheel_extras(wheel: Path) -> set[str]:
         name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         lines = archive.read(name).decode().splitlines()
     return {line.split(":", 1)[1].strip() for line in lines if line.startswith("Provides-Extra:")}
+
+
+def extra_requirements(wheel: Path, extra: str, without: str) -> list[str]:
+    """The requirements of one extra, as `name specifier` strings, leaving out `without`."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = archive.read(name).decode().splitlines()
+    found = []
+    for line in lines:
+        if line.startswith("Requires-Dist:") and f'extra == "{extra}"' in line:
+            requirement = line.split(":", 1)[1].split(";")[0].strip()
+            if not requirement.startswith(without):
+                found.append(requirement)
+    return found
 
 
 def pip_env() -> dict[str, str]:
