@@ -18,6 +18,7 @@ from scores_apptest import assert_no_exception, open_scores_page
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_figures_docile import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
 from tore_engine.studio.score_panels.docile import _shown, prediction_file, score, Inputs
 from tore_engine.docile import evaluate, load_dataset, score_docile
@@ -142,7 +143,7 @@ def test_without_the_sample_the_panel_says_so_and_refuses_paths_outside_the_root
     assert not at.metric
     at.text_input(key="docile_dir").set_value("../elsewhere").run()
     assert_no_exception(at)
-    assert any("outside the data root" in error.value for error in at.error)
+    assert any(plain_for_markdown("is outside the folder it must stay in (the data root") in error.value for error in at.error)
 
 
 def test_prediction_files_on_the_server_are_scored_and_bad_ones_reported(tmp_path, monkeypatch):
