@@ -74,6 +74,12 @@ def test_a_configured_scheduler_is_chosen_by_name_and_gives_the_local_numbers(mo
         assert np.array_equal(evaluated.evaluation.matrices.full.confusion, local.matrices.full.confusion)
 
 
+def test_a_malformed_scheduler_secret_is_skipped():
+    at = _app(secrets={compute.SCHEDULERS_SECRET: "tcp://10.0.0.2:8786"})
+    _no_exception(at)
+    assert not at.error and any("No Dask scheduler is configured" in caption.value for caption in at.sidebar.caption)
+
+
 def test_schedulers_also_come_from_the_secrets(monkeypatch):
     monkeypatch.setenv(compute.SCHEDULERS_VARIABLE, "lab=tcp://10.0.0.1:8786")
     at = _app(secrets={compute.SCHEDULERS_SECRET: {"gpu": "tcp://10.0.0.2:8786", "lab": "tcp://10.0.0.3:8786"}})

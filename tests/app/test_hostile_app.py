@@ -19,7 +19,7 @@ from PIL import Image
 from test_pages import DEMO, _app, _charts, _no_exception
 
 from tore_engine.layout import Page, PageImage
-from tore_engine.studio import evaluations, page_images, uploads
+from tore_engine.studio import evaluations, figures, page_images, uploads
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.plain_text import plain_for_markdown, plain_for_plotly
 
@@ -279,13 +279,17 @@ def test_a_fifo_typed_as_a_path_is_refused_without_hanging(tmp_path, monkeypatch
     ]
 
 
-def test_an_unexpected_error_is_a_short_message_without_a_traceback(monkeypatch):
+@pytest.mark.parametrize("where", ["page", "fragment"])
+def test_an_unexpected_error_is_a_short_message_without_a_traceback(monkeypatch, where):
     def broken(*_args, **_kwargs):
         raise RuntimeError("/very/secret/server/path exploded")
 
     store = evaluations.EvaluationStore()
     monkeypatch.setattr(evaluations, "evaluation_store", lambda: store)
-    monkeypatch.setattr(evaluations, "load_pair", broken)
+    if where == "page":  # loading fails: the page's own guard
+        monkeypatch.setattr(evaluations, "load_pair", broken)
+    else:  # drawing the matrix fails: the guard of the matrix fragment
+        monkeypatch.setattr(figures, "matrix_heatmap", broken)
     at = _app()
     _no_exception(at)
     assert [error.value for error in at.error] == [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from concurrent.futures import Executor
 
 import streamlit as st
@@ -39,9 +40,13 @@ def _from_environment() -> dict[str, str]:
 
 
 def _from_secrets() -> dict[str, str]:
+    """The `[dask_schedulers]` table of `name = "address"` lines; anything else is skipped (and logged)."""
     if not st.secrets.load_if_toml_exists():
         return {}
     table = st.secrets.get(SCHEDULERS_SECRET, {})
+    if not isinstance(table, Mapping):
+        _log.warning("secrets: %s must be a table of name = \"address\"; skipped", SCHEDULERS_SECRET)
+        return {}
     return {str(name): str(address) for name, address in table.items()}
 
 
