@@ -22,7 +22,7 @@ from tore_engine import kernel
 from tore_engine.algorithm1 import ExactCounts, cell_values_by_page, contribution_entries, exact_integers, reduced_counts
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.evaluation import DatasetEvaluation
-from tore_engine.layout import LayoutSet, Page
+from tore_engine.layout import LayoutSet, Page, PagePart, PageSource, page_source
 from tore_engine.matrices import ToreMatrices
 from tore_engine.raster import PairTable, PixelExtents, label_sets, pair_table
 from tore_engine.taxonomy import Taxonomy, apply_label_map, label_map_warnings, resolve_taxonomy
@@ -94,10 +94,10 @@ def numpy_cells(tasks: list[PageTask], class_count: int) -> kernel.Cells:
     return bounds, cells, values, reduced, ExactCounts.summed(class_count, denominator, row, column, numerator)
 
 
-def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy) -> BatchOutcome:
-    """A worker's unit of work: prepare each page, evaluate them all with the compiled page kernel
-    or, when it declines (`kernel.evaluate`), the NumPy path (to the same bits), and split the
-    results by page."""
+def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, box_indices: list[dict] | None = None) -> BatchOutcome:
+    """Evaluate pages: prepare each, evaluate them all with the compiled page kernel or, when it
+    declines (`kernel.evaluate`), the NumPy path (to the same bits), and split the results by page.
+    `box_indices` maps each page's boxes back to the file's, per side, when some were dropped."""
     class_count = taxonomy.size
     prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
     tasks = [task for task, _ in prepared]
@@ -107,8 +107,10 @@ def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy) ->
         PageOutcome(task.width * task.height, cells[start:end].astype(np.int32), values[start:end], reduced[k])
         for k, (task, start, end) in enumerate(zip(tasks, bounds[:-1], bounds[1:]))
     ]
-    warnings = [warning for _, page_warnings in prepared for warning in page_warnings]
-    return BatchOutcome(outcomes, counts, warnings)
+    page_warnings = [warnings for _, warnings in prepared]
+    if box_indices is not None:
+        page_warnings = [_original_boxes(warnings, kept) for warnings, kept in zip(page_warnings, box_indices)]
+    return BatchOutcome(outcomes, counts, [warning for warnings in page_warnings for warning in warnings])
 
 
 # --- preparing pages -----------------------------------------------------------------------------
@@ -151,9 +153,9 @@ def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -
     return task, warnings
 
 
-def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[Iterator[tuple[Page, Page | None]], list[InputWarning]]:
-    """Reference pages in file order, each with its prediction page (by id) or None, made one at
-    a time; and the warnings for prediction pages that no reference page has."""
+def pair_positions(reference: LayoutSet, prediction: LayoutSet) -> tuple[np.ndarray, list[InputWarning]]:
+    """For each reference page in file order, the position of its prediction page (by id), or -1;
+    and the warnings for prediction pages that no reference page has."""
     reference_ids = set(reference.page_ids())
     position = {page_id: index for index, page_id in enumerate(prediction.page_ids())}
     unscored = [
@@ -161,10 +163,34 @@ def pair_pages(reference: LayoutSet, prediction: LayoutSet) -> tuple[Iterator[tu
         for page_id in position
         if page_id not in reference_ids
     ]
-    pairs = (
-        (page, prediction.pages[position[page.id]] if page.id in position else None) for page in reference.pages
-    )
-    return pairs, unscored
+    matched = np.fromiter((position.get(page_id, -1) for page_id in reference.page_ids()), dtype=np.int64, count=len(reference.pages))
+    return matched, unscored
+
+
+@dataclass(frozen=True)
+class PageBatch:
+    """One task: a run of reference pages and their predictions, as page parts (columns, or byte
+    ranges of the files they are in: a worker reads them itself), never as Page objects."""
+
+    reference: PagePart
+    prediction: PagePart
+    matched: np.ndarray  # (pages,) the position in `prediction` of each reference page's prediction, or -1
+    min_score: float | None = None
+
+    def pairs(self) -> Iterator[tuple[Page, Page | None]]:
+        references, predictions = self.reference.columns(), self.prediction.columns()
+        for k, match in enumerate(self.matched.tolist()):
+            yield references[k], predictions[match] if match >= 0 else None
+
+
+def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, min_score: float | None) -> Iterator[PageBatch]:
+    """The evaluation's tasks, made only as they are sent."""
+    for start in range(0, len(matched), size):
+        chosen = matched[start : start + size]
+        present = chosen[chosen >= 0]
+        local = np.full(len(chosen), -1, dtype=np.int64)
+        local[chosen >= 0] = np.arange(len(present))
+        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score)
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -178,78 +204,82 @@ def _checked_threshold(min_score: float) -> float:
     return float(min_score)
 
 
-Kept = dict[tuple[str, str], np.ndarray]  # (page id, side) -> original indices of the boxes kept
+def _above_score(page: Page | None, page_id: str, side: str, threshold: float | None, warnings: list[InputWarning]) -> tuple[Page | None, np.ndarray | None]:
+    """The page without the boxes scored below `threshold`, with a warning when it lost some, and
+    the original indices of the boxes kept (for the page's later box warnings)."""
+    if page is None or threshold is None:
+        return page, None
+    result, kept = page.above_score(threshold)
+    if kept is not None:
+        dropped = page.box_count - result.box_count
+        warnings.append(InputWarning(page_id, None, side, f"{dropped} boxes scored below {threshold} dropped (minimum score)"))
+    return result, kept
 
 
-def _above_score(pairs: Iterator[tuple[Page, Page | None]], threshold: float, warnings: list[InputWarning], kept: Kept) -> Iterator[tuple[Page, Page | None]]:
-    """Each pair without the boxes scored below `threshold`: a warning for each page and side that
-    lost some, and in `kept` the original indices of the boxes left, for later box warnings."""
-
-    def filtered(page: Page | None, page_id: str, side: str) -> Page | None:
-        if page is None:
-            return None
-        result, indices = page.above_score(threshold)
-        if indices is not None:
-            kept[page_id, side] = indices
-            dropped = page.box_count - result.box_count
-            warnings.append(InputWarning(page_id, None, side, f"{dropped} boxes scored below {threshold} dropped (minimum score)"))
-        return result
-
-    for reference, prediction in pairs:
-        yield filtered(reference, reference.id, "reference"), filtered(prediction, reference.id, "prediction")
+def _original_boxes(warnings: list[InputWarning], kept: dict[str, np.ndarray | None]) -> list[InputWarning]:
+    """Box warnings of a page that lost boxes to the minimum score, with each box's index in the file."""
+    return [
+        replace(warning, box=int(kept[warning.side][warning.box])) if warning.box is not None and kept.get(warning.side) is not None else warning
+        for warning in warnings
+    ]
 
 
-def _original_box(warning: InputWarning, kept: Kept) -> InputWarning:
-    """A box warning on a page that lost boxes to the minimum score, with the box's index in the file."""
-    indices = kept.get((warning.page, warning.side))
-    return warning if indices is None or warning.box is None else replace(warning, box=int(indices[warning.box]))
+def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
+    """A worker's unit of work: read the batch's pages (from columns, or from their files), drop
+    low scores, and evaluate them."""
+    pairs, warnings, box_remaps = [], [], []
+    for reference, prediction in batch.pairs():
+        reference, kept_reference = _above_score(reference, reference.id, "reference", batch.min_score, warnings)
+        prediction, kept_prediction = _above_score(prediction, reference.id, "prediction", batch.min_score, warnings)
+        pairs.append((reference, prediction))
+        box_remaps.append({"reference": kept_reference, "prediction": kept_prediction})
+    outcome = evaluate_batch(pairs, taxonomy, box_remaps if batch.min_score is not None else None)
+    return replace(outcome, warnings=warnings + outcome.warnings)
 
 
 # --- running -------------------------------------------------------------------------------------
 
 
-def _page_batches(pairs: Iterator[tuple[Page, Page | None]], size: int) -> Iterator[list[tuple[Page, Page | None]]]:
-    """Page pairs in batches, made only as batches are sent, so a large dataset is never held twice.
-    Workers prepare their pages themselves: the driver only pairs and sends."""
-    batch: list[tuple[Page, Page | None]] = []
-    for pair in pairs:
-        batch.append(pair)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def _batch_size(pages: int, workers: int) -> int:
-    """Several pages a task: a page costs about a millisecond, far less than a task's overhead."""
+    """Several pages a task: a page costs well under a millisecond, far less than a task's overhead."""
     return max(1, min(256, math.ceil(pages / (max(workers, 1) * 8))))
 
 
-def _run_batches(batches: Iterator[list[tuple[Page, Page | None]]], total: int, taxonomy: Taxonomy, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
+def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
     """Outcomes in batch order, whatever the order in which they complete; at most `in_flight`
-    batches are pending at once."""
+    batches are pending at once. Bad input found by a worker ends the run with the error of the
+    earliest batch, so the message is the same for any number of workers."""
     outcomes: dict[int, BatchOutcome] = {}
+    errors: dict[int, InputError] = {}
     pending: dict[Future, int] = {}
     done = 0
 
-    def record(position: int, outcome: BatchOutcome) -> None:
+    def record(position: int, future: Future | None, batch: PageBatch | None = None) -> None:
         nonlocal done
+        try:
+            outcome = evaluate_task(batch, taxonomy) if future is None else future.result()
+        except InputError as error:
+            errors[position] = error
+            return
         outcomes[position] = outcome
         done += len(outcome.pages)
         if progress:
             progress(done, total)
 
     for position, batch in enumerate(batches):
+        if errors:
+            break  # no new work after bad input; the batches already running finish
         if executor is None:
-            record(position, evaluate_batch(batch, taxonomy))
+            record(position, None, batch)
             continue
-        pending[executor.submit(evaluate_batch, batch, taxonomy)] = position
+        pending[executor.submit(evaluate_task, batch, taxonomy)] = position
         if len(pending) >= in_flight:
             for future in wait(pending, return_when=FIRST_COMPLETED).done:
-                record(pending.pop(future), future.result())
+                record(pending.pop(future), future)
     for future in as_completed(list(pending)):
-        record(pending.pop(future), future.result())
+        record(pending.pop(future), future)
+    if errors:
+        raise errors[min(errors)]
     return [outcomes[position] for position in range(len(outcomes))]
 
 
@@ -293,20 +323,18 @@ def evaluate_dataset(
     reference = apply_label_map(reference, label_map)
     prediction = apply_label_map(prediction, label_map)
     resolved = resolve_taxonomy(reference, prediction, taxonomy)
-    pairs, unscored = pair_pages(reference, prediction)
+    matched, unscored = pair_positions(reference, prediction)
     warnings = unused_keys + _sided(reference.warnings, "reference") + _sided(prediction.warnings, "prediction") + unscored
-    kept: Kept = {}
-    if min_score is not None:
-        pairs = _above_score(pairs, _checked_threshold(min_score), warnings, kept)
+    threshold = None if min_score is None else _checked_threshold(min_score)
     page_count = len(reference.pages)
-    batches = _page_batches(pairs, _batch_size(page_count, workers))
+    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold)
     in_flight = max(16, 4 * workers)
     if executor is None and workers > 1 and page_count > 1:
         with worker_pool(workers) as pool:
             outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
     else:
         outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
-    warnings += [_original_box(warning, kept) for outcome in outcomes for warning in outcome.warnings]
+    warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     return _assemble(resolved, reference.page_ids(), outcomes, warnings)
 
 

@@ -10,6 +10,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(32), 127] if chr(code) != " "}
+_CONTROL.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def one_line(text: str) -> str:
+    """`text` with control characters written as escapes: a message quoting input (a key, a label, a
+    file name) stays one line and cannot move the terminal's cursor."""
+    return text.translate(_CONTROL)
+
+
 class InputError(Exception):
     """Bad input: names the file, the page id, the box index and what is wrong."""
 
@@ -36,7 +46,7 @@ class InputError(Exception):
         if self.box is not None:
             where.append(f"box {self.box}")
         prefix = ", ".join(where)
-        return f"{prefix}: {self.problem}" if prefix else self.problem
+        return one_line(f"{prefix}: {self.problem}" if prefix else self.problem)
 
     def __reduce__(self):
         """Keep every field when the error crosses a process boundary (a worker's failure)."""

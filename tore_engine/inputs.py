@@ -448,9 +448,10 @@ class SchemaError(InputError):
 
 def _readable(detail: str) -> str:
     """msgspec's messages in our words."""
+    for pattern, word in ((r"Object contains unknown field `(.*)`", "unknown"), (r"Object missing required field `(.*)`", "missing")):
+        if (match := re.fullmatch(pattern, detail, re.DOTALL)) is not None:
+            return f"{word} key {match.group(1)!r}"
     replacements = (
-        (r"Object contains unknown field `(.*)`", r"unknown key '\1'"),
-        (r"Object missing required field `(.*)`", r"missing key '\1'"),
         (r"Expected `array` of length (\d+), got (\d+)", r"expected a list of \1 numbers, got \2 values"),
         (r"Expected `array` of length (\d+)$", r"expected a list of \1 numbers"),
         (r"Expected `(.*?)`, got `(.*?)`", r"expected \1, got \2"),

@@ -9,9 +9,11 @@ downstream (rasterisation, the scorers' TORE conversion, the app's overlays) rea
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -147,7 +149,37 @@ def _as_float(value: object, key: str, page_id: str) -> float:
     return float(value)
 
 
-class PageColumns(Sequence):
+class PagePart(Protocol):
+    """Some pages of a layout set, sent to a worker: `columns` gives them (reading them from their
+    file, if that is where they still are)."""
+
+    def columns(self) -> "PageColumns": ...
+
+
+class PageSource(Sequence, ABC):
+    """A layout set's pages, however they are held: in columns (`PageColumns`), or still in their
+    file (a reader's lazy pages, which workers read themselves). The runner needs only these."""
+
+    ids: list[str]
+
+    @abstractmethod
+    def labels_in_use(self) -> list[str]: ...
+
+    @abstractmethod
+    def relabelled(self, label_map: dict[str, str]) -> "PageSource": ...
+
+    @abstractmethod
+    def validate(self) -> None: ...
+
+    @abstractmethod
+    def box_count(self) -> int: ...
+
+    @abstractmethod
+    def part(self, positions: np.ndarray) -> PagePart:
+        """The pages at `positions`, in that order, as a small picklable task part."""
+
+
+class PageColumns(PageSource):
     """Many pages held column-wise in a few large arrays: what the readers produce.
 
     A hundred thousand `Page` objects, each with its own small arrays, cost several times their
@@ -206,6 +238,29 @@ class PageColumns(Sequence):
 
     def labels_in_use(self) -> list[str]:
         return sorted({self.vocabulary[code] for code in np.unique(self.codes)})
+
+    def columns(self) -> "PageColumns":
+        return self
+
+    def box_count(self) -> int:
+        return int(self.offsets[-1])
+
+    def part(self, positions: np.ndarray) -> "PageColumns":
+        """The pages at `positions` as columns of their own (arrays only: cheap to send)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        starts, ends = self.offsets[positions], self.offsets[positions + 1]
+        counts = ends - starts
+        boxes = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
+        return PageColumns(
+            [self.ids[k] for k in positions.tolist()],
+            self.sizes[positions],
+            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            self.bboxes[boxes],
+            self.codes[boxes],
+            self.vocabulary,
+            None if self.scores is None else self.scores[boxes],
+            {new: self.images[old] for new, old in enumerate(positions.tolist()) if old in self.images},
+        )
 
     def relabelled(self, label_map: dict[str, str]) -> "PageColumns":
         """The same pages with labels renamed or merged (only the vocabulary changes)."""
@@ -274,7 +329,7 @@ class LayoutSet:
     def _validate(self) -> None:
         if not isinstance(self.name, str) or not self.name or unicode_problem(self.name) is not None:
             raise InputError(f"a layout set's name must be a non-empty string, got {self.name!r}")
-        if not isinstance(self.pages, PageColumns):
+        if not isinstance(self.pages, PageSource):
             self.pages = list(self.pages)
             if not all(isinstance(page, Page) for page in self.pages):
                 raise InputError("pages must be Page objects (tore_engine.Page)")
@@ -309,18 +364,23 @@ class LayoutSet:
 
     def labels_in_use(self) -> list[str]:
         """The sorted set of labels that occur in the boxes."""
-        if isinstance(self.pages, PageColumns):
+        if isinstance(self.pages, PageSource):
             return self.pages.labels_in_use()
         return sorted({label for page in self.pages for label in page.labels})
 
     def page_ids(self) -> list[str]:
-        return self.pages.ids if isinstance(self.pages, PageColumns) else [page.id for page in self.pages]
+        return self.pages.ids if isinstance(self.pages, PageSource) else [page.id for page in self.pages]
 
     def class_list(self) -> list[str]:
         """The declared taxonomy, else the sorted set of labels in use."""
         return list(self.taxonomy) if self.taxonomy is not None else self.labels_in_use()
 
     def box_count(self) -> int:
-        if isinstance(self.pages, PageColumns):
-            return int(self.pages.offsets[-1])
+        if isinstance(self.pages, PageSource):
+            return self.pages.box_count()
         return sum(page.box_count for page in self.pages)
+
+
+def page_source(layout: LayoutSet) -> PageSource:
+    """A layout set's pages as a `PageSource` (pages built by hand become columns)."""
+    return layout.pages if isinstance(layout.pages, PageSource) else PageColumns.from_pages(layout.pages)

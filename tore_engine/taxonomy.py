@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tore_engine.errors import InputError, InputWarning
-from tore_engine.layout import LayoutSet, PageColumns
+from tore_engine.layout import LayoutSet, PageSource
 from tore_engine.loaders import read_json
 
 BACKGROUND = "Background"
@@ -47,7 +47,7 @@ def apply_label_map(layout: LayoutSet, label_map: dict[str, str]) -> LayoutSet:
     """Rename or merge classes on one side, before evaluation; the declared order is kept."""
     if not label_map:
         return layout
-    if isinstance(layout.pages, PageColumns):
+    if isinstance(layout.pages, PageSource):
         pages = layout.pages.relabelled(label_map)
     else:
         pages = [replace(page, labels=[label_map.get(label, label) for label in page.labels]) for page in layout.pages]
