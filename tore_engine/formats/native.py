@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
@@ -139,7 +140,7 @@ class Document(msgspec.Struct, forbid_unknown_fields=True):
 def from_document(document: object, source: str = "<memory>") -> LayoutSet:
     """A layout set from an already parsed native document (a dict), checked as a file is."""
     try:
-        parsed = msgspec.convert(document, Document)
+        parsed = msgspec.convert(_plain(document), Document)
     except msgspec.ValidationError as error:
         located_error = schema_error(error, source)
         if located_error.location[:1] == ("pages",):
@@ -153,6 +154,17 @@ def from_document(document: object, source: str = "<memory>") -> LayoutSet:
     builder = ColumnsBuilder()
     add_pages(builder, parsed.pages, ImageFolder.beside(Path(source)), warnings)
     return LayoutSet(parsed.name or Path(source).stem, builder.build(), parsed.taxonomy, source, warnings)
+
+
+def _plain(value: object) -> object:
+    """NumPy scalars and arrays in a document built in Python, as the Python numbers JSON has."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    return value
 
 
 def _page_id_of(document: object, index: int | None) -> str | None:
