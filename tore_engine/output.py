@@ -25,7 +25,7 @@ PREVIOUS = "previous"  # inside the staging folder: the files being replaced, un
 
 def _problem(out: Path, error: OSError) -> InputError:
     where = f" ({error.filename})" if error.filename and Path(error.filename) != out else ""
-    return InputError(f"cannot write the results to --out {out}: {error.strerror or error}{where}")
+    return InputError(f"cannot write the results to --out {out}: {error.strerror or error}{where}; the files already there are unchanged")
 
 
 def _missing_folders(out: Path) -> list[Path]:

@@ -388,6 +388,22 @@ def test_stop_signals_stop_the_workers_with_a_one_line_message(long_run, tmp_pat
         stdout, stderr = process.communicate(timeout=WORKER_EXIT_BOUND_SECONDS)
     finally:
         wait_until_gone(workers)
-    assert process.returncode == 128 + number and stdout == ""
+    assert (process.returncode, stdout) == (128 + number, ""), stderr
     assert stderr == (f"tore: stopped by {name}\n" if name else "tore: interrupted\n")
     assert not (tmp_path / "o").exists()  # its staging folder removed, then the folder made for the run
+
+
+class SignalsWhenCollected:
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # handled inside this finaliser, where Python drops exceptions
+
+
+def test_a_stop_dropped_inside_a_finaliser_is_raised_again(files, tmp_path, monkeypatch):
+    def evaluate(*_, **__):
+        SignalsWhenCollected()
+        time.sleep(HANG_BOUND_SECONDS)
+        pytest.fail("the stop was lost")
+
+    monkeypatch.setattr("tore_engine.dataset.evaluate_dataset", evaluate)
+    assert run_cli("evaluate", *map(str, files), "--out", str(tmp_path / "o"), "--workers", "1") == (143, "", "tore: stopped by SIGTERM\n")
+    assert not (tmp_path / "o").exists()

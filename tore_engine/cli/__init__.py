@@ -9,6 +9,7 @@ full disk or a bug, ends as one paragraph on stderr, nothing on stdout and exit 
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import importlib
 import os
@@ -28,9 +29,9 @@ DEBUG_VARIABLE = "TORE_DEBUG"  # set to 1: print the traceback of an unexpected 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_BROKEN_PIPE = 128 + 13  # as a program killed by SIGPIPE
-# Signals that stop a command cleanly (workers stopped, temporary files removed); SIGINT is
-# Python's KeyboardInterrupt already.
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+# Signals that stop a command cleanly (workers stopped, temporary files removed).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+STOP_RETRY_SECONDS = 0.05  # a stop that Python dropped (raised inside a finaliser) is raised again after this
 
 # (command group, module) in the order `tore --help` lists them.
 EVALUATE_MODULE = "tore_engine.cli.evaluate"
@@ -67,8 +68,49 @@ class Stopped(BaseException):
         self.signum = signum
 
 
-def _raise_stopped(signum: int, _frame) -> NoReturn:
-    raise Stopped(signum)
+def _signal_main_thread(signum: int) -> None:
+    """Deliver `signum` to the main thread itself, so that a blocking wait there ends too."""
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident, signum)
+    else:
+        _thread.interrupt_main(signum)
+
+
+class _StopHandler:
+    """Turns a stop signal into `Stopped` in the main thread. Python drops an exception raised while
+    a finaliser or an at-fork hook runs (after printing "Exception ignored"): such a stop is raised
+    again a moment later, without the message; a command that finished all the same still ends as
+    stopped."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._retry: threading.Timer | None = None
+        self._unraisable_hook = sys.unraisablehook
+
+    def __call__(self, signum: int, _frame) -> NoReturn:
+        self.signum = signum
+        raise Stopped(signum)
+
+    def unraisable(self, info) -> None:
+        if not isinstance(info.exc_value, Stopped):
+            self._unraisable_hook(info)
+            return
+        self._retry = threading.Timer(STOP_RETRY_SECONDS, _signal_main_thread, args=(info.exc_value.signum,))
+        self._retry.daemon = True
+        self._retry.start()
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {number: signal.signal(number, self) for number in STOP_SIGNALS}
+        sys.unraisablehook = self.unraisable
+        try:
+            yield
+        finally:
+            if self._retry is not None:
+                self._retry.cancel()
+            sys.unraisablehook = self._unraisable_hook
+            for number, former in previous.items():
+                signal.signal(number, former)
 
 
 @contextmanager
@@ -76,12 +118,11 @@ def _signals_stop_the_command() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():  # only the main thread may
         yield
         return
-    previous = {number: signal.signal(number, _raise_stopped) for number in STOP_SIGNALS}
-    try:
+    handler = _StopHandler()
+    with handler.installed():
         yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+    if handler.signum is not None:
+        raise Stopped(handler.signum)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,9 +184,11 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one `tore` command; usage errors leave through argparse (exit 2, one line), everything
+    else through this guard."""
     try:
         with _signals_stop_the_command():
+            args = build_parser().parse_args(argv)
             code = int(args.func(args) or 0)
             sys.stdout.flush()  # a closed stdout must fail here, inside the guard
         return code
@@ -153,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except Stopped as stop:
-        _say(f"stopped by {signal.Signals(stop.signum).name}")
+        _say("interrupted" if stop.signum == signal.SIGINT else f"stopped by {signal.Signals(stop.signum).name}")
         return 128 + stop.signum
     except KeyboardInterrupt:
         _say("interrupted")
