@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import shared_path, write_json
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, DoclingDocument, ImageRef, ProvenanceItem, Size
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from tore_engine.errors import InputError
@@ -139,6 +141,12 @@ def test_the_base_document_is_valid(tmp_path):
     assert (page.id, page.labels, page.bboxes.tolist()) == ("d/1", ["text"], [[1, 1, 5, 8]])
 
 
+def test_a_box_docling_core_clamps_to_its_page_is_listed_in_warnings(tmp_path):
+    layout = load(write_json(tmp_path / "d.json", changed(lambda d: d["texts"][0]["prov"][0]["bbox"].update(r=50))))
+    assert layout.pages[0].bboxes.tolist() == [[1, 1, 10, 8]]  # r clamped to the page width by docling-core
+    assert [(w.page, w.message.startswith("docling-core: ") and "outside page bounds" in w.message) for w in layout.warnings] == [("d/1", True)]
+
+
 @pytest.mark.parametrize(
     "document, problem",
     [
@@ -175,3 +183,34 @@ def test_two_documents_of_one_name_in_a_folder_are_an_error(tmp_path):
     write_json(tmp_path / "b.json", BASE)
     with pytest.raises(InputError, match="a.json and b.json are both named 'd': their page ids would be the same"):
         load(tmp_path, format="docling")
+
+
+HOSTILE = [None, -1, 0, 2**70, 1e308, "", "x", "#/texts/0", [], {}, [1, 2], True, {"$ref": "#/body"}, {"$ref": "#/texts/0"}]
+
+
+def paths_of(value, prefix=()):
+    yield prefix
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        yield from paths_of(child, (*prefix, key))
+
+
+def replaced(document: dict, path: tuple, value) -> dict:
+    document = copy.deepcopy(document)
+    target = document
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return document
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from([p for p in paths_of(BASE) if p]), st.sampled_from(HOSTILE))
+def test_a_mutated_document_loads_or_is_one_clear_error(tmp_path, path, value):
+    file = write_json(tmp_path / "m.json", replaced(BASE, path, value))
+    try:
+        layout = load(file, format="docling")
+    except InputError as error:
+        assert error.file == str(file) and "\n" not in error.paragraph()
+    else:
+        assert all(page.bboxes.shape == (page.box_count, 4) for page in layout.pages)

@@ -8,6 +8,8 @@ import shutil
 
 import pytest
 from conftest import shared_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.errors import InputError
@@ -97,3 +99,29 @@ def test_writing_refuses_what_doctags_cannot_name(tmp_path, page, problem):
     with pytest.raises(InputError) as caught:
         doctags.write(LayoutSet("m", [page]), tmp_path / "out")
     assert caught.value.problem.startswith(problem) and caught.value.page == page.id
+
+
+TOKENS = st.sampled_from(["<doctag>", "</doctag>", "<text>", "</text>", "<otsl>", "</otsl>", "<fcel>", "<nl>", "<logo>", "<picture>",
+                          "</picture>", "<loc_0>", "<loc_250>", "<loc_500>", "<loc_501>", "<loc_>", "</loc_1>", "<page_break>",
+                          "<", ">", "</", "x", " ", "\n", "<_Python_>", "<é>"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TOKENS, max_size=40))
+def test_any_token_soup_is_a_page_or_one_clear_error(tokens):
+    try:
+        labels, coordinates = doctags.parse("".join(tokens), "soup.dt")
+    except InputError as error:
+        assert "\n" not in error.paragraph() and error.paragraph().startswith("file soup.dt: line ")
+    else:
+        assert len(coordinates) == 4 * len(labels) and all(0 <= value <= 500 for value in coordinates)
+
+
+def test_hostile_sizes_take_one_linear_pass():
+    """Megabytes of what would make a backtracking pattern or a recursive parser struggle."""
+    for text in ("<" * 2_000_000, "<a" * 1_000_000, "<loc_1>" * 300_000, "<doctag>" + "<fcel>" * 500_000 + "</doctag>",
+                 "<doctag>" + "<text><loc_1><loc_2><loc_3><loc_4>x</text>" * 50_000 + "</doctag>"):
+        try:
+            doctags.parse(text, "big.dt")
+        except InputError as error:
+            assert "\n" not in error.paragraph()

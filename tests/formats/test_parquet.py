@@ -3,14 +3,17 @@ images read one cell at a time."""
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import subprocess
 import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import write_json
+from conftest import shared_path, write_json
+from PIL import Image
 
 from tore_engine.errors import InputError
 from tore_engine.formats import detect_format, load, optional_module, parquet
@@ -172,3 +175,15 @@ def test_native_pages_written_as_parquet_read_back_the_same(tmp_path):
     parquet.write(layout, tmp_path / "m.parquet")
     back = load(tmp_path / "m.parquet").pages[0]
     assert (back.id, back.width, back.labels, back.bboxes.tolist(), back.scores.tolist()) == ("a", 10.0, ["Text"], [[0.1, 0.2, 3.3, 4.4]], [0.9])
+
+
+def test_pdf_pages_are_written_as_png_bytes(tmp_path):
+    """A docling layout drawn from its PDFs, written with image_bytes: each page rendered at 144 dpi."""
+    documents, pdfs = shared_path("data", "layouts", "docling_documents", "heron"), shared_path("data", "layouts", "docling_two_layout_models", "pdfs")
+    layout = load(documents, page_images=pdfs)
+    parquet.write(layout, tmp_path / "heron.parquet", image_bytes=True)
+    back = load(tmp_path / "heron.parquet")
+    assert back.page_ids() == layout.page_ids() and back.box_count() == layout.box_count()
+    for page in back.pages:
+        with Image.open(io.BytesIO(read_image_bytes(page.image))) as image:
+            assert image.format == "PNG" and image.size == (math.ceil(page.width * 2), math.ceil(page.height * 2))

@@ -3,8 +3,9 @@ of them, read with docling-core (the maintained library that defines the format)
 
 - Page id `<document name>/<page_no>`; frame: the page's `size` in PDF points (1 point = 1 pixel).
 - One box per `prov` entry of every item that `iterate_items(traverse_pictures=True,
-  included_content_layers=<all layers>)` yields: body and furniture, and the text docling nests
-  inside pictures, as docling-eval's layout evaluators count it. Labels are the items' `label`
+  included_content_layers=<all layers>)` yields: the tree under `body`, items of every content
+  layer (page headers and footers are `furniture`), and the text docling nests inside pictures, as
+  docling-eval's layout evaluators count it. Labels are the items' `label`
   values (`text`, `section_header`, ...); boxes are turned to a top-left origin with the page height
   (`BoundingBox.to_top_left_origin`). Items without `prov` paint nothing. docling-core clamps a
   box that leaves its page while loading; when it warns (more than 1% outside), so does the report.
@@ -47,10 +48,10 @@ DATA_URI_PREFIX = "data:"
 PDF_MIMETYPE = "application/pdf"
 REF_KEY = "$ref"
 MAX_SHOWN_VALUE = 60  # characters of an offending value quoted in an error
-# Exceptions docling-core's validators and ref resolution raise on inconsistent documents, besides
-# pydantic's own: a `$ref` to no item, a tree that nests past the interpreter's recursion limit.
 ENUM_REPR = re.compile(r"<\w+\.\w+: ('[^']*')>")  # pydantic writes <DocItemLabel.TEXT: 'text'> for 'text'
 PAGE_IN_WARNING = re.compile(r"\bon page (\d+)\b")  # docling-core: "... coordinate r on page 3 is outside ..."
+# Exceptions docling-core's validators and ref resolution raise on inconsistent documents, besides
+# pydantic's own: a `$ref` to no item, a tree that nests past the interpreter's recursion limit.
 DOCUMENT_ERRORS = (ValueError, IndexError, KeyError, TypeError, AttributeError, RecursionError)
 
 PageImages = Callable[[int], PageImage | None]  # page_no -> the page's image
@@ -113,9 +114,9 @@ def _resolves(document: object, ref: str) -> bool:
     return True
 
 
-def _dangling_ref(data: bytes) -> str:
-    """Where the first `$ref` that points to no item is (docling-core only says 'list index out of
-    range'); the JSON is already bounded in depth, so the walk is too."""
+def _dangling_ref(data: bytes) -> str | None:
+    """The first `$ref` that points to no item, and where it is (docling-core only says 'list
+    index out of range'); the JSON is already bounded in depth, so the walk is too."""
     document = msgspec.json.decode(data)
     pending: list[tuple[tuple[str | int, ...], object]] = [((), document)]
     while pending:
@@ -124,26 +125,26 @@ def _dangling_ref(data: bytes) -> str:
             return f"{node[REF_KEY]!r} (at {path_text(steps)})"
         children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         pending += [((*steps, key), child) for key, child in reversed(list(children))]
-    return "none found"
+    return None
 
 
 def parse_document(data: bytes, source: str) -> tuple["DoclingDocument", list[str]]:
     """A DoclingDocument from JSON bytes, checked by the input layer and then by docling-core, and
-    the warnings docling-core gave while loading it (it clamps boxes that leave their page)."""
+    the user warnings docling-core gave while loading it (it clamps boxes that leave their page)."""
     scan_json(data, source)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             document = DoclingDocument.model_validate_json(data)
-        return document, [str(warning.message) for warning in caught]
+        return document, [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     except _pydantic.ValidationError as error:
         raise InputError(_validation_problem(error, data), file=source) from None
     except RecursionError:
         raise InputError("is not a valid DoclingDocument: its item tree nests too deeply", file=source) from None
-    except (IndexError, KeyError):
-        raise InputError(f"is not a valid DoclingDocument: a '$ref' points to no item: {_dangling_ref(data)}", file=source) from None
     except DOCUMENT_ERRORS as error:
-        raise InputError(f"is not a valid DoclingDocument ({type(error).__name__}: {error})", file=source) from None
+        dangling = _dangling_ref(data) if isinstance(error, (IndexError, KeyError)) else None
+        problem = f"a '$ref' points to no item: {dangling}" if dangling else f"({type(error).__name__}: {error})"
+        raise InputError(f"is not a valid DoclingDocument: {problem}", file=source) from None
 
 
 def loading_warnings(messages: list[str], document: "DoclingDocument", name: str) -> list[InputWarning]:

@@ -45,7 +45,8 @@ REQUIRED = ("id", "width", "height")
 OPTIONAL = ("boxes", "image", "image_bytes")
 BOX_FIELDS = ("label", "bbox", "score")
 IMAGE_BYTES = "image_bytes"
-ROWS_PER_GROUP = 256  # rows a written row group holds: bounds the image bytes held while writing
+ROWS_PER_GROUP = 65536  # rows a written row group holds
+ROWS_PER_GROUP_WITH_IMAGES = 64  # with image bytes: bounds the images held while writing, and read back for one
 DOCLING_EVAL_COLUMN = "GroundTruthDocument"
 
 
@@ -429,12 +430,13 @@ def _row_group(columns: PageColumns, start: int, end: int, folder: Path, image_b
 def write(layout: LayoutSet, path: Path, *, image_bytes: bool = False) -> None:
     """The layout as one Parquet file. Page images are written as `image` paths (relative to the
     file's folder when they lie inside it), or with `image_bytes=True` as the images' bytes (PDF
-    pages rendered to PNG), `ROWS_PER_GROUP` pages at a time so that only those are held."""
+    pages rendered to PNG), `ROWS_PER_GROUP_WITH_IMAGES` pages at a time so that only those are held."""
     path = Path(path)
     columns = layout.pages if isinstance(layout.pages, PageColumns) else PageColumns.from_pages(layout.pages)
     schema = _schema(layout, columns, image_bytes)
     folder = path.parent.resolve()
+    rows = ROWS_PER_GROUP_WITH_IMAGES if image_bytes else ROWS_PER_GROUP
     with pq.ParquetWriter(path, schema) as writer:
-        for start in range(0, max(len(columns), 1), ROWS_PER_GROUP):
-            end = min(start + ROWS_PER_GROUP, len(columns))
+        for start in range(0, max(len(columns), 1), rows):
+            end = min(start + rows, len(columns))
             writer.write_batch(pa.record_batch(_row_group(columns, start, end, folder, image_bytes), schema=schema))
