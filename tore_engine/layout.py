@@ -175,6 +175,10 @@ class PageSource(Sequence, ABC):
     def box_count(self) -> int: ...
 
     @abstractmethod
+    def first_uses_of(self, labels: set[str]) -> dict[str, tuple[str, int]]:
+        """Where each of `labels` first occurs, in page order: (page id, box index)."""
+
+    @abstractmethod
     def part(self, positions: np.ndarray) -> PagePart:
         """The pages at `positions`, in that order, as a small picklable task part."""
 
@@ -244,6 +248,13 @@ class PageColumns(PageSource):
 
     def box_count(self) -> int:
         return int(self.offsets[-1])
+
+    def first_uses_of(self, labels: set[str]) -> dict[str, tuple[str, int]]:
+        found = {}
+        for code, label in enumerate(self.vocabulary):
+            if label in labels and label not in found and len(boxes := np.flatnonzero(self.codes == code)):
+                found[label] = self._page_of_box(int(boxes[0]))
+        return dict(sorted(found.items(), key=lambda item: (self.ids.index(item[1][0]), item[1][1])))
 
     def part(self, positions: np.ndarray) -> "PageColumns":
         """The pages at `positions` as columns of their own (arrays only: cheap to send)."""
@@ -346,12 +357,9 @@ class LayoutSet:
     def _check_labels_declared(self) -> None:
         if self.taxonomy is None or set(self.taxonomy).issuperset(self.labels_in_use()):
             return
-        known, unknown = set(self.taxonomy), {}
-        for page in self.pages:
-            for index, label in enumerate(page.labels):
-                if label not in known and label not in unknown:
-                    unknown[label] = (page.id, index)
-        listed = "; ".join(f"{label!r} (first at page {page!r}, box {box})" for label, (page, box) in unknown.items())
+        unknown = set(self.labels_in_use()) - set(self.taxonomy)
+        uses = page_source(self).first_uses_of(unknown)
+        listed = "; ".join(f"{label!r} (first at page {page!r}, box {box})" for label, (page, box) in uses.items())
         raise InputError(f"labels not in the declared taxonomy: {listed}")
 
     @classmethod

@@ -16,7 +16,7 @@ import msgspec
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
-from tore_engine.formats.native import NativePage, add_pages, header_document, page_document
+from tore_engine.formats.native import NativePage, add_pages, page_image, header_document, page_document
 from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, decode_json, open_regular, scan_json
 from tore_engine.layout import LayoutSet
 
@@ -29,10 +29,10 @@ class JsonlHeader(msgspec.Struct, forbid_unknown_fields=True):
     taxonomy: list[str] | None = None
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Runs of whole lines, each with the number of its first line."""
+def _chunks(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """Runs of whole lines, each with the number of its first line and its offset in the file."""
     descriptor = open_regular(path)
-    line, carry, total = 1, b"", 0
+    line, carry, total, offset = 1, b"", 0, 0
     with os.fdopen(descriptor, "rb") as handle:
         while block := handle.read(CHUNK_BYTES):
             total += len(block)
@@ -43,11 +43,12 @@ def _chunks(path: Path) -> Iterator[tuple[int, bytes]]:
             if not cut and len(text) > MAX_LINE_BYTES:
                 raise InputError(f"line {line} is longer than {MAX_LINE_BYTES:,} bytes", file=str(path))
             if cut:
-                yield line, text[:cut]
+                yield line, offset, text[:cut]
                 line += text.count(b"\n", 0, cut)
+                offset += cut
             carry = text[cut:]
     if carry.strip():
-        yield line, carry
+        yield line, offset, carry
 
 
 def _is_header(line: bytes) -> bool:
@@ -55,31 +56,48 @@ def _is_header(line: bytes) -> bool:
     return bool(keys) and "id" not in keys
 
 
+def _lines(first_line: int, offset: int, chunk: bytes) -> tuple[list[int], list[tuple[int, int]], list[bytes]]:
+    """The chunk's non-blank lines: their numbers, byte spans in the file, and bytes."""
+    numbers, spans, lines, start = [], [], [], 0
+    for number, line in enumerate(chunk.split(b"\n"), start=first_line):
+        if line.strip():
+            numbers.append(number)
+            spans.append((offset + start, offset + start + len(line)))
+            lines.append(line)
+        start += len(line) + 1
+    return numbers, spans, lines
+
+
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
-    """A JSON Lines file of pages."""
+    """A JSON Lines file of pages; a large one as an index whose pages workers read (`formats.lazy`)."""
+    from tore_engine.formats.lazy import LAZY_BYTES, IndexBuilder, PageIndex
+
     source = str(path)
+    indexed = Path(path).stat().st_size >= LAZY_BYTES
     images = ImageFolder.beside(path, page_images)
     warnings: list[InputWarning] = []
-    builder = ColumnsBuilder()
+    builder = IndexBuilder() if indexed else ColumnsBuilder()
     header = JsonlHeader()
-    for first_line, chunk in _chunks(path):
+    all_lines: list[int] = []
+    for first_line, offset, chunk in _chunks(path):
         scan_json(chunk, source)
-        numbers, lines = [], []
-        for offset, line in enumerate(chunk.split(b"\n")):
-            if line.strip():
-                numbers.append(first_line + offset)
-                lines.append(line)
+        numbers, spans, lines = _lines(first_line, offset, chunk)
         if first_line == 1 and lines and _first_is_header(lines[0], source):
             header = decode_json(lines[0], source, JsonlHeader)
-            numbers, lines = numbers[1:], lines[1:]
+            numbers, spans, lines = numbers[1:], spans[1:], lines[1:]
         if not lines:
             continue
         try:
-            pages = decode_json(b"[" + b",".join(lines) + b"]", source, list[NativePage])
+            pages = decode_json(b"[" + b",".join(lines) + b"]", source, list[PageIndex] if indexed else list[NativePage])
         except SchemaError as error:
             raise _located(error, numbers, source) from None
-        add_pages(builder, pages, images, warnings)
-    return LayoutSet(header.name or Path(path).stem, builder.build(), header.taxonomy, source, warnings)
+        if indexed:
+            builder.add(pages, spans, lambda page, page_id: page_image(page, images, page_id, warnings))
+            all_lines += numbers
+        else:
+            add_pages(builder, pages, images, warnings)
+    pages = builder.build(Path(path), lines=all_lines) if indexed else builder.build()
+    return LayoutSet(header.name or Path(path).stem, pages, header.taxonomy, source, warnings)
 
 
 def _first_is_header(line: bytes, source: str) -> bool:

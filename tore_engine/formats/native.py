@@ -64,8 +64,9 @@ def page_image(page: NativePage, images: ImageFolder, page_id: str, warnings: li
     return None
 
 
-def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: ImageFolder, warnings: list[InputWarning]) -> None:
-    """Append decoded pages to the columns."""
+def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: ImageFolder | None = None,
+              warnings: list[InputWarning] | None = None) -> None:
+    """Append decoded pages to the columns (with their page images, when `images` is given)."""
     for page in pages:
         page_id = str(page.id)
         boxes = page.boxes
@@ -76,7 +77,7 @@ def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: Imag
             [box.label for box in boxes],
             [value for box in boxes for value in box.bbox],
             [box.score for box in boxes],
-            page_image(page, images, page_id, warnings),
+            page_image(page, images, page_id, warnings) if images is not None else None,
         )
 
 
@@ -99,8 +100,6 @@ def located(error: SchemaError, item_spans: list[tuple[int, int]], first: int, d
 def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], source: str,
                  images: ImageFolder, warnings: list[InputWarning], builder: ColumnsBuilder) -> None:
     """Decode the array of page objects at `span` in batches into `builder`."""
-    if first_char(data, span[0]) != b"[":
-        raise InputError("'pages' must be a list of page objects", file=source)
     items = structure.array_items(*span)
     for first in range(0, len(items), PAGES_PER_BATCH):
         batch = items[first : first + PAGES_PER_BATCH]
@@ -112,21 +111,52 @@ def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], s
         add_pages(builder, pages, images, warnings)
 
 
-def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
-    """A native layout JSON text."""
+def _header(data: bytes, source: str) -> tuple[Header, JsonStructure, tuple[int, int]]:
     structure = scan_json(data, source)
     if first_char(data) != b"{":
         raise InputError("a layout JSON must be an object with 'pages' (formats.md section 1)", file=source)
     header = decode_json(data, source, Header)
+    span = structure.top_level_values()["pages"]
+    if first_char(data, span[0]) != b"[":
+        raise InputError("'pages' must be a list of page objects", file=source)
+    return header, structure, span
+
+
+def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
+    """A native layout JSON text."""
+    header, structure, span = _header(data, source)
     warnings: list[InputWarning] = []
     builder = ColumnsBuilder()
-    decode_pages(data, structure, structure.top_level_values()["pages"], source, images, warnings, builder)
+    decode_pages(data, structure, span, source, images, warnings, builder)
     return LayoutSet(header.name or Path(source).stem, builder.build(), header.taxonomy, source, warnings)
 
 
+def index(data: bytes, path: Path, images: ImageFolder) -> LayoutSet:
+    """A large native layout JSON text as an index: its pages stay in the file (`formats.lazy`)."""
+    from tore_engine.formats.lazy import IndexBuilder, PageIndex
+
+    source = str(path)
+    header, structure, span = _header(data, source)
+    items = structure.array_items(*span)
+    warnings: list[InputWarning] = []
+    builder = IndexBuilder()
+    for first in range(0, len(items), PAGES_PER_BATCH):
+        batch = items[first : first + PAGES_PER_BATCH]
+        try:
+            pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[PageIndex])
+        except SchemaError as error:
+            raise located(error, items, first, data) from None
+        builder.add(pages, batch, lambda page, page_id: page_image(page, images, page_id, warnings))
+    return LayoutSet(header.name or path.stem, builder.build(path), header.taxonomy, source, warnings)
+
+
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
-    """A native layout JSON file."""
-    return parse(read_bytes(path), str(path), ImageFolder.beside(path, page_images))
+    """A native layout JSON file; a large one as an index whose pages workers read (`formats.lazy`)."""
+    from tore_engine.formats.lazy import LAZY_BYTES
+
+    data = read_bytes(path)
+    images = ImageFolder.beside(path, page_images)
+    return index(data, Path(path), images) if len(data) >= LAZY_BYTES else parse(data, str(path), images)
 
 
 class Document(msgspec.Struct, forbid_unknown_fields=True):

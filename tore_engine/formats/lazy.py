@@ -1,0 +1,199 @@
+"""Pages left in their file until a worker reads them: large native JSON and JSON Lines files.
+
+The driver reads only an index of each page (its byte span, id, box labels and page image: what
+pairing, the taxonomy and the strict key rules need) and keeps no box. A task then carries the
+spans of its pages, a path and a few numbers, and the worker reads and decodes just those bytes
+into columns, checked as the whole-file reader checks them. So the driver's memory does not grow
+with the boxes, and with several workers (or a Dask cluster sharing the files at the same paths)
+the decoding is spread over them.
+
+Errors are the same as the whole-file reader's, in this order: the file's structure and keys (at
+load), then the pages' numbers (frames, coordinates), found when the pages are read; so with more
+than one problem in a file, a numeric one may be reported after a taxonomy problem.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from tore_engine.errors import InputError
+from tore_engine.inputs import SchemaError, decode_json, open_regular
+from tore_engine.layout import Page, PageColumns, PageImage, PageSource
+
+LAZY_BYTES = 64 * 2**20  # files from this size are read by their workers, page by page
+
+
+class BoxIndex(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A box as the index reads it: its label, the rest only checked for its keys."""
+
+    label: str
+    bbox: msgspec.Raw
+    score: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class PageIndex(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A page as the index reads it: strict about keys, numbers left to the worker."""
+
+    id: str | int
+    width: msgspec.Raw
+    height: msgspec.Raw
+    boxes: list[BoxIndex] = []
+    image: str | None = None
+    pdf: str | None = None
+    page_no: int | None = None
+
+
+def _reads(spans: np.ndarray) -> list[tuple[int, int]]:
+    """Runs of touching spans merged into one read each (a batch's pages are usually adjacent)."""
+    runs: list[tuple[int, int]] = []
+    for start, end in spans.tolist():
+        if runs and start - runs[-1][1] <= 2:  # a comma, a newline
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    return runs
+
+
+@dataclass(frozen=True)
+class FileRanges:
+    """A task's pages: their byte spans in one file, and how to turn them into checked columns."""
+
+    path: str
+    spans: np.ndarray  # (n, 2) byte offsets [start, end) of each page object
+    ids: list[str]
+    label_map: tuple[tuple[str, str], ...] = ()
+    lines: list[int] | None = None  # JSON Lines: errors name the line, as the whole-file reader does
+
+    def _texts(self) -> list[bytes]:
+        descriptor = open_regular(Path(self.path))
+        try:
+            blocks = {run: os.pread(descriptor, run[1] - run[0], run[0]) for run in _reads(self.spans)}
+        finally:
+            os.close(descriptor)
+        texts = []
+        for start, end in self.spans.tolist():
+            run_start, run_end = next((a, b) for a, b in blocks if a <= start and end <= b)
+            texts.append(blocks[run_start, run_end][start - run_start : end - run_start])
+        return texts
+
+    def columns(self) -> PageColumns:
+        from tore_engine.formats.columns import ColumnsBuilder
+        from tore_engine.formats.native import NativePage, add_pages
+
+        if not len(self.spans):
+            return ColumnsBuilder().build()
+        try:
+            pages = decode_json(b"[" + b",".join(self._texts()) + b"]", self.path, list[NativePage])
+        except SchemaError as error:
+            index, box, problem = error.in_item("boxes")
+            if index is not None and self.lines is not None:
+                raise InputError(f"line {self.lines[index]}: {problem}", file=self.path, box=box) from None
+            raise InputError(problem, file=self.path, page=self.ids[index] if index is not None else None, box=box) from None
+        builder = ColumnsBuilder()
+        add_pages(builder, pages)
+        columns = builder.build()
+        if self.label_map:
+            columns = columns.relabelled(dict(self.label_map))
+        try:
+            columns.validate()
+        except InputError as error:
+            raise error.located(file=self.path) from None
+        return columns
+
+
+class FilePages(PageSource):
+    """A large file's pages as an index (spans, ids, labels, images); read on demand."""
+
+    def __init__(self, path: Path, spans: np.ndarray, ids: list[str], counts: np.ndarray,
+                 first_uses: dict[str, tuple[str, int]], images: dict[int, PageImage], label_map: tuple[tuple[str, str], ...] = (),
+                 lines: list[int] | None = None) -> None:
+        self.path = path
+        self.spans = spans
+        self.ids = ids
+        self.counts = counts  # boxes a page
+        self.first_uses = first_uses  # label -> (page id, box) where it first occurs, before mapping
+        self.images = images
+        self.label_map = label_map
+        self.lines = lines  # JSON Lines: each page's line number
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, position: int | slice) -> Page | list[Page]:  # type: ignore[override]
+        if isinstance(position, slice):
+            return [self[k] for k in range(*position.indices(len(self)))]
+        if not -len(self) <= position < len(self):
+            raise IndexError(position)
+        position %= len(self)
+        page = self.part(np.array([position])).columns()[0]
+        page.image = self.images.get(position)
+        return page
+
+    def _mapped(self, label: str) -> str:
+        return dict(self.label_map).get(label, label)
+
+    def labels_in_use(self) -> list[str]:
+        return sorted({self._mapped(label) for label in self.first_uses})
+
+    def first_uses_of(self, labels: set[str]) -> dict[str, tuple[str, int]]:
+        """Where each of `labels` (after the label map) first occurs: (page id, box), in page order."""
+        position = {page_id: k for k, page_id in enumerate(self.ids)} if labels else {}
+        found: dict[str, tuple[str, int]] = {}
+        for label, where in sorted(self.first_uses.items(), key=lambda item: (position[item[1][0]], item[1][1])):
+            found.setdefault(self._mapped(label), where) if self._mapped(label) in labels else None
+        return found
+
+    def relabelled(self, label_map: dict[str, str]) -> "FilePages":
+        composed = {label: label_map.get(self._mapped(label), self._mapped(label)) for label in self.first_uses}
+        return FilePages(self.path, self.spans, self.ids, self.counts, self.first_uses, self.images, tuple(sorted(composed.items())), self.lines)
+
+    def validate(self) -> None:
+        """Ids and labels, from the index; the numbers are checked when the pages are read."""
+        from tore_engine.layout import _check_label, unicode_problem
+
+        for page_id in self.ids:
+            if unicode_problem(page_id) is not None:
+                raise InputError(f"a page id must be a string of valid Unicode, got {page_id!r}")
+        for label, (page_id, box) in self.first_uses.items():
+            _check_label(label, page_id, box)
+
+    def box_count(self) -> int:
+        return int(self.counts.sum())
+
+    def part(self, positions: np.ndarray) -> FileRanges:
+        positions = np.asarray(positions, dtype=np.int64)
+        lines = None if self.lines is None else [self.lines[k] for k in positions.tolist()]
+        return FileRanges(str(self.path), self.spans[positions], [self.ids[k] for k in positions.tolist()], self.label_map, lines)
+
+
+class IndexBuilder:
+    """Collects the index of a large file's pages, batch by batch."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []
+        self.ids: list[str] = []
+        self.counts: list[int] = []
+        self.first_uses: dict[str, tuple[str, int]] = {}
+        self.images: dict[int, PageImage] = {}
+
+    def add(self, pages: Sequence[PageIndex], spans: Sequence[tuple[int, int]], image_of) -> None:
+        """Pages decoded as `PageIndex`, their spans, and `image_of(page, page_id)` for each page image."""
+        for page, span in zip(pages, spans):
+            page_id = str(page.id)
+            if (image := image_of(page, page_id)) is not None:
+                self.images[len(self.ids)] = image
+            self.ids.append(page_id)
+            self.spans.append(span)
+            self.counts.append(len(page.boxes))
+            for box, entry in enumerate(page.boxes):
+                self.first_uses.setdefault(entry.label, (page_id, box))
+
+    def build(self, path: Path, lines: list[int] | None = None) -> FilePages:
+        return FilePages(path, np.array(self.spans, dtype=np.int64).reshape(-1, 2), self.ids,
+                         np.array(self.counts, dtype=np.int64), self.first_uses, self.images, lines=lines)
