@@ -34,8 +34,6 @@ MATRIX_VIEWS = {"": "full", "trimmed_": "trimmed", "reduced_": "reduced"}  # CSV
 MATRIX_KINDS = ("confusion", "recall", "precision")
 OUTPUT_FILES = ("report.json", *(f"{prefix}{kind}.csv" for prefix in MATRIX_VIEWS for kind in MATRIX_KINDS), "pages.csv")
 REPORT_FILES = {"xlsx": "report.xlsx", "html": "report.html", "cells": "cells.csv"}  # the reports written on request
-# Page ids come from the input unchecked; a lone surrogate in one is written escaped, never a crash.
-CSV_ERRORS = "backslashreplace"
 
 
 def output_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
@@ -60,7 +58,7 @@ def _write_report(report: str, evaluation: DatasetEvaluation, path: Path) -> Non
 
 
 def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: np.ndarray) -> None:
-    with path.open("w", newline="", encoding="utf-8", errors=CSV_ERRORS) as handle:
+    with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["reference \\ prediction", *columns])
         for name, row in zip(rows, values.tolist()):
@@ -68,7 +66,7 @@ def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: n
 
 
 def _write_pages_csv(path: Path, evaluation: DatasetEvaluation) -> None:
-    with path.open("w", newline="", encoding="utf-8", errors=CSV_ERRORS) as handle:
+    with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, ["page", "pixels", "recall", "precision", "f1"])
         writer.writerow({"page": "page", "pixels": "pixels", "recall": "foreground_recall", "precision": "foreground_precision", "f1": "foreground_f1"})
         writer.writerows(evaluation.page_foreground_scores())

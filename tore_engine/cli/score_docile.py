@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tore_engine.cli.options import number
 from tore_engine.cli.score_output import print_result
 
 
@@ -44,11 +45,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--iou-threshold",
-        type=float,
+        type=number(0, 1),
         default=1.0,
         metavar="T",
-        help="PCC IoU needed for a match (default 1.0, the official value; lower values are for "
-        "debugging, and IoU > T - 1e-6 passes)",
+        help="PCC IoU needed for a match, 0 to 1 (default 1.0, the official value; lower values are "
+        "for debugging, and IoU > T - 1e-6 passes)",
     )
     parser.add_argument("--json", action="store_true", help='print {"kile": metrics | null, "lir": metrics | null}')
     parser.set_defaults(func=run)
