@@ -42,8 +42,9 @@ def _writable(folder: Path) -> bool:
 
 
 def default_cache_folder() -> Path:
-    """The first writable of `$XDG_CACHE_HOME/tore-studio/numba`, `~/.cache/tore-studio/numba` and
-    a per-user folder in the temporary directory."""
+    """`$XDG_CACHE_HOME/tore-studio/numba` (`~/.cache/tore-studio/numba` when that variable is
+    unset), created if need be, when it is writable; else a per-user folder in the temporary
+    directory (numba tries its own places when that fails too)."""
     home_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP_FOLDER / "numba"
     user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
     temporary = Path(tempfile.gettempdir()) / f"{APP_FOLDER}-{user}" / "numba"
