@@ -42,14 +42,15 @@ Pair = tuple[LayoutSet, LayoutSet]
 __all__ = ["FORMATS", "detect_format", "load", "load_pair"]
 
 
-def optional_module(name: str, extra: str) -> ModuleType:
-    """A library only some readers need (pyarrow, docling-core), or an `InputError` that says which
-    extra installs it: the user asked for a format, so a missing library is their input's problem,
-    not a traceback."""
+def optional_module(name: str, extra: str, package: str | None = None) -> ModuleType:
+    """A module of a library only some readers need (pyarrow, docling-core), or an `InputError`
+    that says which extra installs it (`package`: the library's name, when not the module's): the
+    user asked for a format, so a missing library is their input's problem, not a traceback."""
     try:
         return importlib.import_module(name)
     except ImportError:
-        raise InputError(f"reading this format needs {name}, which is not installed: pip install 'tore-studio[{extra}]'") from None
+        raise InputError(f"reading this format needs {package or name}, which is not installed: "
+                         f"pip install 'tore-studio[{extra}]'") from None
 
 
 def _check_format(format_name: str) -> None:

@@ -36,9 +36,9 @@ from tore_engine.formats.images import ImageFolder
 from tore_engine.inputs import confine, decode_json, is_regular_file, path_text, read_bytes, scan_json
 from tore_engine.layout import LayoutSet, PageImage
 
-_document = optional_module("docling_core.types.doc.document", "docling")
-_base = optional_module("docling_core.types.doc.base", "docling")
-_labels = optional_module("docling_core.types.doc.labels", "docling")
+_document = optional_module("docling_core.types.doc.document", "docling", "docling-core")
+_base = optional_module("docling_core.types.doc.base", "docling", "docling-core")
+_labels = optional_module("docling_core.types.doc.labels", "docling", "docling-core")
 _pydantic = optional_module("pydantic", "docling")
 DoclingDocument, ContentLayer = _document.DoclingDocument, _document.ContentLayer
 

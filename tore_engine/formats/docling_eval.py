@@ -60,7 +60,7 @@ def _check_columns(schema, source: str) -> None:
             extra = "; a ground-truth dataset has no predictions: docling-eval's create-eval adds them" if name == PREDICTION else ""
             raise InputError(f"has no column '{name}'{extra}", file=source)
         kind = schema.field(name).type
-        if not (parquet.is_text(kind) or parquet.is_binary(kind)):
+        if not (parquet.is_text(kind) or (name != DOCUMENT_ID and parquet.is_binary(kind))):
             raise InputError(f"column '{name}' must hold strings, it holds {kind}", file=source)
 
 
@@ -79,7 +79,7 @@ def _image_counts(shard_file, column: str, source: str) -> np.ndarray:
     return parquet.list_lengths(lists)
 
 
-def _rows(shard_file, source: str) -> Iterator[tuple[int, str, object, object]]:
+def _rows(shard_file, source: str) -> Iterator[tuple[int, str | None, str | bytes | None, str | bytes | None]]:
     """(row, document_id, ground-truth JSON, predicted JSON or None), one row group at a time."""
     row = 0
     for group in range(shard_file.metadata.num_row_groups):
@@ -146,5 +146,6 @@ def read_pair(dataset: Path, prediction: Path | None) -> tuple[LayoutSet, Layout
     for shard in _shards(dataset):
         _read_shard(shard, sides, seen)
     source = str(dataset)
-    return tuple(LayoutSet(name, side.builder.build(), None, source, side.warnings)
-                 for name, side in zip((REFERENCE_NAME, PREDICTION_NAME), sides))
+    truth, predicted = sides
+    return (LayoutSet(REFERENCE_NAME, truth.builder.build(), None, source, truth.warnings),
+            LayoutSet(PREDICTION_NAME, predicted.builder.build(), None, source, predicted.warnings))

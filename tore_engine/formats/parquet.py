@@ -200,9 +200,13 @@ class _Part:
     warnings: list[InputWarning] = field(default_factory=list)
 
 
+def _first_null(array: "pa.Array") -> int:
+    return int(np.flatnonzero(~pc.is_valid(array).to_numpy(zero_copy_only=False))[0])
+
+
 def _no_nulls(array: "pa.Array", column: str, ids: list[str] | None, source: str) -> None:
     if array.null_count:
-        row = int(np.flatnonzero(~pc.is_valid(array).to_numpy(zero_copy_only=False))[0])
+        row = _first_null(array)
         page = ids[row] if ids is not None else None
         raise InputError(f"column '{column}' is null (row {row})", file=source, page=page)
 
@@ -227,23 +231,20 @@ def _boxes(boxes: "pa.Array", ids: list[str], source: str) -> tuple[np.ndarray, 
     offsets = np.concatenate([[0], np.cumsum(counts)])
     flat = pc.list_flatten(boxes)
     if flat.null_count:
-        box = int(np.flatnonzero(~pc.is_valid(flat).to_numpy(zero_copy_only=False))[0])
-        raise _box_error("the box is null", box, offsets, ids, source)
+        raise _box_error("the box is null", _first_null(flat), offsets, ids, source)
     labels, bbox = pc.struct_field(flat, "label"), pc.struct_field(flat, "bbox")
     for column, values in (("boxes.label", labels), ("boxes.bbox", bbox)):
         if values.null_count:
-            box = int(np.flatnonzero(~pc.is_valid(values).to_numpy(zero_copy_only=False))[0])
-            raise _box_error(f"'{column}' is null", box, offsets, ids, source)
+            raise _box_error(f"'{column}' is null", _first_null(values), offsets, ids, source)
     lengths = pc.list_value_length(bbox).to_numpy(zero_copy_only=False)
     if (lengths != 4).any():
         box = int(np.flatnonzero(lengths != 4)[0])
         raise _box_error(f"bbox has {lengths[box]} values, expected 4 (x1, y1, x2, y2)", box, offsets, ids, source)
     coordinates = pc.list_flatten(bbox)
     if coordinates.null_count:
-        box = int(np.flatnonzero(~pc.is_valid(coordinates).to_numpy(zero_copy_only=False))[0]) // 4
-        raise _box_error("bbox holds a null coordinate", box, offsets, ids, source)
+        raise _box_error("bbox holds a null coordinate", _first_null(coordinates) // 4, offsets, ids, source)
     scores = None
-    if "score" in [flat.type.field(k).name for k in range(flat.type.num_fields)]:
+    if flat.type.get_field_index("score") >= 0:
         scores = pc.fill_null(pc.cast(pc.struct_field(flat, "score"), pa.float64()), math.nan).to_numpy(zero_copy_only=False)
     return counts, _numbers(coordinates).reshape(-1, 4), labels, scores
 
@@ -307,7 +308,7 @@ def _agreed(parts: list[_Part], key: str, folder: Path):
 
 def _columns(parts: list[_Part]) -> PageColumns:
     """The parts' pages as one set of columns, labels encoded once over all files."""
-    labels = pa.concat_arrays([pc.cast(part.labels, pa.string()) for part in parts]).dictionary_encode()
+    labels = pa.concat_arrays([pc.cast(part.labels, pa.large_string()) for part in parts]).dictionary_encode()
     has_scores = any(part.scores is not None for part in parts)
     scores = [part.scores if part.scores is not None else np.full(len(part.bboxes), math.nan) for part in parts]
     images, first = {}, 0
