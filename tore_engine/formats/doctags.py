@@ -10,10 +10,12 @@ write them: `<label><loc_x0><loc_y0><loc_x1><loc_y1>text</label>`, locations on 
   tokens of docling-core's `TableToken`) never have one, located or not: they are leaves. Every
   other located element must be closed, so a truncated output is an error, not a shorter page.
 
-The parser is written here because none of the maintained ones gives the boxes: docling-core's
-`DoclingDocument.load_from_doctags` maps tags to other labels, needs the page image to place
-most boxes, and skips what its regular expressions do not match (on the five SmolDocling pages of
-the shared data it keeps 60 of 68 located elements). This one is one linear scan: a tag is
+The parser is written here, not taken from docling-core, because `DoclingDocument.load_from_doctags`
+(docling-core 2.104) gives docling labels where formats.md wants the tag name (`otsl` becomes
+`table`, every `section_header_level_N` one `section_header`) and says nothing of malformed input:
+an element with three locations silently loses its box, `<loc_600>` becomes 1.2 of the page, and
+thousands of unclosed `<text>` elements become one. (On the five well-formed SmolDocling pages of
+the shared data it finds the same 68 located elements.) This one is one linear scan: a tag is
 recognised by an anchored pattern of bounded length at each `<`, nesting is bounded by
 `MAX_DEPTH`, and malformed input is an error naming the file, the line and column, and the problem.
 """
