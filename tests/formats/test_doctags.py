@@ -37,6 +37,20 @@ def test_the_smoldocling_pages_give_one_box_per_located_element():
     assert layout.box_count() == 68 and "caption" in layout.labels_in_use()  # captions nested in tables count
 
 
+def test_the_boxes_are_those_docling_core_finds():
+    """docling-core's own DocTags loader, a second independent reading: the same boxes (it gives
+    them in a 1 x 1 frame), under docling labels instead of tag names."""
+    from docling_core.types.doc import ContentLayer, DoclingDocument
+    from docling_core.types.doc.doctags import DocTagsDocument
+
+    for file in sorted(shared_path(*SAMPLES).glob("*.dt")):
+        text = file.read_text(encoding="utf-8")
+        document = DoclingDocument.load_from_doctags(DocTagsDocument.from_doctags_and_image_pairs([text], None))
+        theirs = [[round(v * 500) for v in prov.bbox.as_tuple()] for item, _ in document.iterate_items(
+            traverse_pictures=True, included_content_layers=set(ContentLayer)) for prov in item.prov]
+        assert sorted(load(file).pages[0].bboxes.tolist()) == sorted(theirs)
+
+
 def test_a_prediction_on_the_grid_is_scaled_into_the_reference_page(tmp_path):
     folder = shared_path(*SAMPLES)
     reference_file = folder / "doclaynet_gt_132a855_from_readme.coco.json"
