@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, as_completed, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -281,6 +282,34 @@ def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, e
     if errors:
         raise errors[min(errors)]
     return [outcomes[position] for position in range(len(outcomes))]
+
+
+def input_bytes(*paths: Path | None) -> int:
+    """The size of the inputs (files, or the files in folders), for the reading progress bar."""
+    total = 0
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            files = [path] if path.is_file() else [child for child in path.rglob("*") if child.is_file()]
+            total += sum(file.stat().st_size for file in files)
+        except OSError:
+            pass  # the reader will say what is wrong with it
+    return total
+
+
+@contextmanager
+def terminal_reading(total_bytes: int, enabled: bool = True) -> Iterator[None]:
+    """A tqdm bar on stderr while the inputs are read (only on a terminal, and when `enabled`)."""
+    from tore_engine.formats.progress import reading
+
+    if not enabled:
+        yield
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total_bytes or None, unit="B", unit_scale=True, desc="reading", disable=None, leave=False) as bar, reading(bar.update):
+        yield
 
 
 @contextmanager

@@ -128,3 +128,19 @@ def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
     assert with_kernel.page_ids() == with_numpy.page_ids() and with_kernel.name == with_numpy.name
     assert (with_kernel.pages.bboxes == with_numpy.pages.bboxes).all() and with_kernel.pages.vocabulary == with_numpy.pages.vocabulary
     assert "repeats the key 'width'" in error_of(tmp_path, '{"pages": [{"id": "p", "width": 9, "height": 9, "width": 5}]}').problem
+
+
+def test_readers_report_their_progress_in_bytes(tmp_path, monkeypatch):
+    from conftest import load_shared_json
+
+    import tore_engine.formats.lazy as lazy
+    from tore_engine.formats.progress import reading
+
+    path = write_json(tmp_path / "gt.json", load_shared_json("vectors", "tore_public_pages.json")["reference"])
+    size = path.stat().st_size
+    for threshold in (lazy.LAZY_BYTES, 0):  # the whole-file reader, then the index of a large file
+        monkeypatch.setattr(lazy, "LAZY_BYTES", threshold)
+        done: list[int] = []
+        with reading(done.append):
+            read(path)
+        assert 0.9 * size < sum(done) <= size and len(done) >= 1

@@ -127,7 +127,7 @@ def _executor(scheduler: str | None) -> Iterator[Executor | None]:
 
 def run(args: argparse.Namespace) -> int:
     """Check --out and reach the scheduler first, so that neither fails after the whole evaluation."""
-    from tore_engine.dataset import evaluate_dataset, terminal_progress
+    from tore_engine.dataset import evaluate_dataset, input_bytes, terminal_progress, terminal_reading
     from tore_engine.formats import load_pair
     from tore_engine.output import staged_output
     from tore_engine.report import REPORT_FILES, output_files, report_text, summary, write_outputs
@@ -140,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
 
         require_plotly()
     with staged_output(args.out, output_files(reports)) as staging, _executor(scheduler) as executor:
-        reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
-                                          page_images=args.page_images)
+        with terminal_reading(input_bytes(args.reference, args.prediction), enabled=not args.quiet):
+            reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
+                                              page_images=args.page_images)
         label_map = read_label_map(args.label_map) if args.label_map else None
         with terminal_progress(len(reference.pages), enabled=not args.quiet) as progress:
             evaluation = evaluate_dataset(

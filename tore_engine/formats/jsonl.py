@@ -16,6 +16,7 @@ import msgspec
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
+from tore_engine.formats.progress import advance
 from tore_engine.formats.native import NativePage, add_pages, page_image, header_document, page_document
 from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, decode_json, open_regular, scan_json
 from tore_engine.layout import LayoutSet
@@ -80,6 +81,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     header = JsonlHeader()
     all_lines: list[int] = []
     for first_line, offset, chunk in _chunks(path):
+        advance(len(chunk))
         scan_json(chunk, source)
         numbers, spans, lines = _lines(first_line, offset, chunk)
         if first_line == 1 and lines and _first_is_header(lines[0], source):

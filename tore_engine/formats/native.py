@@ -17,6 +17,7 @@ import numpy as np
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder, image_name
+from tore_engine.formats.progress import advance
 from tore_engine.inputs import JsonStructure, SchemaError, decode_json, first_char, read_bytes, scan_json, schema_error
 from tore_engine.layout import LayoutSet, Page, PageImage
 
@@ -109,6 +110,7 @@ def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], s
         except SchemaError as error:
             raise located(error, items, first, data) from None
         add_pages(builder, pages, images, warnings)
+        advance(len(text))
 
 
 def _header(data: bytes, source: str) -> tuple[Header, JsonStructure, tuple[int, int]]:
@@ -147,6 +149,7 @@ def index(data: bytes, path: Path, images: ImageFolder) -> LayoutSet:
         except SchemaError as error:
             raise located(error, items, first, data) from None
         builder.add(pages, batch, lambda page, page_id: page_image(page, images, page_id, warnings))
+        advance(batch[-1][1] - batch[0][0])
     return LayoutSet(header.name or path.stem, builder.build(path), header.taxonomy, source, warnings)
 
 
