@@ -409,3 +409,16 @@ def test_a_markdown_entry_that_is_a_folder_is_an_input_error(tmp_path, reference
     with pytest.raises(InputError, match="is a folder; expected a file") as error:
         load_markdown_predictions(tmp_path, reference)
     assert error.value.file == str(tmp_path / f"{reference.pages[0].stem}.md")
+
+
+@pytest.mark.parametrize("page, problem, page_id", [
+    ({"page_info": [1], "layout_dets": []}, "expected object, got array (at [0].page_info)", None),
+    ({"page_info": {"image_path": 5}, "layout_dets": []}, "expected str, got int (at [0].page_info.image_path)", None),
+    ({"page_info": {"image_path": "a.jpg", "width": 1, "height": 1}, "layout_dets": [{"poly": [0] * 8}]},
+     "missing key 'category_type' (at [0].layout_dets[0])", "a.jpg"),
+    (7, "expected object, got int (at [0])", None),
+])
+def test_a_page_that_breaks_the_schema_is_named_when_it_can_be(tmp_path, page, problem, page_id):
+    with pytest.raises(InputError) as error:
+        load_reference(write_json(tmp_path / "gt.json", [page]))
+    assert (error.value.problem, error.value.page) == (problem, page_id)

@@ -134,15 +134,6 @@ class _Page(msgspec.Struct):
     extra: _Extra | None = None
 
 
-class _PageName(msgspec.Struct):
-    """Just enough of a page to name it in an error about the rest."""
-
-    class Info(msgspec.Struct):
-        image_path: Any = None
-
-    page_info: Info | None = None
-
-
 def load_reference(path: str | Path) -> Reference:
     """Read an `OmniDocBench.json`; every malformed field becomes an `InputError` that names the
     page (its image name) and the block."""
@@ -158,11 +149,17 @@ def _decode_page(raw: msgspec.Raw, position: int, source: str) -> _Page:
     try:
         return decode_json(raw, source, _Page, prefix=(position,))
     except SchemaError as error:
-        name = msgspec.json.decode(raw, type=_PageName).page_info
-        page_id = name.image_path if name is not None and isinstance(name.image_path, str) else None
         location = error.location  # (position, "layout_dets", block, ...) for a block
         box = location[2] if len(location) > 2 and location[1] == "layout_dets" else None
-        raise InputError(error.problem, file=source, page=page_id, box=box) from None
+        raise InputError(error.problem, file=source, page=_page_id_of(raw), box=box) from None
+
+
+def _page_id_of(raw: msgspec.Raw) -> str | None:
+    """The image name of a page that failed its schema, if it has one, to name it in the error."""
+    page = msgspec.json.decode(raw)
+    info = page.get("page_info") if isinstance(page, dict) else None
+    name = info.get("image_path") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _page(raw: _Page, folder: Path, source: str) -> ReferencePage:
