@@ -19,6 +19,7 @@ from tore_engine.dataset import evaluate_dataset
 from tore_engine.errors import InputError
 from tore_engine.formats import detect_format, load_pair
 from tore_engine.formats.images import read_image_bytes
+from tore_engine.formats.progress import reading
 from tore_engine.layout import PageImage
 from tore_engine.report import build_report
 
@@ -157,3 +158,11 @@ def test_a_dataset_of_several_splits_asks_for_one(tmp_path):
 def test_a_dataset_takes_no_second_path(tmp_path):
     error = dataset_error(tmp_path, rows(), prediction=tmp_path / "other")
     assert error.problem.startswith("a docling-eval dataset holds both sides")
+
+
+def test_reading_reports_the_shards_bytes(dataset):
+    folder, _ = dataset
+    done: list[int] = []
+    with reading(done.append):
+        load_pair(folder)
+    assert sum(done) == (folder / "test" / "shard_000000_000000.parquet").stat().st_size

@@ -17,6 +17,7 @@ from conftest import load_shared_json, write_json
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats import coco, detect_format, docling, doctags, jsonl, load, native, parquet
+from tore_engine.formats.progress import reading
 from tore_engine.report import build_report
 
 GRID = 500
@@ -138,3 +139,18 @@ def test_doctags_writes_boxes_on_the_grid(tmp_path):
     for page, want in zip(back.pages, expected["pages"]):
         assert (page.width, page.height, page.labels) == (GRID, GRID, [b["label"] for b in want["boxes"]])
         assert page.bboxes.tolist() == [b["bbox"] for b in want["boxes"]]
+
+
+@pytest.mark.parametrize("format_name", ["parquet", "docling", "doctags"])
+def test_readers_report_the_bytes_they_read(tmp_path, format_name):
+    documents = expressible(format_name, *vectors())
+    layout = native.read(write_json(tmp_path / "gt.native.json", documents[0]))
+    writer, suffix = WRITERS[format_name]
+    target = tmp_path / format_name / f"gt{suffix}"
+    target.parent.mkdir()
+    writer(layout, target)
+    done: list[int] = []
+    with reading(done.append):
+        load(target)
+    files = [target] if target.is_file() else [f for f in target.iterdir() if f.is_file()]
+    assert sum(done) == sum(f.stat().st_size for f in files)

@@ -33,6 +33,7 @@ from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats import optional_module
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
+from tore_engine.formats.progress import advance
 from tore_engine.inputs import confine, decode_json, is_regular_file, path_text, read_bytes, scan_json
 from tore_engine.layout import LayoutSet, PageImage
 
@@ -268,7 +269,9 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     events: list[InputWarning] = []
     named: dict[str, Path] = {}
     for file in _files(path):
-        document, messages = parse_document(read_bytes(file), str(file))
+        data = read_bytes(file)
+        document, messages = parse_document(data, str(file))
+        advance(len(data))
         if document.name in named:
             raise InputError(f"{named[document.name].name} and {file.name} are both named {document.name!r}: their page ids "
                              "would be the same", file=str(path))

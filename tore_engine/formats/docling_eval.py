@@ -30,6 +30,7 @@ from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats import docling  # first: without docling-core, the error names the 'docling' extra
 from tore_engine.formats import parquet
 from tore_engine.formats.columns import ColumnsBuilder
+from tore_engine.formats.progress import advance
 from tore_engine.inputs import is_regular_file
 from tore_engine.layout import LayoutSet, PageImage
 
@@ -133,6 +134,7 @@ def _read_shard(shard: Path, sides: tuple[_Side, _Side], seen: dict[str, str]) -
                 own_image = _image(resolved, PREDICTION_IMAGES, row, predicted_images)
                 _add(sides[1], predicted, document_id, f"{source}, row {row} ({PREDICTION})",
                      lambda page_no, own=own_image, truth=truth_image: own(page_no) or truth(page_no))
+    advance(shard.stat().st_size)
 
 
 def read_pair(dataset: Path, prediction: Path | None) -> tuple[LayoutSet, LayoutSet]:

@@ -31,6 +31,7 @@ import numpy as np
 from tore_engine.errors import InputError
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.detect import DOCTAGS_SUFFIXES
+from tore_engine.formats.progress import advance
 from tore_engine.inputs import confine, is_regular_file, read_text
 from tore_engine.layout import LayoutSet
 
@@ -186,7 +187,9 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     path = Path(path)
     builder = ColumnsBuilder()
     for file in _files(path):
-        labels, coordinates = parse(read_text(file, max_bytes=MAX_DOCTAGS_BYTES), str(file))
+        text = read_text(file, max_bytes=MAX_DOCTAGS_BYTES)
+        labels, coordinates = parse(text, str(file))
+        advance(len(text.encode("utf-8")))
         builder.add(page_id(file), GRID, GRID, labels, coordinates)
     return LayoutSet(path.stem, builder.build(), None, str(path))
 

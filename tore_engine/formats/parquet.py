@@ -33,6 +33,7 @@ import numpy as np
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats import optional_module
 from tore_engine.formats.images import ImageFolder, image_name, page_image_bytes
+from tore_engine.formats.progress import advance
 from tore_engine.inputs import MAX_INPUT_BYTES, is_regular_file, open_regular
 from tore_engine.layout import LayoutSet, PageColumns, PageImage
 
@@ -294,6 +295,7 @@ def _read_file(path: Path, folder: ImageFolder) -> _Part:
         warnings: list[InputWarning] = []
         images = _images(ids, table, parquet, path, folder, warnings)
     name, taxonomy = _metadata(schema, source)
+    advance(path.stat().st_size)
     return _Part(source, ids, np.stack(sizes, axis=1).reshape(-1, 2), counts, bboxes, labels, scores, images, name, taxonomy, warnings)
 
 
