@@ -25,7 +25,7 @@ class EmptyRule(Enum):
 
     ZERO = "zero"  # 0.0 (docile-benchmark; TORE's per-page Foreground scores)
     ONE_IF_NOTHING = "one if nothing"  # all 1.0 when tp = fp = fn = 0, else ZERO (funsd.md 2.4)
-    ZERO_WITHOUT_HITS = "zero without hits"  # all 0.0 when tp = 0, else ONE_IF_NOTHING (layoutlmft re_score)
+    ZERO_WITHOUT_HITS = "zero without hits"  # all 0.0 when tp = 0, else as ZERO (layoutlmft re_score)
     UNDEFINED = "undefined"  # None; F1 = 2 tp / (predicted + actual), defined if either side has items
 
 
@@ -54,7 +54,7 @@ def rates(true_positives: int, predicted: int, actual: int, rule: EmptyRule = Em
         )
     if rule is EmptyRule.ZERO_WITHOUT_HITS and true_positives == 0:
         return Rates(0.0, 0.0, 0.0)
-    if rule in (EmptyRule.ONE_IF_NOTHING, EmptyRule.ZERO_WITHOUT_HITS) and predicted == actual == 0:
+    if rule is EmptyRule.ONE_IF_NOTHING and predicted == actual == 0:
         return Rates(1.0, 1.0, 1.0)
     precision = true_positives / predicted if predicted else 0.0
     recall = true_positives / actual if actual else 0.0
