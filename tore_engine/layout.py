@@ -25,8 +25,10 @@ MAX_PAGE_SIDE = 2**31  # pixels; a side beyond this is a unit mistake, not a pag
 
 @dataclass(frozen=True)
 class PageImage:
-    """Where a page can be drawn from: an image file, one page (0-based) of a PDF, or an image
-    stored in a Parquet file (`parquet_cell` = column, row, and the item of a list column)."""
+    """Where a page can be drawn from: an image file, one page (0-based) of a PDF, or an image stored
+    inside the data file at `path` (`parquet_cell` = column, row, and the item of a list column, in a
+    Parquet or docling-eval shard; or ("pages", page_no, None) for the image a DoclingDocument
+    embeds). `tore_engine.formats.images.read_image_bytes` reads the stored ones."""
 
     path: Path
     pdf_page: int | None = None
