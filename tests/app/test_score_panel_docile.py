@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_figures_docile import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
+from tore_engine.studio.score_panels.docile_figures import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
 from tore_engine.studio.score_panels.docile import _shown, prediction_file, score, Inputs
 from tore_engine.docile import evaluate, load_dataset, score_docile
 from tore_engine.docile.simulated import simulate

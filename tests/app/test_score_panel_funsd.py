@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_figures_funsd import UNMATCHED_RED, entity_outcome, funsd_overlay_figure, page_size
+from tore_engine.studio.score_panels.funsd_figures import UNMATCHED_RED, entity_outcome, funsd_overlay_figure, page_size
 from tore_engine.studio.score_panels.funsd import shown
 from tore_engine.funsd import score_ec_funsd, score_funsd
 from tore_engine.funsd.ec_overlay import ec_folder_overlays

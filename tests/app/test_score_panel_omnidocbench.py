@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_figures_omnidocbench import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
+from tore_engine.studio.score_panels.omnidocbench_figures import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
 from tore_engine.studio.score_panels.omnidocbench import matrices_query, page_table
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
 

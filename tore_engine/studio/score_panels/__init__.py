@@ -1,4 +1,7 @@
-"""One Streamlit panel a benchmark (DocILE, FUNSD / EC-FUNSD, OmniDocBench), each with `render()`.
+"""One Streamlit panel a benchmark (DocILE, FUNSD / EC-FUNSD, OmniDocBench), each with `render()`,
+and beside each its Plotly figures (`<benchmark>_figures.py`, pure functions, no Streamlit).
 
-Panels show what the engine's scorers return; they compute no metric themselves.
+Panels show what the engine's scorers return; they compute no metric themselves. What the three
+share (cache stamps, how a number is written, picking a row, page images, chart settings) is in
+`common`.
 """

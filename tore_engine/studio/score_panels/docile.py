@@ -25,7 +25,7 @@ from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.page_images import page_image_uri
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_figures_docile import document_overlay, page_fields, page_size
+from tore_engine.studio.score_panels.docile_figures import document_overlay, page_fields, page_size
 
 SAMPLE_TEXT = "shared/data/docile"  # relative to the data root
 DEFAULT_SPLIT = "dev"

@@ -29,7 +29,7 @@ from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.page_images import rendered
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_figures_funsd import OUTCOMES, funsd_overlay_figure, page_size
+from tore_engine.studio.score_panels.funsd_figures import OUTCOMES, funsd_overlay_figure, page_size
 
 KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
 SCORERS = {"funsd": score_funsd, "ec-funsd": score_ec_funsd}

@@ -24,7 +24,7 @@ from tore_engine.errors import InputError
 from tore_engine.inputs import read_json
 from tore_engine.layout import Page, PageImage
 from tore_engine.omnidocbench.box_matches import PageMatches
-from tore_engine.studio import score_figures_omnidocbench as figures
+from tore_engine.studio.score_panels import omnidocbench_figures as figures
 from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
