@@ -11,7 +11,9 @@ escaped here (`plain_for_plotly`).
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -54,24 +56,45 @@ def _box_hover(page: Page, index: int) -> str:
     return f"<b>{plain_for_plotly(page.labels[index])}</b><br>box {index}, {score_text}<br>[{x1:.1f}, {y1:.1f}, {x2:.1f}, {y2:.1f}]"
 
 
+def outline_trace(
+    boxes: Iterable[Sequence[float]],
+    hovers: Sequence[str] | None,
+    *,
+    line: dict[str, Any],
+    name: str,
+    fill_colour: str | None = None,
+    column: int = 1,
+    **options: Any,
+) -> go.Scatter:
+    """Every box `(x1, y1, x2, y2)` as its closed outline in one scatter trace, a gap between boxes,
+    because one shape per box is quadratic (app.md section 3). `hovers` (one per box, Plotly HTML)
+    show on the box's corners (None: no hover); `fill_colour` fills the boxes (None: outlines only);
+    `name` is plain text, escaped here; `options` go to the trace (legendgroup, showlegend)."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for box in boxes:
+        x1, y1, x2, y2 = map(float, box)
+        xs += [x1, x2, x2, x1, x1, None]
+        ys += [y1, y1, y2, y2, y1, None]
+    hover = {"hoverinfo": "skip"} if hovers is None else {
+        "text": [text for one in hovers for text in [one] * 5 + [None]], "hovertemplate": "%{text}<extra></extra>"}
+    fill = {} if fill_colour is None else {"fill": "toself", "fillcolor": fill_colour}
+    return go.Scatter(x=xs, y=ys, mode="lines", line=line, name=plain_for_plotly(name), xaxis=_axis("x", column),
+                      yaxis=_axis("y", column), **hover, **fill, **options)
+
+
 def box_traces(page: Page, column: int, shown_in_legend: set[str]) -> list[go.Scatter]:
     """One outline trace (with hover on its corners) and one invisible centre-marker trace (hover
     anywhere near the middle) per class of the page. Adds the classes to `shown_in_legend`."""
     traces = []
     for label in dict.fromkeys(page.labels):
         indices = [k for k, name in enumerate(page.labels) if name == label]
-        xs, ys, texts = [], [], []
-        for k in indices:
-            x1, y1, x2, y2 = page.bboxes[k].tolist()
-            hover = _box_hover(page, k)
-            xs += [x1, x2, x2, x1, x1, None]
-            ys += [y1, y1, y2, y2, y1, None]
-            texts += [hover] * 5 + [None]
         colour = class_color(label)
         common = dict(legendgroup=label, hovertemplate="%{text}<extra></extra>", xaxis=_axis("x", column), yaxis=_axis("y", column))
         traces.append(
-            go.Scatter(x=xs, y=ys, text=texts, mode="lines", fill="toself", fillcolor=with_alpha(colour, 0.18),
-                       line=dict(color=colour, width=1.5), name=plain_for_plotly(label), showlegend=label not in shown_in_legend, **common)
+            outline_trace(page.bboxes[indices], [_box_hover(page, k) for k in indices], line=dict(color=colour, width=1.5),
+                          name=label, fill_colour=with_alpha(colour, 0.18), column=column, legendgroup=label,
+                          showlegend=label not in shown_in_legend)
         )
         centres = page.bboxes[indices]
         traces.append(
