@@ -42,7 +42,7 @@ MAX_BOXES = (math.isqrt(MAX_PAGE_CELLS) - 1) // 2  # a page's grid then has at m
 
 KERNEL_ENV = "TORE_PAGE_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"  # ALWAYS: the kernel whenever it applies, compiling if need be
-LOAD_AFTER_PAGES = 1_000  # warm cache: loading (about 0.3 s) pays off after about this many pages
+LOAD_AFTER_PAGES = 1_000  # warm cache: loading (0.3-0.5 s, numba's import included) pays off after about this many pages
 COMPILE_AFTER_PAGES = 4_000  # cold cache: below this a process never waits for a compile
 COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
 
