@@ -66,6 +66,16 @@ def ec_overlay(gold: EcDocument, prediction: EcEntities) -> dict:
     }
 
 
+# EC-FUNSD ships no page images: its forms are FUNSD's, under FUNSD's names. These folders of the
+# FUNSD dataset, beside the EC-FUNSD one (`<root>/ec_funsd/jsons`, `<root>/funsd/...`), hold them.
+FUNSD_IMAGE_FOLDERS = (Path("funsd") / "testing_data" / "images", Path("funsd") / "training_data" / "images")
+
+
+def funsd_image_folders(reference_dir: Path) -> tuple[Path, ...]:
+    """The FUNSD image folders beside the EC-FUNSD dataset whose JSON folder is `reference_dir`."""
+    return tuple(Path(reference_dir).parent.parent / folder for folder in FUNSD_IMAGE_FOLDERS)
+
+
 def find_ec_page_image(annotation: Path, gold: EcDocument, extra_folders: tuple[Path, ...] = ()) -> Path | None:
     """The form's image: `img.fname` relative to the JSON's folder or its parent (EC-FUNSD's
     `jsons/` beside `images/`), else `<stem>.png` in `extra_folders` (FUNSD's images are the same).
@@ -83,9 +93,12 @@ def _inside(name: str, folder: Path) -> Path | None:
 
 
 def ec_folder_overlays(
-    reference_dir: Path, prediction_dir: Path, image_folders: tuple[Path, ...] = ()
+    reference_dir: Path, prediction_dir: Path, image_folders: tuple[Path, ...] | None = None
 ) -> tuple[dict[str, dict], dict[str, str | None]]:
-    """Every form's overlay and page image path, paired as `score_ec_funsd_folders` pairs them."""
+    """Every form's overlay and page image path, paired as `score_ec_funsd` pairs them; images are
+    looked for in `image_folders` too (None: FUNSD's beside the dataset, `funsd_image_folders`)."""
+    if image_folders is None:
+        image_folders = funsd_image_folders(reference_dir)
     overlays, images = {}, {}
     for stem, reference_path, prediction_path in pair_folders(Path(reference_dir), Path(prediction_dir)).pairs:
         gold = EcDocument.load(reference_path)

@@ -10,10 +10,12 @@ document id, never by the order documents are processed in).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import random
 import string
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,3 +277,31 @@ def write_simulated_predictions(benchmark: str, reference_dir: Path, output_dir:
         prediction, logs[stem] = simulate(read_json(reference_path), doc_id=stem, seed=seed, file=str(reference_path))
         (output_dir / f"{stem}.json").write_text(json.dumps(prediction), encoding="utf-8")
     return logs
+
+
+SIMULATED_ROOT = Path(tempfile.gettempdir()) / "tore_studio_funsd_simulated"
+FOLDER_NAME_LENGTH = 16  # hex digits of the folder's hash
+
+
+@dataclass(frozen=True)
+class SimulatedFolder:
+    """Simulated predictions written to a folder, and how many of each perturbation they hold."""
+
+    folder: Path
+    totals: dict[str, int]  # perturbation name -> count over all documents
+
+    def to_json(self) -> dict:
+        return {"folder": str(self.folder), "totals": self.totals}
+
+
+def simulated_folder(
+    benchmark: str, reference_dir: Path, *, seed: int = 0, version: object = None, root: Path = SIMULATED_ROOT
+) -> SimulatedFolder:
+    """`write_simulated_predictions` into a folder of `root` named after what the prediction is made
+    from (benchmark, reference folder, its `version`, such as its files' stamps, and the seed): the
+    same inputs write the same files again, and other inputs never share a folder, so no file made
+    from an older reference is paired with a newer one."""
+    key = repr((benchmark, str(reference_dir), version, seed)).encode()
+    folder = Path(root) / hashlib.sha256(key).hexdigest()[:FOLDER_NAME_LENGTH]
+    logs = write_simulated_predictions(benchmark, reference_dir, folder, seed=seed)
+    return SimulatedFolder(folder, dict(sum(logs.values(), Counter())))
