@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import msgspec
 import numpy as np
 
-from tore_engine.docile.dataset import DocileDataset, DocileDocument, Field
+from tore_engine.docile.dataset import DocileDataset, DocileDocument, Field, load_dataset
+from tore_engine.docile.score import DocileResult, evaluate
 
 EXACT, PADDED, SHIFTED, RELABELLED, DROPPED, EXTRA = "exact", "padded", "shifted", "relabelled", "dropped", "extra"
 PATTERN = (EXACT, PADDED, RELABELLED, EXACT, SHIFTED, DROPPED, EXACT, PADDED)
@@ -58,6 +60,14 @@ def simulate(dataset: DocileDataset, seed: int = 0) -> dict[str, SimulatedTask]:
             simulated.dropped[document.docid] = dropped
         tasks[task] = simulated
     return tasks
+
+
+def score_simulated(dataset_dir: str | Path, split: str, seed: int = 0, iou_threshold: float = 1.0) -> DocileResult:
+    """The split scored against the simulated model of `seed`, as `score_docile` scores prediction
+    files: what the app shows for a sample without model output."""
+    dataset = load_dataset(dataset_dir, split)
+    simulated = simulate(dataset, seed)
+    return evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, iou_threshold)
 
 
 def simulate_document(document: DocileDocument, task: str, seed: int = 0) -> tuple[list[Field], list[Provenance], list[int]]:
