@@ -120,7 +120,7 @@ def test_a_cluster_without_workers_fails_clearly(public, tmp_path, monkeypatch):
     gt = write_json(tmp_path / "gt.json", pages["reference"])
     monkeypatch.setattr(cluster_module, "NO_WORKERS_TIMEOUT_SECONDS", 2)
     monkeypatch.setattr(cluster_module, "WORKER_POLL_SECONDS", 0.2)
-    with distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
+    with distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=":0") as empty:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(["evaluate", str(gt), str(gt), "--out", str(tmp_path / "o"), "--scheduler", empty.scheduler_address])
