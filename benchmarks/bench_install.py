@@ -41,7 +41,7 @@ BEFORE = [
     "seqeval==1.2.2", "faster-coco-eval>=1.8", "apted>=1.0.3", "lxml>=5", "pylatexenc>=2.10",
 ]
 # Targets: name -> (extra of the wheel, or None for plain requirements; requirements).
-EXTRAS = ["core", "app", "scores", "dask", "docling", "parquet", "test"]
+EXTRAS = ["core", "app", "scores", "dask", "docling", "parquet", "test", "bench"]
 PYMUPDF_VERSIONS = ["2.1", "2.0", "1.28.2", "1.27.2.3", "1.26.7"]
 
 
