@@ -133,11 +133,16 @@ class WatchedExecutor(Executor):
 
 
 @contextmanager
+def watched_executor(client: Any, address: str) -> "WatchedExecutor":
+    """A connected client's executor, whose tasks fail clearly when the cluster stays without workers."""
+    return WatchedExecutor(client.get_executor(), lambda: len(client.nthreads(callback_timeout=CONNECT_TIMEOUT_SECONDS)), address)
+
+
 def cluster_executor(address: str) -> Iterator[Executor]:
     """The executor of a Dask cluster, connected within `CONNECT_TIMEOUT_SECONDS`, whose tasks fail
     clearly when the cluster stays without workers; closed on exit, whatever happened."""
     with dask_client(address) as client:
-        executor = WatchedExecutor(client.get_executor(), lambda: len(client.nthreads(callback_timeout=CONNECT_TIMEOUT_SECONDS)), address)
+        executor = watched_executor(client, address)
         try:
             yield executor
         finally:

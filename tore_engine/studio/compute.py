@@ -17,7 +17,7 @@ from concurrent.futures import Executor
 
 import streamlit as st
 
-from tore_engine.cluster import CONNECT_TIMEOUT_SECONDS, WatchedExecutor, dask_client
+from tore_engine.cluster import dask_client, watched_executor
 from tore_engine.errors import InputError
 from tore_engine.studio import url_state
 
@@ -81,7 +81,7 @@ def _client_executor(address: str) -> Executor:
     module's time limit; a failure is not cached, the next evaluation tries again), as an executor
     whose tasks fail clearly when the cluster stays without workers."""
     client = dask_client(address)
-    return WatchedExecutor(client.get_executor(), lambda: len(client.nthreads(callback_timeout=CONNECT_TIMEOUT_SECONDS)), address)
+    return watched_executor(client, address)
 
 
 def dask_executor(name: str) -> Executor:
