@@ -80,6 +80,50 @@ def reference_class_outcomes(evaluation: DatasetEvaluation) -> dict[str, dict[st
     return outcomes
 
 
+def _outcome_columns(evaluation: DatasetEvaluation, label: str) -> tuple[int, int | None]:
+    """The matrix row of reference class `label`, and the column of its own class (None when the
+    prediction has no class of that label)."""
+    taxonomy = evaluation.taxonomy
+    return taxonomy.reference_index[label], taxonomy.prediction_index.get(label)
+
+
+def outcome_cell(evaluation: DatasetEvaluation, label: str, outcome: str) -> tuple[str, str] | None:
+    """The matrix cell (row class, column class) that makes one outcome of reference class
+    `label`: Background, or its own class; None for `elsewhere` (several cells) and for an own
+    class the prediction lacks."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
+    row, own = _outcome_columns(evaluation, label)
+    column = {"Background": 0, "own class": own}.get(outcome)
+    classes = evaluation.matrices.classes
+    return None if column is None else (classes[row], classes[column])
+
+
+def outcome_page_values(evaluation: DatasetEvaluation, label: str, outcome: str) -> np.ndarray:
+    """Every page's pixels of reference class `label` (its matrix row) that go to one outcome:
+    Background (column 0), its own class, or elsewhere (the rest of the row), in page order."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
+    row, own = _outcome_columns(evaluation, label)
+    own = -1 if own is None else own  # no column has it
+    size = evaluation.taxonomy.size
+    in_row = evaluation.contribution_cell // size == row
+    columns = evaluation.contribution_cell % size
+    picked = {"Background": columns == 0, "own class": columns == own, "elsewhere": (columns != 0) & (columns != own)}[outcome]
+    hits = in_row & picked
+    values = np.zeros(len(evaluation.page_ids))
+    np.add.at(values, evaluation.contribution_page[hits], evaluation.contribution_value[hits])
+    return values
+
+
+def _page_changes(page_ids: list[str], a: np.ndarray, b: np.ndarray) -> list[dict]:
+    """Pages where A or B is non-zero, the largest |B - A| first (ties in page order)."""
+    change = b - a
+    hits = np.flatnonzero((a != 0) | (b != 0))
+    order = hits[np.lexsort((hits, -np.abs(change[hits])))]
+    return [{"page": page_ids[k], "A": float(a[k]), "B": float(b[k]), "B − A": float(change[k])} for k in order]
+
+
 @dataclass(frozen=True, repr=False)
 class Comparison:
     """Model B against model A, both evaluated against the same reference."""
@@ -92,17 +136,40 @@ class Comparison:
         return (f"Comparison(Foreground recall A {fa.recall[1, 1]:.4f} -> B {fb.recall[1, 1]:.4f}, "
                 f"precision A {fa.precision[1, 1]:.4f} -> B {fb.precision[1, 1]:.4f}, {len(self.a.page_ids):,} pages)")
 
-    def difference(self, view: str = "trimmed") -> MatrixSet:
-        """B minus A cell by cell, on a view both share (full or trimmed: the union of the two
-        trimmed class lists in single mode; the reduced view otherwise, which is taxonomy-invariant)."""
+    def difference_view(self, view: str = "trimmed") -> str:
+        """The view `difference(view)` subtracts on: `view` itself when both models' matrices line
+        up, or, for two trimmed matrices of one class list, `trimmed` over the union of both trimmed
+        class lists; otherwise `reduced`, which is taxonomy-invariant."""
         from tore_engine.drilldown import view_matrices
 
+        if comparable(view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)):
+            return view
+        return "trimmed" if self.a.matrices.classes == self.b.matrices.classes and view == "trimmed" else "reduced"
+
+    def difference(self, view: str = "trimmed") -> MatrixSet:
+        """B minus A cell by cell, on a view both share (`difference_view`: full or trimmed, the
+        union of the two trimmed class lists in single mode; the reduced view otherwise)."""
+        from tore_engine.drilldown import view_matrices
+
+        if self.difference_view(view) == "reduced":
+            return matrix_difference(self.a.matrices.reduced, self.b.matrices.reduced)
         a, b = view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)
         if comparable(a, b):
             return matrix_difference(a, b)
-        if self.a.matrices.classes == self.b.matrices.classes and view == "trimmed":
-            return matrix_difference(*(_restricted(m.full, a, b) for m in (self.a.matrices, self.b.matrices)))
-        return matrix_difference(self.a.matrices.reduced, self.b.matrices.reduced)
+        return matrix_difference(*(_restricted(m.full, a, b) for m in (self.a.matrices, self.b.matrices)))
+
+    def cell_pages(self, view: str, row: str, column: str) -> list[dict]:
+        """The pages behind cell (row class, column class) of `difference(view)`, most changed
+        first (ties in page order): page, A's and B's pixels in the cell, and B minus A."""
+        from tore_engine.drilldown import cell_page_values
+
+        basis = self.difference_view(view)
+        return _page_changes(self.a.page_ids, cell_page_values(self.a, basis, row, column), cell_page_values(self.b, basis, row, column))
+
+    def outcome_pages(self, label: str, outcome: str) -> list[dict]:
+        """The pages behind one bar of `per_class` (reference class `label`, one of `OUTCOMES`),
+        most changed first: page, A's and B's pixels of the class with that outcome, B minus A."""
+        return _page_changes(self.a.page_ids, outcome_page_values(self.a, label, outcome), outcome_page_values(self.b, label, outcome))
 
     @property
     def per_class(self):
