@@ -1,4 +1,4 @@
-"""Shared fixtures: where ../shared is, and small helpers to build layouts in tests."""
+"""Helpers the tests share: where ../shared is (skipping with the reason when it is absent), and small builders of layouts."""
 
 from __future__ import annotations
 

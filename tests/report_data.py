@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from conftest import load_shared_json
+from tests.helpers import load_shared_json
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.evaluation import DatasetEvaluation

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import load_shared_json
+from tests.helpers import load_shared_json
 
 import tore_engine as tore
 from tore_engine.report import build_report

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-import report_data
+from tests import report_data
 
 from tore_engine.cells import CELL_COLUMNS, cell_rows, write_cells
 from tore_engine.errors import InputError

@@ -13,7 +13,7 @@ import sys
 import threading
 
 import pytest
-from conftest import load_shared_json, write_json
+from tests.helpers import load_shared_json, write_json
 
 from tore_engine import cluster as cluster_module
 from tore_engine.cli import main

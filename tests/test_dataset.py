@@ -7,9 +7,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from brute_force import confusion as brute_confusion
-from brute_force import pixel_sets as brute_sets
-from conftest import layout_json, load_shared_json
+from tests.brute_force import confusion as brute_confusion
+from tests.brute_force import pixel_sets as brute_sets
+from tests.helpers import layout_json, load_shared_json
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.layout import LayoutSet

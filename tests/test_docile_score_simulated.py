@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import shared_path
+from tests.helpers import shared_path
 
 from tore_engine.docile import evaluate, load_dataset
 from tore_engine.docile.simulated import score_simulated, simulate

@@ -52,7 +52,7 @@ from fractions import Fraction  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from brute_force import contribution, pixel_sets  # noqa: E402
+from tests.brute_force import contribution, pixel_sets  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

@@ -10,7 +10,7 @@ import subprocess
 
 import numpy as np
 import pytest
-import report_data
+from tests import report_data
 from openpyxl import load_workbook
 
 from tore_engine.excel import BAND_HEADER_ROWS, BLUES, CORNER, MAX_CELL_TEXT, excel_text, write_excel

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import report_data
+from tests import report_data
 
 from tore_engine.errors import InputError
 from tore_engine.figure_export import BROWSER_VARIABLE, KALEIDO_MISSING, browser_path, write_figure

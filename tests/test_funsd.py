@@ -11,7 +11,7 @@ import operator
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, load_shared_json, shared_path, write_json
+from tests.helpers import SHARED, load_shared_json, shared_path, write_json
 
 from tore_engine.errors import InputError
 from tore_engine.funsd import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import shared_path
+from tests.helpers import shared_path
 
 from tore_engine.errors import InputError
 from tore_engine.funsd import EcDocument, EcEntities, score_ec_document

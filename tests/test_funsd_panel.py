@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from conftest import shared_path
+from tests.helpers import shared_path
 
 from tore_engine.funsd.ec_overlay import ec_folder_overlays, funsd_image_folders
 from tore_engine.funsd.panel import scored_for_panel

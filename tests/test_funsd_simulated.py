@@ -8,7 +8,7 @@ import json
 from collections import Counter
 
 import pytest
-from conftest import shared_path
+from tests.helpers import shared_path
 
 from tore_engine.errors import InputError
 from tore_engine.funsd import EcDocument, EcEntities, FunsdDocument, score_document, score_ec_document

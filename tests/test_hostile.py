@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import layout_json, write_json
+from tests.helpers import layout_json, write_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

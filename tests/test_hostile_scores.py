@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import shared_path
+from tests.helpers import shared_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_hostile import HOSTILE, json_values, mutated, paths_of, run_cli
+from tests.test_hostile import HOSTILE, json_values, mutated, paths_of, run_cli
 
 from tore_engine.docile import Field
 from tore_engine.errors import InputError

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-import report_data
+from tests import report_data
 
 from tore_engine.errors import InputError
 from tore_engine.html_report import PLOTLY_MISSING, report_html, write_html

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from brute_force import confusion as brute_confusion
-from conftest import load_shared_json
+from tests.brute_force import confusion as brute_confusion
+from tests.helpers import load_shared_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import load_shared_json, shared_path, write_json
+from tests.helpers import load_shared_json, shared_path, write_json
 from PIL import Image
 
 from tore_engine.errors import InputError

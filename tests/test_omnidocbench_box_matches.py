@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import shared_path
+from tests.helpers import shared_path
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, box_matches_at_iou50
 from tore_engine.omnidocbench.categories import eval_class_of_gt, eval_class_of_prediction
 from tore_engine.omnidocbench.layout_ap import score_layout

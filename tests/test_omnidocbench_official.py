@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared_path
+from tests.helpers import shared_path
 
 from tore_engine.omnidocbench.official import (
     DEMO_FILES, END_TO_END_RESULT, LAYOUT_RESULT, OfficialResult, is_demo_input, official_numbers,

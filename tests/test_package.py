@@ -23,7 +23,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from conftest import shared_path
+from tests.helpers import shared_path
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "tore_engine"

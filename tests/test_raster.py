@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from brute_force import confusion
+from tests.brute_force import confusion
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

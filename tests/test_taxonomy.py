@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import layout_json
+from tests.helpers import layout_json
 
 from tore_engine.errors import InputError
 from tore_engine.formats.native import from_document as from_native

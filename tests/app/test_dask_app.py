@@ -7,7 +7,7 @@ import socket
 
 import numpy as np
 import pytest
-from test_pages import DEMO, _app, _no_exception
+from tests.app.test_pages import DEMO, _app, _no_exception
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats import load_pair

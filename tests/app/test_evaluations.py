@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from test_pages import DEMO, _app, _charts, _no_exception
+from tests.app.test_pages import DEMO, _app, _charts, _no_exception
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats import load_pair

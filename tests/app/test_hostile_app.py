@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from test_pages import DEMO, _app, _charts, _no_exception
+from tests.app.test_pages import DEMO, _app, _charts, _no_exception
 
 from tore_engine.layout import Page, PageImage
 from tore_engine.studio import evaluations, figures, page_images, uploads

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scores_apptest import assert_no_exception, open_scores_page
+from tests.app.scores_apptest import assert_no_exception, open_scores_page
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_panels.docile_figures import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
-from tore_engine.studio.score_panels.docile import _shown, prediction_file, score, Inputs
+from tore_engine.studio.score_panels.common import shown
+from tore_engine.studio.score_panels.docile import Inputs, prediction_file, score
 from tore_engine.docile import evaluate, load_dataset, score_docile
 from tore_engine.docile.simulated import simulate
 
@@ -45,7 +46,7 @@ def _metrics(at: AppTest) -> dict[str, str]:
 
 def _expected_metrics(result) -> dict[str, str]:
     return {
-        f"{task.upper()} {label}": _shown(getattr(getattr(result, task).metrics(), name))
+        f"{task.upper()} {label}": shown(getattr(getattr(result, task).metrics(), name))
         for task in ("kile", "lir")
         for name, label in METRIC_LABELS.items()
     }
@@ -171,9 +172,9 @@ def test_prediction_files_on_the_server_are_scored_and_bad_ones_reported(tmp_pat
 
 
 def test_the_simulated_prediction_files_score_the_same_outside_the_app(tmp_path, simulated_result):
-    shown = score(Inputs(SAMPLE.resolve(), "dev", None, None, 0, 1.0))
+    panel = score(Inputs(SAMPLE.resolve(), "dev", None, None, 0, 1.0))
     for task in ("kile", "lir"):
-        (tmp_path / f"{task}.json").write_bytes(prediction_file(shown[task]))
+        (tmp_path / f"{task}.json").write_bytes(prediction_file(panel[task]))
     rescored = score_docile(SAMPLE, "dev", tmp_path / "kile.json", tmp_path / "lir.json")
     assert rescored.to_json() == simulated_result.to_json()
 

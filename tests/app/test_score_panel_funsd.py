@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scores_apptest import assert_no_exception, open_scores_page
+from tests.app.scores_apptest import assert_no_exception, open_scores_page
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE

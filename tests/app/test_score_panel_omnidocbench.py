@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from scores_apptest import APP, assert_no_exception
+from tests.app.scores_apptest import APP, assert_no_exception
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import load_shared_json, write_json
+from tests.helpers import load_shared_json, write_json
 
 
 def tore(*args: str, cwd=None) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import load_shared_json, write_json
+from tests.helpers import load_shared_json, write_json
 from openpyxl import load_workbook
 
 from tore_engine.report import OUTPUT_FILES, REPORT_FILES

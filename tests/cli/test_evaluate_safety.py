@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import layout_json, write_json
+from tests.helpers import layout_json, write_json
 
 import tore_engine
 from tore_engine import output, report

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import write_json
-from test_funsd import _vectors_or_none, assert_panel_equal, cases, corpus_params, vectors
+from tests.helpers import write_json
+from tests.test_funsd import _vectors_or_none, assert_panel_equal, cases, corpus_params, vectors
 
 from tore_engine.cli import main
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import load_shared_json, shared_path, write_json
+from tests.helpers import load_shared_json, shared_path, write_json
 
 DEMO = ("data", "omnidocbench")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import shared_path, write_json
+from tests.helpers import shared_path, write_json
 
 from tore_engine.errors import InputError
 from tore_engine.formats import load, load_pair

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import shared_path, write_json
+from tests.helpers import shared_path, write_json
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, DoclingDocument, ImageRef, ProvenanceItem, Size
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

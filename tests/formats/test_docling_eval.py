@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pymupdf
 import pytest
-from conftest import shared_path
+from tests.helpers import shared_path
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.errors import InputError

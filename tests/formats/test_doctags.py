@@ -7,7 +7,7 @@ import re
 import shutil
 
 import pytest
-from conftest import shared_path
+from tests.helpers import shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

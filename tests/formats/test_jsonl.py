@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import load_shared_json, write_json
+from tests.helpers import load_shared_json, write_json
 
 from tore_engine.errors import InputError
 from tore_engine.formats import detect_format, jsonl, load

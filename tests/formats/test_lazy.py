@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import layout_json, load_shared_json, write_json
+from tests.helpers import layout_json, load_shared_json, write_json
 
 import tore_engine.formats.lazy as lazy
 from tore_engine.dataset import evaluate_dataset

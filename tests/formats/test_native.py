@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import layout_json, write_json
+from tests.helpers import layout_json, write_json
 
 from tore_engine.errors import InputError
 from tore_engine.formats import load
@@ -117,7 +117,7 @@ def test_a_page_images_folder_is_searched_instead(tmp_path):
 
 
 def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
-    from conftest import load_shared_json
+    from tests.helpers import load_shared_json
 
     import tore_engine.inputs as inputs
 
@@ -131,7 +131,7 @@ def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
 
 
 def test_readers_report_their_progress_in_bytes(tmp_path, monkeypatch):
-    from conftest import load_shared_json
+    from tests.helpers import load_shared_json
 
     import tore_engine.formats.lazy as lazy
     from tore_engine.formats.progress import reading

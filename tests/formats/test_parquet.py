@@ -12,7 +12,7 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import shared_path, write_json
+from tests.helpers import shared_path, write_json
 from PIL import Image
 
 from tore_engine.errors import InputError

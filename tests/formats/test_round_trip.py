@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import load_shared_json, write_json
+from tests.helpers import load_shared_json, write_json
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats import coco, detect_format, docling, doctags, jsonl, load, native, parquet
