@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.layout import LayoutSet, PageSource
-from tore_engine.loaders import read_json
+from tore_engine.inputs import read_json
 
 BACKGROUND = "Background"
 MODES = ("auto", "single", "dual")

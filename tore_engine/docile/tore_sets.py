@@ -61,7 +61,7 @@ def docile_layout_sets(
 
 
 def load_docile_pair(reference: Path, prediction: Path) -> tuple[LayoutSet, LayoutSet]:
-    """`tore_engine.loaders.PairLoader` for `tore evaluate DATASET_DIR PREDICTIONS --format docile`."""
+    """The pair reader of `tore evaluate DATASET_DIR PREDICTIONS --format docile` (`tore_engine.formats.PAIR_FORMATS`)."""
     return docile_layout_sets(reference, None, prediction)
 
 
