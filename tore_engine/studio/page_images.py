@@ -12,6 +12,7 @@ nothing about the server's files.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -62,10 +63,26 @@ def rendered(image: PageImage | None, root: Path) -> rendering.RenderedPage | st
     return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page)
 
 
+@dataclass(frozen=True)
+class ImageUri:
+    """A page image as a data URI, with the size of its source (pixels of an image, points of a
+    PDF); for a placeholder, the size it was drawn for."""
+
+    uri: str
+    width: float
+    height: float
+
+
+def image_uri(image: PageImage | None, size: tuple[float, float], root: Path) -> ImageUri:
+    """`image` as a data URI, or a placeholder of `size` that says why there is none: for drawings
+    whose page is not a layout `Page` (the score panels)."""
+    picture = rendered(image, root)
+    if isinstance(picture, str):
+        return ImageUri(rendering.data_uri(rendering.placeholder(*size, picture)), *size)
+    return ImageUri(rendering.data_uri(picture.jpeg), picture.width, picture.height)
+
+
 def page_image_uri(page: Page, root: Path) -> str:
     """The page's image as a data URI, or a placeholder of the page's proportions that says why
     there is none."""
-    picture = rendered(page.image, root)
-    if isinstance(picture, str):
-        return rendering.data_uri(rendering.placeholder(page.width, page.height, picture))
-    return rendering.data_uri(picture.jpeg)
+    return image_uri(page.image, (page.width, page.height), root).uri

@@ -4,8 +4,8 @@ official docile-benchmark 0.3.5 rules), per field type, per document, and one do
 By default it scores the shared sample (../shared/data/docile, split `dev`) against the engine's
 *simulated* model (`tore_engine.docile.simulated`), because the sample ships no predictions; the
 user may give a dataset folder and prediction files on the server instead. Scoring is cached on
-the paths, their modification times, the threshold and the seed; the cache holds the result's
-plain JSON (`DocileResult.panel()`), which is all this panel draws.
+the inputs and the stamps of the files it reads (`common.file_stamps`); the cache holds the
+result's plain JSON (`DocileResult.panel()`), which is all this panel draws.
 """
 
 from __future__ import annotations
@@ -14,17 +14,15 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from tore_engine.errors import InputError
-from tore_engine.layout import Page, PageImage
 from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.page_images import page_image_uri
 from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.score_panels.common import chart, choosing_table, file_stamps, page_image, shown
 from tore_engine.studio.score_panels.docile_figures import document_overlay, page_fields, page_size
 
 SAMPLE_TEXT = "shared/data/docile"  # relative to the data root
@@ -67,33 +65,21 @@ class Inputs:
         return self.seed is not None
 
 
-def _stamp(path: Path | None) -> tuple:
-    """What makes a cached score stale: the path and its modification time."""
-    if path is None:
-        return (None,)
-    try:
-        return (str(path), path.stat().st_mtime_ns)
-    except OSError:
-        return (str(path), None)
-
-
 @st.cache_data(max_entries=16, show_spinner="Scoring DocILE...")
 def _scored(inputs: Inputs, stamps: tuple) -> dict:
     """`DocileResult.panel()` of the inputs (`stamps` only keys the cache); raises `InputError`."""
-    from tore_engine.docile import evaluate, load_dataset, score_docile
-    from tore_engine.docile.simulated import simulate
+    from tore_engine.docile import score_docile
+    from tore_engine.docile.simulated import score_simulated
 
     if inputs.simulated:
-        dataset = load_dataset(inputs.dataset_dir, inputs.split)
-        simulated = simulate(dataset, inputs.seed)
-        return evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, inputs.iou_threshold).panel()
+        return score_simulated(inputs.dataset_dir, inputs.split, inputs.seed, inputs.iou_threshold).panel()
     return score_docile(inputs.dataset_dir, inputs.split, inputs.kile_file, inputs.lir_file, inputs.iou_threshold).panel()
 
 
 def score(inputs: Inputs) -> dict:
+    """What the panel draws, cached on the files scoring reads (the PDFs are only drawn)."""
     root = inputs.dataset_dir
-    stamps = tuple(_stamp(path) for path in (root / f"{inputs.split}.json", root / "annotations", root / "ocr", inputs.kile_file, inputs.lir_file))
-    return _scored(inputs, stamps)
+    return _scored(inputs, file_stamps(root / f"{inputs.split}.json", root / "annotations", root / "ocr", inputs.kile_file, inputs.lir_file))
 
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -187,13 +173,6 @@ def _simulated_downloads(result: dict, seed: int) -> None:
 # --- numbers -----------------------------------------------------------------------------------
 
 
-def _shown(value) -> str:
-    """A metric as text: counts as integers, rates with four decimals, None as n/a."""
-    if value is None:
-        return "n/a"
-    return f"{value:,}" if isinstance(value, int) else f"{value:.4f}"
-
-
 def _headline(result: dict) -> None:
     for task, label in TASKS.items():
         task_result = result[task]
@@ -204,7 +183,7 @@ def _headline(result: dict) -> None:
         columns[0].caption(f"primary: {METRIC_NAMES[PRIMARY[task]]}" if task_result else f"no {label} predictions: not evaluated")
         for column, name in zip(columns[1:], order):
             primary = name == PRIMARY[task]
-            column.metric(f"{label} {METRIC_NAMES[name]}", _shown(metrics.get(name)), help=PRIMARY_HELP[task] if primary else None,
+            column.metric(f"{label} {METRIC_NAMES[name]}", shown(metrics.get(name)), help=PRIMARY_HELP[task] if primary else None,
                           border=primary)
     st.caption(f"{CONVENTION} IoU threshold: {result['iou_threshold']:g} (official: 1).")
 
@@ -233,21 +212,13 @@ def _fieldtype_table(task_result: dict, label: str) -> None:
                  column_config=RATE_COLUMNS, key="docile_fieldtypes")
 
 
-def _select_clicked_document(docids: list[str]) -> None:
-    """Table callback: a clicked row opens its document (runs before the widgets are made)."""
-    rows = st.session_state[TABLE_KEY].selection.rows
-    if rows:
-        st.session_state["docile_doc"] = docids[rows[0]]
-
-
 def _document_table(task_result: dict, label: str) -> str | None:
     """The per-document table; returns the chosen document (clicked row or the selectbox)."""
     docids = list(task_result["per_document"])
     frame = _metrics_frame(task_result["per_document"], "document")
     frame.insert(1, "pages", [task_result["documents"][docid]["page_count"] for docid in docids])
     st.markdown(f"**{label} per document** (click a row to open its page overlay)")
-    st.dataframe(frame, hide_index=True, column_config=RATE_COLUMNS, key=TABLE_KEY, on_select=lambda: _select_clicked_document(docids),
-                 selection_mode="single-row")
+    choosing_table(frame, key=TABLE_KEY, choices=docids, choice_key="docile_doc", column_config=RATE_COLUMNS)
     url_state.seed("docile_doc", None, [None, *docids])
     docid = st.columns(2)[0].selectbox("Document", docids, index=None, key="docile_doc", placeholder="Choose a document",
                          persist_state="session")
@@ -256,13 +227,6 @@ def _document_table(task_result: dict, label: str) -> str | None:
 
 
 # --- one document ------------------------------------------------------------------------------
-
-
-def _page_image_uri(document: dict, page: int) -> str:
-    """The document's page from its PDF, which must lie inside the data root, or a placeholder."""
-    width, height = page_size(document, page)
-    image = PageImage(Path(document["pdf"]), page) if document["pdf"] is not None else None
-    return page_image_uri(Page(f"page {page}", width, height, [], np.zeros((0, 4)), image=image), data_root())
 
 
 def _field_frame(document: dict, page: int) -> pd.DataFrame:
@@ -283,8 +247,8 @@ def _document_view(task_result: dict, label: str, docid: str) -> None:
         page = st.selectbox("Page", range(document["page_count"]), format_func=lambda k: f"page {k + 1}", key="docile_page")
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(document_overlay(document, page, _page_image_uri(document, page)), key="docile_overlay",
-                        config={"displaylogo": False})
+        chart(document_overlay(document, page, page_image(document["pdf"], page_size(document, page), pdf_page=page).uri),
+              key="docile_overlay")
     with right:
         st.caption("Gold: solid outlines; predictions: dashed. Green: matched; red: missed gold (FN); "
                    "orange: unmatched prediction (FP). Hover a box's centre for its type, text and score.")

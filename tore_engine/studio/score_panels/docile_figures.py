@@ -2,10 +2,10 @@
 
 Built from one document of `TaskResult.to_json()["documents"]` (plain JSON, as the panel caches
 it). Golds are solid outlines, predictions dashed; matched fields are green, missed golds (FN) red,
-unmatched predictions (FP) orange. One outline trace per group (boxes separated by gaps, never one
-shape per box: app.md section 3) and one invisible marker per box centre that carries the hover
-(field type, text, score, and what it matched). Field types and texts come from the input files:
-they are escaped as plain text (`plain_for_plotly`).
+unmatched predictions (FP) orange. One outline trace per group and one invisible marker per box
+centre that carries the hover (field type, text, score, and what it matched), over the page as
+`page_figures.page_overlay` draws it. Field types and texts come from the input files: they are
+escaped as plain text (`plain_for_plotly`).
 """
 
 from __future__ import annotations
@@ -14,17 +14,20 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from tore_engine.studio.page_figures import Pane, page_overlay
 from tore_engine.studio.plain_text import plain_for_plotly
+from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 DEFAULT_PAGE_SIZE = (1700, 2200)  # US letter at 200 DPI, for documents without page sizes
 GOLD, PREDICTION = "gold", "prediction"
 MATCHED, MISSED, UNMATCHED = "matched (TP)", "missed (FN)", "unmatched (FP)"
-STYLES = {  # (side, status) -> legend name, colour, dash
-    (GOLD, MATCHED): ("gold, matched (TP)", "#2ca02c", "solid"),
-    (GOLD, MISSED): ("gold, missed (FN)", "#d62728", "solid"),
-    (PREDICTION, MATCHED): ("prediction, matched (TP)", "#2ca02c", "dash"),
-    (PREDICTION, UNMATCHED): ("prediction, unmatched (FP)", "#ff7f0e", "dash"),
+STYLES = {  # (side, status) -> legend name, colour, dash, line width
+    (GOLD, MATCHED): ("gold, matched (TP)", "#2ca02c", "solid", 2.0),
+    (GOLD, MISSED): ("gold, missed (FN)", "#d62728", "solid", 2.0),
+    (PREDICTION, MATCHED): ("prediction, matched (TP)", "#2ca02c", "dash", 1.5),
+    (PREDICTION, UNMATCHED): ("prediction, unmatched (FP)", "#ff7f0e", "dash", 1.5),
 }
+CENTRE_MARKER_SIZE = 12
 
 
 @dataclass(frozen=True)
@@ -77,41 +80,19 @@ def hover_text(field: FieldBox) -> str:
 
 
 def _group_traces(fields: list[FieldBox], side: str, status: str) -> list[go.Scatter]:
-    name, colour, dash = STYLES[(side, status)]
-    xs: list[float | None] = []
-    ys: list[float | None] = []
-    for field in fields:
-        x1, y1, x2, y2 = field.box
-        xs += [x1, x2, x2, x1, x1, None]
-        ys += [y1, y1, y2, y2, y1, None]
-    group = f"{side}-{status}"
-    outline = go.Scatter(x=xs, y=ys, mode="lines", name=f"{name}: {len(fields)}", legendgroup=group, hoverinfo="skip",
-                         line=dict(color=colour, dash=dash, width=2 if side == GOLD else 1.5))
-    centres = go.Scatter(
-        x=[(f.box[0] + f.box[2]) / 2 for f in fields], y=[(f.box[1] + f.box[3]) / 2 for f in fields],
-        text=[hover_text(f) for f in fields], hovertemplate="%{text}<extra></extra>", mode="markers",
-        marker=dict(size=12, opacity=0, color=colour), legendgroup=group, showlegend=False, name=name,
-    )
-    return [outline, centres]
+    name, colour, dash, width = STYLES[(side, status)]
+    return outlined_boxes([field.box for field in fields], [hover_text(field) for field in fields], marker_size=CENTRE_MARKER_SIZE,
+                          corner_hover=False, line=dict(color=colour, dash=dash, width=width), name=f"{name}: {len(fields)}",
+                          legendgroup=f"{side}-{status}")
 
 
 def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 640) -> go.Figure:
     """The page image with every gold and predicted field of the page, grouped by side and match."""
     width, height = page_size(document, page)
     fields = page_fields(document, page)
-    fig = go.Figure()
+    fig = page_overlay([Pane(f"page {page + 1} of {document['page_count']}", None)], width, height, image_uri, width_hint=width_hint)
     for side, status in STYLES:
         group = [field for field in fields if field.side == side and field.status == status]
         if group:
             fig.add_traces(_group_traces(group, side, status))
-    if image_uri is not None:
-        fig.add_layout_image(source=image_uri, xref="x", yref="y", x=0, y=0, sizex=width, sizey=height,
-                             xanchor="left", yanchor="top", sizing="stretch", layer="below")
-    fig.update_layout(
-        xaxis=dict(range=[0, width], showgrid=False, zeroline=False, constrain="domain", tickfont=dict(size=9)),
-        yaxis=dict(range=[height, 0], showgrid=False, zeroline=False, scaleanchor="x", constrain="domain", constraintoward="top", tickfont=dict(size=9)),
-        height=int(min(1300, max(500, width_hint * height / width + 90))),
-        dragmode="zoom", hovermode="closest", plot_bgcolor="white", margin=dict(l=10, r=10, t=10, b=10),
-        legend=dict(orientation="h", yanchor="top", y=-0.02, groupclick="togglegroup"),
-    )
     return fig

@@ -10,35 +10,26 @@ open the user's own files.
 
 from __future__ import annotations
 
-import hashlib
-import math
-import tempfile
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from tore_engine.errors import InputError
-from tore_engine.funsd.ec_overlay import ec_folder_overlays
-from tore_engine.funsd.score import score_ec_funsd, score_funsd
-from tore_engine.funsd.simulated import write_simulated_predictions
-from tore_engine.layout import PageImage
-from tore_engine.studio import rendering, url_state
+from tore_engine.funsd.panel import scored_for_panel
+from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.page_images import rendered
 from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.score_panels.common import chart, choosing_table, file_stamps, page_image, shown
 from tore_engine.studio.score_panels.funsd_figures import OUTCOMES, funsd_overlay_figure, page_size
 
 KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
-SCORERS = {"funsd": score_funsd, "ec-funsd": score_ec_funsd}
 SAMPLE_FOLDERS = {  # relative to the data root
     "funsd": Path("shared") / "data" / "funsd" / "funsd" / "testing_data" / "annotations",
     "ec-funsd": Path("shared") / "data" / "funsd" / "ec_funsd" / "jsons",
 }
 INPUT_KEYS = {"funsd": ("funsd_ref", "funsd_pred"), "ec-funsd": ("funsd_ec_ref", "funsd_ec_pred")}
-SIMULATED_ROOT = Path(tempfile.gettempdir()) / "tore_studio_funsd_simulated"
 FAMILIES = {
     "funsd": "End-to-end numbers: the model outputs boxes, text, grouping, classes and links, matched to the "
              "ground truth at IoU >= 0.5. They are not comparable with a LayoutLM-style \"FUNSD F1\", which is "
@@ -62,57 +53,23 @@ COUNT_COLUMNS = {"funsd": ("gt_entities", "pred_entities"), "ec-funsd": ("gold_e
 MAX_SEED = 2**31 - 1
 
 
-def shown(value: object) -> object:
-    """A score as fixed 4-decimal text, a count as it is, and `None` (undefined; NaN once in a
-    pandas column) as "n/a", never 0.
-
-    Tables hold text rather than numbers because Streamlit draws a missing number as "None" (even
-    through a Styler's `na_rep`); fixed-width text still sorts right on a header click for scores
-    in [0, 1], and the "Sort documents by" choice sorts the numbers themselves.
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.4f}" if isinstance(value, float) else value
-
-
 def _text_table(rows: dict[str, dict], columns: list[str]) -> pd.DataFrame:
-    """Rows of named values as a table of shown text (a missing value is "n/a")."""
+    """Rows of named values as a table of shown text (a missing value is "n/a"). The scores are
+    text, so that the browser shows "n/a" for a missing one; the "Sort documents by" choice sorts
+    the numbers themselves."""
     return pd.DataFrame.from_dict(
-        {name: {column: str(shown(row.get(column))) for column in columns} for name, row in rows.items()}, orient="index"
+        {name: {column: shown(row.get(column)) for column in columns} for name, row in rows.items()}, orient="index"
     )
 
 
 # --- inputs and cached scoring -----------------------------------------------------------------
 
 
-def _folder_stamp(folder: Path | None) -> tuple:
-    """What makes a cached score stale: every JSON file's name, modification time and size."""
-    if folder is None:
-        return (None,)
-    try:
-        return (str(folder), tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.glob("*.json"))))
-    except OSError:
-        return (str(folder),)
-
-
 @st.cache_data(max_entries=16, show_spinner="Scoring…")
 def _score(kind: str, reference: Path, prediction: Path | None, seed: int, stamps: tuple) -> dict:
-    """The engine's report as JSON, each form's overlay and page image, and the simulation log
-    when `prediction` is None (simulated)."""
-    simulation = None
-    if prediction is None:
-        name = hashlib.sha256(repr((kind, str(reference), stamps, seed)).encode()).hexdigest()[:16]
-        prediction = SIMULATED_ROOT / name
-        logs = write_simulated_predictions(kind, reference, prediction, seed=seed)
-        simulation = {"folder": str(prediction), "totals": dict(sum(logs.values(), Counter()))}
-    report = SCORERS[kind](reference, prediction).panel()
-    if kind == "funsd":
-        overlays = {d["doc"]: d["overlay"] for d in report["documents"]}
-        images = {d["doc"]: d["image"] for d in report["documents"]}
-    else:
-        funsd_images = data_root() / SAMPLE_FOLDERS["funsd"].parent / "images"  # EC-FUNSD's images are FUNSD's
-        overlays, images = ec_folder_overlays(reference, prediction, (funsd_images,))
-    return {"report": report, "overlays": overlays, "images": images, "simulation": simulation}
+    """The engine's report with each form's overlay and page image, and the simulation when
+    `prediction` is None (`scored_for_panel`); `stamps` keys the cache and names the simulation."""
+    return scored_for_panel(kind, reference, prediction, seed=seed, version=stamps)
 
 
 def _folder_input(label: str, key: str, default: str, help_text: str) -> Path | None:
@@ -208,14 +165,9 @@ def _documents(kind: str, report: dict) -> str:
     url_state.share(funsd_sort=sort_by, funsd_desc=descending)
     table = table.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable").reset_index(drop=True)
     documents = table["document"].tolist()
+    choosing_table(table.assign(**{metric: table[metric].map(shown) for metric in metrics}), choices=documents, choice_key="funsd_doc",
+                   key=f"funsd_documents_{kind}_{sort_by}_{descending}", width="stretch")
     url_state.seed("funsd_doc", documents[0], documents)
-    event = st.dataframe(table.map(shown), key=f"funsd_documents_{kind}_{sort_by}_{descending}", hide_index=True, on_select="rerun",
-                         selection_mode="single-row", width="stretch")
-    rows = event.selection.rows if event is not None else []
-    picked = table.loc[rows[0], "document"] if rows else None
-    if picked is not None and picked != st.session_state.get("_funsd_picked"):
-        st.session_state["funsd_doc"] = picked  # set before the selectbox below is created
-    st.session_state["_funsd_picked"] = picked
     st.caption("Click a row (or choose below) to draw the form. Click a column header to sort by it too.")
     document = st.selectbox("Document", documents, key="funsd_doc", persist_state="session")
     url_state.share(funsd_doc=document)
@@ -234,15 +186,10 @@ def _document_numbers(report: dict, document: dict) -> None:
 
 
 def _overlay(kind: str, overlay: dict, image_path: str | None, simulated: bool) -> None:
-    picture = rendered(PageImage(Path(image_path)) if image_path else None, data_root())
-    if isinstance(picture, str):  # no image: a frame that holds every box, with the reason on it
-        width, height = page_size(overlay)
-        uri = rendering.data_uri(rendering.placeholder(width, height, picture))
-    else:
-        uri, width, height = rendering.data_uri(picture.jpeg), picture.width, picture.height
-    figure = funsd_overlay_figure(overlay, uri, width, height, prediction_title="prediction (simulated)" if simulated else "prediction",
-                                  match_rule=MATCH_RULES[kind])
-    st.plotly_chart(figure, key="funsd_overlay", config={"displaylogo": False, "scrollZoom": False})
+    picture = page_image(image_path, page_size(overlay))  # without an image, a frame that holds every box
+    figure = funsd_overlay_figure(overlay, picture.uri, picture.width, picture.height, match_rule=MATCH_RULES[kind],
+                                  prediction_title="prediction (simulated)" if simulated else "prediction")
+    chart(figure, key="funsd_overlay")
     outcome_text = "; ".join(text for text, *_ in OUTCOMES.values())
     caption = (f"Outlines: {outcome_text}; matched means {MATCH_RULES[kind]}. Colour: the entity's class. "
                f"{LINK_RULES[kind]} Hover a box for its match.")
@@ -258,7 +205,7 @@ def _document_view(kind: str, scored: dict, doc_id: str) -> None:
     report = scored["report"]
     document = next(d for d in report["documents"] if d["doc"] == doc_id)
     st.markdown(f"#### {plain_for_markdown(doc_id)}" + (" (no prediction file: scored against an empty prediction)" if document["prediction_missing"] else ""))
-    _overlay(kind, scored["overlays"][doc_id], scored["images"][doc_id], simulated=scored["simulation"] is not None)
+    _overlay(kind, document["overlay"], document["image"], simulated=scored["simulation"] is not None)
     _document_numbers(report, document)
 
 
@@ -278,7 +225,7 @@ def render() -> None:
         if inputs is None:
             return
         reference, prediction, seed = inputs
-        scored = _score(kind, reference, prediction, seed, (_folder_stamp(reference), _folder_stamp(prediction)))
+        scored = _score(kind, reference, prediction, seed, file_stamps(reference, prediction))
     except InputError as error:
         show_input_error(error)
         return

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from tore_engine.funsd.documents import FUNSD_CLASSES
 from tore_engine.studio.page_figures import Pane, page_overlay
 from tore_engine.studio.palette import class_color, with_alpha
 from tore_engine.studio.plain_text import plain_for_plotly
-from tore_engine.funsd.documents import FUNSD_CLASSES
+from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 UNMATCHED_RED = "#ff0000"
 LINK_WORDS = {"found": {True: "found", False: "missed"}, "correct": {True: "correct", False: "wrong"}}
@@ -27,6 +28,8 @@ OUTCOMES = {
     "wrong label": ("matched, wrong class (dotted)", "dot", None, 2.5),
     "unmatched": ("unmatched (red dashed)", "dash", UNMATCHED_RED, 2.0),
 }
+FILL_ALPHA = 0.15
+CENTRE_MARKER_SIZE = 12
 
 
 def entity_outcome(entity: dict) -> str:
@@ -63,25 +66,12 @@ def entity_traces(entities: list[dict], side: str, column: int, match_rule: str 
         colour = class_color(label)
         for outcome, (_, dash, outline, width) in OUTCOMES.items():
             chosen = [e for e in entities if e["label"] == label and entity_outcome(e) == outcome]
-            if not chosen:
-                continue
-            xs, ys, texts = [], [], []
-            for entity in chosen:
-                x1, y1, x2, y2 = entity["box"]
-                xs += [x1, x2, x2, x1, x1, None]
-                ys += [y1, y1, y2, y2, y1, None]
-                texts += [_hover(entity, side, match_rule)] * 5 + [None]
-            traces.append(go.Scatter(
-                x=xs, y=ys, text=texts, mode="lines", fill="toself", fillcolor=with_alpha(colour, 0.15),
-                line=dict(color=outline or colour, dash=dash, width=width), name=plain_for_plotly(label), legendgroup=label,
-                showlegend=False, hovertemplate="%{text}<extra></extra>", **_axes(column),
-            ))
-    if entities:
-        traces.append(go.Scatter(
-            x=[(e["box"][0] + e["box"][2]) / 2 for e in entities], y=[(e["box"][1] + e["box"][3]) / 2 for e in entities],
-            text=[_hover(e, side, match_rule) for e in entities], mode="markers", marker=dict(size=12, opacity=0),
-            showlegend=False, hovertemplate="%{text}<extra></extra>", name=f"{side} entities", **_axes(column),
-        ))
+            if chosen:
+                traces += outlined_boxes(
+                    [e["box"] for e in chosen], [_hover(e, side, match_rule) for e in chosen], marker_size=CENTRE_MARKER_SIZE,
+                    line=dict(color=outline or colour, dash=dash, width=width), name=label,
+                    fill_colour=with_alpha(colour, FILL_ALPHA), column=column, legendgroup=label, showlegend=False,
+                )
     return traces
 
 

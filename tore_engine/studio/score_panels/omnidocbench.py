@@ -10,41 +10,33 @@ Matrices page on the same ground truth and layout model, where TORE compares the
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from tore_engine.errors import InputError
-from tore_engine.inputs import read_json
-from tore_engine.layout import Page, PageImage
 from tore_engine.omnidocbench.box_matches import PageMatches
-from tore_engine.studio.score_panels import omnidocbench_figures as figures
+from tore_engine.omnidocbench.official import DEMO_FILES, END_TO_END_RESULT, LAYOUT_RESULT, OfficialResult, official_numbers
+from tore_engine.scores import MISSING
 from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.page_images import page_image_uri
 from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.score_panels import omnidocbench_figures as figures
+from tore_engine.studio.score_panels.common import SCORE_DIGITS, chart, choosing_table, file_stamps, page_image, shown
 
 SAMPLE_FOLDER = Path("shared") / "data" / "omnidocbench"  # relative to the data root
-SAMPLE_TEXTS = {
-    "gt": str(SAMPLE_FOLDER / "OmniDocBench_demo.json"),
-    "layout": str(SAMPLE_FOLDER / "pred_layout_detection" / "detection_prediction.json"),
-    "markdown": str(SAMPLE_FOLDER / "pred_end2end_markdown"),
-}
+SAMPLE_TEXTS = {name: str(SAMPLE_FOLDER / path) for name, path in DEMO_FILES.items()}
 INPUT_FIELDS = {
     "gt": ("Ground truth (OmniDocBench.json)", "page images are read from images/ beside it"),
     "layout": ("Layout-detection prediction (optional)",
                "the official {\"results\", \"categories\"} form, a COCO results list, or a layout JSON"),
     "markdown": ("Folder of Markdown predictions (optional)", "one <image stem>.md per page"),
 }
-MAX_OFFICIAL_RESULT_BYTES = 2**20  # an official result file shipped with the sample is a few kilobytes
-MISSING = "n/a"  # how a missing score (None in the engine's output) is shown
 MATRICES_PAGE = "app_pages/matrices.py"
 OPEN_MATRICES = "_omnidocbench_open_matrices"  # query parameters of a requested switch to Matrices
 BREAKDOWN_ATTRIBUTES = {"data_source": "data source", "language": "language", "layout": "layout"}
@@ -59,17 +51,6 @@ END_TO_END_SCORES = {  # key: (label, lower is better)
 # Table columns of the page-level scores shown per attribute value and per page.
 END_TO_END_COLUMNS = {"text_edit": "text edit ↓", "reading_order_edit": "reading order ↓", "table_teds": "table TEDS ↑",
                       "formula_edit": "formula edit ↓"}
-# Where the official results shipped with the demo sample (for its own predictions) keep the numbers we reproduce or approximate.
-OFFICIAL_LAYOUT_FILE = Path("reference_results") / "layout_detection_official_demo_mAP.json"
-OFFICIAL_LAYOUT_KEYS = {"mAP": "bbox_mAP", "AP50": "bbox_mAP_50", "AP75": "bbox_mAP_75"}
-OFFICIAL_END_TO_END_FILE = Path("reference_results") / "v1.6_official_rerun_noCDM" / "end2end_quick_match_metric_result.json"
-OFFICIAL_END_TO_END_KEYS = {
-    "text_edit": ("text_block", "all", "Edit_dist", "ALL_page_avg"),
-    "reading_order_edit": ("reading_order", "all", "Edit_dist", "ALL_page_avg"),
-    "table_teds": ("table", "all", "TEDS", "all"),
-    "table_teds_s": ("table", "all", "TEDS_structure_only", "all"),
-    "formula_edit": ("display_formula", "all", "Edit_dist", "ALL_page_avg"),
-}
 INTRO = (
     "OmniDocBench (Ouyang et al., CVPR 2025) benchmarks document parsing on nine page types. The default "
     "input is its real 18-page demo: page images, ground truth, a real layout-detection prediction (with "
@@ -88,19 +69,6 @@ class Inputs:
 
 
 # --- inputs and cached scoring -----------------------------------------------------------------
-
-
-def _stamp(path: Path | None) -> tuple:
-    """What makes a cached result stale: the path, its modification time and size, and for a
-    folder those of every file in it."""
-    if path is None:
-        return (None,)
-    try:
-        info = path.stat()
-        files = sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in path.iterdir()) if path.is_dir() else []
-        return (str(path), info.st_mtime_ns, info.st_size, tuple(files))
-    except OSError:
-        return (str(path),)
 
 
 @st.cache_data(max_entries=8, show_spinner="Scoring OmniDocBench…")
@@ -149,36 +117,18 @@ def _read_inputs() -> Inputs | None:
 # --- headline -----------------------------------------------------------------------------------
 
 
-def _number(value: float | None, digits: int = 4) -> str:
-    return MISSING if value is None else f"{value:.{digits}f}"
-
-
-def _official_numbers(inputs: Inputs, scored: tuple[str, ...], relative: Path, keys: dict) -> dict[str, float | None] | None:
-    """The numbers of an official result file shipped with the demo sample, when the inputs it was
-    computed from (`scored`: names of `Inputs` fields) are the sample's own files; else None."""
-    sample = data_root() / SAMPLE_FOLDER
-    if any(getattr(inputs, name) != (data_root() / SAMPLE_TEXTS[name]).resolve() for name in scored):
-        return None
-    try:
-        data = read_json(sample / relative, max_bytes=MAX_OFFICIAL_RESULT_BYTES)
-    except InputError:
-        return None
-    numbers = {}
-    for name, key in keys.items():
-        value = data
-        for part in (key,) if isinstance(key, str) else key:
-            value = value.get(part) if isinstance(value, dict) else None
-        numbers[name] = value
-    return numbers
-
-
-def _comparison(ours: dict, official: dict[str, float | None], keys: dict, labels: dict[str, str]) -> None:
-    """Our numbers beside the official evaluator's, as shown (four decimals)."""
-    table = pd.DataFrame(
-        {"score": [labels[name] for name in keys], "TORE Studio": [_number(ours.get(name)) for name in keys],
-         "official evaluator": [_number(official.get(name)) for name in keys]}
-    )
-    st.dataframe(table, hide_index=True, width="content")
+def _official_check(result: OfficialResult, inputs: Inputs, ours: dict, labels: dict[str, str], title: str, note: str = "") -> None:
+    """Our numbers beside the official evaluator's, as shown (four decimals), when the inputs are
+    the demo sample's own files, for which the sample ships that result; `note` under them."""
+    official = official_numbers(result, data_root() / SAMPLE_FOLDER, asdict(inputs))
+    if official is None:
+        return
+    table = pd.DataFrame({"score": [labels[name] for name in official], "TORE Studio": [shown(ours.get(name)) for name in official],
+                          "official evaluator": [shown(value) for value in official.values()]})
+    with st.expander(title):
+        st.dataframe(table, hide_index=True, width="content")
+        if note:
+            st.caption(note)
 
 
 def _layout_headline(layout: dict, inputs: Inputs) -> None:
@@ -186,19 +136,17 @@ def _layout_headline(layout: dict, inputs: Inputs) -> None:
                 ":green-badge[exact: reproduces the official evaluator]")
     columns = st.columns(4)
     for column, key in zip(columns, ("mAP", "AP50", "AP75")):
-        column.metric(key, _number(layout[key]))
-    columns[3].metric("F1 at IoU 0.5", _number(layout["iou50"]["f1"]),
+        column.metric(key, shown(layout[key]))
+    columns[3].metric("F1 at IoU 0.5", shown(layout["iou50"]["f1"]),
                       help="project metric, not in the official evaluator: greedy COCO matching at IoU 0.5")
     st.caption(
         f"{layout['boxes_in_eval_classes']:,} predicted boxes in the eval classes against {layout['reference_boxes_in_eval_classes']:,} "
-        f"ground-truth blocks. {layout['provenance']['AP']}. F1 at IoU 0.5 (precision {_number(layout['iou50']['precision'], 3)}, "
-        f"recall {_number(layout['iou50']['recall'], 3)}) is a project metric."
+        f"ground-truth blocks. {layout['provenance']['AP']}. F1 at IoU 0.5 (precision {shown(layout['iou50']['precision'], 3)}, "
+        f"recall {shown(layout['iou50']['recall'], 3)}) is a project metric."
         + ("" if layout["has_scores"] else " This prediction has no scores, so its AP only reflects box order: read F1 instead.")
     )
-    official = _official_numbers(inputs, ("gt", "layout"), OFFICIAL_LAYOUT_FILE, OFFICIAL_LAYOUT_KEYS)
-    if official is not None:
-        with st.expander("Check: the official layout result shipped with this sample"):
-            _comparison(layout, official, OFFICIAL_LAYOUT_KEYS, {key: key for key in OFFICIAL_LAYOUT_KEYS})
+    _official_check(LAYOUT_RESULT, inputs, layout, {key: key for key in LAYOUT_RESULT.keys},
+                    "Check: the official layout result shipped with this sample")
 
 
 def _end_to_end_headline(end_to_end: dict, inputs: Inputs) -> None:
@@ -207,7 +155,7 @@ def _end_to_end_headline(end_to_end: dict, inputs: Inputs) -> None:
     st.markdown(f"**End to end, page level** {badge}")
     columns = st.columns(len(END_TO_END_SCORES))
     for column, (key, (label, lower_is_better)) in zip(columns, END_TO_END_SCORES.items()):
-        column.metric(f"{label} {'↓' if lower_is_better else '↑'}", _number(end_to_end[key]), help=end_to_end["provenance"].get(key))
+        column.metric(f"{label} {'↓' if lower_is_better else '↑'}", shown(end_to_end[key]), help=end_to_end["provenance"].get(key))
     st.caption(
         "↓ lower is better, ↑ higher is better. "
         f"The per-pair metrics and the page aggregation are the official ones, but the Markdown elements are "
@@ -217,11 +165,9 @@ def _end_to_end_headline(end_to_end: dict, inputs: Inputs) -> None:
     )
     if end_to_end["missing_pages"]:
         st.warning(f"{len(end_to_end['missing_pages'])} page(s) have no Markdown file and are scored as empty.")
-    official = _official_numbers(inputs, ("gt", "markdown"), OFFICIAL_END_TO_END_FILE, OFFICIAL_END_TO_END_KEYS)
-    if official is not None:
-        with st.expander("Check: the official end-to-end result shipped with this sample (v1.6 evaluator, no CDM)"):
-            _comparison(end_to_end, official, OFFICIAL_END_TO_END_KEYS, {key: END_TO_END_SCORES[key][0] for key in OFFICIAL_END_TO_END_KEYS})
-            st.caption("They differ where the two matchers pair elements differently.")
+    _official_check(END_TO_END_RESULT, inputs, end_to_end, {key: label for key, (label, _) in END_TO_END_SCORES.items()},
+                    "Check: the official end-to-end result shipped with this sample (v1.6 evaluator, no CDM)",
+                    "They differ where the two matchers pair elements differently.")
 
 
 # --- TORE matrices of the same pair ------------------------------------------------------------
@@ -281,14 +227,12 @@ def _breakdowns(result: dict) -> None:
                 table[column] = [end_to_end["by_attribute"][key][attribute].get(value) for value in pages]
         table = _numeric_scores(table, ["value"]).sort_values("value", ignore_index=True)
         with tab:
-            chart, numbers = st.columns([2, 3])
+            bars, numbers = st.columns([2, 3])
             if layout:
-                chart.plotly_chart(
-                    figures.attribute_bars(dict(zip(table["value"], table["layout mAP"])), pages, metric="layout mAP",
-                                           title=f"layout mAP by {BREAKDOWN_ATTRIBUTES[attribute]}"),
-                    key=f"omnidocbench_bars_{attribute}", config={"displaylogo": False},
-                )
-            _score_table(numbers, table, key=f"omnidocbench_by_{attribute}")
+                chart(figures.attribute_bars(dict(zip(table["value"], table["layout mAP"])), pages, metric="layout mAP",
+                                             title=f"layout mAP by {BREAKDOWN_ATTRIBUTES[attribute]}"),
+                      key=f"omnidocbench_bars_{attribute}", where=bars)
+            numbers.dataframe(_scores_styled(table), placeholder=MISSING, hide_index=True, key=f"omnidocbench_by_{attribute}")
 
 
 def _numeric_scores(table: pd.DataFrame, text_columns: list[str]) -> pd.DataFrame:
@@ -298,9 +242,10 @@ def _numeric_scores(table: pd.DataFrame, text_columns: list[str]) -> pd.DataFram
     return table
 
 
-def _score_table(container, table: pd.DataFrame, **options) -> None:
-    """A table of scores with four decimals, where a missing score reads "n/a" (never 0, never "None")."""
-    container.dataframe(table.style.format(precision=4), placeholder=MISSING, hide_index=True, **options)
+def _scores_styled(table: pd.DataFrame) -> pd.io.formats.style.Styler:
+    """A table of scores with four decimals; shown with `placeholder=MISSING`, a missing score reads
+    "n/a" (never 0, never "None") and the numbers still sort as numbers."""
+    return table.style.format(precision=SCORE_DIGITS)
 
 
 def page_table(result: dict) -> pd.DataFrame:
@@ -322,18 +267,6 @@ def page_table(result: dict) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
-def _choose_page_from_table(table_key: str, page_ids: list[str]) -> None:
-    rows = st.session_state[table_key].selection.rows
-    if rows:
-        st.session_state["omnidocbench_page"] = page_ids[rows[0]]
-
-
-def _page_image_uri(page: PageMatches) -> str:
-    """The page image, which must lie inside the data root, or a placeholder."""
-    image = PageImage(page.image) if page.image is not None else None
-    return page_image_uri(Page(page.page, page.width, page.height, [], np.zeros((0, 4)), image=image), data_root())
-
-
 def _overlay(matches: list[PageMatches], page_id: str, result: dict) -> None:
     page = next(page for page in matches if page.page == page_id)
     row = next(row for row in result["per_page"] if row["page"] == page_id)
@@ -348,26 +281,22 @@ def _overlay(matches: list[PageMatches], page_id: str, result: dict) -> None:
         + (" This page's page_info swaps width and height; the frame is the image's."
            if page_id in result["reference"]["size_swapped_pages"] else "")
     )
-    st.plotly_chart(figures.page_match_overlay(page, _page_image_uri(page)), key="omnidocbench_overlay",
-                    config={"displaylogo": False, "scrollZoom": False})
+    chart(figures.page_match_overlay(page, page_image(page.image, (page.width, page.height)).uri), key="omnidocbench_overlay")
 
 
 def _per_page(result: dict, inputs: Inputs) -> None:
     st.subheader(f"Pages ({result['pages']}), worst first")
     table = page_table(result)
     page_ids = table["page"].tolist()
-    _score_table(
-        st, table, key="omnidocbench_table", selection_mode="single-row",
-        on_select=functools.partial(_choose_page_from_table, "omnidocbench_table", page_ids), width="stretch",
-        height=min(420, 38 + 35 * len(table)),
-    )
+    choosing_table(_scores_styled(table), key="omnidocbench_table", choices=page_ids, choice_key="omnidocbench_page",
+                   placeholder=MISSING, width="stretch", height=min(420, 38 + 35 * len(table)))
     if inputs.layout is None:
         st.info("Give a layout-detection prediction to draw a page's ground-truth blocks against predicted boxes.")
         return
     url_state.seed("omnidocbench_page", page_ids[0], page_ids)
     page_id = st.selectbox("Page to draw (or select a row above)", page_ids, key="omnidocbench_page", persist_state="session")
     url_state.share(omnidocbench_page=page_id)
-    _overlay(_box_matches(inputs.gt, inputs.layout, (_stamp(inputs.gt), _stamp(inputs.layout))), page_id, result)
+    _overlay(_box_matches(inputs.gt, inputs.layout, file_stamps(inputs.gt, inputs.layout)), page_id, result)
 
 
 # --- the panel -----------------------------------------------------------------------------------
@@ -382,7 +311,7 @@ def render() -> None:
     if inputs is None:
         return
     try:
-        result = _score(inputs.gt, inputs.layout, inputs.markdown, tuple(map(_stamp, (inputs.gt, inputs.layout, inputs.markdown))))
+        result = _score(inputs.gt, inputs.layout, inputs.markdown, file_stamps(inputs.gt, inputs.layout, inputs.markdown))
     except InputError as error:
         show_input_error(error)
         return
@@ -396,7 +325,6 @@ def render() -> None:
         _end_to_end_headline(result["end_to_end"], inputs)
     if result["layout"]:
         st.subheader("AP by class")
-        st.plotly_chart(figures.per_class_ap_bars(result["layout"]["per_class"], title="AP@[.5:.95] per eval class"),
-                        key="omnidocbench_per_class", config={"displaylogo": False})
+        chart(figures.per_class_ap_bars(result["layout"]["per_class"], title="AP@[.5:.95] per eval class"), key="omnidocbench_per_class")
     _breakdowns(result)
     _per_page(result, inputs)

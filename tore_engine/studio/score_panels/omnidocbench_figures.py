@@ -12,9 +12,11 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
-from tore_engine.studio.page_figures import Pane, _axis, page_overlay
+from tore_engine.scores import MISSING, format_score
+from tore_engine.studio.page_figures import Pane, page_overlay
 from tore_engine.studio.palette import class_color, with_alpha
 from tore_engine.studio.plain_text import plain_for_plotly
+from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 # Outline of a box by its match status: colour and dash differ, so the marking survives greyscale.
 STATUS_STYLES = {
@@ -27,10 +29,13 @@ STATUS_NAMES = {
     UNMATCHED: "unmatched (missed / false positive)",
     NOT_EVALUATED: "not in the 10 eval classes",
 }
+BAR_DIGITS = 3  # the bars' labels; tables and headline numbers have four
+FILL_ALPHA = 0.15
+CENTRE_MARKER_SIZE = 14
 
 
 def _score_text(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
+    return format_score(value, BAR_DIGITS)
 
 
 def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> go.Figure:
@@ -44,7 +49,7 @@ def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") ->
                hovertemplate="%{y}: AP %{x:.4f}<extra></extra>")
     )
     fig.update_layout(title=dict(text=plain_for_plotly(title), x=0), xaxis=dict(range=[0, 1.08], title="AP@[.5:.95]"),
-                      yaxis=dict(autorange="reversed", ticktext=[f"{label} (n/a)" if per_class[name] is None else label for name, label in zip(classes, shown)],
+                      yaxis=dict(autorange="reversed", ticktext=[f"{label} ({MISSING})" if per_class[name] is None else label for name, label in zip(classes, shown)],
                                  tickvals=shown),
                       height=60 + 28 * len(classes), margin=dict(l=10, r=10, t=40, b=10))
     return fig
@@ -84,27 +89,14 @@ def _pane_traces(boxes: list[MatchedBox], others: list[MatchedBox], other_side: 
     groups: dict[tuple[str, str], list[int]] = {}
     for index, box in enumerate(boxes):
         groups.setdefault((box.status, box.label), []).append(index)
-    axes = dict(xaxis=_axis("x", column), yaxis=_axis("y", column))
     for (status, label), indices in sorted(groups.items()):
-        xs, ys, texts = [], [], []
-        for index in indices:
-            x1, y1, x2, y2 = boxes[index].bbox
-            xs += [x1, x2, x2, x1, x1, None]
-            ys += [y1, y1, y2, y2, y1, None]
-            texts += [_box_hover(boxes[index], index, others, other_side)] * 5 + [None]
-        traces.append(
-            go.Scatter(x=xs, y=ys, text=texts, mode="lines", fill="toself", fillcolor=with_alpha(class_color(label), 0.15),
-                       line=STATUS_STYLES[status], name=STATUS_NAMES[status], legendgroup=status,
-                       showlegend=status not in legend_shown, hovertemplate="%{text}<extra></extra>", **axes)
+        traces += outlined_boxes(
+            [boxes[k].bbox for k in indices], [_box_hover(boxes[k], k, others, other_side) for k in indices],
+            marker_size=CENTRE_MARKER_SIZE, line=STATUS_STYLES[status], name=STATUS_NAMES[status],
+            fill_colour=with_alpha(class_color(label), FILL_ALPHA), column=column, legendgroup=status,
+            showlegend=status not in legend_shown,
         )
         legend_shown.add(status)
-        traces.append(
-            go.Scatter(x=[(boxes[k].bbox[0] + boxes[k].bbox[2]) / 2 for k in indices],
-                       y=[(boxes[k].bbox[1] + boxes[k].bbox[3]) / 2 for k in indices],
-                       text=[_box_hover(boxes[k], k, others, other_side) for k in indices], mode="markers",
-                       marker=dict(size=14, opacity=0), legendgroup=status, showlegend=False,
-                       hovertemplate="%{text}<extra></extra>", **axes)
-        )
     return traces
 
 

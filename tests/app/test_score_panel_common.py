@@ -1,0 +1,134 @@
+"""What the three score panels share (`score_panels.common`, `score_panels.overlay_traces`) and the
+outline trace of `page_figures` they draw with."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.page_figures import outline_trace
+from tore_engine.studio.score_panels import common
+from tore_engine.studio.score_panels.common import CHART_CONFIG, chart, choosing_table, file_stamp, file_stamps, page_image, shown
+from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
+
+
+class _Recorder:
+    """Stands for `st` or a column: keeps what a drawing call was given."""
+
+    def dataframe(self, data, **options):
+        self.data, self.options = data, options
+
+    def plotly_chart(self, figure, **options):
+        self.figure, self.options = figure, options
+
+
+# --- how a number is written ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value, text", [
+    (None, "n/a"), (math.nan, "n/a"), (np.float64("nan"), "n/a"), (0.0, "0.0000"), (1.0, "1.0000"), (np.float32(0.25), "0.2500"),
+    (0, "0"), (1234, "1,234"), (np.int64(5), "5"), (True, "True"), ("question", "question"),
+])
+def test_shown_writes_undefined_as_n_a_never_0(value, text):
+    assert shown(value) == text
+
+
+def test_shown_takes_the_digits_and_writes_a_pandas_column():
+    assert shown(0.123456, 3) == "0.123"
+    assert pd.Series([0.5, None]).map(shown).tolist() == ["0.5000", "n/a"]
+
+
+# --- cache stamps ----------------------------------------------------------------------------------
+
+
+def test_a_folder_stamp_changes_when_a_file_in_it_is_rewritten(tmp_path):
+    (tmp_path / "a.json").write_text("{}")
+    before = file_stamp(tmp_path)
+    assert file_stamp(tmp_path) == before
+    (tmp_path / "a.json").write_text('{"x": 1}')
+    os.utime(tmp_path / "a.json", ns=(1, 1))  # a rewrite in place, whatever the clock says
+    assert file_stamp(tmp_path) != before
+    assert file_stamps(None, tmp_path / "missing") == ((None,), (str(tmp_path / "missing"),))
+    assert file_stamp(tmp_path / "a.json")[0] == str(tmp_path / "a.json") and file_stamp(tmp_path / "a.json")[-1] == ()
+
+
+# --- a table whose clicked row chooses ---------------------------------------------------------------
+
+
+def test_a_clicked_row_sets_the_chooser_before_it_is_drawn(monkeypatch):
+    where = _Recorder()
+    choosing_table("frame", key="table", choices=["a", "b"], choice_key="doc", where=where, width="stretch")
+    assert where.options["selection_mode"] == "single-row" and where.options["hide_index"] and where.options["width"] == "stretch"
+    state = {"table": SimpleNamespace(selection=SimpleNamespace(rows=[1]))}
+    monkeypatch.setattr(common.st, "session_state", state)
+    where.options["on_select"]()
+    assert state["doc"] == "b"
+    state["table"].selection.rows = []  # a click that clears the selection keeps the choice
+    where.options["on_select"]()
+    assert state["doc"] == "b"
+
+
+def test_charts_get_the_panels_settings():
+    where = _Recorder()
+    chart("figure", key="k", where=where)
+    assert where.figure == "figure" and where.options == {"key": "k", "config": CHART_CONFIG}
+
+
+# --- page images -------------------------------------------------------------------------------------
+
+
+def _png(path, size=(30, 40)) -> None:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, "white").save(buffer, format="PNG")
+    path.write_bytes(buffer.getvalue())
+
+
+def test_a_page_image_inside_the_data_root_has_its_own_size(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    _png(tmp_path / "page.png")
+    picture = page_image(tmp_path / "page.png", (100, 100))
+    assert picture.uri.startswith("data:image/jpeg") and (picture.width, picture.height) == (30, 40)
+
+
+def test_no_image_outside_or_missing_is_one_placeholder_of_the_given_size(tmp_path, monkeypatch):
+    (tmp_path / "root").mkdir()
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path / "root"))
+    _png(tmp_path / "outside.png")
+    pictures = [page_image(path, (100, 200)) for path in (None, tmp_path / "outside.png", tmp_path / "root" / "missing.png")]
+    assert all(picture.uri.startswith("data:image/png") and (picture.width, picture.height) == (100, 200) for picture in pictures)
+    assert len({picture.uri for picture in pictures}) == 1  # the same placeholder: it tells nothing about the server's files
+
+
+# --- outlines and their hover --------------------------------------------------------------------------
+
+
+def test_outline_trace_draws_every_box_closed_with_a_gap():
+    trace = outline_trace([(0, 0, 10, 5), np.array([20.0, 20, 30, 40])], ["a", "b"], line=dict(color="#000000"), name="<b>x</b>",
+                          fill_colour="rgba(0,0,0,0.1)", column=2, legendgroup="x")
+    assert list(trace.x) == [0, 10, 10, 0, 0, None, 20, 30, 30, 20, 20, None]
+    assert list(trace.y) == [0, 0, 5, 5, 0, None, 20, 20, 40, 40, 20, None]
+    assert list(trace.text) == ["a"] * 5 + [None] + ["b"] * 5 + [None]
+    assert (trace.fill, trace.xaxis, trace.yaxis, trace.legendgroup) == ("toself", "x2", "y2", "x")
+    assert trace.name == "&lt;b&gt;x&lt;/b&gt;"  # plain text
+
+
+def test_outline_trace_without_hover_or_fill():
+    trace = outline_trace([(0, 0, 1, 1)], None, line=dict(color="#000000"), name="x")
+    assert trace.hoverinfo == "skip" and trace.text is None and trace.fill is None and trace.xaxis == "x"
+
+
+def test_outlined_boxes_put_the_hover_on_centres_in_the_outlines_pane_and_group():
+    outline, centres = outlined_boxes([(0, 0, 10, 20)], ["hover"], marker_size=12, corner_hover=False,
+                                      line=dict(color="#2ca02c"), name="gold", column=2, legendgroup="g")
+    assert outline.hoverinfo == "skip"
+    assert (list(centres.x), list(centres.y), list(centres.text)) == ([5.0], [10.0], ["hover"])
+    assert (centres.xaxis, centres.yaxis, centres.legendgroup, centres.marker.color, centres.showlegend) == ("x2", "y2", "g", "#2ca02c", False)
+    assert centres.marker.opacity == 0
