@@ -22,7 +22,7 @@ from tore_engine.docile.metrics import Metrics, PredictionTable
 from tore_engine.docile.pcc import PCCSet
 from tore_engine.docile.validation import tasks_to_evaluate, validate_predictions
 from tore_engine.errors import InputError
-from tore_engine.scores import headline_item
+from tore_engine.scores import MISSING, headline_item
 
 TASKS = ("kile", "lir")
 PRIMARY_METRIC = {"kile": "AP", "lir": "f1"}
@@ -147,7 +147,7 @@ class DocileResult:
         """A table per evaluated task: the micro average, then every fieldtype."""
         lines = [f"DocILE scores for {self.dataset_name} (PCC IoU threshold {self.iou_threshold})"]
         for task, result in self.tasks().items():
-            lines += ["", *(_task_summary(task, result) if result else [f"{task.upper()}: no predictions (n/a)"])]
+            lines += ["", *(_task_summary(task, result) if result else [f"{task.upper()}: no predictions ({MISSING})"])]
         return "\n".join(lines)
 
 
