@@ -34,10 +34,6 @@ FILL_ALPHA = 0.15
 CENTRE_MARKER_SIZE = 14
 
 
-def _score_text(value: float | None) -> str:
-    return format_score(value, BAR_DIGITS)
-
-
 def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> go.Figure:
     """Horizontal AP@[.5:.95] bars, one per eval class in the evaluator's order (top to bottom)."""
     classes = list(per_class)
@@ -45,7 +41,7 @@ def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") ->
     shown = [plain_for_plotly(name) for name in classes]
     fig = go.Figure(
         go.Bar(x=values, y=shown, orientation="h", marker_color=[class_color(name) for name in classes],
-               text=[_score_text(value) for value in values], textposition="outside", cliponaxis=False,
+               text=[format_score(value, BAR_DIGITS) for value in values], textposition="outside", cliponaxis=False,
                hovertemplate="%{y}: AP %{x:.4f}<extra></extra>")
     )
     fig.update_layout(title=dict(text=plain_for_plotly(title), x=0), xaxis=dict(range=[0, 1.08], title="AP@[.5:.95]"),
@@ -61,7 +57,7 @@ def attribute_bars(values: dict[str, float | None], pages: dict[str, int], *, me
     labels = [plain_for_plotly(f"{name} ({pages.get(name, '?')} p.)") for name in names]
     fig = go.Figure(
         go.Bar(x=[values[name] for name in names], y=labels, orientation="h", marker_color="#4363d8",
-               text=[_score_text(values[name]) for name in names], textposition="outside", cliponaxis=False,
+               text=[format_score(values[name], BAR_DIGITS) for name in names], textposition="outside", cliponaxis=False,
                hovertemplate=f"%{{y}}: {metric} %{{x:.4f}}<extra></extra>")
     )
     fig.update_layout(title=dict(text=plain_for_plotly(title), x=0), xaxis=dict(range=[0, 1.1], title=metric), yaxis=dict(autorange="reversed"),
