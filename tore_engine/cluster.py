@@ -132,12 +132,12 @@ class WatchedExecutor(Executor):
         self._inner.shutdown(wait=wait)
 
 
-@contextmanager
 def watched_executor(client: Any, address: str) -> "WatchedExecutor":
     """A connected client's executor, whose tasks fail clearly when the cluster stays without workers."""
     return WatchedExecutor(client.get_executor(), lambda: len(client.nthreads(callback_timeout=CONNECT_TIMEOUT_SECONDS)), address)
 
 
+@contextmanager
 def cluster_executor(address: str) -> Iterator[Executor]:
     """The executor of a Dask cluster, connected within `CONNECT_TIMEOUT_SECONDS`, whose tasks fail
     clearly when the cluster stays without workers; closed on exit, whatever happened."""
