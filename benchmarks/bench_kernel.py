@@ -9,19 +9,22 @@ On the synthetic DocLayNet-like pages (`benchmarks/synthetic.py`: 1025 x 1025, 4
   the results by page, i.e. a worker's whole unit of work;
 
 each the best and the median of `--repeats` runs, in µs a page, after checking that both paths
-give the same bits. Then the JIT: `python -m tore_engine.kernel --warm` in a fresh process with an
-empty cache folder (the cold compile) and again with that folder (the warm load), wall and CPU.
+give the same bits. Then the JIT, in a fresh process with an empty cache folder (the cold compile)
+and again with that folder (the warm load), wall and CPU: the page kernel (`kernel.warm`, what
+`python -m tore_engine.kernel --warm` runs) and the JSON structure scan (`json_kernel`), each also
+timed alone inside that process, numba's import apart. `--json` prints all of it as one JSON
+object instead (`benchmarks/bench_scale.py` reads it).
 
-    .venv/bin/python -m benchmarks.bench_kernel [--pages 1024] [--repeats 7] [--mode single|dual] [--profile]
+    .venv/bin/python -m benchmarks.bench_kernel [--pages 1024] [--repeats 7] [--mode single|dual] [--profile] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import pstats
-import re
 import resource
 import statistics
 import subprocess
@@ -65,30 +68,55 @@ def _row(name: str, numpy_times: list[float], kernel_times: list[float]) -> str:
     )
 
 
+# Run in a fresh interpreter with NUMBA_CACHE_DIR set: loads (or compiles into that folder) both
+# kernels, timing numba's import and each kernel alone.
+JIT_CHILD = """
+import json, time
+def timed(run):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = run()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+numba_import, numba_cpu, _ = timed(lambda: __import__("numba"))
+from tore_engine import json_kernel, kernel
+page, page_cpu, said = timed(kernel.warm)
+cached = json_kernel.kernels.is_cached()
+scan, scan_cpu, _ = timed(json_kernel.kernels.load)
+print(json.dumps({"numba_import": numba_import, "numba_import_cpu": numba_cpu, "page_kernel": page, "page_kernel_cpu": page_cpu,
+                  "page_kernel_said": said, "json_kernel": scan, "json_kernel_cpu": scan_cpu, "json_kernel_was_cached": cached}))
+"""
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def _warm(cache: Path) -> tuple[float, float, str]:
-    """Wall and CPU seconds of `python -m tore_engine.kernel --warm` with this cache folder, and
-    what it said."""
+def jit_process(cache: Path) -> dict:
+    """Wall and CPU seconds of a fresh process loading both kernels with this cache folder (cold
+    when it is empty), and what it timed inside."""
     env = {**os.environ, jit.CACHE_ENV: str(cache), "PYTHONPATH": str(REPOSITORY)}
+    env.pop(kernel.KERNEL_ENV, None)
     cpu, start = _children_cpu(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "tore_engine.kernel", "--warm"], env=env, capture_output=True, text=True, check=True)
-    return time.perf_counter() - start, _children_cpu() - cpu, (done.stderr + done.stdout).strip()
+    done = subprocess.run([sys.executable, "-c", JIT_CHILD], env=env, capture_output=True, text=True, check=True)
+    return {"wall": time.perf_counter() - start, "cpu": _children_cpu() - cpu, **json.loads(done.stdout.strip().splitlines()[-1])}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_kernel", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pages", type=int, default=4 * BATCH, help="synthetic pages (default 1024)")
-    parser.add_argument("--repeats", type=int, default=7, help="timed runs of each path (default 7)")
-    parser.add_argument("--mode", choices=["single", "dual"], default="single", help="taxonomy mode (default single)")
-    parser.add_argument("--profile", action="store_true", help="also print a cProfile of the NumPy path's evaluate_batch")
-    args = parser.parse_args(argv)
+def jit_times(runs: int = 1) -> dict[str, list[dict]]:
+    """`runs` times: the cold compile (a new, empty cache folder) and then the warm load (the same
+    folder)."""
+    times: dict[str, list[dict]] = {"cold": [], "warm": []}
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as folder:
+            cache = Path(folder) / "numba"
+            times["cold"].append(jit_process(cache))
+            times["warm"].append(jit_process(cache))
+    return times
 
-    reference, prediction = synthetic_layouts(args.pages)
-    taxonomy = resolve_taxonomy(reference, prediction, args.mode)
+
+def engine_times(pages: int, repeats: int, mode: str) -> dict:
+    """CPU µs a page of each path, engine alone and evaluate_batch, after checking equal bits."""
+    reference, prediction = synthetic_layouts(pages)
+    taxonomy = resolve_taxonomy(reference, prediction, mode)
     pairs = list(zip(reference.pages, prediction.pages))
     batches = [pairs[start : start + BATCH] for start in range(0, len(pairs), BATCH)]
     tasks = [[prepare_page(ref, pred, taxonomy)[0] for ref, pred in batch] for batch in batches]
@@ -97,27 +125,45 @@ def main(argv: list[str] | None = None) -> int:
     k = taxonomy.size
     if not all(_same_bits(kernel.evaluate(batch, k), numpy_cells(batch, k)) for batch in tasks):
         raise SystemExit("the kernel and the NumPy path differ")
-
     engine = {
-        path: _cpu_us_per_page(lambda: [run(batch, k) for batch in tasks], args.pages, args.repeats)
+        path: _cpu_us_per_page(lambda: [run(batch, k) for batch in tasks], pages, repeats)
         for path, run in (("numpy", numpy_cells), ("kernel", kernel.evaluate))
     }
     whole = {}
     for path in (kernel.NUMPY, kernel.ALWAYS):
         os.environ[kernel.KERNEL_ENV] = path
-        whole[path] = _cpu_us_per_page(lambda: [evaluate_batch(batch, taxonomy) for batch in batches], args.pages, args.repeats)
-    print(f"{args.pages} pages ({args.mode}, {k} classes), batches of {BATCH}, {args.repeats} runs; same bits: yes")
-    print("| CPU µs/page | NumPy best | NumPy median | kernel best | kernel median | speed-up (medians) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    print(_row("engine (cells from prepared pages)", engine["numpy"], engine["kernel"]))
-    print(_row("evaluate_batch (with preparing pages)", whole[kernel.NUMPY], whole[kernel.ALWAYS]))
+        whole["numpy" if path == kernel.NUMPY else "kernel"] = _cpu_us_per_page(lambda: [evaluate_batch(batch, taxonomy) for batch in batches], pages, repeats)
+    os.environ.pop(kernel.KERNEL_ENV)
+    return {"pages": pages, "mode": mode, "classes": k, "repeats": repeats, "same_bits": True, "engine": engine, "evaluate_batch": whole,
+            "taxonomy": taxonomy, "batches": batches}
 
-    with tempfile.TemporaryDirectory() as folder:
-        cache = Path(folder) / "numba"
-        for name in ("cold compile (empty cache)", "warm load"):
-            wall, cpu, said = _warm(cache)
-            reported = re.search(r"(compiled|loaded) in ([0-9.]+) s", said)
-            print(f"JIT {name}: {wall:.2f} s wall, {cpu:.2f} s CPU for the whole process; the kernel reports {reported.group(1)} in {reported.group(2)} s")
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_kernel", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=4 * BATCH, help="synthetic pages (default 1024)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed runs of each path (default 7)")
+    parser.add_argument("--mode", choices=["single", "dual"], default="single", help="taxonomy mode (default single)")
+    parser.add_argument("--profile", action="store_true", help="also print a cProfile of the NumPy path's evaluate_batch")
+    parser.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
+    parser.add_argument("--jit-runs", type=int, default=1, help="cold compiles and warm loads, each in a fresh process (default 1)")
+    args = parser.parse_args(argv)
+
+    times = engine_times(args.pages, args.repeats, args.mode)
+    engine, whole, taxonomy, batches = times["engine"], times["evaluate_batch"], times.pop("taxonomy"), times.pop("batches")
+    times["jit"] = jit_times(args.jit_runs)
+    if args.json:
+        print(json.dumps(times))
+    else:
+        print(f"{args.pages} pages ({args.mode}, {times['classes']} classes), batches of {BATCH}, {args.repeats} runs; same bits: yes")
+        print("| CPU µs/page | NumPy best | NumPy median | kernel best | kernel median | speed-up (medians) |")
+        print("|---|---:|---:|---:|---:|---:|")
+        print(_row("engine (cells from prepared pages)", engine["numpy"], engine["kernel"]))
+        print(_row("evaluate_batch (with preparing pages)", whole["numpy"], whole["kernel"]))
+        for name, run in [(name, run) for key, name in (("cold", "cold compile (empty cache)"), ("warm", "warm load")) for run in times["jit"][key]]:
+            print(f"JIT {name}: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU for the whole process; inside it (wall / CPU) numba's "
+                  f"import {run['numba_import']:.2f} / {run['numba_import_cpu']:.2f} s, the page kernel {run['page_kernel']:.2f} / "
+                  f"{run['page_kernel_cpu']:.2f} s ({run['page_kernel_said'].split(' in ')[0]}), the JSON kernel {run['json_kernel']:.2f} / "
+                  f"{run['json_kernel_cpu']:.2f} s ({'loaded' if run['json_kernel_was_cached'] else 'compiled'})")
 
     if args.profile:
         os.environ[kernel.KERNEL_ENV] = kernel.NUMPY

@@ -24,27 +24,21 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
-import math
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import types
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.synthetic import PREDICTION_NAME, REFERENCE_NAME, synthetic_layouts, write_layout_files
-
-SEED = 0
-TOLERANCE = 1e-9
+from benchmarks.common import SEED, import_peer_without_torch, machine_line, matrices_agree, peer_matrices, peer_samples, peer_taxonomy, report_matrices
+from benchmarks.synthetic import synthetic_layouts, write_layout_files
 
 
 @dataclass
@@ -139,68 +133,17 @@ def _measure_tore(spec: Spec) -> tuple[Runs, float, float, dict]:
     return runs, setup, baseline, {"classes": len(matrices.classes), "warnings": len(evaluation.warnings)}
 
 
-def import_peer_without_torch() -> types.SimpleNamespace:
-    """The peer's TORE classes, without running its package initialiser (which imports torch):
-    an empty package module pointing at the installed folder stands in for it (tore.md 10.2)."""
-    spec = importlib.util.find_spec("docling_metrics_layout")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("docling-metrics-layout is not installed: .venv/bin/pip install 'docling-metrics-layout==0.17.0'")
-    package = types.ModuleType("docling_metrics_layout")
-    package.__path__ = list(spec.submodule_search_locations)
-    sys.modules["docling_metrics_layout"] = package
-    from docling_metrics_layout.layout_types import BboxResolution, LayoutMetricSample
-    from docling_metrics_layout.tore.tore_layout_evaluator import ToreLayoutEvaluator
-
-    return types.SimpleNamespace(Box=BboxResolution, Sample=LayoutMetricSample, Evaluator=ToreLayoutEvaluator)
-
-
-def peer_taxonomy(classes: list[str], mode: str) -> tuple[dict[int, str], dict[str, int], dict[str, int]]:
-    """The peer's category dict (ids 1..n, as it requires) and each side's label -> id. Dual mode
-    gives the prediction ids n+1..2n over the union, named as tore_engine names them."""
-    reference_ids = {label: k + 1 for k, label in enumerate(classes)}
-    if mode == "single":
-        return {k + 1: label for k, label in enumerate(classes)}, reference_ids, reference_ids
-    prediction_ids = {label: len(classes) + k + 1 for k, label in enumerate(classes)}
-    names = {k + 1: f"{REFERENCE_NAME}_{label}" for k, label in enumerate(classes)}
-    names.update({len(classes) + k + 1: f"{PREDICTION_NAME}_{label}" for k, label in enumerate(classes)})
-    return names, reference_ids, prediction_ids
-
-
-def _peer_samples(peer: types.SimpleNamespace, reference, prediction, reference_ids: dict, prediction_ids: dict) -> list:
-    def boxes(page, ids):
-        return [peer.Box(category_id=ids[label], bbox=bbox) for label, bbox in zip(page.labels, page.bboxes.tolist())]
-
-    predicted = {page.id: page for page in prediction.pages}
-    return [
-        peer.Sample(
-            id=page.id,
-            page_width=math.ceil(page.width),
-            page_height=math.ceil(page.height),
-            page_resolution_a=boxes(page, reference_ids),
-            page_resolution_b=boxes(predicted[page.id], prediction_ids),
-        )
-        for page in reference.pages
-    ]
-
-
 def _measure_peer(spec: Spec) -> tuple[Runs, float, float, dict]:
     peer = import_peer_without_torch()
     start = time.perf_counter()
     reference, prediction = synthetic_layouts(spec.pages, SEED, spec.size)
     names, reference_ids, prediction_ids = peer_taxonomy(reference.taxonomy, spec.mode)
-    samples = _peer_samples(peer, reference, prediction, reference_ids, prediction_ids)
+    samples = peer_samples(peer, reference, prediction, reference_ids, prediction_ids)
     setup = time.perf_counter() - start
     baseline = _peak_mb(resource.RUSAGE_SELF)
     evaluator = peer.Evaluator(names, spec.workers)
     runs = _timed(lambda: evaluator.evaluate_dataset(samples), spec.repeats)
-    detailed, collapsed = runs.result.matrix_evaluation.detailed, runs.result.matrix_evaluation.collapsed
-    np.savez(
-        spec.matrices,
-        confusion=detailed.confusion_matrix,
-        recall=detailed.recall_matrix,
-        precision=detailed.precision_matrix,
-        reduced=collapsed.confusion_matrix,
-    )
+    np.savez(spec.matrices, **peer_matrices(runs.result))
     return runs, setup, baseline, {"classes": len(names) + 1, "torch_imported": "torch" in sys.modules}
 
 
@@ -212,13 +155,7 @@ def _measure_cli(spec: Spec) -> tuple[Runs, float, float, dict]:
     command = [str(tore), "evaluate", str(data / "reference.json"), str(data / "prediction.json"), "--out", str(out), "--workers", str(spec.workers)]
     runs = _timed(lambda: subprocess.run(command, check=True, capture_output=True), spec.repeats)
     report = json.loads((out / "report.json").read_text())
-    np.savez(
-        spec.matrices,
-        confusion=np.array(report["matrices"]["confusion"]),
-        recall=np.array(report["matrices"]["recall"]),
-        precision=np.array(report["matrices"]["precision"]),
-        reduced=np.array(report["reduced"]["confusion"]),
-    )
+    np.savez(spec.matrices, **report_matrices(report))
     return runs, 0.0, _peak_mb(resource.RUSAGE_SELF), {"classes": len(report["matrices"]["confusion"])}
 
 
@@ -253,16 +190,9 @@ def measure(spec: Spec, folder: Path) -> Measurement:
     return result
 
 
-def matrices_agree(ours: Path, theirs: Path) -> tuple[bool, float]:
-    """tore.md section 8: pixel counts within 1e-9 relative, ratios within 1e-9 absolute.
-    Returns (agree, largest |a - b| / max(1, |b|) over the confusion matrix)."""
-    a, b = np.load(ours), np.load(theirs)
-    if a["confusion"].shape != b["confusion"].shape:
-        return False, math.inf
-    relative = np.abs(a["confusion"] - b["confusion"]) / np.maximum(1, np.abs(b["confusion"]))
-    ratios = all(np.abs(a[key] - b[key]).max() <= TOLERANCE for key in ("recall", "precision"))
-    reduced = np.all(np.abs(a["reduced"] - b["reduced"]) <= TOLERANCE * np.maximum(1, np.abs(b["reduced"])))
-    return bool(relative.max() <= TOLERANCE and ratios and reduced), float(relative.max())
+def npz_agree(ours: Path, theirs: Path) -> tuple[bool, float]:
+    """`common.matrices_agree` on two saved measurements."""
+    return matrices_agree(dict(np.load(ours)), dict(np.load(theirs)))
 
 
 def bit_identical(first: Path, second: Path) -> bool:
@@ -319,7 +249,7 @@ def check_matrices(results: dict[str, Measurement]) -> list[str]:
 
     lines = []
     for ours, theirs in [("tore w1", "peer c1"), ("tore w1", "peer c2"), ("tore evaluate w2", "peer c1"), ("tore dual small", "peer dual c1"), ("tore dual small", "peer dual c2")]:
-        agree, worst = matrices_agree(path(ours), path(theirs))
+        agree, worst = npz_agree(path(ours), path(theirs))
         lines.append(f"{ours} vs {theirs}: {'agree' if agree else 'DIFFER'} (max |a-b|/max(1,|b|) = {worst:.2e})")
     for first, second in [("tore w1", "tore w2"), ("tore dual w1", "tore dual w2"), ("tore w1", "tore evaluate w1"), ("tore 4x w1", "tore 4x w2"), ("tore memory w1", "tore memory w2"), ("tore memory w1", "tore evaluate memory w2")]:
         lines.append(f"{first} vs {second}: {'bit-identical' if bit_identical(path(first), path(second)) else 'NOT bit-identical'}")
@@ -375,11 +305,6 @@ def targets_table(results: dict[str, Measurement]) -> str:
         f"| `tore evaluate` on {results['tore evaluate w1'].spec.pages} pages, process start included, well under 1 s | {cli:.3f} s | {'yes' if cli < 1 else 'NO'} |",
     ]
     return "\n".join(rows)
-
-
-def machine_line() -> str:
-    load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
-    return f"{platform.node() or 'machine'}: {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}; load average {load}"
 
 
 def main(argv: list[str] | None = None) -> int:
