@@ -381,7 +381,11 @@ def _scan_compiled(data: bytes, source: str, max_depth: int) -> ScannedJson | No
 def _compiled_scan_wanted(size: int) -> bool:
     from tore_engine.jit import numba_available
 
-    return size >= KERNEL_MIN_BYTES and numba_available()
+    if size < KERNEL_MIN_BYTES or not numba_available():
+        return False
+    from tore_engine import json_kernel
+
+    return json_kernel.prepared(size)
 
 
 def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH, compiled: bool | None = None) -> JsonStructure | ScannedJson:

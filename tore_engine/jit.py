@@ -66,13 +66,13 @@ def numba_available() -> bool:
 
 
 @contextlib.contextmanager
-def compile_lock(wait: bool = False) -> Iterator[bool]:
+def compile_lock(wait: bool = False, lock_name: str = LOCK_NAME) -> Iterator[bool]:
     """Take the cache folder's lock (without waiting unless `wait`): True when this process holds
     it, so that of the workers of a pool only one loads or compiles at a time, and the others can
     go on without the kernel meanwhile instead of compiling too."""
     folder = use_cache_folder()
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK_NAME, "a+b") as handle:
+    with open(folder / lock_name, "a+b") as handle:
         if fcntl is None:  # pragma: no cover - Windows
             yield True
             return
@@ -157,3 +157,24 @@ class Kernels:
                 dispatcher.compile(self._argument_types)
                 dispatcher.disable_compile()
         return dispatcher
+
+
+def notice(what: str, seconds: float) -> None:
+    """The one line said before a cold compile, so a user knows why this run waits."""
+    print(f"compiling {what} once, about {seconds:g} s; later runs load it from {use_cache_folder()}", file=sys.stderr)
+
+
+def ready(kernels: Kernels, what: str, seconds: float, *, wait: bool, may_compile: bool, lock_name: str = LOCK_NAME) -> str | None:
+    """Load `kernels` from the disk cache, or compile them into it (after the notice) if
+    `may_compile`; one process at a time, the others not waiting unless `wait`. Returns "loaded"
+    or "compiled", or None when it did neither."""
+    with compile_lock(wait=wait, lock_name=lock_name) as holding:
+        if not holding:
+            return None
+        cached = kernels.is_cached()
+        if not cached and not may_compile:
+            return None
+        if not cached:
+            notice(what, seconds)
+        kernels.load()
+    return "loaded" if cached else "compiled"

@@ -12,8 +12,11 @@ one and `inputs` compares their keys by their decoded text.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
+from tore_engine import jit
 from tore_engine.jit import Kernels
 
 OK, TOO_DEEP, REPEATED_KEY, MALFORMED = 0, 1, 2, 3
@@ -22,6 +25,27 @@ _SMALL_OBJECT = 16  # keys compared pairwise up to this many; through a hash tab
 ITEM_DEPTH = 2  # arrays opened at this depth or less get their items' spans
 
 kernels = Kernels()
+COMPILE_SECONDS = 4  # about what the one compile takes (benchmarks/RESULTS.md)
+COMPILE_MIN_BYTES = 64 * 2**20  # a cold cache is compiled for files from this size (else NumPy scans)
+LOCK_NAME = "json-compile.lock"  # its own lock: the page kernel can compile at the same time
+
+
+def prepared(size: int) -> bool:
+    """Whether to scan a text of `size` bytes with this kernel: when it is loaded or cached, or,
+    on a cold cache, when the text is so large that the NumPy scan's memory would hurt (then it
+    compiles once, after a notice); small jobs never wait for a compile."""
+    if kernels.loaded:
+        return True
+    return jit.ready(kernels, "TORE's JSON scan", COMPILE_SECONDS, wait=True, may_compile=size >= COMPILE_MIN_BYTES, lock_name=LOCK_NAME) is not None
+
+
+def warm() -> str:
+    """Load the kernel from its cache folder, compiling it there first when the cache is cold."""
+    if not jit.numba_available():
+        return "numba is not installed: TORE scans JSON with NumPy"
+    start = time.perf_counter()
+    how = jit.ready(kernels, "TORE's JSON scan", COMPILE_SECONDS, wait=True, may_compile=True, lock_name=LOCK_NAME)
+    return f"TORE's JSON scan {how} in {time.perf_counter() - start:.2f} s ({jit.use_cache_folder()})"
 
 
 @kernels.helper

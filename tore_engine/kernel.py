@@ -383,24 +383,8 @@ def _mode() -> str:
     return mode
 
 
-def _notice() -> None:
-    print(f"compiling TORE's page kernel once, about {COMPILE_SECONDS} s; later runs load it from {jit.use_cache_folder()}", file=sys.stderr)
-
-
 def _load(wait: bool, may_compile: bool) -> str | None:
-    """Load the kernel from the disk cache, or compile it into the cache (after the notice) if
-    `may_compile`; one process of a pool at a time, the others not waiting unless `wait`.
-    Returns "loaded" or "compiled", or None when it did neither."""
-    with jit.compile_lock(wait=wait) as holding:
-        if not holding:
-            return None
-        cached = _kernels.is_cached()
-        if not cached and not may_compile:
-            return None
-        if not cached:
-            _notice()
-        _kernels.load()
-    return "loaded" if cached else "compiled"
+    return jit.ready(_kernels, "TORE's page kernel", COMPILE_SECONDS, wait=wait, may_compile=may_compile)
 
 
 def _made_ready(always: bool) -> bool:
@@ -445,11 +429,22 @@ def warm() -> str:
     return f"TORE's page kernel {how} in {time.perf_counter() - start:.2f} s ({jit.use_cache_folder()})"
 
 
+def warm_all() -> list[str]:
+    """Warm the page kernel and the JSON scan kernel, each in its own process, at once: on two
+    cores a cold install compiles both in about the time of the longer one."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tore_engine import json_kernel
+
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        return [future.result() for future in (pool.submit(warm), pool.submit(json_kernel.warm))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tore_engine.kernel", description="TORE's compiled page kernel.")
     parser.add_argument("--warm", action="store_true", required=True, help="load the kernel from its cache folder, compiling it there first if needed")
     parser.parse_args(argv)
-    print(warm())
+    print("\n".join(warm_all()))
     return 0
 
 
