@@ -91,25 +91,36 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def jit_process(cache: Path) -> dict:
+def jit_process(cache: Path, command: list[str] | None = None) -> dict:
     """Wall and CPU seconds of a fresh process loading both kernels with this cache folder (cold
-    when it is empty), and what it timed inside."""
+    when it is empty), and what it timed inside; or of `command` (what it printed, as "said")."""
     env = {**os.environ, jit.CACHE_ENV: str(cache), "PYTHONPATH": str(REPOSITORY)}
     env.pop(kernel.KERNEL_ENV, None)
     cpu, start = _children_cpu(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", JIT_CHILD], env=env, capture_output=True, text=True, check=True)
-    return {"wall": time.perf_counter() - start, "cpu": _children_cpu() - cpu, **json.loads(done.stdout.strip().splitlines()[-1])}
+    done = subprocess.run(command or [sys.executable, "-c", JIT_CHILD], env=env, capture_output=True, text=True, check=True)
+    times = {"wall": time.perf_counter() - start, "cpu": _children_cpu() - cpu}
+    if command:
+        return {**times, "said": (done.stderr + done.stdout).strip()}
+    return {**times, **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+WARM_COMMAND = [sys.executable, "-m", "tore_engine.kernel", "--warm"]  # the install step (`./run.sh test` runs it)
 
 
 def jit_times(runs: int = 1) -> dict[str, list[dict]]:
-    """`runs` times: the cold compile (a new, empty cache folder) and then the warm load (the same
-    folder)."""
-    times: dict[str, list[dict]] = {"cold": [], "warm": []}
+    """`runs` times each, in a new, empty cache folder: both kernels loaded one after the other,
+    timed inside (cold compile, then warm load from the same folder); and the install step
+    `python -m tore_engine.kernel --warm` as shipped (cold, then warm), with what it said."""
+    times: dict[str, list[dict]] = {"cold": [], "warm": [], "warm_command_cold": [], "warm_command_warm": []}
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as folder:
             cache = Path(folder) / "numba"
             times["cold"].append(jit_process(cache))
             times["warm"].append(jit_process(cache))
+        with tempfile.TemporaryDirectory() as folder:
+            cache = Path(folder) / "numba"
+            times["warm_command_cold"].append(jit_process(cache, WARM_COMMAND))
+            times["warm_command_warm"].append(jit_process(cache, WARM_COMMAND))
     return times
 
 
@@ -159,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---:|---:|---:|---:|---:|")
         print(_row("engine (cells from prepared pages)", engine["numpy"], engine["kernel"]))
         print(_row("evaluate_batch (with preparing pages)", whole["numpy"], whole["kernel"]))
+        for key, name in (("warm_command_cold", "`python -m tore_engine.kernel --warm`, empty cache"), ("warm_command_warm", "the same, warm cache")):
+            for run in times["jit"][key]:
+                print(f"JIT {name}: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU; it said: {' / '.join(run['said'].splitlines())}")
         for name, run in [(name, run) for key, name in (("cold", "cold compile (empty cache)"), ("warm", "warm load")) for run in times["jit"][key]]:
             print(f"JIT {name}: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU for the whole process; inside it (wall / CPU) numba's "
                   f"import {run['numba_import']:.2f} / {run['numba_import_cpu']:.2f} s, the page kernel {run['page_kernel']:.2f} / "

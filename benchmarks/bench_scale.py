@@ -365,6 +365,13 @@ def summary(plan: argparse.Namespace, results: dict) -> list[str]:
         peer_cpu, _ = marginal_per_page(results, "peer", low, high, "cpu")
         tore_cpu, _ = marginal_per_page(results, "tore", t_low, t_high, "cpu")
         rows.append(f"| (the same in CPU time, process tree) | {_fmt_ms(tore_cpu)} | {_fmt_ms(peer_cpu)} | {peer_cpu / tore_cpu:.0f}x | | |")
+        for n in plan.peer_sizes:
+            inside = [entry for entry in results["marginal"]["peer_inside"] if entry["pages"] == n]
+            if inside:
+                phases = {key: statistics.median(entry[key] for entry in inside) for key in ("import", "load_and_samples", "evaluate")}
+                rows.append(f"| (inside the peer's process, {n:,} pages, medians: import without torch; `json.load` + samples; "
+                            f"`evaluate_dataset`) | | {phases['import']:.2f} s; {phases['load_and_samples']:.2f} s; {phases['evaluate']:.2f} s "
+                            f"({_fmt_ms(phases['evaluate'] / n)} a page) | | | |")
     if "scale" in results:
         scale = results["scale"]
         n = scale["pages"]
@@ -407,6 +414,11 @@ def summary(plan: argparse.Namespace, results: dict) -> list[str]:
         rows.append(f"| JIT cold compile, page kernel + JSON kernel, empty NUMBA_CACHE_DIR ({len(cold)} runs, median) | "
                     f"{compile_wall:.2f} s wall, {compile_cpu:.2f} s CPU (page {stat(cold, 'page_kernel_cpu')} + JSON {stat(cold, 'json_kernel_cpu')} s CPU); "
                     f"whole process {stat(cold, 'wall')} s wall, {stat(cold, 'cpu')} s CPU | | | ≤ 5 s | {met(compile_wall <= 5)} wall; {met(compile_cpu <= 5)} CPU |")
+        for key, name in (("warm_command_cold", "empty cache"), ("warm_command_warm", "warm cache")):
+            if key not in jit:
+                continue
+            rows.append(f"| (the install step `python -m tore_engine.kernel --warm` as shipped, {name}, whole process: wall; CPU) | "
+                        f"{stat(jit[key], 'wall')} s; {stat(jit[key], 'cpu')} s | | | | |")
         rows.append(f"| JIT warm load (both kernels; numba's import apart) | page {stat(warm, 'page_kernel')} s, JSON {stat(warm, 'json_kernel')} s wall; "
                     f"numba's import {stat(warm, 'numba_import')} s; whole process {stat(warm, 'wall')} s wall, {stat(warm, 'cpu')} s CPU | | | | |")
     if "jit_evaluate" in results:
