@@ -42,22 +42,24 @@ WORKER_PHASES = [
     ("worker: prepare pages: box warnings", ("_box_warnings",)),
     ("worker: prepare pages: class indices, other", ("prepare_page",)),
     ("worker: NumPy path (pages before the kernel is loaded)", ("numpy_cells",)),
-    ("worker: loading the kernel (numba)", ("Kernels.load", "Kernels._jitted", "_load")),
+    ("worker: loading the kernel (numba)", ("Kernels.load", "Kernels._jitted", "_load", "ready")),
     ("worker: kernel: its input arrays", ("_inputs",)),
     ("worker: kernel: compiled call and finishing", ("_run",)),
     ("worker: rest of evaluate_batch (splitting by page)", ("evaluate_batch",)),
     ("worker: pickling results back", ("_sendback_result",)),
+    ("worker: receiving its tasks", ("Queue.get",)),
     ("worker: watchdog thread", ("_poll_parent", "_watch_parent")),
 ]
 DRIVER_PHASES = [
-    ("driver: read + index: JSON structure scan", ("scan_json",)),
-    ("driver: read + index: msgspec decode of the index", ("decode_json",)),
-    ("driver: read + index: index builder", ("IndexBuilder.add", "ColumnsBuilder.add", "add_pages")),
-    ("driver: read + index: reading the file", ("read_bytes",)),
-    ("driver: read + index: other (checks, pairing)", ("load_pair",)),
+    ("driver: loading numba and the JSON kernel", ("Kernels.load", "Kernels._jitted", "Kernels.is_cached", "prepared", "ready")),
+    ("driver: read: JSON structure scan (compiled)", ("scan_json",)),
+    ("driver: read: msgspec decode (the index, or whole pages below 64 MB)", ("decode_json",)),
+    ("driver: read: index builder, or columns builder below 64 MB", ("IndexBuilder.add", "ColumnsBuilder.add", "add_pages")),
+    ("driver: read: reading the file", ("read_bytes",)),
+    ("driver: read: other (item spans, checks, pairing)", ("load_pair",)),
     ("driver: pool: receiving results (unpickling)", ("_ExecutorManagerThread",)),
     ("driver: pool: waiting for the workers", ("wait",)),
-    ("driver: pool: making and sending tasks", ("_run_batches", "_batches")),
+    ("driver: pool: making and sending tasks", ("_run_batches", "_batches", "Queue._feed")),
     ("driver: assembling the evaluation", ("_assemble", "evaluate_dataset")),
     ("driver: report.json (warnings as JSON)", ("to_json",)),
     ("driver: report.json (encoding)", ("report_text", "build_report")),
@@ -75,10 +77,10 @@ def _classify(stack: str) -> tuple[str, str]:
     for phase, markers in phases:
         if any(name == m or name.endswith("." + m) or name.startswith(m + ".") for name in names for m in markers):
             return kind, phase
-    return kind, f"{kind}: other"
+    return kind, f"{kind}: other (interpreter start, forking)" if len(names) <= 1 else f"{kind}: other"
 
 
-def py_spy(spy: str, command: list[str], idle: bool) -> collections.Counter:
+def py_spy(spy: str, command: list[str], idle: bool, unclassified: collections.Counter | None = None) -> collections.Counter:
     with tempfile.TemporaryDirectory() as folder:
         raw = Path(folder) / "raw.txt"
         options = ["record", "--subprocesses", "-r", str(RATE), "-f", "raw", "-o", str(raw)] + (["--idle"] if idle else [])
@@ -88,7 +90,10 @@ def py_spy(spy: str, command: list[str], idle: bool) -> collections.Counter:
             stack, _, samples = line.rpartition(" ")
             if idle and (stack.count("process ") > 1 or not re.search(r';<module> \(', stack)):
                 continue  # --idle: the driver's main thread only
-            counts[_classify(stack)] += int(samples)
+            kind, phase = _classify(stack)
+            counts[kind, phase] += int(samples)
+            if unclassified is not None and phase.endswith(": other"):
+                unclassified[re.sub(r" \(([^()]*/)?", " (", stack.split('";', 1)[-1])[-400:]] += int(samples)
     return counts
 
 
@@ -98,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=FORMATS, default="json")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="the py-spy executable (default: py-spy on PATH)")
+    parser.add_argument("--show-other", type=int, default=0, metavar="N", help="also print the N largest unclassified stacks")
     args = parser.parse_args(argv)
     data = synthetic_files(args.pages, (args.format,) if args.format != "json" else ("json",))
     out = WORK / "out" / "profile"
@@ -119,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.py_spy:
         print("\nno py-spy: pass --py-spy PATH for the CPU and wall profiles")
         return 0
-    cpu = py_spy(args.py_spy, command, idle=False)
+    unclassified: collections.Counter = collections.Counter()
+    cpu = py_spy(args.py_spy, command, idle=False, unclassified=unclassified)
     total = sum(cpu.values())
     print(f"\nCPU by phase (py-spy, active samples of every process at {RATE}/s; {total / RATE:.1f} s sampled):")
     print("| phase | CPU s | share |\n|---|---:|---:|")
@@ -127,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         for (k, phase), samples in sorted(cpu.items(), key=lambda item: -item[1]):
             if k == kind:
                 print(f"| {phase} | {samples / RATE:.2f} | {100 * samples / total:.1f} % |")
+    if args.show_other:
+        print("\nlargest unclassified stacks (samples, stack tail):")
+        for stack, samples in unclassified.most_common(args.show_other):
+            print(f"  {samples} {stack}")
     wall = py_spy(args.py_spy, command, idle=True)
     total = sum(wall.values())
     print(f"\nthe driver's main thread in wall-clock time (py-spy --idle; {total / RATE:.1f} s):")
