@@ -139,6 +139,7 @@ def test_outcome_cells(demo_a, demo_b):
     assert outcome_cell(demo_a, "Text", "elsewhere") is None
     row = demo_b.matrices.classes[demo_b.taxonomy.reference_index["Text"]]
     assert outcome_cell(demo_b, "Text", "Background") == (row, "Background")
-    assert outcome_cell(demo_b, "Text", "own class") is None  # model B has no class "Text"
+    assert outcome_cell(demo_b, "Text", "own class") == (row, demo_b.matrices.classes[demo_b.taxonomy.prediction_index["text"]])
+    assert outcome_cell(demo_b, "Caption", "own class") is None  # model B has no caption class
     with pytest.raises(ValueError):
         outcome_cell(demo_a, "Text", "nowhere")

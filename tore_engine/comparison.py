@@ -62,20 +62,31 @@ def own_label(reference_class: str, reference_prefix: str) -> str:
     return reference_class.removeprefix(f"{reference_prefix}_")
 
 
+def _own_column(taxonomy, label: str) -> int | None:
+    """The column of reference class `label`'s own predicted class: the predicted class of the same
+    name, or else the one name that differs only in case and surrounding blanks ("Table" and a
+    coarser model's "table", as the app's palette pairs them); None when there is none."""
+    if label in taxonomy.prediction_index:
+        return taxonomy.prediction_index[label]
+    key = label.strip().lower()
+    matches = [index for name, index in taxonomy.prediction_index.items() if name.strip().lower() == key]
+    return matches[0] if len(matches) == 1 else None
+
+
 def reference_class_outcomes(evaluation: DatasetEvaluation) -> dict[str, dict[str, float]]:
     """For each reference class with support: the share of its pixels predicted as Background, as
-    its own class (the predicted class of the same label, if the prediction has one), and as
-    anything else. Rows of the recall matrix, so the three add up to 1; they stay meaningful when
-    two models use different classes, where a cell-by-cell difference does not."""
+    its own class (`_own_column`), and as anything else. Rows of the recall matrix, so the three
+    add up to 1; they stay meaningful when two models use different classes, where a
+    cell-by-cell difference does not."""
     matrices, taxonomy = evaluation.matrices, evaluation.taxonomy
     recall, support = matrices.full.recall, matrices.full.confusion.sum(axis=1)
-    own_column = {label: index for label, index in taxonomy.prediction_index.items()}
     outcomes = {}
     for label, row in taxonomy.reference_index.items():
         if support[row] == 0:
             continue
         background = float(recall[row, 0])
-        own = float(recall[row, own_column[label]]) if label in own_column else 0.0
+        own_column = _own_column(taxonomy, label)
+        own = float(recall[row, own_column]) if own_column is not None else 0.0
         outcomes[label] = {"Background": background, "own class": own, "elsewhere": max(0.0, 1.0 - background - own)}
     return outcomes
 
@@ -84,7 +95,7 @@ def _outcome_columns(evaluation: DatasetEvaluation, label: str) -> tuple[int, in
     """The matrix row of reference class `label`, and the column of its own class (None when the
     prediction has no class of that label)."""
     taxonomy = evaluation.taxonomy
-    return taxonomy.reference_index[label], taxonomy.prediction_index.get(label)
+    return taxonomy.reference_index[label], _own_column(taxonomy, label)
 
 
 def outcome_cell(evaluation: DatasetEvaluation, label: str, outcome: str) -> tuple[str, str] | None:

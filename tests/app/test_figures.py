@@ -17,7 +17,7 @@ from tore_engine.layout import Page
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.matrices import MatrixSet
 from tore_engine.studio import figures, page_figures, rendering
-from tore_engine.studio.palette import class_color
+from tore_engine.studio.palette import AGREEMENT_STYLES, FIXED, HASHED, class_color
 
 
 @pytest.fixture(scope="module")
@@ -134,20 +134,33 @@ def test_palette_is_keyed_by_class_name_across_panes():
     assert fig.layout.xaxis2.matches == "x" and fig.layout.yaxis2.matches == "y"  # synchronised zoom
 
 
-def test_agreement_pane_paints_each_category_in_its_colour():
+def test_agreement_pane_paints_each_category_in_its_colour_and_hatch():
     reference = _page([("Text", [0, 0, 4, 4]), ("Table", [0, 6, 2, 8])])
     prediction = _page([("Text", [2, 2, 6, 6]), ("Title", [0, 6, 2, 8])])
     raster = agreement_raster(reference, prediction, compare_classes=True)
     picture = np.array(Image.open(io.BytesIO(page_figures.agreement_png(raster))))
     for (row, column), code in {(0, 0): ONLY_REFERENCE, (5, 5): ONLY_PREDICTION, (3, 3): SAME_CLASS, (7, 1): DIFFERENT_CLASS}.items():
-        colour = page_figures.AGREEMENT_COLOURS[code]
-        assert picture[row, column].tolist() == [int(colour[k : k + 2], 16) for k in (1, 3, 5)] + [page_figures.AGREEMENT_ALPHA]
+        colour, _ = AGREEMENT_STYLES[code]
+        assert picture[row, column, :3].tolist() == [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
+    assert picture[0, 0, 3] == page_figures.AGREEMENT_ALPHA  # on a "\\" hatch line ((x + y) % 9 < 3)
+    assert picture[0, 3, 3] == page_figures.AGREEMENT_TINT_ALPHA  # between two lines
     assert picture[9, 9, 3] == 0  # transparent where neither side has a box
     fig = page_figures.page_overlay([page_figures.Pane("reference", reference)], 10, 10, "data:image/png;base64,", agreement=raster)
     assert [a.text for a in fig.layout.annotations] == ["reference", "agreement"]
     assert fig.layout.images[-1].xref == "x2" and fig.layout.images[-1].layer == "above"
-    legend = [trace.name for trace in fig.data if trace.legendgroup and trace.legendgroup.startswith("agreement")]
-    assert "in both, same class (4.0% of the page)" in legend
+    legend = {trace.name: trace for trace in fig.data if trace.legendgroup and trace.legendgroup.startswith("agreement")}
+    same = legend["in both, same class (4.0% of the page)"]
+    assert same.type == "bar" and same.marker.pattern.fgcolor == AGREEMENT_STYLES[SAME_CLASS][0]
+    assert legend["only in the reference (12.0% of the page)"].marker.pattern.shape == "\\"
+
+
+def test_agreement_colours_are_colour_blind_safe_and_no_class_colour():
+    okabe_ito = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}
+    colours = [colour for colour, _ in AGREEMENT_STYLES.values()]
+    assert set(colours) <= okabe_ito and len(set(colours)) == len(colours)
+    class_colours = {colour.upper() for colour in [*FIXED.values(), *HASHED]}
+    assert not class_colours & set(colours)
+    assert len({hatch for _, hatch in AGREEMENT_STYLES.values()}) == len(AGREEMENT_STYLES)  # told apart without colour too
 
 
 def test_pdf_pages_render_and_broken_pages_get_a_placeholder(tmp_path):

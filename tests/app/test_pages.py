@@ -88,13 +88,14 @@ def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
     assert at.query_params["cell"] == "Title|Section-header"
 
 
-def test_open_in_overlays_switches_to_that_page():
+def test_open_in_overlays_switches_to_that_page_with_the_cell():
     at = _app(cell="Title|Section-header")
-    page_id = at.selectbox(key="open-A-full").value
-    at.button(key="open-button-A-full").click().run()
+    page_id = at.selectbox(key="open-A-full-Title-Section-header").value
+    at.button(key="open-button-A-full-Title-Section-header-A").click().run()
     _no_exception(at)
     assert any(title.value == "Page overlays" for title in at.title)
     assert at.selectbox(key="page").value == page_id
+    assert at.selectbox(key="highlight").value == "Title|Section-header" and at.query_params["cell"] == "Title|Section-header"
     overlay = _charts(at)[0]
     assert overlay["layout"]["annotations"][0]["text"] == "reference"
     assert len(overlay["layout"]["images"]) == 2  # the page image under both panes
@@ -134,7 +135,7 @@ def test_compare_page_explains_why_it_compares_reduced_matrices():
     assert [tab.label for tab in at.tabs] == ["Both against the reference", "Model B against model A"]
     assert any("cannot be subtracted cell by cell" in caption.value for caption in at.caption)
     titles = [chart["layout"].get("title", {}).get("text") for chart in _charts(at)]
-    assert "B − A, recall" in titles and "B − A, precision" in titles
+    assert "B − A, recall (reduced 2x2)" in titles and "B − A, precision (reduced 2x2)" in titles
     assert "recall (zero-trimmed), B against A" in titles
     three_panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 3]
     assert [a["text"] for a in three_panes[0]["layout"]["annotations"]] == ["reference", "model A (simulated)", "model B (simulated)"]

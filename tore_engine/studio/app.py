@@ -17,8 +17,12 @@ from tore_engine.studio.sidebar import sidebar
 st.set_page_config(page_title="TORE Studio", layout="wide")
 st.set_option("client.showErrorDetails", "none")  # should anything escape `shown_errors`
 url_state.begin_run()
+# Streamlit serves the default page at `/` only; the hidden page runs the same file at `/matrices`,
+# so that a typed or shared /matrices link works like the other pages' (the default's own url_path
+# only has to be unique).
 pages = [
-    st.Page("app_pages/matrices.py", title="Matrices", url_path="matrices", default=True),
+    st.Page("app_pages/matrices.py", title="Matrices", url_path="start", default=True),
+    st.Page("app_pages/matrices.py", title="Matrices", url_path="matrices", visibility="hidden"),
     st.Page("app_pages/overlays.py", title="Overlays", url_path="overlays"),
     st.Page("app_pages/compare.py", title="Compare", url_path="compare"),
     st.Page("app_pages/scores.py", title="Scores", url_path="scores"),

@@ -16,6 +16,7 @@ from tore_engine.errors import InputError
 from tore_engine.inputs import confine, is_regular_file
 
 DATA_ROOT_VARIABLE = "TORE_STUDIO_DATA_ROOT"
+DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "data"  # the embedded demo, in the package
 
 
 def data_root() -> Path:

@@ -26,12 +26,12 @@ import streamlit as st
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.errors import InputError
-from tore_engine.formats import load_pair
+from tore_engine.formats import PAIR_FORMATS, detect_format, load, load_pair
 from tore_engine.layout import LayoutSet, Page
 from tore_engine.studio.compute import dask_executor
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.sidebar import Dataset
+from tore_engine.studio.sidebar import REFERENCE, Dataset
 from tore_engine.taxonomy import apply_label_map, label_map_warnings, read_label_map
 
 MAX_ENTRIES = 8  # evaluations kept for all sessions
@@ -103,27 +103,48 @@ def _stamp(path: Path | None) -> tuple:
         return (str(path), None, None)
 
 
+def _resolved(path: Path, format_name: str) -> str:
+    return detect_format(path) if format_name == "auto" else format_name
+
+
+def load_layouts(reference: Path, prediction: Path, formats: tuple[str, str] = ("auto", "auto"), *,
+                 coco_images: Path | None = None, page_images: Path | None = None) -> tuple[LayoutSet, LayoutSet]:
+    """Both sides, each in its own format (`auto`: recognised from the content): through
+    `load_pair` when the reference's format reads both sides (a docling-eval dataset given as both
+    paths holds them both) or both sides have one format, else each side by itself."""
+    options = {"coco_images": coco_images, "page_images": page_images}
+    reference_format = _resolved(reference, formats[0])
+    if reference_format in PAIR_FORMATS:
+        return load_pair(reference, None if prediction == reference else prediction, reference_format, **options)
+    prediction_format = _resolved(prediction, formats[1])
+    if reference_format == prediction_format:
+        return load_pair(reference, prediction, reference_format, **options)
+    return load(reference, reference_format, **options), load(prediction, prediction_format, **options)
+
+
 def evaluate(
     reference: Path,
     prediction: Path,
     *,
     title: str,
-    format_name: str = "auto",
+    formats: tuple[str, str] = ("auto", "auto"),
     taxonomy: str = "auto",
     label_map: Path | None = None,
+    coco_images: Path | None = None,
+    page_images: Path | None = None,
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Evaluated:
-    """Load and evaluate one pair (cached by everything but `workers` and `scheduler`, which do
-    not change the result); `scheduler` is the name of a configured Dask scheduler. Raises
-    `InputError` for bad input."""
-    key = (_stamp(reference), _stamp(prediction), format_name, taxonomy, _stamp(label_map), title)
+    """Load (`load_layouts`) and evaluate one pair (cached by everything but `workers` and
+    `scheduler`, which do not change the result); `scheduler` is the name of a configured Dask
+    scheduler. Raises `InputError` for bad input."""
+    key = (_stamp(reference), _stamp(prediction), formats, taxonomy, _stamp(label_map), _stamp(coco_images), _stamp(page_images), title)
     store = evaluation_store()
     cached = store.get(key)
     if cached is not None:
         return cached
-    reference_set, prediction_set = load_pair(reference, prediction, format_name)
+    reference_set, prediction_set = load_layouts(reference, prediction, formats, coco_images=coco_images, page_images=page_images)
     mapping = read_label_map(label_map) if label_map is not None else {}
     unused_keys = label_map_warnings(mapping, reference_set, prediction_set)
     reference_set, prediction_set = apply_label_map(reference_set, mapping), apply_label_map(prediction_set, mapping)
@@ -158,17 +179,22 @@ def model_evaluation(dataset: Dataset, model: str) -> Evaluated | None:
         return None
     return _evaluate_with_progress(
         dataset.reference, dataset.models[model], dataset.model_label(model),
-        format_name=dataset.format_name, taxonomy=dataset.taxonomy, label_map=dataset.label_map,
-        workers=dataset.workers, scheduler=dataset.scheduler,
+        formats=(dataset.format_of(REFERENCE), dataset.format_of(model)), taxonomy=dataset.taxonomy, **_reading(dataset),
     )
 
 
+def _reading(dataset: Dataset) -> dict[str, Any]:
+    """How every pair of the dataset is read and computed, besides its formats and taxonomy."""
+    return {"label_map": dataset.label_map, "coco_images": dataset.coco_images, "page_images": dataset.page_images,
+            "workers": dataset.workers, "scheduler": dataset.scheduler}
+
+
 def model_against_model(dataset: Dataset) -> Evaluated | None:
-    """Model A taken as the reference and model B as the prediction, in dual-taxonomy mode."""
+    """Model A taken as the reference and model B as the prediction, in dual-taxonomy mode (two
+    COCO results lists are read against the dataset's COCO images + categories file)."""
     if not {"A", "B"} <= set(dataset.models):
         return None
     return _evaluate_with_progress(
         dataset.models["A"], dataset.models["B"], "model B against model A",
-        format_name=dataset.format_name, taxonomy="dual", label_map=dataset.label_map,
-        workers=dataset.workers, scheduler=dataset.scheduler,
+        formats=(dataset.format_of("A"), dataset.format_of("B")), taxonomy="dual", **_reading(dataset),
     )

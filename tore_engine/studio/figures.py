@@ -18,7 +18,12 @@ import plotly.graph_objects as go
 from tore_engine.matrices import MatrixSet
 from tore_engine.studio.plain_text import plain_for_plotly
 
-METRICS = ("confusion", "recall", "precision")
+METRICS = ("confusion", "recall", "precision", "share")  # matrices' fields (`share`: drilldown.ShownMatrices)
+NORMALISATIONS = {"confusion": "none (pixels)", "recall": "row (recall)", "precision": "column (precision)",
+                  "share": "all (share of the total)"}
+COLOUR_BAR_TITLES = {"confusion": "pixels", "recall": "recall", "precision": "precision", "share": "share"}
+PIXELS_FORMAT = ",.1~f"  # d3: a whole number without decimals
+PERCENT_FORMAT = ".1%"  # the app's one percentage format (plain_text.percent)
 SCALES = ("linear", "log", "power")
 POWER = 0.2  # the reference package's Excel colouring
 CELL_TEXT_LIMIT = 30  # cell labels beyond this size double the first render time
@@ -45,6 +50,13 @@ def _format_value(value: float, is_ratio: bool) -> str:
     if value >= 1e3:
         return f"{value / 1e3:.1f}k"
     return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+
+
+def _cell_text(value: float, metric: str) -> str:
+    """A cell's number as printed on it (nothing for a hidden cell)."""
+    if not math.isfinite(value):
+        return ""
+    return f"{value:{PERCENT_FORMAT}}" if metric == "share" else _format_value(value, metric != "confusion")
 
 
 def colour_scale(values: np.ndarray, scale: str, is_ratio: bool) -> ColourScale:
@@ -140,8 +152,9 @@ def matrix_heatmap(
     """A zoomable, clickable heatmap of one matrix (confusion, recall or precision).
 
     Hover shows both class names, the value, the pixel count and the row and column percentages
-    (the recall and precision of the cell). `hide_diagonal` blanks the class-with-itself cells and
-    rescales the colours to the confusions; `outline_diagonal` frames them (single taxonomy).
+    (the recall and precision of the cell). `hide_diagonal` blanks the class-with-itself cells
+    (colour and number) and rescales the colours to the confusions; `outline_diagonal` frames them
+    (single taxonomy). The `share` metric (each cell over the view's total) needs `ShownMatrices`.
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
@@ -149,7 +162,8 @@ def matrix_heatmap(
     values = np.asarray(getattr(matrices, metric), dtype=float)
     diagonal = diagonal_mask(rows, columns)
     shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
-    colours = colour_scale(shown, scale, is_ratio=metric != "confusion")
+    is_ratio = metric != "confusion"
+    colours = colour_scale(shown, scale, is_ratio=is_ratio)
     small = max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
     heatmap = go.Heatmap(
         z=colours.z,
@@ -157,19 +171,20 @@ def matrix_heatmap(
         y=list(range(len(rows))),
         colorscale="Blues",
         hoverinfo="skip",
-        colorbar=dict(title=metric, tickvals=colours.tickvals, ticktext=colours.ticktext, thickness=14),
-        text=[[_format_value(v, metric != "confusion") for v in row] for row in values] if small else None,
+        colorbar=dict(title=COLOUR_BAR_TITLES[metric], tickvals=colours.tickvals,
+                      ticktext=colours.ticktext, thickness=14, tickformat=PERCENT_FORMAT if metric == "share" else None),
+        text=[[_cell_text(v, metric) for v in row] for row in shown] if small else None,
         texttemplate="%{text}" if small else None,
         textfont=dict(size=10),
     )
     customdata = np.stack([values, matrices.confusion, matrices.recall, matrices.precision], axis=-1)
-    value_format = ",.1f" if metric == "confusion" else ".4f"
+    value_format = {"confusion": PIXELS_FORMAT, "share": PERCENT_FORMAT}.get(metric, ".4f")
     hovertemplate = (
         "reference: %{text}<br>"
-        f"{metric}: %{{customdata[0]:{value_format}}}<br>"
-        "pixels: %{customdata[1]:,.1f}<br>"
-        "row % (recall): %{customdata[2]:.2%}<br>"
-        "column % (precision): %{customdata[3]:.2%}<extra></extra>"
+        f"{NORMALISATIONS[metric]}: %{{customdata[0]:{value_format}}}<br>"
+        f"pixels: %{{customdata[1]:{PIXELS_FORMAT}}}<br>"
+        f"row % (recall): %{{customdata[2]:{PERCENT_FORMAT}}}<br>"
+        f"column % (precision): %{{customdata[3]:{PERCENT_FORMAT}}}<extra></extra>"
     )
     cell = cell_size(rows, columns, max_cell)
     fig = go.Figure([heatmap, _cell_overlay(rows, columns, customdata, hovertemplate, cell)])
@@ -220,29 +235,49 @@ def clicked_cell(event: dict | None, rows: list[str], columns: list[str]) -> tup
 
 
 SCORE_COLOURS = {"recall": "#4363d8", "precision": "#f58231", "f1": "#3cb44b"}
+OUTCOME_COLOURS = {"Background": "#7f7f7f", "own class": "#3cb44b", "elsewhere": "#e6194b"}
 
 
-def _class_bars(scores: dict[str, dict[str, float]], name: str, hover: str, *, title: str, yaxis: dict) -> go.Figure:
-    """Grouped bars, one group per class and one bar per score; `name` and `hover` are formats of
-    the score's name (`hover` a Plotly template of the bar's value)."""
-    classes = [plain_for_plotly(label) for label in scores]
-    fig = go.Figure(
-        [
-            go.Bar(name=name.format(score=score), x=classes, y=[row[score] for row in scores.values()], marker_color=colour,
-                   hovertemplate=f"%{{x}}<br>{hover.format(score=score)}<extra></extra>")
-            for score, colour in SCORE_COLOURS.items()
-        ]
-    )
-    fig.update_layout(barmode="group", title=dict(text=plain_for_plotly(title), x=0), yaxis=yaxis,
+def _grouped_bars(series: dict[str, tuple[list[float], str, str]], classes: list[str], *, title: str, yaxis: dict,
+                  customdata: dict[str, list] | None = None) -> go.Figure:
+    """Grouped bars, one group per class and one bar a series: name -> (values, colour, Plotly
+    hover template of a bar). Clicking a bar selects it (`clicked_bar`)."""
+    shown = [plain_for_plotly(label) for label in classes]
+    fig = go.Figure([
+        go.Bar(name=plain_for_plotly(name), x=shown, y=values, marker_color=colour, hovertemplate=f"%{{x}}<br>{hover}<extra></extra>",
+               customdata=(customdata or {}).get(name))
+        for name, (values, colour, hover) in series.items()
+    ])
+    fig.update_layout(barmode="group", title=dict(text=plain_for_plotly(title), x=0), yaxis=yaxis, clickmode="event+select",
                       height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
     return fig
 
 
 def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
-    """Grouped recall / precision / F1 bars, one group per class."""
-    return _class_bars(per_class, "{score}", "{score}: %{{y:.4f}}", title=title, yaxis=dict(range=[0, 1], title="score"))
+    """Grouped recall / precision / F1 bars, one group per class; a click selects a class."""
+    series = {score: ([row[score] for row in per_class.values()], colour, f"{score}: %{{y:.4f}}") for score, colour in SCORE_COLOURS.items()}
+    return _grouped_bars(series, list(per_class), title=title, yaxis=dict(range=[0, 1], title="score"))
 
 
-def delta_bars(deltas: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
-    """Per-class B minus A bars for recall, precision and F1."""
-    return _class_bars(deltas, "Δ {score}", "B − A {score}: %{{y:+.4f}}", title=title, yaxis=dict(title="B − A", zeroline=True))
+def outcome_bars(outcomes, *, title: str = "") -> go.Figure:
+    """B minus A per reference class and outcome (`comparison.Comparison.per_class`: shares of the
+    class's pixels going to Background, to its own class, elsewhere), with A's and B's shares in
+    the hover; a click selects a class and an outcome."""
+    series, customdata = {}, {}
+    for outcome, colour in OUTCOME_COLOURS.items():
+        hover = (f"{outcome}: B − A %{{y:+{PERCENT_FORMAT}}}<br>A %{{customdata[0]:{PERCENT_FORMAT}}}, "
+                 f"B %{{customdata[1]:{PERCENT_FORMAT}}}")
+        series[outcome] = (outcomes[f"{outcome} B − A"].tolist(), colour, hover)
+        customdata[outcome] = np.stack([outcomes[f"{outcome} A"], outcomes[f"{outcome} B"]], axis=-1)
+    return _grouped_bars(series, outcomes.index.tolist(), title=title, customdata=customdata,
+                         yaxis=dict(title="B − A, share of the class's pixels", zeroline=True, tickformat=PERCENT_FORMAT))
+
+
+def clicked_bar(event: dict | None, classes: list[str], series: list[str]) -> tuple[str, str] | None:
+    """(class, series) of the bar a click selected, if any."""
+    points = ((event or {}).get("selection") or {}).get("points") or []
+    for point in points:
+        index, curve = point.get("point_index"), point.get("curve_number")
+        if isinstance(index, int) and isinstance(curve, int) and 0 <= index < len(classes) and 0 <= curve < len(series):
+            return classes[index], series[curve]
+    return None

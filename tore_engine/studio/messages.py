@@ -1,6 +1,10 @@
 """Errors on the page: bad input as the engine's one clear paragraph, anything else as one short
 sentence, never a traceback (which would show server paths and code to whoever opened the link).
 
+The engine's paragraphs are written for the command line; `gui_text` rewords them for the app:
+no server folder (the session's upload folder, the data root and the demo's folder are cut from
+every path) and no command-line flag (`--format X` becomes the sidebar's format picker, and so on).
+
 `shown_errors` wraps the rendering of every page and fragment: an `InputError` becomes an error
 box, any other exception a short message, with its traceback in the server's log.
 Streamlit's own controls (`st.stop`, `st.rerun`, `st.switch_page`) are `BaseException`s and pass.
@@ -9,23 +13,52 @@ Streamlit's own controls (`st.stop`, `st.rerun`, `st.switch_page`) are `BaseExce
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
 
 from tore_engine.errors import InputError
+from tore_engine.studio.data_root import DEMO_DIR, data_root
 from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.uploads import hide_private_paths
 
 UNEXPECTED = "This view stopped on an unexpected error ({kind}); the server's log has the details. Other pages still work."
+SIDEBAR = "(in the sidebar)"
+# Command-line wording of the engine's messages -> the app's controls, in this order.
+GUI_WORDS = (
+    (re.compile(r"\s*\(tore evaluate [^)]*\)"), ""),  # a command line given as an example
+    (re.compile(r"pass it with --images \S+"), f"choose it as the COCO images + categories file {SIDEBAR}"),
+    (re.compile(r"--images \S+"), f"the COCO images + categories file {SIDEBAR}"),
+    (re.compile(r"--page-images"), f"the page images {SIDEBAR}"),
+    (re.compile(r"use --taxonomy (\w+)"), rf'choose the taxonomy "\1" {SIDEBAR}'),
+    (re.compile(r"--label-map"), f"a label map {SIDEBAR}"),
+    (re.compile(r"use --format ([\w-]+)"), rf'choose the format "\1" {SIDEBAR}'),
+    (re.compile(r"--format ([\w-]+)"), rf'the format "\1" {SIDEBAR}'),
+    (re.compile(r"run without --scheduler"), "choose local processes under Compute"),
+    (re.compile(r"pip install '(tore-studio\[[\w-]+\])'"), r"the server's operator can install \1"),
+)
 _log = logging.getLogger(__name__)
 
 
+def _without_folder(text: str, folder: object) -> str:
+    return text.replace(f"{folder}/", "")
+
+
+def gui_text(text: str) -> str:
+    """An engine message as the app shows it: paths relative to the folders they were typed in
+    (uploads, the data root, the demo), the command line's flags as the sidebar's controls."""
+    text = _without_folder(_without_folder(hide_private_paths(text), DEMO_DIR), data_root())
+    for pattern, words in GUI_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
 def input_error_text(error: InputError, title: str | None = None) -> str:
-    """The error's paragraph as Markdown-safe text, without this session's private upload folder,
-    after a bold `title` if given."""
-    text = plain_for_markdown(hide_private_paths(error.paragraph()))
+    """The error's paragraph as Markdown-safe text in the app's words (`gui_text`), after a bold
+    `title` if given."""
+    text = plain_for_markdown(gui_text(error.paragraph()))
     return f"**{plain_for_markdown(title)}**: {text}" if title else text
 
 

@@ -6,11 +6,20 @@ one scatter trace per class and pane (outlines separated by gaps, filled), never
 (`add_shape` in a loop is quadratic, app.md section 3). Traces of a class share a legend group, so
 one legend click toggles the class in every pane. Class names and pane titles are plain text,
 escaped here (`plain_for_plotly`).
+
+A pane may highlight one matrix cell (`Highlight`): one heatmap trace over the page, on the exact
+grid rectangles behind the cell (`drilldown.CellRegions`), veils everything else, and veils each
+rectangle by the part of its pixels the cell does not get (a pixel whose sets are {Text} and
+{Text, Table} gives only part of itself to Text -> Table, so it stays half veiled); the boxes that
+make the cell are outlined on top. The agreement pane uses its own colours (Okabe-Ito, a
+colour-blind safe set) with a hatch a category, so it never reads as a class of the palette; with
+it the panes go two a row, so each stays large enough to read.
 """
 
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,28 +29,43 @@ import plotly.graph_objects as go
 from PIL import Image
 from plotly.subplots import make_subplots
 
-from tore_engine.agreement import BOTH, CATEGORY_NAMES, DIFFERENT_CLASS, ONLY_PREDICTION, ONLY_REFERENCE, SAME_CLASS, AgreementRaster
+from tore_engine.agreement import CATEGORY_NAMES, AgreementRaster
+from tore_engine.drilldown import CellRegions
 from tore_engine.layout import Page
-from tore_engine.studio.palette import class_color, with_alpha
+from tore_engine.studio.palette import AGREEMENT_STYLES, class_color, with_alpha
 from tore_engine.studio.plain_text import plain_for_plotly
 from tore_engine.studio.rendering import data_uri
 
-AGREEMENT_COLOURS = {
-    ONLY_REFERENCE: "#f58231",
-    ONLY_PREDICTION: "#4363d8",
-    SAME_CLASS: "#3cb44b",
-    DIFFERENT_CLASS: "#e6194b",
-    BOTH: "#911eb4",
-}
-AGREEMENT_ALPHA = 150  # of 255
+AGREEMENT_ALPHA = 215  # of 255: a category's hatch lines
+AGREEMENT_TINT_ALPHA = 70  # between its lines
+HATCH_PERIOD, HATCH_WIDTH = 9, 3  # raster pixels
+VEIL = "rgba(20,20,20,0.55)"  # over what the highlighted cell does not get
+LIT = "rgba(20,20,20,0)"
+SHARE_LEVELS = 255  # the heatmap's z: a region's share of each pixel, 0..255
+CELL_BOX_COLOUR = "#111111"
+LEGEND_ROW_HEIGHT = 22  # pixels of one row of the horizontal legend
+TITLE_MARGIN = 40  # pixels above the panes for their titles
+LEGEND_ITEM_CHARS = 6  # a legend item's symbol and gaps, in characters
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """One matrix cell on a pane: its name ("Text → Table"), where its pixels are, and the boxes of
+    the pane's page that make it (indices into the page's boxes)."""
+
+    name: str
+    regions: CellRegions
+    boxes: Sequence[int]
 
 
 @dataclass(frozen=True)
 class Pane:
-    """One panel: a title and the layout page whose boxes it draws (None: no boxes to draw)."""
+    """One panel: a title, the layout page whose boxes it draws (None: no boxes to draw) and the
+    cell it highlights, if any."""
 
     title: str
     page: Page | None
+    highlight: Highlight | None = None
 
 
 def _axis(letter: str, column: int) -> str:
@@ -106,30 +130,108 @@ def box_traces(page: Page, column: int, shown_in_legend: set[str]) -> list[go.Sc
     return traces
 
 
+def _hatch(code: int, rows: int, columns: int) -> np.ndarray:
+    """Where a category's hatch lines are, on a raster of this size (True: a line)."""
+    y, x = np.mgrid[0:rows, 0:columns]
+    lines = {
+        "\\": (x + y) % HATCH_PERIOD < HATCH_WIDTH,
+        "/": (x - y) % HATCH_PERIOD < HATCH_WIDTH,
+        "x": ((x + y) % HATCH_PERIOD < HATCH_WIDTH - 1) | ((x - y) % HATCH_PERIOD < HATCH_WIDTH - 1),
+        ".": (x % HATCH_PERIOD < HATCH_WIDTH) & (y % HATCH_PERIOD < HATCH_WIDTH),
+        "": np.ones((rows, columns), dtype=bool),
+    }
+    return lines[AGREEMENT_STYLES[code][1]]
+
+
 def agreement_png(raster: AgreementRaster) -> bytes:
-    """The agreement categories as a semi-transparent RGBA PNG (transparent where nothing)."""
-    lookup = np.zeros((max(CATEGORY_NAMES) + 1, 4), dtype=np.uint8)
-    for code, colour in AGREEMENT_COLOURS.items():
-        lookup[code] = [int(colour[k : k + 2], 16) for k in (1, 3, 5)] + [AGREEMENT_ALPHA]
+    """The agreement categories as a semi-transparent RGBA PNG (transparent where nothing): each
+    category in its colour, its hatch lines strong and the gaps between them light."""
+    rows, columns = raster.codes.shape
+    picture = np.zeros((rows, columns, 4), dtype=np.uint8)
+    for code, (colour, _) in AGREEMENT_STYLES.items():
+        here = raster.codes == code
+        if here.any():
+            lines = _hatch(code, rows, columns)
+            picture[here, :3] = [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
+            picture[here & lines, 3] = AGREEMENT_ALPHA
+            picture[here & ~lines, 3] = AGREEMENT_TINT_ALPHA
     buffer = io.BytesIO()
-    Image.fromarray(lookup[raster.codes], mode="RGBA").save(buffer, format="PNG", optimize=True)
+    Image.fromarray(picture, mode="RGBA").save(buffer, format="PNG", optimize=True)
     return buffer.getvalue()
 
 
-def _agreement_legend(raster: AgreementRaster) -> list[go.Scatter]:
+def _agreement_legend(raster: AgreementRaster) -> list[go.Bar]:
+    """Legend entries only (bars without data, so the swatch shows the hatch)."""
     present = set(np.unique(raster.codes).tolist())
     shares = raster.shares()
     return [
-        go.Scatter(x=[None], y=[None], mode="markers", marker=dict(symbol="square", size=12, color=colour),
-                   name=f"{CATEGORY_NAMES[code]} ({shares[CATEGORY_NAMES[code]]:.1%} of the page)", legendgroup=f"agreement-{code}")
-        for code, colour in AGREEMENT_COLOURS.items()
-        if code in present
+        go.Bar(x=[None], y=[None], marker=dict(color=with_alpha(colour, 0.35), line=dict(color=colour, width=1),
+                                               pattern=dict(shape=hatch, fgcolor=colour, solidity=0.45)),
+               name=f"{CATEGORY_NAMES[code]} ({shares[CATEGORY_NAMES[code]]:.1%} of the page)", legendgroup=f"agreement-{code}",
+               legendgrouptitle=dict(text="agreement") if not index else None, hoverinfo="skip")
+        for index, (code, (colour, hatch)) in enumerate((code, style) for code, style in AGREEMENT_STYLES.items() if code in present)
     ]
+
+
+def _edges(low: np.ndarray, high: np.ndarray, end: float) -> np.ndarray:
+    """The sorted distinct region edges along one axis, with the page's edges."""
+    return np.unique(np.concatenate([[0.0, end], low, high]).astype(float))
+
+
+def spotlight_trace(highlight: Highlight, width: float, height: float, pane: int) -> go.Heatmap:
+    """One heatmap over the whole page on the regions' own grid: the cell's regions lit by their
+    share of each pixel, everything else veiled. Its z is compact (0..255 as bytes), so a page of
+    many regions stays a small figure."""
+    regions = highlight.regions
+    xs = _edges(regions.x0, regions.x1, max(width, float(regions.x1.max(initial=0))))
+    ys = _edges(regions.y0, regions.y1, max(height, float(regions.y1.max(initial=0))))
+    z = np.zeros((len(ys) - 1, len(xs) - 1), dtype=np.uint8)
+    z[np.searchsorted(ys, regions.y0), np.searchsorted(xs, regions.x0)] = np.rint(regions.shares * SHARE_LEVELS).astype(np.uint8)
+    return go.Heatmap(x=xs, y=ys, z=z, zmin=0, zmax=SHARE_LEVELS, colorscale=[[0, VEIL], [1, LIT]], showscale=False,
+                      showlegend=False, hoverinfo="skip", name=plain_for_plotly(highlight.name), xaxis=_axis("x", pane), yaxis=_axis("y", pane))
+
+
+def cell_box_trace(page: Page, indices: Sequence[int], pane: int, name: str, shown_in_legend: bool) -> go.Scatter:
+    """The outlines of the boxes that make a highlighted cell (`name`, plain text), thick and dark
+    over the veil."""
+    return outline_trace(page.bboxes[list(indices)], [_box_hover(page, k) for k in indices], line=dict(color=CELL_BOX_COLOUR, width=3),
+                         name=f"boxes behind {name}", column=pane, legendgroup="cell-boxes", showlegend=shown_in_legend)
 
 
 def _page_image(uri: str, column: int, width: float, height: float, layer: str = "below", opacity: float = 1.0) -> dict:
     return dict(source=uri, xref=_axis("x", column), yref=_axis("y", column), x=0, y=0, sizex=width, sizey=height,
                 xanchor="left", yanchor="top", sizing="stretch", layer=layer, opacity=opacity)
+
+
+AGREEMENT_COLUMNS = 2  # panes a row with the agreement pane
+MAX_ROW_HEIGHT = 1000  # pixels of one row of panes
+
+
+def _grid(count: int, agreement: bool) -> tuple[int, int]:
+    """Rows and columns of the panes: one row, or two panes a row with the agreement pane."""
+    columns = min(count, AGREEMENT_COLUMNS) if agreement else count
+    return math.ceil(count / columns), columns
+
+
+def _legend(fig: go.Figure, rows: int, columns: int, count: int, width_hint: int) -> tuple[dict, int]:
+    """The legend's layout and the top margin it needs: in the grid's empty last cell when there
+    is one, else in rows above the panes' titles, clear of every axis."""
+    if rows * columns > count:
+        return dict(orientation="v", x=(columns - 1) / columns + 0.02, xanchor="left", y=1 / rows - 0.03, yanchor="top"), TITLE_MARGIN
+    names = [trace.name for trace in fig.data if trace.showlegend is not False and trace.name]
+    legend_rows = max(1, math.ceil(sum(len(name) + LEGEND_ITEM_CHARS for name in names) * 7 / width_hint))
+    return dict(orientation="h", x=0, y=1, yref="container", yanchor="top"), TITLE_MARGIN + LEGEND_ROW_HEIGHT * legend_rows
+
+
+def _pane_traces(pane: Pane, index: int, shown: set[str], width: float, height: float) -> list:
+    """A pane's boxes, and its highlighted cell's veil and boxes on top."""
+    traces = box_traces(pane.page, index, shown) if pane.page is not None else []
+    if pane.highlight is not None:
+        traces.append(spotlight_trace(pane.highlight, width, height, index))
+        if pane.page is not None and len(pane.highlight.boxes):
+            traces.append(cell_box_trace(pane.page, pane.highlight.boxes, index, pane.highlight.name, "cell-boxes" not in shown))
+            shown.add("cell-boxes")
+    return traces
 
 
 def page_overlay(
@@ -141,34 +243,34 @@ def page_overlay(
     agreement: AgreementRaster | None = None,
     width_hint: int = 1000,
 ) -> go.Figure:
-    """The page image in every pane with each pane's boxes on top; with `agreement`, one more pane
-    that colours the agreement categories over the page. Zoom is shared by all panes.
-    `width_hint` (the expected figure width in pixels) sets the height that fits the panes."""
+    """The page image in every pane with each pane's boxes (and highlighted cell) on top; with
+    `agreement`, one more pane that paints the agreement categories over the page. Zoom is shared
+    by all panes. `width_hint` (the expected figure width in pixels) sets the height that fits."""
     titles = [plain_for_plotly(pane.title) for pane in panes] + (["agreement"] if agreement is not None else [])
-    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.015)
+    count = len(titles)
+    rows, columns = _grid(count, agreement is not None)
+    specs = [[{} if row * columns + column < count else None for column in range(columns)] for row in range(rows)]
+    fig = make_subplots(rows=rows, cols=columns, specs=specs, subplot_titles=titles, horizontal_spacing=0.015, vertical_spacing=0.04)
     shown: set[str] = set()
-    images = []
-    for column, pane in enumerate(panes, start=1):
-        if pane.page is not None:
-            fig.add_traces(box_traces(pane.page, column, shown))
+    for index, pane in enumerate(panes, start=1):
+        fig.add_traces(_pane_traces(pane, index, shown, width, height))
     if agreement is not None:
-        fig.add_traces([trace.update(xaxis=_axis("x", len(titles)), yaxis=_axis("y", len(titles))) for trace in _agreement_legend(agreement)])
-    for column in range(1, len(titles) + 1):
-        if image_uri is not None:
-            images.append(_page_image(image_uri, column, width, height))
-        suffix = "" if column == 1 else str(column)
+        fig.add_traces([trace.update(xaxis=_axis("x", count), yaxis=_axis("y", count)) for trace in _agreement_legend(agreement)])
+    images = [_page_image(image_uri, index, width, height) for index in range(1, count + 1)] if image_uri is not None else []
+    for index in range(1, count + 1):
+        suffix = "" if index == 1 else str(index)
         fig.update_layout({
             f"xaxis{suffix}": dict(range=[0, width], showgrid=False, zeroline=False, constrain="domain",
-                                   matches=None if column == 1 else "x", tickfont=dict(size=9)),
+                                   matches=None if index == 1 else "x", tickfont=dict(size=9)),
             f"yaxis{suffix}": dict(range=[height, 0], showgrid=False, zeroline=False, scaleanchor=f"x{suffix}",
-                                   constrain="domain", constraintoward="top", matches=None if column == 1 else "y",
-                                   showticklabels=column == 1,
-                                   tickfont=dict(size=9)),
+                                   constrain="domain", constraintoward="top", matches=None if index == 1 else "y",
+                                   showticklabels=(index - 1) % columns == 0, tickfont=dict(size=9)),
         })
     if agreement is not None:
-        images.append(_page_image(data_uri(agreement_png(agreement)), len(titles), width, height, layer="above"))
-    pane_height = width_hint / len(titles) * height / width
-    fig.update_layout(images=images, height=int(min(1100, max(450, pane_height + 110))), dragmode="zoom", hovermode="closest",
-                      margin=dict(l=10, r=10, t=40, b=10), plot_bgcolor="white",
-                      legend=dict(orientation="h", yanchor="top", y=-0.02, groupclick="togglegroup"))
+        images.append(_page_image(data_uri(agreement_png(agreement)), count, width, height, layer="above"))
+    legend, top = _legend(fig, rows, columns, count, width_hint)
+    row_height = min(MAX_ROW_HEIGHT, width_hint / columns * height / width + 10)
+    fig.update_layout(images=images, height=int(max(450, rows * row_height + top + 30)), dragmode="zoom", hovermode="closest",
+                      margin=dict(l=10, r=10, t=top, b=30), plot_bgcolor="white", barmode="overlay",
+                      legend=dict(legend, groupclick="togglegroup", tracegroupgap=4))
     return fig

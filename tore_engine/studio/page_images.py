@@ -7,6 +7,10 @@ is read through `read_bytes`, which refuses a FIFO or a device on the open descr
 blocking. A page without a drawable image gets a placeholder; the placeholder says the same thing
 whether the path is outside the root, missing or not a file, and never shows a folder, so it tells
 nothing about the server's files.
+
+Some images are stored inside a data file (`PageImage.parquet_cell`: a Parquet or docling-eval
+shard's image cell, a DoclingDocument's embedded page): the data file is confined like any image
+file, then `tore_engine.formats.images.read_image_bytes` reads only that image from it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 import streamlit as st
 
 from tore_engine.errors import InputError
+from tore_engine.formats.images import read_image_bytes
 from tore_engine.inputs import confine, is_regular_file, read_bytes
 from tore_engine.layout import Page, PageImage
 from tore_engine.studio import rendering
@@ -37,16 +42,25 @@ def drawable_path(image: PageImage | None, root: Path) -> Path | None:
     return path if is_regular_file(path) else None
 
 
+def _image_bytes(path: str, pdf_page: int | None, stored: tuple[str, int, int | None] | None) -> bytes:
+    """The bytes of the image file, or of the one image stored in the data file at `path`."""
+    if stored is None:
+        return read_bytes(path, max_bytes=MAX_PAGE_FILE_BYTES)
+    return read_image_bytes(PageImage(Path(path), pdf_page, stored))
+
+
 @st.cache_data(max_entries=128, show_spinner=False)
-def _rendered(path: str, stamp: tuple[int, int], pdf_page: int | None) -> rendering.RenderedPage | str:
-    """The page drawn from a confined regular file (cached by path, modification time, size and
-    page number), or the reason it cannot be drawn."""
+def _rendered(path: str, stamp: tuple[int, int], pdf_page: int | None,
+              stored: tuple[str, int, int | None] | None) -> rendering.RenderedPage | str:
+    """The page drawn from a confined regular file, or from the image stored in it at `stored`
+    (cached by path, modification time, size, page number and cell), or the reason it cannot be
+    drawn."""
     try:
-        data = read_bytes(path, max_bytes=MAX_PAGE_FILE_BYTES)
-    except InputError:  # removed, swapped for a FIFO or grown since the check: as if missing
+        data = _image_bytes(path, pdf_page, stored)
+    except InputError:  # removed, swapped for a FIFO or grown since the check, no image there: as if missing
         return NO_PAGE_IMAGE
     try:
-        return rendering.render_page(data, Path(path).name, pdf_page)
+        return rendering.render_page(data, Path(path).name, None if stored else pdf_page)
     except rendering.PageImageError as error:
         return str(error)
 
@@ -60,7 +74,7 @@ def rendered(image: PageImage | None, root: Path) -> rendering.RenderedPage | st
         info = os.stat(path)
     except OSError:
         return NO_PAGE_IMAGE
-    return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page)
+    return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page, image.parquet_cell)
 
 
 @dataclass(frozen=True)

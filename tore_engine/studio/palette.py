@@ -3,11 +3,17 @@
 Colours are keyed by the lower-cased class name, so that "Table" in the reference and "table" in a
 coarser model's taxonomy look alike. Common document-layout classes have fixed colours; any other
 name gets one from a hash of the name, so it never changes between runs or pages.
+
+The agreement view has a palette of its own, which must never read as a class: Okabe-Ito colours
+(a colour-blind safe set, none of them a class colour here) and a hatch a category, so the
+categories also differ without colour.
 """
 
 from __future__ import annotations
 
 import zlib
+
+from tore_engine.agreement import BOTH, DIFFERENT_CLASS, ONLY_PREDICTION, ONLY_REFERENCE, SAME_CLASS
 
 FIXED = {
     "caption": "#e6194b",
@@ -50,3 +56,13 @@ def with_alpha(color: str, alpha: float) -> str:
     """`#rrggbb` as an `rgba(...)` string with the given opacity."""
     red, green, blue = (int(color[k : k + 2], 16) for k in (1, 3, 5))
     return f"rgba({red},{green},{blue},{alpha})"
+
+
+# Agreement category -> (Okabe-Ito colour, Plotly pattern shape of its hatch; "" is solid).
+AGREEMENT_STYLES = {
+    ONLY_REFERENCE: ("#D55E00", "\\"),  # vermillion
+    ONLY_PREDICTION: ("#0072B2", "/"),  # blue
+    SAME_CLASS: ("#009E73", ""),  # bluish green
+    DIFFERENT_CLASS: ("#CC79A7", "x"),  # reddish purple
+    BOTH: ("#E69F00", "."),  # orange
+}

@@ -1,33 +1,54 @@
-"""Streamlit building blocks shared by the pages: matrix controls, the clickable matrix with its
-page list, the page navigator, the page overlay and the warnings list.
+"""Streamlit building blocks of the matrix views: the model picker, the matrix controls, the
+clickable matrix with the pages behind a cell, tables of pages that open in Overlays, and the
+warnings list.
 
 They wire session state to the figure builders and the engine's results; they compute nothing.
+The chosen cell lives in one place, `st.session_state["cell"]` (`row|column`, the URL's `cell`),
+whichever control chose it: a heatmap click, the pair of class pickers, a table, the Overlays
+page's highlight picker.
 """
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
-from tore_engine.agreement import agreement_raster
-from tore_engine.drilldown import VIEWS, pages_for_view_cell, top_confusions, view_matrices
+from tore_engine.drilldown import VIEWS, ShownMatrices, class_pages, pages_for_view_cell, shown_matrices, top_confusions
 from tore_engine.evaluation import DatasetEvaluation
-from tore_engine.matrices import MatrixSet
-from tore_engine.studio import figures, page_figures, url_state
+from tore_engine.matrices import REDUCED_CLASSES, MatrixSet
+from tore_engine.studio import figures, tables, url_state
 from tore_engine.studio.evaluations import Evaluated
-from tore_engine.studio.messages import shown_errors
-from tore_engine.studio.page_images import page_image_uri
+from tore_engine.studio.messages import gui_text, shown_errors
 from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.sidebar import MODELS, Dataset
 
 NO_CLASS = "(choose)"
 VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}
-ORDERS = {"file": "file order", "worst": "worst reduced F1 first"}
+DEFAULT_VIEWS = {"single": "full", "dual": "trimmed"}  # dual: the full matrix is mostly empty quadrants
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
-HALF_WIDTH_CELL = 28  # cell pixels of a matrix shown in one of two columns
+TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
+_VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
+_VIEW_MODE = "_view_mode"  # the mode the view control last showed
+
+
+@dataclass(frozen=True)
+class MatrixChoice:
+    """What the matrix controls chose: the view, the normalisation (a field of `ShownMatrices`),
+    the colour scale, whether to hide the diagonal and Background, and the classes to show
+    (empty: all)."""
+
+    view: str
+    metric: str
+    scale: str
+    hide_diagonal: bool
+    hide_background: bool
+    classes: tuple[str, ...]
+
+    def shown(self, evaluation: DatasetEvaluation) -> ShownMatrices:
+        return shown_matrices(evaluation.matrices, self.view, self.classes or None, hide_background=self.hide_background)
 
 
 def model_picker(dataset: Dataset, label: str = "Model") -> str:
@@ -40,21 +61,49 @@ def model_picker(dataset: Dataset, label: str = "Model") -> str:
     return model
 
 
-def matrix_controls(mode: str) -> tuple[str, str, str, bool]:
-    """View, metric, colour scale and hide-diagonal choices, in one row."""
-    url_state.seed("view", "full" if mode == "single" else "trimmed", list(VIEWS))
+def _seed_view(mode: str) -> None:
+    """Open each taxonomy mode on the view last chosen in it (at first its default: trimmed in dual
+    mode), so that moving from a single-taxonomy model to a dual one does not keep the full matrix."""
+    memory = st.session_state.setdefault(_VIEW_BY_MODE, {})
+    if st.session_state.get(_VIEW_MODE, mode) != mode:
+        st.session_state["view"] = memory.get(mode, DEFAULT_VIEWS[mode])
+    st.session_state[_VIEW_MODE] = mode
+    url_state.seed("view", DEFAULT_VIEWS[mode], list(VIEWS))
+
+
+def view_control(mode: str) -> str:
+    """The matrix view: full, zero-trimmed or reduced 2x2."""
+    _seed_view(mode)
+    view = st.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.get, horizontal=True, persist_state="session")
+    st.session_state[_VIEW_BY_MODE][mode] = view
+    url_state.share(view=view)
+    return view
+
+
+def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
+    """View, normalisation, colour scale, hide diagonal / Background, and a class subset."""
+    view_column, metric_column, scale_column = st.columns([3, 5, 2])
+    with view_column:
+        view = view_control(mode)
     url_state.seed("metric", "recall", list(figures.METRICS))
     url_state.seed("scale", "linear", list(figures.SCALES))
     url_state.seed("hide", False)
-    view_column, metric_column, scale_column, hide_column = st.columns([3, 3, 2, 2])
-    view = view_column.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.get, horizontal=True, persist_state="session")
-    metric = metric_column.radio("Values", figures.METRICS, key="metric", horizontal=True, persist_state="session",
-                                 help="confusion: pixels; recall: row-normalised; precision: column-normalised")
+    url_state.seed("nobg", False)
+    url_state.remember("classes", [], lambda chosen: [name for name in chosen if name in classes])
+    metric = metric_column.radio("Normalisation", figures.METRICS, key="metric", horizontal=True, persist_state="session",
+                                 format_func=figures.NORMALISATIONS.get,
+                                 help="none: pixels; row: each cell over its row (recall); column: over its column "
+                                      "(precision); all: over the matrix total")
     scale = scale_column.selectbox("Colour scale", figures.SCALES, key="scale", persist_state="session")
-    hide = hide_column.toggle("Hide diagonal", key="hide", persist_state="session", disabled=mode != "single" or view == "reduced",
-                              help="show only the confusions (single taxonomy)")
-    url_state.share(view=view, metric=metric, scale=scale, hide=hide)
-    return view, metric, scale, hide and mode == "single" and view != "reduced"
+    diagonal_column, background_column, subset_column = st.columns([2, 2, 6], vertical_alignment="center")
+    hide = diagonal_column.toggle("Hide diagonal", key="hide", persist_state="session", disabled=mode != "single" or view == "reduced",
+                                  help="show only the confusions (single taxonomy)")
+    hide_background = background_column.toggle("Hide Background", key="nobg", persist_state="session",
+                                               help="leave out the Background row and column (their pixels stay in every ratio)")
+    subset = subset_column.multiselect("Classes to show (empty: all)", classes, key="classes", persist_state="session",
+                                       help="only these rows and columns; recall stays over the whole row, precision over the whole column")
+    url_state.share(metric=metric, scale=scale, hide=hide, nobg=hide_background)
+    return MatrixChoice(view, metric, scale, hide and mode == "single" and view != "reduced", hide_background, tuple(subset))
 
 
 def dual_mode_note() -> None:
@@ -66,11 +115,8 @@ def dual_mode_note() -> None:
     )
 
 
-def heatmap(matrices: MatrixSet, metric: str, scale: str, hide: bool, mode: str, title: str, key: str) -> tuple[str, str] | None:
-    """Draw one clickable matrix; returns the cell clicked, if a new click arrived."""
-    fig = figures.matrix_heatmap(matrices, metric, scale=scale, hide_diagonal=hide, outline_diagonal=mode == "single", title=title)
-    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG, width="content")
-    clicked = figures.clicked_cell(event, matrices.rows, matrices.columns)
+def _new_click(key: str, clicked: object) -> object | None:
+    """`clicked` if it is not the selection this chart already reported (a rerun repeats it)."""
     seen = st.session_state.setdefault("_clicks", {})
     if clicked is None or seen.get(key) == clicked:
         return None
@@ -78,31 +124,96 @@ def heatmap(matrices: MatrixSet, metric: str, scale: str, hide: bool, mode: str,
     return clicked
 
 
-def _cell_pickers(matrices: MatrixSet, clicked: tuple[str, str] | None) -> tuple[str, str] | None:
-    """The keyboard-accessible pair of selectboxes that also shows the clicked cell."""
-    rows, columns = [NO_CLASS, *matrices.rows], [NO_CLASS, *matrices.columns]
-    if "cell_ref" not in st.session_state and "cell" in st.query_params:
-        row, _, column = st.query_params["cell"].partition("|")
-        if row in matrices.rows and column in matrices.columns:
-            st.session_state["cell_ref"], st.session_state["cell_pred"] = row, column
-        else:
-            url_state.ignore("cell", "not a cell of this matrix")
-    if clicked is not None:
-        st.session_state["cell_ref"], st.session_state["cell_pred"] = clicked
-    url_state.seed("cell_ref", NO_CLASS, rows)
-    url_state.seed("cell_pred", NO_CLASS, columns)
+def clickable_chart(fig, key: str, read_click) -> object | None:
+    """Draw a chart whose clicks rerun the app; the new click, read by `read_click(event)`."""
+    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG, width="content")
+    return _new_click(key, read_click(event))
+
+
+def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str) -> tuple[str, str] | None:
+    """Draw one clickable matrix; returns the cell clicked, if a new click arrived."""
+    fig = figures.matrix_heatmap(matrices, choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
+                                 outline_diagonal=mode == "single", title=title)
+    return clickable_chart(fig, key, lambda event: figures.clicked_cell(event, matrices.rows, matrices.columns))
+
+
+def chosen_cell(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
+    """The session's cell (the URL's `cell` on a first run), if it is a cell of these classes."""
+    url_state.seed("cell", "")
+    row, separator, column = st.session_state["cell"].partition("|")
+    return (row, column) if separator and row in rows and column in columns else None
+
+
+def choose_cell(cell: tuple[str, str] | None) -> None:
+    st.session_state["cell"] = url_state.cell_text(cell)
+
+
+def _cell_from_pickers() -> None:
+    row, column = st.session_state["cell_ref"], st.session_state["cell_pred"]
+    if NO_CLASS not in (row, column):
+        choose_cell((row, column))
+
+
+def _cell_pickers(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
+    """The keyboard-accessible pair of selectboxes; they show the session's cell and choose it."""
+    cell = chosen_cell(rows, columns)
+    if st.session_state["cell"] and cell is None and "cell" in st.query_params and not st.session_state.get("_cell_checked"):
+        url_state.ignore("cell", "not a cell of this matrix")
+    st.session_state["_cell_checked"] = True
+    if cell is not None:
+        st.session_state["cell_ref"], st.session_state["cell_pred"] = cell
+    url_state.seed("cell_ref", NO_CLASS, [NO_CLASS, *rows])
+    url_state.seed("cell_pred", NO_CLASS, [NO_CLASS, *columns])
     left, right = st.columns(2)
-    row = left.selectbox("Reference class (row)", rows, key="cell_ref", persist_state="session")
-    column = right.selectbox("Predicted class (column)", columns, key="cell_pred", persist_state="session")
-    if NO_CLASS in (row, column):
-        url_state.share(cell=None)
-        return None
-    url_state.share(cell=f"{row}|{column}")
-    return row, column
+    left.selectbox("Reference class (row)", [NO_CLASS, *rows], key="cell_ref", persist_state="session", on_change=_cell_from_pickers)
+    right.selectbox("Predicted class (column)", [NO_CLASS, *columns], key="cell_pred", persist_state="session", on_change=_cell_from_pickers)
+    url_state.share(cell=st.session_state["cell"])
+    return cell
+
+
+def _table_height(rows: int) -> int:
+    return min(MAX_TABLE_HEIGHT, TABLE_HEADER_HEIGHT + TABLE_ROW_HEIGHT * rows)
+
+
+@dataclass(frozen=True)
+class OpenTarget:
+    """Where a page of a table opens: a model's Overlays page, with this cell of this view
+    highlighted (none: no cell), from a button with this label."""
+
+    model: str
+    cell: tuple[str, str] | None = None
+    view: str | None = None
+    label: str = "Open in Overlays"
+
+    def open(self, page_id: str) -> None:
+        url_state.request_page(page_id, self.model, self.cell, self.view)
+
+
+def _open_selected_row(table_key: str, page_ids: list[str], target: OpenTarget) -> None:
+    rows = st.session_state[table_key].selection.rows
+    if rows:
+        target.open(page_ids[rows[0]])
+
+
+def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], column_config: dict | None = None) -> None:
+    """A table of pages (a `page` column first): selecting a row opens that page as the first
+    target says; a page picker and one button a target do the same from the keyboard."""
+    table_key = f"pages-{key}"
+    st.dataframe(table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", height=_table_height(len(table)),
+                 on_select=functools.partial(_open_selected_row, table_key, table["page"].tolist(), targets[0]),
+                 column_config=column_config)
+    pick, *buttons = st.columns([4, *[1.6] * len(targets)], vertical_alignment="bottom")
+    page_id = pick.selectbox("Page to open", table["page"].tolist(), key=f"open-{key}")
+    for button, target in zip(buttons, targets):
+        button.button(target.label, key=f"open-button-{key}-{target.model}", type="primary", on_click=target.open, args=(page_id,))
+
+
+CELL_PAGES_CONFIG = {"contribution (pixels)": tables.pixel_column(), "share of the cell": tables.percent_column(bar=True)}
 
 
 def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], model: str, key: str) -> None:
-    """The pages behind a cell, largest contribution first; a row click opens the page."""
+    """The pages behind a cell, largest contribution first; a row opens the page with the cell
+    highlighted."""
     row, column = cell
     pages = pages_for_view_cell(evaluation, view, row, column)
     shown_row, shown_column = plain_for_markdown(row), plain_for_markdown(column)
@@ -110,27 +221,20 @@ def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], m
         st.info(f"No page contributes to cell {shown_row} → {shown_column}: it is 0.")
         return
     st.markdown(f"**Contributing pages: {len(pages):,}** for reference **{shown_row}** → prediction **{shown_column}**. "
-                "Select a row, or pick a page below, to open it in Overlays.")
+                "Select a row, or pick a page below, to open it in Overlays with the cell's pixels highlighted.")
     table = pd.DataFrame(pages, columns=["page", "contribution (pixels)", "share of the cell"])
-    table_key = f"pages-{key}-{row}-{column}"
-    st.dataframe(
-        table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch",
-        on_select=functools.partial(_open_selected_row, table_key, table["page"].tolist(), model),
-        height=min(400, 38 + 35 * len(table)),
-        column_config={
-            "contribution (pixels)": st.column_config.NumberColumn(format="%.1f"),
-            "share of the cell": st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0),
-        },
-    )
-    pick, button = st.columns([4, 1], vertical_alignment="bottom")
-    page_id = pick.selectbox("Page to open", table["page"].tolist(), key=f"open-{key}")
-    button.button("Open in Overlays", key=f"open-button-{key}", type="primary", on_click=url_state.request_page, args=(page_id, model))
+    table["share of the cell"] = tables.as_percent(table["share of the cell"])
+    pages_to_open(table, f"{key}-{row}-{column}", [OpenTarget(model, cell, view)], CELL_PAGES_CONFIG)
 
 
-def _open_selected_row(table_key: str, page_ids: list[str], model: str) -> None:
-    rows = st.session_state[table_key].selection.rows
-    if rows:
-        url_state.request_page(page_ids[rows[0]], model)
+def class_page_list(evaluation: DatasetEvaluation, label: str, model: str, key: str) -> None:
+    """The pages of one class (a clicked per-class bar), most wrong pixels first."""
+    table = pd.DataFrame(class_pages(evaluation, label), columns=["page", "reference pixels", "predicted pixels", "right pixels"])
+    st.markdown(f"**Pages with {plain_for_markdown(label)}: {len(table):,}**, most wrong pixels first "
+                "(reference + predicted − 2 × right). Select one to open it in Overlays.")
+    if len(table):
+        config = {name: tables.pixel_column() for name in table.columns[1:]}
+        pages_to_open(table, f"{key}-{label}", [OpenTarget(model, (label, label), "full")], config)
 
 
 def matrix_csv(matrices: MatrixSet, metric: str) -> str:
@@ -138,10 +242,14 @@ def matrix_csv(matrices: MatrixSet, metric: str) -> str:
     return pd.DataFrame(getattr(matrices, metric), index=matrices.rows, columns=matrices.columns).to_csv(index_label="reference \\ prediction")
 
 
-def _choose_cell(table_key: str, cells: list[tuple[str, str]]) -> None:
+def _choose_listed_cell(table_key: str, cells: list[tuple[str, str]]) -> None:
     rows = st.session_state[table_key].selection.rows
     if rows:
-        st.session_state["cell_ref"], st.session_state["cell_pred"] = cells[rows[0]]
+        choose_cell(cells[rows[0]])
+
+
+LARGEST_CONFIG = {"pixels": tables.pixel_column(), "row % (recall)": tables.percent_column(),
+                  "column % (precision)": tables.percent_column()}
 
 
 def _largest_cells(matrices: MatrixSet, key: str) -> None:
@@ -151,16 +259,31 @@ def _largest_cells(matrices: MatrixSet, key: str) -> None:
         return
     with st.expander("Largest cells off the diagonal (top 10)", expanded=len(matrices.rows) > figures.CELL_TEXT_LIMIT):
         table = pd.DataFrame(cells, columns=["reference", "prediction", "pixels", "row % (recall)", "column % (precision)"])
+        for name in ("row % (recall)", "column % (precision)"):
+            table[name] = tables.as_percent(table[name])
         table_key = f"largest-{key}"
-        st.dataframe(
-            table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch",
-            on_select=functools.partial(_choose_cell, table_key, [(row, column) for row, column, *_ in cells]),
-            column_config={
-                "pixels": st.column_config.NumberColumn(format="%.1f"),
-                "row % (recall)": st.column_config.NumberColumn(format="percent"),
-                "column % (precision)": st.column_config.NumberColumn(format="percent"),
-            },
-        )
+        st.dataframe(table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=LARGEST_CONFIG,
+                     on_select=functools.partial(_choose_listed_cell, table_key, [(row, column) for row, column, *_ in cells]))
+
+
+def matrix_classes(evaluation: DatasetEvaluation) -> list[str]:
+    """The classes a subset may choose from: every matrix class but Background (its own toggle)."""
+    return [name for name in evaluation.matrices.classes if name != REDUCED_CLASSES[0]]
+
+
+def cell_view(view: str) -> str:
+    """The view whose cells a view's cell names: full and trimmed cells are full-matrix cells."""
+    return "reduced" if view == "reduced" else "full"
+
+
+def shown_matrix(evaluated: Evaluated, choice: MatrixChoice, mode: str, key: str, title: str | None = None) -> tuple[str, str] | None:
+    """One evaluation's matrix as chosen (or why nothing is shown); the cell clicked, if any."""
+    matrices = choice.shown(evaluated.evaluation)
+    if not (matrices.rows and matrices.columns):
+        st.info("None of the chosen classes is a row or a column of this matrix: choose others, or none to show all.")
+        return None
+    title = title or f"{figures.NORMALISATIONS[choice.metric]}, {VIEW_LABELS[choice.view]}, {mode} taxonomy: {evaluated.title}"
+    return heatmap(matrices, choice, mode, title, f"{key}-{choice.view}-{choice.metric}-{choice.scale}-{choice.hide_diagonal}")
 
 
 @shown_errors()
@@ -170,91 +293,32 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     url_state.follow_page_request()
     evaluation = evaluated.evaluation
     mode = evaluation.matrices.mode
-    view, metric, scale, hide = matrix_controls(mode)
+    choice = matrix_controls(mode, matrix_classes(evaluation))
     if mode == "dual":
         dual_mode_note()
-    matrices = view_matrices(evaluation.matrices, view)
-    key = f"heatmap-{model}-{view}-{metric}-{scale}-{hide}"
-    title = f"{metric} ({VIEW_LABELS[view]}, {mode} taxonomy): {evaluated.title}"
-    clicked = heatmap(matrices, metric, scale, hide, mode, title, key)
+    clicked = shown_matrix(evaluated, choice, mode, f"heatmap-{model}")
+    if clicked is not None:
+        choose_cell(clicked)
     st.caption("Click a cell (or choose it below) to list the pages behind it. Drag to zoom, double-click to reset.")
-    _largest_cells(matrices, key)
-    st.download_button("Download this matrix as CSV", matrix_csv(matrices, metric), file_name=f"{metric}_{view}.csv",
-                       mime="text/csv", key=f"csv-{key}")
-    cell = _cell_pickers(matrices, clicked)
+    matrices = choice.shown(evaluation)
+    _largest_cells(matrices, f"{model}-{choice.view}")
+    st.download_button("Download this matrix as CSV", matrix_csv(matrices, choice.metric), file_name=f"{choice.metric}_{choice.view}.csv",
+                       mime="text/csv", key=f"csv-{model}-{choice.view}-{choice.metric}")
+    cell = _cell_pickers(*_view_classes(evaluation, choice.view))
     if cell is not None:
-        page_list(evaluation, view, cell, model, key=f"{model}-{view}")
+        page_list(evaluation, choice.view, cell, model, key=f"{model}-{choice.view}")
     url_state.publish_url()
+
+
+def _view_classes(evaluation: DatasetEvaluation, view: str) -> tuple[list[str], list[str]]:
+    """The rows and columns of a whole view (the class pickers offer every cell, shown or not)."""
+    matrices = shown_matrices(evaluation.matrices, view)
+    return matrices.rows, matrices.columns
 
 
 def warnings_expander(evaluation: DatasetEvaluation) -> None:
     if not evaluation.warnings:
         return
     with st.expander(f"{len(evaluation.warnings):,} input warnings (the evaluation went on)"):
-        st.dataframe(pd.DataFrame([w.to_json() for w in evaluation.warnings]), hide_index=True, width="stretch")
-
-
-def _step(page_ids: list[str], delta: int) -> None:
-    current = st.session_state.get("page")
-    position = page_ids.index(current) if current in page_ids else 0
-    st.session_state["page"] = page_ids[min(max(position + delta, 0), len(page_ids) - 1)]
-
-
-def page_navigator(evaluation: DatasetEvaluation) -> str:
-    """Previous / next, a searchable page list, and the order: file order or worst reduced F1 first."""
-    scores = {row["page"]: row for row in evaluation.page_foreground_scores()}
-    url_state.seed("order", "file", list(ORDERS))
-    page_ids = list(scores)
-    order_column, previous_column, page_column, next_column = st.columns([2, 1, 5, 1], vertical_alignment="bottom")
-    order = order_column.selectbox("Order", list(ORDERS), key="order", format_func=ORDERS.get, persist_state="session")
-    if order == "worst":
-        page_ids.sort(key=lambda page_id: scores[page_id]["f1"])
-    url_state.seed("page", page_ids[0], page_ids)
-    previous_column.button("◀ Previous", on_click=_step, args=(page_ids, -1), width="stretch")
-    next_column.button("Next ▶", on_click=_step, args=(page_ids, 1), width="stretch")
-    page_id = page_column.selectbox(
-        "Page (type to search by id)", page_ids, key="page", persist_state="session",
-        format_func=lambda page_id: f"{page_id}   (reduced F1 {scores[page_id]['f1']:.3f})",
-    )
-    url_state.share(order=order, page=page_id)
-    return page_id
-
-
-def _choose_page(table_key: str, page_ids: list[str]) -> None:
-    rows = st.session_state[table_key].selection.rows
-    if rows:
-        st.session_state["page"] = page_ids[rows[0]]
-
-
-def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
-    """A table of pages (a `page` column first); selecting a row shows that page in the navigator
-    below it."""
-    with st.expander(label):
-        st.dataframe(table, key=key, hide_index=True, selection_mode="single-row", width="stretch",
-                     on_select=functools.partial(_choose_page, key, table["page"].tolist()),
-                     column_config={name: st.column_config.NumberColumn(format="%.3f") for name in table.columns[1:]})
-
-
-def page_scores(evaluation: DatasetEvaluation, page_id: str) -> None:
-    row = next(row for row in evaluation.page_foreground_scores() if row["page"] == page_id)
-    columns = st.columns(4)
-    columns[0].metric("Foreground recall", f"{row['recall']:.3f}")
-    columns[1].metric("Foreground precision", f"{row['precision']:.3f}")
-    columns[2].metric("Foreground F1", f"{row['f1']:.3f}")
-    columns[3].metric("Pixels", f"{row['pixels']:,}")
-
-
-def page_overlay(evaluated_models: list[Evaluated], titles: list[str], page_id: str, image_root: Path, *, agreement: bool, key: str) -> None:
-    """The reference and each prediction side by side on the page image (which must lie inside
-    `image_root`), synchronised zoom."""
-    first = evaluated_models[0]
-    reference = first.reference_page(page_id)
-    panes = [page_figures.Pane("reference", reference)]
-    panes += [page_figures.Pane(title, evaluated.prediction_page(page_id)) for evaluated, title in zip(evaluated_models, titles)]
-    raster = None
-    if agreement:
-        raster = agreement_raster(reference, first.prediction_page(page_id), compare_classes=first.evaluation.matrices.mode == "single")
-    fig = page_figures.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
-    st.plotly_chart(fig, key=key, config=CHART_CONFIG)
-    st.caption("Hover a box for its label, score and coordinates; click a class in the legend to hide it in every pane; "
-               "drag to zoom (all panes follow), double-click to reset.")
+        rows = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in evaluation.warnings]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

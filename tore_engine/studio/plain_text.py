@@ -5,7 +5,8 @@ names and annotations, and Streamlit reads Markdown (links, images fetched from 
 directives) in `st.markdown`, captions, alerts, progress texts, radio options and tooltips. Every
 string that comes from an input passes through one of these two functions on its way there:
 Plotly figure builders escape what they are given (callers pass plain text), and Streamlit calls
-escape at the call.
+escape at the call. Numbers and names are shown one way everywhere: `pixels`, `percent`,
+`shortened`.
 """
 
 from __future__ import annotations
@@ -39,3 +40,26 @@ def plain_for_markdown(text: object) -> str:
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
     text = _BARE_LINKS.sub(lambda match: f"{match[0]}{_WORD_JOINER}", text)
     return _BLOCK_MARKER.sub(r"\1\\\2", text)
+
+
+ELLIPSIS = "…"
+MAX_NAME = 40  # characters of a file or model name in a picker
+
+
+def shortened(text: str, limit: int = MAX_NAME) -> str:
+    """`text` cut in the middle when longer than `limit`, so that two long names that share a
+    beginning (or an ending) still look different."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    return f"{text[:head]}{ELLIPSIS}{text[len(text) - (limit - 1 - head):]}"
+
+
+def pixels(value: float) -> str:
+    """A pixel count: a whole number as one ("297,539"), a split pixel's share with one decimal."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def percent(share: float) -> str:
+    """A share as the app's one percentage format: one decimal ("7.1%")."""
+    return f"{share:.1%}"

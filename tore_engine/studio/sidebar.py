@@ -4,25 +4,37 @@ to read it, and where to compute. Shared by every page, so its choices persist a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
 
 from tore_engine.errors import InputError
-from tore_engine.formats import FORMATS
+from tore_engine.formats import FORMATS, detect_format
 from tore_engine.studio import uploads, url_state
 from tore_engine.studio.compute import compute_choices
-from tore_engine.studio.data_root import data_root, server_path
+from tore_engine.studio.data_root import DEMO_DIR, data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.plain_text import shortened
 
-DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "data"
 DEMO_FILES = {"reference": "reference.json", "A": "model_a.json", "B": "model_b.json"}
 SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on the server"}
 TAXONOMY_MODES = ("auto", "single", "dual")
 MODELS = ("A", "B")
-LAYOUT_HELP = "layout JSON (formats.md section 1), COCO instances JSON, or a COCO results list"
+REFERENCE = "reference"
+# Each input: its label, its URL key (and upload slot), and the URL key of its format picker.
+INPUTS = {
+    REFERENCE: ("Reference", "ref", "fmt"),
+    "A": ("Prediction, model A", "a", "fmt_a"),
+    "B": ("Prediction, model B (optional)", "b", "fmt_b"),
+}
+BOTH_SIDES_FORMAT = "docling-eval"  # one dataset holds the reference and the predictions of model A
+FORMAT_HELP = "auto: recognised from the content; or the format this input is in"
+LAYOUT_HELP = "a layout in any format the app reads (layout JSON, JSON Lines, Parquet, COCO, DoclingDocument, ...)"
+PATH_HELP = "a file or folder on the server (a path relative to the server's data folder)"
+COCO_IMAGES_HELP = ("the COCO images + categories file that COCO results lists refer to: needed when both models "
+                    "are results lists, or when the reference is not a COCO instances file")
+PAGE_IMAGES_HELP = "the page images or PDFs the layouts name, when they are not beside the layout files"
 LABEL_MAP_HELP = "a JSON object {\"old label\": \"new label\"}, applied to both sides"
 DEMO_NOTE = (
     "**Embedded demo**: 26 synthetic pages drawn by the project, with their exact ground truth "
@@ -34,16 +46,18 @@ DEMO_NOTE = (
 
 @dataclass(frozen=True)
 class Dataset:
-    """What to evaluate: a reference, one or two predictions (models A and B), how to read them,
-    and the folder the page images they name may come from."""
+    """What to evaluate: a reference, one or two predictions (models A and B), how to read each of
+    them, and the folder the page images they name may come from."""
 
     source: str
     reference: Path | None
     models: dict[str, Path]
     image_root: Path
-    format_name: str = "auto"
+    formats: dict[str, str] = field(default_factory=dict)  # REFERENCE, "A", "B" -> a name of FORMATS
     taxonomy: str = "auto"
     label_map: Path | None = None
+    coco_images: Path | None = None
+    page_images: Path | None = None
     workers: int = 1
     scheduler: str | None = None  # the name of a configured Dask scheduler
 
@@ -51,21 +65,33 @@ class Dataset:
     def is_demo(self) -> bool:
         return self.source == "demo"
 
+    def format_of(self, side: str) -> str:
+        return self.formats.get(side, "auto")
+
     def model_label(self, model: str) -> str:
-        """Plain text (a file name): escape it where Markdown or Plotly reads it."""
-        name = self.models[model].stem if model in self.models else "?"
-        return f"model {model} ({'simulated' if self.is_demo else name})"
+        """Plain text (the file's name without its extension, shortened in the middle; with its
+        folder when the other model's file has the same name): escape it where Markdown or Plotly
+        reads it."""
+        if self.is_demo:
+            return f"model {model} (simulated)"
+        path = self.models.get(model)
+        if path is None:
+            return f"model {model} (?)"
+        namesakes = [other for other in self.models.values() if other.stem == path.stem and other != path]
+        name = f"{path.parent.name}/{path.stem}" if namesakes and self.source == "path" else path.stem
+        return f"model {model} ({shortened(name)})"
 
 
-def _optional(model: str) -> str:
-    return " (optional)" if model == "B" else ""
+def _format_picker(key: str, label: str, where) -> str:
+    url_state.seed(key, "auto", list(FORMATS))
+    return where.selectbox(label, FORMATS, key=key, persist_state="session", help=FORMAT_HELP)
 
 
-def _path_input(label: str, key: str, help_text: str) -> Path | None:
+def _path_input(label: str, key: str, help_text: str, where=st.sidebar) -> Path | None:
     """A path on the server, inside the data root (`studio.data_root`); None when empty or refused."""
     url_state.seed(key, "")
-    text = st.sidebar.text_input(label, key=key, help=f"{help_text} (inside {plain_for_markdown(data_root())})",
-                                 persist_state="session").strip()
+    text = where.text_input(label, key=key, help=help_text, persist_state="session").strip()
+    url_state.share(**{key: text})
     if not text:
         return None
     try:
@@ -75,35 +101,83 @@ def _path_input(label: str, key: str, help_text: str) -> Path | None:
         return None
 
 
-def _demo() -> tuple[Path, dict[str, Path], Path | None]:
+def _holds_both_sides(path: Path | None, format_name: str) -> bool:
+    """Whether the reference is a dataset that also holds model A's predictions (docling-eval)."""
+    if path is None:
+        return False
+    if format_name != "auto":
+        return format_name == BOTH_SIDES_FORMAT
+    try:
+        return detect_format(path) == BOTH_SIDES_FORMAT
+    except InputError:  # the reader says why, when it reads it
+        return False
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    """The inputs one source gave: paths and formats."""
+
+    reference: Path | None
+    models: dict[str, Path]
+    formats: dict[str, str]
+    label_map: Path | None = None
+    coco_images: Path | None = None
+    page_images: Path | None = None
+
+
+def _demo() -> _Chosen:
     st.sidebar.caption("Models A and B of the demo are simulated (made from the ground truth, not trained).")
     label_map = _path_input("Label map (optional path)", "map", LABEL_MAP_HELP)
-    url_state.share(src="demo", map=label_map)
-    return DEMO_DIR / DEMO_FILES["reference"], {model: DEMO_DIR / DEMO_FILES[model] for model in MODELS}, label_map
+    url_state.share(src="demo")
+    return _Chosen(DEMO_DIR / DEMO_FILES[REFERENCE], {model: DEMO_DIR / DEMO_FILES[model] for model in MODELS}, {}, label_map)
 
 
-def _uploaded() -> tuple[Path | None, dict[str, Path], Path | None]:
-    st.sidebar.caption(f"JSON files of at most {uploads.MAX_UPLOAD_MB} MB each and {uploads.MAX_SESSION_UPLOAD_MB} MB in all, "
-                       "read as data only and kept only for this session; for larger datasets, use paths on the server.")
-    reference = uploads.uploader("Reference", "ref", LAYOUT_HELP)
-    models = {model: path for model in MODELS
-              if (path := uploads.uploader(f"Prediction, model {model}{_optional(model)}", model.lower(), LAYOUT_HELP)) is not None}
-    label_map = uploads.uploader("Label map (optional)", "map", LABEL_MAP_HELP)
+def _with_both_sides(reference: Path | None, models: dict[str, Path], formats: dict[str, str]) -> dict[str, Path]:
+    """The models, model A being the reference itself when it holds both sides and none was given."""
+    if "A" not in models and _holds_both_sides(reference, formats[REFERENCE]):
+        st.sidebar.caption("Model A: the predictions stored in this docling-eval dataset.")
+        return {"A": reference, **models}
+    return models
+
+
+def _uploaded() -> _Chosen:
+    st.sidebar.caption(f"Files of at most {uploads.MAX_UPLOAD_MB} MB each and {uploads.MAX_SESSION_UPLOAD_MB} MB in all, "
+                       "read as data only and kept only for this session; for larger datasets or folders, use paths on the server.")
+    paths, formats = {}, {}
+    for side, (label, slot, format_key) in INPUTS.items():
+        paths[side] = uploads.uploader(label, slot, LAYOUT_HELP)
+        formats[side] = _format_picker(format_key, f"Format of the {label[0].lower()}{label[1:]}", st.sidebar)
+    coco_images = uploads.uploader("COCO images + categories (optional)", "coco", COCO_IMAGES_HELP, types=("json",))
+    page_images = uploads.pages_uploader("Page images (optional)", "pages", f"{PAGE_IMAGES_HELP}: image or PDF files, or a zip of them")
+    label_map = uploads.uploader("Label map (optional)", "map", LABEL_MAP_HELP, types=("json",))
     st.sidebar.button("Forget the uploaded files", on_click=uploads.forget, help="delete them from the server now")
     url_state.share(src="upload")
-    return reference, models, label_map
+    models = _with_both_sides(paths[REFERENCE], {model: paths[model] for model in MODELS if paths[model] is not None}, formats)
+    return _Chosen(paths[REFERENCE], models, formats, label_map, coco_images, page_images)
 
 
-def _on_the_server() -> tuple[Path | None, dict[str, Path], Path | None, str]:
-    reference = _path_input("Reference", "ref", "a file or folder on the server, in any format `tore evaluate` reads")
-    models = {model: path for model in MODELS
-              if (path := _path_input(f"Prediction, model {model}{_optional(model)}", model.lower(), "a file or folder on the server")) is not None}
+def _on_the_server() -> _Chosen:
+    paths, formats = {}, {}
+    for side, (label, key, format_key) in INPUTS.items():
+        path_column, format_column = st.sidebar.columns([3, 2], vertical_alignment="bottom")
+        paths[side] = _path_input(label, key, PATH_HELP, where=path_column)
+        formats[side] = _format_picker(format_key, "format", format_column)
+    coco_images = _path_input("COCO images + categories (optional)", "coco", COCO_IMAGES_HELP)
+    page_images = _path_input("Page images folder (optional)", "imgdir", f"{PAGE_IMAGES_HELP} (a folder on the server)")
     label_map = _path_input("Label map (optional)", "map", LABEL_MAP_HELP)
-    formats = list(FORMATS)
-    url_state.seed("fmt", "auto", formats)
-    format_name = st.sidebar.selectbox("Format", formats, key="fmt", persist_state="session")
-    url_state.share(src="path", ref=reference, a=models.get("A"), b=models.get("B"), map=label_map, fmt=format_name)
-    return reference, models, label_map, format_name
+    url_state.share(src="path", fmt=formats[REFERENCE], fmt_a=formats["A"], fmt_b=formats["B"])
+    models = _with_both_sides(paths[REFERENCE], {model: paths[model] for model in MODELS if paths[model] is not None}, formats)
+    return _Chosen(paths[REFERENCE], models, formats, label_map, coco_images, page_images)
+
+
+SOURCE_INPUTS = {"demo": _demo, "upload": _uploaded, "path": _on_the_server}
+
+
+def _image_root(source: str) -> Path:
+    """The folder that page images named by this source's inputs must lie in."""
+    if source == "demo":
+        return DEMO_DIR
+    return uploads.session_root() if source == "upload" else data_root()
 
 
 def sidebar() -> Dataset:
@@ -111,13 +185,7 @@ def sidebar() -> Dataset:
     st.sidebar.header("Dataset")
     url_state.seed("src", "demo", list(SOURCES))
     source = st.sidebar.radio("Source", list(SOURCES), format_func=SOURCES.get, key="src", persist_state="session")
-    format_name = "auto"
-    if source == "demo":
-        (reference, models, label_map), image_root = _demo(), DEMO_DIR
-    elif source == "upload":
-        (reference, models, label_map), image_root = _uploaded(), uploads.session_root()
-    else:
-        (reference, models, label_map, format_name), image_root = _on_the_server(), data_root()
+    chosen = SOURCE_INPUTS[source]()
     url_state.seed("tax", "auto", list(TAXONOMY_MODES))
     taxonomy = st.sidebar.selectbox(
         "Taxonomy", TAXONOMY_MODES, key="tax", persist_state="session",
@@ -126,4 +194,5 @@ def sidebar() -> Dataset:
     )
     url_state.share(tax=taxonomy)
     workers, scheduler = compute_choices()
-    return Dataset(source, reference, models, image_root, format_name, taxonomy, label_map, workers, scheduler)
+    return Dataset(source, chosen.reference, chosen.models, _image_root(source), chosen.formats, taxonomy, chosen.label_map,
+                   chosen.coco_images, chosen.page_images, workers, scheduler)

@@ -2,6 +2,12 @@
 parameter, seeded from the URL on a session's first run and written back after each run, so a
 link reopens the same view. Widgets use `persist_state="session"` so a value survives page switches.
 
+One key, many pages: Streamlit's element ids include the page script, so a widget with the same
+key on another page is a new element, registered with its own default, which outranks the value
+kept under the key (Streamlit 1.67; it made "Values" jump from recall to confusion on the way to
+Compare). `seed` therefore writes the kept value back under the key on every run, before the
+widget exists: a value set through the Session State API wins over the default.
+
 The URL is untrusted: a parameter is parsed against the type of its default (a whole number, a
 0/1 flag, text without NUL bytes) and must be one of the widget's choices; anything else is
 ignored, and the page says which parameters were, in one warning at its top (never with their
@@ -10,7 +16,7 @@ values, which may be long, hostile or name server paths).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +71,8 @@ def seed(key: str, default: Any, options: Collection | None = None) -> None:
     """Give `key` its URL value on the session's first run (else `default`), and fall back to
     `default` whenever the stored value is not one of `options` (a list, a `range` of whole
     numbers, an `Interval`). A URL value that does not fit is ignored and named in the page's
-    notice. Call before the widget."""
+    notice. Call before the widget: the value is written back so that the widget takes it on
+    every page (see the module's docstring)."""
     if key not in st.session_state:
         st.session_state[key] = default
         if key in st.query_params:
@@ -78,6 +85,14 @@ def seed(key: str, default: Any, options: Collection | None = None) -> None:
                 ignore(key, str(refused))
     if options is not None and st.session_state[key] not in options:
         st.session_state[key] = default
+    st.session_state[key] = st.session_state[key]
+
+
+def remember(key: str, default: Any, valid: Callable[[Any], Any] | None = None) -> None:
+    """`seed` for a value that never comes from the URL (a list, say): kept for the session,
+    passed through `valid` (which may drop what no longer fits) and written back."""
+    value = st.session_state.get(key, default)
+    st.session_state[key] = valid(value) if valid is not None else value
 
 
 def ignore(key: str, reason: str) -> None:
@@ -123,16 +138,27 @@ def publish_url() -> None:
         st.query_params.from_dict(params)
 
 
-def request_page(page_id: str, model: str) -> None:
-    """Widget callback: show this page in the Overlays page on this run (see `follow_page_request`).
-    A callback runs before the widgets are created, so it may set their values."""
+def cell_text(cell: tuple[str, str] | None) -> str:
+    """A cell as its URL value, `row|column` (empty for none)."""
+    return "" if cell is None else f"{cell[0]}|{cell[1]}"
+
+
+def request_page(page_id: str, model: str, cell: tuple[str, str] | None = None, view: str | None = None) -> None:
+    """Widget callback: show this page in the Overlays page on this run (see `follow_page_request`),
+    with this cell of this matrix view highlighted. A callback runs before the widgets are
+    created, so it may set their values."""
     st.session_state["page"] = page_id
     st.session_state["model"] = model
+    if cell is not None:
+        st.session_state["cell"] = cell_text(cell)
+    if view is not None:
+        st.session_state["view"] = view
     st.session_state["_open_overlays"] = True
 
 
 def follow_page_request() -> None:
     """Switch to the Overlays page if a callback asked for it, keeping the view in the URL."""
     if st.session_state.pop("_open_overlays", False):
-        page_id, model = st.session_state["page"], st.session_state["model"]
-        st.switch_page(OVERLAYS_PAGE, query_params=url_params(page=page_id, model=model))
+        state = st.session_state
+        st.switch_page(OVERLAYS_PAGE, query_params=url_params(page=state["page"], model=state["model"], cell=state.get("cell"),
+                                                              view=state.get("view")))

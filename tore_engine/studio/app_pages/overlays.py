@@ -1,8 +1,9 @@
-"""Overlays: reference and prediction side by side on the page image, and where they agree."""
+"""Overlays: reference and prediction side by side on the page image, where they agree, and the
+exact pixels behind a matrix cell (the cell chosen in Matrices or Compare travels with the page)."""
 
 import streamlit as st
 
-from tore_engine.studio import panels, url_state
+from tore_engine.studio import overlay_panels, panels, url_state
 from tore_engine.studio.evaluations import model_evaluation
 from tore_engine.studio.sidebar import Dataset
 
@@ -13,10 +14,22 @@ if dataset.is_demo:
 model = panels.model_picker(dataset)
 evaluated = model_evaluation(dataset, model)
 if evaluated is not None:
-    page_id = panels.page_navigator(evaluated.evaluation)
+    evaluation = evaluated.evaluation
+    classes = evaluation.matrices.classes
+    view_column, agreement_column = st.columns([3, 2], vertical_alignment="bottom")
+    with view_column:
+        view = panels.view_control(evaluation.matrices.mode)
     url_state.seed("agree", False)
-    agreement = st.toggle("Agreement view", key="agree", persist_state="session",
-                          help="a third pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
+    agreement = agreement_column.toggle(
+        "Agreement view", key="agree", persist_state="session",
+        help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
     url_state.share(agree=agreement)
-    panels.page_scores(evaluated.evaluation, page_id)
-    panels.page_overlay([evaluated], [dataset.model_label(model)], page_id, dataset.image_root, agreement=agreement, key="overlay")
+    cell_classes = classes if panels.cell_view(view) == "full" else ["Background", "Foreground"]
+    page_id = overlay_panels.page_navigator(evaluation, panels.chosen_cell(cell_classes, cell_classes), panels.cell_view(view))
+    cell = overlay_panels.highlight_picker(evaluation, page_id, view)
+    pane = overlay_panels.PaneModel(evaluated, dataset.model_label(model), cell)
+    regions = overlay_panels.model_regions([pane], page_id, view)
+    if cell is not None:
+        overlay_panels.contribution(evaluation, view, page_id, cell, regions[pane.title])
+    overlay_panels.page_scores(evaluation, page_id)
+    overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay")

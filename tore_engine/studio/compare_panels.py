@@ -1,0 +1,178 @@
+"""Streamlit building blocks of the Compare page: each model's matrix, B minus A, the per-class
+outcomes, and the pages behind any of them (`tore_engine.comparison`; nothing is computed here).
+
+A click on the difference or on an outcome bar chooses a comparison target, kept in the session:
+its pages are listed (A's and B's pixels and B minus A, most changed first) and the three-pane
+overlay highlights, in each model's pane, that model's own cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from tore_engine.comparison import OUTCOMES, Comparison, outcome_cell
+from tore_engine.drilldown import pages_for_view_cell, shown_matrices
+from tore_engine.studio import figures, tables
+from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.overlay_panels import cell_name
+from tore_engine.studio.overlay_panels import PaneModel, model_regions, page_overlay
+from tore_engine.studio.panels import (
+    VIEW_LABELS, MatrixChoice, OpenTarget, cell_view, clickable_chart, dual_mode_note, page_list, pages_to_open, shown_matrix,
+)
+from tore_engine.studio.plain_text import plain_for_markdown
+
+TARGET = "_compare_target"  # session state: the chosen Target
+HALF_WIDTH_COLUMNS = 6  # a difference this narrow fits in half the page
+CHANGE_CONFIG = {"A": tables.pixel_column("A (pixels)"), "B": tables.pixel_column("B (pixels)"), "B − A": tables.pixel_column("B − A (pixels)")}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What B minus A was clicked on: a cell of the difference (`view` is the view it was
+    subtracted on), or a reference class's outcome (`outcome` set, `column` unused)."""
+
+    view: str
+    row: str
+    column: str = ""
+    outcome: str | None = None
+
+    def name(self) -> str:
+        return f"{self.row}: {self.outcome}" if self.outcome else cell_name((self.row, self.column))
+
+    def cell_of(self, evaluated: Evaluated) -> tuple[str, str] | None:
+        """The cell this target is in one model's own classes (None: no single cell)."""
+        if self.outcome is None:
+            return self.row, self.column
+        return outcome_cell(evaluated.evaluation, self.row, self.outcome)
+
+    def cell_view(self) -> str:
+        return cell_view(self.view) if self.outcome is None else "full"
+
+
+def chosen_target() -> Target | None:
+    return st.session_state.get(TARGET)
+
+
+def model_matrix(evaluated: Evaluated, model: str, choice: MatrixChoice) -> None:
+    """One model's matrix at full width, titled with its own name; a click lists its pages."""
+    mode = evaluated.evaluation.matrices.mode
+    st.markdown(f"#### {plain_for_markdown(evaluated.title)}")
+    if mode == "dual":
+        dual_mode_note()
+    clicked = shown_matrix(evaluated, choice, mode, f"compare-{model}")
+    key = f"_compare_cell_{model}_{choice.view}"
+    if clicked is not None:
+        st.session_state[key] = clicked
+    if (cell := st.session_state.get(key)) is not None:
+        page_list(evaluated.evaluation, choice.view, cell, model, key=f"compare-{model}-{choice.view}")
+
+
+def _basis_caption(comparison: Comparison, view: str) -> str:
+    basis = comparison.difference_view(view)
+    if basis == "reduced" and view != "reduced":
+        return (f"The two models' {VIEW_LABELS[view]} matrices have different classes, so they cannot be subtracted cell by cell. "
+                "The reduced 2x2 Background/Foreground matrices are taxonomy-invariant (the same numbers in single and dual mode), "
+                "so B − A below compares those.")
+    if basis == "trimmed" and view == "trimmed" and comparison.difference(view).rows != comparison.a.matrices.trimmed.rows:
+        return "B − A over the union of both models' zero-trimmed classes (a class either model keeps is shown for both)."
+    return f"B − A cell by cell on the {VIEW_LABELS[basis]} matrices (both models have the same classes)."
+
+
+def difference(comparison: Comparison, view: str) -> None:
+    """B minus A on the view both share, clearly labelled; a click on a cell lists its pages."""
+    st.subheader("Difference B − A")
+    basis = comparison.difference_view(view)
+    difference_matrices = comparison.difference(view)
+    st.caption(_basis_caption(comparison, view) + " Red: B lower, blue: B higher. Click a cell to list the pages behind it.")
+    narrow = len(difference_matrices.columns) <= HALF_WIDTH_COLUMNS
+    containers = st.columns(2) if narrow else st.tabs(["recall", "precision"])
+    for container, metric in zip(containers, ("recall", "precision")):
+        with container:
+            fig = figures.difference_heatmap(difference_matrices, metric, title=f"B − A, {metric} ({VIEW_LABELS[basis]})")
+            clicked = clickable_chart(fig, f"difference-{metric}-{basis}",
+                                      lambda event: figures.clicked_cell(event, difference_matrices.rows, difference_matrices.columns))
+            if clicked is not None:
+                st.session_state[TARGET] = Target(basis, *clicked)
+
+
+def outcomes(comparison: Comparison) -> None:
+    """For each reference class, where its pixels go in A and in B (works across taxonomies); a
+    click on a bar lists the pages behind it."""
+    st.subheader("Per reference class: where its pixels go")
+    per_class = comparison.per_class
+    if per_class.empty:
+        st.caption("No reference class has pixels in both evaluations.")
+        return
+    st.caption("For each reference class, the share of its pixels predicted as Background, as its own class (the predicted "
+               "class of the same name, case aside) and as anything else, in A and in B: this reads the same when the two models use "
+               "different classes. Bars are B − A; click one to list the pages behind it.")
+    fig = figures.outcome_bars(per_class, title="B − A per reference class")
+    clicked = clickable_chart(fig, "outcomes", lambda event: figures.clicked_bar(event, per_class.index.tolist(), list(OUTCOMES)))
+    if clicked is not None:
+        st.session_state[TARGET] = Target("full", clicked[0], outcome=clicked[1])
+    with st.expander("The shares as a table (A, B and B − A)"):
+        shown = per_class.reset_index()
+        for name in shown.columns[1:]:
+            shown[name] = tables.as_percent(shown[name])
+        st.dataframe(shown, hide_index=True, width="stretch", column_config={name: tables.percent_column() for name in shown.columns[1:]})
+
+
+def _pages(comparison: Comparison, target: Target) -> list[dict]:
+    if target.outcome is not None:
+        return comparison.outcome_pages(target.row, target.outcome)
+    return comparison.cell_pages(target.view, target.row, target.column)
+
+
+def target_pages(comparison: Comparison, target: Target, a: Evaluated, b: Evaluated, labels: dict[str, str]) -> None:
+    """The pages behind the chosen target, most changed first, each opening in Overlays."""
+    table = pd.DataFrame(_pages(comparison, target), columns=["page", "A", "B", "B − A"])
+    name = plain_for_markdown(target.name())
+    if table.empty:
+        st.info(f"No page has pixels in {name}, in A or in B.")
+        return
+    st.markdown(f"**{name}: {len(table):,} pages**, where B differs most from A first (pixels of each model). "
+                "Select one to open it in Overlays, or show it below with the three panes.")
+    targets = [OpenTarget(model, target.cell_of(evaluated), target.cell_view(), f"Open {labels[model]}")
+               for model, evaluated in (("A", a), ("B", b))]
+    pages_to_open(table, f"target-{target.name()}", targets, CHANGE_CONFIG)
+
+
+def three_pane_cells(target: Target | None, a: Evaluated, b: Evaluated) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """The cell each model's pane highlights for the chosen target (in its own classes)."""
+    if target is None:
+        return None, None
+    return target.cell_of(a), target.cell_of(b)
+
+
+def target_view(target: Target | None) -> str:
+    return "full" if target is None else target.cell_view()
+
+
+PAIR_CELL = "_pair_cell"  # session state: the cell chosen in a matrix of model B against model A
+
+
+def pair_matrices(pair: Evaluated, image_root: Path) -> None:
+    """Model B read against model A (zero-trimmed recall and precision, each full width): a click
+    on a cell lists its pages, and one of them is drawn with the cell's pixels highlighted."""
+    trimmed = shown_matrices(pair.evaluation.matrices, "trimmed")
+    for metric in ("recall", "precision"):
+        fig = figures.matrix_heatmap(trimmed, metric, title=f"{metric} (zero-trimmed), B against A")
+        clicked = clickable_chart(fig, f"a-vs-b-{metric}", lambda event: figures.clicked_cell(event, trimmed.rows, trimmed.columns))
+        if clicked is not None:
+            st.session_state[PAIR_CELL] = clicked
+    cell = st.session_state.get(PAIR_CELL)
+    if cell is None or cell[0] not in trimmed.rows or cell[1] not in trimmed.columns:
+        st.caption("Click a cell to see the pages where A's class becomes B's, and where on the page.")
+        return
+    pages = [page for page, *_ in pages_for_view_cell(pair.evaluation, "full", *cell)]
+    if not pages:
+        st.info(f"No page has pixels in {plain_for_markdown(cell_name(cell))}.")
+        return
+    page_id = st.selectbox(f"Pages of {plain_for_markdown(cell_name(cell))}, most pixels first", pages, key="pair_page")
+    model = PaneModel(pair, "model B", cell)
+    page_overlay([model], page_id, image_root, regions=model_regions([model], page_id, "full"), reference_title="model A",
+                 key="pair-overlay")

@@ -1,0 +1,187 @@
+"""Streamlit building blocks of the page views: the page navigator, a page's scores, the cell to
+highlight and its contribution, and the overlay of the reference and the predictions on the page.
+
+A highlighted cell is drawn from `drilldown.page_regions` (the exact pixels of the page behind
+the cell) and its numbers are the engine's page matrix (`drilldown.page_cell`); nothing is
+computed here.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from tore_engine.agreement import agreement_raster
+from tore_engine.drilldown import CellRegions, cell_page_values, page_cell, page_cells, page_regions
+from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.studio import page_figures, tables, url_state
+from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.page_images import page_image_uri
+from tore_engine.studio.panels import CHART_CONFIG, cell_view, choose_cell, chosen_cell
+from tore_engine.studio.plain_text import percent, pixels, plain_for_markdown
+
+ORDERS = {"file": "file order", "worst": "worst reduced F1 first", "cell": "most pixels in the highlighted cell first"}
+NO_HIGHLIGHT = ""
+ARROW = " → "
+
+
+def cell_name(cell: tuple[str, str]) -> str:
+    """Plain text: escape it where Markdown or Plotly reads it."""
+    return f"{cell[0]}{ARROW}{cell[1]}"
+
+
+def _step(page_ids: list[str], delta: int) -> None:
+    current = st.session_state.get("page")
+    position = page_ids.index(current) if current in page_ids else 0
+    st.session_state["page"] = page_ids[min(max(position + delta, 0), len(page_ids) - 1)]
+
+
+def page_navigator(evaluation: DatasetEvaluation, cell: tuple[str, str] | None = None, view: str = "full") -> str:
+    """Previous / next, a searchable page list, and the order: file order, worst reduced F1 first,
+    or (with a cell) the pages with most pixels in the cell first."""
+    scores = {row["page"]: row for row in evaluation.page_foreground_scores()}
+    in_cell = dict(zip(evaluation.page_ids, cell_page_values(evaluation, view, *cell))) if cell is not None else {}
+    orders = [order for order in ORDERS if order != "cell" or cell is not None]
+    url_state.seed("order", "file", orders)
+    page_ids = list(scores)
+    order_column, previous_column, page_column, next_column = st.columns([2, 1, 5, 1], vertical_alignment="bottom")
+    order = order_column.selectbox("Order", orders, key="order", format_func=ORDERS.get, persist_state="session")
+    if order == "worst":
+        page_ids.sort(key=lambda page_id: scores[page_id]["f1"])
+    elif order == "cell":
+        page_ids.sort(key=lambda page_id: -in_cell[page_id])
+    url_state.seed("page", page_ids[0], page_ids)
+    previous_column.button("◀ Previous", on_click=_step, args=(page_ids, -1), width="stretch")
+    next_column.button("Next ▶", on_click=_step, args=(page_ids, 1), width="stretch")
+
+    def label(page_id: str) -> str:
+        extra = f", {pixels(in_cell[page_id])} px in the cell" if cell is not None else ""
+        return f"{page_id}   (reduced F1 {scores[page_id]['f1']:.3f}{extra})"
+
+    page_id = page_column.selectbox("Page (type to search by id)", page_ids, key="page", persist_state="session", format_func=label)
+    url_state.share(order=order, page=page_id)
+    return page_id
+
+
+def _choose_page(table_key: str, page_ids: list[str]) -> None:
+    rows = st.session_state[table_key].selection.rows
+    if rows:
+        st.session_state["page"] = page_ids[rows[0]]
+
+
+def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
+    """A table of pages (a `page` column first, scores after it); selecting a row shows that page
+    in the navigator below it."""
+    with st.expander(label):
+        st.dataframe(table, key=key, hide_index=True, selection_mode="single-row", width="stretch",
+                     on_select=functools.partial(_choose_page, key, table["page"].tolist()),
+                     column_config={name: tables.score_column() for name in table.columns[1:]})
+
+
+def page_scores(evaluation: DatasetEvaluation, page_id: str) -> None:
+    row = next(row for row in evaluation.page_foreground_scores() if row["page"] == page_id)
+    columns = st.columns(4)
+    columns[0].metric("Foreground recall", f"{row['recall']:.3f}")
+    columns[1].metric("Foreground precision", f"{row['precision']:.3f}")
+    columns[2].metric("Foreground F1", f"{row['f1']:.3f}")
+    columns[3].metric("Pixels", pixels(row["pixels"]))
+
+
+def _highlight_from_picker() -> None:
+    row, separator, column = st.session_state["highlight"].partition("|")
+    choose_cell((row, column) if separator else None)
+
+
+def highlight_picker(evaluation: DatasetEvaluation, page_id: str, view: str) -> tuple[str, str] | None:
+    """The cell to highlight on this page: the session's cell (the one clicked in a matrix), or one
+    of the page's non-zero cells, largest first."""
+    page_index = evaluation.page_ids.index(page_id)
+    matrix = cell_view(view)
+    cells = {url_state.cell_text((row, column)): (value, share) for row, column, value, share in page_cells(evaluation, matrix, page_index)}
+    classes = evaluation.matrices.classes if matrix == "full" else ["Background", "Foreground"]
+    current = chosen_cell(classes, classes)
+    options = [NO_HIGHLIGHT, *cells]
+    if current is not None and url_state.cell_text(current) not in cells:
+        options.insert(1, url_state.cell_text(current))  # chosen elsewhere, 0 on this page
+    st.session_state["highlight"] = url_state.cell_text(current) if current is not None else NO_HIGHLIGHT
+
+    def label(option: str) -> str:
+        if option == NO_HIGHLIGHT:
+            return "(no cell)"
+        value, share = cells.get(option, (0.0, 0.0))
+        return f"{cell_name(tuple(option.split('|', 1)))}: {pixels(value)} px here ({percent(share)} of the cell)"
+
+    st.selectbox("Highlight the pixels of a cell (this page's cells, largest first)", options, key="highlight", format_func=label,
+                 on_change=_highlight_from_picker, help="a cell of the matrix: the page's pixels that make it are lit, the rest veiled")
+    url_state.share(cell=st.session_state["cell"])
+    return current
+
+
+def contribution(evaluation: DatasetEvaluation, view: str, page_id: str, cell: tuple[str, str], regions: CellRegions) -> None:
+    """The cell's contribution on this page, in pixels and as a share of the cell (the engine's
+    page matrix), and what makes it."""
+    value, share = page_cell(evaluation, cell_view(view), evaluation.page_ids.index(page_id), *cell)
+    name = plain_for_markdown(cell_name(cell))
+    left, middle, right = st.columns([3, 2, 4])
+    left.metric(f"{name} on this page", f"{pixels(value)} px", help="this page's pixels in the cell (split pixels count by their share)")
+    middle.metric("Share of the cell", percent(share), help="of the cell's pixels over the whole dataset")
+    right.caption(f"Lit: {len(regions.x0):,} rectangles of the page's grid behind the cell; the boxes that make it are outlined "
+                  f"({len(regions.reference_boxes):,} in the reference, {len(regions.prediction_boxes):,} in the prediction). A "
+                  "rectangle whose pixels belong to several classes gives the cell only a part of each pixel: it stays partly veiled.")
+
+
+@dataclass(frozen=True)
+class PaneModel:
+    """One prediction pane: the evaluation, its title, and the cell it highlights (in the
+    evaluation's own class names), if any."""
+
+    evaluated: Evaluated
+    title: str
+    cell: tuple[str, str] | None = None
+
+
+def cell_regions(evaluated: Evaluated, page_id: str, view: str, cell: tuple[str, str]) -> CellRegions:
+    """Where on the page the cell's pixels are, for this evaluation (its own taxonomy)."""
+    return page_regions(evaluated.reference_page(page_id), evaluated.prediction_page(page_id), evaluated.evaluation.taxonomy,
+                        cell_view(view), *cell)
+
+
+def model_regions(models: list[PaneModel], page_id: str, view: str) -> dict[str, CellRegions]:
+    """Each model's cell regions on the page, by model title (models without a cell left out)."""
+    return {model.title: cell_regions(model.evaluated, page_id, view, model.cell) for model in models if model.cell is not None}
+
+
+def _highlight(regions: CellRegions | None, cell: tuple[str, str] | None, side: str) -> page_figures.Highlight | None:
+    """A pane's highlight: the regions, and the boxes of its side (reference or prediction)."""
+    if regions is None or cell is None:
+        return None
+    boxes = regions.reference_boxes if side == "reference" else regions.prediction_boxes
+    return page_figures.Highlight(cell_name(cell), regions, boxes.tolist())
+
+
+def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, regions: dict[str, CellRegions] | None = None,
+                 agreement: bool = False, reference_highlight: bool = True, reference_title: str = "reference", key: str) -> None:
+    """The reference and each model's prediction side by side on the page image (which must lie
+    inside `image_root`), synchronised zoom; each model's cell regions (`model_regions`)
+    highlighted in its pane, and the first one's also in the reference pane when
+    `reference_highlight`."""
+    first = models[0].evaluated
+    reference = first.reference_page(page_id)
+    regions = regions or {}
+    first_regions = regions.get(models[0].title) if reference_highlight else None
+    panes = [page_figures.Pane(reference_title, reference, _highlight(first_regions, models[0].cell, "reference"))]
+    for model in models:
+        prediction = model.evaluated.prediction_page(page_id)
+        drawn = None if prediction is None else prediction.scaled_to(reference.width, reference.height)  # the frame the matrix counts in
+        panes.append(page_figures.Pane(model.title, drawn, _highlight(regions.get(model.title), model.cell, "prediction")))
+    raster = None
+    if agreement:
+        raster = agreement_raster(reference, first.prediction_page(page_id), compare_classes=first.evaluation.matrices.mode == "single")
+    fig = page_figures.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
+    st.plotly_chart(fig, key=key, config=CHART_CONFIG)
+    st.caption("Hover a box for its label, score and coordinates; click a class in the legend to hide it in every pane; "
+               "drag to zoom (all panes follow), double-click to reset.")
