@@ -201,7 +201,7 @@ def policy(monkeypatch, tmp_path):
     monkeypatch.delenv(kernel.KERNEL_ENV, raising=False)
     monkeypatch.setenv(jit.CACHE_ENV, str(tmp_path / "numba"))
     monkeypatch.setattr(kernel, "_pages_seen", 0)
-    monkeypatch.setattr(kernel, "_run", lambda tasks, class_count: "kernel")
+    monkeypatch.setattr(kernel, "_run", lambda *arrays: "kernel")
     tiny = task("p", 2, 2, [(1, [0, 0, 1, 1])], [])
 
     def run(pages: int) -> str:
@@ -225,6 +225,17 @@ def test_small_jobs_never_wait_for_a_cold_compile(policy, monkeypatch, capsys):
     notice = capsys.readouterr().err.splitlines()
     assert fake.loads == 1 and len(notice) == 1
     assert notice[0].startswith("compiling TORE's page kernel once, about") and notice[0].endswith(str(jit.use_cache_folder()))
+
+
+def test_a_large_jobs_first_batch_takes_the_kernel(monkeypatch, tmp_path, capsys):
+    """The job's size, when the runner says it, decides at once (not only the pages seen so far)."""
+    monkeypatch.delenv(kernel.KERNEL_ENV, raising=False)
+    monkeypatch.setenv(jit.CACHE_ENV, str(tmp_path / "numba"))
+    monkeypatch.setattr(kernel, "_pages_seen", 0)
+    monkeypatch.setattr(kernel, "_run", lambda *arrays: "kernel")
+    fake = use_fake(monkeypatch, cached=False)
+    tiny = task("p", 2, 2, [(1, [0, 0, 1, 1])], [])
+    assert kernel.evaluate([tiny] * 8, 2, job_pages=kernel.COMPILE_AFTER_PAGES) == "kernel" and fake.loads == 1
 
 
 def test_a_warm_cache_is_loaded_once_the_job_pays_for_it(policy, monkeypatch, capsys):

@@ -23,26 +23,14 @@ from tore_engine import kernel
 from tore_engine.algorithm1 import ExactCounts, cell_values_by_page, contribution_entries, exact_integers, reduced_counts
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.evaluation import DatasetEvaluation
-from tore_engine.layout import LayoutSet, Page, PagePart, PageSource, page_source
+from tore_engine.layout import LayoutSet, Page, PageColumns, PagePart, PageSource, page_source
+from tore_engine.preparation import PreparedBatch, prepare_columns
 from tore_engine.matrices import ToreMatrices
-from tore_engine.raster import PairTable, PixelExtents, label_sets, pair_table
+from tore_engine.raster import PageTask, PairTable, PixelExtents, label_sets, pair_table
 from tore_engine.taxonomy import Taxonomy, apply_label_map, label_map_warnings, resolve_taxonomy
 from tore_engine.workers import worker_pool
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class PageTask:
-    """One page ready to rasterise: the reference frame and each side's class indices and boxes."""
-
-    page_id: str
-    width: int
-    height: int
-    reference_classes: np.ndarray
-    reference_extents: PixelExtents
-    prediction_classes: np.ndarray
-    prediction_extents: PixelExtents
 
 
 @dataclass(frozen=True)
@@ -95,23 +83,31 @@ def numpy_cells(tasks: list[PageTask], class_count: int) -> kernel.Cells:
     return bounds, cells, values, reduced, ExactCounts.summed(class_count, denominator, row, column, numerator)
 
 
-def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, box_indices: list[dict] | None = None) -> BatchOutcome:
-    """Evaluate pages: prepare each, evaluate them all with the compiled page kernel or, when it
-    declines (`kernel.evaluate`), the NumPy path (to the same bits), and split the results by page.
-    `box_indices` maps each page's boxes back to the file's, per side, when some were dropped."""
+def _outcome(tasks: list[PageTask] | None, prepared: PreparedBatch | None, taxonomy: Taxonomy, warnings: list[InputWarning], job_pages: int) -> BatchOutcome:
+    """Evaluate prepared pages with the compiled page kernel or, when it declines
+    (`kernel.evaluate_arrays`), the NumPy path (to the same bits), and split the results by page."""
     class_count = taxonomy.size
-    prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
-    tasks = [task for task, _ in prepared]
-    compiled = kernel.evaluate(tasks, class_count)
+    if prepared is not None:
+        compiled = kernel.evaluate_arrays(prepared.frames, prepared.offsets, prepared.kernel_boxes(), class_count, job_pages)
+    else:
+        compiled = kernel.evaluate(tasks, class_count, job_pages)
+    if compiled is None:
+        tasks = tasks if tasks is not None else prepared.tasks()
     bounds, cells, values, reduced, counts = compiled if compiled is not None else numpy_cells(tasks, class_count)
+    frames = prepared.frames.tolist() if prepared is not None else [(task.width, task.height) for task in tasks]
     outcomes = [
-        PageOutcome(task.width * task.height, cells[start:end].astype(np.int32), values[start:end], reduced[k])
-        for k, (task, start, end) in enumerate(zip(tasks, bounds[:-1], bounds[1:]))
+        PageOutcome(width * height, cells[start:end].astype(np.int32), values[start:end], reduced[k])
+        for k, ((width, height), start, end) in enumerate(zip(frames, bounds[:-1], bounds[1:]))
     ]
-    page_warnings = [warnings for _, warnings in prepared]
-    if box_indices is not None:
-        page_warnings = [_original_boxes(warnings, kept) for warnings, kept in zip(page_warnings, box_indices)]
-    return BatchOutcome(outcomes, counts, [warning for warnings in page_warnings for warning in warnings])
+    return BatchOutcome(outcomes, counts, warnings)
+
+
+def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, job_pages: int = 0) -> BatchOutcome:
+    """Evaluate page pairs, preparing them one by one (`prepare_page`): the reference path that
+    `evaluate_task`'s batch preparation (`preparation.prepare_columns`) is checked against."""
+    prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
+    warnings = [warning for _, page_warnings in prepared for warning in page_warnings]
+    return _outcome([task for task, _ in prepared], None, taxonomy, warnings, job_pages)
 
 
 # --- preparing pages -----------------------------------------------------------------------------
@@ -177,6 +173,7 @@ class PageBatch:
     prediction: PagePart
     matched: np.ndarray  # (pages,) the position in `prediction` of each reference page's prediction, or -1
     min_score: float | None = None
+    job_pages: int = 0  # pages of the whole evaluation: how the page kernel decides to load
 
     def pairs(self) -> Iterator[tuple[Page, Page | None]]:
         references, predictions = self.reference.columns(), self.prediction.columns()
@@ -191,7 +188,7 @@ def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray,
         present = chosen[chosen >= 0]
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
-        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score)
+        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score, len(matched))
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -205,37 +202,48 @@ def _checked_threshold(min_score: float) -> float:
     return float(min_score)
 
 
-def _above_score(page: Page | None, page_id: str, side: str, threshold: float | None, warnings: list[InputWarning]) -> tuple[Page | None, np.ndarray | None]:
-    """The page without the boxes scored below `threshold`, with a warning when it lost some, and
-    the original indices of the boxes kept (for the page's later box warnings)."""
-    if page is None or threshold is None:
-        return page, None
-    result, kept = page.above_score(threshold)
-    if kept is not None:
-        dropped = page.box_count - result.box_count
-        warnings.append(InputWarning(page_id, None, side, f"{dropped} boxes scored below {threshold} dropped (minimum score)"))
-    return result, kept
+def _above_score(references: PageColumns, predictions: PageColumns, matched: np.ndarray, threshold: float) -> tuple[PageColumns, PageColumns, list[InputWarning], dict]:
+    """Both sides without the boxes scored below `threshold`: a warning for each page and side
+    that lost some, in page order, and for each side the boxes' indices within their pages
+    before (for the later box warnings)."""
+    kept_references, reference_within = references.above_score(threshold)
+    kept_predictions, prediction_within = predictions.above_score(threshold)
+    lost_references = np.diff(references.offsets) - np.diff(kept_references.offsets)
+    lost_predictions = np.diff(predictions.offsets) - np.diff(kept_predictions.offsets)
+    warnings = []
+    for page, page_id in enumerate(references.ids):
+        losses = (("reference", lost_references[page]), ("prediction", lost_predictions[matched[page]] if matched[page] >= 0 else 0))
+        warnings += [InputWarning(page_id, None, side, f"{lost} boxes scored below {threshold} dropped (minimum score)") for side, lost in losses if lost]
+    within = {"reference": (kept_references, reference_within), "prediction": (kept_predictions, prediction_within)}
+    return kept_references, kept_predictions, warnings, within
 
 
-def _original_boxes(warnings: list[InputWarning], kept: dict[str, np.ndarray | None]) -> list[InputWarning]:
-    """Box warnings of a page that lost boxes to the minimum score, with each box's index in the file."""
-    return [
-        replace(warning, box=int(kept[warning.side][warning.box])) if warning.box is not None and kept.get(warning.side) is not None else warning
-        for warning in warnings
-    ]
+def _original_boxes(warnings: list[InputWarning], within: dict, references: PageColumns, matched: np.ndarray) -> list[InputWarning]:
+    """Box warnings after the minimum score, with each box's index in the file."""
+    position = {page_id: page for page, page_id in enumerate(references.ids)}
+
+    def original(warning: InputWarning) -> InputWarning:
+        columns, indices = within[warning.side]
+        if warning.box is None or indices is None:
+            return warning
+        page = position[warning.page] if warning.side == "reference" else matched[position[warning.page]]
+        return replace(warning, box=int(indices[columns.offsets[page] + warning.box]))
+
+    return [original(warning) for warning in warnings]
 
 
 def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     """A worker's unit of work: read the batch's pages (from columns, or from their files), drop
-    low scores, and evaluate them."""
-    pairs, warnings, box_remaps = [], [], []
-    for reference, prediction in batch.pairs():
-        reference, kept_reference = _above_score(reference, reference.id, "reference", batch.min_score, warnings)
-        prediction, kept_prediction = _above_score(prediction, reference.id, "prediction", batch.min_score, warnings)
-        pairs.append((reference, prediction))
-        box_remaps.append({"reference": kept_reference, "prediction": kept_prediction})
-    outcome = evaluate_batch(pairs, taxonomy, box_remaps if batch.min_score is not None else None)
-    return replace(outcome, warnings=warnings + outcome.warnings)
+    low scores, prepare them all at once and evaluate them."""
+    references, predictions = batch.reference.columns(), batch.prediction.columns()
+    score_warnings: list[InputWarning] = []
+    if batch.min_score is not None:
+        references, predictions, score_warnings, within = _above_score(references, predictions, batch.matched, batch.min_score)
+    prepared = prepare_columns(references, predictions, batch.matched, taxonomy)
+    box_warnings = prepared.warnings
+    if batch.min_score is not None:
+        box_warnings = _original_boxes(box_warnings, within, references, batch.matched)
+    return _outcome(None, prepared, taxonomy, score_warnings + box_warnings, batch.job_pages)
 
 
 # --- running -------------------------------------------------------------------------------------

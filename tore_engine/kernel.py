@@ -35,7 +35,7 @@ from tore_engine.algorithm1 import ExactCounts
 from tore_engine.raster import MAX_PAGE_CELLS, WORD_BITS
 
 if TYPE_CHECKING:
-    from tore_engine.dataset import PageTask
+    from tore_engine.raster import PageTask
 
 MAX_CLASSES = WORD_BITS  # bit c of a word = class c
 MAX_BOXES = (math.isqrt(MAX_PAGE_CELLS) - 1) // 2  # a page's grid then has at most MAX_PAGE_CELLS cells
@@ -362,10 +362,10 @@ def _fits_int64(pairs: int, most_pixels: int, class_count: int) -> bool:
     return pairs * most_pixels * class_count**3 <= np.iinfo(np.int64).max
 
 
-def _run(tasks: Sequence[PageTask], class_count: int) -> Cells | None:
-    """What `dataset.numpy_cells` computes from these tasks, bit for bit; None for a batch of
+def _run(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int) -> Cells | None:
+    """What `dataset.numpy_cells` computes from these pages, bit for bit; None for a batch of
     pages so huge that its sums need Python integers."""
-    *arrays, pairs, most_pixels = _kernels.load()(*_inputs(tasks), class_count)
+    *arrays, pairs, most_pixels = _kernels.load()(frames, offsets, boxes, class_count)
     if not _fits_int64(pairs, most_pixels, class_count):
         return None
     cells, first, sums, denominators, bounds, reduced, totals = arrays
@@ -395,28 +395,35 @@ def _made_ready(always: bool) -> bool:
     return _load(wait=always, may_compile=always or _pages_seen >= COMPILE_AFTER_PAGES) is not None
 
 
-def evaluate(tasks: Sequence[PageTask], class_count: int) -> Cells | None:
+def evaluate(tasks: Sequence[PageTask], class_count: int, job_pages: int = 0) -> Cells | None:
+    """`evaluate_arrays` of these tasks."""
+    return evaluate_arrays(*_inputs(tasks), class_count, job_pages)
+
+
+def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, job_pages: int = 0) -> Cells | None:
     """The batch's cells as `dataset.numpy_cells` gives them, or None when the kernel declines
-    and the NumPy path must do it.
+    and the NumPy path must do it. `frames` are the pages' (width, height), `offsets` the first
+    box of each side (page 0's reference, page 0's prediction, ...), `boxes` rows of
+    `BOX_FIELDS`; `job_pages` is the size of the whole evaluation, when known.
 
     It declines when numba is missing, when the taxonomy has more than `MAX_CLASSES` classes, when
     a page has more than `MAX_BOXES` boxes, or when pages are so huge that sums need Python
     integers. Otherwise it evaluates once it is loaded in this process. Until then a process
     counts the pages it has been asked to evaluate (its job so far; a pool's workers each their
-    own): from
+    own), or takes `job_pages` when that is more: from
     `LOAD_AFTER_PAGES` on it loads the kernel from a warm disk cache, and on a cold cache it
     compiles once its job reaches `COMPILE_AFTER_PAGES`, after a notice on stderr, so small jobs
     never wait for a compile. `TORE_PAGE_KERNEL=numpy` always takes the NumPy path;
     `TORE_PAGE_KERNEL=always` takes the kernel whenever it applies, loading or compiling at once.
     """
     global _pages_seen
-    _pages_seen += len(tasks)
+    _pages_seen = max(_pages_seen + len(frames), job_pages)
     mode = _mode()
     if mode == NUMPY or class_count > MAX_CLASSES or not jit.numba_available():
         return None
-    if any(len(task.reference_classes) + len(task.prediction_classes) > MAX_BOXES for task in tasks):
+    if len(frames) and (offsets[2::2] - offsets[0:-1:2]).max() > MAX_BOXES:
         return None
-    return _run(tasks, class_count) if _kernels.loaded or _made_ready(mode == ALWAYS) else None
+    return _run(frames, offsets, boxes, class_count) if _kernels.loaded or _made_ready(mode == ALWAYS) else None
 
 
 def warm() -> str:

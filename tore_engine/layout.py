@@ -275,6 +275,20 @@ class PageColumns(PageSource):
             {new: self.images[old] for new, old in enumerate(positions.tolist()) if old in self.images},
         )
 
+    def above_score(self, threshold: float) -> tuple["PageColumns", np.ndarray | None]:
+        """The pages without the boxes scored below `threshold` (boxes without a score stay), and
+        for each box kept its index within its page before (None when nothing was dropped)."""
+        if self.scores is None:
+            return self, None
+        keep = ~(self.scores < threshold)  # NaN (no score) compares False: kept
+        if keep.all():
+            return self, None
+        page_of_box = np.repeat(np.arange(len(self.ids)), np.diff(self.offsets))
+        within = np.arange(len(keep)) - self.offsets[page_of_box]
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(page_of_box[keep], minlength=len(self.ids)))]).astype(np.int64)
+        kept = PageColumns(self.ids, self.sizes, offsets, self.bboxes[keep], self.codes[keep], self.vocabulary, self.scores[keep], self.images)
+        return kept, within[keep]
+
     def relabelled(self, label_map: dict[str, str]) -> "PageColumns":
         """The same pages with labels renamed or merged (only the vocabulary changes)."""
         vocabulary = [label_map.get(label, label) for label in self.vocabulary]

@@ -39,14 +39,31 @@ class PixelExtents:
     clipped: np.ndarray  # bool: it paints, and part of it lies beyond the page
 
     @classmethod
-    def from_boxes(cls, bboxes: np.ndarray, width: int, height: int) -> "PixelExtents":
+    def from_boxes(cls, bboxes: np.ndarray, width: int | np.ndarray, height: int | np.ndarray) -> "PixelExtents":
+        """`width` and `height` are the page's, or one a box (a batch of pages at once)."""
         outward = np.concatenate([np.floor(bboxes[:, :2]), np.ceil(bboxes[:, 2:])], axis=1)  # x1 y1 x2 y2
-        frame = np.array([width, height, width, height])
+        frame = np.stack(np.broadcast_arrays(width, height, width, height), axis=-1)
         clipped = np.minimum(np.maximum(outward, 0), frame).astype(np.int64)
         col0, row0, col1, row1 = clipped.T
         paints = (col1 > col0) & (row1 > row0)
         beyond = (outward < 0).any(axis=1) | (outward > frame).any(axis=1)
         return cls(col0, col1, row0, row1, paints, paints & beyond)
+
+    def part(self, boxes: slice) -> "PixelExtents":
+        return PixelExtents(self.col0[boxes], self.col1[boxes], self.row0[boxes], self.row1[boxes], self.paints[boxes], self.clipped[boxes])
+
+
+@dataclass(frozen=True)
+class PageTask:
+    """One page ready to rasterise: the reference frame and each side's class indices and boxes."""
+
+    page_id: str
+    width: int
+    height: int
+    reference_classes: np.ndarray
+    reference_extents: PixelExtents
+    prediction_classes: np.ndarray
+    prediction_extents: PixelExtents
 
 
 @dataclass(frozen=True)
