@@ -483,7 +483,11 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"started": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "machine_start": machine_line(), "load": {}}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPOSITORY).stdout.strip()
     results["commit"] = commit
+    changed = subprocess.run(["git", "status", "--short", "--", "tore_engine"], capture_output=True, text=True, cwd=REPOSITORY).stdout.split("\n")
+    results["engine_files_changed_in_tree"] = [line[3:] for line in changed if line.strip() and not line[3:].startswith("tore_engine/studio/")]
     print(f"{results['started']}, commit {commit}, {results['machine_start']}", flush=True)
+    if results["engine_files_changed_in_tree"]:
+        print(f"uncommitted engine changes in the tree (measured as they are): {', '.join(results['engine_files_changed_in_tree'])}")
     checks = Checks()
     for name in sections:
         before = load_average()
