@@ -31,6 +31,9 @@ from tore_engine.taxonomy import Taxonomy, apply_label_map, label_map_warnings, 
 from tore_engine.workers import worker_pool
 
 Progress = Callable[[int, int], None]
+MAX_BATCH_PAGES = 256  # pages a task: enough to amortise a task's overhead, small enough to balance workers
+BATCHES_PER_WORKER = 8  # a small job still gives each worker several tasks
+MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER = 16, 4  # tasks sent ahead of the results, so no worker waits
 
 
 @dataclass(frozen=True)
@@ -251,7 +254,7 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
 
 def _batch_size(pages: int, workers: int) -> int:
     """Several pages a task: a page costs well under a millisecond, far less than a task's overhead."""
-    return max(1, min(256, math.ceil(pages / (max(workers, 1) * 8))))
+    return max(1, min(MAX_BATCH_PAGES, math.ceil(pages / (max(workers, 1) * BATCHES_PER_WORKER))))
 
 
 def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
@@ -365,7 +368,7 @@ def evaluate_dataset(
     threshold = None if min_score is None else _checked_threshold(min_score)
     page_count = len(reference.pages)
     batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold)
-    in_flight = max(16, 4 * workers)
+    in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is None and workers > 1 and page_count > 1:
         with worker_pool(workers) as pool:
             outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)

@@ -20,6 +20,7 @@ REDUCED_CLASSES = ["Background", "Foreground"]
 
 
 EXACT_FLOAT_LIMIT = 2**53  # integers below this convert to float64 exactly
+INT64_SAFE_SUM = 2**62  # numerator totals below this stay int64 (row and column sums cannot overflow)
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class ExactMatrix:
         k = counts.class_count
         common = math.lcm(1, *(int(d) for d in np.unique(counts.denominator)))
         scaled = counts.numerator.astype(object) * (common // counts.denominator.astype(object))
-        fits = int(scaled.sum()) < 2**62 if len(scaled) else True
+        fits = int(scaled.sum()) < INT64_SAFE_SUM if len(scaled) else True
         numerators = np.zeros((k, k), dtype=np.int64 if fits else object)
         np.add.at(numerators, (counts.row, counts.column), scaled.astype(np.int64) if fits else scaled)
         return cls(numerators, common)

@@ -20,6 +20,8 @@ from tore_engine.errors import InputError
 WORD_BITS = 64
 MAX_BAND_CELLS = 1 << 21  # grid cells painted at once: 16 MB a side and word
 MAX_PAGE_CELLS = 50_000_000  # beyond this a page would take minutes: refuse it clearly
+SLICE_COST_CELLS = 4  # painting a box by slices costs about its area; prefix sums about this many passes over the grid a class
+PREFIX_SUM_OVERHEAD = 50_000  # cells' worth of fixed cost before prefix sums can pay off
 
 
 def words_for(class_count: int) -> int:
@@ -128,7 +130,8 @@ def _paint(grid: np.ndarray, positions: np.ndarray, extents: PixelExtents, xs: n
     positions = positions[painted]
     area = int(((rows[1] - rows[0]) * (cols[1] - cols[0])).sum())
     cells = grid.shape[0] * grid.shape[1]
-    if area > 4 * cells + 50_000 and area > 4 * cells * len(np.unique(positions)) + 50_000:
+    prefix_sums_cost = SLICE_COST_CELLS * cells * len(np.unique(positions)) + PREFIX_SUM_OVERHEAD
+    if area > SLICE_COST_CELLS * cells + PREFIX_SUM_OVERHEAD and area > prefix_sums_cost:
         _cover_by_prefix_sums(grid, rows, cols, positions)
     else:
         bits = np.left_shift(np.uint64(1), (positions % WORD_BITS).astype(np.uint64))
