@@ -176,7 +176,7 @@ def top_confusions(matrices: MatrixSet, count: int = 10) -> list[tuple[str, str,
     """The largest non-zero cells that pair two different classes, largest first (ties in matrix
     order): (row class, column class, pixels, recall, precision). The list beside a large matrix."""
     confusion = np.asarray(matrices.confusion)
-    different = np.array([[row != column for column in matrices.columns] for row in matrices.rows], dtype=bool).reshape(confusion.shape)
+    different = ~matrices.same_class()
     cells = np.flatnonzero(different.reshape(-1) & (confusion.reshape(-1) > 0))
     order = cells[np.lexsort((cells, -confusion.reshape(-1)[cells]))][:count]
     rows, columns = np.divmod(order, confusion.shape[1])

@@ -92,6 +92,10 @@ class MatrixSet:
     def from_exact(cls, classes: list[str], exact: ExactMatrix) -> "MatrixSet":
         return cls(classes, classes, exact.floats(), exact.recall(), exact.precision())
 
+    def same_class(self) -> np.ndarray:
+        """Cells that pair a class with itself, by name (the trimmed view keeps names, not positions)."""
+        return np.array([[row == column for column in self.columns] for row in self.rows], dtype=bool).reshape(len(self.rows), len(self.columns))
+
     def trimmed(self) -> "MatrixSet":
         """Every all-zero row and column of the confusion matrix removed, the same from the others."""
         rows = np.flatnonzero(self.confusion.any(axis=1))

@@ -63,7 +63,7 @@ def test_trimmed_heatmap_has_only_the_kept_rows_and_columns(evaluation):
 def test_hide_diagonal_blanks_class_with_itself_and_outline_frames_it(evaluation):
     matrices = evaluation.matrices.trimmed
     hidden = np.array(figures.matrix_heatmap(matrices, "confusion", hide_diagonal=True).data[0].z, dtype=float)
-    diagonal = figures.diagonal_mask(matrices.rows, matrices.columns)
+    diagonal = matrices.same_class()
     assert np.isnan(hidden[diagonal]).all()
     assert np.array_equal(hidden[~diagonal], matrices.confusion[~diagonal])
     outlined = figures.matrix_heatmap(matrices, "confusion", outline_diagonal=True)

@@ -76,11 +76,6 @@ def colour_scale(values: np.ndarray, scale: str, is_ratio: bool) -> ColourScale:
     return ColourScale(clipped**POWER, [t**POWER for t in ticks], [_format_value(t, is_ratio) for t in ticks])
 
 
-def diagonal_mask(rows: list[str], columns: list[str]) -> np.ndarray:
-    """Cells that pair a class with itself (by name: the trimmed view keeps names, not positions)."""
-    return np.array([[row == column for column in columns] for row in rows], dtype=bool).reshape(len(rows), len(columns))
-
-
 def _outline_path(mask: np.ndarray) -> str:
     """One SVG path around every masked cell (one shape, not one per cell: shapes are slow)."""
     return " ".join(f"M{j - 0.5},{i - 0.5}H{j + 0.5}V{i + 0.5}H{j - 0.5}Z" for i, j in zip(*np.nonzero(mask)))
@@ -160,7 +155,7 @@ def matrix_heatmap(
         raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
     rows, columns = matrices.rows, matrices.columns
     values = np.asarray(getattr(matrices, metric), dtype=float)
-    diagonal = diagonal_mask(rows, columns)
+    diagonal = matrices.same_class()
     shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
     is_ratio = metric != "confusion"
     colours = colour_scale(shown, scale, is_ratio=is_ratio)
