@@ -143,9 +143,9 @@ class Comparison:
     b: DatasetEvaluation
 
     def __repr__(self) -> str:
-        fa, fb = self.a.matrices.reduced, self.b.matrices.reduced
-        return (f"Comparison(Foreground recall A {fa.recall[1, 1]:.4f} -> B {fb.recall[1, 1]:.4f}, "
-                f"precision A {fa.precision[1, 1]:.4f} -> B {fb.precision[1, 1]:.4f}, {len(self.a.page_ids):,} pages)")
+        (recall_a, precision_a), (recall_b, precision_b) = self.a.matrices.foreground, self.b.matrices.foreground
+        return (f"Comparison(Foreground recall A {recall_a:.4f} -> B {recall_b:.4f}, "
+                f"precision A {precision_a:.4f} -> B {precision_b:.4f}, {len(self.a.page_ids):,} pages)")
 
     def difference_view(self, view: str = "trimmed") -> str:
         """The view `difference(view)` subtracts on: `view` itself when both models' matrices line

@@ -72,10 +72,9 @@ class DatasetEvaluation:
     # --- what a notebook user reads (formats.md section 7) -------------------------------------------
 
     def __repr__(self) -> str:
-        reduced = self.matrices.reduced
+        recall, precision = self.matrices.foreground
         return (f"Evaluation({self.matrices.mode} taxonomy, {len(self.matrices.classes)} classes, "
-                f"{len(self.page_ids):,} pages, Foreground recall {reduced.recall[1, 1]:.4f}, "
-                f"precision {reduced.precision[1, 1]:.4f})")
+                f"{len(self.page_ids):,} pages, Foreground recall {recall:.4f}, precision {precision:.4f})")
 
     @property
     def classes(self) -> list[str]:

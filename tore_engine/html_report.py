@@ -107,10 +107,10 @@ def _table(headers: Sequence[str], rows: Sequence[tuple], formats: Sequence[Form
 
 def _summary(evaluation: DatasetEvaluation) -> str:
     matrices = evaluation.matrices
-    reduced = matrices.reduced
+    recall, precision = matrices.foreground
     return (
         f"{matrices.mode} taxonomy, {len(matrices.classes)} classes (Background included), {len(evaluation.page_ids):,} pages, "
-        f"{evaluation.pixels:,} pixels. Foreground recall {reduced.recall[1, 1]:.4f}, precision {reduced.precision[1, 1]:.4f}."
+        f"{evaluation.pixels:,} pixels. Foreground recall {recall:.4f}, precision {precision:.4f}."
     )
 
 

@@ -161,6 +161,11 @@ class ToreMatrices:
         return self.full.rows
 
     @property
+    def foreground(self) -> tuple[float, float]:
+        """Foreground (every class but Background) recall and precision: the reduced view's cell."""
+        return float(self.reduced.recall[1, 1]), float(self.reduced.precision[1, 1])
+
+    @property
     def trimmed(self) -> MatrixSet:
         return self.full.trimmed()
 

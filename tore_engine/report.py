@@ -106,7 +106,7 @@ def summary(evaluation: DatasetEvaluation, out: Path | None = None) -> str:
     those that occur, and both means, each saying over which classes it averages."""
     matrices = evaluation.matrices
     reduced = matrices.reduced
-    foreground_recall, foreground_precision = reduced.recall[1, 1], reduced.precision[1, 1]
+    foreground_recall, foreground_precision = matrices.foreground
     lines = [
         f"TORE, {matrices.mode} taxonomy: {len(matrices.classes)} classes (Background included), "
         f"{len(evaluation.page_ids)} pages, {evaluation.pixels:,} pixels",
