@@ -1,8 +1,9 @@
 """The app in a real browser: Playwright for Python driving Debian's Chromium (no browser download).
 
-Starts `streamlit run app.py` on a free loopback port, opens every page, clicks a heatmap cell,
-checks that the contributing-pages list appears and that opening a page shows its overlay, and saves
-screenshots and measured timings under tests/_artifacts/. Skips, saying why, when /usr/bin/chromium
+Starts `streamlit run app.py` on a free loopback port, opens every page from its URL, clicks a
+heatmap cell and opens its worst page with the cell's pixels lit (checked against the engine),
+clicks Compare's difference, checks the dual trimmed default, a class subset and that controls
+keep their values across pages, and saves screenshots and measured timings under tests/_artifacts/. Skips, saying why, when /usr/bin/chromium
 or the playwright package is missing.
 """
 
@@ -28,6 +29,7 @@ ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
+DEMO = REPOSITORY / "tore_engine" / "demo" / "data"
 
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",
@@ -149,7 +151,45 @@ def _click_cell(page, row_name: str, column_name: str) -> float:
     return elapsed
 
 
-def test_matrices_cell_click_lists_pages_and_opens_the_overlay(server, page):
+def _checked(page, label: str) -> str:
+    """The chosen option of the radio labelled `label`."""
+    radio = page.locator("[data-testid=stRadio]").filter(has=page.locator("[data-testid=stWidgetLabel]", has_text=label)).first
+    return radio.locator("label").filter(has=page.locator("input:checked")).inner_text()
+
+
+def _plot_data(page, index: int = 0):
+    return page.evaluate("(i) => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[i].data", index)
+
+
+def _lit_cells(page, index: int = 0) -> list[int]:
+    """For each highlight (heatmap) trace of an overlay: how many grid rectangles are lit."""
+    return page.evaluate(
+        """(i) => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[i]._fullData
+            .filter(trace => trace.type === 'heatmap')  // decoded: one typed array a row
+            .map(trace => Array.from(trace.z).reduce((count, row) => count + Array.from(row).filter(v => v > 0).length, 0))""",
+        index,
+    )
+
+
+@pytest.fixture(scope="module")
+def text_as_table():
+    """The engine's answer for the demo's cell reference Text -> predicted Table: its worst page,
+    that page's pixels in the cell, their share, and the page's grid rectangles behind it."""
+    from tore_engine.dataset import evaluate_dataset
+    from tore_engine.drilldown import page_regions, pages_for_view_cell
+    from tore_engine.formats import load_pair
+
+    reference, prediction = load_pair(DEMO / "reference.json", DEMO / "model_a.json")
+    evaluation = evaluate_dataset(reference, prediction)
+    worst, pixels, share = pages_for_view_cell(evaluation, "full", "Text", "Table")[0]
+    regions = page_regions(reference.pages[reference.page_ids().index(worst)], prediction.pages[prediction.page_ids().index(worst)],
+                           evaluation.taxonomy, "full", "Text", "Table")
+    return worst, pixels, share, regions
+
+
+def test_a_cell_opens_its_worst_page_with_the_cells_pixels_lit(server, page, text_as_table):
+    """Issue 15: reference Text predicted as Table on the demo, its worst page, the exact region."""
+    worst, pixels, share, regions = text_as_table
     start = time.monotonic()
     page.goto(server)
     _wait_for_plot(page)
@@ -158,22 +198,37 @@ def test_matrices_cell_click_lists_pages_and_opens_the_overlay(server, page):
     _wait_idle(page)
     _shot(page, "01_matrices")
 
-    TIMINGS["demo_cell_click_to_page_list_s"] = round(_click_cell(page, "Title", "Section-header"), 2)
+    TIMINGS["demo_cell_click_to_page_list_s"] = round(_click_cell(page, "Text", "Table"), 2)
     _wait_idle(page)
-    assert "cell=Title|Section-header" in urllib.parse.unquote(page.url)
+    assert "cell=Text|Table" in urllib.parse.unquote(page.url)
     _shot(page, "02_cell_clicked")
 
-    page.get_by_role("button", name="Open in Overlays").click()
+    start = time.monotonic()
+    page.locator(".st-key-open-button-A-full-Text-Table-A button").click()  # the worst page is the one picked
     page.wait_for_url("**/overlays**", timeout=30_000)
     _wait_for_plot(page)
     page.get_by_text("Page overlays").wait_for()
-    images = page.evaluate(f"() => document.querySelector('{PLOT}').layout.images.length")
-    assert images >= 2  # the page image under both panes
-    traces = page.evaluate(f"() => document.querySelector('{PLOT}').data.length")
-    assert traces > 4  # boxes drawn
-    assert "page=" in page.url
     _wait_idle(page)
-    _shot(page, "03_overlay_opened")
+    TIMINGS["demo_open_cell_page_in_overlays_s"] = round(time.monotonic() - start, 2)
+    url = urllib.parse.unquote(page.url)
+    assert f"page={worst}" in url and "cell=Text|Table" in url
+    assert page.evaluate(f"() => document.querySelector('{PLOT}').layout.images.length") >= 2  # the page image under both panes
+    names = [trace.get("name") for trace in _plot_data(page)]
+    assert names.count("Text → Table") == 2 and names.count("boxes behind Text → Table") == 2  # reference and prediction panes
+    assert _lit_cells(page) == [len(regions.x0)] * 2  # exactly the engine's rectangles are lit
+    metrics = page.get_by_test_id("stMetric")
+    contribution = metrics.filter(has_text="Text → Table on this page").get_by_test_id("stMetricValue").inner_text()
+    assert contribution == f"{pixels:,.0f} px" == f"{float(regions.contribution()):,.0f} px"
+    assert metrics.filter(has_text="Share of the cell").get_by_test_id("stMetricValue").inner_text() == f"{share:.1%}"
+    _shot(page, "03_overlay_cell_lit")
+
+
+def _plot_titles(page) -> list[str]:
+    return page.evaluate(f"() => [...document.querySelectorAll('{PLOT}')].map(p => (p.layout.title && p.layout.title.text) || '')")
+
+
+def _plot_index(page, title: str) -> int:
+    return next(k for k, text in enumerate(_plot_titles(page)) if title in text)
 
 
 def test_overlays_agreement_and_compare_pages(server, page):
@@ -187,11 +242,68 @@ def test_overlays_agreement_and_compare_pages(server, page):
     page.goto(f"{server}/compare")
     _wait_for_plot(page)
     _wait_idle(page)
-    assert page.locator(PLOT).count() >= 5  # A, B, two differences, three-pane overlay
+    titles = _plot_titles(page)
+    assert "single taxonomy: model A (simulated)" in titles[0] and "dual taxonomy: model B (simulated)" in titles[1]  # each its own name
+    assert _checked(page, "Matrix") == "zero-trimmed"  # a dual model is compared: the trimmed view
     _shot(page, "05_compare")
+    difference = _plot_index(page, "B − A, recall")
+    page.locator(PLOT).nth(difference).scroll_into_view_if_needed()
+    x, y = _cell_position(page, 1, 0, difference)  # Foreground predicted as Background
+    page.mouse.click(x - page.evaluate("window.scrollX"), y - page.evaluate("window.scrollY"))
+    listed = page.locator("[data-testid=stMarkdownContainer]", has_text="Foreground → Background: 26 pages")
+    listed.wait_for(timeout=20_000)
+    _wait_idle(page)
+    _shot(page, "05b_compare_difference_clicked")
     page.get_by_role("tab", name="Model B against model A").click()
     page.wait_for_timeout(1000)
     _shot(page, "06_model_against_model")
+
+
+def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server, page):
+    page.goto(server)
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert _checked(page, "Matrix") == "full"
+    page.locator("[data-testid=stRadio] label", has_text="model B (simulated)").click()
+    page.wait_for_function(f"() => document.querySelector('{PLOT}').layout.yaxis.ticktext.length === 12")
+    _wait_idle(page)
+    assert _checked(page, "Matrix") == "zero-trimmed"  # not the full 18 x 18 with its empty quadrants
+    page.locator("[data-testid=stRadio] label", has_text="model A (simulated)").click()
+    _wait_idle(page)
+    assert _checked(page, "Matrix") == "full"
+    subset = page.locator(".st-key-classes input")
+    for name in ("Table", "Text"):
+        subset.click()
+        subset.fill(name)
+        page.keyboard.press("Enter")
+        _wait_idle(page)
+    page.keyboard.press("Escape")
+    page.wait_for_function(f"() => document.querySelector('{PLOT}').layout.yaxis.ticktext.length === 2")
+    rows, columns = _heatmap_labels(page)
+    assert rows == columns == ["Table", "Text"]
+    _shot(page, "10_class_subset")
+
+
+def test_every_page_opens_from_its_url_and_controls_keep_their_values(server, browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 1200})
+    try:
+        tab = context.new_page()
+        for path, title in (("matrices", "TORE matrices"), ("overlays", "Page overlays"), ("compare", "Compare two models"),
+                            ("scores", "Benchmark scores")):
+            tab.goto(f"{server}/{path}")
+            tab.get_by_role("heading", name=title).wait_for(timeout=60_000)
+            assert tab.get_by_text("Page not found").count() == 0
+        tab.goto(server)  # the jump of issue 15: Values went from recall to confusion on the way to Compare
+        _wait_for_plot(tab)
+        _wait_idle(tab)
+        assert _checked(tab, "Normalisation") == "row (recall)"
+        tab.get_by_role("link", name="Compare").click()
+        tab.wait_for_url("**/compare**")
+        _wait_for_plot(tab)
+        _wait_idle(tab)
+        assert _checked(tab, "Normalisation") == "row (recall)" and "metric=recall" in tab.url
+    finally:
+        context.close()
 
 
 def test_a_thousand_pages_stay_usable(server, page, tmp_path):

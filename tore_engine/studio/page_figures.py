@@ -45,6 +45,7 @@ SHARE_LEVELS = 255  # the heatmap's z: a region's share of each pixel, 0..255
 CELL_BOX_COLOUR = "#111111"
 LEGEND_ROW_HEIGHT = 22  # pixels of one row of the horizontal legend
 TITLE_MARGIN = 40  # pixels above the panes for their titles
+TICKS_MARGIN = 34  # pixels below the panes for the x axes' numbers
 LEGEND_ITEM_CHARS = 6  # a legend item's symbol and gaps, in characters
 
 
@@ -214,13 +215,14 @@ def _grid(count: int, agreement: bool) -> tuple[int, int]:
 
 
 def _legend(fig: go.Figure, rows: int, columns: int, count: int, width_hint: int) -> tuple[dict, int]:
-    """The legend's layout and the top margin it needs: in the grid's empty last cell when there
-    is one, else in rows above the panes' titles, clear of every axis."""
+    """The legend's layout and the bottom margin it needs: in the grid's empty last cell when
+    there is one, else in rows at the figure's foot, below the axes' numbers (not at the top,
+    where Plotly's toolbar would cover its end)."""
     if rows * columns > count:
-        return dict(orientation="v", x=(columns - 1) / columns + 0.02, xanchor="left", y=1 / rows - 0.03, yanchor="top"), TITLE_MARGIN
+        return dict(orientation="v", x=(columns - 1) / columns + 0.02, xanchor="left", y=1 / rows - 0.03, yanchor="top"), TICKS_MARGIN
     names = [trace.name for trace in fig.data if trace.showlegend is not False and trace.name]
     legend_rows = max(1, math.ceil(sum(len(name) + LEGEND_ITEM_CHARS for name in names) * 7 / width_hint))
-    return dict(orientation="h", x=0, y=1, yref="container", yanchor="top"), TITLE_MARGIN + LEGEND_ROW_HEIGHT * legend_rows
+    return dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom"), TICKS_MARGIN + LEGEND_ROW_HEIGHT * legend_rows
 
 
 def _pane_traces(pane: Pane, index: int, shown: set[str], width: float, height: float) -> list:
@@ -241,11 +243,12 @@ def page_overlay(
     image_uri: str | None,
     *,
     agreement: AgreementRaster | None = None,
-    width_hint: int = 1000,
+    width_hint: int = 900,
 ) -> go.Figure:
     """The page image in every pane with each pane's boxes (and highlighted cell) on top; with
     `agreement`, one more pane that paints the agreement categories over the page. Zoom is shared
-    by all panes. `width_hint` (the expected figure width in pixels) sets the height that fits."""
+    by all panes. `width_hint` (a figure width in pixels, on the small side of the app's: then the
+    panes fill the height and no gap opens above the legend) sets the height."""
     titles = [plain_for_plotly(pane.title) for pane in panes] + (["agreement"] if agreement is not None else [])
     count = len(titles)
     rows, columns = _grid(count, agreement is not None)
@@ -268,9 +271,9 @@ def page_overlay(
         })
     if agreement is not None:
         images.append(_page_image(data_uri(agreement_png(agreement)), count, width, height, layer="above"))
-    legend, top = _legend(fig, rows, columns, count, width_hint)
+    legend, bottom = _legend(fig, rows, columns, count, width_hint)
     row_height = min(MAX_ROW_HEIGHT, width_hint / columns * height / width + 10)
-    fig.update_layout(images=images, height=int(max(450, rows * row_height + top + 30)), dragmode="zoom", hovermode="closest",
-                      margin=dict(l=10, r=10, t=top, b=30), plot_bgcolor="white", barmode="overlay",
+    fig.update_layout(images=images, height=int(max(450, rows * row_height + TITLE_MARGIN + bottom)), dragmode="zoom", hovermode="closest",
+                      margin=dict(l=10, r=10, t=TITLE_MARGIN, b=bottom), plot_bgcolor="white", barmode="overlay",
                       legend=dict(legend, groupclick="togglegroup", tracegroupgap=4))
     return fig

@@ -22,11 +22,11 @@ SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on 
 TAXONOMY_MODES = ("auto", "single", "dual")
 MODELS = ("A", "B")
 REFERENCE = "reference"
-# Each input: its label, its URL key (and upload slot), and the URL key of its format picker.
+# Each input: its label, its short name, its URL key (and upload slot), and its format picker's URL key.
 INPUTS = {
-    REFERENCE: ("Reference", "ref", "fmt"),
-    "A": ("Prediction, model A", "a", "fmt_a"),
-    "B": ("Prediction, model B (optional)", "b", "fmt_b"),
+    REFERENCE: ("Reference", "the reference", "ref", "fmt"),
+    "A": ("Prediction, model A", "model A", "a", "fmt_a"),
+    "B": ("Prediction, model B (optional)", "model B", "b", "fmt_b"),
 }
 BOTH_SIDES_FORMAT = "docling-eval"  # one dataset holds the reference and the predictions of model A
 FORMAT_HELP = "auto: recognised from the content; or the format this input is in"
@@ -144,9 +144,9 @@ def _uploaded() -> _Chosen:
     st.sidebar.caption(f"Files of at most {uploads.MAX_UPLOAD_MB} MB each and {uploads.MAX_SESSION_UPLOAD_MB} MB in all, "
                        "read as data only and kept only for this session; for larger datasets or folders, use paths on the server.")
     paths, formats = {}, {}
-    for side, (label, slot, format_key) in INPUTS.items():
+    for side, (label, name, slot, format_key) in INPUTS.items():
         paths[side] = uploads.uploader(label, slot, LAYOUT_HELP)
-        formats[side] = _format_picker(format_key, f"Format of the {label[0].lower()}{label[1:]}", st.sidebar)
+        formats[side] = _format_picker(format_key, f"Format of {name}", st.sidebar)
     coco_images = uploads.uploader("COCO images + categories (optional)", "coco", COCO_IMAGES_HELP, types=("json",))
     page_images = uploads.pages_uploader("Page images (optional)", "pages", f"{PAGE_IMAGES_HELP}: image or PDF files, or a zip of them")
     label_map = uploads.uploader("Label map (optional)", "map", LABEL_MAP_HELP, types=("json",))
@@ -158,7 +158,7 @@ def _uploaded() -> _Chosen:
 
 def _on_the_server() -> _Chosen:
     paths, formats = {}, {}
-    for side, (label, key, format_key) in INPUTS.items():
+    for side, (label, _, key, format_key) in INPUTS.items():
         path_column, format_column = st.sidebar.columns([3, 2], vertical_alignment="bottom")
         paths[side] = _path_input(label, key, PATH_HELP, where=path_column)
         formats[side] = _format_picker(format_key, "format", format_column)
