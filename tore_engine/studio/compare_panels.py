@@ -136,7 +136,7 @@ def target_pages(comparison: Comparison, target: Target, a: Evaluated, b: Evalua
         return
     st.markdown(f"**{name}: {len(table):,} pages**, where B differs most from A first (pixels of each model). "
                 "Select one to open it in Overlays, or show it below with the three panes.")
-    targets = [OpenTarget(model, target.cell_of(evaluated), target.cell_view(), f"Open {labels[model]}")
+    targets = [OpenTarget(model, target.cell_of(evaluated), target.cell_view(), f"Open {plain_for_markdown(labels[model])}")
                for model, evaluated in (("A", a), ("B", b))]
     pages_to_open(table, f"target-{target.name()}", targets, CHANGE_CONFIG)
 

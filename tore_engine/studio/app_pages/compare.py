@@ -8,6 +8,7 @@ from tore_engine.errors import InputError
 from tore_engine.studio import compare_panels, overlay_panels, panels, url_state
 from tore_engine.studio.evaluations import model_against_model, model_evaluation
 from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.sidebar import Dataset
 
 
@@ -40,7 +41,8 @@ def both_against_the_reference(dataset: Dataset) -> None:
     cell_a, cell_b = compare_panels.three_pane_cells(target, a, b)
     models = [overlay_panels.PaneModel(a, labels["A"], cell_a), overlay_panels.PaneModel(b, labels["B"], cell_b)]
     if target is not None:
-        st.caption(f"Highlighted in each model's pane: its pixels of {target.name()} (a target without a single cell is not drawn).")
+        st.caption(f"Highlighted in each model's pane: its pixels of {plain_for_markdown(target.name())} "
+                   "(a target without a single cell is not drawn).")
     regions = overlay_panels.model_regions(models, page_id, compare_panels.target_view(target))
     overlay_panels.page_overlay(models, page_id, dataset.image_root, regions=regions, reference_highlight=False, key="compare-overlay")
 
