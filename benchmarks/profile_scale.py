@@ -38,6 +38,7 @@ WORKER_PHASES = [
     ("worker: read + decode its pages: columns builder", ("add_pages",)),
     ("worker: read + decode its pages: pread", ("FileRanges._texts",)),
     ("worker: read + decode its pages: Page objects, other", ("FileRanges.columns", "PageBatch.pairs", "PageColumns.__getitem__")),
+    ("worker: prepare pages, batch-wide (preparation.prepare_columns)", ("prepare_columns",)),
     ("worker: prepare pages: pixel extents", ("PixelExtents.from_boxes",)),
     ("worker: prepare pages: box warnings", ("_box_warnings",)),
     ("worker: prepare pages: class indices, other", ("prepare_page",)),
@@ -46,9 +47,11 @@ WORKER_PHASES = [
     ("worker: kernel: its input arrays", ("_inputs",)),
     ("worker: kernel: compiled call and finishing", ("_run",)),
     ("worker: rest of evaluate_batch (splitting by page)", ("evaluate_batch",)),
+    ("worker: splitting the results into PageOutcome objects", ("_outcome",)),
     ("worker: pickling results back", ("_sendback_result",)),
     ("worker: receiving its tasks", ("Queue.get",)),
     ("worker: watchdog thread", ("_poll_parent", "_watch_parent")),
+    ("worker: evaluate_task's own lines (native code py-spy shows no frame for)", ("evaluate_task",)),
 ]
 DRIVER_PHASES = [
     ("driver: loading numba and the JSON kernel", ("Kernels.load", "Kernels._jitted", "Kernels.is_cached", "prepared", "ready")),
