@@ -198,11 +198,12 @@ def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(de
     expected = compare(evaluation, demo_b).outcome_pages("Text", "Background")
     assert table["page"].tolist() == [row["page"] for row in expected] and table["A"].tolist() == [row["A"] for row in expected]
     page = table["page"].iloc[0]
-    at.button(key=f"open-button-target-Text: Background-B").click().run()
+    at.button(key="open-button-target-Text: Background-B").click().run()
     _no_exception(at)
     b_cell = outcome_cell(demo_b, "Text", "Background")
     assert at.radio(key="model").value == "B" and at.selectbox(key="page").value == page
     assert at.query_params["cell"] == f"{b_cell[0]}|{b_cell[1]}"  # B's own row name for reference Text
+    assert [trace["name"] for trace in _spotlight(_charts(at)[0])] == [f"{b_cell[0]} → {b_cell[1]}"] * 2
 
 
 def test_compare_names_each_model_in_its_own_matrix_and_labels_the_difference():

@@ -21,7 +21,7 @@ from tore_engine.evaluation import DatasetEvaluation
 from tore_engine.studio import page_figures, tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
-from tore_engine.studio.panels import CHART_CONFIG, cell_view, choose_cell, chosen_cell
+from tore_engine.studio.panels import CHART_CONFIG, cell_classes, cell_view, choose_cell, chosen_cell
 from tore_engine.studio.plain_text import percent, pixels, plain_for_markdown
 
 ORDERS = {"file": "file order", "worst": "worst reduced F1 first", "cell": "most pixels in the highlighted cell first"}
@@ -102,7 +102,7 @@ def highlight_picker(evaluation: DatasetEvaluation, page_id: str, view: str) -> 
     page_index = evaluation.page_ids.index(page_id)
     matrix = cell_view(view)
     cells = {url_state.cell_text((row, column)): (value, share) for row, column, value, share in page_cells(evaluation, matrix, page_index)}
-    classes = evaluation.matrices.classes if matrix == "full" else ["Background", "Foreground"]
+    classes = cell_classes(evaluation, view)
     current = chosen_cell(classes, classes)
     options = [NO_HIGHLIGHT, *cells]
     if current is not None and url_state.cell_text(current) not in cells:

@@ -31,7 +31,6 @@ DEFAULT_VIEWS = {"single": "full", "dual": "trimmed"}  # dual: the full matrix i
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
-_VIEW_MODE = "_view_mode"  # the mode the view control last showed
 
 
 @dataclass(frozen=True)
@@ -65,9 +64,9 @@ def _seed_view(mode: str) -> None:
     """Open each taxonomy mode on the view last chosen in it (at first its default: trimmed in dual
     mode), so that moving from a single-taxonomy model to a dual one does not keep the full matrix."""
     memory = st.session_state.setdefault(_VIEW_BY_MODE, {})
-    if st.session_state.get(_VIEW_MODE, mode) != mode:
+    if st.session_state.get(url_state.VIEW_MODE, mode) != mode:
         st.session_state["view"] = memory.get(mode, DEFAULT_VIEWS[mode])
-    st.session_state[_VIEW_MODE] = mode
+    st.session_state[url_state.VIEW_MODE] = mode
     url_state.seed("view", DEFAULT_VIEWS[mode], list(VIEWS))
 
 
@@ -274,6 +273,11 @@ def matrix_classes(evaluation: DatasetEvaluation) -> list[str]:
 def cell_view(view: str) -> str:
     """The view whose cells a view's cell names: full and trimmed cells are full-matrix cells."""
     return "reduced" if view == "reduced" else "full"
+
+
+def cell_classes(evaluation: DatasetEvaluation, view: str) -> list[str]:
+    """The classes that name a view's cells: every matrix class, or Background and Foreground."""
+    return evaluation.matrices.classes if cell_view(view) == "full" else REDUCED_CLASSES
 
 
 def shown_matrix(evaluated: Evaluated, choice: MatrixChoice, mode: str, key: str, title: str | None = None) -> tuple[str, str] | None:

@@ -23,6 +23,7 @@ from typing import Any
 import streamlit as st
 
 OVERLAYS_PAGE = "app_pages/overlays.py"
+VIEW_MODE = "_view_mode"  # the taxonomy mode the matrix view control last showed (panels)
 _SHARED = "_url"  # the values this run puts in the URL
 _IGNORED = "_url_ignored"  # parameter -> why it was ignored, this run
 _NOTICE = "_url_notice"  # the placeholder of the warning at the top of the page
@@ -153,6 +154,7 @@ def request_page(page_id: str, model: str, cell: tuple[str, str] | None = None, 
         st.session_state["cell"] = cell_text(cell)
     if view is not None:
         st.session_state["view"] = view
+        st.session_state.pop(VIEW_MODE, None)  # the view asked for wins over the mode's remembered one
     st.session_state["_open_overlays"] = True
 
 

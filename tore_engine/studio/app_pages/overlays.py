@@ -15,7 +15,6 @@ model = panels.model_picker(dataset)
 evaluated = model_evaluation(dataset, model)
 if evaluated is not None:
     evaluation = evaluated.evaluation
-    classes = evaluation.matrices.classes
     view_column, agreement_column = st.columns([3, 2], vertical_alignment="bottom")
     with view_column:
         view = panels.view_control(evaluation.matrices.mode)
@@ -24,8 +23,8 @@ if evaluated is not None:
         "Agreement view", key="agree", persist_state="session",
         help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
     url_state.share(agree=agreement)
-    cell_classes = classes if panels.cell_view(view) == "full" else ["Background", "Foreground"]
-    page_id = overlay_panels.page_navigator(evaluation, panels.chosen_cell(cell_classes, cell_classes), panels.cell_view(view))
+    classes = panels.cell_classes(evaluation, view)
+    page_id = overlay_panels.page_navigator(evaluation, panels.chosen_cell(classes, classes), panels.cell_view(view))
     cell = overlay_panels.highlight_picker(evaluation, page_id, view)
     pane = overlay_panels.PaneModel(evaluated, dataset.model_label(model), cell)
     regions = overlay_panels.model_regions([pane], page_id, view)
