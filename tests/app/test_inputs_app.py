@@ -81,6 +81,21 @@ def test_images_stored_in_a_parquet_file_are_drawn(root):
     assert _decoded(source).getpixel((20, 10))[0] > 200  # red: p1's stored image
 
 
+def test_page_images_from_a_folder_on_the_server(root):
+    (root / "layouts").mkdir()
+    (root / "pictures" / "img").mkdir(parents=True)
+    (root / "pictures" / "img" / "p1.png").write_bytes(_png("red"))
+    (root / "layouts" / "gt.json").write_bytes(_native("gt", PAGES))
+    (root / "layouts" / "model.json").write_bytes(_native("model", PREDICTED))
+    at = _app(src="path", ref="layouts/gt.json", a="layouts/model.json")
+    at.switch_page("app_pages/overlays.py").run()
+    assert _image_source(_charts(at)[0]).startswith("data:image/png;base64,")  # beside the layouts there is none: the placeholder
+    at.text_input(key="imgdir").set_value("pictures").run()
+    _no_exception(at)
+    assert _decoded(_image_source(_charts(at)[0])).getpixel((20, 10))[0] > 200  # red: p1, from the chosen folder
+    assert at.query_params["imgdir"] == "pictures"
+
+
 def _coco(root: Path) -> None:
     images = {"images": [{"id": k + 1, "file_name": page["id"], "width": 40, "height": 20} for k, page in enumerate(PAGES)],
               "categories": [{"id": 1, "name": "Text"}, {"id": 2, "name": "Table"}]}
@@ -205,3 +220,14 @@ def test_engine_messages_are_reworded_for_the_app(engine, shown):
 def test_messages_name_files_without_their_server_folders(root):
     assert gui_text(f"file {root}/data/gt.json: no such file") == "file data/gt.json: no such file"
     assert gui_text("file gt.json: no such file") == "file gt.json: no such file"  # a name alone stays as it is
+
+
+def test_two_long_or_namesake_files_have_different_labels():
+    from tore_engine.studio.sidebar import Dataset
+
+    long = "layout_predictions_of_the_detector_trained_on_the_whole_benchmark_run_"
+    uploaded = Dataset("upload", None, {"A": Path(f"/s/a/{long}1.json"), "B": Path(f"/s/b/{long}2.json")}, Path("/s"))
+    labels = [uploaded.model_label(model) for model in ("A", "B")]
+    assert labels == ["model A (layout_predictions_…hole_benchmark_run_1)", "model B (layout_predictions_…hole_benchmark_run_2)"]
+    on_the_server = Dataset("path", None, {"A": Path("/data/heron/preds.json"), "B": Path("/data/egret/preds.json")}, Path("/data"))
+    assert [on_the_server.model_label(model) for model in ("A", "B")] == ["model A (heron/preds)", "model B (egret/preds)"]
