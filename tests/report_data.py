@@ -8,7 +8,7 @@ from functools import lru_cache
 from tests.helpers import load_shared_json
 
 from tore_engine.dataset import evaluate_dataset
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.formats.native import from_document
 
 HOSTILE_IMAGE = "<img src=x onerror=alert(1)>"
@@ -25,20 +25,20 @@ def close(actual: float, expected: float) -> bool:
 
 
 @lru_cache(maxsize=None)
-def public() -> DatasetEvaluation:
+def public() -> Evaluation:
     pages = load_shared_json("vectors", "tore_public_pages.json")
     return evaluate_dataset(from_document(pages["reference"], "gt.json"), from_document(pages["prediction"], "model.json"))
 
 
 @lru_cache(maxsize=None)
-def paper(mode: str = "single") -> DatasetEvaluation:
+def paper(mode: str = "single") -> Evaluation:
     """The paper's example: no Background pixel, so its row and column are all zero."""
     data = load_shared_json("vectors", "tore_paper_example.json")
     return evaluate_dataset(from_document(data["reference"], "gt.json"), from_document(data["prediction"], "model.json"), taxonomy=mode)
 
 
 @lru_cache(maxsize=None)
-def hostile() -> DatasetEvaluation:
+def hostile() -> Evaluation:
     """Three 10 x 10 pages; the last box crosses the page edge (a warning naming a hostile page)."""
     boxes = [
         [(FORMULA, [0, 0, 4, 4]), (HOSTILE_IMAGE, [4, 4, 8, 8])],

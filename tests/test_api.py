@@ -95,4 +95,4 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     exec(compile(example.replace("tore_engine/demo/data", str(DEMO)), "README.md", "exec"), namespace)
-    assert isinstance(namespace["ev"], tore.DatasetEvaluation)
+    assert isinstance(namespace["ev"], tore.Evaluation)

@@ -157,7 +157,7 @@ def test_missing_prediction_page_is_scored_as_background_and_warned(public):
     pruned = LayoutSet(prediction.name, [p for p in prediction.pages if p.id != "page_00013"], prediction.taxonomy)
     missing = evaluate_dataset(reference, pruned)
     assert build_report(full)["matrices"] == build_report(missing)["matrices"]
-    new = [w for w in missing.warnings if w not in full.warnings]
+    new = [w for w in missing.input_warnings if w not in full.input_warnings]
     assert [(w.page, w.box, w.side) for w in new] == [("page_00013", None, "prediction")]
     assert new[0].message == "no prediction for this page; scored as all Background"
 
@@ -187,7 +187,7 @@ def test_edge_cases_empty_pages_boxes_over_the_edge_and_degenerate_boxes():
     assert evaluation.matrices.classes == ["Background", "x", "y"]
     # page a: 100 background pixels predicted x; page b: 16 x + 4 y pixels predicted Background.
     assert confusion.tolist() == [[80 + 0, 100, 0], [16, 0, 0], [4, 0, 0]]
-    events = {(w.page, w.box, w.side, w.message.split(":")[0]) for w in evaluation.warnings}
+    events = {(w.page, w.box, w.side, w.message.split(":")[0]) for w in evaluation.input_warnings}
     assert ("b", 0, "reference", "box clipped at the edge of the 10 x 10 page") in events
     assert ("b", 1, "reference", "box clipped at the edge of the 10 x 10 page") in events
     assert ("b", 2, "reference", "box paints no pixel (outside the 10 x 10 page, or zero area after rounding)") in events

@@ -164,7 +164,7 @@ def test_warnings_sheet_lists_every_warning(written):
     evaluation, workbook, _ = written
     header, rows = _table(workbook["Warnings"])
     assert tuple(header) == WARNING_COLUMNS
-    assert rows == [[excel_text(w.page) if w.page else None, w.box, w.side, w.message] for w in evaluation.warnings]
+    assert rows == [[excel_text(w.page) if w.page else None, w.box, w.side, w.message] for w in evaluation.input_warnings]
 
 
 def test_headers_are_frozen_and_columns_fit(written):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tore_engine.comparison import Comparison, compare
 from tore_engine.errors import InputError, InputWarning
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.formats import FORMATS, load, load_pair
 from tore_engine.layout import LayoutSet, Page, PageImage
 
@@ -32,7 +32,7 @@ __version__ = "0.2.0"
 __all__ = [
     "FORMATS",
     "Comparison",
-    "DatasetEvaluation",
+    "Evaluation",
     "InputError",
     "InputWarning",
     "LayoutSet",
@@ -60,7 +60,7 @@ def evaluate(
     min_score: float | None = None,
     workers: int = 1,
     executor: Executor | None = None,
-) -> DatasetEvaluation:
+) -> Evaluation:
     """TORE matrices of `prediction` against `reference` (layout sets, or paths in any format).
 
     `taxonomy`: auto, single or dual. `label_map`: {old label: new label} (or a JSON file of one),

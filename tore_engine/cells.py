@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.errors import InputError
 
 CELL_COLUMNS = ("page", "reference_class", "predicted_class", "pixels", "share_of_cell")
@@ -35,7 +35,7 @@ class CellTable:
     share: np.ndarray  # pixels / the cell's dataset total
 
 
-def cell_table(evaluation: DatasetEvaluation) -> CellTable:
+def cell_table(evaluation: Evaluation) -> CellTable:
     """Every kept contribution, sorted by page and then cell, with its share of the cell (as
     `cell_pages` computes it: 0 for a cell whose total is 0)."""
     order = np.lexsort((evaluation.contribution_cell, evaluation.contribution_page))
@@ -47,7 +47,7 @@ def cell_table(evaluation: DatasetEvaluation) -> CellTable:
     return CellTable(evaluation.contribution_page[order], row, column, pixels, share)
 
 
-def cell_rows(evaluation: DatasetEvaluation) -> Iterator[tuple[str, str, str, float, float]]:
+def cell_rows(evaluation: Evaluation) -> Iterator[tuple[str, str, str, float, float]]:
     """(page id, reference class, predicted class, pixels, share of the cell), in output order."""
     table = cell_table(evaluation)
     page_ids, classes = evaluation.page_ids, evaluation.matrices.classes
@@ -55,14 +55,14 @@ def cell_rows(evaluation: DatasetEvaluation) -> Iterator[tuple[str, str, str, fl
         yield page_ids[page], classes[row], classes[column], pixels, share
 
 
-def _write_csv(evaluation: DatasetEvaluation, path: Path) -> None:
+def _write_csv(evaluation: Evaluation, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(CELL_COLUMNS)
         writer.writerows((page, row, column, repr(pixels), repr(share)) for page, row, column, pixels, share in cell_rows(evaluation))
 
 
-def _write_parquet(evaluation: DatasetEvaluation, path: Path) -> None:
+def _write_parquet(evaluation: Evaluation, path: Path) -> None:
     """Class and page columns dictionary-encoded: each name is stored once."""
     try:
         import pyarrow as pa
@@ -80,7 +80,7 @@ def _write_parquet(evaluation: DatasetEvaluation, path: Path) -> None:
     pq.write_table(pa.Table.from_arrays(columns, names=list(CELL_COLUMNS)), path)
 
 
-def write_cells(evaluation: DatasetEvaluation, path: Path) -> None:
+def write_cells(evaluation: Evaluation, path: Path) -> None:
     """Write the contributions to `path`: Parquet when it ends in `.parquet`, else CSV (the caller
     stages and moves the file into place)."""
     if path.suffix.lower() == PARQUET_SUFFIX:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.errors import InputError
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.matrices import MatrixSet
 
 SCORES = ("recall", "precision", "f1")
@@ -73,7 +73,7 @@ def _own_column(taxonomy, label: str) -> int | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def reference_class_outcomes(evaluation: DatasetEvaluation) -> dict[str, dict[str, float]]:
+def reference_class_outcomes(evaluation: Evaluation) -> dict[str, dict[str, float]]:
     """For each reference class with support: the share of its pixels predicted as Background, as
     its own class (`_own_column`), and as anything else. Rows of the recall matrix, so the three
     add up to 1; they stay meaningful when two models use different classes, where a
@@ -91,14 +91,14 @@ def reference_class_outcomes(evaluation: DatasetEvaluation) -> dict[str, dict[st
     return outcomes
 
 
-def _outcome_columns(evaluation: DatasetEvaluation, label: str) -> tuple[int, int | None]:
+def _outcome_columns(evaluation: Evaluation, label: str) -> tuple[int, int | None]:
     """The matrix row of reference class `label`, and the column of its own class (None when the
     prediction has no class of that label)."""
     taxonomy = evaluation.taxonomy
     return taxonomy.reference_index[label], _own_column(taxonomy, label)
 
 
-def outcome_cell(evaluation: DatasetEvaluation, label: str, outcome: str) -> tuple[str, str] | None:
+def outcome_cell(evaluation: Evaluation, label: str, outcome: str) -> tuple[str, str] | None:
     """The matrix cell (row class, column class) that makes one outcome of reference class
     `label`: Background, or its own class; None for `elsewhere` (several cells) and for an own
     class the prediction lacks."""
@@ -110,7 +110,7 @@ def outcome_cell(evaluation: DatasetEvaluation, label: str, outcome: str) -> tup
     return None if column is None else (classes[row], classes[column])
 
 
-def outcome_page_values(evaluation: DatasetEvaluation, label: str, outcome: str) -> np.ndarray:
+def outcome_page_values(evaluation: Evaluation, label: str, outcome: str) -> np.ndarray:
     """Every page's pixels of reference class `label` (its matrix row) that go to one outcome:
     Background (column 0), its own class, or elsewhere (the rest of the row), in page order."""
     if outcome not in OUTCOMES:
@@ -139,8 +139,8 @@ def _page_changes(page_ids: list[str], a: np.ndarray, b: np.ndarray) -> list[dic
 class Comparison:
     """Model B against model A, both evaluated against the same reference."""
 
-    a: DatasetEvaluation
-    b: DatasetEvaluation
+    a: Evaluation
+    b: Evaluation
 
     def __repr__(self) -> str:
         (recall_a, precision_a), (recall_b, precision_b) = self.a.matrices.foreground, self.b.matrices.foreground
@@ -212,7 +212,7 @@ def _restricted(full: MatrixSet, a: MatrixSet, b: MatrixSet) -> MatrixSet:
     return MatrixSet([full.rows[k] for k in rows], [full.columns[k] for k in columns], full.confusion[pick], full.recall[pick], full.precision[pick])
 
 
-def compare(a: DatasetEvaluation, b: DatasetEvaluation) -> Comparison:
+def compare(a: Evaluation, b: Evaluation) -> Comparison:
     """Model B against model A; both must be evaluated against the same reference pages."""
     if a.page_ids != b.page_ids:
         raise InputError("the two evaluations do not score the same reference pages; compare models on one reference")

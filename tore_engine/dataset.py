@@ -22,7 +22,7 @@ import numpy as np
 from tore_engine import kernel
 from tore_engine.algorithm1 import ExactCounts, cell_values_by_page, contribution_entries, exact_integers, reduced_counts
 from tore_engine.errors import InputError, InputWarning
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.layout import LayoutSet, Page, PageColumns, PagePart, PageSource, page_source
 from tore_engine.preparation import PreparedBatch, prepare_columns
 from tore_engine.matrices import ToreMatrices
@@ -350,7 +350,7 @@ def evaluate_dataset(
     executor: Executor | None = None,
     progress: Progress | None = None,
     min_score: float | None = None,
-) -> DatasetEvaluation:
+) -> Evaluation:
     """TORE matrices of `prediction` against `reference`, summed over the reference's pages.
 
     `workers > 1` runs batches on a local process pool; an `executor` given by the caller (a Dask
@@ -378,14 +378,14 @@ def evaluate_dataset(
     return _assemble(resolved, reference.page_ids(), outcomes, warnings)
 
 
-def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> DatasetEvaluation:
+def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> Evaluation:
     page_outcomes = [page for outcome in outcomes for page in outcome.pages]
     counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
     page_pixels = exact_integers(np.array([page.pixels for page in page_outcomes], dtype=object), len(page_outcomes))
     page_reduced = np.stack([page.reduced for page in page_outcomes]) if page_outcomes else np.zeros((0, 2, 2), np.int64)
     page_reduced = exact_integers(page_reduced, page_reduced.size)
     sizes = [len(page.cells) for page in page_outcomes]
-    return DatasetEvaluation(
+    return Evaluation(
         taxonomy=taxonomy,
         page_ids=page_ids,
         page_pixels=page_pixels,
@@ -395,5 +395,5 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
         contribution_value=np.concatenate([page.values for page in page_outcomes] or [np.zeros(0)]),
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
-        warnings=warnings,
+        input_warnings=warnings,
     )

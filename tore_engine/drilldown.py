@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from tore_engine.algorithm1 import contribution_entries
-from tore_engine.dataset import DatasetEvaluation, prepare_page
+from tore_engine.dataset import Evaluation, prepare_page
 from tore_engine.layout import Page
 from tore_engine.matrices import REDUCED_CLASSES, MatrixSet, ToreMatrices
 from tore_engine.raster import PixelExtents, label_grid, label_sets
@@ -37,7 +37,7 @@ def view_matrices(matrices: ToreMatrices, view: str) -> MatrixSet:
 
 
 def pages_for_view_cell(
-    evaluation: DatasetEvaluation, view: str, row: str, column: str, limit: int | None = None
+    evaluation: Evaluation, view: str, row: str, column: str, limit: int | None = None
 ) -> list[tuple[str, float, float]]:
     """The pages behind cell (row class, column class) of a view, largest contribution first
     (ties in page order): (page id, contribution in pixels, share of the cell)."""
@@ -47,7 +47,7 @@ def pages_for_view_cell(
     return evaluation.cell_pages(classes.index(row), classes.index(column), limit)
 
 
-def _pages_for_reduced_cell(evaluation: DatasetEvaluation, row: int, column: int, limit: int | None) -> list[tuple[str, float, float]]:
+def _pages_for_reduced_cell(evaluation: Evaluation, row: int, column: int, limit: int | None) -> list[tuple[str, float, float]]:
     values = evaluation.page_reduced[:, row, column]
     hits = np.flatnonzero(values)
     order = hits[np.lexsort((hits, -values[hits]))][:limit]
@@ -55,7 +55,7 @@ def _pages_for_reduced_cell(evaluation: DatasetEvaluation, row: int, column: int
     return [(evaluation.page_ids[k], float(values[k]), int(values[k]) / total) for k in order]
 
 
-def _page_view_matrix(evaluation: DatasetEvaluation, view: str, page_index: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+def _page_view_matrix(evaluation: Evaluation, view: str, page_index: int) -> tuple[list[str], np.ndarray, np.ndarray]:
     """One page's matrix in a view's classes (full and trimmed cells are full-matrix cells), and
     the whole dataset's matrix it is part of."""
     if view == "reduced":
@@ -64,7 +64,7 @@ def _page_view_matrix(evaluation: DatasetEvaluation, view: str, page_index: int)
     return evaluation.matrices.classes, evaluation.page_matrix(page_index), evaluation.matrices.full.confusion
 
 
-def page_cells(evaluation: DatasetEvaluation, view: str, page_index: int) -> list[tuple[str, str, float, float]]:
+def page_cells(evaluation: Evaluation, view: str, page_index: int) -> list[tuple[str, str, float, float]]:
     """The non-zero cells of one page in a view, largest first (ties in matrix order): (row
     class, column class, the page's pixels in the cell, their share of the cell)."""
     classes, page, whole = _page_view_matrix(evaluation, view, page_index)
@@ -75,7 +75,7 @@ def page_cells(evaluation: DatasetEvaluation, view: str, page_index: int) -> lis
             for i, j in zip(rows.tolist(), columns.tolist())]
 
 
-def page_cell(evaluation: DatasetEvaluation, view: str, page_index: int, row: str, column: str) -> tuple[float, float]:
+def page_cell(evaluation: Evaluation, view: str, page_index: int, row: str, column: str) -> tuple[float, float]:
     """One page's pixels in cell (row class, column class) of a view, and their share of the cell
     (0 for an empty cell)."""
     classes, page, whole = _page_view_matrix(evaluation, view, page_index)
@@ -83,7 +83,7 @@ def page_cell(evaluation: DatasetEvaluation, view: str, page_index: int, row: st
     return float(page[i, j]), float(page[i, j] / whole[i, j]) if whole[i, j] else 0.0
 
 
-def cell_page_values(evaluation: DatasetEvaluation, view: str, row: str, column: str) -> np.ndarray:
+def cell_page_values(evaluation: Evaluation, view: str, row: str, column: str) -> np.ndarray:
     """Every page's pixels in cell (row class, column class) of a view, in page order."""
     if view == "reduced":
         return evaluation.page_reduced[:, REDUCED_CLASSES.index(row), REDUCED_CLASSES.index(column)].astype(float)
@@ -119,7 +119,7 @@ def shown_matrices(matrices: ToreMatrices, view: str, classes: Collection[str] |
                          whole.recall[pick], whole.precision[pick], share[pick])
 
 
-def page_class_pixels(evaluation: DatasetEvaluation) -> tuple[np.ndarray, np.ndarray]:
+def page_class_pixels(evaluation: Evaluation) -> tuple[np.ndarray, np.ndarray]:
     """(pages, K) arrays: each page's reference pixels of each matrix class (its matrix's row
     sums) and predicted pixels (column sums); a pixel shared by several classes is split as
     Algorithm 1 splits it."""
@@ -140,14 +140,14 @@ def _side_classes(side_index: dict[str, int], pixels: np.ndarray) -> dict[str, i
     return {label: index for label, index in sorted(side_index.items(), key=lambda item: item[1]) if present[index]}
 
 
-def pages_table(evaluation: DatasetEvaluation):
+def pages_table(evaluation: Evaluation):
     """One row a page, in page order: its pixels, the reduced view's Foreground recall, precision
     and F1, its number of input warnings, then the pixels of each class on the reference side
     (`<label> (ref)`) and on the prediction side (`<label> (pred)`), for the classes that occur."""
     import pandas as pd
 
     reference, predicted = page_class_pixels(evaluation)
-    warnings = Counter(warning.page for warning in evaluation.warnings)
+    warnings = Counter(warning.page for warning in evaluation.input_warnings)
     table = pd.DataFrame(evaluation.page_foreground_scores()).rename(
         columns={"recall": "foreground recall", "precision": "foreground precision", "f1": "foreground F1"})
     table["warnings"] = [warnings[page] for page in evaluation.page_ids]
@@ -158,7 +158,7 @@ def pages_table(evaluation: DatasetEvaluation):
     return pd.concat([table, pd.DataFrame(columns)], axis=1)
 
 
-def class_pages(evaluation: DatasetEvaluation, label: str) -> list[tuple[str, float, float, float]]:
+def class_pages(evaluation: Evaluation, label: str) -> list[tuple[str, float, float, float]]:
     """The pages where matrix class `label` occurs on either side, most wrong pixels first (ties in
     page order): (page, reference pixels, predicted pixels, pixels predicted as the class itself).
     Wrong pixels: reference + predicted - 2 x right (single taxonomy, where a class is its own

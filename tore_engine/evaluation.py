@@ -1,6 +1,6 @@
 """The result of an evaluation, and what a user asks of it.
 
-`DatasetEvaluation` holds exact state (integer counts, per-page integer reduced matrices, each
+`Evaluation` holds exact state (integer counts, per-page integer reduced matrices, each
 page's contribution to each cell) and the matrices made from it. Its properties give the same
 numbers as pandas DataFrames for notebooks (formats.md section 7); pandas and Plotly are imported
 only when asked for, so `tore evaluate` never pays for them.
@@ -22,7 +22,7 @@ from tore_engine.taxonomy import Taxonomy
 
 
 @dataclass(repr=False)
-class DatasetEvaluation:
+class Evaluation:
     """The result of evaluating a prediction against a reference over a whole dataset."""
 
     taxonomy: Taxonomy
@@ -34,7 +34,7 @@ class DatasetEvaluation:
     contribution_value: np.ndarray  # (entries,) float64
     counts: ExactCounts
     matrices: ToreMatrices
-    warnings: list[InputWarning]
+    input_warnings: list[InputWarning]  # as the engine made them; `warnings` gives report.json's records
 
     @property
     def pixels(self) -> int:
@@ -75,6 +75,11 @@ class DatasetEvaluation:
         recall, precision = self.matrices.foreground
         return (f"Evaluation({self.matrices.mode} taxonomy, {len(self.matrices.classes)} classes, "
                 f"{len(self.page_ids):,} pages, Foreground recall {recall:.4f}, precision {precision:.4f})")
+
+    @property
+    def warnings(self) -> list[dict]:
+        """What was clipped, skipped or defaulted, as report.json lists it: {page, box, side, message}."""
+        return [warning.to_json() for warning in self.input_warnings]
 
     @property
     def classes(self) -> list[str]:

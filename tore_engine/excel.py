@@ -24,7 +24,7 @@ from openpyxl.styles import Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.matrices import MatrixSet
 from tore_engine.report import MATRIX_KINDS
 from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, page_rows, per_class_rows, warning_rows
@@ -164,7 +164,7 @@ def _hide_empty(writer: SheetWriter, matrices: MatrixSet, top: int) -> None:
             writer.sheet.column_dimensions[get_column_letter(left + int(j))].hidden = True
 
 
-def _matrix_sheet(workbook: Workbook, title: str, evaluation: DatasetEvaluation, *, trimmed: bool) -> None:
+def _matrix_sheet(workbook: Workbook, title: str, evaluation: Evaluation, *, trimmed: bool) -> None:
     writer = SheetWriter(workbook.create_sheet(title))
     matrices = evaluation.matrices
     caption = f"{matrices.mode} taxonomy" + (", all-zero rows and columns hidden" if trimmed else "")
@@ -202,7 +202,7 @@ def _table_sheet(workbook: Workbook, title: str, headers: tuple[str, ...], rows:
     writer.fit_columns()
 
 
-def _per_class_sheet(workbook: Workbook, evaluation: DatasetEvaluation) -> None:
+def _per_class_sheet(workbook: Workbook, evaluation: Evaluation) -> None:
     rows: list[tuple] = list(per_class_rows(evaluation))
     means = evaluation.matrices.means
     present, every = means["present_classes"], means["all_classes"]
@@ -213,7 +213,7 @@ def _per_class_sheet(workbook: Workbook, evaluation: DatasetEvaluation) -> None:
     _table_sheet(workbook, "Per class", PER_CLASS_COLUMNS, rows, (None, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT, PIXELS_FORMAT), (SUPPORT_NOTE, MEANS_NOTE))
 
 
-def write_excel(evaluation: DatasetEvaluation, path: Path) -> None:
+def write_excel(evaluation: Evaluation, path: Path) -> None:
     """Write the workbook to `path` (the caller stages and moves it into place)."""
     workbook = Workbook()
     workbook.remove(workbook.active)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.errors import InputError
 from tore_engine.matrices import MatrixSet
 from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, page_rows, per_class_rows, warning_rows
@@ -69,7 +69,7 @@ def require_plotly() -> ModuleType:
     return figures
 
 
-def _figures(figures: ModuleType, evaluation: DatasetEvaluation, title: str) -> list[tuple[str, list]]:
+def _figures(figures: ModuleType, evaluation: Evaluation, title: str) -> list[tuple[str, list]]:
     """(heading, figures) as the app shows them: the full matrix in single mode, the trimmed
     reference x prediction block in dual mode (where the diagonal means nothing), then the
     reduced view."""
@@ -105,7 +105,7 @@ def _table(headers: Sequence[str], rows: Sequence[tuple], formats: Sequence[Form
     return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>{cut}"
 
 
-def _summary(evaluation: DatasetEvaluation) -> str:
+def _summary(evaluation: Evaluation) -> str:
     matrices = evaluation.matrices
     recall, precision = matrices.foreground
     return (
@@ -114,7 +114,7 @@ def _summary(evaluation: DatasetEvaluation) -> str:
     )
 
 
-def _sections(evaluation: DatasetEvaluation) -> list[str]:
+def _sections(evaluation: Evaluation) -> list[str]:
     """The tables, each under its heading."""
     sections = []
     if evaluation.matrices.per_class is not None:
@@ -127,7 +127,7 @@ def _sections(evaluation: DatasetEvaluation) -> list[str]:
     return sections
 
 
-def report_html(evaluation: DatasetEvaluation, title: str = DEFAULT_TITLE) -> str:
+def report_html(evaluation: Evaluation, title: str = DEFAULT_TITLE) -> str:
     """The whole page. Figure ids are numbered, so the same evaluation gives the same bytes."""
     builders = require_plotly()
     from plotly.offline import get_plotlyjs
@@ -156,6 +156,6 @@ def report_html(evaluation: DatasetEvaluation, title: str = DEFAULT_TITLE) -> st
     ])
 
 
-def write_html(evaluation: DatasetEvaluation, path: Path, title: str = DEFAULT_TITLE) -> None:
+def write_html(evaluation: Evaluation, path: Path, title: str = DEFAULT_TITLE) -> None:
     """Write the report to `path` (the caller stages and moves it into place)."""
     path.write_text(report_html(evaluation, title), encoding="utf-8")

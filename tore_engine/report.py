@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tore_engine.dataset import DatasetEvaluation
+from tore_engine.dataset import Evaluation
 
 
-def build_report(evaluation: DatasetEvaluation) -> dict:
+def build_report(evaluation: Evaluation) -> dict:
     matrices = evaluation.matrices
     trimmed = matrices.trimmed
     return {
@@ -26,7 +26,7 @@ def build_report(evaluation: DatasetEvaluation) -> dict:
         "reduced": {"classes": matrices.reduced.rows, **matrices.reduced.to_json()},
         "per_class": matrices.per_class,
         "means": matrices.means,
-        "warnings": [warning.to_json() for warning in evaluation.warnings],
+        "warnings": evaluation.warnings,
     }
 
 
@@ -41,7 +41,7 @@ def output_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
     return (*OUTPUT_FILES, *(REPORT_FILES[report] for report in reports))
 
 
-def _write_report(report: str, evaluation: DatasetEvaluation, path: Path) -> None:
+def _write_report(report: str, evaluation: Evaluation, path: Path) -> None:
     """One requested report; its module (openpyxl's, Plotly's) is imported only then."""
     if report == "xlsx":
         from tore_engine.excel import write_excel
@@ -65,19 +65,19 @@ def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: n
             writer.writerow([name, *(repr(v) for v in row)])
 
 
-def _write_pages_csv(path: Path, evaluation: DatasetEvaluation) -> None:
+def _write_pages_csv(path: Path, evaluation: Evaluation) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, ["page", "pixels", "recall", "precision", "f1"])
         writer.writerow({"page": "page", "pixels": "pixels", "recall": "foreground_recall", "precision": "foreground_precision", "f1": "foreground_f1"})
         writer.writerows(evaluation.page_foreground_scores())
 
 
-def report_text(evaluation: DatasetEvaluation) -> str:
+def report_text(evaluation: Evaluation) -> str:
     """report.json's content; ASCII only (non-ASCII characters escaped), so any label is safe."""
     return json.dumps(build_report(evaluation), indent=1, ensure_ascii=True) + "\n"
 
 
-def write_outputs(evaluation: DatasetEvaluation, folder: Path, text: str | None = None, reports: Sequence[str] = ()) -> None:
+def write_outputs(evaluation: Evaluation, folder: Path, text: str | None = None, reports: Sequence[str] = ()) -> None:
     """Write `output_files(reports)` into `folder`: report.json (`text`, when the caller has it
     already), the matrix CSVs, pages.csv and the `reports` asked for. The CLI passes a staging
     folder (`output.staged_output`), so that a failure halfway leaves the previous results whole."""
@@ -101,7 +101,7 @@ def _mean_line(means: dict) -> str:
     return f"Class means: {first}; over all {every['classes']}, Background and absent classes included (as docling-metrics-layout) {scores(every)}"
 
 
-def summary(evaluation: DatasetEvaluation, out: Path | None = None) -> str:
+def summary(evaluation: Evaluation, out: Path | None = None) -> str:
     """A few lines for the terminal: what was compared, the reduced view, the weakest classes of
     those that occur, and both means, each saying over which classes it averages."""
     matrices = evaluation.matrices
@@ -119,8 +119,8 @@ def summary(evaluation: DatasetEvaluation, out: Path | None = None) -> str:
         if ranked:
             lines.append("Lowest F1: " + ", ".join(f"{name} {scores['f1']:.3f}" for name, scores in ranked[:5]))
         lines.append(_mean_line(matrices.means))
-    if evaluation.warnings:
-        lines.append(f"{len(evaluation.warnings)} warnings (listed in report.json)")
+    if evaluation.input_warnings:
+        lines.append(f"{len(evaluation.input_warnings)} warnings (listed in report.json)")
     if out is not None:
         lines.append(f"Wrote {out / 'report.json'} and CSVs")
     return "\n".join(lines)

@@ -4,7 +4,7 @@ per class (with support), per page, warnings. Kept here so that the two reports 
 
 from __future__ import annotations
 
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 
 PER_CLASS_COLUMNS = ("class", "recall", "precision", "f1", "support")
 # pages.csv's header (report.py), so that a reader finds the same names in every output
@@ -13,7 +13,7 @@ WARNING_COLUMNS = ("page", "box", "side", "message")
 SUPPORT_NOTE = "support: the class's reference pixels (its confusion row summed)"
 
 
-def per_class_rows(evaluation: DatasetEvaluation) -> list[tuple[str, float, float, float, float]]:
+def per_class_rows(evaluation: Evaluation) -> list[tuple[str, float, float, float, float]]:
     """(class, recall, precision, F1, support) of every taxonomy class, Background excluded;
     empty in dual mode, where the diagonal means nothing (tore.md section 6.2). Support is the
     exact row sum, rounded once."""
@@ -28,10 +28,10 @@ def per_class_rows(evaluation: DatasetEvaluation) -> list[tuple[str, float, floa
     return rows
 
 
-def page_rows(evaluation: DatasetEvaluation) -> list[tuple[str, int, float, float, float]]:
+def page_rows(evaluation: Evaluation) -> list[tuple[str, int, float, float, float]]:
     """Per page, in reference-file order: id, pixels, reduced Foreground recall, precision, F1."""
     return [(row["page"], row["pixels"], row["recall"], row["precision"], row["f1"]) for row in evaluation.page_foreground_scores()]
 
 
-def warning_rows(evaluation: DatasetEvaluation) -> list[tuple[str | None, int | None, str | None, str]]:
-    return [(warning.page, warning.box, warning.side, warning.message) for warning in evaluation.warnings]
+def warning_rows(evaluation: Evaluation) -> list[tuple[str | None, int | None, str | None, str]]:
+    return [(warning.page, warning.box, warning.side, warning.message) for warning in evaluation.input_warnings]

@@ -31,8 +31,8 @@ def test_a_chained_label_map_is_applied_once_to_the_numbers_and_the_boxes(tmp_pa
     (evaluated,) = store._entries.values()
     engine = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_a.json"), label_map=mapping)
     assert np.array_equal(evaluated.evaluation.matrices.full.confusion, engine.matrices.full.confusion)
-    assert [w.to_json() for w in evaluated.evaluation.warnings] == [w.to_json() for w in engine.warnings]
-    assert "label map key 'No such class'" in evaluated.evaluation.warnings[0].message
+    assert [w.to_json() for w in evaluated.evaluation.input_warnings] == [w.to_json() for w in engine.input_warnings]
+    assert "label map key 'No such class'" in evaluated.evaluation.input_warnings[0].message
     original, _ = load_pair(DEMO / "reference.json", DEMO / "model_a.json")
     for page_id in ("report-a/p1", "paper-b/p1"):  # boxes drawn with the labels the matrix counted
         assert evaluated.reference_page(page_id).labels == [mapping.get(label, label) for label in original.pages[

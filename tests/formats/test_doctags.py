@@ -60,7 +60,7 @@ def test_a_prediction_on_the_grid_is_scaled_into_the_reference_page(tmp_path):
     reference, prediction = load_pair(reference_file, tmp_path / "smoldocling")
     evaluation = evaluate_dataset(reference, prediction, taxonomy="dual")
     assert evaluation.page_ids == [page_id] and evaluation.pixels == 1025 * 1025
-    assert not [w for w in evaluation.warnings if w.side == "prediction"]  # every scaled box lies inside the page
+    assert not [w for w in evaluation.input_warnings if w.side == "prediction"]  # every scaled box lies inside the page
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from typing import Any
 import streamlit as st
 
 from tore_engine.dataset import evaluate_dataset
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.errors import InputError
 from tore_engine.formats import PAIR_FORMATS, detect_format, load, load_pair
 from tore_engine.layout import LayoutSet, Page
@@ -46,7 +46,7 @@ class Evaluated:
     title: str
     reference: LayoutSet
     prediction: LayoutSet
-    evaluation: DatasetEvaluation
+    evaluation: Evaluation
 
     @cached_property
     def _reference_positions(self) -> dict[str, int]:
@@ -150,7 +150,7 @@ def evaluate(
     reference_set, prediction_set = apply_label_map(reference_set, mapping), apply_label_map(prediction_set, mapping)
     executor = dask_executor(scheduler) if scheduler else None
     evaluation = evaluate_dataset(reference_set, prediction_set, taxonomy=taxonomy, workers=workers, executor=executor, progress=progress)
-    result = Evaluated(title, reference_set, prediction_set, replace(evaluation, warnings=unused_keys + evaluation.warnings))
+    result = Evaluated(title, reference_set, prediction_set, replace(evaluation, input_warnings=unused_keys + evaluation.input_warnings))
     store.put(key, result)
     return result
 

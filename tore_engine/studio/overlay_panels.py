@@ -17,7 +17,7 @@ import streamlit as st
 
 from tore_engine.agreement import agreement_raster
 from tore_engine.drilldown import CellRegions, cell_page_values, page_cell, page_cells, page_regions
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.studio import page_figures, tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
@@ -40,7 +40,7 @@ def _step(page_ids: list[str], delta: int) -> None:
     st.session_state["page"] = page_ids[min(max(position + delta, 0), len(page_ids) - 1)]
 
 
-def page_navigator(evaluation: DatasetEvaluation, cell: tuple[str, str] | None = None, view: str = "full") -> str:
+def page_navigator(evaluation: Evaluation, cell: tuple[str, str] | None = None, view: str = "full") -> str:
     """Previous / next, a searchable page list, and the order: file order, worst reduced F1 first,
     or (with a cell) the pages with most pixels in the cell first."""
     scores = {row["page"]: row for row in evaluation.page_foreground_scores()}
@@ -82,7 +82,7 @@ def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
                      column_config={name: tables.score_column() for name in table.columns[1:]})
 
 
-def page_scores(evaluation: DatasetEvaluation, page_id: str) -> None:
+def page_scores(evaluation: Evaluation, page_id: str) -> None:
     row = next(row for row in evaluation.page_foreground_scores() if row["page"] == page_id)
     columns = st.columns(4)
     columns[0].metric("Foreground recall", f"{row['recall']:.3f}")
@@ -96,7 +96,7 @@ def _highlight_from_picker() -> None:
     choose_cell((row, column) if separator else None)
 
 
-def highlight_picker(evaluation: DatasetEvaluation, page_id: str, view: str) -> tuple[str, str] | None:
+def highlight_picker(evaluation: Evaluation, page_id: str, view: str) -> tuple[str, str] | None:
     """The cell to highlight on this page: the session's cell (the one clicked in a matrix), or one
     of the page's non-zero cells, largest first."""
     page_index = evaluation.page_ids.index(page_id)
@@ -121,7 +121,7 @@ def highlight_picker(evaluation: DatasetEvaluation, page_id: str, view: str) -> 
     return current
 
 
-def contribution(evaluation: DatasetEvaluation, view: str, page_id: str, cell: tuple[str, str], regions: CellRegions) -> None:
+def contribution(evaluation: Evaluation, view: str, page_id: str, cell: tuple[str, str], regions: CellRegions) -> None:
     """The cell's contribution on this page, in pixels and as a share of the cell (the engine's
     page matrix), and what makes it."""
     value, share = page_cell(evaluation, cell_view(view), evaluation.page_ids.index(page_id), *cell)

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.drilldown import PREDICTION_SUFFIX, REFERENCE_SUFFIX, pages_table
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.studio import tables, url_state
 from tore_engine.studio.panels import OpenTarget, pages_to_open
 
@@ -37,7 +37,7 @@ def _filtered(table: pd.DataFrame, text: str, labels: list[str]) -> pd.DataFrame
     return table[keep]
 
 
-def all_pages(evaluation: DatasetEvaluation, model: str) -> None:
+def all_pages(evaluation: Evaluation, model: str) -> None:
     """The all-pages table with its filters; a selected row opens the page in Overlays."""
     st.subheader("All pages")
     table = pages_table(evaluation)

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.drilldown import VIEWS, ShownMatrices, class_pages, pages_for_view_cell, shown_matrices, top_confusions
-from tore_engine.evaluation import DatasetEvaluation
+from tore_engine.evaluation import Evaluation
 from tore_engine.matrices import REDUCED_CLASSES, MatrixSet
 from tore_engine.studio import figures, tables, url_state
 from tore_engine.studio.evaluations import Evaluated
@@ -46,7 +46,7 @@ class MatrixChoice:
     hide_background: bool
     classes: tuple[str, ...]
 
-    def shown(self, evaluation: DatasetEvaluation) -> ShownMatrices:
+    def shown(self, evaluation: Evaluation) -> ShownMatrices:
         return shown_matrices(evaluation.matrices, self.view, self.classes or None, hide_background=self.hide_background)
 
 
@@ -210,7 +210,7 @@ def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], colu
 CELL_PAGES_CONFIG = {"contribution (pixels)": tables.pixel_column(), "share of the cell": tables.percent_column(bar=True)}
 
 
-def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], model: str, key: str) -> None:
+def page_list(evaluation: Evaluation, view: str, cell: tuple[str, str], model: str, key: str) -> None:
     """The pages behind a cell, largest contribution first; a row opens the page with the cell
     highlighted."""
     row, column = cell
@@ -226,7 +226,7 @@ def page_list(evaluation: DatasetEvaluation, view: str, cell: tuple[str, str], m
     pages_to_open(table, f"{key}-{row}-{column}", [OpenTarget(model, cell, view)], CELL_PAGES_CONFIG)
 
 
-def class_page_list(evaluation: DatasetEvaluation, label: str, model: str, key: str) -> None:
+def class_page_list(evaluation: Evaluation, label: str, model: str, key: str) -> None:
     """The pages of one class (a clicked per-class bar), most wrong pixels first."""
     table = pd.DataFrame(class_pages(evaluation, label), columns=["page", "reference pixels", "predicted pixels", "right pixels"])
     st.markdown(f"**Pages with {plain_for_markdown(label)}: {len(table):,}**, most wrong pixels first "
@@ -265,7 +265,7 @@ def _largest_cells(matrices: MatrixSet, key: str) -> None:
                      on_select=functools.partial(_choose_listed_cell, table_key, [(row, column) for row, column, *_ in cells]))
 
 
-def matrix_classes(evaluation: DatasetEvaluation) -> list[str]:
+def matrix_classes(evaluation: Evaluation) -> list[str]:
     """The classes a subset may choose from: every matrix class but Background (its own toggle)."""
     return [name for name in evaluation.matrices.classes if name != REDUCED_CLASSES[0]]
 
@@ -275,7 +275,7 @@ def cell_view(view: str) -> str:
     return "reduced" if view == "reduced" else "full"
 
 
-def cell_classes(evaluation: DatasetEvaluation, view: str) -> list[str]:
+def cell_classes(evaluation: Evaluation, view: str) -> list[str]:
     """The classes that name a view's cells: every matrix class, or Background and Foreground."""
     return evaluation.matrices.classes if cell_view(view) == "full" else REDUCED_CLASSES
 
@@ -314,15 +314,15 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     url_state.publish_url()
 
 
-def _view_classes(evaluation: DatasetEvaluation, view: str) -> tuple[list[str], list[str]]:
+def _view_classes(evaluation: Evaluation, view: str) -> tuple[list[str], list[str]]:
     """The rows and columns of a whole view (the class pickers offer every cell, shown or not)."""
     matrices = shown_matrices(evaluation.matrices, view)
     return matrices.rows, matrices.columns
 
 
-def warnings_expander(evaluation: DatasetEvaluation) -> None:
-    if not evaluation.warnings:
+def warnings_expander(evaluation: Evaluation) -> None:
+    if not evaluation.input_warnings:
         return
-    with st.expander(f"{len(evaluation.warnings):,} input warnings (the evaluation went on)"):
-        rows = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in evaluation.warnings]
+    with st.expander(f"{len(evaluation.input_warnings):,} input warnings (the evaluation went on)"):
+        rows = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in evaluation.input_warnings]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
