@@ -20,11 +20,10 @@ from hypothesis import strategies as st
 
 from benchmarks.synthetic import synthetic_layouts
 from tore_engine import jit, kernel
-from tore_engine.dataset import PageTask, evaluate_dataset, numpy_cells, prepare_page
+from tore_engine.dataset import evaluate_dataset, numpy_cells
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.matrices import ExactMatrix
-from tore_engine.raster import PixelExtents, pair_table
-from tore_engine.taxonomy import resolve_taxonomy
+from tore_engine.raster import PageTask, PixelExtents, pair_table
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 

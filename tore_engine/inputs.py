@@ -65,6 +65,29 @@ def confine(path: str | Path, root: str | Path, *, what: str = "path") -> Path:
     return real
 
 
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) of the page image at `path`, read through the bounded reader (so a FIFO or
+    a folder is refused, never waited on) and decoded only as far as its header."""
+    import io
+
+    from PIL import Image
+
+    data = read_bytes(path)
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return image.size
+    except Exception:  # Pillow raises many types for damaged files (and for decompression bombs)
+        raise InputError("cannot be read as an image", file=str(path)) from None
+
+
+def inside(name: str | Path, folder: Path, *, what: str) -> Path:
+    """`folder / name`, refused (`tore_engine.inputs.confine`) when it would leave `folder`
+    after `..` and symbolic links. The path is returned as written, not resolved, because it is
+    shown to the user and printed in results."""
+    confine(name, folder, what=what)
+    return folder / name
+
+
 def open_regular(path: Path) -> int:
     """An open descriptor on `path`, which must be a regular file. Opened non-blocking so that a FIFO
     cannot hang us, and checked on the descriptor itself (no race between check and open)."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING

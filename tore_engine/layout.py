@@ -80,7 +80,7 @@ class Page:
     image: PageImage | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or (problem := unicode_problem(self.id)) is not None:
+        if not isinstance(self.id, str) or unicode_problem(self.id) is not None:
             raise InputError(f"a page id must be a string of valid Unicode, got {self.id!r}")
         self.width, self.height = _as_float(self.width, "width", self.id), _as_float(self.height, "height", self.id)
         _check_frame(self.id, self.width, self.height)

@@ -99,7 +99,6 @@ def _side_warnings(page_id: str, side: str, bboxes: np.ndarray, paints: np.ndarr
 def prepare_columns(references: PageColumns, predictions: PageColumns, matched: np.ndarray, taxonomy: Taxonomy) -> PreparedBatch:
     """Every page of a batch prepared at once: `matched[k]` is the position in `predictions` of
     reference page k's prediction, or -1."""
-    pages = len(references)
     frames = np.ceil(references.sizes).astype(np.int64).reshape(-1, 2)
     reference_counts = np.diff(references.offsets)
     prediction_boxes, _, prediction_counts = _scaled(predictions, matched, references)

@@ -8,14 +8,10 @@ nothing to find): each follows its own official evaluator or spec, so the rule i
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from typing import Any, Protocol
 
-from tore_engine.errors import InputError
-from tore_engine.inputs import confine, read_bytes
 
 MISSING = "n/a"  # how an undefined number (JSON null) is written: never as 0 or 1
 
@@ -91,22 +87,3 @@ class ScoreResult(Protocol):
         """What the scorer went on with but must not hide (printed on stderr)."""
 
 
-def image_size(path: Path) -> tuple[int, int]:
-    """(width, height) of the page image at `path`, read through the bounded reader (so a FIFO or
-    a folder is refused, never waited on) and decoded only as far as its header."""
-    from PIL import Image
-
-    data = read_bytes(path)
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            return image.size
-    except Exception:  # Pillow raises many types for damaged files (and for decompression bombs)
-        raise InputError("cannot be read as an image", file=str(path)) from None
-
-
-def inside(name: str | Path, folder: Path, *, what: str) -> Path:
-    """`folder / name`, refused (`tore_engine.inputs.confine`) when it would leave `folder`
-    after `..` and symbolic links. The path is returned as written, not resolved, because it is
-    shown to the user and printed in results."""
-    confine(name, folder, what=what)
-    return folder / name

@@ -25,7 +25,7 @@ import numpy as np
 from tore_engine.docile.pcc import OcrExport, document_pccs
 from tore_engine.errors import InputError
 from tore_engine.inputs import decode_json, is_regular_file, read_bytes, scan_json, schema_error
-from tore_engine.scores import inside
+from tore_engine.inputs import inside
 
 MAX_PAGES = 2**20  # pages of one document: page keys (page x distinct y values) stay far inside int64
 MAX_PAGE_SIZE = 10**6  # pixels at 200 DPI (a five-metre page): sizes become ints for display

@@ -23,7 +23,7 @@ import numpy as np
 
 from tore_engine.errors import InputError
 from tore_engine.inputs import SchemaError, is_regular_file, read_json, schema_error
-from tore_engine.scores import inside
+from tore_engine.inputs import inside
 
 FUNSD_CLASSES = ("header", "question", "answer", "other")
 

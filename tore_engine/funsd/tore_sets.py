@@ -9,7 +9,7 @@ from pathlib import Path
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument, find_page_image, pair_folders
 from tore_engine.layout import LayoutSet, Page, PageImage
-from tore_engine.scores import image_size
+from tore_engine.inputs import image_size
 
 
 def funsd_layout_sets(reference_dir: Path, prediction_dir: Path) -> tuple[LayoutSet, LayoutSet]:

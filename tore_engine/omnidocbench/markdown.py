@@ -18,7 +18,7 @@ from pathlib import Path
 from tore_engine.errors import InputError
 from tore_engine.inputs import read_text
 from tore_engine.omnidocbench.reference import Reference
-from tore_engine.scores import inside
+from tore_engine.inputs import inside
 
 
 @dataclass(frozen=True)

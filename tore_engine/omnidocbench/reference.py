@@ -18,7 +18,7 @@ import numpy as np
 
 from tore_engine.errors import InputError
 from tore_engine.inputs import SchemaError, decode_json, is_regular_file, read_json
-from tore_engine.scores import image_size, inside
+from tore_engine.inputs import image_size, inside
 
 # A polygon may overhang the declared frame by this fraction before the frame is called wrong.
 FRAME_TOLERANCE = 0.02
