@@ -1,4 +1,5 @@
-"""Helpers the tests share: where ../shared is (skipping with the reason when it is absent), and small builders of layouts."""
+"""Helpers the tests share: where the repository, its embedded demo and ../shared are (skipping with the
+reason when ../shared is absent), and small builders of layouts."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+REPOSITORY = Path(__file__).resolve().parents[1]
+SHARED = REPOSITORY.parent / "shared"
+DEMO = REPOSITORY / "tore_engine" / "demo" / "data"  # the embedded demo
 
 
 def shared_path(*parts: str) -> Path:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.test_docile import (
+from tests.docile.helpers import (
     CASES,
     COUNTS_ONLY,
     CRASH_CASE,

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.docile.helpers import SAMPLE
+from tests.helpers import shared_path
 
 from tore_engine.docile import evaluate, load_dataset
 from tore_engine.docile.dataset import DocileDataset, DocileDocument, Field
-from tore_engine.docile.simulated import DROPPED, EXACT, EXTRA, PADDED, RELABELLED, SHIFTED, simulate
+from tore_engine.docile.simulated import DROPPED, EXACT, EXTRA, PADDED, RELABELLED, SHIFTED, score_simulated, simulate
 from tore_engine.docile.validation import validate_predictions
 
-SAMPLE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "docile"
 WORD = 6  # characters per synthetic word
 
 
@@ -119,3 +120,14 @@ def test_real_sample_scores_to_the_mix_its_provenance_implies():
     # Pinned, so that a change of the simulator shows up (also checked by the panel's test).
     assert _counts(result, "kile") == {"TP": 6, "FP": 6, "FN": 5}
     assert _counts(result, "lir") == {"TP": 27, "FP": 13, "FN": 13}
+
+
+def test_score_simulated_is_the_split_evaluated_against_the_simulated_predictions():
+    sample = shared_path("data", "docile")
+    dataset = load_dataset(sample, "dev")
+    for seed, threshold in ((0, 1.0), (5, 0.5)):
+        simulated = simulate(dataset, seed)
+        expected = evaluate(dataset, simulated["kile"].predictions, simulated["lir"].predictions, threshold)
+        result = score_simulated(sample, "dev", seed, threshold)
+        assert result.panel() == expected.panel() and result.iou_threshold == threshold
+    assert score_simulated(sample, "dev").kile.metrics().TP == 6  # pinned as in test_real_sample_scores_to_the_mix_its_provenance_implies
