@@ -8,7 +8,7 @@ import sys
 
 import pytest
 from tests.helpers import write_json
-from tests.test_funsd import _vectors_or_none, assert_panel_equal, cases, corpus_params, vectors
+from tests.funsd.helpers import _vectors_or_none, assert_panel_equal, cases, corpus_params, vectors
 
 from tore_engine.cli import main
 
