@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from tests.helpers import shared_path
+from tests.omnidocbench.helpers import DEMO
+
 from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, box_matches_at_iou50
 from tore_engine.omnidocbench.categories import eval_class_of_gt, eval_class_of_prediction
 from tore_engine.omnidocbench.layout_ap import score_layout
 from tore_engine.omnidocbench.layout_predictions import load_layout_prediction
 from tore_engine.omnidocbench.reference import load_reference
-
-DEMO = ("data", "omnidocbench")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,32 @@
+"""What the OmniDocBench tests share: the demo sample in ../shared/data/omnidocbench, its official
+results, and the official layout prediction rewritten as a layout JSON."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers import load_shared_json
+
+
+DEMO = ("data", "omnidocbench")
+OFFICIAL = (*DEMO, "reference_results", "v1.6_official_rerun_noCDM")
+TOLERANCE = 1e-9
+
+
+def official(name: str):
+    return load_shared_json(*OFFICIAL, f"end2end_quick_match_{name}.json")
+
+
+def _as_layout_json(prediction_file, reference, strip_extension=True, scores=True, zoom=1.0) -> dict:
+    """The official prediction rewritten as a layout JSON, its pages `zoom` times the image size."""
+    data = json.loads(prediction_file.read_text())
+    frames = {page.stem: (page.width, page.height) for page in reference.pages}
+    pages: dict[str, list] = {}
+    for item in data["results"]:
+        box = {"label": data["categories"][str(item["category_id"])], "bbox": [v * zoom for v in item["bbox"]]}
+        if scores:
+            box["score"] = item["score"]
+        pages.setdefault(item["image_name"], []).append(box)
+    return {"name": "doclayout", "pages": [
+        {"id": stem if strip_extension else stem + ".jpg", "width": frames[stem][0] * zoom,
+         "height": frames[stem][1] * zoom, "boxes": boxes} for stem, boxes in pages.items()]}
