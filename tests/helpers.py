@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tore_engine.formats.native import from_document as from_native
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 SHARED = REPOSITORY.parent / "shared"
 DEMO = REPOSITORY / "tore_engine" / "demo" / "data"  # the embedded demo
+DOCILE_ID = "516f2d61ea404b30a9192a72"  # the DocILE sample document in ../shared/data/docile
+FUNSD_FORM = "82092117"  # a FUNSD form of ../shared/data/funsd, also in EC-FUNSD
 
 
 def shared_path(*parts: str) -> Path:
@@ -35,3 +39,7 @@ def layout_json(name: str, pages: list[dict], taxonomy: list[str] | None = None)
 def write_json(path: Path, data) -> Path:
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+def one_page(boxes, width, height, taxonomy=None):
+    return from_native(layout_json("x", [{"id": "p", "width": width, "height": height, "boxes": boxes}], taxonomy), "x.json")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tests.brute_force import confusion as brute_confusion
 from tests.brute_force import pixel_sets as brute_sets
-from tests.helpers import layout_json, load_shared_json
+from tests.helpers import layout_json, load_shared_json, one_page
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.layout import LayoutSet
@@ -268,3 +268,17 @@ def test_a_page_of_two_to_the_62_pixels_with_two_labels_is_exact():
     assert evaluation.pixels == 2**62
     assert evaluation.matrices.reduced_exact.fractions() == [[0, 0], [0, 2**63]]  # |T| = 2 on every pixel
     assert evaluation.matrices.exact.fractions()[2][1] == 2**62  # b missed, predicted a
+
+
+def test_ten_thousand_boxes_on_one_page_give_a_correct_total():
+    rng = np.random.default_rng(7)
+    corners = rng.uniform(-20, 1040, (10_000, 2))
+    sizes = rng.uniform(1, 300, (10_000, 2))
+    labels = [f"c{k}" for k in rng.integers(0, 17, 10_000)]
+    boxes = [{"label": l, "bbox": [*c, *(c + s)]} for l, c, s in zip(labels, corners.tolist(), sizes)]
+    reference = one_page(boxes, 1025, 1025)
+    prediction = one_page(boxes[::-1][:5000], 1025, 1025)
+    evaluation = evaluate_dataset(reference, prediction, workers=1)
+    numerators = evaluation.matrices.exact.numerators
+    # Every reference label's row gets exactly one a pixel: row sums are the supports.
+    assert int(np.asarray(numerators, dtype=object).sum()) == evaluation.matrices.exact.denominator * int(evaluation.page_reduced.sum())

@@ -6,10 +6,12 @@ from fractions import Fraction
 
 import numpy as np
 from tests.brute_force import confusion
+from tests.helpers import one_page
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tore_engine.algorithm1 import contributions
+from tore_engine.dataset import evaluate_dataset
 from tore_engine.matrices import ExactMatrix
 from tore_engine.raster import PixelExtents, label_sets, pair_table, words_for
 
@@ -106,3 +108,10 @@ def test_dense_pages_painted_by_prefix_sums_equal_brute_force():
     reference = [(int(c), [float(v) for v in b]) for c, b in zip(rng.integers(1, 4, 300), rng.uniform(-2, 22, (300, 4)))]
     prediction = [(int(c), [float(v) for v in b]) for c, b in zip(rng.integers(1, 4, 200), rng.uniform(-2, 22, (200, 4)))]
     assert grid_confusion(20, 18, reference, prediction, 4) == confusion(20, 18, reference, prediction, 4)
+
+
+def test_enormous_page_allocates_no_raster():
+    boxes = [{"label": "a", "bbox": [0, 0, 5e5, 5e5]}, {"label": "b", "bbox": [2.5e5, 2.5e5, 1e6, 1e6]}]
+    evaluation = evaluate_dataset(one_page(boxes, 1e6, 1e6), one_page(boxes[:1], 1e6, 1e6))
+    assert evaluation.pixels == 10**12
+    assert evaluation.matrices.exact.fractions()[2][1] == 2.5e5**2  # the overlap: a predicted, b missed

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tests.helpers import layout_json
+from tests.helpers import layout_json, one_page
 
+from tore_engine.dataset import evaluate_dataset
 from tore_engine.errors import InputError
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.taxonomy import apply_label_map, label_map_warnings, resolve_taxonomy
@@ -70,3 +71,12 @@ def test_label_map_keys_that_match_no_label_are_warned():
     assert [w.to_json() for w in warnings] == [
         {"page": None, "box": None, "side": None, "message": "label map key 'Tabel' is no label of the reference or the prediction; it had no effect"}
     ]
+
+
+def test_thousands_of_classes_end_in_a_clear_error_or_a_result():
+    labels = [f"class-{k}" for k in range(1500)]
+    boxes = [{"label": l, "bbox": [k % 40, k // 40, k % 40 + 1, k // 40 + 1]} for k, l in enumerate(labels)]
+    evaluation = evaluate_dataset(one_page(boxes, 40, 40, labels), one_page(boxes[:10], 40, 40, labels))
+    assert evaluation.taxonomy.size == 1501 and evaluation.matrices.full.confusion[1, 1] == 1
+    with pytest.raises(InputError, match="more than 2048"):
+        evaluate_dataset(one_page(boxes, 40, 40, labels), one_page(boxes, 40, 40, labels + ["z"]), taxonomy="dual")

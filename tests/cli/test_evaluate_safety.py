@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import json
 import os
 import signal
@@ -16,11 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from tests.cli.helpers import run_cli
 from tests.helpers import layout_json, write_json
+from tests.mutations import VALID_NATIVE, mutations
 
 import tore_engine
 from tore_engine import output, report
-from tore_engine.cli import main
 from tore_engine.report import OUTPUT_FILES
 
 BOXES = [("a", [0, 0, 6, 4]), ("b", [2, 2, 10, 10])]
@@ -30,13 +31,6 @@ HANG_BOUND_SECONDS = 120  # generous: a hang is minutes, an answer is seconds
 
 def tore(*args: str, **options) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "tore_engine", *args], capture_output=True, text=True, timeout=HANG_BOUND_SECONDS, **options)
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
 
 
 def native(name: str, boxes, pages: int = 2) -> dict:
@@ -407,3 +401,29 @@ def test_a_stop_dropped_inside_a_finaliser_is_raised_again(files, tmp_path, monk
     monkeypatch.setattr("tore_engine.dataset.evaluate_dataset", evaluate)
     assert run_cli("evaluate", *map(str, files), "--out", str(tmp_path / "o"), "--workers", "1") == (143, "", "tore: stopped by SIGTERM\n")
     assert not (tmp_path / "o").exists()
+
+
+# --- mutated and damaged input files ---------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutations(VALID_NATIVE), mutations(VALID_NATIVE))
+def test_evaluate_on_mutated_files_exits_0_or_2(tmp_path, reference, prediction):
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps(reference), encoding="utf-8")
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps(prediction), encoding="utf-8")
+    code, out, err = run_cli("evaluate", str(gt), str(model), "--out", str(tmp_path / "o"), "--workers", "1")
+    assert code in (0, 2)
+    if code == 2:
+        assert out == "" and err.startswith("tore: error: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("damage", ["truncate", "latin1", "empty", "binary"])
+def test_damaged_files_give_one_paragraph(tmp_path, damage):
+    text = json.dumps(VALID_NATIVE).encode()
+    data = {"truncate": text[: len(text) // 2], "latin1": text.replace(b'"m"', b'"\xe9"'), "empty": b"", "binary": bytes(range(256))}[damage]
+    (tmp_path / "gt.json").write_bytes(data)
+    write_json(tmp_path / "model.json", VALID_NATIVE)
+    code, out, err = run_cli("evaluate", str(tmp_path / "gt.json"), str(tmp_path / "model.json"), "--out", str(tmp_path / "o"))
+    assert code == 2 and out == "" and str(tmp_path / "gt.json") in err

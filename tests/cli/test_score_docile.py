@@ -8,6 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.cli.helpers import docile_dataset, exits_cleanly, run_cli
 from tests.docile.helpers import (
     CASES,
     COUNTS_ONLY,
@@ -22,6 +25,10 @@ from tests.docile.helpers import (
     assert_metrics,
     write_case,
 )
+
+from tests.helpers import DOCILE_ID
+from tests.helpers import write_json as write
+from tests.mutations import EXAMPLES, any_mutation, mutated
 
 from tore_engine.cli import main
 
@@ -108,3 +115,78 @@ def test_help_names_every_option():
     result = tore("score", "docile", "--help")
     for option in ("--dataset", "--split", "--kile", "--lir", "--iou-threshold", "--json"):
         assert option in result.stdout
+
+
+# --- hostile input (issue 10, safe to serve) ----------------------------------------------------------
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_docile_mutated_predictions_annotations_and_ocr(tmp_path, docile_files, data):
+    _, annotation, ocr, predictions = docile_files
+    target = data.draw(st.sampled_from(["predictions", "annotation", "ocr"]))
+    documents = {"predictions": predictions, "annotation": annotation, "ocr": ocr}
+    documents[target] = mutated(documents[target], *data.draw(any_mutation(documents[target])))
+    root = docile_dataset(tmp_path / "dataset", documents["annotation"], documents["ocr"])
+    write(tmp_path / "kile.json", documents["predictions"])
+    exits_cleanly("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"), "--json")
+
+
+def test_a_docid_listed_twice_is_scored_once_with_a_warning(tmp_path, docile_files):
+    _, annotation, ocr, predictions = docile_files
+    root = docile_dataset(tmp_path / "dataset", annotation, ocr)
+    write(tmp_path / "kile.json", predictions)
+    once = run_cli("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"), "--json")
+    write(root / "dev.json", [DOCILE_ID, DOCILE_ID])
+    code, out, err = run_cli("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"), "--json")
+    assert code == 0 and out == once[1]
+    assert json.loads(out)["kile"]["TP"] == len(annotation["field_extractions"]) == 11
+    assert err == f"tore: the split lists document {DOCILE_ID} 2 times; it is scored once\n"
+
+
+@pytest.mark.parametrize("docid", ["../../outside", "/etc/hostname", "sub/../../../outside"])
+def test_a_docid_cannot_read_outside_the_dataset_folder(tmp_path, docile_files, docid):
+    _, annotation, ocr, _ = docile_files
+    root = docile_dataset(tmp_path / "deep" / "dataset", annotation, ocr)
+    write(tmp_path / "outside.json", annotation)  # a readable annotation just outside the folder
+    write(root / "dev.json", [docid])
+    write(tmp_path / "kile.json", {docid: []})
+    code, out, err = run_cli("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"))
+    assert (code, out) == (2, "")
+    assert f"the annotations file of document {docid!r}" in err and "is outside the folder it must stay in" in err
+
+
+def test_a_symbolic_link_out_of_the_dataset_is_refused(tmp_path, docile_files):
+    _, annotation, ocr, predictions = docile_files
+    root = docile_dataset(tmp_path / "dataset", annotation, ocr)
+    write(tmp_path / "elsewhere.json", ocr)
+    (root / "ocr" / f"{DOCILE_ID}.json").unlink()
+    (root / "ocr" / f"{DOCILE_ID}.json").symlink_to(tmp_path / "elsewhere.json")
+    write(tmp_path / "kile.json", predictions)
+    code, _, err = run_cli("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"))
+    assert code == 2 and "is outside the folder it must stay in" in err
+
+
+@pytest.mark.parametrize("key, value, problem", [
+    ("page", 2**70, "Expected int <= 1048576 (at 516f2d61ea404b30a9192a72[0].page)"),
+    ("page", -(2**63) - 1, "Expected int >= -1048576 (at 516f2d61ea404b30a9192a72[0].page)"),
+    ("line_item_id", 2**64, "Expected int <= 9223372036854775807 (at 516f2d61ea404b30a9192a72[0].line_item_id)"),
+])
+def test_integers_beyond_their_bounds_are_schema_errors(tmp_path, docile_files, key, value, problem):
+    _, annotation, ocr, predictions = docile_files
+    root = docile_dataset(tmp_path / "dataset", annotation, ocr)
+    first = predictions[DOCILE_ID][0] | {key: value}
+    write(tmp_path / "kile.json", {DOCILE_ID: [first, *predictions[DOCILE_ID][1:]]})
+    code, out, err = run_cli("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"))
+    assert (code, out) == (2, "") and err.endswith(f"kile.json: {problem}\n"), err
+
+
+def test_an_unknown_prediction_key_is_dropped_with_a_warning_as_docile_benchmark_does(tmp_path, docile_files):
+    _, annotation, ocr, predictions = docile_files
+    root = docile_dataset(tmp_path / "dataset", annotation, ocr)
+    write(tmp_path / "kile.json", predictions)
+    clean = run_cli("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"), "--json")
+    write(tmp_path / "kile.json", {DOCILE_ID: [field | {"confidence": 0.3, "scroe": 1} for field in predictions[DOCILE_ID]]})
+    code, out, err = run_cli("score", "docile", "--dataset", str(root), "--split", "dev", "--kile", str(tmp_path / "kile.json"), "--json")
+    assert code == 0 and out == clean[1]
+    assert "unknown field key(s) 'confidence', 'scroe' ignored, as docile-benchmark ignores them" in err

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
 import pytest
-from tests.helpers import write_json
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.cli.helpers import exits_cleanly
 from tests.funsd.helpers import _vectors_or_none, assert_panel_equal, cases, corpus_params, vectors
+from tests.helpers import FUNSD_FORM, shared_path, write_json
+from tests.helpers import write_json as write
+from tests.mutations import EXAMPLES, any_mutation, mutated
 
 from tore_engine.cli import main
 
@@ -100,3 +106,30 @@ def test_bad_input_is_one_paragraph_and_exit_2(tmp_path, capsys, benchmark):
 def test_missing_reference_folder_is_an_input_error(tmp_path, capsys):
     assert main(["score", "funsd", "--reference", str(tmp_path / "nowhere"), "--prediction", str(tmp_path)]) == 2
     assert "reference folder does not exist" in capsys.readouterr().err
+
+
+# --- hostile input ------------------------------------------------------------------------------
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_funsd_mutated_prediction_and_reference(tmp_path, funsd_form, data):
+    folder, form = funsd_form
+    side = data.draw(st.sampled_from(["reference", "prediction"]))
+    for name in ("reference", "prediction"):
+        (tmp_path / name).mkdir(exist_ok=True)
+        document = mutated(form, *data.draw(any_mutation(form))) if name == side else form
+        write(tmp_path / name / f"{FUNSD_FORM}.json", document)
+    shutil.copy(folder / "images" / f"{FUNSD_FORM}.png", tmp_path / "reference" / f"{FUNSD_FORM}.png")
+    exits_cleanly("score", "funsd", "--reference", str(tmp_path / "reference"), "--prediction", str(tmp_path / "prediction"), "--json")
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_ec_funsd_mutated_prediction(tmp_path, data):
+    gold = json.loads(shared_path("data", "funsd", "ec_funsd", "jsons", f"{FUNSD_FORM}.json").read_text())
+    prediction = {"label_entities": gold.get("label_entities", []), "label_linkings": gold.get("label_linkings", [])}
+    for name, document in (("reference", gold), ("prediction", mutated(prediction, *data.draw(any_mutation(prediction))))):
+        (tmp_path / name).mkdir(exist_ok=True)
+        write(tmp_path / name / f"{FUNSD_FORM}.json", document)
+    exits_cleanly("score", "ec-funsd", "--reference", str(tmp_path / "reference"), "--prediction", str(tmp_path / "prediction"), "--json")

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.cli.helpers import exits_cleanly, run_cli
 from tests.helpers import load_shared_json, shared_path, write_json
+from tests.helpers import write_json as write
+from tests.mutations import EXAMPLES, any_mutation, mutated
 
 DEMO = ("data", "omnidocbench")
 
@@ -61,3 +68,75 @@ def test_bad_input_is_one_paragraph_and_exit_2(tmp_path):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("tore: error:") and "pred.json: expected array, got str (at results)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- hostile input (issue 10, safe to serve) ----------------------------------------------------------
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_omnidocbench_mutated_reference_and_layout(tmp_path, omnidocbench_files, data):
+    reference, layout = omnidocbench_files
+    side = data.draw(st.sampled_from(["reference", "layout"]))
+    documents = {"reference": reference, "layout": layout}
+    documents[side] = mutated(documents[side], *data.draw(any_mutation(documents[side])))
+    write(tmp_path / "OmniDocBench.json", documents["reference"])
+    write(tmp_path / "layout.json", documents["layout"])
+    exits_cleanly("score", "omnidocbench", "--reference", str(tmp_path / "OmniDocBench.json"), "--layout", str(tmp_path / "layout.json"), "--json")
+
+
+@pytest.fixture
+def omnidocbench_pages(tmp_path, omnidocbench_files):
+    reference, _ = omnidocbench_files
+    write(tmp_path / "OmniDocBench.json", reference)
+    markdown = tmp_path / "markdown"
+    markdown.mkdir()
+    stems = [Path(page["page_info"]["image_path"]).stem for page in reference]
+    (markdown / f"{stems[1]}.md").write_text("Some text.\n", encoding="utf-8")
+    return tmp_path / "OmniDocBench.json", markdown, stems[0]
+
+
+def _special_entry(kind: str, path: Path) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:  # a symbolic-link loop
+        path.symlink_to(path)
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("fifo", "is not a regular file (a device, pipe or socket); expected a file"),
+    ("folder", "is a folder; expected a file"),
+    ("loop", "cannot be resolved (a symbolic-link loop, or an invalid name)"),
+])
+def test_a_markdown_entry_that_is_not_a_regular_file_is_refused_never_waited_on(omnidocbench_pages, kind, problem):
+    reference, markdown, stem = omnidocbench_pages
+    _special_entry(kind, markdown / f"{stem}.md")
+    code, out, err = run_cli("score", "omnidocbench", "--reference", str(reference), "--markdown", str(markdown), "--json")
+    assert (code, out) == (2, "") and problem in err and f"{stem}.md" in err
+
+
+def test_a_markdown_link_out_of_the_folder_is_refused(omnidocbench_pages, tmp_path):
+    reference, markdown, stem = omnidocbench_pages
+    (tmp_path / "secret.md").write_text("outside\n", encoding="utf-8")
+    (markdown / f"{stem}.md").symlink_to(tmp_path / "secret.md")
+    code, _, err = run_cli("score", "omnidocbench", "--reference", str(reference), "--markdown", str(markdown))
+    assert code == 2 and "Markdown file" in err and "is outside the folder it must stay in" in err
+
+
+@pytest.mark.parametrize("option", ["--layout", "--reference"])
+def test_a_device_given_as_a_file_is_refused_before_reading(omnidocbench_pages, option):
+    reference, _, _ = omnidocbench_pages
+    args = {"--reference": str(reference), option: "/dev/zero"}
+    code, out, err = run_cli("score", "omnidocbench", *(item for pair in args.items() for item in pair))
+    assert (code, out) == (2, "") and err == "tore: error: file /dev/zero: is not a regular file (a device, pipe or socket); expected a file\n"
+
+
+def test_a_page_image_name_cannot_leave_the_images_folder(tmp_path, omnidocbench_files):
+    reference, _ = omnidocbench_files
+    escaped = json.loads(json.dumps(reference))
+    escaped[0]["page_info"]["image_path"] = "../../etc/hostname"
+    write(tmp_path / "OmniDocBench.json", escaped)
+    code, _, err = run_cli("score", "omnidocbench", "--reference", str(tmp_path / "OmniDocBench.json"))
+    assert code == 2 and "page image (page_info.image_path) '../../etc/hostname' is outside the folder it must stay in" in err

@@ -4,6 +4,7 @@ docile-benchmark itself, and the real sample document."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,10 @@ from tests.docile.helpers import (
     assert_metrics, write_case,
 )
 
-from tore_engine.docile import evaluate, load_predictions, score_docile
+from tests.helpers import DOCILE_ID
+
+from tore_engine.docile import Field, evaluate, load_predictions, score_docile
+from tore_engine.errors import InputError
 
 
 @pytest.mark.parametrize("case_run", SCORED_RUNS or [None], ids=_run_id if SCORED_RUNS else None)
@@ -138,3 +142,17 @@ def test_agrees_with_the_official_package_on_generated_documents(tmp_path, iou_t
             assert_metrics(mine.metrics(fieldtype=fieldtype).to_json(), official.get_metrics(task, fieldtype=fieldtype))
         for docid in official.task_to_docid_to_matching[task]:
             assert_metrics(mine.metrics(docid=docid).to_json(), official.get_metrics(task, docids=[docid]))
+
+
+def test_a_non_finite_iou_threshold_is_refused_by_the_scorer_itself(docile_files):
+    from tore_engine.docile import evaluate, load_dataset, score_docile
+
+    dataset_dir, _, _, predictions = docile_files
+    dataset = load_dataset(dataset_dir, "dev")
+    fields = {DOCILE_ID: [Field(tuple(f["bbox"]), f["page"], f["fieldtype"], score=0.5) for f in predictions[DOCILE_ID]]}
+    for threshold in (math.nan, math.inf, -math.inf):
+        with pytest.raises(InputError, match="the PCC IoU threshold must be a finite number"):
+            evaluate(dataset, fields, None, threshold)
+    with pytest.raises(InputError, match="the PCC IoU threshold must be a finite number, got nan"):
+        score_docile(dataset_dir, "dev", None, None, math.nan)
+    assert evaluate(dataset, fields, None, 1.0).kile.metrics().TP == 11

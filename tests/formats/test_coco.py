@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
 from tests.helpers import shared_path, write_json
+from tests.mutations import json_values, loads_or_input_error, mutations
 
 from tore_engine.errors import InputError
-from tore_engine.formats import load, load_pair
+from tore_engine.formats import coco, load, load_pair
 
 COCO = {
     "images": [{"id": 7, "file_name": "a.png", "width": 20, "height": 10}, {"id": 9, "file_name": "b.png", "width": 20, "height": 10}],
@@ -82,3 +88,26 @@ def test_unknown_category_names_page_and_box(tmp_path):
     with pytest.raises(InputError) as caught:
         load_pair(reference_path, bad)
     assert (caught.value.page, caught.value.box) == ("a.png", 0) and "unknown category_id 5" in caught.value.problem
+
+
+# --- hostile input ------------------------------------------------------------------------------
+
+
+VALID_COCO = {
+    "images": [{"id": 1, "file_name": "p1.png", "width": 50, "height": 40}],
+    "categories": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+    "annotations": [{"id": 1, "image_id": 1, "category_id": 2, "bbox": [1, 2, 10, 10], "score": 0.3}],
+}
+
+
+def read_coco_document(document) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "hostile.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        coco.read(path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values | mutations(VALID_COCO))
+def test_coco_loader_never_crashes(document):
+    loads_or_input_error(read_coco_document, document)

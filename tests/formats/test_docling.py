@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import shared_path, write_json
+from tests.mutations import paths_of
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, DoclingDocument, ImageRef, ProvenanceItem, Size
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -186,13 +187,6 @@ def test_two_documents_of_one_name_in_a_folder_are_an_error(tmp_path):
 
 
 HOSTILE = [None, -1, 0, 2**70, 1e308, "", "x", "#/texts/0", [], {}, [1, 2], True, {"$ref": "#/body"}, {"$ref": "#/texts/0"}]
-
-
-def paths_of(value, prefix=()):
-    yield prefix
-    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in children:
-        yield from paths_of(child, (*prefix, key))
 
 
 def replaced(document: dict, path: tuple, value) -> dict:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
 from tests.helpers import layout_json, write_json
+from tests.mutations import VALID_NATIVE, json_values, loads_or_input_error, mutations
 
 from tore_engine.errors import InputError
 from tore_engine.formats import load
@@ -144,3 +146,18 @@ def test_readers_report_their_progress_in_bytes(tmp_path, monkeypatch):
         with reading(done.append):
             read(path)
         assert 0.9 * size < sum(done) <= size and len(done) >= 1
+
+
+# --- hostile input ------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values | mutations(VALID_NATIVE))
+def test_native_loader_never_crashes(document):
+    loads_or_input_error(lambda d: from_document(d, "hostile.json"), document)
+
+
+def test_duplicate_ids_are_an_error():
+    page = {"id": "p", "width": 5, "height": 5, "boxes": []}
+    with pytest.raises(InputError, match="duplicate page id"):
+        from_document({"pages": [page, page]}, "dup.json")
