@@ -6,9 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.helpers import DEMO
+from tests.studio.helpers import _app, _no_exception
 
-from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, server_path
 from tore_engine.errors import InputError
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, server_path
+from tore_engine.studio.plain_text import plain_for_markdown
 
 
 def test_paths_inside_the_root_resolve_and_escapes_are_refused(tmp_path, monkeypatch):
@@ -33,3 +36,14 @@ def test_a_fifo_or_device_in_the_data_root_is_refused_before_it_is_opened(tmp_pa
     with pytest.raises(InputError, match="is not a regular file or a folder"):
         server_path("null")
     assert server_path("missing.json") == Path("/dev/missing.json")  # the reader says it is missing
+
+
+def test_a_fifo_typed_as_a_path_is_refused_without_hanging(tmp_path, monkeypatch):
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "model.json").write_bytes((DEMO / "model_a.json").read_bytes())
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    at = _app(timeout=20, src="path", ref="pipe.json", a="model.json")  # a read of the FIFO would block past the timeout
+    _no_exception(at)
+    assert [error.value for error in at.sidebar.error] == [
+        plain_for_markdown("file pipe.json: is not a regular file or a folder (a device, pipe or socket); it is not opened")
+    ]

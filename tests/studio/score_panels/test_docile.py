@@ -1,4 +1,4 @@
-"""The DocILE panel of the Scores page (AppTest, no browser) and its overlay figure builder.
+"""The DocILE panel of the Scores page (score_panels.docile), through AppTest (no browser).
 
 Expected numbers come from the engine directly (`evaluate` on the simulated model, `score_docile` on
 prediction files). AppTest cannot click a dataframe row, so a document is opened through the
@@ -7,26 +7,23 @@ panel's fallback selectbox.
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
-from pathlib import Path
 
-import numpy as np
 import pytest
-from tests.app.scores_apptest import assert_no_exception, open_scores_page
+from tests.helpers import SHARED
+from tests.studio.helpers import _no_exception as assert_no_exception
+from tests.studio.helpers import open_scores_page
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_panels.docile_figures import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
 from tore_engine.studio.score_panels.common import shown
 from tore_engine.studio.score_panels.docile import Inputs, prediction_file, score
 from tore_engine.docile import evaluate, load_dataset, score_docile
 from tore_engine.docile.simulated import simulate
 
-REPOSITORY = Path(__file__).resolve().parents[2]
-SAMPLE = REPOSITORY / ".." / "shared" / "data" / "docile"
+SAMPLE = SHARED / "data" / "docile"
 # The panel opens on the shared sample; without it there is nothing of the sample to check.
 pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason=f"shared sample data not found at {SAMPLE}; skipping the docile panel tests")
 DOCID = "516f2d61ea404b30a9192a72"
@@ -56,13 +53,6 @@ def _expected_metrics(result) -> dict[str, str]:
 
 def _frame(at: AppTest, first_column: str):
     return next(frame.value for frame in at.dataframe if frame.value.columns[0] == first_column)
-
-
-def _decoded(values) -> list:
-    """A Plotly array from the chart JSON: a list, or a base64 typed array."""
-    if isinstance(values, dict):
-        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).tolist()
-    return values
 
 
 @pytest.fixture(scope="module")
@@ -180,52 +170,3 @@ def test_the_simulated_prediction_files_score_the_same_outside_the_app(tmp_path,
     rescored = score_docile(SAMPLE, "dev", tmp_path / "kile.json", tmp_path / "lir.json")
     assert rescored.to_json() == simulated_result.to_json()
 
-
-# --- the figure builder ------------------------------------------------------------------------
-
-DOCUMENT = {
-    "page_count": 2,
-    "page_sizes_at_200dpi": [[100, 200], [100, 200]],
-    "pdf": None,
-    "golds": [
-        {"bbox": [0.1, 0.1, 0.3, 0.2], "page": 0, "fieldtype": "date", "text": "1/2/03", "score": None, "prediction": 1},
-        {"bbox": [0.5, 0.5, 0.9, 0.6], "page": 0, "fieldtype": "total", "text": "12.00", "score": None, "prediction": None},
-        {"bbox": [0.1, 0.1, 0.2, 0.2], "page": 1, "fieldtype": "date", "text": "x", "score": None, "prediction": None},
-    ],
-    "predictions": [
-        {"bbox": [0.0, 0.0, 1.0, 0.05], "page": 0, "fieldtype": "total", "text": None, "score": 0.25, "gold": None},
-        {"bbox": [0.1, 0.1, 0.3, 0.2], "page": 0, "fieldtype": "date", "text": "1/2/03", "score": 0.9, "gold": 0},
-    ],
-}
-
-
-def test_page_fields_scale_boxes_and_pair_them():
-    fields = page_fields(DOCUMENT, 0)
-    assert [(f.side, f.index, f.status, f.partner) for f in fields] == [
-        ("gold", 0, "matched (TP)", 1), ("gold", 1, "missed (FN)", None),
-        ("prediction", 0, "unmatched (FP)", None), ("prediction", 1, "matched (TP)", 0),
-    ]
-    assert fields[1].box == pytest.approx((50, 100, 90, 120))
-    assert [f.index for f in page_fields(DOCUMENT, 1)] == [2]
-    assert page_fields({**DOCUMENT, "page_sizes_at_200dpi": None}, 0)[1].box == pytest.approx(
-        (0.5 * DEFAULT_PAGE_SIZE[0], 0.5 * DEFAULT_PAGE_SIZE[1], 0.9 * DEFAULT_PAGE_SIZE[0], 0.6 * DEFAULT_PAGE_SIZE[1]))
-
-
-def test_overlay_draws_golds_solid_predictions_dashed_and_colours_the_match():
-    fig = document_overlay(DOCUMENT, 0, "data:image/png;base64,AAAA")
-    outlines = {trace.name: trace for trace in fig.data if trace.mode == "lines"}
-    assert set(outlines) == {"gold, matched (TP): 1", "gold, missed (FN): 1", "prediction, matched (TP): 1", "prediction, unmatched (FP): 1"}
-    assert outlines["gold, missed (FN): 1"].line.dash == "solid" and outlines["prediction, unmatched (FP): 1"].line.dash == "dash"
-    assert outlines["gold, matched (TP): 1"].line.color == outlines["prediction, matched (TP): 1"].line.color != outlines["gold, missed (FN): 1"].line.color
-    assert list(outlines["gold, missed (FN): 1"].x) == [50, 90, 90, 50, 50, None]
-    assert list(outlines["gold, missed (FN): 1"].y) == [100, 100, 120, 120, 100, None]
-    hovers = [text for trace in fig.data if trace.mode == "markers" for text in trace.text]
-    assert "<b>date</b><br>prediction 1: matched (TP) to gold 0<br>text: '1/2/03'<br>score 0.900" in hovers
-    assert "<b>total</b><br>gold 1: missed (FN)<br>text: '12.00'<br>no score" in hovers
-    assert fig.layout.images[0].sizex == 100 and fig.layout.images[0].sizey == 200
-    assert list(fig.layout.yaxis.range) == [200, 0]
-
-
-def test_hover_names_the_line_item():
-    field = page_fields({**DOCUMENT, "golds": [{**DOCUMENT["golds"][0], "line_item_id": 4}]}, 0)[0]
-    assert hover_text(field).endswith("<br>line item 4")

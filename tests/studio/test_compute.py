@@ -7,7 +7,8 @@ import socket
 
 import numpy as np
 import pytest
-from tests.app.test_pages import DEMO, _app, _no_exception
+from tests.helpers import DEMO
+from tests.studio.helpers import _app, _no_exception
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats import load_pair

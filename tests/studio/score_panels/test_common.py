@@ -1,5 +1,5 @@
-"""What the three score panels share (`score_panels.common`, `score_panels.overlay_traces`) and the
-outline trace of `page_figures` they draw with."""
+"""What the three score panels share (`score_panels.common`): how a number is written, cache stamps, a
+table whose clicked row chooses, charts, and page images."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ import pytest
 from PIL import Image
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
-from tore_engine.studio.page_figures import outline_trace
 from tore_engine.studio.score_panels import common
 from tore_engine.studio.score_panels.common import CHART_CONFIG, chart, choosing_table, file_stamp, file_stamps, page_image, shown
-from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 
 class _Recorder:
@@ -105,30 +103,3 @@ def test_no_image_outside_or_missing_is_one_placeholder_of_the_given_size(tmp_pa
     pictures = [page_image(path, (100, 200)) for path in (None, tmp_path / "outside.png", tmp_path / "root" / "missing.png")]
     assert all(picture.uri.startswith("data:image/png") and (picture.width, picture.height) == (100, 200) for picture in pictures)
     assert len({picture.uri for picture in pictures}) == 1  # the same placeholder: it tells nothing about the server's files
-
-
-# --- outlines and their hover --------------------------------------------------------------------------
-
-
-def test_outline_trace_draws_every_box_closed_with_a_gap():
-    trace = outline_trace([(0, 0, 10, 5), np.array([20.0, 20, 30, 40])], ["a", "b"], line=dict(color="#000000"), name="<b>x</b>",
-                          fill_colour="rgba(0,0,0,0.1)", column=2, legendgroup="x")
-    assert list(trace.x) == [0, 10, 10, 0, 0, None, 20, 30, 30, 20, 20, None]
-    assert list(trace.y) == [0, 0, 5, 5, 0, None, 20, 20, 40, 40, 20, None]
-    assert list(trace.text) == ["a"] * 5 + [None] + ["b"] * 5 + [None]
-    assert (trace.fill, trace.xaxis, trace.yaxis, trace.legendgroup) == ("toself", "x2", "y2", "x")
-    assert trace.name == "&lt;b&gt;x&lt;/b&gt;"  # plain text
-
-
-def test_outline_trace_without_hover_or_fill():
-    trace = outline_trace([(0, 0, 1, 1)], None, line=dict(color="#000000"), name="x")
-    assert trace.hoverinfo == "skip" and trace.text is None and trace.fill is None and trace.xaxis == "x"
-
-
-def test_outlined_boxes_put_the_hover_on_centres_in_the_outlines_pane_and_group():
-    outline, centres = outlined_boxes([(0, 0, 10, 20)], ["hover"], marker_size=12, corner_hover=False,
-                                      line=dict(color="#2ca02c"), name="gold", column=2, legendgroup="g")
-    assert outline.hoverinfo == "skip"
-    assert (list(centres.x), list(centres.y), list(centres.text)) == ([5.0], [10.0], ["hover"])
-    assert (centres.xaxis, centres.yaxis, centres.legendgroup, centres.marker.color, centres.showlegend) == ("x2", "y2", "g", "#2ca02c", False)
-    assert centres.marker.opacity == 0

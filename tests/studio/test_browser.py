@@ -22,14 +22,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.helpers import DEMO, REPOSITORY
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
-DEMO = REPOSITORY / "tore_engine" / "demo" / "data"
 
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from tests.app.test_pages import DEMO, _app, _charts, _no_exception
+from tests.helpers import DEMO
+from tests.studio.helpers import _app, _charts, _no_exception
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats import load_pair

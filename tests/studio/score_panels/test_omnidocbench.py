@@ -1,5 +1,5 @@
-"""The OmniDocBench panel of the Scores page (AppTest, no browser), its figure builders, and its
-link to the Matrices page on the same ground truth and layout model (dual taxonomy).
+"""The OmniDocBench panel of the Scores page (score_panels.omnidocbench), through AppTest (no browser), its
+page table, and its link to the Matrices page on the same ground truth and layout model (dual taxonomy).
 
 Expected numbers come from the engine (`score_omnidocbench`, `box_matches_at_iou50`, TORE's
 `evaluate_dataset`) and from the official result shipped with the sample (mAP 0.5999). AppTest
@@ -9,20 +9,18 @@ cannot click a dataframe row, so a page is opened through the panel's fallback s
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from tests.app.scores_apptest import APP, assert_no_exception
+from tests.helpers import REPOSITORY, SHARED
+from tests.studio.helpers import APP, _charts
+from tests.studio.helpers import _no_exception as assert_no_exception
 from streamlit.testing.v1 import AppTest
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_panels.omnidocbench_figures import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
 from tore_engine.studio.score_panels.omnidocbench import matrices_query, page_table
-from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
 
-REPOSITORY = Path(__file__).resolve().parents[2]
-SAMPLE = (REPOSITORY / ".." / "shared" / "data" / "omnidocbench").resolve()
+SAMPLE = (SHARED / "data" / "omnidocbench").resolve()
 # The panel opens on the shared sample; without it there is nothing of the sample to check.
 pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason=f"shared sample data not found at {SAMPLE}; skipping the omnidocbench panel tests")
 GT = SAMPLE / "OmniDocBench_demo.json"
@@ -53,10 +51,6 @@ def _panel() -> AppTest:
     at.radio(key="bench").set_value("omnidocbench").run()
     assert_no_exception(at)
     return at
-
-
-def _charts(at: AppTest) -> list[dict]:
-    return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
 
 
 def _shown(value: float | None) -> str:
@@ -208,43 +202,7 @@ def test_matrices_query_uses_the_sidebars_keys(sample):
                      "fmt": "omnidocbench", "tax": "auto", "view": "trimmed"}
 
 
-# --- figure builders and the table --------------------------------------------------------------
-
-
-def test_per_class_ap_bars_leave_a_missing_class_empty_and_say_n_a():
-    fig = per_class_ap_bars({"title": 0.5, "table": None}).to_dict()
-    bar = fig["data"][0]
-    assert list(bar["x"]) == [0.5, None] and list(bar["text"]) == ["0.500", "n/a"]
-    assert list(fig["layout"]["yaxis"]["ticktext"]) == ["title", "table (n/a)"]
-
-
-def test_attribute_bars_label_each_value_with_its_page_count():
-    bar = attribute_bars({"book": 0.25, "note": None}, {"book": 2, "note": 1}, metric="mAP").to_dict()["data"][0]
-    assert list(bar["y"]) == ["book (2 p.)", "note (1 p.)"] and list(bar["text"]) == ["0.250", "n/a"]
-
-
-def test_page_match_overlay_marks_matched_unmatched_and_not_evaluated_boxes():
-    page = PageMatches(
-        "p.jpg", 100.0, 200.0, None,
-        reference=[MatchedBox("title", "title", (0, 0, 10, 10), None, 0),
-                   MatchedBox("text_block", "text", (0, 20, 10, 30), None, None),
-                   MatchedBox("reference", None, (0, 40, 10, 50), None, None)],
-        prediction=[MatchedBox("title", "title", (1, 1, 10, 10), 0.9, 0),
-                    MatchedBox("plain text", "text", (50, 50, 60, 60), 0.4, None)],
-    )
-    fig = page_match_overlay(page, None).to_dict()
-    outlines = [trace for trace in fig["data"] if trace["mode"] == "lines"]
-    by_status = {(trace["xaxis"], trace["legendgroup"], trace["line"]["dash"]) for trace in outlines}
-    assert by_status == {("x", MATCHED, "solid"), ("x", UNMATCHED, "dash"), ("x", NOT_EVALUATED, "dot"),
-                         ("x2", MATCHED, "solid"), ("x2", UNMATCHED, "dash")}
-    assert {trace["line"]["color"] for trace in outlines if trace["legendgroup"] == UNMATCHED} == {STATUS_STYLES[UNMATCHED]["color"]}
-    assert sum(trace["showlegend"] for trace in outlines) == 3  # one legend entry per status
-    hovers = [text for trace in fig["data"] if trace["mode"] == "markers" for text in trace["text"]]
-    assert any("matched to predicted box 0 (title)" in text for text in hovers)
-    assert any("matched to ground-truth box 0 (title)" in text and "score 0.900" in text for text in hovers)
-    assert any("unmatched at IoU 0.5" in text and "plain text" in text for text in hovers)
-    assert [a["text"] for a in fig["layout"]["annotations"]] == ["ground truth: 3 blocks", "prediction: 2 boxes"]
-    assert fig["layout"]["yaxis"]["range"] == [200.0, 0]
+# --- the page table and other predictions ------------------------------------------------------
 
 
 def test_page_table_sorts_worst_first_and_keeps_missing_scores_missing():

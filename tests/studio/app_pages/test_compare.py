@@ -1,0 +1,74 @@
+"""The Compare page (app_pages/compare.py) on the embedded demo, through AppTest: which view the two
+models share, the pages where B differs most, a difference or an outcome bar's pages opening each
+model on its own cell. Expected numbers come from the engine directly."""
+
+from __future__ import annotations
+
+from tests.helpers import DEMO
+from tests.studio.helpers import _app, _charts, _no_exception, _spotlight
+
+from tore_engine.comparison import compare, outcome_cell
+from tore_engine.dataset import evaluate_dataset
+from tore_engine.formats import load_pair
+from tore_engine.studio.compare_panels import TARGET, Target
+
+
+def test_compare_page_explains_why_it_compares_reduced_matrices():
+    at = _app()
+    at.switch_page("app_pages/compare.py").run()
+    _no_exception(at)
+    assert [tab.label for tab in at.tabs] == ["Both against the reference", "Model B against model A"]
+    assert any("cannot be subtracted cell by cell" in caption.value for caption in at.caption)
+    titles = [chart["layout"].get("title", {}).get("text") for chart in _charts(at)]
+    assert "B − A, recall (reduced 2x2)" in titles and "B − A, precision (reduced 2x2)" in titles
+    assert "recall (zero-trimmed), B against A" in titles
+    three_panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 3]
+    assert [a["text"] for a in three_panes[0]["layout"]["annotations"]] == ["reference", "model A (simulated)", "model B (simulated)"]
+
+
+def test_compare_page_lists_the_pages_where_b_differs_most(demo_evaluation):
+    at = _app()
+    at.switch_page("app_pages/compare.py").run()
+    table = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns)
+    assert table["B − A"].is_monotonic_increasing and len(table) == 20
+    evaluation_b = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_b.json"))
+    f1_a = {row["page"]: row["f1"] for row in demo_evaluation.page_foreground_scores()}
+    f1_b = {row["page"]: row["f1"] for row in evaluation_b.page_foreground_scores()}
+    worst = min(f1_a, key=lambda page: (f1_b[page] - f1_a[page]))
+    assert table["page"].iloc[0] == worst
+
+
+def test_compare_page_with_one_model_asks_for_a_second(tmp_path):
+    at = _app(src="path", ref=str(DEMO / "reference.json"), a=str(DEMO / "model_a.json"))
+    at.switch_page("app_pages/compare.py").run()
+    _no_exception(at)
+    assert any("Choose two predictions" in info.value for info in at.info)
+
+
+def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(demo, demo_b):
+    _, _, evaluation = demo
+    at = _app()
+    at.switch_page("app_pages/compare.py").run()
+    at.session_state[TARGET] = Target("full", "Text", outcome="Background")  # as a click on the Text / Background bar does
+    at.run()
+    _no_exception(at)
+    table = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns and "A" in frame.value.columns)
+    expected = compare(evaluation, demo_b).outcome_pages("Text", "Background")
+    assert table["page"].tolist() == [row["page"] for row in expected] and table["A"].tolist() == [row["A"] for row in expected]
+    page = table["page"].iloc[0]
+    at.button(key="open-button-target-Text: Background-B").click().run()
+    _no_exception(at)
+    b_cell = outcome_cell(demo_b, "Text", "Background")
+    assert at.radio(key="model").value == "B" and at.selectbox(key="page").value == page
+    assert at.query_params["cell"] == f"{b_cell[0]}|{b_cell[1]}"  # B's own row name for reference Text
+    assert [trace["name"] for trace in _spotlight(_charts(at)[0])] == [f"{b_cell[0]} → {b_cell[1]}"] * 2
+
+
+def test_compare_names_each_model_in_its_own_matrix_and_labels_the_difference():
+    at = _app()
+    at.switch_page("app_pages/compare.py").run()
+    titles = [chart["layout"]["title"]["text"] for chart in _charts(at) if chart["layout"].get("title")]
+    assert titles[:2] == ["row (recall), zero-trimmed, single taxonomy: model A (simulated)",
+                          "row (recall), zero-trimmed, dual taxonomy: model B (simulated)"]
+    assert "B − A per reference class" in titles
+    assert at.radio(key="view").value == "trimmed"  # a dual model is compared: the trimmed view

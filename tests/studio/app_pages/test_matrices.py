@@ -1,0 +1,113 @@
+"""The Matrices page (app_pages/matrices.py) on the embedded demo, through AppTest: the heatmap and
+its normalisations, a cell's pages, a per-class bar's pages, class subsets and views. Expected
+numbers come from the engine directly."""
+
+from __future__ import annotations
+
+import numpy as np
+from tests.studio.helpers import _app, _array, _charts, _no_exception, _page_table
+
+from tore_engine.drilldown import class_pages, shown_matrices
+
+
+def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
+    at = _app()
+    _no_exception(at)
+    assert any("simulated" in info.value for info in at.info)
+    charts = _charts(at)
+    heatmap = charts[0]
+    assert heatmap["data"][0]["type"] == "heatmap" and heatmap["data"][1]["type"] == "scatter"
+    assert heatmap["layout"]["yaxis"]["ticktext"][:2] == ["Background", "Caption"]
+    assert charts[1]["data"][0]["type"] == "bar"  # per-class scores
+    assert any("Unweighted means over the 11 classes" in caption.value for caption in at.caption)
+    assert at.query_params["src"] == "demo"
+    largest = at.dataframe[0].value
+    assert largest.columns[:3].tolist() == ["reference", "prediction", "pixels"]
+    assert (largest["reference"] != largest["prediction"]).all()
+    assert largest["pixels"].is_monotonic_decreasing
+
+
+def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
+    at = _app()
+    at.selectbox(key="cell_ref").set_value("Title").run()
+    at.selectbox(key="cell_pred").set_value("Section-header").run()
+    _no_exception(at)
+    classes = demo_evaluation.matrices.classes
+    expected = demo_evaluation.cell_pages(classes.index("Title"), classes.index("Section-header"))
+    assert expected, "the demo's model A confuses some titles with section headers"
+    table = _page_table(at)
+    assert table["page"].tolist() == [page for page, _, _ in expected]
+    assert table["contribution (pixels)"].tolist() == [value for _, value, _ in expected]
+    assert any(f"Contributing pages: {len(expected)}" in markdown.value for markdown in at.markdown)
+    assert at.query_params["cell"] == "Title|Section-header"
+
+
+def test_open_in_overlays_switches_to_that_page_with_the_cell():
+    at = _app(cell="Title|Section-header")
+    page_id = at.selectbox(key="open-A-full-Title-Section-header").value
+    at.button(key="open-button-A-full-Title-Section-header-A").click().run()
+    _no_exception(at)
+    assert any(title.value == "Page overlays" for title in at.title)
+    assert at.selectbox(key="page").value == page_id
+    assert at.selectbox(key="highlight").value == "Title|Section-header" and at.query_params["cell"] == "Title|Section-header"
+    overlay = _charts(at)[0]
+    assert overlay["layout"]["annotations"][0]["text"] == "reference"
+    assert len(overlay["layout"]["images"]) == 2  # the page image under both panes
+
+
+def test_reduced_view_in_the_url_lists_pages_of_a_reduced_cell():
+    at = _app(view="reduced", cell="Foreground|Background", model="B")
+    _no_exception(at)
+    assert at.radio(key="view").value == "reduced" and at.radio(key="model").value == "B"
+    assert len(_page_table(at)) > 0
+    assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", "Foreground"]
+
+
+def test_normalisation_all_is_each_cell_over_the_total_and_hidden_cells_have_no_number(demo):
+    _, _, evaluation = demo
+    at = _app(metric="share", hide="1")
+    _no_exception(at)
+    heatmap = _charts(at)[0]["data"][0]
+    expected = shown_matrices(evaluation.matrices, "full").share
+    diagonal = np.eye(len(expected), dtype=bool)
+    z = _array(heatmap["z"])
+    assert np.allclose(z[~diagonal], expected[~diagonal]) and np.isnan(z[diagonal]).all()
+    assert all(heatmap["text"][k][k] == "" for k in range(len(expected)))  # hidden: no number either
+    assert heatmap["text"][0][1] == f"{expected[0, 1]:.1%}"
+
+
+def test_a_class_subset_and_hiding_background_keep_the_values(demo):
+    _, _, evaluation = demo
+    at = _app()
+    at.multiselect(key="classes").set_value(["Text", "Table", "Title"]).run()
+    at.toggle(key="nobg").set_value(True).run()
+    _no_exception(at)
+    heatmap = _charts(at)[0]
+    assert heatmap["layout"]["yaxis"]["ticktext"] == heatmap["layout"]["xaxis"]["ticktext"] == ["Table", "Text", "Title"]
+    full = evaluation.matrices.full
+    rows = [full.rows.index(name) for name in ("Table", "Text", "Title")]
+    assert np.allclose(_array(heatmap["data"][0]["z"]), full.recall[np.ix_(rows, rows)])
+    at.switch_page("app_pages/compare.py").run()  # the subset is kept across pages
+    assert at.multiselect(key="classes").value == ["Text", "Table", "Title"]
+
+
+def test_a_dual_model_opens_on_the_trimmed_view_and_each_mode_keeps_its_own():
+    at = _app()
+    assert at.radio(key="view").value == "full"
+    at.radio(key="model").set_value("B").run()
+    assert at.radio(key="view").value == "trimmed"  # not the full 18 x 18 with its empty quadrants
+    at.radio(key="view").set_value("reduced").run()
+    at.radio(key="model").set_value("A").run()
+    assert at.radio(key="view").value == "full"
+    at.radio(key="model").set_value("B").run()
+    assert at.radio(key="view").value == "reduced"
+
+
+def test_a_per_class_bar_lists_the_pages_of_its_class(demo):
+    _, _, evaluation = demo
+    at = _app()
+    at.session_state["bar-class-A"] = "Title"  # as a click on a Title bar does
+    at.run()
+    _no_exception(at)
+    table = next(frame.value for frame in at.dataframe if "right pixels" in frame.value.columns)
+    assert table["page"].tolist() == [page for page, *_ in class_pages(evaluation, "Title")]

@@ -1,0 +1,136 @@
+"""The Overlays page (app_pages/overlays.py) on the embedded demo, through AppTest: the navigator, the
+agreement view, a cell's pixels lit with its contribution, the highlight picker, placeholders and
+page images stored in other formats. Expected numbers come from the engine directly."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+from tests.studio.helpers import (
+    APP, PAGES, PREDICTED, _app, _array, _charts, _decoded, _image_source, _metric, _native, _no_exception, _png, _spotlight,
+)
+
+from tore_engine.drilldown import page_regions, pages_for_view_cell
+from tore_engine.formats import load
+from tore_engine.studio.page_figures import SHARE_LEVELS
+from tore_engine.studio.plain_text import percent, pixels
+
+
+def test_overlays_navigator_agreement_and_model_b(demo_evaluation):
+    at = _app()
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    first = at.selectbox(key="page").value
+    assert first == demo_evaluation.page_ids[0]
+    at.button[1].click().run()  # Next
+    assert at.selectbox(key="page").value == demo_evaluation.page_ids[1]
+    at.selectbox(key="order").set_value("worst").run()
+    worst = min(demo_evaluation.page_foreground_scores(), key=lambda row: row["f1"])["page"]
+    assert at.selectbox(key="page").options[0].startswith(worst)
+    at.toggle(key="agree").set_value(True).run()
+    at.radio(key="model").set_value("B").run()
+    _no_exception(at)
+    overlay = _charts(at)[0]
+    assert [a["text"] for a in overlay["layout"]["annotations"]] == ["reference", "model B (simulated)", "agreement"]
+    assert at.query_params["agree"] == "1" and at.query_params["model"] == "B"
+
+
+def test_pages_without_a_drawable_image_get_a_placeholder(tmp_path, whole_disk_as_data_root):
+    pages = [{"id": "no-image", "width": 100, "height": 50, "boxes": [{"label": "Text", "bbox": [10, 10, 60, 30]}]},
+             {"id": "lost-pdf", "width": 100, "height": 50, "pdf": "missing.pdf", "page_no": 0, "boxes": []}]
+    (tmp_path / "reference.json").write_text(json.dumps({"name": "gt", "pages": pages}), encoding="utf-8")
+    (tmp_path / "model.json").write_text(json.dumps({"name": "m", "pages": pages}), encoding="utf-8")
+    at = _app(src="path", ref=str(tmp_path / "reference.json"), a=str(tmp_path / "model.json"))
+    at.query_params["page"] = "lost-pdf"  # as a link to /overlays?page=lost-pdf would carry it
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    assert at.selectbox(key="page").value == "lost-pdf"
+    assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")  # the placeholder
+    at.selectbox(key="page").set_value("no-image").run()
+    _no_exception(at)
+    assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")
+
+
+CELL = ("Text", "Table")
+
+
+def _overlays(**query: str):
+    """The Overlays page opened by a link with these parameters."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.switch_page("app_pages/overlays.py")
+    return at.run()
+
+
+def test_the_worst_page_of_a_cell_opens_with_its_pixels_lit_and_its_contribution(demo):
+    reference, model_a, evaluation = demo
+    worst, value, share = pages_for_view_cell(evaluation, "full", *CELL)[0]
+    at = _app(cell="Text|Table")
+    assert at.selectbox(key="open-A-full-Text-Table").value == worst
+    at.button(key="open-button-A-full-Text-Table-A").click().run()
+    _no_exception(at)
+    assert at.selectbox(key="page").value == worst and at.query_params["cell"] == "Text|Table"
+    classes = evaluation.matrices.classes
+    engine = evaluation.page_matrix(evaluation.page_ids.index(worst))[classes.index("Text"), classes.index("Table")]
+    assert engine == value == 31410.0  # the demo's worst page for reference Text predicted as Table
+    assert _metric(at, "Text → Table on this page") == f"{pixels(engine)} px" == "31,410 px"
+    assert _metric(at, "Share of the cell") == percent(share) == "14.4%"
+    regions = page_regions(reference.pages[reference.page_ids().index(worst)], model_a.pages[model_a.page_ids().index(worst)],
+                           evaluation.taxonomy, "full", *CELL)
+    assert regions.contribution() == engine
+    overlay = _charts(at)[0]
+    lit = _spotlight(overlay)
+    assert [trace["name"] for trace in lit] == ["Text → Table", "Text → Table"]  # the reference pane and the prediction pane
+    z, xs, ys = _array(lit[0]["z"]), _array(lit[0]["x"]), _array(lit[0]["y"])
+    areas = np.diff(ys)[:, None] * np.diff(xs)[None, :]
+    assert (areas * z / SHARE_LEVELS).sum() == pytest.approx(float(regions.contribution()))  # exactly the cell's pixels are lit
+    outlined = [trace for trace in overlay["data"] if trace.get("name") == "boxes behind Text → Table"]
+    assert len(outlined) == 2 and outlined[0]["line"]["width"] == 3
+
+
+def test_a_reduced_cell_highlights_the_reduced_pixels(demo):
+    _, _, evaluation = demo
+    page = evaluation.page_ids[3]
+    at = _overlays(view="reduced", cell="Foreground|Background", page=page)
+    _no_exception(at)
+    assert at.radio(key="view").value == "reduced" and at.selectbox(key="highlight").value == "Foreground|Background"
+    missed = int(evaluation.page_reduced[3, 1, 0])
+    assert _metric(at, "Foreground → Background on this page") == f"{missed:,} px"
+    options = at.selectbox(key="highlight").options
+    assert options[0] == "(no cell)" and all("→" in option for option in options[1:])
+
+
+def test_the_highlight_picker_lists_the_pages_cells_and_chooses_one(demo):
+    _, _, evaluation = demo
+    at = _overlays(page="paper-b/p8")
+    assert not _spotlight(_charts(at)[0])
+    at.selectbox(key="highlight").set_value("Text|Table").run()
+    _no_exception(at)
+    assert at.query_params["cell"] == "Text|Table" and len(_spotlight(_charts(at)[0])) == 2
+    at.selectbox(key="order").set_value("cell").run()
+    ranked = [page for page, *_ in pages_for_view_cell(evaluation, "full", *CELL)]
+    assert [option.split("   ")[0] for option in at.selectbox(key="page").options][: len(ranked)] == ranked
+
+
+def test_images_stored_in_a_parquet_file_are_drawn(root):
+    from tore_engine.formats import parquet
+
+    (root / "img").mkdir()
+    for page, colour in (("p1", "red"), ("p2", "blue")):
+        (root / "img" / f"{page}.png").write_bytes(_png(colour))
+    (root / "gt.json").write_bytes(_native("gt", PAGES))
+    layout = load(root / "gt.json")
+    (root / "stored").mkdir()
+    parquet.write(layout, root / "stored" / "gt.parquet", image_bytes=True)
+    (root / "img" / "p1.png").unlink()  # only the copy inside the Parquet file is left
+    (root / "model.json").write_bytes(_native("model", PREDICTED))
+    at = _app(src="path", ref="stored/gt.parquet", fmt="parquet", a="model.json", fmt_a="tore")
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    source = _image_source(_charts(at)[0])
+    assert source.startswith("data:image/jpeg;base64,")  # the page, not the placeholder (a PNG)
+    assert _decoded(source).getpixel((20, 10))[0] > 200  # red: p1's stored image

@@ -1,0 +1,137 @@
+"""What the app's tests share: the app opened in Streamlit's AppTest (no browser) at a link, the Scores
+page with a benchmark chosen, what AppTest gives back read as plain values (charts, tables, typed
+arrays, metrics), uploads into the sidebar, and small layouts and page images to feed it.
+
+AppTest cannot click a chart, so a cell is chosen through the fallback selectboxes; the click path
+is covered by the browser test (tests/studio/test_browser.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from streamlit.testing.v1 import AppTest
+from tests.helpers import DEMO, REPOSITORY
+
+APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")
+
+if not (DEMO / "reference.json").exists():
+    pytest.skip(f"the embedded demo is missing at {DEMO}; regenerate it with python -m tore_engine.demo", allow_module_level=True)
+
+
+# --- the app in AppTest ------------------------------------------------------------------------
+
+
+def _app(*, secrets: dict | None = None, timeout: float = 60, **query: str) -> AppTest:
+    """The app opened at a link with these query parameters (and these Streamlit secrets)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.secrets.update(secrets or {})
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def open_scores_page(benchmark: str, timeout: int = 120, **query: str) -> AppTest:
+    """The Scores page with `benchmark` chosen, opened first as a deep link opens it."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.query_params["bench"] = benchmark
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.switch_page("app_pages/scores.py").run()
+    _no_exception(at)
+    return at
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _upload(at, slot: str, name: str, data: bytes):
+    generation = at.session_state["_upload_generation"] if "_upload_generation" in at.session_state else 0
+    return at.file_uploader(key=f"upload_{slot}_{generation}").set_value((name, data, "application/json")).run()
+
+
+# --- what AppTest gives back ---------------------------------------------------------------------
+
+
+def _charts(at: AppTest) -> list[dict]:
+    return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+
+
+def _page_table(at: AppTest):
+    return next(frame.value for frame in at.dataframe if "page" in frame.value.columns)
+
+
+def _metric(at, label: str) -> str:
+    return next(metric.value for metric in at.metric if metric.label.startswith(label))
+
+
+def _spotlight(chart: dict) -> list[dict]:
+    return [trace for trace in chart["data"] if trace["type"] == "heatmap"]
+
+
+def _array(value) -> np.ndarray:
+    """A figure array as AppTest gives it: a list, or a typed array {"dtype", "bdata", "shape"}."""
+    if not isinstance(value, dict):
+        return np.array(value, dtype=float)
+    shape = [int(side) for side in str(value.get("shape", "-1")).split(",")]
+    return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape).astype(float)
+
+
+def _image_source(chart: dict) -> str:
+    return chart["layout"]["images"][0]["source"]
+
+
+def _decoded(uri: str) -> Image.Image:
+    return Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+
+
+def _shown_text(at) -> str:
+    """Every text element of the page, as sent to the browser."""
+    return " ".join(element.value for kind in ("markdown", "caption", "error", "warning", "info", "exception", "text", "code")
+                    for element in getattr(at, kind) if isinstance(element.value, str))
+
+
+# --- layouts and page images to feed it ---------------------------------------------------------
+
+
+def _layout(pages: list[dict], name: str = "layout") -> bytes:
+    return json.dumps({"name": name, "pages": pages}).encode()
+
+
+def _page(page_id: str, labels: list[str], **image: object) -> dict:
+    boxes = [{"label": label, "bbox": [10 + 20 * k, 10, 25 + 20 * k, 40]} for k, label in enumerate(labels)]
+    return {"id": page_id, "width": 100, "height": 50, "boxes": boxes, **image}
+
+
+PAGES = [{"id": "p1", "width": 40, "height": 20, "image": "img/p1.png",
+          "boxes": [{"label": "Text", "bbox": [2, 2, 20, 10]}, {"label": "Table", "bbox": [22, 2, 38, 18]}]},
+         {"id": "p2", "width": 40, "height": 20, "image": "img/p2.png", "boxes": [{"label": "Text", "bbox": [0, 0, 40, 5]}]}]
+PREDICTED = [{**page, "boxes": [{"label": "Table", "bbox": [2, 2, 20, 10]}]} for page in PAGES]
+
+
+def _png(colour: str) -> bytes:
+    """A PNG of one colour, the size of the pages of PAGES."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (40, 20), colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _native(name: str, pages: list[dict]) -> bytes:
+    return json.dumps({"name": name, "pages": pages}).encode()
+
+
+def _coco(root: Path) -> None:
+    images = {"images": [{"id": k + 1, "file_name": page["id"], "width": 40, "height": 20} for k, page in enumerate(PAGES)],
+              "categories": [{"id": 1, "name": "Text"}, {"id": 2, "name": "Table"}]}
+    (root / "images.json").write_text(json.dumps(images), encoding="utf-8")
+    model_a = [{"image_id": 1, "category_id": 1, "bbox": [2, 2, 18, 8], "score": 0.9}]
+    model_b = [{"image_id": 1, "category_id": 2, "bbox": [2, 2, 18, 8], "score": 0.8}, {"image_id": 2, "category_id": 1, "bbox": [0, 0, 40, 5]}]
+    (root / "a.results.json").write_text(json.dumps(model_a), encoding="utf-8")
+    (root / "b.results.json").write_text(json.dumps(model_b), encoding="utf-8")

@@ -1,0 +1,113 @@
+"""Page images (tore_engine.studio.page_images) come from their root only (issue 10): outside it, or not a
+regular file, they are never read and get the same placeholder as a missing one, which names no
+folder; also for layouts uploaded or read from the server."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+
+import pytest
+from PIL import Image
+from tests.studio.helpers import _app, _charts, _layout, _no_exception, _page, _shown_text, _upload
+
+from tore_engine.layout import Page, PageImage
+from tore_engine.studio import page_images
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+
+
+def _png(colour: str) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (100, 50), colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _image_source(at) -> str:
+    return _charts(at)[0]["layout"]["images"][0]["source"]
+
+
+def _placeholder_uri(text: str = page_images.NO_PAGE_IMAGE) -> str:
+    from tore_engine.studio import rendering
+
+    return rendering.data_uri(rendering.placeholder(100, 50, text))
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The files the page-image layer opens."""
+    opened = []
+    original = page_images.read_bytes
+
+    def spy(path, **options):
+        opened.append(str(path))
+        return original(path, **options)
+
+    monkeypatch.setattr(page_images, "read_bytes", spy)
+    return opened
+
+
+def test_page_images_outside_their_root_are_never_read_and_look_missing(tmp_path, reads):
+    root, secret = tmp_path / "root", tmp_path / "secret.png"
+    root.mkdir()
+    secret.write_bytes(_png("red"))
+    (root / "inside.png").write_bytes(_png("blue"))
+    os.mkfifo(root / "pipe.png")
+    (root / "link.png").symlink_to(secret)
+    page = Page("p", 100, 50, [], [])
+    outside = [PageImage(secret), PageImage(root / ".." / "secret.png"), PageImage(root / "link.png")]
+    not_files = [PageImage(root / "missing.png"), PageImage(root / "pipe.png"), PageImage(root), None]
+    for image in outside + not_files:
+        page.image = image
+        assert page_images.page_image_uri(page, root) == _placeholder_uri(), image
+    assert reads == []
+    page.image = PageImage(root / "inside.png")
+    assert page_images.page_image_uri(page, root).startswith("data:image/jpeg;base64,")
+    assert reads == [str(root / "inside.png")]
+
+
+def test_an_uploaded_layout_cannot_show_a_server_file(tmp_path, reads):
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(_png("red"))
+    pages = [_page("absolute", ["Text"], image=str(secret)), _page("climbing", ["Text"], pdf="../../secret.pdf", page_no=0),
+             _page("missing", ["Text"], image="missing.png")]
+    at = _app(src="upload")
+    _upload(at, "ref", "reference.json", _layout(pages))
+    _upload(at, "a", "model.json", _layout(pages))
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    sources = {}
+    for page_id in ("absolute", "climbing", "missing"):
+        at.selectbox(key="page").set_value(page_id).run()
+        _no_exception(at)
+        sources[page_id] = _image_source(at)
+    assert set(sources.values()) == {_placeholder_uri()}  # the same placeholder for outside and missing
+    assert reads == []
+    assert str(tmp_path) not in _shown_text(at)
+
+
+def test_a_page_image_path_in_a_server_layout_stays_in_the_data_root(tmp_path, monkeypatch, reads):
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.png").write_bytes(_png("red"))
+    (root / "page.png").write_bytes(_png("blue"))
+    pages = [_page("escape", ["Text"], image="../secret.png"), _page("inside", ["Text"], image="page.png")]
+    (root / "reference.json").write_bytes(_layout(pages))
+    (root / "model.json").write_bytes(_layout(pages))
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(root))
+    at = _app(src="path", ref="reference.json", a="model.json", page="escape")
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    assert _image_source(at) == _placeholder_uri()
+    at.selectbox(key="page").set_value("inside").run()
+    assert _image_source(at).startswith("data:image/jpeg;base64,")
+    assert reads == [str(root / "page.png")]
+
+
+def test_the_placeholder_never_names_a_folder(tmp_path):
+    uri = page_images.page_image_uri(Page("p", 100, 50, [], [], image=PageImage(tmp_path / "nope.pdf", 0)), tmp_path)
+    assert uri == _placeholder_uri() and base64.b64decode(uri.split(",", 1)[1]).startswith(b"\x89PNG")
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"not a pdf")
+    uri = page_images.page_image_uri(Page("p", 100, 50, [], [], image=PageImage(broken, 0)), tmp_path)
+    assert uri == _placeholder_uri("broken.pdf is not a readable PDF")

@@ -1,0 +1,29 @@
+"""The all-pages table (tore_engine.studio.page_tables) on the demo, through AppTest: each page's class
+pixels on both sides, its Foreground F1, its filters, and a row opened in Overlays."""
+
+from __future__ import annotations
+
+import numpy as np
+from tests.studio.helpers import _app
+
+from tore_engine.drilldown import page_class_pixels
+
+
+def test_the_all_pages_table_holds_each_pages_class_pixels_and_filters(demo):
+    _, _, evaluation = demo
+    at = _app()
+    table = next(frame.value for frame in at.dataframe if "Text (ref)" in frame.value.columns)
+    reference, predicted = page_class_pixels(evaluation)
+    classes = evaluation.matrices.classes
+    assert table["page"].tolist() == evaluation.page_ids
+    assert np.allclose(table["Table (pred)"], predicted[:, classes.index("Table")])
+    assert np.allclose(table["Text (ref)"], reference[:, classes.index("Text")])
+    assert table["foreground F1"].tolist() == [row["f1"] for row in evaluation.page_foreground_scores()]
+    at.text_input(key="pages_filter").set_value("paper-b").run()
+    at.multiselect(key="pages_classes").set_value(["Formula"]).run()
+    shown = next(frame.value for frame in at.dataframe if "Text (ref)" in frame.value.columns)
+    formula = (reference[:, classes.index("Formula")] > 0) | (predicted[:, classes.index("Formula")] > 0)
+    assert shown["page"].tolist() == [page for page, has in zip(evaluation.page_ids, formula) if has and "paper-b" in page]
+    at.selectbox(key="open-all-A").set_value(shown["page"].iloc[-1]).run()
+    at.button(key="open-button-all-A-A").click().run()
+    assert at.selectbox(key="page").value == shown["page"].iloc[-1]

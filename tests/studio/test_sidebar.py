@@ -1,0 +1,112 @@
+"""The sidebar's data sources (tore_engine.studio.sidebar), through AppTest: uploads, paths on the server
+inside the data root, label maps, a format per input, COCO results lists with their images file,
+docling-eval datasets, page images from a server folder, and the models' labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import DEMO
+from tests.studio.helpers import PAGES, PREDICTED, _app, _charts, _coco, _decoded, _image_source, _native, _no_exception, _png
+
+from tore_engine.dataset import evaluate_dataset
+from tore_engine.formats import load_pair
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.plain_text import plain_for_markdown
+
+
+def test_a_broken_upload_shows_the_engine_error():
+    at = _app(src="upload")
+    at.file_uploader(key="upload_ref_0").set_value(("reference.json", b'{"pages": [{"id": "p1", "width": 10}]}', "application/json")).run()
+    at.file_uploader(key="upload_a_0").set_value(("model.json", (DEMO / "model_a.json").read_bytes(), "application/json")).run()
+    _no_exception(at)
+    messages = [error.value for error in at.error]
+    expected = plain_for_markdown("file reference.json, page 'p1': missing key 'height'")  # not the private folder's path
+    assert any(expected in message for message in messages), messages
+    at.switch_page("app_pages/overlays.py").run()  # the uploads survive a page switch
+    assert any(expected in error.value for error in at.error)
+    next(button for button in at.sidebar.button if button.label == "Forget the uploaded files").click().run()
+    assert not at.error and any("Choose a reference" in info.value for info in at.info)
+
+
+def test_a_server_path_outside_the_data_root_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    at = _app(src="path", ref="../../etc/passwd", a=str(DEMO / "model_a.json"))
+    assert any(plain_for_markdown("is outside the folder it must stay in (the data root") in error.value for error in at.sidebar.error)
+
+
+def test_a_missing_server_path_shows_the_engine_error(tmp_path, whole_disk_as_data_root):
+    at = _app(src="path", ref=str(tmp_path / "nowhere.json"), a=str(DEMO / "model_a.json"))
+    _no_exception(at)
+    assert any(plain_for_markdown("nowhere.json: no such file") in error.value for error in at.error)
+
+
+def test_a_label_map_path_is_applied(tmp_path, whole_disk_as_data_root):
+    label_map = tmp_path / "map.json"
+    label_map.write_text(json.dumps({"Title": "Section-header"}), encoding="utf-8")
+    at = _app(map=str(label_map))
+    _no_exception(at)
+    assert "Title" not in _charts(at)[0]["layout"]["yaxis"]["ticktext"]
+
+
+def test_page_images_from_a_folder_on_the_server(root):
+    (root / "layouts").mkdir()
+    (root / "pictures" / "img").mkdir(parents=True)
+    (root / "pictures" / "img" / "p1.png").write_bytes(_png("red"))
+    (root / "layouts" / "gt.json").write_bytes(_native("gt", PAGES))
+    (root / "layouts" / "model.json").write_bytes(_native("model", PREDICTED))
+    at = _app(src="path", ref="layouts/gt.json", a="layouts/model.json")
+    at.switch_page("app_pages/overlays.py").run()
+    assert _image_source(_charts(at)[0]).startswith("data:image/png;base64,")  # beside the layouts there is none: the placeholder
+    at.text_input(key="imgdir").set_value("pictures").run()
+    _no_exception(at)
+    assert _decoded(_image_source(_charts(at)[0])).getpixel((20, 10))[0] > 200  # red: p1, from the chosen folder
+    assert at.query_params["imgdir"] == "pictures"
+
+
+def test_two_coco_results_lists_are_compared_against_one_images_file(root):
+    _coco(root)
+    at = _app(src="path", a="a.results.json", b="b.results.json", coco="images.json")
+    at.switch_page("app_pages/compare.py").run()
+    _no_exception(at)
+    assert any("only model B read against model A is shown" in info.value for info in at.info)
+    recall = next(chart for chart in _charts(at) if chart["layout"]["title"]["text"] == "recall (zero-trimmed), B against A")
+    engine = evaluate_dataset(*load_pair(root / "a.results.json", root / "b.results.json", coco_images=root / "images.json"), taxonomy="dual")
+    assert recall["layout"]["yaxis"]["ticktext"] == engine.matrices.trimmed.rows
+
+
+def test_each_input_has_its_own_format(root):
+    (root / "gt.json").write_bytes(_native("gt", PAGES))
+    (root / "model.jsonl").write_text("\n".join(json.dumps(page) for page in PREDICTED) + "\n", encoding="utf-8")
+    at = _app(src="path", ref="gt.json", fmt="tore", a="model.jsonl", fmt_a="jsonl")
+    _no_exception(at)
+    assert [at.selectbox(key=key).value for key in ("fmt", "fmt_a", "fmt_b")] == ["tore", "jsonl", "auto"]
+    assert (at.query_params["fmt"], at.query_params["fmt_a"]) == ("tore", "jsonl")
+    assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", "Table", "Text"]
+
+
+def test_a_docling_eval_dataset_gives_the_reference_and_model_a(root):
+    from tests.formats.test_docling_eval import rows, write_dataset
+
+    write_dataset(root / "dataset", rows())
+    at = _app(src="path", ref="dataset", timeout=120)
+    _no_exception(at)
+    assert any("predictions stored in this docling-eval dataset" in caption.value for caption in at.sidebar.caption)
+    engine = evaluate_dataset(*load_pair(root / "dataset", format="docling-eval"))
+    heatmap = _charts(at)[0]
+    assert heatmap["layout"]["yaxis"]["ticktext"] == (engine.matrices.full.rows if engine.matrices.mode == "single" else engine.matrices.trimmed.rows)
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    assert _image_source(_charts(at)[0]).startswith("data:image/jpeg;base64,")  # the dataset's own page image
+
+
+def test_two_long_or_namesake_files_have_different_labels():
+    from tore_engine.studio.sidebar import Dataset
+
+    long = "layout_predictions_of_the_detector_trained_on_the_whole_benchmark_run_"
+    uploaded = Dataset("upload", None, {"A": Path(f"/s/a/{long}1.json"), "B": Path(f"/s/b/{long}2.json")}, Path("/s"))
+    labels = [uploaded.model_label(model) for model in ("A", "B")]
+    assert labels == ["model A (layout_predictions_…hole_benchmark_run_1)", "model B (layout_predictions_…hole_benchmark_run_2)"]
+    on_the_server = Dataset("path", None, {"A": Path("/data/heron/preds.json"), "B": Path("/data/egret/preds.json")}, Path("/data"))
+    assert [on_the_server.model_label(model) for model in ("A", "B")] == ["model A (heron/preds)", "model B (egret/preds)"]
