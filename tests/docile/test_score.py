@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from tests.docile.helpers import (
@@ -13,7 +12,7 @@ from tests.docile.helpers import (
     assert_metrics, write_case,
 )
 
-from tests.helpers import DOCILE_ID
+from tests.helpers import DOCILE_ID, REPOSITORY
 
 from tore_engine.docile import Field, evaluate, load_predictions, score_docile
 from tore_engine.errors import InputError
@@ -110,7 +109,7 @@ def test_results_of_disjoint_halves_merge_into_the_whole(tmp_path):
 def _benchmark_module():
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_docile.py"
+    path = REPOSITORY / "benchmarks" / "bench_docile.py"
     spec = importlib.util.spec_from_file_location("bench_docile", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
