@@ -29,7 +29,7 @@ Prints each measure with its ratio and target, and writes every number to
 `benchmarks/_work/scale_results.json`. Exit code 1 when an identity or agreement check fails.
 
     .venv/bin/pip install "torch==2.13.0" "docling-metrics-layout==0.17.0"   # the local CPU wheel; never committed
-    .venv/bin/python -m benchmarks.bench_scale                 # everything (about 30 min on 2 idle cores)
+    .venv/bin/python -m benchmarks.bench_scale                 # everything (10-15 min on 2 quiet cores)
     .venv/bin/python -m benchmarks.bench_scale --only marginal,jit --rounds 3
     .venv/bin/python -m benchmarks.bench_scale --quick         # a smoke run: small sizes, one round
 """
