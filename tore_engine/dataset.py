@@ -37,25 +37,27 @@ MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER = 16, 4  # tasks sent ahead of the results, 
 
 
 @dataclass(frozen=True)
-class PageOutcome:
-    """What one page adds: its pixel count, its non-zero cells (row * K + column) with their
-    values, and its integer 2x2 Background/Foreground matrix.
-
-    A page has at most 2^62 pixels (`layout.MAX_PAGE_SIDE` = 2^31 a side), which the rasteriser's
-    int64 cell weights hold; products with |T| and sums over pages may exceed int64, and become
-    Python integers where they could (`algorithm1.exact_integers`)."""
-
-    pixels: int
-    cells: np.ndarray  # int32: K is at most 2048, so K * K fits
-    values: np.ndarray
-    reduced: np.ndarray
-
-
-@dataclass(frozen=True)
 class BatchOutcome:
-    pages: list[PageOutcome]
+    """What a batch adds, as flat arrays (cheap to send back from a worker): each page's pixel
+    count, its non-zero cells (row * K + column; page k's are `bounds[k]:bounds[k + 1]`) with their
+    values, and its integer 2x2 Background/Foreground matrix; the batch's exact counts; and its
+    warnings in page order.
+
+    A page has at most 2^62 pixels (`layout.MAX_PAGE_SIDE` = 2^31 a side), which int64 holds;
+    products with |T| and sums over pages may exceed int64, and become Python integers where
+    they could (`algorithm1.exact_integers`)."""
+
+    pixels: np.ndarray  # (pages,) int64
+    bounds: np.ndarray  # (pages + 1,)
+    cells: np.ndarray  # int32: K is at most 2048, so K * K fits
+    values: np.ndarray  # float64
+    reduced: np.ndarray  # (pages, 2, 2)
     counts: ExactCounts
-    warnings: list[InputWarning]  # the batch's box and missing-page warnings, in page order
+    warnings: list[InputWarning]
+
+    @property
+    def page_count(self) -> int:
+        return len(self.pixels)
 
 
 def _pair_table(task: PageTask, class_count: int) -> PairTable:
@@ -88,7 +90,7 @@ def numpy_cells(tasks: list[PageTask], class_count: int) -> kernel.Cells:
 
 def _outcome(tasks: list[PageTask] | None, prepared: PreparedBatch | None, taxonomy: Taxonomy, warnings: list[InputWarning], job_pages: int) -> BatchOutcome:
     """Evaluate prepared pages with the compiled page kernel or, when it declines
-    (`kernel.evaluate_arrays`), the NumPy path (to the same bits), and split the results by page."""
+    (`kernel.evaluate_arrays`), the NumPy path (to the same bits), into flat per-batch arrays."""
     class_count = taxonomy.size
     if prepared is not None:
         compiled = kernel.evaluate_arrays(prepared.frames, prepared.offsets, prepared.kernel_boxes(), class_count, job_pages)
@@ -97,12 +99,9 @@ def _outcome(tasks: list[PageTask] | None, prepared: PreparedBatch | None, taxon
     if compiled is None:
         tasks = tasks if tasks is not None else prepared.tasks()
     bounds, cells, values, reduced, counts = compiled if compiled is not None else numpy_cells(tasks, class_count)
-    frames = prepared.frames.tolist() if prepared is not None else [(task.width, task.height) for task in tasks]
-    outcomes = [
-        PageOutcome(width * height, cells[start:end].astype(np.int32), values[start:end], reduced[k])
-        for k, ((width, height), start, end) in enumerate(zip(frames, bounds[:-1], bounds[1:]))
-    ]
-    return BatchOutcome(outcomes, counts, warnings)
+    frames = prepared.frames if prepared is not None else np.array([(task.width, task.height) for task in tasks], dtype=np.int64).reshape(-1, 2)
+    reduced = np.asarray(reduced).reshape(-1, 2, 2)
+    return BatchOutcome(frames[:, 0] * frames[:, 1], np.asarray(bounds), np.asarray(cells).astype(np.int32), values, reduced, counts, warnings)
 
 
 def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, job_pages: int = 0) -> BatchOutcome:
@@ -274,7 +273,7 @@ def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, e
             errors[position] = error
             return
         outcomes[position] = outcome
-        done += len(outcome.pages)
+        done += outcome.page_count
         if progress:
             progress(done, total)
 
@@ -379,20 +378,20 @@ def evaluate_dataset(
 
 
 def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> Evaluation:
-    page_outcomes = [page for outcome in outcomes for page in outcome.pages]
     counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
-    page_pixels = exact_integers(np.array([page.pixels for page in page_outcomes], dtype=object), len(page_outcomes))
-    page_reduced = np.stack([page.reduced for page in page_outcomes]) if page_outcomes else np.zeros((0, 2, 2), np.int64)
+    pixels = np.concatenate([outcome.pixels for outcome in outcomes] or [np.zeros(0, np.int64)])
+    page_pixels = exact_integers(pixels.astype(object), len(pixels))
+    page_reduced = np.concatenate([outcome.reduced for outcome in outcomes]) if outcomes else np.zeros((0, 2, 2), np.int64)
     page_reduced = exact_integers(page_reduced, page_reduced.size)
-    sizes = [len(page.cells) for page in page_outcomes]
+    sizes = np.concatenate([np.diff(outcome.bounds) for outcome in outcomes] or [np.zeros(0, np.int64)])
     return Evaluation(
         taxonomy=taxonomy,
         page_ids=page_ids,
         page_pixels=page_pixels,
         page_reduced=page_reduced,
-        contribution_page=np.repeat(np.arange(len(page_outcomes), dtype=np.int32), sizes),
-        contribution_cell=np.concatenate([page.cells for page in page_outcomes] or [np.zeros(0, np.int32)]),
-        contribution_value=np.concatenate([page.values for page in page_outcomes] or [np.zeros(0)]),
+        contribution_page=np.repeat(np.arange(len(pixels), dtype=np.int32), sizes),
+        contribution_cell=np.concatenate([outcome.cells for outcome in outcomes] or [np.zeros(0, np.int32)]),
+        contribution_value=np.concatenate([outcome.values for outcome in outcomes] or [np.zeros(0)]),
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
         input_warnings=warnings,

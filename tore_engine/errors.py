@@ -7,7 +7,7 @@ with but must not hide (a clipped box, a missing page).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(32), 127] if chr(code) != " "}
@@ -76,4 +76,4 @@ class InputWarning:
     message: str
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"page": self.page, "box": self.box, "side": self.side, "message": self.message}

@@ -401,7 +401,8 @@ def _scan_compiled(data: bytes, source: str, max_depth: int) -> ScannedJson | No
     return ScannedJson(data, top, items)
 
 
-def _compiled_scan_wanted(size: int) -> bool:
+def compiled_scan_wanted(size: int) -> bool:
+    """Whether a JSON text of `size` bytes is scanned by the compiled kernel (see `scan_json`)."""
     from tore_engine.jit import numba_available
 
     if size < KERNEL_MIN_BYTES or not numba_available():
@@ -417,7 +418,7 @@ def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH, comp
 
     Large texts are scanned by the compiled kernel (`json_kernel`, memory bounded by the open
     objects' keys), small ones with NumPy; both apply the same rules (`compiled` forces one)."""
-    if compiled if compiled is not None else _compiled_scan_wanted(len(data)):
+    if compiled if compiled is not None else compiled_scan_wanted(len(data)):
         scanned = _scan_compiled(data, source, max_depth)
         if scanned is not None:
             return scanned  # else malformed: the NumPy scan applies the rules, the decoder names the error

@@ -231,7 +231,8 @@ def _fill(data, max_depth, key_stack, top, items, escaped_objects):
                 item_count += 1
             depth -= 1
         elif c == 58:  # : ends a key
-            key_stack[keys_used] = last_string
+            for field in range(4):  # element by element: a row assignment compiles numba's shape checks
+                key_stack[keys_used, field] = last_string[field]
             keys_used += 1
             if depth == 1:
                 top[tops, 0], top[tops, 1], top[tops, 2], top[tops, 3] = last_string[0], last_string[1], i + 1, n

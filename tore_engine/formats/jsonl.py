@@ -18,7 +18,7 @@ from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
 from tore_engine.formats.progress import advance
 from tore_engine.formats.native import NativePage, add_pages, page_image, header_document, page_document
-from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, decode_json, open_regular, scan_json
+from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json
 from tore_engine.layout import LayoutSet
 
 CHUNK_BYTES = 8 * 2**20
@@ -74,7 +74,9 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     from tore_engine.formats.lazy import LAZY_BYTES, IndexBuilder, PageIndex
 
     source = str(path)
-    indexed = Path(path).stat().st_size >= LAZY_BYTES
+    size = Path(path).stat().st_size
+    indexed = size >= LAZY_BYTES
+    compiled = compiled_scan_wanted(size)  # decided for the whole file: its chunks are each just under the threshold
     images = ImageFolder.beside(path, page_images)
     warnings: list[InputWarning] = []
     builder = IndexBuilder() if indexed else ColumnsBuilder()
@@ -82,7 +84,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     all_lines: list[int] = []
     for first_line, offset, chunk in _chunks(path):
         advance(len(chunk))
-        scan_json(chunk, source)
+        scan_json(chunk, source, compiled=compiled)
         numbers, spans, lines = _lines(first_line, offset, chunk)
         if first_line == 1 and lines and _first_is_header(lines[0], source):
             header = decode_json(lines[0], source, JsonlHeader)
