@@ -175,7 +175,7 @@ class PageBatch:
     prediction: PagePart
     matched: np.ndarray  # (pages,) the position in `prediction` of each reference page's prediction, or -1
     min_score: float | None = None
-    job_pages: int = 0  # pages of the whole evaluation: how the page kernel decides to load
+    job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
 
     def pairs(self) -> Iterator[tuple[Page, Page | None]]:
         references, predictions = self.reference.columns(), self.prediction.columns()
@@ -183,14 +183,16 @@ class PageBatch:
             yield references[k], predictions[match] if match >= 0 else None
 
 
-def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, min_score: float | None) -> Iterator[PageBatch]:
-    """The evaluation's tasks, made only as they are sent."""
+def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, min_score: float | None, workers: int) -> Iterator[PageBatch]:
+    """The evaluation's tasks, made only as they are sent. Each says how many pages its worker
+    will see (its share of the job), which is what loading the page kernel must pay for."""
+    share = math.ceil(len(matched) / max(workers, 1))
     for start in range(0, len(matched), size):
         chosen = matched[start : start + size]
         present = chosen[chosen >= 0]
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
-        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score, len(matched))
+        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score, share)
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -366,7 +368,7 @@ def evaluate_dataset(
     warnings = unused_keys + _sided(reference.warnings, "reference") + _sided(prediction.warnings, "prediction") + unscored
     threshold = None if min_score is None else _checked_threshold(min_score)
     page_count = len(reference.pages)
-    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold)
+    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold, workers)
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is None and workers > 1 and page_count > 1:
         with worker_pool(workers) as pool:
