@@ -180,6 +180,7 @@ class IndexBuilder:
         self.ids: list[str] = []
         self.counts: list[int] = []
         self.first_uses: dict[str, tuple[str, int]] = {}
+        self._known: set[str] = set()
         self.images: dict[int, PageImage] = {}
 
     def add(self, pages: Sequence[PageIndex], spans: Sequence[tuple[int, int]], image_of) -> None:
@@ -191,8 +192,10 @@ class IndexBuilder:
             self.ids.append(page_id)
             self.spans.append(span)
             self.counts.append(len(page.boxes))
-            for box, entry in enumerate(page.boxes):
-                self.first_uses.setdefault(entry.label, (page_id, box))
+            if not self._known.issuperset(labels := {entry.label for entry in page.boxes}):  # a label not seen before: rare
+                for box, entry in enumerate(page.boxes):
+                    self.first_uses.setdefault(entry.label, (page_id, box))
+                self._known |= labels
 
     def build(self, path: Path, lines: list[int] | None = None) -> FilePages:
         return FilePages(path, np.array(self.spans, dtype=np.int64).reshape(-1, 2), self.ids,
