@@ -43,3 +43,8 @@ def write_json(path: Path, data) -> Path:
 
 def one_page(boxes, width, height, taxonomy=None):
     return from_native(layout_json("x", [{"id": "p", "width": width, "height": height, "boxes": boxes}], taxonomy), "x.json")
+
+
+def small_layout(name: str, pages: list[tuple[str, list[dict]]]):
+    """A layout set of 10 x 10 pages, each given as (page id, its boxes in the native form)."""
+    return from_native({"name": name, "pages": [{"id": pid, "width": 10, "height": 10, "boxes": boxes} for pid, boxes in pages]}, name)

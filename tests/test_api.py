@@ -1,45 +1,20 @@
-"""The Python API of formats.md section 7, and the README's "From Python" example run as written."""
+"""The Python API of formats.md section 7 (tore_engine/__init__.py: `tore.evaluate`, `tore.compare`,
+`tore.load`), and the README's "From Python" example run as written."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.helpers import load_shared_json
+from tests.helpers import DEMO, REPOSITORY, load_shared_json
 
 import tore_engine as tore
-from tore_engine.report import build_report
-
-REPOSITORY = Path(__file__).resolve().parents[1]
-DEMO = REPOSITORY / "tore_engine" / "demo" / "data"
 
 
 @pytest.fixture(scope="module")
 def demo():
     return tore.evaluate(DEMO / "reference.json", DEMO / "model_a.json"), tore.evaluate(DEMO / "reference.json", DEMO / "model_b.json")
-
-
-def test_dataframes_hold_the_matrices_numbers(demo):
-    a, _ = demo
-    matrices = a.matrices
-    assert a.classes == matrices.classes and a.classes[0] == "Background"
-    for frame, values in ((a.confusion, matrices.full.confusion), (a.recall, matrices.full.recall), (a.precision, matrices.full.precision)):
-        assert list(frame.index) == list(frame.columns) == a.classes
-        assert np.array_equal(frame.to_numpy(), values)
-    assert np.array_equal(a.trimmed.recall.to_numpy(), matrices.trimmed.recall)
-    assert list(a.reduced.precision.index) == ["Background", "Foreground"]
-    report = build_report(a)
-    assert a.per_class[["recall", "precision", "f1"]].to_dict("index") == report["per_class"]
-    support = a.confusion.sum(axis=1)
-    assert np.allclose(a.per_class["support"], support.loc[a.per_class.index], rtol=1e-12)
-    assert a.pages.index.tolist() == a.page_ids and a.pages["pixels"].tolist() == a.page_pixels.tolist()
-
-
-def test_dual_mode_has_no_per_class_scores(demo):
-    _, b = demo
-    assert b.matrices.mode == "dual" and b.per_class is None
 
 
 def test_reprs_are_one_short_line(demo):
@@ -56,15 +31,6 @@ def test_paths_and_layout_sets_give_the_same_evaluation(tmp_path):
     by_sets = tore.evaluate(reference, prediction)
     assert [[float(v) for v in row] for row in by_sets.confusion.to_numpy()] == by_sets.matrices.full.confusion.tolist()
     assert by_sets.trimmed.confusion.to_numpy().round(2).tolist() == [[1.0, 0.33, 0.33, 0.33], [0.83, 4.67, 0.5, 0.0], [1.33, 1.0, 1.67, 0.0], [1.0, 0.0, 0.5, 1.5]]
-
-
-def test_layout_sets_built_by_hand_are_checked():
-    with pytest.raises(tore.InputError, match="bboxes has shape"):
-        tore.Page("p", 10, 10, ["Text", "Table"], np.zeros((1, 4)))
-    with pytest.raises(tore.InputError, match="duplicate page id"):
-        tore.LayoutSet("m", [tore.Page.empty("p", 5, 5), tore.Page.empty("p", 5, 5)])
-    with pytest.raises(tore.InputError, match="labels not in the declared taxonomy"):
-        tore.LayoutSet("m", [tore.Page("p", 5, 5, ["x"], np.array([[0, 0, 1, 1]]))], taxonomy=["y"])
 
 
 def test_compare_gives_per_class_and_per_page_deltas(demo):

@@ -1,4 +1,6 @@
-"""A real Dask cluster (a scheduler and two worker processes on loopback) gives the same bits."""
+"""Dask schedulers (tore_engine.cluster): a real cluster (a scheduler and two worker processes on loopback)
+gives the same bits as a local run, through an executor and through `tore evaluate --scheduler`; reaching
+a scheduler, and a cluster without workers, end within their stated bounds."""
 
 from __future__ import annotations
 

@@ -1,9 +1,15 @@
-"""B minus A on matrices and per-class scores."""
+"""B minus A (tore_engine.comparison) on matrices and per-class scores, and two evaluations compared: the
+view they share, the pages of a cell or of a reference class's outcome, on pages counted by hand and
+on the demo."""
 
 import numpy as np
 import pytest
+from tests.helpers import small_layout as _layout
 
-from tore_engine.comparison import comparable, matrix_difference, mean_scores, page_deltas, per_class_deltas
+from tore_engine.comparison import (
+    OUTCOMES, comparable, compare, matrix_difference, mean_scores, outcome_cell, page_deltas, per_class_deltas, reference_class_outcomes,
+)
+from tore_engine.dataset import evaluate_dataset
 from tore_engine.matrices import MatrixSet
 
 
@@ -48,3 +54,50 @@ def test_page_deltas_follow_a_and_skip_pages_b_lacks():
         {"page": "p1", "F1 A": 0.5, "F1 B": 0.75, "B − A": 0.25},
         {"page": "p2", "F1 A": 1.0, "F1 B": 0.25, "B − A": -0.75},
     ]
+
+
+# --- two evaluations: the view they share, cell and outcome pages ----------------------------------
+
+
+def test_a_single_and_a_dual_model_differ_on_the_reduced_view(demo_a, demo_b):
+    comparison = compare(demo_a, demo_b)
+    assert comparison.difference_view("trimmed") == comparison.difference_view("full") == "reduced"
+    assert comparison.difference("trimmed").rows == ["Background", "Foreground"]
+    pages = comparison.cell_pages("trimmed", "Foreground", "Background")
+    assert sum(row["A"] for row in pages) == demo_a.matrices.reduced.confusion[1, 0]
+    assert sum(row["B"] for row in pages) == demo_b.matrices.reduced.confusion[1, 0]
+    changes = [abs(row["B − A"]) for row in pages]
+    assert changes == sorted(changes, reverse=True)
+
+
+def test_two_trimmed_single_matrices_differ_on_the_union_of_their_classes(small):
+    reference = _layout("gt", [("p1", [{"label": "Text", "bbox": [0, 0, 5, 2]}]), ("p2", [{"label": "Title", "bbox": [0, 0, 2, 2]}])])
+    other = evaluate_dataset(reference, _layout("model", [("p1", [{"label": "Text", "bbox": [0, 0, 5, 2]}]), ("p2", [])]))
+    comparison = compare(small, other)
+    assert comparison.difference_view("trimmed") == "trimmed" and comparison.difference_view("full") == "full"
+    difference = comparison.difference("trimmed")
+    assert difference.rows == ["Background", "Text", "Title"] and difference.columns == ["Background", "Text", "Title"]
+    assert difference.confusion[1, 1] == 10.0  # Text right in B, nowhere in A
+    assert comparison.cell_pages("trimmed", "Text", "Title") == [{"page": "p1", "A": 6.0, "B": 0.0, "B − A": -6.0}]
+
+
+def test_outcome_pages_sum_to_the_per_class_outcomes(demo_a, demo_b):
+    comparison = compare(demo_a, demo_b)
+    support = {label: demo_a.matrices.full.confusion[index].sum() for label, index in demo_a.taxonomy.reference_index.items()}
+    outcomes_a, outcomes_b = reference_class_outcomes(demo_a), reference_class_outcomes(demo_b)
+    for outcome in OUTCOMES:
+        pages = comparison.outcome_pages("Text", outcome)
+        assert sum(row["A"] for row in pages) / support["Text"] == pytest.approx(outcomes_a["Text"][outcome])
+        assert sum(row["B"] for row in pages) / support["Text"] == pytest.approx(outcomes_b["Text"][outcome])
+
+
+def test_outcome_cells(demo_a, demo_b):
+    assert outcome_cell(demo_a, "Text", "Background") == ("Text", "Background")
+    assert outcome_cell(demo_a, "Text", "own class") == ("Text", "Text")
+    assert outcome_cell(demo_a, "Text", "elsewhere") is None
+    row = demo_b.matrices.classes[demo_b.taxonomy.reference_index["Text"]]
+    assert outcome_cell(demo_b, "Text", "Background") == (row, "Background")
+    assert outcome_cell(demo_b, "Text", "own class") == (row, demo_b.matrices.classes[demo_b.taxonomy.prediction_index["text"]])
+    assert outcome_cell(demo_b, "Caption", "own class") is None  # model B has no caption class
+    with pytest.raises(ValueError):
+        outcome_cell(demo_a, "Text", "nowhere")

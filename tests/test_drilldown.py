@@ -1,14 +1,27 @@
-"""Cells of the full, trimmed and reduced views back to their pages, on pages counted by hand."""
+"""Cells of the full, trimmed and reduced views back to their pages and pixels
+(tore_engine.drilldown), and the engine's answers to the app's views (page cells, class subsets,
+the "all" normalisation, per-page class pixels, the all-pages table, class pages), on pages
+counted by hand and on the demo."""
 
+from fractions import Fraction
+
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.brute_force import contribution, pixel_sets
+from tests.helpers import DEMO
+from tests.helpers import small_layout as _layout
 
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.drilldown import pages_for_view_cell, top_confusions, view_matrices
+from tore_engine.algorithm1 import contributions
+from tore_engine.dataset import evaluate_dataset, prepare_page
+from tore_engine.drilldown import (
+    cell_page_values, class_pages, page_cell, page_cells, page_class_pixels, page_regions, pages_for_view_cell, pages_table,
+    shown_matrices, top_confusions, view_matrices,
+)
 from tore_engine.formats.native import from_document as from_native
-
-
-def _layout(name, pages):
-    return from_native({"name": name, "pages": [{"id": pid, "width": 10, "height": 10, "boxes": boxes} for pid, boxes in pages]}, name)
+from tore_engine.formats.native import read as read_native
+from tore_engine.raster import label_sets, pair_table
 
 
 @pytest.fixture
@@ -46,23 +59,69 @@ def test_top_confusions_skip_the_diagonal_and_zeros(evaluation):
     assert top_confusions(full, count=1)[0][:2] == ("Text", "Background")
 
 
+# --- the app's views: page cells, subsets, shares, class pixels, the all-pages table ---------------
+
+
+def test_page_cells_are_the_pages_matrix_largest_first(small):
+    assert page_cells(small, "full", 0) == [("Background", "Background", 90.0, 90 / 181), ("Text", "Title", 6.0, 1.0),
+                                            ("Text", "Background", 4.0, 1.0)]
+    assert page_cell(small, "full", 1, "Background", "Text") == (5.0, 1.0)
+    assert page_cell(small, "trimmed", 1, "Title", "Title") == (4.0, 1.0)
+    assert page_cell(small, "full", 1, "Text", "Title") == (0.0, 0.0)
+    assert page_cells(small, "reduced", 0) == [("Background", "Background", 90.0, 90 / 181), ("Foreground", "Foreground", 6.0, 6 / 10),
+                                               ("Foreground", "Background", 4.0, 1.0)]
+
+
+def test_cell_page_values_sum_to_the_cell(demo_a):
+    classes = demo_a.matrices.classes
+    values = cell_page_values(demo_a, "full", "Text", "Table")
+    assert values.sum() == pytest.approx(demo_a.matrices.full.confusion[classes.index("Text"), classes.index("Table")])
+    worst = int(np.argmax(values))
+    assert (demo_a.page_ids[worst], values[worst]) == pages_for_view_cell(demo_a, "full", "Text", "Table")[0][:2]
+    reduced = cell_page_values(demo_a, "reduced", "Foreground", "Background")
+    assert reduced.sum() == demo_a.matrices.reduced.confusion[1, 0]
+
+
+def test_shown_matrices_keep_values_and_add_the_share_of_the_total(small):
+    whole = shown_matrices(small.matrices, "full")
+    assert whole.share.sum() == pytest.approx(1.0) and whole.share[0, 0] == pytest.approx((90 + 91) / 200)
+    subset = shown_matrices(small.matrices, "full", ["Text", "Title"])
+    assert subset.rows == subset.columns == ["Text", "Title"]
+    assert subset.recall.tolist() == [[0.0, 0.6], [0.0, 1.0]]  # still over the whole Text row: 4 of 10 went to Background
+    assert subset.share.tolist() == [[0.0, 6 / 200], [0.0, 4 / 200]]
+    hidden = shown_matrices(small.matrices, "trimmed", hide_background=True)
+    assert hidden.rows == ["Text", "Title"] and hidden.columns == ["Text", "Title"]
+    assert shown_matrices(small.matrices, "reduced", hide_background=True).rows == ["Foreground"]
+
+
+def test_page_class_pixels_are_row_and_column_sums_of_every_page(demo_b):
+    reference, predicted = page_class_pixels(demo_b)
+    for page in range(len(demo_b.page_ids)):
+        matrix = demo_b.page_matrix(page)
+        assert np.allclose(reference[page], matrix.sum(axis=1)) and np.allclose(predicted[page], matrix.sum(axis=0))
+
+
+def test_pages_table_has_one_row_a_page_with_each_sides_class_pixels(small):
+    table = pages_table(small)
+    assert table.columns.tolist() == ["page", "pixels", "foreground recall", "foreground precision", "foreground F1", "warnings",
+                                      "Text (ref)", "Title (ref)", "Text (pred)", "Title (pred)"]
+    assert table["Text (ref)"].tolist() == [10.0, 0.0] and table["Text (pred)"].tolist() == [0.0, 5.0]
+    assert table["Title (pred)"].tolist() == [6.0, 4.0] and table["warnings"].tolist() == [0, 0]
+    assert table["foreground recall"].tolist() == [0.6, 1.0]
+
+
+def test_pages_table_counts_each_pages_warnings(tmp_path):
+    reference = _layout("gt", [("p1", [{"label": "Text", "bbox": [0, 0, 50, 2]}]), ("p2", [])])  # wider than the page
+    table = pages_table(evaluate_dataset(reference, _layout("model", [("p1", []), ("p2", [])])))
+    assert table["warnings"].tolist() == [1, 0]
+
+
+def test_class_pages_rank_pages_by_wrong_pixels(small):
+    assert class_pages(small, "Title") == [("p1", 0.0, 6.0, 0.0), ("p2", 4.0, 4.0, 4.0)]
+    assert class_pages(small, "Text") == [("p1", 10.0, 0.0, 0.0), ("p2", 0.0, 5.0, 0.0)]
+
+
 # --- from a cell and a page to the pixels behind it -------------------------------------------------
-
-from fractions import Fraction  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-from tests.brute_force import contribution, pixel_sets  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from tore_engine.algorithm1 import contributions  # noqa: E402
-from tore_engine.dataset import prepare_page  # noqa: E402
-from tore_engine.drilldown import page_regions  # noqa: E402
-from tore_engine.formats.native import read as read_native  # noqa: E402
-from tore_engine.raster import label_sets, pair_table  # noqa: E402
-
-DEMO = Path(__file__).resolve().parents[1] / "tore_engine" / "demo" / "data"
 
 
 def exact_page_matrix(reference, prediction, taxonomy) -> dict[tuple[int, int], Fraction]:

@@ -10,6 +10,7 @@ import socket
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.json_texts import documents, encode
 
 from tore_engine.errors import InputError
 from tore_engine.inputs import MAX_JSON_DEPTH, confine, parse_json, read_bytes, read_json, scan_json, structure_of
@@ -36,43 +37,6 @@ def depth_of(value) -> int:
     return 0
 
 
-keys = st.sampled_from(["a", "b", "id", "\u00e9", 'q"', "\\", "a\\b", "k" * 9 + "1" + "k" * 9, "k" * 9 + "2" + "k" * 9])
-scalars = st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6)
-documents = st.recursive(
-    scalars,
-    lambda children: st.lists(children, max_size=4) | st.lists(st.tuples(keys, children), max_size=5),
-    max_leaves=20,
-)
-
-
-def encode(value, escape_keys: bool) -> str:
-    """JSON text where lists of pairs are objects (so keys may repeat), keys optionally escaped."""
-    if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
-        body = ", ".join(f"{_key(k, escape_keys)}: {encode(v, escape_keys)}" for k, v in value)
-        return "{" + body + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(encode(v, escape_keys) for v in value) + "]"
-    return json.dumps(value)
-
-
-def _key(key: str, escape: bool) -> str:
-    return "".join(f"\\u{ord(c):04x}" for c in key).join('""') if escape else json.dumps(key)
-
-
-def verdict(data: bytes, compiled: bool, max_depth: int = MAX_JSON_DEPTH):
-    """What a scan says: its error, or the spans it finds (whitespace around items aside)."""
-    try:
-        scanned = scan_json(data, "doc.json", compiled=compiled, max_depth=max_depth)
-    except InputError as error:
-        return error.problem
-    if data.lstrip().startswith(b"["):
-        return [data[a:b].strip() for a, b in scanned.array_items(0, len(data))]
-    if data.lstrip().startswith(b"{"):
-        values = scanned.top_level_values()
-        return {key: [data[a:b].strip() for a, b in scanned.array_items(*span)] or data[slice(*span)].strip() for key, span in values.items()}
-    return None
-
-
 @settings(max_examples=400, deadline=None)
 @given(documents, st.booleans())
 def test_the_scan_agrees_with_pythons_parser(value, escape_keys):
@@ -87,13 +51,6 @@ def test_the_scan_agrees_with_pythons_parser(value, escape_keys):
             scan_json(data, "doc.json")
     else:
         assert parse_json(data, "doc.json") == parsed
-
-
-@settings(max_examples=300, deadline=None)
-@given(documents, st.booleans(), st.integers(2, 6))
-def test_the_compiled_scan_agrees_with_the_numpy_scan(value, escape_keys, max_depth):
-    data = encode(value, escape_keys).encode()
-    assert verdict(data, True, max_depth) == verdict(data, False, max_depth)
 
 
 def test_the_first_repeated_key_is_named_with_its_place():

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from tests.helpers import DEMO as ASSETS
 from tests.helpers import load_shared_json, write_json
 
 
@@ -101,3 +103,16 @@ def test_evaluation_path_imports_neither_streamlit_nor_plotly(public_files, tmp_
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_tore_evaluate_reads_the_demo_without_warnings(tmp_path: Path, capsys) -> None:
+    """The engine scores both simulated models: model A in one taxonomy, model B in two."""
+    from tore_engine.cli import main
+
+    for model, mode, columns in (("model_a", "single", 12), ("model_b", "dual", 1 + 11 + 6)):
+        out = tmp_path / model
+        assert main(["evaluate", str(ASSETS / "reference.json"), str(ASSETS / f"{model}.json"), "--out", str(out)]) == 0
+        report = json.loads((out / "report.json").read_text())
+        assert (report["mode"], len(report["classes"]), report["pages"]) == (mode, columns, 26)
+        assert report["warnings"] == []
+    assert "model-b_header_footer" in report["classes"] and "ground-truth_Formula" in report["classes"]

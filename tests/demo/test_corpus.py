@@ -1,6 +1,6 @@
-"""The embedded demo: deterministic, committed as generated, and its ground truth is the exact
-extent of what the PDFs show (checked against PyMuPDF's own text extraction, drawings and
-rendering, independently of the generator's bookkeeping)."""
+"""The embedded demo as tore_engine.demo.corpus generates it: deterministic, committed as generated,
+and its ground truth is the exact extent of what the PDFs show (checked against PyMuPDF's own text
+extraction, drawings and rendering, independently of the generator's bookkeeping)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,11 @@ from pathlib import Path
 import numpy as np
 import pymupdf
 import pytest
+from tests.helpers import DEMO as ASSETS
 
 from tore_engine.demo import MODEL_B_TAXONOMY, REFERENCE_TAXONOMY, build_corpus, generate
-from tore_engine.demo.compose import ComposedPage
-from tore_engine.demo.ink import Element
-from tore_engine.demo.models import CONFUSIONS_A, model_a, model_b
 from tore_engine.formats.native import read as load_layout
 
-ASSETS = Path(__file__).resolve().parents[1] / "tore_engine" / "demo" / "data"
 LAYOUT_FILES = ("reference.json", "model_a.json", "model_b.json")
 TEXT_LABELS = {
     "Caption", "Footnote", "List-item", "Page-footer", "Page-header", "Section-header", "Text", "Title",
@@ -157,49 +154,3 @@ def test_rendered_pixels_under_every_box_are_not_blank(reference: dict) -> None:
             x1, y1, x2, y2 = (int(v) for v in box["bbox"])
             covered[max(0, y1 - 1) : y2 + 2, max(0, x1 - 1) : x2 + 2] = True
         assert np.mean(image[~covered] < 128) < 0.002, page["id"]  # ink outside boxes: rules only
-
-
-def _page(elements: list[Element]) -> ComposedPage:
-    return ComposedPage("test/p1", 612, 792, 0, 1, elements)
-
-
-def _line_boxes(x: float, y: float, lines: int) -> list[tuple]:
-    return [(x, y + 12 * i, x + 200, y + 12 * i + 10) for i in range(lines)]
-
-
-def test_model_a_confuses_misses_and_splits() -> None:
-    titles = _page([Element("Title", (50, 50 + i, 300, 70 + i), "title") for i in range(400)])
-    labels = Counter(p.label for p in model_a(titles))
-    assert 0.25 < labels["Section-header"] / 400 < 0.45 and labels["Title"] > 200
-    paragraphs = [Element("Text", (50, 100, 250, 160), "paragraph", 0, i, _line_boxes(50, 100, 6)) for i in range(400)]
-    predicted = model_a(_page(paragraphs))
-    texts = [p for p in predicted if p.label == "Text"]
-    confused = sum(chance for _, chance in CONFUSIONS_A["Text"])
-    assert len(texts) > 400 * (1 - confused) + 0.05 * 400  # splits (18%) outnumber confusions
-    heights = sorted(p.bbox[3] - p.bbox[1] for p in texts)
-    assert heights[0] < 40 < heights[-1]  # some halves, some whole paragraphs
-
-
-def test_model_b_merges_lists_and_running_heads() -> None:
-    items = [Element("List-item", b, "bullet", 0, 7, [b]) for b in _line_boxes(60, 100, 5)]
-    heads = [Element("Page-header", (72, 40, 160, 48), "left"), Element("Page-header", (480, 40, 540, 48), "right")]
-    predicted = model_b(_page(heads + items))
-    texts = [p for p in predicted if p.label == "text"]
-    headers = [p for p in predicted if p.label == "header_footer"]
-    assert len(texts) == 1 and len(headers) == 1
-    x1, y1, x2, y2 = texts[0].bbox
-    assert x1 < 60 and y1 < 100 and x2 > 260 and y2 > 158  # one oversized box over all five items
-    assert headers[0].bbox[0] < 72 and headers[0].bbox[2] > 540
-
-
-def test_tore_evaluate_reads_the_demo_without_warnings(tmp_path: Path, capsys) -> None:
-    """The engine scores both simulated models: model A in one taxonomy, model B in two."""
-    from tore_engine.cli import main
-
-    for model, mode, columns in (("model_a", "single", 12), ("model_b", "dual", 1 + 11 + 6)):
-        out = tmp_path / model
-        assert main(["evaluate", str(ASSETS / "reference.json"), str(ASSETS / f"{model}.json"), "--out", str(out)]) == 0
-        report = json.loads((out / "report.json").read_text())
-        assert (report["mode"], len(report["classes"]), report["pages"]) == (mode, columns, 26)
-        assert report["warnings"] == []
-    assert "model-b_header_footer" in report["classes"] and "ground-truth_Formula" in report["classes"]

@@ -1,6 +1,7 @@
 """The app's tests read the shared samples as the app does in `./run.sh app`: from a data root that
 is the folder holding the repository (tests that need another root set their own: `root`, a fresh
-temporary folder, or `whole_disk_as_data_root`). The demo's evaluations are read once a module."""
+temporary folder, or `whole_disk_as_data_root`). The demo's model A is evaluated once a module
+(model B: `demo_b` in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,3 @@ def demo():
 def demo_evaluation(demo):
     """Model A of the demo against its reference."""
     return demo[2]
-
-
-@pytest.fixture(scope="module")
-def demo_b():
-    return evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_b.json"))
