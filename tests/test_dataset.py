@@ -124,14 +124,15 @@ def test_reduced_matrix_is_identical_in_single_and_dual_mode(public):
 
 
 def test_dual_mode_block_structure(public):
-    _, reference, prediction = public
+    expected, reference, prediction = public
     evaluation = evaluate_dataset(reference, prediction, taxonomy="dual")
     confusion = evaluation.matrices.full.confusion
     n = len(reference.class_list())
     assert not confusion[1 : n + 1, 1 : n + 1].any()  # reference x reference: empty
     assert not confusion[n + 1 :, :].any()  # prediction classes are never rows
     assert not confusion[:, 1 : n + 1].any()  # reference classes are never columns
-    assert confusion[1 : n + 1, n + 1 :].sum() > 0
+    both = expected["dual"]["reduced"]["confusion"][1][1]  # pixels that are Foreground on both sides
+    assert both > 0 and confusion[1 : n + 1, n + 1 :].sum() == pytest.approx(both, rel=1e-12)
 
 
 @pytest.mark.parametrize("workers", [2, 3])

@@ -74,14 +74,15 @@ def test_help_loads_no_heavy_module(tmp_path, args):
 def test_evaluate_loads_no_module_of_the_app_or_the_scorers(tmp_path):
     demo = PACKAGE / "demo" / "data"
     loaded = loaded_modules(tmp_path, PROBE, "evaluate", str(demo / "reference.json"), str(demo / "model_b.json"), "--out", str(tmp_path / "out"))
-    assert (tmp_path / "out" / "report.json").is_file()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert (report["mode"], report["pages"]) == ("dual", len(json.loads((demo / "reference.json").read_text())["pages"]))
     assert not loaded & (APP_MODULES | SCORER_MODULES | {"pandas", "openpyxl"})
 
 
 def test_evaluate_funsd_needs_no_scorer_library(tmp_path):
     annotations = shared_path("data", "funsd", "funsd", "testing_data", "annotations")
     loaded = loaded_modules(tmp_path, PROBE, "evaluate", str(annotations), str(annotations), "--format", "funsd", "--out", str(tmp_path / "out"))
-    assert (tmp_path / "out" / "report.json").is_file()
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["pages"] == len(list(annotations.glob("*.json")))
     assert not loaded & (APP_MODULES | SCORER_MODULES)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,8 @@ from pathlib import Path
 import pytest
 from tests.helpers import DEMO as ASSETS
 from tests.helpers import load_shared_json, write_json
+
+from tore_engine.demo import MODEL_B_TAXONOMY, REFERENCE_TAXONOMY
 
 
 def tore(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -36,8 +40,26 @@ def test_report_equals_the_public_vector(public_files, tmp_path, mode, key):
     assert len(report["warnings"]) == 32  # 21 + 11 boxes crossing the right or bottom edge
     assert {w["message"].split(":")[0] for w in report["warnings"]} == {"box clipped at the edge of the 1025 x 1025 page"}
     assert "TORE, " + expected["mode"] + " taxonomy" in result.stdout
-    for name in ("confusion.csv", "trimmed_recall.csv", "reduced_precision.csv", "pages.csv"):
-        assert (tmp_path / "out" / name).exists()
+    for prefix, view in (("", "matrices"), ("trimmed_", "trimmed"), ("reduced_", "reduced")):
+        rows = report[view].get("rows", report[view].get("classes", report["classes"]))
+        columns = report[view].get("columns", rows)
+        for kind in ("confusion", "recall", "precision"):  # each CSV holds report.json's matrix, exactly
+            header, *body = read_csv(tmp_path / "out" / f"{prefix}{kind}.csv")
+            assert header == ["reference \\ prediction", *columns] and [line[0] for line in body] == rows
+            assert [[number(value) for value in line[1:]] for line in body] == report[view][kind], f"{prefix}{kind}.csv"
+    _, *pages = read_csv(tmp_path / "out" / "pages.csv")
+    assert len(pages) == report["pages"] and sum(int(line[1]) for line in pages) == report["pixels"]
+
+
+def read_csv(path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def number(text: str) -> float | None:
+    """A CSV cell as report.json writes it: NaN (an undefined ratio) is null there."""
+    value = float(text)
+    return None if math.isnan(value) else value
 
 
 def test_workers_do_not_change_a_single_bit(public_files, tmp_path):
@@ -115,4 +137,4 @@ def test_tore_evaluate_reads_the_demo_without_warnings(tmp_path: Path, capsys) -
         report = json.loads((out / "report.json").read_text())
         assert (report["mode"], len(report["classes"]), report["pages"]) == (mode, columns, 26)
         assert report["warnings"] == []
-    assert "model-b_header_footer" in report["classes"] and "ground-truth_Formula" in report["classes"]
+    assert report["classes"] == ["Background", *(f"ground-truth_{name}" for name in REFERENCE_TAXONOMY), *(f"model-b_{name}" for name in MODEL_B_TAXONOMY)]

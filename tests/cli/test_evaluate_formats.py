@@ -46,5 +46,6 @@ def test_docile_gold_fields_as_prediction_are_perfect(tmp_path):
     assert report["mode"] == "single" and report["pages"] == 1
     confusion = report["matrices"]["confusion"]
     present = [name for k, name in enumerate(report["classes"]) if k and confusion[k][k] > 0]
-    assert present and all(report["per_class"][name]["f1"] == 1.0 for name in present)
+    assert set(present) == {field["fieldtype"] for field in fields}  # every field type, on its own diagonal cell
+    assert all(report["per_class"][name]["f1"] == 1.0 for name in present)
     assert report["reduced"]["recall"] == [[1.0, 0.0], [0.0, 1.0]]

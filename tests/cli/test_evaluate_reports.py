@@ -4,6 +4,7 @@ and a missing Plotly fails before any work."""
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 
@@ -36,7 +37,14 @@ def test_reports_are_written_on_request_only(paper_files, tmp_path):
     assert (full / "report.html").read_text(encoding="utf-8").count('class="plotly-graph-div"') == 4
     with (full / "cells.csv").open(newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == ["page", "reference_class", "predicted_class", "pixels", "share_of_cell"] and len(rows) > 1
+    assert rows[0] == ["page", "reference_class", "predicted_class", "pixels", "share_of_cell"]
+    report = json.loads((full / "report.json").read_text())
+    cells: dict[tuple[str, str], float] = {}
+    for _, reference_class, predicted_class, pixels, _ in rows[1:]:  # summed over the pages, each cell of report.json
+        cells[reference_class, predicted_class] = cells.get((reference_class, predicted_class), 0.0) + float(pixels)
+    classes, confusion = report["classes"], report["matrices"]["confusion"]
+    expected = {(classes[i], classes[j]): value for i, row in enumerate(confusion) for j, value in enumerate(row) if value}
+    assert cells == pytest.approx(expected, rel=1e-12)
 
 
 def test_html_without_plotly_fails_before_the_evaluation(paper_files, tmp_path):

@@ -181,7 +181,8 @@ def test_json_prints_the_report_file_byte_for_byte(files, tmp_path):
 def test_quiet_prints_nothing(files, tmp_path):
     result = tore("evaluate", *map(str, files), "--out", str(tmp_path / "o"), "-q")
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
-    assert (tmp_path / "o" / "report.json").exists()
+    assert sorted(path.name for path in (tmp_path / "o").iterdir()) == sorted(OUTPUT_FILES)  # every result written all the same
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["pages"] == 2
 
 
 def test_version():

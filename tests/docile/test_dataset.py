@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from tests.docile.helpers import CASES, _sample_dataset, _skip_without_vectors, write_case
+from tests.docile.helpers import CASES, SAMPLE, _sample_dataset, _skip_without_vectors, write_case
 
 from tore_engine.docile import load_dataset, load_predictions, score_docile
 from tore_engine.errors import InputError
@@ -20,7 +20,7 @@ def test_real_sample_loads():
     assert len({field.line_item_id for field in document.lir_golds}) == 8
     assert len(document.pccs) == 1346  # 256 OCR words, 1346 characters (NOTICE.md)
     assert document.page_sizes == [(1692, 2245)]
-    assert document.pdf is not None
+    assert document.pdf.resolve() == (SAMPLE / "pdfs" / f"{document.docid}.pdf").resolve()
 
 
 def test_nan_score_is_rejected(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,10 @@ def test_the_real_docling_results_read_against_their_images_file():
                                       coco_images=folder / "coco_images_and_categories.json")
     assert len(reference.pages) == len(prediction.pages) == 7
     assert reference.pages[0].image.path.name == "2305.03393v1-pg9_p0.png" and reference.pages[0].image.path.is_file()
-    assert reference.box_count() > 0 and prediction.box_count() > 0
+    images = json.loads((folder / "coco_images_and_categories.json").read_text())["images"]
+    for layout, results in ((reference, "coco_results_pre_heron_default_layout_model.json"), (prediction, "coco_results_heron_layout_model.json")):
+        boxes = Counter(result["image_id"] for result in json.loads((folder / results).read_text()))  # one box a result
+        assert [page.box_count for page in layout.pages] == [boxes[image["id"]] for image in images]
 
 
 @pytest.mark.parametrize(

@@ -89,7 +89,9 @@ def test_pages_are_drawn_from_the_pdf_named_in_the_document(tmp_path):
     layout = load(folder, page_images=pdfs)
     assert [(page.image.path, page.image.pdf_page) for page in layout.pages if page.id.startswith("picture_classification")] == [
         ((pdfs / "picture_classification.pdf").resolve(), 0), ((pdfs / "picture_classification.pdf").resolve(), 1)]
-    assert all(page.image.path.is_file() for page in layout.pages)
+    named = [((pdfs / document["origin"]["filename"]).resolve(), int(page_no) - 1)  # each document's own PDF, its pages
+             for path in sorted(folder.glob("*.json")) for document in [json.loads(path.read_text())] for page_no in sorted(document["pages"], key=int)]
+    assert [(page.image.path, page.image.pdf_page) for page in layout.pages] == named
     assert all(page.image is None for page in load(folder).pages)  # no PDF beside the JSON
     shutil.copy(folder / "amt_handbook_sample.json", tmp_path)
     shutil.copy(pdfs / "amt_handbook_sample.pdf", tmp_path)

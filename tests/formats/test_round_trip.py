@@ -123,7 +123,9 @@ def test_scores_survive_a_round_trip(tmp_path, format_name):
         writer(layout, tmp_path / f"{layout.name}{suffix}")
     written = [load(tmp_path / f"{layout.name}{suffix}") for layout in natives]
     dropped = build_report(evaluate_dataset(*natives, min_score=0.5))["warnings"]
-    assert any("score" in warning["message"] for warning in dropped)
+    below = {page["id"]: sum(box.get("score", 1) < 0.5 for box in page["boxes"]) for page in scored(prediction)["pages"]}
+    drops = {warning["page"]: int(warning["message"].split()[0]) for warning in dropped if warning["message"].endswith("(minimum score)")}
+    assert drops == {page: count for page, count in below.items() if count}  # each page's boxes scored below 0.5, counted
     assert report(*written, min_score=0.5) == report(*natives, min_score=0.5)
 
 

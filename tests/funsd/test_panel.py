@@ -55,7 +55,11 @@ def test_scored_for_panel_scores_the_given_prediction_or_a_simulated_one(tmp_pat
     reference = _gold_folder(tmp_path / "gold")
     given = scored_for_panel("funsd", reference, reference)
     assert given == {"report": score_funsd(reference, reference).panel(), "simulation": None}
-    assert all(document["overlay"] is not None for document in given["report"]["documents"])
+    for document in given["report"]["documents"]:  # each form's overlay: its two entities matched to themselves, its link found
+        form = _form(document["doc"])["form"]
+        assert [(e["id"], e["label"], e["box"]) for e in document["overlay"]["gt_entities"]] == [(e["id"], e["label"], e["box"]) for e in form]
+        assert [e["matched_pred_id"] for e in document["overlay"]["gt_entities"]] == [0, 1]
+        assert [(link["from"], link["to"], link["found"]) for link in document["overlay"]["gt_links"]] == [(0, 1, True)]
     simulated = scored_for_panel("funsd", reference, None, seed=3, version="v")
     folder = Path(simulated["simulation"]["folder"])
     assert simulated["report"] == score_funsd(reference, folder).panel()

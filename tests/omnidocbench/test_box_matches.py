@@ -87,6 +87,7 @@ def test_boxes_keep_their_own_classes_scores_and_order(demo):
     assert [box.label for box in page.prediction] == list(predicted.labels)
     assert np.allclose([box.score for box in page.prediction], predicted.scores)
     assert all(box.score is None for box in page.reference)
-    not_evaluated = [box for box in page.reference if box.status == NOT_EVALUATED]
-    assert not_evaluated and all(eval_class_of_gt(box.label) is None and box.partner is None for box in not_evaluated)
+    outside = [k for k, block in enumerate(ref_page.blocks) if eval_class_of_gt(block.category) is None]  # no eval class
+    assert outside and [k for k, box in enumerate(page.reference) if box.status == NOT_EVALUATED] == outside
+    assert all(page.reference[k].partner is None for k in outside)
     assert (page.width, page.height, page.image) == (ref_page.width, ref_page.height, ref_page.image_path)

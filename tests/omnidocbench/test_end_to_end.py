@@ -43,6 +43,9 @@ def test_demo_predictions_are_scored_and_missing_pages_are_empty(reference, tmp_
     scores = score_end_to_end(reference, load_markdown_predictions(folder, reference))
     assert scores["page_counts"] == {"text_edit": 18, "formula_edit": 2, "table_teds": 9, "table_teds_s": 9,
                                      "table_edit": 9, "reading_order_edit": 18}
+    for metric, count in scores["page_counts"].items():  # each score is the mean of its pages' scores
+        values = [row[metric] for row in scores["per_page"] if row[metric] is not None]
+        assert len(values) == count and scores[metric] == pytest.approx(sum(values) / count, abs=1e-12), metric
     assert 0 < scores["text_edit"] < 1 and 0 < scores["table_teds"] < 1
     partial = tmp_path / "partial"
     partial.mkdir()

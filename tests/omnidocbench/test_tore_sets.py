@@ -16,7 +16,8 @@ def test_layout_sets_keep_both_taxonomies(prediction_file):
     assert gt.name == "omnidocbench" and len(gt.pages) == 18
     assert sum(page.box_count for page in gt.pages) == 374
     assert set(gt.labels_in_use()) <= set(gt.taxonomy) and "text_block" in gt.taxonomy
-    assert all(page.image is not None and page.image.path.is_file() for page in gt.pages)
+    pages = json.loads(shared_path(*DEMO, "OmniDocBench_demo.json").read_text())  # each page's image, in the images folder beside
+    assert [page.image.path for page in gt.pages] == [shared_path(*DEMO, "images", page["page_info"]["image_path"]) for page in pages]
     categories = json.loads(prediction_file.read_text())["categories"]
     assert prediction.taxonomy == [categories[key] for key in sorted(categories, key=int)]
     assert sum(page.box_count for page in prediction.pages) == 436

@@ -55,11 +55,14 @@ def test_open_in_overlays_switches_to_that_page_with_the_cell():
     assert len(overlay["layout"]["images"]) == 2  # the page image under both panes
 
 
-def test_reduced_view_in_the_url_lists_pages_of_a_reduced_cell():
+def test_reduced_view_in_the_url_lists_pages_of_a_reduced_cell(demo_b):
     at = _app(view="reduced", cell="Foreground|Background", model="B")
     _no_exception(at)
     assert at.radio(key="view").value == "reduced" and at.radio(key="model").value == "B"
-    assert len(_page_table(at)) > 0
+    missed = {page: float(demo_b.page_reduced[k, 1, 0]) for k, page in enumerate(demo_b.page_ids) if demo_b.page_reduced[k, 1, 0]}
+    table = _page_table(at)  # every page with Foreground pixels that model B calls Background, most first
+    assert len(missed) > 1 and dict(zip(table["page"], table["contribution (pixels)"])) == missed
+    assert table["contribution (pixels)"].is_monotonic_decreasing and len(table) == len(missed)
     assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", "Foreground"]
 
 
