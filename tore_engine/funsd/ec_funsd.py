@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import functools
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tore_engine.funsd.ec_documents import EcDocument, EcEntities, EcEntity
-from tore_engine.funsd.metrics import Counts, seqeval_panel
+from tore_engine.funsd.metrics import Counts, DocumentScorer, seqeval_panel
 
 @dataclass
 class EcDocumentScore:
@@ -63,25 +63,15 @@ def _span_key(entity: EcEntity) -> tuple:
     return (entity.word_idx, entity.label)
 
 
-@dataclass
-class EcFunsdScorer:
+class EcFunsdScorer(DocumentScorer):
     """Accumulates EC-FUNSD documents; `compute()` is the corpus panel."""
 
-    documents: list[EcDocumentScore] = field(default_factory=list)
-
-    def update(self, gold: EcDocument, prediction: EcEntities) -> EcDocumentScore:
-        score = score_ec_document(gold, prediction)
-        self.documents.append(score)
-        return score
-
-    def merge(self, other: "EcFunsdScorer") -> "EcFunsdScorer":
-        return EcFunsdScorer(self.documents + other.documents)
+    def score(self, gold: EcDocument, prediction: EcEntities) -> EcDocumentScore:
+        return score_ec_document(gold, prediction)
 
     def compute(self) -> dict:
         """SER via seqeval over the list of documents, other counts summed (funsd.md 2.11)."""
-        docs = sorted(self.documents, key=lambda d: d.doc_id)
-        if not docs:
-            raise ValueError("no document to aggregate")
+        docs = self.sorted_documents()
         given = [d.el_given_gold_entities for d in docs]
         return {
             "ser_seqeval": seqeval_panel([d.true_tags for d in docs], [d.pred_tags for d in docs]),

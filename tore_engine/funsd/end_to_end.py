@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument
 from tore_engine.funsd.links import EndToEndLinkCounts, correctly_labeled, end_to_end_link_counts, undirected
 from tore_engine.funsd.matching import Matches, greedy_icdar_matches, iou_matrix, optimal_matches
 from tore_engine.funsd.metrics import (
+    DocumentScorer,
     NO_LABEL, Counts, Summable, adjusted_rand_index, labeling_panel, mean_or_none, seqeval_panel,
 )
 
@@ -257,24 +258,14 @@ def _columns(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     return [t for t, _ in pairs], [p for _, p in pairs]
 
 
-@dataclass
-class FunsdScorer:
+class FunsdScorer(DocumentScorer):
     """Accumulates documents; `compute()` is the corpus panel of funsd.md 3.2."""
 
-    documents: list[DocumentScore] = field(default_factory=list)
-
-    def update(self, reference: FunsdDocument, prediction: FunsdDocument) -> DocumentScore:
-        score = score_document(reference, prediction)
-        self.documents.append(score)
-        return score
-
-    def merge(self, other: "FunsdScorer") -> "FunsdScorer":
-        return FunsdScorer(self.documents + other.documents)
+    def score(self, reference: FunsdDocument, prediction: FunsdDocument) -> DocumentScore:
+        return score_document(reference, prediction)
 
     def compute(self) -> dict:
-        docs = sorted(self.documents, key=lambda d: d.doc_id)
-        if not docs:
-            raise ValueError("no document to aggregate")
+        docs = self.sorted_documents()
         aris = [d.word_grouping["ari"] for d in docs if d.word_grouping["ari"] is not None]
         return {
             "aggregation": CORPUS_AGGREGATION,

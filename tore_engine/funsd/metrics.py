@@ -9,7 +9,7 @@ the last bits rather than "almost".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from tore_engine.scores import EmptyRule, rates
 
@@ -123,3 +123,28 @@ def adjusted_rand_index(true_clusters: Sequence[int], predicted_clusters: Sequen
     if not true_clusters:
         return None
     return float(adjusted_rand_score(list(true_clusters), list(predicted_clusters)))
+
+
+@dataclass
+class DocumentScorer:
+    """Documents scored one at a time and merged across workers (torchmetrics' update / merge /
+    compute); a subclass names how one document is scored and how the corpus panel is made."""
+
+    documents: list = field(default_factory=list)
+
+    def score(self, reference, prediction):  # pragma: no cover - each subclass scores its own documents
+        raise NotImplementedError
+
+    def update(self, reference, prediction):
+        score = self.score(reference, prediction)
+        self.documents.append(score)
+        return score
+
+    def merge(self, other: "DocumentScorer") -> "DocumentScorer":
+        return type(self)(self.documents + other.documents)
+
+    def sorted_documents(self) -> list:
+        """The documents in id order (the corpus panel does not depend on the order they came in)."""
+        if not self.documents:
+            raise ValueError("no document to aggregate")
+        return sorted(self.documents, key=lambda document: document.doc_id)
