@@ -164,6 +164,20 @@ class PageSource(Sequence, ABC):
 
     ids: list[str]
 
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, position: int | slice) -> "Page | list[Page]":  # type: ignore[override]
+        if isinstance(position, slice):
+            return [self[k] for k in range(*position.indices(len(self)))]
+        if not -len(self) <= position < len(self):
+            raise IndexError(position)
+        return self._page(position % len(self))
+
+    @abstractmethod
+    def _page(self, position: int) -> "Page":
+        """The page at `position` (0 <= position < len)."""
+
     @abstractmethod
     def labels_in_use(self) -> list[str]: ...
 
@@ -222,15 +236,7 @@ class PageColumns(PageSource):
             {position: page.image for position, page in enumerate(pages) if page.image is not None},
         )
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __getitem__(self, position: int | slice) -> Page | list[Page]:  # type: ignore[override]
-        if isinstance(position, slice):
-            return [self[k] for k in range(*position.indices(len(self)))]
-        if not -len(self) <= position < len(self):
-            raise IndexError(position)
-        position %= len(self)
+    def _page(self, position: int) -> Page:
         start, end = self.offsets[position], self.offsets[position + 1]
         return Page._unchecked(
             self.ids[position],

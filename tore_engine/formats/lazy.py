@@ -122,15 +122,7 @@ class FilePages(PageSource):
         self.label_map = label_map
         self.lines = lines  # JSON Lines: each page's line number
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __getitem__(self, position: int | slice) -> Page | list[Page]:  # type: ignore[override]
-        if isinstance(position, slice):
-            return [self[k] for k in range(*position.indices(len(self)))]
-        if not -len(self) <= position < len(self):
-            raise IndexError(position)
-        position %= len(self)
+    def _page(self, position: int) -> Page:
         page = self.part(np.array([position])).columns()[0]
         page.image = self.images.get(position)
         return page
