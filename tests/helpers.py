@@ -48,3 +48,16 @@ def one_page(boxes, width, height, taxonomy=None):
 def small_layout(name: str, pages: list[tuple[str, list[dict]]]):
     """A layout set of 10 x 10 pages, each given as (page id, its boxes in the native form)."""
     return from_native({"name": name, "pages": [{"id": pid, "width": 10, "height": 10, "boxes": boxes} for pid, boxes in pages]}, name)
+
+
+def input_error_without(module: str, call: str, **names: object) -> str:
+    """The InputError message of `call` (Python code using `load` / `load_pair` and `names`) run
+    in a child Python in which `module` cannot be imported: how a user without an extra sees it."""
+    import subprocess
+    import sys
+
+    assignments = "".join(f"{name} = {value!r}\n" for name, value in names.items())
+    script = (f"import sys; sys.modules[{module!r}] = None\n"
+              "from tore_engine.errors import InputError\nfrom tore_engine.formats import load, load_pair\n"
+              f"{assignments}try:\n    {call}\nexcept InputError as error:\n    print(error)")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout.strip()

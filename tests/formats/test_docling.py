@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers import shared_path, write_json
+from tests.helpers import input_error_without, shared_path, write_json
 from tests.mutations import paths_of
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, DoclingDocument, ImageRef, ProvenanceItem, Size
 from hypothesis import HealthCheck, given, settings
@@ -215,8 +215,4 @@ def test_a_mutated_document_loads_or_is_one_clear_error(tmp_path, path, value):
 @pytest.mark.parametrize("call", ["load(path, format='docling')", "load_pair(path, format='docling-eval')"])
 def test_without_docling_core_the_error_names_the_extra(tmp_path, call):
     path = write_json(tmp_path / "d.json", BASE)
-    script = ("import sys; sys.modules['docling_core'] = None\n"
-              "from tore_engine.errors import InputError\nfrom tore_engine.formats import load, load_pair\n"
-              f"path = {str(path)!r}\ntry:\n    {call}\nexcept InputError as error:\n    print(error)")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert result.stdout.strip() == "reading this format needs docling-core, which is not installed: pip install 'tore-studio[docling]'"
+    assert input_error_without("docling_core", call, path=str(path)) == "reading this format needs docling-core, which is not installed: pip install 'tore-studio[docling]'"

@@ -6,13 +6,11 @@ from __future__ import annotations
 import io
 import json
 import math
-import subprocess
-import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.helpers import shared_path, write_json
+from tests.helpers import input_error_without, shared_path, write_json
 from PIL import Image
 
 from tore_engine.errors import InputError
@@ -162,11 +160,7 @@ def test_a_missing_library_names_the_extra(tmp_path):
     with pytest.raises(InputError, match=r"needs no_such_library, which is not installed: pip install 'tore-studio\[parquet\]'"):
         optional_module("no_such_library", "parquet")
     path = write_table(tmp_path / "m.parquet", PAGES)
-    script = ("import sys; sys.modules['pyarrow'] = None\n"
-              "from tore_engine.errors import InputError\nfrom tore_engine.formats import load\n"
-              f"try:\n    load({str(path)!r})\nexcept InputError as error:\n    print(error)")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert result.stdout.strip() == "reading this format needs pyarrow, which is not installed: pip install 'tore-studio[parquet]'"
+    assert input_error_without("pyarrow", "load(path)", path=str(path)) == "reading this format needs pyarrow, which is not installed: pip install 'tore-studio[parquet]'"
 
 
 def test_native_pages_written_as_parquet_read_back_the_same(tmp_path):
