@@ -57,11 +57,6 @@ def page_deltas(a: list[dict], b: list[dict]) -> list[dict]:
 OUTCOMES = ("Background", "own class", "elsewhere")
 
 
-def own_label(reference_class: str, reference_prefix: str) -> str:
-    """A matrix class's label without its side's dual-mode prefix."""
-    return reference_class.removeprefix(f"{reference_prefix}_")
-
-
 def _own_column(taxonomy, label: str) -> int | None:
     """The column of reference class `label`'s own predicted class: the predicted class of the same
     name, or else the one name that differs only in case and surrounding blanks ("Table" and a

@@ -177,11 +177,6 @@ class PageBatch:
     min_score: float | None = None
     job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
 
-    def pairs(self) -> Iterator[tuple[Page, Page | None]]:
-        references, predictions = self.reference.columns(), self.prediction.columns()
-        for k, match in enumerate(self.matched.tolist()):
-            yield references[k], predictions[match] if match >= 0 else None
-
 
 def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, min_score: float | None, workers: int) -> Iterator[PageBatch]:
     """The evaluation's tasks, made only as they are sent. Each says how many pages its worker
