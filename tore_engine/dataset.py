@@ -366,6 +366,7 @@ def evaluate_dataset(
     batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold, workers)
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is None and workers > 1 and page_count > 1:
+        kernel.preload_for_pool(math.ceil(page_count / workers))
         with worker_pool(workers) as pool:
             outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
     else:

@@ -224,6 +224,18 @@ class JsonStructure:
         colons = np.flatnonzero((self.depth == depth) & (self._chars() == _COLON))
         return [self._key_before(int(self.positions[colon])) for colon in colons.tolist()]
 
+    def value_start(self, key: str) -> int | None:
+        """Where the value of the top-level object's first `key` starts, or None (a text cut
+        short may end before it)."""
+        colons = np.flatnonzero((self.depth == 1) & (self._chars() == _COLON))
+        for colon in self.positions[colons].tolist():
+            if self._key_before(colon) == key:
+                start = colon + 1
+                while start < len(self.data) and self.data[start] in b" \t\r\n":
+                    start += 1
+                return start
+        return None
+
     def _chars(self) -> np.ndarray:
         return np.frombuffer(self.data, dtype=np.uint8)[self.positions]
 

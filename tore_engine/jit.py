@@ -93,9 +93,15 @@ class Kernels:
     Helpers are compiled into the one entry point, which alone is cached on disk: loading it from
     the cache needs no helper compiled. Until then every function stays plain Python. Threads
     may share it (the app evaluates in threads): it is made and loaded under a lock.
+
+    `borrowing=True` compiles the helpers without numba's reference counting (its `_nrt=False`):
+    for helpers that only read and write the arrays they are given, never making one, it saves
+    the two atomic operations a call and an array that numba spends otherwise (a parser that
+    calls small helpers for every token runs 4x faster).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, borrowing: bool = False) -> None:
+        self._helper_options = {"_nrt": False} if borrowing else {}
         self._helpers: list[Callable] = []
         self._entry: Callable | None = None
         self._signature: Callable | None = None
@@ -128,7 +134,7 @@ class Kernels:
         use_cache_folder()
         numba = importlib.import_module("numba")
         for function in self._helpers:
-            function.__globals__[function.__name__] = numba.njit(function)
+            function.__globals__[function.__name__] = numba.njit(**self._helper_options)(function)
         self._argument_types = self._signature(numba.types)
         self._dispatcher = numba.njit(cache=True)(self._entry)
 
@@ -154,9 +160,32 @@ class Kernels:
         dispatcher = self._jitted()
         with self._lock:
             if not self.loaded:
-                dispatcher.compile(self._argument_types)
+                with _without_blas_probe():
+                    dispatcher.compile(self._argument_types)
                 dispatcher.disable_compile()
         return dispatcher
+
+
+BLAS_PROBE = "scipy.linalg.cython_blas"
+
+
+@contextlib.contextmanager
+def _without_blas_probe() -> Iterator[None]:
+    """Hide SciPy's BLAS from numba's one look for it. The first kernel a process loads makes
+    numba import `numba.np.arraymath`, which imports `scipy.linalg.cython_blas` when SciPy is
+    installed (the app's extras bring it) to decide whether `np.dot` works in kernels: 0.13 s of a
+    0.3 s load, in the driver and in every worker. TORE's kernels use no BLAS. Only in a main thread
+    (the command line, a pool worker) and before anything imported SciPy's linear algebra, so no
+    other thread of ours can be importing it meanwhile; the module is visible again right after."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sys.modules[BLAS_PROBE] = None  # importing it raises ImportError: numba notes "no BLAS"
+    try:
+        yield
+    finally:
+        if BLAS_PROBE in sys.modules and sys.modules[BLAS_PROBE] is None:
+            del sys.modules[BLAS_PROBE]
 
 
 def notice(what: str, seconds: float) -> None:

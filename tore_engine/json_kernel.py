@@ -25,7 +25,7 @@ _SMALL_OBJECT = 16  # keys compared pairwise up to this many; through a hash tab
 ITEM_DEPTH = 2  # arrays opened at this depth or less get their items' spans
 
 kernels = Kernels()
-COMPILE_SECONDS = 4  # about what the one compile takes (benchmarks/RESULTS.md)
+COMPILE_SECONDS = 2  # about what the one compile takes (benchmarks/RESULTS.md)
 COMPILE_MIN_BYTES = 64 * 2**20  # a cold cache is compiled for files from this size (else NumPy scans)
 LOCK_NAME = "json-compile.lock"  # its own lock: the page kernel can compile at the same time
 
@@ -112,7 +112,7 @@ def _capacities(data, max_depth):
     items = 0
     tops = 0
     escaped = 0
-    i = 0
+    i = np.int64(0)  # not a literal: one compiled helper for every call
     while i < n:
         c = data[i]
         if c == 34:
@@ -169,7 +169,7 @@ def _fill(data, max_depth, key_stack, top, items, escaped_objects):
     """The second pass, into arrays sized by `_capacities`."""
     n = data.shape[0]
     depth = 0
-    keys_used = 0
+    keys_used = np.int64(0)
     open_kind = np.zeros(max_depth + 2, dtype=np.uint8)  # 1 object, 2 array, per depth
     open_at = np.zeros(max_depth + 2, dtype=np.int64)
     first_key = np.zeros(max_depth + 2, dtype=np.int64)  # where each open object's keys start
@@ -180,7 +180,7 @@ def _fill(data, max_depth, key_stack, top, items, escaped_objects):
     last_string = np.zeros(4, dtype=np.int64)  # start, end, hash, escaped of the string just read
     value_start = -1
     first_repeat = -1
-    i = 0
+    i = np.int64(0)  # not a literal: one compiled helper for every call
     while i < n:
         c = data[i]
         if c == 34:  # a string: read to its closing quote, hashing its bytes

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -394,6 +395,15 @@ def _made_ready(always: bool) -> bool:
     return _load(wait=always, may_compile=always or _pages_seen >= COMPILE_AFTER_PAGES) is not None
 
 
+def preload_for_pool(share: int) -> None:
+    """Before a local pool forks: when this process has numba loaded already (a compiled reader
+    read a large input) and each worker's `share` of pages would load the kernel anyway, load it
+    here from a warm cache (about 0.01 s once numba is up), so that forked workers inherit it
+    instead of each importing numba and loading it (0.3-0.4 s of CPU a worker)."""
+    if "numba" in sys.modules and share >= LOAD_AFTER_PAGES and _mode() == AUTO and not _kernels.loaded:
+        _load(wait=False, may_compile=False)
+
+
 def evaluate(tasks: Sequence[PageTask], class_count: int, job_pages: int = 0) -> Cells | None:
     """`evaluate_arrays` of these tasks."""
     return evaluate_arrays(*_inputs(tasks), class_count, job_pages)
@@ -436,14 +446,22 @@ def warm() -> str:
 
 
 def warm_all() -> list[str]:
-    """Warm the page kernel and the JSON scan kernel, each in its own process, at once: on two
-    cores a cold install compiles both in about the time of the longer one."""
+    """Warm TORE's three kernels in two processes at once: the page parser in one, the page kernel
+    and the JSON scan in the other. On two cores a cold install compiles them in about the time
+    of the longer half (benchmarks/RESULTS.md)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from tore_engine import json_kernel
+    from tore_engine.formats import native_kernel
 
     with ProcessPoolExecutor(max_workers=2) as pool:
-        return [future.result() for future in (pool.submit(warm), pool.submit(json_kernel.warm))]
+        parser, others = pool.submit(native_kernel.warm), pool.submit(_warm_page_and_scan_kernels)
+        return [*others.result(), parser.result()]
+
+
+def _warm_page_and_scan_kernels() -> list[str]:
+    from tore_engine import json_kernel
+
+    return [warm(), json_kernel.warm()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,10 +9,14 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tore_engine.layout import PageColumns, PageImage
+
+if TYPE_CHECKING:
+    from tore_engine.formats.native_kernel import ParsedPages
 
 NO_SCORE = math.nan
 
@@ -49,6 +53,23 @@ class ColumnsBuilder:
         else:
             self._scored = self._scored or any(score is not None for score in scores)
             self.scores.extend([NO_SCORE if score is None else score for score in scores])
+
+    def extend(self, pages: "ParsedPages", images: dict[int, PageImage] | None = None) -> None:
+        """Pages already in columns (the compiled parser's), as `add` would have taken them one by
+        one; `images` by the pages' positions among them."""
+        self.images.update({len(self.ids) + position: image for position, image in (images or {}).items()})
+        vocabulary = self.vocabulary
+        codes = np.array([vocabulary.setdefault(label, len(vocabulary)) for label in pages.labels], dtype=np.int64)
+        self.ids.extend(pages.ids)
+        self.sizes.frombytes(np.ascontiguousarray(pages.sizes, dtype=np.float64).tobytes())
+        self.offsets.frombytes((np.cumsum(pages.counts, dtype=np.int64) + self.offsets[-1]).tobytes())
+        self.coordinates.frombytes(np.ascontiguousarray(pages.coordinates, dtype=np.float64).tobytes())
+        self.codes.frombytes(codes[pages.codes].tobytes())
+        if pages.scores is None:
+            self.scores.frombytes(np.full(len(pages.codes), NO_SCORE).tobytes())
+        else:
+            self._scored = True
+            self.scores.frombytes(np.ascontiguousarray(pages.scores, dtype=np.float64).tobytes())
 
     def build(self) -> PageColumns:
         boxes = self.offsets[-1]

@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
 from tore_engine.formats.progress import advance
-from tore_engine.formats.native import NativePage, add_pages, page_image, header_document, page_document
+from tore_engine.formats import native_kernel
+from tore_engine.formats.native import NativePage, add_pages, header_document, page_document, page_image, parsed, parsed_images
 from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json
 from tore_engine.layout import LayoutSet
 
@@ -76,7 +78,8 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     source = str(path)
     size = Path(path).stat().st_size
     indexed = size >= LAZY_BYTES
-    compiled = compiled_scan_wanted(size)  # decided for the whole file: its chunks are each just under the threshold
+    compiled_scan = compiled_scan_wanted(size)  # decided for the whole file: its chunks are each just under the threshold
+    compiled_parse = native_kernel.wanted(size)
     images = ImageFolder.beside(path, page_images)
     warnings: list[InputWarning] = []
     builder = IndexBuilder() if indexed else ColumnsBuilder()
@@ -84,24 +87,38 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     all_lines: list[int] = []
     for first_line, offset, chunk in _chunks(path):
         advance(len(chunk))
-        scan_json(chunk, source, compiled=compiled)
         numbers, spans, lines = _lines(first_line, offset, chunk)
-        if first_line == 1 and lines and _first_is_header(lines[0], source):
+        if first_line == 1 and lines and _first_is_header(scanned(lines[0], source), source):
             header = decode_json(lines[0], source, JsonlHeader)
             numbers, spans, lines = numbers[1:], spans[1:], lines[1:]
         if not lines:
             continue
+        if indexed:
+            all_lines += numbers
+        if (pages_in_columns := parsed(chunk, np.asarray(spans, dtype=np.int64) - offset, compiled_parse)) is not None:
+            page_images = parsed_images(pages_in_columns, images, warnings)
+            if indexed:
+                builder.extend(pages_in_columns, page_images, offset)  # spans in the file, not the chunk
+            else:
+                builder.extend(pages_in_columns, page_images)
+            continue  # the parser read every line as a flat page object: nothing deep, no key twice
+        scan_json(chunk, source, compiled=compiled_scan)
         try:
             pages = decode_json(b"[" + b",".join(lines) + b"]", source, list[PageIndex] if indexed else list[NativePage])
         except SchemaError as error:
             raise _located(error, numbers, source) from None
         if indexed:
             builder.add(pages, spans, lambda page, page_id: page_image(page, images, page_id, warnings))
-            all_lines += numbers
         else:
             add_pages(builder, pages, images, warnings)
     pages = builder.build(Path(path), lines=all_lines) if indexed else builder.build()
     return LayoutSet(header.name or Path(path).stem, pages, header.taxonomy, source, warnings)
+
+
+def scanned(line: bytes, source: str) -> bytes:
+    """The line, once scanned for its depth and keys (before msgspec reads anything of it)."""
+    scan_json(line, source)
+    return line
 
 
 def _first_is_header(line: bytes, source: str) -> bool:

@@ -18,6 +18,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
@@ -25,6 +26,9 @@ import numpy as np
 from tore_engine.errors import InputError
 from tore_engine.inputs import SchemaError, decode_json, open_regular
 from tore_engine.layout import Page, PageColumns, PageImage, PageSource
+
+if TYPE_CHECKING:
+    from tore_engine.formats.native_kernel import ParsedPages
 
 LAZY_BYTES = 64 * 2**20  # files from this size are read by their workers, page by page
 
@@ -70,33 +74,29 @@ class FileRanges:
     label_map: tuple[tuple[str, str], ...] = ()
     lines: list[int] | None = None  # JSON Lines: errors name the line, as the whole-file reader does
 
-    def _texts(self) -> list[bytes]:
+    def _text(self) -> tuple[bytes, np.ndarray]:
+        """The task's pages read from the file, each run of adjacent pages in one read: the bytes
+        read, one run after another, and each page's span in them."""
+        runs = _reads(self.spans)
         descriptor = open_regular(Path(self.path))
         try:
-            blocks = {run: os.pread(descriptor, run[1] - run[0], run[0]) for run in _reads(self.spans)}
+            blocks = [os.pread(descriptor, end - start, start) for start, end in runs]
         finally:
             os.close(descriptor)
-        texts = []
-        for start, end in self.spans.tolist():
-            run_start, run_end = next((a, b) for a, b in blocks if a <= start and end <= b)
-            texts.append(blocks[run_start, run_end][start - run_start : end - run_start])
-        return texts
+        run_starts = np.array([start for start, _ in runs], dtype=np.int64)
+        places = np.cumsum([0] + [len(block) for block in blocks[:-1]], dtype=np.int64)  # each run's place in the text
+        run = np.searchsorted(run_starts, self.spans[:, 0], side="right") - 1
+        return b"".join(blocks), self.spans + (places[run] - run_starts[run])[:, None]
 
     def columns(self) -> PageColumns:
+        from tore_engine.formats import native_kernel
         from tore_engine.formats.columns import ColumnsBuilder
-        from tore_engine.formats.native import NativePage, add_pages
 
-        if not len(self.spans):
-            return ColumnsBuilder().build()
-        try:
-            pages = decode_json(b"[" + b",".join(self._texts()) + b"]", self.path, list[NativePage])
-        except SchemaError as error:
-            index, box, problem = error.in_item("boxes")
-            if index is not None and self.lines is not None:
-                raise InputError(f"line {self.lines[index]}: {problem}", file=self.path, box=box) from None
-            raise InputError(problem, file=self.path, page=self.ids[index] if index is not None else None, box=box) from None
         builder = ColumnsBuilder()
-        add_pages(builder, pages)
+        if len(self.spans):
+            text, spans = self._text()
+            pages = native_kernel.parse_pages(text, spans) if native_kernel.prepared(LAZY_BYTES) else None
+            builder.extend(pages) if pages is not None else self._decode([text[start:end] for start, end in spans.tolist()], builder)
         columns = builder.build()
         if self.label_map:
             columns = columns.relabelled(dict(self.label_map))
@@ -105,6 +105,19 @@ class FileRanges:
         except InputError as error:
             raise error.located(file=self.path) from None
         return columns
+
+    def _decode(self, texts: list[bytes], builder) -> None:
+        """The pages through msgspec, which names the page, line and box of any error."""
+        from tore_engine.formats.native import NativePage, add_pages
+
+        try:
+            pages = decode_json(b"[" + b",".join(texts) + b"]", self.path, list[NativePage])
+        except SchemaError as error:
+            index, box, problem = error.in_item("boxes")
+            if index is not None and self.lines is not None:
+                raise InputError(f"line {self.lines[index]}: {problem}", file=self.path, box=box) from None
+            raise InputError(problem, file=self.path, page=self.ids[index] if index is not None else None, box=box) from None
+        add_pages(builder, pages)
 
 
 class FilePages(PageSource):
@@ -188,6 +201,24 @@ class IndexBuilder:
                 for box, entry in enumerate(page.boxes):
                     self.first_uses.setdefault(entry.label, (page_id, box))
                 self._known |= labels
+
+    def extend(self, pages: "ParsedPages", images: dict[int, PageImage], offset: int = 0) -> None:
+        """Pages from the compiled parser, with their images by position among them; their spans
+        are `offset` bytes into the file."""
+        self.images.update({len(self.ids) + position: image for position, image in images.items()})
+        page_ids = pages.ids
+        new = [code for code, label in enumerate(pages.labels) if label not in self._known]
+        if new:  # where each new label first occurs: its first box, as (page id, box on the page)
+            starts = np.concatenate([[0], np.cumsum(pages.counts)])
+            codes, first_boxes = np.unique(pages.codes, return_index=True)
+            first_box = dict(zip(codes.tolist(), first_boxes.tolist()))
+            for code in new:
+                page = int(np.searchsorted(starts, first_box[code], side="right")) - 1
+                self.first_uses.setdefault(pages.labels[code], (page_ids[page], first_box[code] - int(starts[page])))
+            self._known.update(pages.labels)
+        self.ids.extend(page_ids)
+        self.spans.extend((pages.spans + offset).tolist())
+        self.counts.extend(pages.counts.tolist())
 
     def build(self, path: Path, lines: list[int] | None = None) -> FilePages:
         return FilePages(path, np.array(self.spans, dtype=np.int64).reshape(-1, 2), self.ids,

@@ -8,6 +8,7 @@ flat columns, so a file of any size costs about its own size in memory, parsed o
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,13 +16,17 @@ import msgspec
 import numpy as np
 
 from tore_engine.errors import InputError, InputWarning
+from tore_engine.formats import native_kernel
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder, image_name
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import JsonStructure, SchemaError, decode_json, first_char, read_bytes, scan_json, schema_error
+from tore_engine.inputs import (MAX_INPUT_BYTES, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_bytes, scan_json,
+                                schema_error, structure_of)
 from tore_engine.layout import LayoutSet, Page, PageImage
 
 PAGES_PER_BATCH = 2048  # pages decoded by one msgspec call
+CHUNK_BYTES = 8 * 2**20  # read at a time by the compiled parser
+HEADER_BYTES = 2**20  # the key "pages" is looked for in this many first bytes (else the file is read whole)
 
 
 class Box(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -56,13 +61,28 @@ class PageId(msgspec.Struct):
 
 def page_image(page: NativePage, images: ImageFolder, page_id: str, warnings: list[InputWarning]) -> PageImage | None:
     """The page's `image`, or its `pdf` and 0-based `page_no`, found through `images`."""
-    if page.pdf is not None:
-        if page.page_no is not None and page.page_no < 0:
-            raise InputError(f"page_no must be a 0-based page number, got {page.page_no}", page=page_id)
-        return images.locate(page.pdf, page_id, "", warnings, page.page_no or 0)
-    if page.image is not None:
-        return images.locate(page.image, page_id, "", warnings)
+    return image_of(page.image, page.pdf, page.page_no, images, page_id, warnings)
+
+
+def image_of(image: str | None, pdf: str | None, page_no: int | None, images: ImageFolder, page_id: str,
+             warnings: list[InputWarning]) -> PageImage | None:
+    """A page's image from its `image`, or its `pdf` and 0-based `page_no`."""
+    if pdf is not None:
+        if page_no is not None and page_no < 0:
+            raise InputError(f"page_no must be a 0-based page number, got {page_no}", page=page_id)
+        return images.locate(pdf, page_id, "", warnings, page_no or 0)
+    if image is not None:
+        return images.locate(image, page_id, "", warnings)
     return None
+
+
+def parsed_images(pages: native_kernel.ParsedPages, images: ImageFolder, warnings: list[InputWarning]) -> dict[int, PageImage]:
+    """The page images of pages read by the compiled parser, by their position among them."""
+    found = {}
+    for position, (image, pdf, page_no) in enumerate(pages.images):
+        if (image is not None or pdf is not None) and (page := image_of(image, pdf, page_no, images, pages.ids[position], warnings)) is not None:
+            found[position] = page
+    return found
 
 
 def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: ImageFolder | None = None,
@@ -98,19 +118,28 @@ def located(error: SchemaError, item_spans: list[tuple[int, int]], first: int, d
     return InputError(problem, file=error.file, page=str(page_id), box=box)
 
 
+def parsed(data: bytes, spans: Sequence[tuple[int, int]], compiled: bool) -> native_kernel.ParsedPages | None:
+    """The pages at `spans` through the compiled parser, when `compiled` and they are its common
+    case (else None: msgspec decodes them, and locates any error)."""
+    return native_kernel.parse_pages(data, np.asarray(spans, dtype=np.int64)) if compiled else None
+
+
 def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], source: str,
                  images: ImageFolder, warnings: list[InputWarning], builder: ColumnsBuilder) -> None:
     """Decode the array of page objects at `span` in batches into `builder`."""
     items = structure.array_items(*span)
+    compiled = native_kernel.wanted(len(data))
     for first in range(0, len(items), PAGES_PER_BATCH):
         batch = items[first : first + PAGES_PER_BATCH]
-        text = b"[" + data[batch[0][0] : batch[-1][1]] + b"]"
+        advance(batch[-1][1] - batch[0][0])
+        if (pages_in_columns := parsed(data, batch, compiled)) is not None:
+            builder.extend(pages_in_columns, parsed_images(pages_in_columns, images, warnings))
+            continue
         try:
-            pages = decode_json(text, source, list[NativePage])
+            pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[NativePage])
         except SchemaError as error:
             raise located(error, items, first, data) from None
         add_pages(builder, pages, images, warnings)
-        advance(len(text))
 
 
 def _header(data: bytes, source: str) -> tuple[Header, JsonStructure, tuple[int, int]]:
@@ -142,8 +171,13 @@ def index(data: bytes, path: Path, images: ImageFolder) -> LayoutSet:
     items = structure.array_items(*span)
     warnings: list[InputWarning] = []
     builder = IndexBuilder()
+    compiled = native_kernel.wanted(len(data))
     for first in range(0, len(items), PAGES_PER_BATCH):
         batch = items[first : first + PAGES_PER_BATCH]
+        if (pages_in_columns := parsed(data, batch, compiled)) is not None:
+            builder.extend(pages_in_columns, parsed_images(pages_in_columns, images, warnings))
+            advance(batch[-1][1] - batch[0][0])
+            continue
         try:
             pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[PageIndex])
         except SchemaError as error:
@@ -157,9 +191,60 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     """A native layout JSON file; a large one as an index whose pages workers read (`formats.lazy`)."""
     from tore_engine.formats.lazy import LAZY_BYTES
 
-    data = read_bytes(path)
     images = ImageFolder.beside(path, page_images)
+    size = _size(Path(path))
+    if size is not None and native_kernel.wanted(size):
+        layout = read_compiled(Path(path), images, lazy=size >= LAZY_BYTES)
+        if layout is not None:
+            return layout
+    data = read_bytes(path)
     return index(data, Path(path), images) if len(data) >= LAZY_BYTES else parse(data, str(path), images)
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size if path.is_file() else None
+    except OSError:
+        return None  # `read_bytes` says why
+
+
+def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet | None:
+    """The file read in chunks by the compiled parser, never whole: its pages as columns, or as an
+    index when `lazy`. None when the file is not the parser's common case: then it is read whole,
+    scanned and decoded by msgspec, which also names any error exactly."""
+    from tore_engine.formats.lazy import IndexBuilder
+
+    source = str(path)
+    warnings: list[InputWarning] = []
+    builder = IndexBuilder() if lazy else ColumnsBuilder()
+    descriptor = open_regular(path)
+    with os.fdopen(descriptor, "rb") as handle:
+        head = handle.read(CHUNK_BYTES)
+        start = structure_of(head[:HEADER_BYTES]).value_start("pages") if first_char(head) == b"{" else None
+        if start is None or first_char(head, start) != b"[":
+            return None
+        text, base, position, after_page = head, 0, start + 1, False  # base: the file offset of text[0]
+        while True:
+            status, offset, pages = native_kernel.parse_array(text, position, after_page)
+            if pages is None:
+                return None
+            page_images = parsed_images(pages, images, warnings)
+            builder.extend(pages, page_images, base) if lazy else builder.extend(pages, page_images)
+            advance(offset - position)
+            after_page = after_page or bool(pages.ids)
+            if status == native_kernel.DONE:
+                break
+            block = handle.read(CHUNK_BYTES)
+            if not block or len(text) - offset >= CHUNK_BYTES or base + len(text) > MAX_INPUT_BYTES:
+                return None  # a page that does not parse, or one longer than a chunk: msgspec's turn
+            text, base, position = text[offset:] + block, base + offset, 0
+        rest = text[offset:] + handle.read(MAX_INPUT_BYTES)
+    try:  # the top-level object without its pages: scanned and decoded as the whole-file reader does
+        header, _structure, _span = _header(head[: start + 1] + b"]" + rest, source)
+    except InputError:
+        return None  # named by the whole-file reader, at the place it has in the file
+    pages_read = builder.build(path) if lazy else builder.build()
+    return LayoutSet(header.name or path.stem, pages_read, header.taxonomy, source, warnings)
 
 
 class Document(msgspec.Struct, forbid_unknown_fields=True):
