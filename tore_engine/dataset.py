@@ -26,6 +26,7 @@ from tore_engine.evaluation import Evaluation
 from tore_engine.layout import LayoutSet, Page, PageColumns, PagePart, PageSource, page_source
 from tore_engine.preparation import PreparedBatch, prepare_columns
 from tore_engine.matrices import ToreMatrices
+from tore_engine.memory import give_back_free_memory
 from tore_engine.raster import PageTask, PairTable, PixelExtents, label_sets, pair_table
 from tore_engine.taxonomy import Taxonomy, apply_label_map, label_map_warnings, resolve_taxonomy
 from tore_engine.workers import worker_pool
@@ -372,24 +373,36 @@ def evaluate_dataset(
     else:
         outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
-    return _assemble(resolved, reference.page_ids(), outcomes, warnings)
+    evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings)
+    give_back_free_memory()  # the batches' outcomes, received and let go of one by one
+    return evaluation
 
 
-def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning]) -> Evaluation:
+def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome | None], warnings: list[InputWarning]) -> Evaluation:
+    """The evaluation from the batches' outcomes, which it consumes: each batch's arrays are copied
+    into the evaluation's and let go of at once, so the driver never holds the cells twice."""
     counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
-    pixels = np.concatenate([outcome.pixels for outcome in outcomes] or [np.zeros(0, np.int64)])
-    page_pixels = exact_integers(pixels.astype(object), len(pixels))
-    page_reduced = np.concatenate([outcome.reduced for outcome in outcomes]) if outcomes else np.zeros((0, 2, 2), np.int64)
+    pages, cells = sum(outcome.page_count for outcome in outcomes), sum(len(outcome.cells) for outcome in outcomes)
+    exact = object if any(outcome.reduced.dtype == object or outcome.pixels.dtype == object for outcome in outcomes) else np.int64  # Python integers where a batch needed them
+    pixels, page_reduced = np.empty(pages, exact), np.empty((pages, 2, 2), exact)
+    contribution_page, contribution_cell, contribution_value = np.empty(cells, np.int32), np.empty(cells, np.int32), np.empty(cells)
+    page = cell = 0
+    for position, outcome in enumerate(outcomes):
+        outcomes[position] = None
+        batch_pages, batch_cells = slice(page, page + outcome.page_count), slice(cell, cell + len(outcome.cells))
+        pixels[batch_pages], page_reduced[batch_pages] = outcome.pixels, outcome.reduced
+        contribution_cell[batch_cells], contribution_value[batch_cells] = outcome.cells, outcome.values
+        contribution_page[batch_cells] = np.repeat(np.arange(page, page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
+        page, cell = batch_pages.stop, batch_cells.stop
     page_reduced = exact_integers(page_reduced, page_reduced.size)
-    sizes = np.concatenate([np.diff(outcome.bounds) for outcome in outcomes] or [np.zeros(0, np.int64)])
     return Evaluation(
         taxonomy=taxonomy,
         page_ids=page_ids,
-        page_pixels=page_pixels,
+        page_pixels=exact_integers(pixels.astype(object), len(pixels)),
         page_reduced=page_reduced,
-        contribution_page=np.repeat(np.arange(len(pixels), dtype=np.int32), sizes),
-        contribution_cell=np.concatenate([outcome.cells for outcome in outcomes] or [np.zeros(0, np.int32)]),
-        contribution_value=np.concatenate([outcome.values for outcome in outcomes] or [np.zeros(0)]),
+        contribution_page=contribution_page,
+        contribution_cell=contribution_cell,
+        contribution_value=contribution_value,
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
         input_warnings=warnings,

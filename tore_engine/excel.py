@@ -27,7 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from tore_engine.evaluation import Evaluation
 from tore_engine.matrices import MatrixSet
 from tore_engine.report import MATRIX_KINDS
-from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, page_rows, per_class_rows, warning_rows
+from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, per_class_rows, warning_rows
 
 POWER = 0.2  # docling-metrics-layout's Excel colouring (tore.md section 10, app.md section 2.3)
 # ColorBrewer Blues, the scale of the app's heatmaps (plotly's "Blues"), from 0 to 1
@@ -219,7 +219,7 @@ def write_excel(evaluation: Evaluation, path: Path) -> None:
     workbook.remove(workbook.active)
     _matrix_sheet(workbook, "Matrices", evaluation, trimmed=False)
     _matrix_sheet(workbook, "Trimmed", evaluation, trimmed=True)
-    _table_sheet(workbook, "Pages", PAGE_COLUMNS, page_rows(evaluation), (None, COUNT_FORMAT, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT))
+    _table_sheet(workbook, "Pages", PAGE_COLUMNS, evaluation.page_foreground_rows(), (None, COUNT_FORMAT, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT))
     if evaluation.matrices.per_class is not None:
         _per_class_sheet(workbook, evaluation)
     _table_sheet(workbook, "Warnings", WARNING_COLUMNS, warning_rows(evaluation), (None, COUNT_FORMAT, None, None))

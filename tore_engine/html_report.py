@@ -19,7 +19,7 @@ from types import ModuleType
 from tore_engine.evaluation import Evaluation
 from tore_engine.errors import InputError
 from tore_engine.matrices import MatrixSet
-from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, page_rows, per_class_rows, warning_rows
+from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, per_class_rows, warning_rows
 
 DEFAULT_TITLE = "TORE report"
 PLOTLY_MISSING = "the HTML report needs Plotly: install the 'app' extra (pip install 'tore-studio[app]')"
@@ -121,7 +121,7 @@ def _sections(evaluation: Evaluation) -> list[str]:
         sections += ["<h2>Per class</h2>", _table(PER_CLASS_COLUMNS, per_class_rows(evaluation), PER_CLASS_FORMATS, "classes"),
                      f'<p class="note">{html.escape(SUPPORT_NOTE)}</p>']
     sections += ["<h2>Pages</h2>", '<p class="note">Per page: the reduced view\'s Foreground recall, precision and F1.</p>',
-                 _table(PAGE_COLUMNS, page_rows(evaluation), PAGE_FORMATS, "pages")]
+                 _table(PAGE_COLUMNS, evaluation.page_foreground_rows(), PAGE_FORMATS, "pages")]
     rows = warning_rows(evaluation)
     sections += ["<h2>Warnings</h2>", _table(WARNING_COLUMNS, rows, WARNING_FORMATS, "warnings") if rows else "<p>No warnings.</p>"]
     return sections

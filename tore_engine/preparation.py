@@ -87,15 +87,6 @@ def _interleaved(reference_counts: np.ndarray, prediction_counts: np.ndarray) ->
     return offsets, reference_at.astype(np.int64), prediction_at.astype(np.int64)
 
 
-def _side_warnings(page_id: str, side: str, bboxes: np.ndarray, paints: np.ndarray, clipped: np.ndarray, frame: str) -> list[InputWarning]:
-    """As `dataset._box_warnings`: boxes that paint nothing, then clipped boxes, each in box order."""
-    warnings = [InputWarning(page_id, int(box), side, f"box paints no pixel (outside the {frame} page, or zero area after rounding): bbox {bboxes[box].tolist()}")
-                for box in np.flatnonzero(~paints)]
-    warnings += [InputWarning(page_id, int(box), side, f"box clipped at the edge of the {frame} page: bbox {bboxes[box].tolist()}")
-                 for box in np.flatnonzero(clipped)]
-    return warnings
-
-
 def prepare_columns(references: PageColumns, predictions: PageColumns, matched: np.ndarray, taxonomy: Taxonomy) -> PreparedBatch:
     """Every page of a batch prepared at once: `matched[k]` is the position in `predictions` of
     reference page k's prediction, or -1."""
@@ -115,18 +106,31 @@ def prepare_columns(references: PageColumns, predictions: PageColumns, matched: 
     return PreparedBatch(list(references.ids), frames, offsets, classes, extents, _warnings(references.ids, frames, offsets, boxes, extents, matched))
 
 
+PAINTS_NOTHING, CLIPPED = 0, 1  # a side's box warnings: those that paint nothing first, then the clipped, each in box order
+
+
 def _warnings(page_ids: list[str], frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, extents: PixelExtents, matched: np.ndarray) -> list[InputWarning]:
-    """Every page's warnings in `prepare_page`'s order; only pages with something to say are visited."""
-    flagged = ~extents.paints | extents.clipped
-    sides_with_flags = set(np.unique(_box_pages(offsets)[flagged]).tolist())
+    """Every page's warnings in `prepare_page`'s order (`dataset._box_warnings`): by page; the
+    reference's boxes, then the prediction's (or that there is none); on each side the boxes that
+    paint nothing, then the clipped ones. Ordered for the whole batch at once, then worded."""
+    side_of = _box_pages(offsets)
+    flagged = np.concatenate([np.flatnonzero(~extents.paints), np.flatnonzero(extents.clipped)])
+    kinds = np.repeat([PAINTS_NOTHING, CLIPPED], [int((~extents.paints).sum()), int(extents.clipped.sum())])
+    missing = np.flatnonzero(matched < 0)
+    sides = np.concatenate([side_of[flagged], 2 * missing + 1])  # a missing prediction has no box
+    order = np.lexsort((np.concatenate([flagged, np.zeros(len(missing), np.int64)]), np.concatenate([kinds, np.zeros(len(missing), np.int64)]), sides))
+    boxes_text = boxes[flagged].tolist()
+    frame_text = [f"{width} x {height}" for width, height in frames.tolist()]
     warnings: list[InputWarning] = []
-    for page in sorted({side // 2 for side in sides_with_flags} | set(np.flatnonzero(matched < 0).tolist())):
-        frame = f"{frames[page, 0]} x {frames[page, 1]}"
-        for side, name in ((2 * page, "reference"), (2 * page + 1, "prediction")):
-            if name == "prediction" and matched[page] < 0:
-                warnings.append(InputWarning(page_ids[page], None, "prediction", NO_PREDICTION))
-                continue
-            if side in sides_with_flags:
-                span = slice(offsets[side], offsets[side + 1])
-                warnings += _side_warnings(page_ids[page], name, boxes[span], extents.paints[span], extents.clipped[span], frame)
+    for k in order.tolist():
+        if k >= len(flagged):
+            warnings.append(InputWarning(page_ids[int(missing[k - len(flagged)])], None, "prediction", NO_PREDICTION))
+            continue
+        side = int(side_of[flagged[k]])
+        page, name, box = side // 2, "prediction" if side % 2 else "reference", int(flagged[k] - offsets[side])
+        if kinds[k] == PAINTS_NOTHING:
+            message = f"box paints no pixel (outside the {frame_text[page]} page, or zero area after rounding): bbox {boxes_text[k]}"
+        else:
+            message = f"box clipped at the edge of the {frame_text[page]} page: bbox {boxes_text[k]}"
+        warnings.append(InputWarning(page_ids[page], box, name, message))
     return warnings

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from tore_engine.dataset import Evaluation
+from tore_engine.report_tables import PAGE_COLUMNS
 
 
 def build_report(evaluation: Evaluation) -> dict:
@@ -67,21 +68,24 @@ def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: n
 
 def _write_pages_csv(path: Path, evaluation: Evaluation) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, ["page", "pixels", "recall", "precision", "f1"])
-        writer.writerow({"page": "page", "pixels": "pixels", "recall": "foreground_recall", "precision": "foreground_precision", "f1": "foreground_f1"})
-        writer.writerows(evaluation.page_foreground_scores())
+        writer = csv.writer(handle)
+        writer.writerow(PAGE_COLUMNS)
+        writer.writerows(evaluation.page_foreground_rows())
 
 
-def report_text(evaluation: Evaluation) -> str:
-    """report.json's content; ASCII only (non-ASCII characters escaped), so any label is safe."""
-    return json.dumps(build_report(evaluation), indent=1, ensure_ascii=True) + "\n"
+def write_report_json(evaluation: Evaluation, path: Path) -> None:
+    """report.json; ASCII only (non-ASCII characters escaped), so any label is safe. Written as it
+    is encoded: the whole text is never held (at 100,000 pages its pieces take about 100 MB)."""
+    with Path(path).open("w", encoding="ascii") as handle:
+        json.dump(build_report(evaluation), handle, indent=1, ensure_ascii=True)
+        handle.write("\n")
 
 
-def write_outputs(evaluation: Evaluation, folder: Path, text: str | None = None, reports: Sequence[str] = ()) -> None:
-    """Write `output_files(reports)` into `folder`: report.json (`text`, when the caller has it
-    already), the matrix CSVs, pages.csv and the `reports` asked for. The CLI passes a staging
-    folder (`output.staged_output`), so that a failure halfway leaves the previous results whole."""
-    (folder / "report.json").write_text(text or report_text(evaluation), encoding="ascii")
+def write_outputs(evaluation: Evaluation, folder: Path, reports: Sequence[str] = ()) -> None:
+    """Write `output_files(reports)` into `folder`: report.json, the matrix CSVs, pages.csv and the
+    `reports` asked for. The CLI passes a staging folder (`output.staged_output`), so that a
+    failure halfway leaves the previous results whole."""
+    write_report_json(evaluation, folder / "report.json")
     for prefix, view in MATRIX_VIEWS.items():
         matrices = getattr(evaluation.matrices, view)
         for kind in MATRIX_KINDS:

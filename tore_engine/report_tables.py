@@ -28,10 +28,5 @@ def per_class_rows(evaluation: Evaluation) -> list[tuple[str, float, float, floa
     return rows
 
 
-def page_rows(evaluation: Evaluation) -> list[tuple[str, int, float, float, float]]:
-    """Per page, in reference-file order: id, pixels, reduced Foreground recall, precision, F1."""
-    return [(row["page"], row["pixels"], row["recall"], row["precision"], row["f1"]) for row in evaluation.page_foreground_scores()]
-
-
 def warning_rows(evaluation: Evaluation) -> list[tuple[str | None, int | None, str | None, str]]:
     return [(warning.page, warning.box, warning.side, warning.message) for warning in evaluation.input_warnings]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Executor
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from tore_engine.dataset import evaluate_dataset, input_bytes, terminal_progress, terminal_reading
     from tore_engine.formats import load_pair
     from tore_engine.output import staged_output
-    from tore_engine.report import REPORT_FILES, output_files, report_text, summary, write_outputs
+    from tore_engine.report import REPORT_FILES, output_files, summary, write_outputs
     from tore_engine.taxonomy import read_label_map
 
     scheduler = args.scheduler or os.environ.get(SCHEDULER_VARIABLE)
@@ -155,10 +156,10 @@ def run(args: argparse.Namespace) -> int:
                 progress=progress,
                 min_score=args.min_score,
             )
-        text = report_text(evaluation)
-        staging.save(lambda folder: write_outputs(evaluation, folder, text, reports))
+        staging.save(lambda folder: write_outputs(evaluation, folder, reports))
     if args.json:
-        sys.stdout.write(text)
+        with (args.out / "report.json").open(encoding="ascii") as written:
+            shutil.copyfileobj(written, sys.stdout)
     elif not args.quiet:
         print(summary(evaluation, args.out))
     return 0

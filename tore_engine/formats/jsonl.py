@@ -22,6 +22,7 @@ from tore_engine.formats import native_kernel
 from tore_engine.formats.native import NativePage, add_pages, header_document, page_document, page_image, parsed, parsed_images
 from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json
 from tore_engine.layout import LayoutSet
+from tore_engine.memory import give_back_free_memory
 
 CHUNK_BYTES = 8 * 2**20
 MAX_LINE_BYTES = 256 * 2**20  # one page on one line; beyond this it is not a page
@@ -112,6 +113,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
         else:
             add_pages(builder, pages, images, warnings)
     pages = builder.build(Path(path), lines=all_lines) if indexed else builder.build()
+    give_back_free_memory()  # the chunks and their parsed pages
     return LayoutSet(header.name or Path(path).stem, pages, header.taxonomy, source, warnings)
 
 

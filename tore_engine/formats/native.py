@@ -23,6 +23,7 @@ from tore_engine.formats.progress import advance
 from tore_engine.inputs import (MAX_INPUT_BYTES, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_bytes, scan_json,
                                 schema_error, structure_of)
 from tore_engine.layout import LayoutSet, Page, PageImage
+from tore_engine.memory import give_back_free_memory
 
 PAGES_PER_BATCH = 2048  # pages decoded by one msgspec call
 CHUNK_BYTES = 8 * 2**20  # read at a time by the compiled parser
@@ -244,6 +245,7 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
     except InputError:
         return None  # named by the whole-file reader, at the place it has in the file
     pages_read = builder.build(path) if lazy else builder.build()
+    give_back_free_memory()  # the chunks and their parsed pages
     return LayoutSet(header.name or path.stem, pages_read, header.taxonomy, source, warnings)
 
 
