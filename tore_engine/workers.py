@@ -11,6 +11,7 @@ its parent's pid.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import sys
@@ -83,9 +84,12 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     once when the evaluation is interrupted (an exception, a signal turned into one), and by
     themselves when this process dies without a word (SIGKILL)."""
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_watch_parent, initargs=(os.getpid(),))
+    gc.freeze()  # what the workers inherit stays shared: the collector never writes to it in them
     try:
         yield pool
     except BaseException:
         _terminate(pool)
         raise
+    finally:
+        gc.unfreeze()
     pool.shutdown(wait=True)

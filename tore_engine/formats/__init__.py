@@ -11,8 +11,10 @@ producing the same `LayoutSet`, so everything after loading is shared.
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
@@ -37,6 +39,7 @@ PAIR_FORMATS: dict[str, tuple[str, str]] = {
     "omnidocbench": ("tore_engine.omnidocbench.tore_sets", "omnidocbench_layout_sets"),
 }
 FORMATS = ("auto", *SIDE_FORMATS, *PAIR_FORMATS)
+PARSED_FORMATS = ("tore", "jsonl")  # read by the compiled page parser (`native_kernel`)
 Pair = tuple[LayoutSet, LayoutSet]
 
 __all__ = ["FORMATS", "detect_format", "load", "load_pair"]
@@ -107,4 +110,23 @@ def load_pair(reference: str | Path, prediction: str | Path | None = None, forma
         if coco_images is None and reference_format == "coco" and coco.is_images_file(reference):
             coco_images = reference
     options = {"page_images": page_images, "coco_images": coco_images}
+    if _read_at_once(reference, reference_format) and _read_at_once(prediction, prediction_format):
+        return _load_both(reference, prediction, reference_format, prediction_format, options)
     return load(reference, reference_format, **options), load(prediction, prediction_format, **options)
+
+
+def _read_at_once(path: Path, format: str) -> bool:
+    """Whether this side is read by the compiled page parser, which releases the GIL: then both
+    sides are read at once, in two threads."""
+    from tore_engine.formats import native_kernel
+
+    return format in PARSED_FORMATS and path.is_file() and native_kernel.wanted(path.stat().st_size)
+
+
+def _load_both(reference: Path, prediction: Path, reference_format: str, prediction_format: str, options: dict) -> Pair:
+    """Both sides read in two threads, each with the caller's context (its progress callback); the
+    reference's error first when both fail, as when they are read one after the other."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="tore-read") as pool:
+        sides = [pool.submit(contextvars.copy_context().run, load, path, format, **options)
+                 for path, format in ((reference, reference_format), (prediction, prediction_format))]
+        return sides[0].result(), sides[1].result()

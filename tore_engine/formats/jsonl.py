@@ -24,8 +24,13 @@ from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, compiled_scan_wante
 from tore_engine.layout import LayoutSet
 from tore_engine.memory import give_back_free_memory
 
-CHUNK_BYTES = 8 * 2**20
+CHUNK_BYTES = 4 * 2**20  # read at a time: a few thousand lines
 MAX_LINE_BYTES = 256 * 2**20  # one page on one line; beyond this it is not a page
+
+
+_NEWLINE = 10
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[list(b" \t\r\x0b\x0c")] = True  # what `bytes.strip` strips, besides the newline
 
 
 class JsonlHeader(msgspec.Struct, forbid_unknown_fields=True):
@@ -33,8 +38,9 @@ class JsonlHeader(msgspec.Struct, forbid_unknown_fields=True):
     taxonomy: list[str] | None = None
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, int, bytes]]:
-    """Runs of whole lines, each with the number of its first line and its offset in the file."""
+def _chunks(path: Path) -> Iterator[tuple[int, int, bytes, np.ndarray]]:
+    """Runs of whole lines, each with the number of its first line, its offset in the file and
+    where its newlines are (found with NumPy, which lets the other side's reading thread run)."""
     descriptor = open_regular(path)
     line, carry, total, offset = 1, b"", 0, 0
     with os.fdopen(descriptor, "rb") as handle:
@@ -43,16 +49,17 @@ def _chunks(path: Path) -> Iterator[tuple[int, int, bytes]]:
             if total > MAX_INPUT_BYTES:
                 raise InputError(f"is more than the {MAX_INPUT_BYTES:,} bytes allowed", file=str(path))
             text = carry + block
-            cut = text.rfind(b"\n") + 1
+            newlines = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == _NEWLINE)
+            cut = int(newlines[-1]) + 1 if len(newlines) else 0
             if not cut and len(text) > MAX_LINE_BYTES:
                 raise InputError(f"line {line} is longer than {MAX_LINE_BYTES:,} bytes", file=str(path))
             if cut:
-                yield line, offset, text[:cut]
-                line += text.count(b"\n", 0, cut)
+                yield line, offset, text[:cut], newlines
+                line += len(newlines)
                 offset += cut
             carry = text[cut:]
     if carry.strip():
-        yield line, offset, carry
+        yield line, offset, carry, np.zeros(0, dtype=np.int64)
 
 
 def _is_header(line: bytes) -> bool:
@@ -60,16 +67,17 @@ def _is_header(line: bytes) -> bool:
     return bool(keys) and "id" not in keys
 
 
-def _lines(first_line: int, offset: int, chunk: bytes) -> tuple[list[int], list[tuple[int, int]], list[bytes]]:
-    """The chunk's non-blank lines: their numbers, byte spans in the file, and bytes."""
-    numbers, spans, lines, start = [], [], [], 0
-    for number, line in enumerate(chunk.split(b"\n"), start=first_line):
-        if line.strip():
-            numbers.append(number)
-            spans.append((offset + start, offset + start + len(line)))
-            lines.append(line)
-        start += len(line) + 1
-    return numbers, spans, lines
+def _lines(first_line: int, offset: int, chunk: bytes, newlines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk's non-blank lines: their numbers, and their byte spans in the file (rows). Found
+    with NumPy, which lets the other side's reading thread run meanwhile; only a line that starts
+    with a blank is looked at in Python."""
+    chars = np.frombuffer(chunk, dtype=np.uint8)
+    starts, ends = np.concatenate([[0], newlines + 1]), np.concatenate([newlines, [len(chunk)]])
+    kept = ends > starts
+    doubtful = np.flatnonzero(kept & _BLANK[chars[np.minimum(starts, max(len(chunk) - 1, 0))]] if len(chunk) else kept)
+    kept[doubtful] = [bool(chunk[starts[k] : ends[k]].strip()) for k in doubtful.tolist()]
+    lines = np.flatnonzero(kept)
+    return first_line + lines, offset + np.column_stack([starts[lines], ends[lines]])
 
 
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
@@ -85,18 +93,18 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     warnings: list[InputWarning] = []
     builder = IndexBuilder() if indexed else ColumnsBuilder()
     header = JsonlHeader()
-    all_lines: list[int] = []
-    for first_line, offset, chunk in _chunks(path):
+    all_lines: list[np.ndarray] = []
+    for first_line, offset, chunk, newlines in _chunks(path):
         advance(len(chunk))
-        numbers, spans, lines = _lines(first_line, offset, chunk)
-        if first_line == 1 and lines and _first_is_header(scanned(lines[0], source), source):
-            header = decode_json(lines[0], source, JsonlHeader)
-            numbers, spans, lines = numbers[1:], spans[1:], lines[1:]
-        if not lines:
+        numbers, spans = _lines(first_line, offset, chunk, newlines)
+        if first_line == 1 and len(numbers) and _first_is_header(scanned(first := chunk[spans[0, 0] - offset : spans[0, 1] - offset], source), source):
+            header = decode_json(first, source, JsonlHeader)
+            numbers, spans = numbers[1:], spans[1:]
+        if not len(numbers):
             continue
         if indexed:
-            all_lines += numbers
-        if (pages_in_columns := parsed(chunk, np.asarray(spans, dtype=np.int64) - offset, compiled_parse)) is not None:
+            all_lines.append(numbers)
+        if (pages_in_columns := parsed(chunk, spans - offset, compiled_parse)) is not None:
             page_images = parsed_images(pages_in_columns, images, warnings)
             if indexed:
                 builder.extend(pages_in_columns, page_images, offset)  # spans in the file, not the chunk
@@ -104,6 +112,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
                 builder.extend(pages_in_columns, page_images)
             continue  # the parser read every line as a flat page object: nothing deep, no key twice
         scan_json(chunk, source, compiled=compiled_scan)
+        lines = [chunk[start:end] for start, end in (spans - offset).tolist()]
         try:
             pages = decode_json(b"[" + b",".join(lines) + b"]", source, list[PageIndex] if indexed else list[NativePage])
         except SchemaError as error:
@@ -112,7 +121,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
             builder.add(pages, spans, lambda page, page_id: page_image(page, images, page_id, warnings))
         else:
             add_pages(builder, pages, images, warnings)
-    pages = builder.build(Path(path), lines=all_lines) if indexed else builder.build()
+    pages = builder.build(Path(path), lines=np.concatenate(all_lines or [np.zeros(0, np.int64)])) if indexed else builder.build()
     give_back_free_memory()  # the chunks and their parsed pages
     return LayoutSet(header.name or Path(path).stem, pages, header.taxonomy, source, warnings)
 
@@ -131,10 +140,10 @@ def _first_is_header(line: bytes, source: str) -> bool:
         raise InputError("line 1 must be a page object or a header object {name, taxonomy}", file=source) from None
 
 
-def _located(error: SchemaError, numbers: list[int], source: str) -> InputError:
+def _located(error: SchemaError, numbers: np.ndarray, source: str) -> InputError:
     """A schema error inside a chunk, named by its line (and box)."""
     index, box, problem = error.in_item("boxes")
-    return error if index is None else InputError(f"line {numbers[index]}: {problem}", file=source, box=box)
+    return error if index is None else InputError(f"line {int(numbers[index])}: {problem}", file=source, box=box)
 
 
 def write(layout: LayoutSet, path: Path) -> None:

@@ -72,7 +72,7 @@ class FileRanges:
     spans: np.ndarray  # (n, 2) byte offsets [start, end) of each page object
     ids: list[str]
     label_map: tuple[tuple[str, str], ...] = ()
-    lines: list[int] | None = None  # JSON Lines: errors name the line, as the whole-file reader does
+    lines: np.ndarray | None = None  # JSON Lines: errors name the line, as the whole-file reader does
 
     def _text(self) -> tuple[bytes, np.ndarray]:
         """The task's pages read from the file, each run of adjacent pages in one read: the bytes
@@ -115,7 +115,7 @@ class FileRanges:
         except SchemaError as error:
             index, box, problem = error.in_item("boxes")
             if index is not None and self.lines is not None:
-                raise InputError(f"line {self.lines[index]}: {problem}", file=self.path, box=box) from None
+                raise InputError(f"line {int(self.lines[index])}: {problem}", file=self.path, box=box) from None
             raise InputError(problem, file=self.path, page=self.ids[index] if index is not None else None, box=box) from None
         add_pages(builder, pages)
 
@@ -125,7 +125,7 @@ class FilePages(PageSource):
 
     def __init__(self, path: Path, spans: np.ndarray, ids: list[str], counts: np.ndarray,
                  first_uses: dict[str, tuple[str, int]], images: dict[int, PageImage], label_map: tuple[tuple[str, str], ...] = (),
-                 lines: list[int] | None = None) -> None:
+                 lines: np.ndarray | None = None) -> None:
         self.path = path
         self.spans = spans
         self.ids = ids
@@ -173,7 +173,7 @@ class FilePages(PageSource):
 
     def part(self, positions: np.ndarray) -> FileRanges:
         positions = np.asarray(positions, dtype=np.int64)
-        lines = None if self.lines is None else [self.lines[k] for k in positions.tolist()]
+        lines = None if self.lines is None else self.lines[positions]
         return FileRanges(str(self.path), self.spans[positions], [self.ids[k] for k in positions.tolist()], self.label_map, lines)
 
 
@@ -181,22 +181,22 @@ class IndexBuilder:
     """Collects the index of a large file's pages, batch by batch."""
 
     def __init__(self) -> None:
-        self.spans: list[tuple[int, int]] = []
+        self.spans: list[np.ndarray] = []  # a batch's rows each
         self.ids: list[str] = []
-        self.counts: list[int] = []
+        self.counts: list[np.ndarray] = []
         self.first_uses: dict[str, tuple[str, int]] = {}
         self._known: set[str] = set()
         self.images: dict[int, PageImage] = {}
 
     def add(self, pages: Sequence[PageIndex], spans: Sequence[tuple[int, int]], image_of) -> None:
         """Pages decoded as `PageIndex`, their spans, and `image_of(page, page_id)` for each page image."""
-        for page, span in zip(pages, spans):
+        self.spans.append(np.asarray(spans, dtype=np.int64).reshape(-1, 2))
+        self.counts.append(np.array([len(page.boxes) for page in pages], dtype=np.int64))
+        for page in pages:
             page_id = str(page.id)
             if (image := image_of(page, page_id)) is not None:
                 self.images[len(self.ids)] = image
             self.ids.append(page_id)
-            self.spans.append(span)
-            self.counts.append(len(page.boxes))
             if not self._known.issuperset(labels := {entry.label for entry in page.boxes}):  # a label not seen before: rare
                 for box, entry in enumerate(page.boxes):
                     self.first_uses.setdefault(entry.label, (page_id, box))
@@ -217,9 +217,10 @@ class IndexBuilder:
                 self.first_uses.setdefault(pages.labels[code], (page_ids[page], first_box[code] - int(starts[page])))
             self._known.update(pages.labels)
         self.ids.extend(page_ids)
-        self.spans.extend((pages.spans + offset).tolist())
-        self.counts.extend(pages.counts.tolist())
+        self.spans.append(pages.spans + offset)
+        self.counts.append(pages.counts)
 
-    def build(self, path: Path, lines: list[int] | None = None) -> FilePages:
-        return FilePages(path, np.array(self.spans, dtype=np.int64).reshape(-1, 2), self.ids,
-                         np.array(self.counts, dtype=np.int64), self.first_uses, self.images, lines=lines)
+    def build(self, path: Path, lines: np.ndarray | None = None) -> FilePages:
+        spans = np.concatenate(self.spans) if self.spans else np.zeros((0, 2), dtype=np.int64)
+        counts = np.concatenate(self.counts) if self.counts else np.zeros(0, dtype=np.int64)
+        return FilePages(path, spans, self.ids, counts, self.first_uses, self.images, lines=lines)

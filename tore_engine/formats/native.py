@@ -26,7 +26,7 @@ from tore_engine.layout import LayoutSet, Page, PageImage
 from tore_engine.memory import give_back_free_memory
 
 PAGES_PER_BATCH = 2048  # pages decoded by one msgspec call
-CHUNK_BYTES = 8 * 2**20  # read at a time by the compiled parser
+CHUNK_BYTES = 4 * 2**20  # read at a time by the compiled parser
 HEADER_BYTES = 2**20  # the key "pages" is looked for in this many first bytes (else the file is read whole)
 
 
