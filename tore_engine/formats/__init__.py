@@ -116,11 +116,14 @@ def load_pair(reference: str | Path, prediction: str | Path | None = None, forma
 
 
 def _read_at_once(path: Path, format: str) -> bool:
-    """Whether this side is read by the compiled page parser, which releases the GIL: then both
-    sides are read at once, in two threads."""
+    """Whether this side is read by code that releases the GIL (the compiled page parser, pyarrow)
+    and is large enough to gain from it: then both sides are read at once, in two threads."""
     from tore_engine.formats import native_kernel
+    from tore_engine.inputs import KERNEL_MIN_BYTES
 
-    return format in PARSED_FORMATS and path.is_file() and native_kernel.wanted(path.stat().st_size)
+    if not path.is_file() or path.stat().st_size < KERNEL_MIN_BYTES:
+        return False
+    return format == "parquet" or (format in PARSED_FORMATS and native_kernel.wanted(path.stat().st_size))
 
 
 def _load_both(reference: Path, prediction: Path, reference_format: str, prediction_format: str, options: dict) -> Pair:

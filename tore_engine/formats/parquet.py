@@ -308,9 +308,14 @@ def _agreed(parts: list[_Part], key: str, folder: Path):
     return declared[0][1] if declared else None
 
 
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """The arrays one after another; a single one as it is (a large file's coordinates are not copied)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
 def _columns(parts: list[_Part]) -> PageColumns:
     """The parts' pages as one set of columns, labels encoded once over all files."""
-    labels = pa.concat_arrays([pc.cast(part.labels, pa.large_string()) for part in parts]).dictionary_encode()
+    labels = (parts[0].labels if len(parts) == 1 else pa.concat_arrays([pc.cast(part.labels, pa.large_string()) for part in parts])).dictionary_encode()
     has_scores = any(part.scores is not None for part in parts)
     scores = [part.scores if part.scores is not None else np.full(len(part.bboxes), math.nan) for part in parts]
     images, first = {}, 0
@@ -319,12 +324,12 @@ def _columns(parts: list[_Part]) -> PageColumns:
         first += len(part.ids)
     return PageColumns(
         [page_id for part in parts for page_id in part.ids],
-        np.concatenate([part.sizes for part in parts]),
-        np.concatenate([[0], np.cumsum(np.concatenate([part.counts for part in parts]))]).astype(np.int64),
-        np.concatenate([part.bboxes for part in parts]).reshape(-1, 4),
+        _joined([part.sizes for part in parts]),
+        np.concatenate([[0], np.cumsum(_joined([part.counts for part in parts]))]).astype(np.int64),
+        _joined([part.bboxes for part in parts]).reshape(-1, 4),
         labels.indices.to_numpy(zero_copy_only=False).astype(np.int64),
         labels.dictionary.to_pylist(),
-        np.concatenate(scores) if has_scores else None,
+        _joined(scores) if has_scores else None,
         images,
     )
 
