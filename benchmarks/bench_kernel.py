@@ -68,8 +68,8 @@ def _row(name: str, numpy_times: list[float], kernel_times: list[float]) -> str:
     )
 
 
-# Run in a fresh interpreter with NUMBA_CACHE_DIR set: loads (or compiles into that folder) both
-# kernels, timing numba's import and each kernel alone.
+# Run in a fresh interpreter with NUMBA_CACHE_DIR set: loads (or compiles into that folder) the three
+# kernels one after the other, timing numba's import and each kernel alone.
 JIT_CHILD = """
 import json, time
 def timed(run):
@@ -78,11 +78,14 @@ def timed(run):
     return time.perf_counter() - wall, time.process_time() - cpu, result
 numba_import, numba_cpu, _ = timed(lambda: __import__("numba"))
 from tore_engine import json_kernel, kernel
+from tore_engine.formats import native_kernel
 page, page_cpu, said = timed(kernel.warm)
 cached = json_kernel.kernels.is_cached()
 scan, scan_cpu, _ = timed(json_kernel.kernels.load)
+parser, parser_cpu, _ = timed(native_kernel.kernels.load)
 print(json.dumps({"numba_import": numba_import, "numba_import_cpu": numba_cpu, "page_kernel": page, "page_kernel_cpu": page_cpu,
-                  "page_kernel_said": said, "json_kernel": scan, "json_kernel_cpu": scan_cpu, "json_kernel_was_cached": cached}))
+                  "page_kernel_said": said, "json_kernel": scan, "json_kernel_cpu": scan_cpu, "json_kernel_was_cached": cached,
+                  "page_parser": parser, "page_parser_cpu": parser_cpu}))
 """
 
 

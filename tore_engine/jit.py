@@ -19,6 +19,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -193,6 +194,27 @@ def _without_blas_probe() -> Iterator[None]:
 def notice(what: str, seconds: float) -> None:
     """The one line said before a cold compile, so a user knows why this run waits."""
     print(f"compiling {what} once, about {seconds:g} s; later runs load it from {use_cache_folder()}", file=sys.stderr)
+
+
+def prepared(kernels: Kernels, what: str, seconds: float, size: int, compile_min_bytes: int, lock_name: str = LOCK_NAME) -> bool:
+    """Whether `kernels` serve an input of `size` bytes: when they are loaded or cached, or, on a
+    cold cache, when the input is large enough (`compile_min_bytes`) to pay for a compile, which
+    then happens after the notice; small jobs never wait for one."""
+    if kernels.loaded:
+        return True
+    if not numba_available():
+        return False
+    return ready(kernels, what, seconds, wait=True, may_compile=size >= compile_min_bytes, lock_name=lock_name) is not None
+
+
+def warm(kernels: Kernels, what: str, seconds: float, *, without_numba: str, lock_name: str = LOCK_NAME) -> str:
+    """Load `kernels` from the cache folder, compiling them there first when it is cold; says which
+    and how long it took (`without_numba` when numba is not installed)."""
+    if not numba_available():
+        return without_numba
+    start = time.perf_counter()
+    how = ready(kernels, what, seconds, wait=True, may_compile=True, lock_name=lock_name)
+    return f"{what} {how} in {time.perf_counter() - start:.2f} s ({use_cache_folder()})"
 
 
 def ready(kernels: Kernels, what: str, seconds: float, *, wait: bool, may_compile: bool, lock_name: str = LOCK_NAME) -> str | None:

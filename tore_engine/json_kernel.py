@@ -12,8 +12,6 @@ one and `inputs` compares their keys by their decoded text.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from tore_engine import jit
@@ -28,24 +26,28 @@ kernels = Kernels()
 COMPILE_SECONDS = 2  # about what the one compile takes (benchmarks/RESULTS.md)
 COMPILE_MIN_BYTES = 64 * 2**20  # a cold cache is compiled for files from this size (else NumPy scans)
 LOCK_NAME = "json-compile.lock"  # its own lock: the page kernel can compile at the same time
+WHAT = "TORE's JSON scan"
 
 
 def prepared(size: int) -> bool:
-    """Whether to scan a text of `size` bytes with this kernel: when it is loaded or cached, or,
-    on a cold cache, when the text is so large that the NumPy scan's memory would hurt (then it
-    compiles once, after a notice); small jobs never wait for a compile."""
-    if kernels.loaded:
-        return True
-    return jit.ready(kernels, "TORE's JSON scan", COMPILE_SECONDS, wait=True, may_compile=size >= COMPILE_MIN_BYTES, lock_name=LOCK_NAME) is not None
+    """Whether to scan a text of `size` bytes with this kernel (`jit.prepared`): on a cold cache
+    only a text so large that the NumPy scan's memory would hurt waits for the compile."""
+    return jit.prepared(kernels, WHAT, COMPILE_SECONDS, size, COMPILE_MIN_BYTES, LOCK_NAME)
 
 
 def warm() -> str:
     """Load the kernel from its cache folder, compiling it there first when the cache is cold."""
-    if not jit.numba_available():
-        return "numba is not installed: TORE scans JSON with NumPy"
-    start = time.perf_counter()
-    how = jit.ready(kernels, "TORE's JSON scan", COMPILE_SECONDS, wait=True, may_compile=True, lock_name=LOCK_NAME)
-    return f"TORE's JSON scan {how} in {time.perf_counter() - start:.2f} s ({jit.use_cache_folder()})"
+    return jit.warm(kernels, WHAT, COMPILE_SECONDS, without_numba="numba is not installed: TORE scans JSON with NumPy", lock_name=LOCK_NAME)
+
+
+@kernels.helper
+def _filled(length, value):
+    """An int64 array of `length` times `value`. Only `np.empty`, in one shape, is used: each numpy
+    function, dtype and shape compiles an implementation of its own (a cold compile is shorter)."""
+    array = np.empty(length, dtype=np.int64)
+    for k in range(length):
+        array[k] = value
+    return array
 
 
 @kernels.helper
@@ -74,7 +76,7 @@ def _first_repeat(data, keys, first, last):
     size = 1
     while size < 2 * count:
         size *= 2
-    slots = np.full(size, -1, dtype=np.int64)
+    slots = _filled(size, np.int64(-1))
     for b in range(first, last):
         if keys[b, 3] == 1:
             continue
@@ -108,7 +110,7 @@ def _capacities(data, max_depth):
     depth = 0
     keys_open = 0
     most_keys = 0
-    keys_at = np.zeros(max_depth + 2, dtype=np.int64)
+    keys_at = _filled(max_depth + 2, np.int64(0))
     items = 0
     tops = 0
     escaped = 0
@@ -170,14 +172,14 @@ def _fill(data, max_depth, key_stack, top, items, escaped_objects):
     n = data.shape[0]
     depth = 0
     keys_used = np.int64(0)
-    open_kind = np.zeros(max_depth + 2, dtype=np.uint8)  # 1 object, 2 array, per depth
-    open_at = np.zeros(max_depth + 2, dtype=np.int64)
-    first_key = np.zeros(max_depth + 2, dtype=np.int64)  # where each open object's keys start
-    item_start = np.full(max_depth + 2, -1, dtype=np.int64)
+    open_kind = _filled(max_depth + 2, np.int64(0))  # 1 object, 2 array, per depth
+    open_at = _filled(max_depth + 2, np.int64(0))
+    first_key = _filled(max_depth + 2, np.int64(0))  # where each open object's keys start
+    item_start = _filled(max_depth + 2, np.int64(-1))
     tops = 0
     item_count = 0
     escaped_count = 0
-    last_string = np.zeros(4, dtype=np.int64)  # start, end, hash, escaped of the string just read
+    last_string = _filled(np.int64(4), np.int64(0))  # start, end, hash, escaped of the string just read
     value_start = -1
     first_repeat = -1
     i = np.int64(0)  # not a literal: one compiled helper for every call

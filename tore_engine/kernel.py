@@ -24,7 +24,6 @@ import argparse
 import math
 import os
 import sys
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -45,6 +44,7 @@ AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"  # ALWAYS: the kernel whenever i
 LOAD_AFTER_PAGES = 1_000  # warm cache: loading (0.3-0.5 s, numba's import included) pays off after about this many pages
 COMPILE_AFTER_PAGES = 4_000  # cold cache: below this a process never waits for a compile
 COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
+WHAT = "TORE's page kernel"
 
 BOX_FIELDS = ("col0", "col1", "row0", "row1", "class")  # the columns of the kernel's box array
 COL0, COL1, ROW0, ROW1, LABEL = range(len(BOX_FIELDS))
@@ -384,7 +384,7 @@ def _mode() -> str:
 
 
 def _load(wait: bool, may_compile: bool) -> str | None:
-    return jit.ready(_kernels, "TORE's page kernel", COMPILE_SECONDS, wait=wait, may_compile=may_compile)
+    return jit.ready(_kernels, WHAT, COMPILE_SECONDS, wait=wait, may_compile=may_compile)
 
 
 def _made_ready(always: bool) -> bool:
@@ -438,11 +438,7 @@ def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, 
 def warm() -> str:
     """Load the kernel from its cache folder, compiling it there first when the cache is cold;
     says which, and how long it took."""
-    if not jit.numba_available():
-        return "numba is not installed: TORE evaluates pages with its NumPy path"
-    start = time.perf_counter()
-    how = _load(wait=True, may_compile=True)
-    return f"TORE's page kernel {how} in {time.perf_counter() - start:.2f} s ({jit.use_cache_folder()})"
+    return jit.warm(_kernels, WHAT, COMPILE_SECONDS, without_numba="numba is not installed: TORE evaluates pages with its NumPy path")
 
 
 def warm_all() -> list[str]:

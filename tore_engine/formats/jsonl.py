@@ -1,8 +1,10 @@
 """JSON Lines of pages (formats.md section 6): one native page object a line, with an optional first
 line `{"name": ..., "taxonomy": [...]}`.
 
-The file is read in chunks of whole lines, each chunk scanned and decoded as one batch, so memory
-stays bounded by the chunk size and the columns, whatever the file's size.
+The file is read in chunks of whole lines, each chunk's pages parsed by the compiled page parser
+(`native_kernel`) from 8 MiB on, else (and wherever the parser leaves a chunk to msgspec) scanned
+and decoded as one batch; so memory stays bounded by the chunk size and the columns (or, from
+64 MiB, the index of `formats.lazy`), whatever the file's size.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ class JsonlHeader(msgspec.Struct, forbid_unknown_fields=True):
     taxonomy: list[str] | None = None
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, int, bytes, np.ndarray]]:
-    """Runs of whole lines, each with the number of its first line, its offset in the file and
-    where its newlines are (found with NumPy, which lets the other side's reading thread run)."""
+def _chunks(path: Path) -> Iterator[tuple[int, int, bytes, int, np.ndarray]]:
+    """Runs of whole lines: the number of the first, its offset in the file, a text whose first
+    `size` bytes they are (not copied out of what was read), and where its newlines are (found
+    with NumPy, which lets the other side's reading thread run)."""
     descriptor = open_regular(path)
     line, carry, total, offset = 1, b"", 0, 0
     with os.fdopen(descriptor, "rb") as handle:
@@ -54,12 +57,12 @@ def _chunks(path: Path) -> Iterator[tuple[int, int, bytes, np.ndarray]]:
             if not cut and len(text) > MAX_LINE_BYTES:
                 raise InputError(f"line {line} is longer than {MAX_LINE_BYTES:,} bytes", file=str(path))
             if cut:
-                yield line, offset, text[:cut], newlines
+                yield line, offset, text, cut, newlines
                 line += len(newlines)
                 offset += cut
             carry = text[cut:]
     if carry.strip():
-        yield line, offset, carry, np.zeros(0, dtype=np.int64)
+        yield line, offset, carry, len(carry), np.zeros(0, dtype=np.int64)
 
 
 def _is_header(line: bytes) -> bool:
@@ -67,15 +70,15 @@ def _is_header(line: bytes) -> bool:
     return bool(keys) and "id" not in keys
 
 
-def _lines(first_line: int, offset: int, chunk: bytes, newlines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The chunk's non-blank lines: their numbers, and their byte spans in the file (rows). Found
-    with NumPy, which lets the other side's reading thread run meanwhile; only a line that starts
-    with a blank is looked at in Python."""
-    chars = np.frombuffer(chunk, dtype=np.uint8)
-    starts, ends = np.concatenate([[0], newlines + 1]), np.concatenate([newlines, [len(chunk)]])
+def _lines(first_line: int, offset: int, text: bytes, size: int, newlines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The non-blank lines of the first `size` bytes of `text`: their numbers, and their byte spans
+    in the file (rows). Found with NumPy, which lets the other side's reading thread run meanwhile;
+    only a line that starts with a blank is looked at in Python."""
+    chars = np.frombuffer(text, dtype=np.uint8, count=size)
+    starts, ends = np.concatenate([[0], newlines + 1]), np.concatenate([newlines, [size]])
     kept = ends > starts
-    doubtful = np.flatnonzero(kept & _BLANK[chars[np.minimum(starts, max(len(chunk) - 1, 0))]] if len(chunk) else kept)
-    kept[doubtful] = [bool(chunk[starts[k] : ends[k]].strip()) for k in doubtful.tolist()]
+    doubtful = np.flatnonzero(kept & _BLANK[chars[np.minimum(starts, max(size - 1, 0))]] if size else kept)
+    kept[doubtful] = [bool(text[starts[k] : ends[k]].strip()) for k in doubtful.tolist()]
     lines = np.flatnonzero(kept)
     return first_line + lines, offset + np.column_stack([starts[lines], ends[lines]])
 
@@ -87,32 +90,31 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     source = str(path)
     size = Path(path).stat().st_size
     indexed = size >= LAZY_BYTES
-    compiled_scan = compiled_scan_wanted(size)  # decided for the whole file: its chunks are each just under the threshold
     compiled_parse = native_kernel.wanted(size)
     images = ImageFolder.beside(path, page_images)
     warnings: list[InputWarning] = []
     builder = IndexBuilder() if indexed else ColumnsBuilder()
     header = JsonlHeader()
     all_lines: list[np.ndarray] = []
-    for first_line, offset, chunk, newlines in _chunks(path):
-        advance(len(chunk))
-        numbers, spans = _lines(first_line, offset, chunk, newlines)
-        if first_line == 1 and len(numbers) and _first_is_header(scanned(first := chunk[spans[0, 0] - offset : spans[0, 1] - offset], source), source):
+    for first_line, offset, text, length, newlines in _chunks(path):
+        advance(length)
+        numbers, spans = _lines(first_line, offset, text, length, newlines)
+        if first_line == 1 and len(numbers) and _first_is_header(scanned(first := text[spans[0, 0] - offset : spans[0, 1] - offset], source), source):
             header = decode_json(first, source, JsonlHeader)
             numbers, spans = numbers[1:], spans[1:]
         if not len(numbers):
             continue
         if indexed:
             all_lines.append(numbers)
-        if (pages_in_columns := parsed(chunk, spans - offset, compiled_parse)) is not None:
+        if (pages_in_columns := parsed(text, spans - offset, compiled_parse)) is not None:
             page_images = parsed_images(pages_in_columns, images, warnings)
             if indexed:
                 builder.extend(pages_in_columns, page_images, offset)  # spans in the file, not the chunk
             else:
                 builder.extend(pages_in_columns, page_images)
             continue  # the parser read every line as a flat page object: nothing deep, no key twice
-        scan_json(chunk, source, compiled=compiled_scan)
-        lines = [chunk[start:end] for start, end in (spans - offset).tolist()]
+        scan_json(text[:length], source, compiled=compiled_scan_wanted(size))  # the file's size decides: its chunks are small
+        lines = [text[start:end] for start, end in (spans - offset).tolist()]
         try:
             pages = decode_json(b"[" + b",".join(lines) + b"]", source, list[PageIndex] if indexed else list[NativePage])
         except SchemaError as error:

@@ -1,8 +1,12 @@
 """The native layout JSON (formats.md section 1): `{"name", "taxonomy", "pages": [...]}`.
 
-The file is scanned once for its structure (`tore_engine.inputs.scan_json`), which also gives the
-byte span of every page; pages are then decoded in batches against a strict schema straight into
-flat columns, so a file of any size costs about its own size in memory, parsed once.
+A file from 8 MiB on is read in chunks of 4 MiB by the compiled page parser (`native_kernel`),
+which finds each page and reads it straight into columns, or, at 64 MiB and more, into an index
+whose pages the workers read (`formats.lazy`); the top-level object without its pages is then
+scanned and decoded as below. Anything the parser leaves to msgspec (escapes, unusual numbers,
+errors) makes the file go the msgspec way: the file is scanned once for its structure
+(`tore_engine.inputs.scan_json`), which also gives the byte span of every page, and pages are
+decoded in batches against a strict schema straight into flat columns, which names any error.
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ kernels = Kernels(borrowing=True, releases_gil=True)  # the helpers never make a
 COMPILE_SECONDS = 4  # about what the one compile takes (benchmarks/RESULTS.md)
 COMPILE_MIN_BYTES = 64 * 2**20  # a cold cache is compiled for texts from this size (else msgspec decodes)
 LOCK_NAME = "pages-compile.lock"
+WHAT = "TORE's page parser"
 
 
 def wanted(size: int) -> bool:
@@ -71,24 +72,14 @@ def wanted(size: int) -> bool:
 
 
 def prepared(size: int) -> bool:
-    """Whether to parse a text of `size` bytes with this kernel: when it is loaded or cached, or, on
-    a cold cache, when the text is large enough to pay for a compile; small jobs never wait."""
-    if kernels.loaded:
-        return True
-    if not jit.numba_available():
-        return False
-    return jit.ready(kernels, "TORE's page parser", COMPILE_SECONDS, wait=True, may_compile=size >= COMPILE_MIN_BYTES, lock_name=LOCK_NAME) is not None
+    """Whether to parse a text of `size` bytes with this kernel (`jit.prepared`): on a cold cache
+    only a text large enough to pay for the compile waits for it."""
+    return jit.prepared(kernels, WHAT, COMPILE_SECONDS, size, COMPILE_MIN_BYTES, LOCK_NAME)
 
 
 def warm() -> str:
     """Load the parser from its cache folder, compiling it there first when the cache is cold."""
-    import time
-
-    if not jit.numba_available():
-        return "numba is not installed: TORE decodes pages with msgspec"
-    start = time.perf_counter()
-    how = jit.ready(kernels, "TORE's page parser", COMPILE_SECONDS, wait=True, may_compile=True, lock_name=LOCK_NAME)
-    return f"TORE's page parser {how} in {time.perf_counter() - start:.2f} s ({jit.use_cache_folder()})"
+    return jit.warm(kernels, WHAT, COMPILE_SECONDS, without_numba="numba is not installed: TORE decodes pages with msgspec", lock_name=LOCK_NAME)
 
 
 @dataclass(frozen=True)
@@ -352,6 +343,35 @@ def _label_code(data, start, end, label_spans, slots, state):
 
 
 @kernels.helper
+def _member(data, i, end, first, last, seen):
+    """The object member whose key starts at `i` (after `{` or `,` and blanks): (key, offset of its
+    value, keys seen so far); key -1 when the key is not one of first..last-1, repeats one, or the
+    member is not `"key": ...`."""
+    i = _space(data, i, end)
+    if _byte(data, i, end) != 34:
+        return -1, i, seen
+    close = _string_end(data, i, end)
+    if close < 0:
+        return -1, i, seen
+    key = _key(data, i + 1, close, first, last)
+    if key < 0 or seen & (1 << key):
+        return -1, i, seen
+    i = _space(data, close + 1, end)
+    if _byte(data, i, end) != 58:
+        return -1, i, seen
+    return key, _space(data, i + 1, end), seen | (1 << key)
+
+
+@kernels.helper
+def _string(data, i, end):
+    """A plain string's text at `i`: (start, end) of its text, start -1 when it is not one."""
+    if _byte(data, i, end) != 34:
+        return -1, -1
+    close = _string_end(data, i, end)
+    return (i + 1, close) if close >= 0 else (-1, -1)
+
+
+@kernels.helper
 def _bbox(data, i, end, coordinates, box, deferred, state):
     """Four numbers in brackets at `i` into coordinates[box]: the offset after them, or -1."""
     if _byte(data, i, end) != 91:
@@ -375,29 +395,16 @@ def _box(data, i, end, coordinates, codes, scores, deferred, label_spans, slots,
     if box >= codes.shape[0] or _byte(data, i, end) != 123:
         return -1
     scores[box] = np.nan
-    seen = 0
+    seen = np.int64(0)  # not a literal: one compiled `_member`
     while True:
-        i = _space(data, i + 1, end)
-        if _byte(data, i, end) != 34:
+        key, i, seen = _member(data, i + 1, end, np.int64(LABEL), np.int64(SCORE + 1), seen)
+        if key < 0:
             return -1
-        close = _string_end(data, i, end)
-        if close < 0:
-            return -1
-        key = _key(data, i + 1, close, np.int64(LABEL), np.int64(SCORE + 1))
-        if key < 0 or seen & (1 << key):
-            return -1
-        seen |= 1 << key
-        i = _space(data, close + 1, end)
-        if _byte(data, i, end) != 58:
-            return -1
-        i = _space(data, i + 1, end)
         if key == LABEL:
-            if _byte(data, i, end) != 34:
+            start, close = _string(data, i, end)
+            if start < 0:
                 return -1
-            close = _string_end(data, i, end)
-            if close < 0:
-                return -1
-            codes[box] = _label_code(data, i + 1, close, label_spans, slots, state)
+            codes[box] = _label_code(data, start, close, label_spans, slots, state)
             if codes[box] < 0:
                 return -1
             i = close + 1
@@ -457,13 +464,11 @@ def _image_value(data, i, end, key, page, images):
                 number = number * 10 + np.int64(data[k] - 48)
             images[page, 4] = -number if data[i] == 45 else number
         return after
-    if _byte(data, i, end) != 34:
-        return -1
-    close = _string_end(data, i, end)
-    if close < 0:
+    start, close = _string(data, i, end)
+    if start < 0:
         return -1
     column = 0 if key == IMAGE else 2
-    images[page, column], images[page, column + 1] = i + 1, close
+    images[page, column], images[page, column + 1] = start, close
     return close + 1
 
 
@@ -476,29 +481,16 @@ def _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, score
     for column in range(4):
         images[page, column] = NO_IMAGE
     images[page, 4] = NO_PAGE_NUMBER
-    seen = 0
+    seen = np.int64(0)  # not a literal: one compiled `_member`
     while True:
-        i = _space(data, i + 1, end)
-        if _byte(data, i, end) != 34:
+        key, i, seen = _member(data, i + 1, end, np.int64(ID), np.int64(PAGE_NO + 1), seen)
+        if key < 0:
             return -1
-        close = _string_end(data, i, end)
-        if close < 0:
-            return -1
-        key = _key(data, i + 1, close, np.int64(ID), np.int64(PAGE_NO + 1))
-        if key < 0 or seen & (1 << key):
-            return -1
-        seen |= 1 << key
-        i = _space(data, close + 1, end)
-        if _byte(data, i, end) != 58:
-            return -1
-        i = _space(data, i + 1, end)
         if key == ID:
-            if _byte(data, i, end) != 34:
+            start, close = _string(data, i, end)
+            if start < 0:
                 return -1
-            close = _string_end(data, i, end)
-            if close < 0:
-                return -1
-            id_spans[page, 0], id_spans[page, 1] = i + 1, close
+            id_spans[page, 0], id_spans[page, 1] = start, close
             i = close + 1
         elif key == WIDTH or key == HEIGHT:
             i, sizes[page, key - WIDTH] = _value(data, i, end, np.int64(SIZES), page, np.int64(key - WIDTH), deferred, state)
@@ -516,15 +508,6 @@ def _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, score
             return -1
     required = (1 << ID) | (1 << WIDTH) | (1 << HEIGHT)
     return i + 1 if (seen & required) == required else -1
-
-
-@kernels.helper
-def _forget_labels(label_spans, slots, state, keep):
-    """Drop the labels numbered from `keep` on (those of a page that did not parse)."""
-    for slot in range(_SLOTS):
-        if slots[slot] >= keep:
-            slots[slot] = -1
-    state[1] = keep
 
 
 @kernels.helper
@@ -546,9 +529,11 @@ def _array(data, i, end, after_page, page_spans, sizes, id_spans, images, coordi
             return MORE, resume, page
         boxes, labels, numbers = state[0], state[1], state[3]
         after = _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, scores, deferred, label_spans, slots, state)
-        if after < 0:
-            state[0], state[3] = boxes, numbers
-            _forget_labels(label_spans, slots, state, labels)
+        if after < 0:  # forget what the page that did not parse added: its boxes, numbers and labels
+            state[0], state[1], state[3] = boxes, labels, numbers
+            for slot in range(_SLOTS):
+                if slots[slot] >= labels:
+                    slots[slot] = -1
             return MORE, resume, page
         page_spans[page, 0], page_spans[page, 1] = i, after
         counts[page] = state[0] - boxes
@@ -568,18 +553,22 @@ def _parse(data, spans, mode):
         total += spans[row, 1] - spans[row, 0]
     pages = spans.shape[0] if mode == SPANS else total // MIN_PAGE_BYTES + 1
     capacity = total // MIN_BOX_BYTES + 1
-    page_spans = spans.copy() if mode == SPANS else np.empty((pages, 2), dtype=np.int64)
-    sizes = np.empty((pages, 2), dtype=np.float64)
-    counts = np.zeros(pages, dtype=np.int64)
+    page_spans = spans if mode == SPANS else np.empty((pages, 2), dtype=np.int64)  # (only np.empty: each numpy
+    sizes = np.empty((pages, 2), dtype=np.float64)  # function and shape compiles an implementation of its own)
+    counts = np.empty(pages, dtype=np.int64)
     id_spans = np.empty((pages, 2), dtype=np.int64)
     images = np.empty((pages, 5), dtype=np.int64)
     coordinates = np.empty((capacity, 4), dtype=np.float64)
     codes = np.empty(capacity, dtype=np.int64)
     scores = np.empty(capacity, dtype=np.float64)
     label_spans = np.empty((MAX_LABELS, 2), dtype=np.int64)
-    slots = np.full(_SLOTS, -1, dtype=np.int64)
+    slots = np.empty(_SLOTS, dtype=np.int64)
+    for slot in range(_SLOTS):
+        slots[slot] = -1
     deferred = np.empty((min(total // 6 + 16, MAX_DEFERRED), 5), dtype=np.int64)
-    state = np.zeros(4, dtype=np.int64)  # boxes so far, labels so far, flags, deferred numbers so far
+    state = np.empty(4, dtype=np.int64)  # boxes so far, labels so far, flags, deferred numbers so far
+    for field in range(4):
+        state[field] = 0
     status, offset = DONE, 0
     if mode == SPANS:
         for page in range(pages):
