@@ -128,8 +128,15 @@ def _read_at_once(path: Path, format: str) -> bool:
 
 def _load_both(reference: Path, prediction: Path, reference_format: str, prediction_format: str, options: dict) -> Pair:
     """Both sides read in two threads, each with the caller's context (its progress callback); the
-    reference's error first when both fail, as when they are read one after the other."""
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="tore-read") as pool:
+    reference's error first when both fail, as when they are read one after the other. When one
+    side fails, or Ctrl-C reaches this thread, the other stops within a chunk (`progress.stoppable`)."""
+    from tore_engine.formats.progress import stoppable
+
+    with stoppable() as stop, ThreadPoolExecutor(max_workers=2, thread_name_prefix="tore-read") as pool:
         sides = [pool.submit(contextvars.copy_context().run, load, path, format, **options)
                  for path, format in ((reference, reference_format), (prediction, prediction_format))]
-        return sides[0].result(), sides[1].result()
+        try:
+            return sides[0].result(), sides[1].result()
+        except BaseException:
+            stop.set()
+            raise
