@@ -353,10 +353,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     name = _agreed(parts, "name", path) or path.stem
     taxonomy = _agreed(parts, "taxonomy", path)
     warnings = [warning for part in parts for warning in part.warnings]
-    layout = LayoutSet(name, _columns(parts), taxonomy, str(path), warnings)
-    del parts
-    pa.default_memory_pool().release_unused()  # pyarrow's allocator keeps what the read freed: 0.5 GB at 100,000 pages
-    return layout
+    return LayoutSet(name, _columns(parts), taxonomy, str(path), warnings)
 
 
 # --- one stored image -----------------------------------------------------------------------------
