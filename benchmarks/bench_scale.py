@@ -41,12 +41,10 @@ import datetime
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +52,7 @@ import numpy as np
 from benchmarks.common import (
     ALL_LAZY, FORMATS, MB_BYTES, REPOSITORY, WHOLE_FILE, WORK, Run, best_median, import_peer_without_torch, load_average, machine_line,
     matrices_agree, peer_matrices, peer_samples_from_json, report_matrices, run_command, same_outputs, synthetic_files,
-    tore_command, tore_environment,
+    tore_command, tore_environment, free_port, wait_healthy,
 )
 
 SECTIONS = ("marginal", "scale", "engine", "jit", "app", "identity")
@@ -241,26 +239,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 PLOT_DRAWN = "[data-testid=stPlotlyChart] .js-plotly-plot .nsewdrag"  # what tests/app/test_browser.py waits for
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _healthy(url: str, process: subprocess.Popen, limit: float = 120) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"tore app exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"tore app did not answer at {url} within {limit} s")
-
-
 def measure_app(plan: argparse.Namespace, results: dict) -> None:
     if not CHROMIUM.exists():
         results["app"] = {"skipped": f"no Chromium at {CHROMIUM}"}
@@ -272,13 +250,13 @@ def measure_app(plan: argparse.Namespace, results: dict) -> None:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
             for _ in range(plan.app_rounds):
-                port = _free_port()
+                port = free_port()
                 url = f"http://127.0.0.1:{port}"
                 started = time.monotonic()
                 server = subprocess.Popen(tore_command(["app", "--port", str(port), "--address", "127.0.0.1"]), cwd=WORK,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=tore_environment())
                 try:
-                    _healthy(url, server)
+                    wait_healthy(url, server, limit=120, poll=0.05)
                     healthy = time.monotonic()
                     context = browser.new_context(viewport={"width": 1500, "height": 1900})
                     page = context.new_page()

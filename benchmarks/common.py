@@ -17,12 +17,14 @@ import math
 import os
 import platform
 import resource
+import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import types
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -314,3 +316,29 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# --- an app server, for the browser test and the app benchmark ---------------------------------
+
+
+def free_port() -> int:
+    """A loopback port that nothing listens on at the moment."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_healthy(url: str, process: subprocess.Popen, limit: float, poll: float) -> None:
+    """Return once the Streamlit server at `url` answers its health check (asked every `poll`
+    seconds); an error when its `process` ends first or `limit` seconds pass."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the app server exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(poll)
+    raise RuntimeError(f"the app server did not answer at {url} within {limit} s")

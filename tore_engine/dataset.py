@@ -179,10 +179,15 @@ class PageBatch:
     job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
 
 
+def worker_share(pages: int, workers: int) -> int:
+    """The pages each worker evaluates of a job: what loading the page kernel must pay for."""
+    return math.ceil(pages / max(workers, 1))
+
+
 def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, min_score: float | None, workers: int) -> Iterator[PageBatch]:
     """The evaluation's tasks, made only as they are sent. Each says how many pages its worker
     will see (its share of the job), which is what loading the page kernel must pay for."""
-    share = math.ceil(len(matched) / max(workers, 1))
+    share = worker_share(len(matched), workers)
     for start in range(0, len(matched), size):
         chosen = matched[start : start + size]
         present = chosen[chosen >= 0]
@@ -367,7 +372,7 @@ def evaluate_dataset(
     batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold, workers)
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is None and workers > 1 and page_count > 1:
-        kernel.preload_for_pool(math.ceil(page_count / workers))
+        kernel.preload_for_pool(worker_share(page_count, workers))
         with worker_pool(workers) as pool:
             outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
     else:

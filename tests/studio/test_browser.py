@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from tests.helpers import DEMO, REPOSITORY
 
+from benchmarks.common import free_port, wait_healthy
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -40,38 +42,18 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright pac
 TIMINGS: dict[str, float] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_healthy(url: str, process: subprocess.Popen, limit: float = 60) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"streamlit did not answer at {url} within {limit} s")
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app on a free loopback port; its data root is pytest's temporary folder, where the
     1,000-page test writes its files."""
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", str(REPOSITORY / "tore_engine" / "studio" / "app.py"), "--server.headless=true",
                f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
                "--server.fileWatcherType=none"]
     process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1", DATA_ROOT_VARIABLE: str(tmp_path_factory.getbasetemp())})
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, process)
+        wait_healthy(url, process, limit=60, poll=0.3)
         yield url
     finally:
         process.terminate()

@@ -121,9 +121,10 @@ def _read_at_once(path: Path, format: str) -> bool:
     from tore_engine.formats import native_kernel
     from tore_engine.inputs import KERNEL_MIN_BYTES
 
-    if not path.is_file() or path.stat().st_size < KERNEL_MIN_BYTES:
+    size = path.stat().st_size if path.is_file() else 0
+    if size < KERNEL_MIN_BYTES:
         return False
-    return format == "parquet" or (format in PARSED_FORMATS and native_kernel.wanted(path.stat().st_size))
+    return format == "parquet" or (format in PARSED_FORMATS and native_kernel.wanted(size))
 
 
 def _load_both(reference: Path, prediction: Path, reference_format: str, prediction_format: str, options: dict) -> Pair:

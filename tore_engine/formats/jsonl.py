@@ -99,7 +99,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     for first_line, offset, text, length, newlines in _chunks(path):
         advance(length)
         numbers, spans = _lines(first_line, offset, text, length, newlines)
-        if first_line == 1 and len(numbers) and _first_is_header(scanned(first := text[spans[0, 0] - offset : spans[0, 1] - offset], source), source):
+        if first_line == 1 and len(numbers) and _first_is_header(_scanned(first := text[spans[0, 0] - offset : spans[0, 1] - offset], source), source):
             header = decode_json(first, source, JsonlHeader)
             numbers, spans = numbers[1:], spans[1:]
         if not len(numbers):
@@ -107,11 +107,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
         if indexed:
             all_lines.append(numbers)
         if (pages_in_columns := parsed(text, spans - offset, compiled_parse)) is not None:
-            page_images = parsed_images(pages_in_columns, images, warnings)
-            if indexed:
-                builder.extend(pages_in_columns, page_images, offset)  # spans in the file, not the chunk
-            else:
-                builder.extend(pages_in_columns, page_images)
+            builder.extend(pages_in_columns.shifted(offset), parsed_images(pages_in_columns, images, warnings))  # spans in the file
             continue  # the parser read every line as a flat page object: nothing deep, no key twice
         scan_json(text[:length], source, compiled=compiled_scan_wanted(size))  # the file's size decides: its chunks are small
         lines = [text[start:end] for start, end in (spans - offset).tolist()]
@@ -128,7 +124,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     return LayoutSet(header.name or Path(path).stem, pages, header.taxonomy, source, warnings)
 
 
-def scanned(line: bytes, source: str) -> bytes:
+def _scanned(line: bytes, source: str) -> bytes:
     """The line, once scanned for its depth and keys (before msgspec reads anything of it)."""
     scan_json(line, source)
     return line

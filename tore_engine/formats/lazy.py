@@ -202,9 +202,8 @@ class IndexBuilder:
                     self.first_uses.setdefault(entry.label, (page_id, box))
                 self._known |= labels
 
-    def extend(self, pages: "ParsedPages", images: dict[int, PageImage], offset: int = 0) -> None:
-        """Pages from the compiled parser, with their images by position among them; their spans
-        are `offset` bytes into the file."""
+    def extend(self, pages: "ParsedPages", images: dict[int, PageImage]) -> None:
+        """Pages from the compiled parser (their spans in the file), with their images by position among them."""
         self.images.update({len(self.ids) + position: image for position, image in images.items()})
         page_ids = pages.ids
         new = [code for code, label in enumerate(pages.labels) if label not in self._known]
@@ -217,7 +216,7 @@ class IndexBuilder:
                 self.first_uses.setdefault(pages.labels[code], (page_ids[page], first_box[code] - int(starts[page])))
             self._known.update(pages.labels)
         self.ids.extend(page_ids)
-        self.spans.append(pages.spans + offset)
+        self.spans.append(pages.spans)
         self.counts.append(pages.counts)
 
     def build(self, path: Path, lines: np.ndarray | None = None) -> FilePages:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -129,10 +129,11 @@ def parsed(data: bytes, spans: Sequence[tuple[int, int]], compiled: bool) -> nat
     return native_kernel.parse_pages(data, np.asarray(spans, dtype=np.int64)) if compiled else None
 
 
-def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], source: str,
-                 images: ImageFolder, warnings: list[InputWarning], builder: ColumnsBuilder) -> None:
-    """Decode the array of page objects at `span` in batches into `builder`."""
-    items = structure.array_items(*span)
+def _decode_batches(data: bytes, items: list[tuple[int, int]], source: str, images: ImageFolder, warnings: list[InputWarning],
+                    builder, schema: type, add_decoded: Callable[[list, list[tuple[int, int]]], None]) -> None:
+    """The page objects at `items` in batches: through the compiled parser when it takes a batch,
+    else decoded by msgspec against `schema` (which names any error) and given to
+    `add_decoded(pages, batch)`."""
     compiled = native_kernel.wanted(len(data))
     for first in range(0, len(items), PAGES_PER_BATCH):
         batch = items[first : first + PAGES_PER_BATCH]
@@ -141,10 +142,10 @@ def decode_pages(data: bytes, structure: JsonStructure, span: tuple[int, int], s
             builder.extend(pages_in_columns, parsed_images(pages_in_columns, images, warnings))
             continue
         try:
-            pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[NativePage])
+            pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[schema])
         except SchemaError as error:
             raise located(error, items, first, data) from None
-        add_pages(builder, pages, images, warnings)
+        add_decoded(pages, batch)
 
 
 def _header(data: bytes, source: str) -> tuple[Header, JsonStructure, tuple[int, int]]:
@@ -163,7 +164,8 @@ def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
     header, structure, span = _header(data, source)
     warnings: list[InputWarning] = []
     builder = ColumnsBuilder()
-    decode_pages(data, structure, span, source, images, warnings, builder)
+    _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, NativePage,
+                    lambda pages, _batch: add_pages(builder, pages, images, warnings))
     return LayoutSet(header.name or Path(source).stem, builder.build(), header.taxonomy, source, warnings)
 
 
@@ -173,22 +175,10 @@ def index(data: bytes, path: Path, images: ImageFolder) -> LayoutSet:
 
     source = str(path)
     header, structure, span = _header(data, source)
-    items = structure.array_items(*span)
     warnings: list[InputWarning] = []
     builder = IndexBuilder()
-    compiled = native_kernel.wanted(len(data))
-    for first in range(0, len(items), PAGES_PER_BATCH):
-        batch = items[first : first + PAGES_PER_BATCH]
-        if (pages_in_columns := parsed(data, batch, compiled)) is not None:
-            builder.extend(pages_in_columns, parsed_images(pages_in_columns, images, warnings))
-            advance(batch[-1][1] - batch[0][0])
-            continue
-        try:
-            pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[PageIndex])
-        except SchemaError as error:
-            raise located(error, items, first, data) from None
-        builder.add(pages, batch, lambda page, page_id: page_image(page, images, page_id, warnings))
-        advance(batch[-1][1] - batch[0][0])
+    _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, PageIndex,
+                    lambda pages, batch: builder.add(pages, batch, lambda page, page_id: page_image(page, images, page_id, warnings)))
     return LayoutSet(header.name or path.stem, builder.build(path), header.taxonomy, source, warnings)
 
 
@@ -234,7 +224,7 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
             if pages is None:
                 return None
             page_images = parsed_images(pages, images, warnings)
-            builder.extend(pages, page_images, base) if lazy else builder.extend(pages, page_images)
+            builder.extend(pages.shifted(base), page_images)
             advance(offset - position)
             after_page = after_page or bool(pages.ids)
             if status == native_kernel.DONE:

@@ -24,7 +24,7 @@ operations per array argument (4x the time).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -96,6 +96,10 @@ class ParsedPages:
     labels: list[str]
     scores: np.ndarray | None
     images: list[tuple[str | None, str | None, int | None]]  # each page's image, pdf and page_no
+
+    def shifted(self, offset: int) -> "ParsedPages":
+        """The same pages, their spans `offset` bytes further (from a chunk's start to the file's)."""
+        return replace(self, spans=self.spans + offset)
 
 
 def parse_pages(data: bytes, spans: np.ndarray) -> ParsedPages | None:
