@@ -88,6 +88,9 @@ def compile_lock(wait: bool = False, lock_name: str = LOCK_NAME) -> Iterator[boo
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+HELPERS_CALLED_ONLY_FROM_KERNELS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
 class Kernels:
     """Plain Python functions of one module that become numba functions on first use.
 
@@ -100,10 +103,14 @@ class Kernels:
     the two atomic operations a call and an array that numba spends otherwise (a parser that
     calls small helpers for every token runs 4x faster). `releases_gil=True` lets the entry run
     while other threads run Python (numba's `nogil`): two files are parsed at once.
+
+    Helpers are called only from the entry, never from Python, so numba makes them no wrapper for
+    Python or C callers (`HELPERS_CALLED_ONLY_FROM_KERNELS`): 15 % of a cold compile
+    (benchmarks/RESULTS.md).
     """
 
     def __init__(self, *, borrowing: bool = False, releases_gil: bool = False) -> None:
-        self._helper_options = {"_nrt": False} if borrowing else {}
+        self._helper_options = {**({"_nrt": False} if borrowing else {}), **HELPERS_CALLED_ONLY_FROM_KERNELS}
         self._entry_options = {"nogil": True} if releases_gil else {}
         self._helpers: list[Callable] = []
         self._entry: Callable | None = None

@@ -161,14 +161,16 @@ def scan(data, max_depth):
     top = np.empty((top_room + 1, 4), dtype=np.int64)
     items = np.empty((item_room + 1, 3), dtype=np.int64)
     escaped_objects = np.empty((escaped_room + 1, 2), dtype=np.int64)
-    if status != OK:
-        return status, offset, top[:0], items[:0], escaped_objects[:0]
-    return _fill(data, max_depth, key_stack, top, items, escaped_objects)
+    tops = item_count = escaped_count = 0
+    if status == OK:
+        status, offset, tops, item_count, escaped_count = _fill(data, max_depth, key_stack, top, items, escaped_objects)
+    return status, offset, top[:tops], items[:item_count], escaped_objects[:escaped_count]
 
 
 @kernels.helper
 def _fill(data, max_depth, key_stack, top, items, escaped_objects):
-    """The second pass, into arrays sized by `_capacities`."""
+    """The second pass, into arrays sized by `_capacities`: (status, offset, and how many rows of
+    each it filled; the entry slices them once, which compiles shorter than a slice a return)."""
     n = data.shape[0]
     depth = 0
     keys_used = np.int64(0)
@@ -199,7 +201,7 @@ def _fill(data, max_depth, key_stack, top, items, escaped_objects):
                     hashed = (hashed ^ np.uint64(data[i])) * _FNV_PRIME
                 i += 1
             if i >= n:
-                return MALFORMED, start, top[:tops], items[:item_count], escaped_objects[:escaped_count]
+                return MALFORMED, start, tops, item_count, escaped_count
             last_string[0], last_string[1], last_string[3] = start, i, escaped
             last_string[2] = np.int64(hashed)
             if depth <= ITEM_DEPTH and depth >= 1 and open_kind[depth] == 2 and item_start[depth] < 0:
@@ -214,7 +216,7 @@ def _fill(data, max_depth, key_stack, top, items, escaped_objects):
             item_start[depth] = -1
         elif c == 125 or c == 93:  # } or ]
             if open_kind[depth] != (1 if c == 125 else 2):
-                return MALFORMED, i, top[:tops], items[:item_count], escaped_objects[:escaped_count]
+                return MALFORMED, i, tops, item_count, escaped_count
             if c == 125:
                 repeat = _first_repeat(data, key_stack, first_key[depth], keys_used)
                 if repeat >= 0 and (first_repeat < 0 or repeat < first_repeat):
@@ -254,7 +256,7 @@ def _fill(data, max_depth, key_stack, top, items, escaped_objects):
                 item_start[depth] = i
         i += 1
     if depth != 0:
-        return MALFORMED, n, top[:tops], items[:item_count], escaped_objects[:escaped_count]
+        return MALFORMED, n, tops, item_count, escaped_count
     if first_repeat >= 0:
-        return REPEATED_KEY, first_repeat, top[:tops], items[:item_count], escaped_objects[:escaped_count]
-    return OK, n, top[:tops], items[:item_count], escaped_objects[:escaped_count]
+        return REPEATED_KEY, first_repeat, tops, item_count, escaped_count
+    return OK, n, tops, item_count, escaped_count
