@@ -56,7 +56,7 @@ _KEY_BYTES = np.frombuffer("".join(_PAGE_KEYS + _BOX_KEYS).encode(), dtype=np.ui
 _KEY_STARTS = np.cumsum([0] + [len(key) for key in _PAGE_KEYS + _BOX_KEYS]).astype(np.int64)
 
 kernels = Kernels(borrowing=True, releases_gil=True)  # the helpers never make an array; two files parse at once
-COMPILE_SECONDS = 4  # about what the one compile takes (benchmarks/RESULTS.md)
+COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
 COMPILE_MIN_BYTES = 64 * 2**20  # a cold cache is compiled for texts from this size (else msgspec decodes)
 LOCK_NAME = "pages-compile.lock"
 WHAT = "TORE's page parser"
