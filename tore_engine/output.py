@@ -5,6 +5,10 @@ A run's files are written into a staging folder inside `--out`, then moved into 
 read-only folder or a file name taken by a folder leaves the previous run's files as they were,
 and a report never sits next to another run's CSVs. Files in `--out` that are not the run's own are
 never touched: the folder is shared with whatever else the user keeps there.
+
+A run that was killed leaves its staging folder; the next run into the same `--out` removes it
+(`tore_engine.leftovers`: only a folder of this host and user whose process has ended), first
+putting back any file of the previous run that the killed run had moved aside and not replaced.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tore_engine import leftovers
 from tore_engine.errors import InputError
 
 STAGING_PREFIX = ".tore-staging-"  # hidden folders inside --out; one a run, removed at its end
@@ -91,6 +96,17 @@ class StagedOutput:
             _remove_empty(self.created)
 
 
+def _recover_abandoned(out: Path) -> None:
+    """Remove the staging folders that killed runs left in `out`; a file one of them moved aside
+    (`PREVIOUS`) goes back where it was when nothing took its place, so no earlier result is lost."""
+    for staging in leftovers.abandoned(out, STAGING_PREFIX):
+        with suppress(OSError):
+            for moved in (staging / PREVIOUS).iterdir():
+                if not os.path.lexists(out / moved.name):
+                    os.replace(moved, out / moved.name)
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def _check_names(out: Path, names: Sequence[str]) -> None:
     taken = [name for name in names if (out / name).is_dir()]
     if taken:
@@ -108,7 +124,8 @@ def staged_output(out: Path, names: Sequence[str]) -> Iterator[StagedOutput]:
         created = _missing_folders(out)
         out.mkdir(parents=True, exist_ok=True)
         _check_names(out, names)
-        staging = StagedOutput(out, names, Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out)), created)
+        _recover_abandoned(out)
+        staging = StagedOutput(out, names, Path(tempfile.mkdtemp(prefix=leftovers.owned_prefix(STAGING_PREFIX), dir=out)), created)
     except OSError as error:
         _remove_empty(created)
         raise _problem(out, error) from None

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from tests.cli.helpers import run_cli
+from tests.test_leftovers import ended_pid
 from tests.helpers import layout_json, write_json
 from tests.mutations import VALID_NATIVE, mutations
 
 import tore_engine
-from tore_engine import output, report
+from tore_engine import leftovers, output, report
 from tore_engine.report import OUTPUT_FILES
 
 BOXES = [("a", [0, 0, 6, 4]), ("b", [2, 2, 10, 10])]
@@ -158,6 +159,19 @@ def test_a_new_run_replaces_every_result_and_leaves_other_files(previous, tmp_pa
     assert set(after) == set(OUTPUT_FILES) | {"notes.txt"} and after["notes.txt"] == b"mine"
     assert json.loads(after["report.json"])["pages"] == 3
     assert sorted(path.name for path in out.iterdir()) == sorted(after)
+
+
+def test_a_killed_runs_staging_folder_is_removed_by_the_next_run_and_its_moved_file_put_back(previous, tmp_path):
+    out, before = previous
+    killed = out / f"{output.STAGING_PREFIX}{leftovers._host()}-{ended_pid()}-x1y2"
+    (killed / output.PREVIOUS).mkdir(parents=True)
+    os.replace(out / "pages.csv", killed / output.PREVIOUS / "pages.csv")  # killed between its two renames
+    (killed / "report.json").write_text("the killed run's unplaced file")
+    running = out / f"{leftovers.owned_prefix(output.STAGING_PREFIX)}z9"  # this process's: still running
+    running.mkdir()
+    code, _, err = run_cli("evaluate", str(tmp_path / "none.json"), str(tmp_path / "none.json"), "--out", str(out))
+    assert code == 2 and "none.json" in err
+    assert snapshot(out) == before and not killed.exists() and running.is_dir()
 
 
 def test_a_failed_evaluation_removes_the_folder_it_created(tmp_path):
@@ -372,6 +386,10 @@ def test_workers_exit_when_their_parent_is_killed(long_run, tmp_path):
     finally:
         wait_until_gone(workers)
     assert not (tmp_path / "o" / "report.json").exists()
+    assert [path.name for path in (tmp_path / "o").iterdir()][0].startswith(output.STAGING_PREFIX)  # the killed run's
+    small = write_json(tmp_path / "small.json", native("small", BOXES))
+    assert run_cli("evaluate", str(small), str(small), "--out", str(tmp_path / "o"), "--workers", "1")[0] == 0
+    assert sorted(path.name for path in (tmp_path / "o").iterdir()) == sorted(OUTPUT_FILES)  # swept by the next run
 
 
 @pytestmark_linux

@@ -41,6 +41,18 @@ def test_upload_folders_still_open_are_deleted_when_the_process_exits():
     assert folder.name.startswith(uploads.FOLDER_PREFIX) and not folder.exists()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and process ids are POSIX's")
+def test_the_folders_of_a_killed_server_go_with_the_next_session():
+    script = ("import os, signal; from tore_engine.studio.uploads import UploadFolder; kept = UploadFolder(); "
+              "print(kept.path, flush=True); os.kill(os.getpid(), signal.SIGKILL)")
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    folder = Path(killed.stdout.strip())
+    assert killed.returncode == -9 and folder.is_dir()  # no finaliser ran
+    live = uploads.UploadFolder()
+    assert not folder.exists() and live.path.is_dir()
+    assert uploads.UploadFolder().path.is_dir() and live.path.is_dir()  # a live server's folders stay
+
+
 def test_a_session_holds_at_most_its_upload_limit(monkeypatch):
     monkeypatch.setattr(uploads, "MAX_SESSION_UPLOAD_MB", 1)
     at = _app(src="upload")

@@ -5,7 +5,9 @@ The readers take paths, so an upload is written to a file: in a fresh folder per
 folder is a session-scoped resource, deleted by "Forget the uploaded files" and when the session's
 browser disconnects (Streamlit releases session resources then; after a reconnect the uploads the
 widgets still hold are written again), and, for sessions still open, when the process exits (the
-folder object's finalizer). A session holds at most `MAX_SESSION_UPLOAD_MB` at once.
+folder object's finalizer). A server that was killed cannot remove its sessions' folders: the
+next session made on the host removes them (`tore_engine.leftovers`, only folders of this user
+whose server has ended). A session holds at most `MAX_SESSION_UPLOAD_MB` at once.
 
 Page images come as image or PDF files, or as a zip, extracted into the session's folder only
 after every member passed: a relative name without `..` or control characters, a regular file
@@ -27,6 +29,7 @@ from pathlib import Path, PurePosixPath
 
 import streamlit as st
 
+from tore_engine import leftovers
 from tore_engine.errors import InputError
 from tore_engine.studio.plain_text import plain_for_markdown
 
@@ -54,7 +57,8 @@ class UploadFolder:
     """One session's private folder of uploads, one subfolder a slot (reference, model A, ...)."""
 
     def __init__(self) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+        leftovers.sweep(Path(tempfile.gettempdir()), FOLDER_PREFIX)  # the folders of a server that was killed
+        self.path = Path(tempfile.mkdtemp(prefix=leftovers.owned_prefix(FOLDER_PREFIX)))
         self._remove = weakref.finalize(self, shutil.rmtree, self.path, ignore_errors=True)
 
     def used_bytes(self, excluding: str | None = None) -> int:
