@@ -16,6 +16,8 @@ import shutil
 import socket
 from pathlib import Path
 
+from tore_engine.workers import process_alive
+
 _HOST_UNSAFE = re.compile(r"[^A-Za-z0-9.]")
 
 
@@ -26,17 +28,6 @@ def _host() -> str:
 def owned_prefix(prefix: str) -> str:
     """`prefix` followed by this host and process, for a folder name (`tempfile.mkdtemp(prefix=)`)."""
     return f"{prefix}{_host()}-{os.getpid()}-"
-
-
-def _ended(pid: int) -> bool:
-    """Whether no process `pid` runs on this host (a process we may not signal is running)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError):
-        return False
-    return False
 
 
 def abandoned(folder: Path, prefix: str) -> list[Path]:
@@ -56,7 +47,7 @@ def abandoned(folder: Path, prefix: str) -> list[Path]:
             mine = match is not None and entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid()
         except OSError:
             continue
-        if mine and int(match.group(1)) != os.getpid() and _ended(int(match.group(1))):
+        if mine and int(match.group(1)) != os.getpid() and not process_alive(int(match.group(1))):
             found.append(Path(entry.path))
     return sorted(found)
 

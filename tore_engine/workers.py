@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import multiprocessing
+import multiprocessing.process
 import os
 import signal
 import sys
@@ -36,13 +38,14 @@ def _die_with_parent() -> None:
         pass  # no usable libc: the polling thread still ends the worker
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` runs (one we may not signal does: it is another user's)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        pass  # it exists, as another user's process
+    except (PermissionError, OverflowError):
+        pass  # it exists, as another user's process; or an id beyond the system's, which we do not judge
     return True
 
 
@@ -63,18 +66,38 @@ def _watch_parent(driver: int) -> None:
         signal.signal(getattr(signal, name), signal.SIG_DFL)
     _die_with_parent()
     parent = os.getppid()
-    if parent != driver and not _alive(driver):
+    if parent != driver and not process_alive(driver):
         os._exit(1)  # the driver died before this worker could watch it
     threading.Thread(target=_poll_parent, args=(parent,), name="tore-parent-watch", daemon=True).start()
 
 
-def _terminate(pool: ProcessPoolExecutor) -> None:
+class _RecordingContext:
+    """A multiprocessing context that remembers every process it makes, for the pool to use. The
+    pool's own record of its workers is written only after a worker has started: a stop signal
+    between the two left a started worker that nothing killed, and the driver's exit, which joins
+    its children, waited for it forever."""
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context()
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+
+    def Process(self, *args, **kwargs):  # noqa: N802 - the name the pool calls
+        process = self._context.Process(*args, **kwargs)
+        self.processes.append(process)
+        return process
+
+    def __getattr__(self, name: str):
+        return getattr(self._context, name)
+
+
+def _terminate(pool: ProcessPoolExecutor, context: _RecordingContext) -> None:
     """Stop every worker now, without waiting for the batches they are running. SIGKILL, because a
     worker forked a moment ago may still carry the driver's SIGTERM handler. The shutdown then
     returns at once (the pool sees its workers gone) and must be waited for: a pool thread still
     closing its pipes at interpreter exit makes CPython 3.11 print "Bad file descriptor"."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):  # no public accessor before 3.14
-        process.kill()
+    for process in context.processes:
+        if process.pid is not None:  # started (one whose start was cut short has no pid, nor a join at exit)
+            process.kill()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -83,12 +106,13 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers end with the evaluation: normally after their last batch, at
     once when the evaluation is interrupted (an exception, a signal turned into one), and by
     themselves when this process dies without a word (SIGKILL)."""
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_watch_parent, initargs=(os.getpid(),))
+    context = _RecordingContext()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),))
     gc.freeze()  # what the workers inherit stays shared: the collector never writes to it in them
     try:
         yield pool
     except BaseException:
-        _terminate(pool)
+        _terminate(pool, context)
         raise
     finally:
         gc.unfreeze()
