@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -100,10 +101,12 @@ def _recover_abandoned(out: Path) -> None:
     """Remove the staging folders that killed runs left in `out`; a file one of them moved aside
     (`PREVIOUS`) goes back where it was when nothing took its place, so no earlier result is lost."""
     for staging in leftovers.abandoned(out, STAGING_PREFIX):
+        previous = staging / PREVIOUS
         with suppress(OSError):
-            for moved in (staging / PREVIOUS).iterdir():
-                if not os.path.lexists(out / moved.name):
-                    os.replace(moved, out / moved.name)
+            if not previous.is_symlink() and previous.is_dir():  # only what a run put there: no link out of `out`
+                for moved in previous.iterdir():
+                    if stat.S_ISREG(moved.lstat().st_mode) and not os.path.lexists(out / moved.name):
+                        os.replace(moved, out / moved.name)
         shutil.rmtree(staging, ignore_errors=True)
 
 

@@ -174,6 +174,19 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run_and_its_moved_f
     assert snapshot(out) == before and not killed.exists() and running.is_dir()
 
 
+def test_a_planted_staging_folder_moves_nothing_from_outside_out(previous, tmp_path):
+    out, _ = previous
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "pages.csv").write_text("someone else's")
+    planted = out / f"{output.STAGING_PREFIX}{leftovers._host()}-{ended_pid()}-p1"
+    planted.mkdir()
+    (planted / output.PREVIOUS).symlink_to(elsewhere)
+    os.remove(out / "pages.csv")
+    assert run_cli("evaluate", str(tmp_path / "none.json"), str(tmp_path / "none.json"), "--out", str(out))[0] == 2
+    assert (elsewhere / "pages.csv").read_text() == "someone else's" and not (out / "pages.csv").exists() and not planted.exists()
+
+
 def test_a_failed_evaluation_removes_the_folder_it_created(tmp_path):
     out = tmp_path / "new" / "out"
     code, _, err = run_cli("evaluate", str(tmp_path / "none.json"), str(tmp_path / "none.json"), "--out", str(out))
