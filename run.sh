@@ -43,7 +43,7 @@ case "${1:-}" in
   test)
     install test  # every extra (app, scores, dask, ...) and the test tools
     shift
-    .venv/bin/python -m tore_engine.kernel --warm  # compile the page kernel into its cache once (a few s)
+    .venv/bin/python -m tore_engine.kernel --warm  # compile the three kernels into the per-user cache once (about 4 s)
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)
