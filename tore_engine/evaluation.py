@@ -180,9 +180,10 @@ class Evaluation:
         as `tore evaluate` writes."""
         from tore_engine.report import build_report, write_report_json
 
+        report = build_report(self)
         if path is not None:
-            write_report_json(self, Path(path))
-        return build_report(self)
+            write_report_json(report, Path(path))
+        return report
 
     def to_excel(self, path: str | Path) -> None:
         """A workbook of coloured matrices, per page, per class and warnings."""

@@ -73,11 +73,12 @@ def _write_pages_csv(path: Path, evaluation: Evaluation) -> None:
         writer.writerows(evaluation.page_foreground_rows())
 
 
-def write_report_json(evaluation: Evaluation, path: Path) -> None:
-    """report.json; ASCII only (non-ASCII characters escaped), so any label is safe. Written as it
-    is encoded: the whole text is never held (at 100,000 pages its pieces take about 100 MB)."""
+def write_report_json(report: dict, path: Path) -> None:
+    """report.json from `build_report`'s content; ASCII only (non-ASCII characters escaped), so any
+    label is safe. Written as it is encoded: the whole text is never held (at 100,000 pages its
+    pieces take about 100 MB)."""
     with Path(path).open("w", encoding="ascii") as handle:
-        json.dump(build_report(evaluation), handle, indent=1, ensure_ascii=True)
+        json.dump(report, handle, indent=1, ensure_ascii=True)
         handle.write("\n")
 
 
@@ -85,7 +86,7 @@ def write_outputs(evaluation: Evaluation, folder: Path, reports: Sequence[str] =
     """Write `output_files(reports)` into `folder`: report.json, the matrix CSVs, pages.csv and the
     `reports` asked for. The CLI passes a staging folder (`output.staged_output`), so that a
     failure halfway leaves the previous results whole."""
-    write_report_json(evaluation, folder / "report.json")
+    write_report_json(build_report(evaluation), folder / "report.json")
     for prefix, view in MATRIX_VIEWS.items():
         matrices = getattr(evaluation.matrices, view)
         for kind in MATRIX_KINDS:
