@@ -3,9 +3,12 @@ against Python's own parser on generated documents."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +16,7 @@ from hypothesis import strategies as st
 from tests.json_texts import documents, encode
 
 from tore_engine.errors import InputError
-from tore_engine.inputs import MAX_JSON_DEPTH, confine, parse_json, read_bytes, read_json, scan_json, structure_of
+from tore_engine.inputs import MAX_JSON_DEPTH, confine, parse_json, read_bytes, read_json, read_to_end, scan_json, structure_of
 
 
 def python_verdict(text: str):
@@ -116,3 +119,41 @@ def test_size_limit(tmp_path):
     path.write_bytes(b"[" + b"0," * 100 + b"0]")
     with pytest.raises(InputError, match="more than the 10 allowed"):
         read_json(path, max_bytes=10)
+
+
+def test_a_file_is_read_by_its_size_not_by_the_limit(tmp_path):
+    """The 8 GiB limit is a ceiling, not a buffer: under a 2 GiB address-space cap (`ulimit -v`)
+    a small file still reads (a buffer of the limit's size used to be allocated first)."""
+    path = tmp_path / "small.json"
+    path.write_bytes(b'{"pages": []}\n')
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))\n"
+        "from tore_engine.inputs import read_bytes, read_json\n"
+        "sys.stdout.write(read_bytes(sys.argv[1]).decode() + repr(read_json(sys.argv[1])))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "{\"pages\": []}\n{'pages': []}"), done.stderr
+
+
+class _Rewritten(io.BytesIO):
+    """A file's content as a reader sees it after someone rewrote the file: its size on the
+    descriptor is the real file's, its bytes are `content`."""
+
+    def __init__(self, content: bytes, real: io.BufferedReader) -> None:
+        super().__init__(content)
+        self.real = real
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+
+@pytest.mark.parametrize("content", [b"0123456789", b"0123"], ids=["grew", "shrank"])
+def test_a_file_that_changes_size_while_read_is_an_error(tmp_path, content):
+    path = tmp_path / "growing.json"
+    path.write_bytes(b"01234567")
+    with path.open("rb") as real, pytest.raises(InputError, match="changed while it was being read; run again") as caught:
+        read_to_end(_Rewritten(content, real), path)
+    assert caught.value.file == str(path)
+    with path.open("rb") as real:
+        assert read_to_end(_Rewritten(b"01234567", real), path) == b"01234567"

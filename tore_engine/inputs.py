@@ -23,7 +23,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 import numpy as np
@@ -134,23 +134,36 @@ def peek_bytes(path: str | Path, size: int) -> bytes:
         os.close(descriptor)
 
 
+def changed_while_read(path: str | Path) -> InputError:
+    """A file that was rewritten, grown or cut while we read it: its bytes mix two versions."""
+    return InputError("changed while it was being read; run again once it is complete", file=str(path))
+
+
+def read_to_end(handle: BinaryIO, path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The rest of an open regular file, from where `handle` stands, read by the file's size on the
+    descriptor and not by `max_bytes`: a buffer of the limit's size would be allocated first (8 GiB,
+    which a memory cap or a small host refuses). One byte more is asked for, to see growth."""
+    size = os.fstat(handle.fileno()).st_size
+    if size > max_bytes:
+        raise InputError(f"is {size:,} bytes, more than the {max_bytes:,} allowed", file=str(path))
+    expected = max(size - handle.tell(), 0)
+    data = handle.read(expected)
+    if len(data) != expected or handle.read(1):
+        raise changed_while_read(path)
+    return data
+
+
 def read_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     """The whole content of a regular file of at most `max_bytes`."""
     path = Path(_text(path))
     descriptor = open_regular(path)
     try:
-        size = os.fstat(descriptor).st_size
-        if size > max_bytes:
-            raise InputError(f"is {size:,} bytes, more than the {max_bytes:,} allowed", file=str(path))
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
+            return read_to_end(handle, path, max_bytes=max_bytes)
     except OSError as error:
         raise _os_error(error, path) from None
     finally:
         os.close(descriptor)
-    if len(data) > max_bytes:  # the file grew while we read it
-        raise InputError(f"is more than the {max_bytes:,} bytes allowed", file=str(path))
-    return data
 
 
 def read_text(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> str:

@@ -24,8 +24,8 @@ from tore_engine.formats import native_kernel
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder, image_name
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import (MAX_INPUT_BYTES, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_bytes, scan_json,
-                                schema_error, structure_of)
+from tore_engine.inputs import (MAX_INPUT_BYTES, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_bytes, read_to_end,
+                                scan_json, schema_error, structure_of)
 from tore_engine.layout import LayoutSet, Page, PageImage
 from tore_engine.memory import give_back_free_memory
 
@@ -233,7 +233,7 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
             if not block or len(text) - offset >= CHUNK_BYTES or base + len(text) > MAX_INPUT_BYTES:
                 return None  # a page that does not parse, or one longer than a chunk: msgspec's turn
             text, base, position = text[offset:] + block, base + offset, 0
-        rest = text[offset:] + handle.read(MAX_INPUT_BYTES)
+        rest = text[offset:] + read_to_end(handle, path)
     try:  # the top-level object without its pages: scanned and decoded as the whole-file reader does
         header, _structure, _span = _header(head[: start + 1] + b"]" + rest, source)
     except InputError:
