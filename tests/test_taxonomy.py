@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from tests.helpers import layout_json, one_page
 
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.errors import InputError
+from tore_engine.formats import load_pair
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.taxonomy import apply_label_map, label_map_warnings, resolve_taxonomy
 
@@ -80,3 +83,31 @@ def test_thousands_of_classes_end_in_a_clear_error_or_a_result():
     assert evaluation.taxonomy.size == 1501 and evaluation.matrices.full.confusion[1, 1] == 1
     with pytest.raises(InputError, match="more than 2048"):
         evaluate_dataset(one_page(boxes, 40, 40, labels), one_page(boxes, 40, 40, labels + ["z"]), taxonomy="dual")
+
+
+HOSTILE_NAMES = [f"class-{k}" for k in range(120_000)]  # a 1.4 MB taxonomy: the old duplicate check ran for minutes
+
+
+@pytest.mark.parametrize("suffix, format", [(".json", "tore"), (".jsonl", "jsonl"), (".parquet", "parquet")])
+def test_a_taxonomy_of_120000_names_is_refused_by_its_count(tmp_path, suffix, format):
+    """Declared in the native JSON, a JSON Lines header or Parquet metadata, every check on the names
+    is linear, and the class limit comes before any work per class."""
+    if format == "parquet":
+        pytest.importorskip("pyarrow", reason="the parquet extra is not installed")
+    writer = importlib.import_module(f"tore_engine.formats.{'native' if format == 'tore' else format}").write
+    writer(layout("huge", ["class-7"], HOSTILE_NAMES), tmp_path / f"huge{suffix}")
+    writer(layout("model", ["class-7"]), tmp_path / f"model{suffix}")
+    reference, prediction = load_pair(tmp_path / f"huge{suffix}", tmp_path / f"model{suffix}", format)
+    assert reference.taxonomy == HOSTILE_NAMES
+    with pytest.raises(InputError, match=r"the single-taxonomy matrix would have 120,001 classes, more than 2048"):
+        evaluate_dataset(reference, prediction)
+
+
+def test_a_label_map_may_merge_a_taxonomy_too_long_for_a_matrix():
+    merged = apply_label_map(layout("huge", ["class-7"], HOSTILE_NAMES), {name: f"group-{k % 3}" for k, name in enumerate(HOSTILE_NAMES)})
+    assert resolve_taxonomy(merged, layout("model", ["group-1"])).classes == ["Background", "group-0", "group-1", "group-2"]
+
+
+def test_unknown_prediction_labels_are_named_twenty_at_most():
+    with pytest.raises(InputError, match=r"does not list: 'class-0', 'class-1', .*'class-19' and 119,980 more; use --taxonomy dual"):
+        resolve_taxonomy(layout("gt", ["a"], ["a"]), layout("m", ["class-1"], HOSTILE_NAMES), "single")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,6 +22,7 @@ from tore_engine.errors import InputError, InputWarning
 
 BACKGROUND = "Background"
 MAX_PAGE_SIDE = 2**31  # pixels; a side beyond this is a unit mistake, not a page
+NAMES_SHOWN = 20  # names listed in one message
 
 
 @dataclass(frozen=True)
@@ -258,11 +260,13 @@ class PageColumns(PageSource):
         return int(self.offsets[-1])
 
     def first_uses_of(self, labels: set[str]) -> dict[str, tuple[str, int]]:
-        found = {}
-        for code, label in enumerate(self.vocabulary):
-            if label in labels and label not in found and len(boxes := np.flatnonzero(self.codes == code)):
-                found[label] = self._page_of_box(int(boxes[0]))
-        return dict(sorted(found.items(), key=lambda item: (self.ids.index(item[1][0]), item[1][1])))
+        codes, first_boxes = np.unique(self.codes, return_index=True)  # each code's first box, in one pass
+        first: dict[str, int] = {}
+        for code, box in zip(codes.tolist(), first_boxes.tolist()):
+            label = self.vocabulary[code]
+            if label in labels:  # two codes may share a label after relabelling: the earlier box counts
+                first[label] = min(box, first.get(label, box))
+        return {label: self._page_of_box(box) for label, box in sorted(first.items(), key=lambda item: item[1])}
 
     def part(self, positions: np.ndarray) -> "PageColumns":
         """The pages at `positions` as columns of their own (arrays only: cheap to send)."""
@@ -323,14 +327,21 @@ class PageColumns(PageSource):
             raise InputError("a score is infinite", page=self._page_of_box(int(np.flatnonzero(np.isinf(self.scores))[0]))[0])
 
 
+def named(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
+    """Names quoted for a message, the first `shown` of them and how many more: a hostile file's
+    hundred thousand names must not make a message of megabytes."""
+    listed = ", ".join(map(repr, names[:shown]))
+    return listed + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+
+
 def _check_taxonomy(taxonomy: list[str] | None) -> list[str] | None:
     if taxonomy is None:
         return None
     if not isinstance(taxonomy, list) or not all(isinstance(t, str) and t for t in taxonomy):
         raise InputError("'taxonomy' must be a list of class names (non-empty strings)")
-    duplicates = sorted({t for t in taxonomy if taxonomy.count(t) > 1})
+    duplicates = sorted(name for name, times in Counter(taxonomy).items() if times > 1)
     if duplicates:
-        raise InputError(f"'taxonomy' lists a class twice: {', '.join(map(repr, duplicates))}")
+        raise InputError(f"'taxonomy' lists a class twice: {named(duplicates)}")
     if BACKGROUND in taxonomy:
         raise InputError(f"'taxonomy' must not list {BACKGROUND!r}: it is always class 0")
     for label in taxonomy:
@@ -381,8 +392,9 @@ class LayoutSet:
             return
         unknown = set(self.labels_in_use()) - set(self.taxonomy)
         uses = page_source(self).first_uses_of(unknown)
-        listed = "; ".join(f"{label!r} (first at page {page!r}, box {box})" for label, (page, box) in uses.items())
-        raise InputError(f"labels not in the declared taxonomy: {listed}")
+        listed = "; ".join(f"{label!r} (first at page {page!r}, box {box})" for label, (page, box) in list(uses.items())[:NAMES_SHOWN])
+        more = f"; and {len(uses) - NAMES_SHOWN:,} more" if len(uses) > NAMES_SHOWN else ""
+        raise InputError(f"labels not in the declared taxonomy: {listed}{more}")
 
     @classmethod
     def empty(cls, name: str, taxonomy: list[str] | None = None) -> "LayoutSet":

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tore_engine.errors import InputError, InputWarning
-from tore_engine.layout import LayoutSet, PageSource
+from tore_engine.layout import LayoutSet, PageSource, named
 from tore_engine.inputs import read_json
 
 BACKGROUND = "Background"
@@ -102,18 +102,23 @@ def _dual_prefixes(reference: LayoutSet, prediction: LayoutSet) -> tuple[str, st
     return reference.name, prediction.name
 
 
-def _single(reference: LayoutSet, prediction: LayoutSet) -> Taxonomy:
+def _single_classes(reference: LayoutSet, prediction: LayoutSet) -> list[str]:
+    """The single-taxonomy matrix's classes, Background aside: the reference's declared ones, else
+    the sorted union of both sides'."""
     if reference.taxonomy is not None:
-        classes = list(reference.taxonomy)
-        unknown = [label for label in prediction.class_list() if label not in set(classes)]
-        if unknown:
-            raise InputError(
-                "single-taxonomy mode, but the prediction uses labels that the reference taxonomy "
-                f"does not list: {', '.join(map(repr, unknown))}; use --taxonomy dual or --label-map",
-                file=prediction.source,
-            )
-    else:
-        classes = sorted(set(reference.labels_in_use()) | set(prediction.class_list()))
+        return list(reference.taxonomy)
+    return sorted(set(reference.labels_in_use()) | set(prediction.class_list()))
+
+
+def _single(reference: LayoutSet, prediction: LayoutSet, classes: list[str]) -> Taxonomy:
+    known = set(classes)
+    unknown = [label for label in prediction.class_list() if label not in known]
+    if unknown:
+        raise InputError(
+            "single-taxonomy mode, but the prediction uses labels that the reference taxonomy "
+            f"does not list: {named(unknown)}; use --taxonomy dual or --label-map",
+            file=prediction.source,
+        )
     index = {label: position + 1 for position, label in enumerate(classes)}
     return Taxonomy("single", [BACKGROUND, *classes], index, index)
 
@@ -145,11 +150,13 @@ def resolve_taxonomy(reference: LayoutSet, prediction: LayoutSet, mode: str = "a
     _check_side(prediction, "prediction")
     if mode == "auto":
         mode = choose_mode(reference, prediction)
-    taxonomy = _single(reference, prediction) if mode == "single" else _dual(reference, prediction)
-    _check_distinct(taxonomy, reference, prediction)
-    if taxonomy.size > MAX_CLASSES:
+    single = _single_classes(reference, prediction) if mode == "single" else []
+    size = 1 + (len(single) if mode == "single" else len(reference.class_list()) + len(prediction.class_list()))
+    if size > MAX_CLASSES:  # before any work per class
         raise InputError(
-            f"the {mode}-taxonomy matrix would have {taxonomy.size} classes, more than {MAX_CLASSES}; "
+            f"the {mode}-taxonomy matrix would have {size:,} classes, more than {MAX_CLASSES}; "
             "merge classes with --label-map"
         )
+    taxonomy = _single(reference, prediction, single) if mode == "single" else _dual(reference, prediction)
+    _check_distinct(taxonomy, reference, prediction)
     return taxonomy
