@@ -19,6 +19,12 @@ HOSTILE_CLASSES = [FORMULA, HOSTILE_IMAGE, HOSTILE_LINK, BELL]
 HOSTILE_PAGES = ['=HYPERLINK("https://example.invalid")', "<script>alert(1)</script>", 'comma, "quoted"\nand a newline']
 
 
+def in_csv(name: str) -> str:
+    """A hostile name as every CSV must hold it: only FORMULA and the first page id start like a
+    formula, and get the leading quote that makes a spreadsheet read them as text."""
+    return "'" + name if name.startswith("=") else name
+
+
 def close(actual: float, expected: float) -> bool:
     """Pixel-count tolerance of tore.md section 8."""
     return abs(actual - expected) <= 1e-9 * max(1.0, abs(expected))

@@ -1,5 +1,6 @@
 """The page x cell contributions (`tore_engine.cells`), read back: summed per cell they give the
-confusion matrix, per page the page matrix; the order is fixed; Parquet holds the same rows."""
+confusion matrix, per page the page matrix; the order is fixed; a name that looks like a formula is
+written as text; Parquet holds the same rows."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ from tests import report_data
 
 from tore_engine.cells import CELL_COLUMNS, cell_rows, write_cells
 from tore_engine.errors import InputError
+
+def as_written(names: list[str]) -> list[str]:
+    return [report_data.in_csv(name) for name in names]
+
 
 EVALUATIONS = {"public": report_data.public, "paper-dual": lambda: report_data.paper("dual"), "hostile": report_data.hostile}
 
@@ -31,13 +36,13 @@ def written(request, tmp_path_factory):
 def test_header_and_exact_numbers(written):
     evaluation, rows, _ = written
     assert tuple(rows[0]) == CELL_COLUMNS
-    expected = [[page, row, column, repr(pixels), repr(share)] for page, row, column, pixels, share in cell_rows(evaluation)]
+    expected = [[*as_written([page, row, column]), repr(pixels), repr(share)] for page, row, column, pixels, share in cell_rows(evaluation)]
     assert rows[1:] == expected and len(expected) == len(evaluation.contribution_value)
 
 
 def test_summed_per_cell_the_rows_give_the_confusion_matrix(written):
     evaluation, rows, _ = written
-    classes = evaluation.matrices.classes
+    classes = as_written(evaluation.matrices.classes)
     sums = defaultdict(list)
     for _, row, column, pixels, _ in rows[1:]:
         sums[classes.index(row), classes.index(column)].append(float(pixels))
@@ -48,11 +53,11 @@ def test_summed_per_cell_the_rows_give_the_confusion_matrix(written):
 
 def test_per_page_the_rows_give_the_page_matrix_exactly(written):
     evaluation, rows, _ = written
-    classes = evaluation.matrices.classes
+    classes = as_written(evaluation.matrices.classes)
     by_page = defaultdict(dict)
     for page, row, column, pixels, _ in rows[1:]:
         by_page[page][classes.index(row), classes.index(column)] = float(pixels)
-    for index, page_id in enumerate(evaluation.page_ids):
+    for index, page_id in enumerate(as_written(evaluation.page_ids)):
         matrix = evaluation.page_matrix(index)
         written_cells = by_page.get(page_id, {})
         assert {cell: matrix[cell] for cell in written_cells} == written_cells
@@ -61,15 +66,15 @@ def test_per_page_the_rows_give_the_page_matrix_exactly(written):
 
 def test_rows_come_in_page_order_then_cell_order(written):
     evaluation, rows, _ = written
-    classes = evaluation.matrices.classes
-    pages = {page_id: index for index, page_id in enumerate(evaluation.page_ids)}
+    classes = as_written(evaluation.matrices.classes)
+    pages = {page_id: index for index, page_id in enumerate(as_written(evaluation.page_ids))}
     keys = [(pages[page], classes.index(row), classes.index(column)) for page, row, column, _, _ in rows[1:]]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
 
 
 def test_share_of_cell_is_the_drill_down_share(written):
     evaluation, rows, _ = written
-    classes = evaluation.matrices.classes
+    classes = as_written(evaluation.matrices.classes)
     for page, row, column, pixels, share in rows[1:]:
         total = evaluation.matrices.full.confusion[classes.index(row), classes.index(column)]
         assert float(share) == float(pixels) / float(total)

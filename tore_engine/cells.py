@@ -4,21 +4,23 @@ so that "which pages make up this cell" can be answered without the app.
 One row per page and non-zero matrix cell, in reference-file page order and then cell order (row
 by row): `page, reference_class, predicted_class, pixels, share_of_cell`. Summed over pages, a
 cell's `pixels` give the confusion matrix up to the rounding of each page's value (tore.md section
-8). CSV numbers are written with `repr`, as the other CSVs: the exact floats. A path ending in
-`.parquet` gets the same table as Parquet (needs pyarrow).
+8). The CSV is written as the other CSVs (`text_safety.write_csv`): numbers as their exact repr,
+no page id or class name read as a formula. A path ending in `.parquet` gets the same table as
+Parquet (needs pyarrow), names as they are.
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
 from tore_engine.evaluation import Evaluation
 from tore_engine.errors import InputError
+from tore_engine.text_safety import write_csv
 
 CELL_COLUMNS = ("page", "reference_class", "predicted_class", "pixels", "share_of_cell")
 PARQUET_SUFFIX = ".parquet"
@@ -57,9 +59,7 @@ def cell_rows(evaluation: Evaluation) -> Iterator[tuple[str, str, str, float, fl
 
 def _write_csv(evaluation: Evaluation, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CELL_COLUMNS)
-        writer.writerows((page, row, column, repr(pixels), repr(share)) for page, row, column, pixels, share in cell_rows(evaluation))
+        write_csv(handle, chain([CELL_COLUMNS], cell_rows(evaluation)))  # row by row: millions of rows stay small
 
 
 def _write_parquet(evaluation: Evaluation, path: Path) -> None:

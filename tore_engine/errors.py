@@ -9,15 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-_CONTROL = {code: f"\\x{code:02x}" for code in [*range(32), 127] if chr(code) != " "}
-_CONTROL.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
-
-
-def one_line(text: str) -> str:
-    """`text` with control characters written as escapes: a message quoting input (a key, a label, a
-    file name) stays one line and cannot move the terminal's cursor."""
-    return text.translate(_CONTROL)
+from tore_engine.text_safety import terminal_text
 
 
 class InputError(Exception):
@@ -46,7 +38,7 @@ class InputError(Exception):
         if self.box is not None:
             where.append(f"box {self.box}")
         prefix = ", ".join(where)
-        return one_line(f"{prefix}: {self.problem}" if prefix else self.problem)
+        return terminal_text(f"{prefix}: {self.problem}" if prefix else self.problem)  # one line, quoting input safely
 
     def __reduce__(self):
         """Keep every field when the error crosses a process boundary (a worker's failure)."""

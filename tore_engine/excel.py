@@ -26,7 +26,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from tore_engine.evaluation import Evaluation
 from tore_engine.matrices import MatrixSet
-from tore_engine.report import MATRIX_KINDS
+from tore_engine.report import MATRIX_CORNER as CORNER, MATRIX_KINDS
 from tore_engine.report_tables import PAGE_COLUMNS, PER_CLASS_COLUMNS, SUPPORT_NOTE, WARNING_COLUMNS, per_class_rows, warning_rows
 
 POWER = 0.2  # docling-metrics-layout's Excel colouring (tore.md section 10, app.md section 2.3)
@@ -39,7 +39,6 @@ RATIO_FORMAT = "0.000"
 COUNT_FORMAT = "#,##0"
 KIND_TITLES = {"confusion": "Confusion (pixels)", "recall": "Recall (row-normalised)", "precision": "Precision (column-normalised)"}
 KIND_FORMATS = {"confusion": PIXELS_FORMAT, "recall": RATIO_FORMAT, "precision": RATIO_FORMAT}
-CORNER = "reference \\ prediction"
 DIAGONAL_SIDE = Side(style="thick", color="D6336C")  # the reference frames the diagonal in pink too
 DIAGONAL_BORDER = Border(left=DIAGONAL_SIDE, right=DIAGONAL_SIDE, top=DIAGONAL_SIDE, bottom=DIAGONAL_SIDE)
 BOLD = Font(bold=True)

@@ -1,17 +1,20 @@
 """Writing an evaluation out: `report.json` (formats.md section 4), a CSV per matrix, a per-page
-CSV, and the short human summary `tore evaluate` prints."""
+CSV, and the short human summary `tore evaluate` prints. Every CSV goes through
+`text_safety.write_csv` (no name is read as a formula), every name in the summary through
+`text_safety.terminal_text`."""
 
 from __future__ import annotations
 
-import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
 from tore_engine.dataset import Evaluation
 from tore_engine.report_tables import PAGE_COLUMNS
+from tore_engine.text_safety import terminal_text, write_csv
 
 
 def build_report(evaluation: Evaluation) -> dict:
@@ -58,19 +61,24 @@ def _write_report(report: str, evaluation: Evaluation, path: Path) -> None:
         write_cells(evaluation, path)
 
 
+MATRIX_CORNER = "reference \\ prediction"  # a matrix CSV's first header cell
+
+
+def matrix_rows(rows: list[str], columns: list[str], values: np.ndarray) -> Iterator[list[str | int | float]]:
+    """A matrix as CSV rows: the predicted classes across, then each reference class and its values."""
+    yield [MATRIX_CORNER, *columns]
+    for name, row in zip(rows, values.tolist()):
+        yield [name, *row]
+
+
 def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: np.ndarray) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["reference \\ prediction", *columns])
-        for name, row in zip(rows, values.tolist()):
-            writer.writerow([name, *(repr(v) for v in row)])
+        write_csv(handle, matrix_rows(rows, columns, values))
 
 
 def _write_pages_csv(path: Path, evaluation: Evaluation) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(PAGE_COLUMNS)
-        writer.writerows(evaluation.page_foreground_rows())
+        write_csv(handle, chain([PAGE_COLUMNS], evaluation.page_foreground_rows()))
 
 
 def write_report_json(report: dict, path: Path) -> None:
@@ -108,7 +116,8 @@ def _mean_line(means: dict) -> str:
 
 def summary(evaluation: Evaluation, out: Path | None = None) -> str:
     """A few lines for the terminal: what was compared, the reduced view, the weakest classes of
-    those that occur, and both means, each saying over which classes it averages."""
+    those that occur, and both means, each saying over which classes it averages. Names are
+    escaped (`terminal_text`): a class name cannot rewrite the lines printed around it."""
     matrices = evaluation.matrices
     reduced = matrices.reduced
     foreground_recall, foreground_precision = matrices.foreground
@@ -122,10 +131,10 @@ def summary(evaluation: Evaluation, out: Path | None = None) -> str:
         present = set(matrices.present_classes())
         ranked = sorted(((name, scores) for name, scores in matrices.per_class.items() if name in present), key=lambda item: item[1]["f1"])
         if ranked:
-            lines.append("Lowest F1: " + ", ".join(f"{name} {scores['f1']:.3f}" for name, scores in ranked[:5]))
+            lines.append("Lowest F1: " + ", ".join(f"{terminal_text(name)} {scores['f1']:.3f}" for name, scores in ranked[:5]))
         lines.append(_mean_line(matrices.means))
     if evaluation.input_warnings:
         lines.append(f"{len(evaluation.input_warnings)} warnings (listed in report.json)")
     if out is not None:
-        lines.append(f"Wrote {out / 'report.json'} and CSVs")
+        lines.append(f"Wrote {terminal_text(str(out / 'report.json'))} and CSVs")
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from typing import NoReturn
 
 from tore_engine import __version__
 from tore_engine.errors import InputError
+from tore_engine.text_safety import terminal_text
 
 DEBUG_VARIABLE = "TORE_DEBUG"  # set to 1: print the traceback of an unexpected error too
 EXIT_ERROR = 2
@@ -173,8 +174,9 @@ def _paragraph(error: Exception) -> str:
 
 
 def _say(message: str) -> None:
+    """One line on stderr; a name in it (a file name in an OSError) shows its control characters escaped."""
     with suppress(OSError):  # stderr itself may be closed
-        print(f"tore: {' '.join(message.split())}", file=sys.stderr)
+        print(f"tore: {terminal_text(' '.join(message.split()))}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:

@@ -1,5 +1,7 @@
 """What every `tore score` command does with its scorer's result: the warnings on stderr, then
-exactly one JSON object (`--json`) or the human summary on stdout."""
+exactly one JSON object (`--json`) or the human summary on stdout. A warning names files and page
+ids from the input: each is one line with its control characters escaped (`terminal_text`), and the
+JSON is ASCII, so that no name reaches the terminal raw (a summary escapes its own names)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ import json
 import sys
 
 from tore_engine.scores import ScoreResult
+from tore_engine.text_safety import terminal_text
 
 
 def print_result(result: ScoreResult, as_json: bool) -> int:
     """Print `result` as `tore score` does; the exit code."""
     for warning in result.warnings:
-        print(f"tore: {warning}", file=sys.stderr)
-    print(json.dumps(result.to_json(), ensure_ascii=False) if as_json else result.summary())
+        print(f"tore: {terminal_text(warning)}", file=sys.stderr)
+    print(json.dumps(result.to_json()) if as_json else result.summary())
     return 0

@@ -23,6 +23,7 @@ from tore_engine.docile.pcc import PCCSet
 from tore_engine.docile.validation import tasks_to_evaluate, validate_predictions
 from tore_engine.errors import InputError
 from tore_engine.scores import MISSING, headline_item
+from tore_engine.text_safety import terminal_text
 
 TASKS = ("kile", "lir")
 PRIMARY_METRIC = {"kile": "AP", "lir": "f1"}
@@ -144,8 +145,9 @@ class DocileResult:
         }
 
     def summary(self) -> str:
-        """A table per evaluated task: the micro average, then every fieldtype."""
-        lines = [f"DocILE scores for {self.dataset_name} (PCC IoU threshold {self.iou_threshold})"]
+        """A table per evaluated task: the micro average, then every fieldtype (names from the input
+        escaped for the terminal: `terminal_text`)."""
+        lines = [f"DocILE scores for {terminal_text(self.dataset_name)} (PCC IoU threshold {self.iou_threshold})"]
         for task, result in self.tasks().items():
             lines += ["", *(_task_summary(task, result) if result else [f"{task.upper()}: no predictions ({MISSING})"])]
         return "\n".join(lines)
@@ -154,7 +156,7 @@ class DocileResult:
 def _task_summary(task: str, result: TaskResult) -> list[str]:
     primary = PRIMARY_METRIC[task]
     rows = [("micro average", result.metrics())] + [
-        (fieldtype, result.metrics(fieldtype=fieldtype)) for fieldtype in result.table.fieldtypes()
+        (terminal_text(fieldtype), result.metrics(fieldtype=fieldtype)) for fieldtype in result.table.fieldtypes()
     ]
     width = max(len(name) for name, _ in rows)
     lines = [

@@ -11,6 +11,7 @@ page's highlight picker.
 from __future__ import annotations
 
 import functools
+import io
 from dataclasses import dataclass
 
 import pandas as pd
@@ -19,11 +20,13 @@ import streamlit as st
 from tore_engine.drilldown import VIEWS, ShownMatrices, class_pages, pages_for_view_cell, shown_matrices, top_confusions
 from tore_engine.evaluation import Evaluation
 from tore_engine.matrices import REDUCED_CLASSES, MatrixSet
+from tore_engine.report import matrix_rows
 from tore_engine.studio import figures, tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.messages import gui_text, shown_errors
 from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.sidebar import MODELS, Dataset
+from tore_engine.text_safety import write_csv
 
 NO_CLASS = "(choose)"
 VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}
@@ -237,8 +240,11 @@ def class_page_list(evaluation: Evaluation, label: str, model: str, key: str) ->
 
 
 def matrix_csv(matrices: MatrixSet, metric: str) -> str:
-    """The shown matrix as CSV: reference classes down, predicted classes across."""
-    return pd.DataFrame(getattr(matrices, metric), index=matrices.rows, columns=matrices.columns).to_csv(index_label="reference \\ prediction")
+    """The shown matrix as CSV, as `tore evaluate` writes it: reference classes down, predicted
+    classes across, no name read as a formula."""
+    text = io.StringIO()
+    write_csv(text, matrix_rows(matrices.rows, matrices.columns, getattr(matrices, metric)))
+    return text.getvalue()
 
 
 def _choose_listed_cell(table_key: str, cells: list[tuple[str, str]]) -> None:
