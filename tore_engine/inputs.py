@@ -38,6 +38,9 @@ _STRUCTURAL = np.zeros(256, dtype=bool)
 _STRUCTURAL[[_OPEN_OBJECT, _CLOSE_OBJECT, _OPEN_ARRAY, _CLOSE_ARRAY, _COLON, _COMMA]] = True
 _FIRST_NON_BLANK = re.compile(rb"[^ \t\r\n]")
 _KEY_PREFIX_BYTES = 8  # bytes of a key's start and end compared before its whole text
+# (device, inode) -> path of each result that the running `tore evaluate` replaces (`tore_engine.output`
+# fills it while the run holds --out): never read as an input, however the path reaches it.
+OUTPUTS: dict[tuple[int, int], str] = {}
 
 
 # --- paths --------------------------------------------------------------------------------------
@@ -95,7 +98,12 @@ def open_regular(path: Path) -> int:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         raise _os_error(error, path) from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+    status = os.fstat(descriptor)
+    if (output := OUTPUTS.get((status.st_dev, status.st_ino))) is not None:
+        os.close(descriptor)
+        raise InputError(f"is the same file as {output}, which this run replaces with its results; move it out of --out, "
+                         "or choose another --out", file=str(path))
+    if not stat.S_ISREG(status.st_mode):
         os.close(descriptor)
         kind = "a folder" if path.is_dir() else "not a regular file (a device, pipe or socket)"
         raise InputError(f"is {kind}; expected a file", file=str(path))
@@ -135,35 +143,67 @@ def peek_bytes(path: str | Path, size: int) -> bytes:
 
 
 def changed_while_read(path: str | Path) -> InputError:
-    """A file that was rewritten, grown or cut while we read it: its bytes mix two versions."""
+    """A file that was rewritten, replaced, grown or cut while we read it: its bytes mix two versions."""
     return InputError("changed while it was being read; run again once it is complete", file=str(path))
 
 
-def read_to_end(handle: BinaryIO, path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+@dataclass(frozen=True)
+class FileStamp:
+    """One version of a file: its inode (a file replaced by a rename is another), size, and the times
+    of its last write and of its last change (a write that keeps the size and puts the write time
+    back still moves the change time). Taken on an open descriptor, so it is the version read; a
+    worker re-reading spans of an indexed file compares it (`check`) before and after its reads.
+    No device number: a cluster's hosts may mount the same file system under other numbers."""
+
+    inode: int
+    size: int
+    modified_ns: int
+    changed_ns: int
+
+    @classmethod
+    def of(cls, descriptor: int) -> "FileStamp":
+        status = os.fstat(descriptor)
+        return cls(status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+    def check(self, descriptor: int, path: str | Path) -> None:
+        """An error naming `path` unless the file open at `descriptor` is still this version."""
+        if FileStamp.of(descriptor) != self:
+            raise changed_while_read(path)
+
+
+def read_to_end(handle: BinaryIO, path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES, stamp: FileStamp | None = None) -> bytes:
     """The rest of an open regular file, from where `handle` stands, read by the file's size on the
     descriptor and not by `max_bytes`: a buffer of the limit's size would be allocated first (8 GiB,
-    which a memory cap or a small host refuses). One byte more is asked for, to see growth."""
-    size = os.fstat(handle.fileno()).st_size
-    if size > max_bytes:
-        raise InputError(f"is {size:,} bytes, more than the {max_bytes:,} allowed", file=str(path))
-    expected = max(size - handle.tell(), 0)
+    which a memory cap or a small host refuses). One byte more is asked for, to see growth, and the
+    file must still be the version `stamp` describes (by default the one found here) at the end."""
+    stamp = stamp or FileStamp.of(handle.fileno())
+    if stamp.size > max_bytes:
+        raise InputError(f"is {stamp.size:,} bytes, more than the {max_bytes:,} allowed", file=str(path))
+    expected = max(stamp.size - handle.tell(), 0)
     data = handle.read(expected)
     if len(data) != expected or handle.read(1):
         raise changed_while_read(path)
+    stamp.check(handle.fileno(), path)
     return data
 
 
-def read_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
-    """The whole content of a regular file of at most `max_bytes`."""
+def read_stamped(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> tuple[bytes, FileStamp]:
+    """The whole content of a regular file of at most `max_bytes`, and the version it is."""
     path = Path(_text(path))
     descriptor = open_regular(path)
     try:
+        stamp = FileStamp.of(descriptor)
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return read_to_end(handle, path, max_bytes=max_bytes)
+            return read_to_end(handle, path, max_bytes=max_bytes, stamp=stamp), stamp
     except OSError as error:
         raise _os_error(error, path) from None
     finally:
         os.close(descriptor)
+
+
+def read_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The whole content of a regular file of at most `max_bytes`."""
+    return read_stamped(path, max_bytes=max_bytes)[0]
 
 
 def read_text(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> str:

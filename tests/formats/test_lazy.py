@@ -4,11 +4,14 @@ whole-file reader, and the same errors."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 from tests.helpers import layout_json, load_shared_json, write_json
 
 import tore_engine.formats.lazy as lazy
+import tore_engine.inputs as inputs
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.errors import InputError
 from tore_engine.formats import load, load_pair
@@ -96,3 +99,53 @@ def test_json_lines_read_lazily_equal_the_whole_file(tmp_path, monkeypatch):
         return caught.value.paragraph()
 
     assert lazily(monkeypatch, error) == error() and "line 3" in error()
+
+
+OLD_NS = 10**18  # a write time in 2001: any write the test makes moves it
+
+
+def _in_place(path):
+    """One coordinate rewritten without changing the file's size (5 -> 6)."""
+    data = path.read_bytes()
+    with path.open("r+b") as handle:
+        handle.seek(data.index(b"5"))
+        handle.write(b"6")
+
+
+def _in_place_with_time_put_back(path):
+    _in_place(path)
+    os.utime(path, ns=(OLD_NS, OLD_NS))  # only the change time can tell
+
+
+def _replaced(path):
+    other = path.with_suffix(".new")
+    other.write_bytes(path.read_bytes().replace(b"5", b"6"))
+    os.replace(other, path)
+
+
+def _grown(path):
+    with path.open("ab") as handle:
+        handle.write(b"\n")
+
+
+@pytest.mark.parametrize("rewrite", [_in_place, _in_place_with_time_put_back, _replaced, _grown])
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+@pytest.mark.parametrize("compiled", [False, True], ids=["msgspec-index", "compiled-index"])
+def test_a_file_rewritten_after_its_index_is_an_error_not_a_mixed_report(tmp_path, monkeypatch, suffix, rewrite, compiled):
+    """The workers re-read the pages' byte spans: from another version of the file they would give
+    a report of neither version (exit 0, no word). They check the file is the version indexed."""
+    pages = [good_page(f"p{k}") for k in range(6)]
+    reference = tmp_path / f"reference{suffix}"
+    reference.write_text(json.dumps(layout_json("gt", pages)) if suffix == ".json" else "\n".join(map(json.dumps, pages)) + "\n")
+    os.utime(reference, ns=(OLD_NS, OLD_NS))
+    prediction = write_json(tmp_path / "model.json", layout_json("m", pages))
+    with monkeypatch.context() as patched:
+        patched.setattr(inputs, "KERNEL_MIN_BYTES", 0 if compiled else inputs.KERNEL_MIN_BYTES)  # the compiled page parser's index
+        sides = lazily(monkeypatch, load_pair, reference, prediction)
+    assert isinstance(sides[0].pages, FilePages)
+    assert evaluate_dataset(*sides, workers=2).matrices.full.confusion[1, 1] == 6 * 25
+    time.sleep(0.05)  # past the clock tick of the first change time, which a later change must move
+    rewrite(reference)
+    with pytest.raises(InputError) as caught:
+        evaluate_dataset(*sides, workers=2)
+    assert caught.value.paragraph() == f"file {reference}: changed while it was being read; run again once it is complete"

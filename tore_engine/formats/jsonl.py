@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 import numpy as np
@@ -22,7 +23,7 @@ from tore_engine.formats.images import ImageFolder
 from tore_engine.formats.progress import advance
 from tore_engine.formats import native_kernel
 from tore_engine.formats.native import NativePage, add_pages, header_document, page_document, page_image, parsed, parsed_images
-from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json
+from tore_engine.inputs import MAX_INPUT_BYTES, FileStamp, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json
 from tore_engine.layout import LayoutSet
 from tore_engine.memory import give_back_free_memory
 
@@ -40,27 +41,25 @@ class JsonlHeader(msgspec.Struct, forbid_unknown_fields=True):
     taxonomy: list[str] | None = None
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, int, bytes, int, np.ndarray]]:
-    """Runs of whole lines: the number of the first, its offset in the file, a text whose first
-    `size` bytes they are (not copied out of what was read), and where its newlines are (found
-    with NumPy, which lets the other side's reading thread run)."""
-    descriptor = open_regular(path)
+def _chunks(handle: BinaryIO, path: Path) -> Iterator[tuple[int, int, bytes, int, np.ndarray]]:
+    """Runs of whole lines read from `handle`: the number of the first, its offset in the file, a
+    text whose first `size` bytes they are (not copied out of what was read), and where its
+    newlines are (found with NumPy, which lets the other side's reading thread run)."""
     line, carry, total, offset = 1, b"", 0, 0
-    with os.fdopen(descriptor, "rb") as handle:
-        while block := handle.read(CHUNK_BYTES):
-            total += len(block)
-            if total > MAX_INPUT_BYTES:
-                raise InputError(f"is more than the {MAX_INPUT_BYTES:,} bytes allowed", file=str(path))
-            text = carry + block
-            newlines = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == _NEWLINE)
-            cut = int(newlines[-1]) + 1 if len(newlines) else 0
-            if not cut and len(text) > MAX_LINE_BYTES:
-                raise InputError(f"line {line} is longer than {MAX_LINE_BYTES:,} bytes", file=str(path))
-            if cut:
-                yield line, offset, text, cut, newlines
-                line += len(newlines)
-                offset += cut
-            carry = text[cut:]
+    while block := handle.read(CHUNK_BYTES):
+        total += len(block)
+        if total > MAX_INPUT_BYTES:
+            raise InputError(f"is more than the {MAX_INPUT_BYTES:,} bytes allowed", file=str(path))
+        text = carry + block
+        newlines = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == _NEWLINE)
+        cut = int(newlines[-1]) + 1 if len(newlines) else 0
+        if not cut and len(text) > MAX_LINE_BYTES:
+            raise InputError(f"line {line} is longer than {MAX_LINE_BYTES:,} bytes", file=str(path))
+        if cut:
+            yield line, offset, text, cut, newlines
+            line += len(newlines)
+            offset += cut
+        carry = text[cut:]
     if carry.strip():
         yield line, offset, carry, len(carry), np.zeros(0, dtype=np.int64)
 
@@ -85,18 +84,26 @@ def _lines(first_line: int, offset: int, text: bytes, size: int, newlines: np.nd
 
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     """A JSON Lines file of pages; a large one as an index whose pages workers read (`formats.lazy`)."""
+    path = Path(path)
+    with os.fdopen(open_regular(path), "rb") as handle:
+        stamp = FileStamp.of(handle.fileno())
+        layout = _read_lines(handle, path, stamp, ImageFolder.beside(path, page_images))
+        stamp.check(handle.fileno(), path)  # a file rewritten while read would give lines of two versions
+    return layout
+
+
+def _read_lines(handle: BinaryIO, path: Path, stamp: FileStamp, images: ImageFolder) -> LayoutSet:
+    """The pages of the open file, which is the version `stamp` describes."""
     from tore_engine.formats.lazy import LAZY_BYTES, IndexBuilder, PageIndex
 
-    source = str(path)
-    size = Path(path).stat().st_size
+    source, size = str(path), stamp.size
     indexed = size >= LAZY_BYTES
     compiled_parse = native_kernel.wanted(size)
-    images = ImageFolder.beside(path, page_images)
     warnings: list[InputWarning] = []
     builder = IndexBuilder() if indexed else ColumnsBuilder()
     header = JsonlHeader()
     all_lines: list[np.ndarray] = []
-    for first_line, offset, text, length, newlines in _chunks(path):
+    for first_line, offset, text, length, newlines in _chunks(handle, path):
         advance(length)
         numbers, spans = _lines(first_line, offset, text, length, newlines)
         if first_line == 1 and len(numbers) and _first_is_header(_scanned(first := text[spans[0, 0] - offset : spans[0, 1] - offset], source), source):
@@ -119,9 +126,9 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
             builder.add(pages, spans, lambda page, page_id: page_image(page, images, page_id, warnings))
         else:
             add_pages(builder, pages, images, warnings)
-    pages = builder.build(Path(path), lines=np.concatenate(all_lines or [np.zeros(0, np.int64)])) if indexed else builder.build()
+    pages = builder.build(path, stamp, lines=np.concatenate(all_lines or [np.zeros(0, np.int64)])) if indexed else builder.build()
     give_back_free_memory()  # the chunks and their parsed pages
-    return LayoutSet(header.name or Path(path).stem, pages, header.taxonomy, source, warnings)
+    return LayoutSet(header.name or path.stem, pages, header.taxonomy, source, warnings)
 
 
 def _scanned(line: bytes, source: str) -> bytes:

@@ -5,7 +5,10 @@ pairing, the taxonomy and the strict key rules need) and keeps no box. A task th
 spans of its pages, a path and a few numbers, and the worker reads and decodes just those bytes
 into columns, checked as the whole-file reader checks them. So the driver's memory does not grow
 with the boxes, and with several workers (or a Dask cluster sharing the files at the same paths)
-the decoding is spread over them.
+the decoding is spread over them. The index records the version of the file it was read from
+(`inputs.FileStamp`: inode, size, write and change times), and a worker reads only from that
+version: a file rewritten or replaced during the run is an error that names it, never a report
+mixing two versions.
 
 Errors are the same as the whole-file reader's, in this order: the file's structure and keys (at
 load), then the pages' numbers (frames, coordinates), found when the pages are read; so with more
@@ -24,7 +27,7 @@ import msgspec
 import numpy as np
 
 from tore_engine.errors import InputError
-from tore_engine.inputs import SchemaError, decode_json, open_regular
+from tore_engine.inputs import FileStamp, SchemaError, decode_json, open_regular
 from tore_engine.layout import Page, PageColumns, PageImage, PageSource
 
 if TYPE_CHECKING:
@@ -69,6 +72,7 @@ class FileRanges:
     """A task's pages: their byte spans in one file, and how to turn them into checked columns."""
 
     path: str
+    stamp: FileStamp  # the version of the file the index was read from
     spans: np.ndarray  # (n, 2) byte offsets [start, end) of each page object
     ids: list[str]
     label_map: tuple[tuple[str, str], ...] = ()
@@ -76,11 +80,15 @@ class FileRanges:
 
     def _text(self) -> tuple[bytes, np.ndarray]:
         """The task's pages read from the file, each run of adjacent pages in one read: the bytes
-        read, one run after another, and each page's span in them."""
+        read, one run after another, and each page's span in them. The file must be the version
+        the index was read from, before and after the reads: spans of another version would give
+        pages of neither, or a mix."""
         runs = _reads(self.spans)
         descriptor = open_regular(Path(self.path))
         try:
+            self.stamp.check(descriptor, self.path)
             blocks = [os.pread(descriptor, end - start, start) for start, end in runs]
+            self.stamp.check(descriptor, self.path)
         finally:
             os.close(descriptor)
         run_starts = np.array([start for start, _ in runs], dtype=np.int64)
@@ -123,10 +131,11 @@ class FileRanges:
 class FilePages(PageSource):
     """A large file's pages as an index (spans, ids, labels, images); read on demand."""
 
-    def __init__(self, path: Path, spans: np.ndarray, ids: list[str], counts: np.ndarray,
+    def __init__(self, path: Path, stamp: FileStamp, spans: np.ndarray, ids: list[str], counts: np.ndarray,
                  first_uses: dict[str, tuple[str, int]], images: dict[int, PageImage], label_map: tuple[tuple[str, str], ...] = (),
                  lines: np.ndarray | None = None) -> None:
         self.path = path
+        self.stamp = stamp  # the version of the file the index was read from
         self.spans = spans
         self.ids = ids
         self.counts = counts  # boxes a page
@@ -156,7 +165,7 @@ class FilePages(PageSource):
 
     def relabelled(self, label_map: dict[str, str]) -> "FilePages":
         composed = {label: label_map.get(self._mapped(label), self._mapped(label)) for label in self.first_uses}
-        return FilePages(self.path, self.spans, self.ids, self.counts, self.first_uses, self.images, tuple(sorted(composed.items())), self.lines)
+        return FilePages(self.path, self.stamp, self.spans, self.ids, self.counts, self.first_uses, self.images, tuple(sorted(composed.items())), self.lines)
 
     def validate(self) -> None:
         """Ids and labels, from the index; the numbers are checked when the pages are read."""
@@ -174,7 +183,7 @@ class FilePages(PageSource):
     def part(self, positions: np.ndarray) -> FileRanges:
         positions = np.asarray(positions, dtype=np.int64)
         lines = None if self.lines is None else self.lines[positions]
-        return FileRanges(str(self.path), self.spans[positions], [self.ids[k] for k in positions.tolist()], self.label_map, lines)
+        return FileRanges(str(self.path), self.stamp, self.spans[positions], [self.ids[k] for k in positions.tolist()], self.label_map, lines)
 
 
 class IndexBuilder:
@@ -219,7 +228,8 @@ class IndexBuilder:
         self.spans.append(pages.spans)
         self.counts.append(pages.counts)
 
-    def build(self, path: Path, lines: np.ndarray | None = None) -> FilePages:
+    def build(self, path: Path, stamp: FileStamp, lines: np.ndarray | None = None) -> FilePages:
+        """The index of the file at `path`, read from the version `stamp` describes."""
         spans = np.concatenate(self.spans) if self.spans else np.zeros((0, 2), dtype=np.int64)
         counts = np.concatenate(self.counts) if self.counts else np.zeros(0, dtype=np.int64)
-        return FilePages(path, spans, self.ids, counts, self.first_uses, self.images, lines=lines)
+        return FilePages(path, stamp, spans, self.ids, counts, self.first_uses, self.images, lines=lines)

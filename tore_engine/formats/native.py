@@ -24,8 +24,8 @@ from tore_engine.formats import native_kernel
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder, image_name
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import (MAX_INPUT_BYTES, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_bytes, read_to_end,
-                                scan_json, schema_error, structure_of)
+from tore_engine.inputs import (MAX_INPUT_BYTES, FileStamp, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_stamped,
+                                read_to_end, scan_json, schema_error, structure_of)
 from tore_engine.layout import LayoutSet, Page, PageImage
 from tore_engine.memory import give_back_free_memory
 
@@ -169,8 +169,9 @@ def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
     return LayoutSet(header.name or Path(source).stem, builder.build(), header.taxonomy, source, warnings)
 
 
-def index(data: bytes, path: Path, images: ImageFolder) -> LayoutSet:
-    """A large native layout JSON text as an index: its pages stay in the file (`formats.lazy`)."""
+def index(data: bytes, path: Path, images: ImageFolder, stamp: FileStamp) -> LayoutSet:
+    """A large native layout JSON text, read from the version `stamp` of the file at `path`, as an
+    index: its pages stay in the file (`formats.lazy`)."""
     from tore_engine.formats.lazy import IndexBuilder, PageIndex
 
     source = str(path)
@@ -179,7 +180,7 @@ def index(data: bytes, path: Path, images: ImageFolder) -> LayoutSet:
     builder = IndexBuilder()
     _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, PageIndex,
                     lambda pages, batch: builder.add(pages, batch, lambda page, page_id: page_image(page, images, page_id, warnings)))
-    return LayoutSet(header.name or path.stem, builder.build(path), header.taxonomy, source, warnings)
+    return LayoutSet(header.name or path.stem, builder.build(path, stamp), header.taxonomy, source, warnings)
 
 
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
@@ -192,8 +193,8 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
         layout = read_compiled(Path(path), images, lazy=size >= LAZY_BYTES)
         if layout is not None:
             return layout
-    data = read_bytes(path)
-    return index(data, Path(path), images) if len(data) >= LAZY_BYTES else parse(data, str(path), images)
+    data, stamp = read_stamped(path)
+    return index(data, Path(path), images, stamp) if len(data) >= LAZY_BYTES else parse(data, str(path), images)
 
 
 def _size(path: Path) -> int | None:
@@ -214,6 +215,7 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
     builder = IndexBuilder() if lazy else ColumnsBuilder()
     descriptor = open_regular(path)
     with os.fdopen(descriptor, "rb") as handle:
+        stamp = FileStamp.of(descriptor)  # the version read: checked when the rest is read, and by the workers
         head = handle.read(CHUNK_BYTES)
         start = structure_of(head[:HEADER_BYTES]).value_start("pages") if first_char(head) == b"{" else None
         if start is None or first_char(head, start) != b"[":
@@ -233,12 +235,12 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
             if not block or len(text) - offset >= CHUNK_BYTES or base + len(text) > MAX_INPUT_BYTES:
                 return None  # a page that does not parse, or one longer than a chunk: msgspec's turn
             text, base, position = text[offset:] + block, base + offset, 0
-        rest = text[offset:] + read_to_end(handle, path)
+        rest = text[offset:] + read_to_end(handle, path, stamp=stamp)
     try:  # the top-level object without its pages: scanned and decoded as the whole-file reader does
         header, _structure, _span = _header(head[: start + 1] + b"]" + rest, source)
     except InputError:
         return None  # named by the whole-file reader, at the place it has in the file
-    pages_read = builder.build(path) if lazy else builder.build()
+    pages_read = builder.build(path, stamp) if lazy else builder.build()
     give_back_free_memory()  # the chunks and their parsed pages
     return LayoutSet(header.name or path.stem, pages_read, header.taxonomy, source, warnings)
 
