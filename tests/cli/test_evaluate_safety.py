@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from tests.cli.helpers import run_cli
 from tests.test_leftovers import ended_pid
-from tests.helpers import layout_json, write_json
+from tests.helpers import DEMO, layout_json, write_json
 from tests.mutations import VALID_NATIVE, mutations
 
 import tore_engine
@@ -192,6 +192,70 @@ def test_a_failed_evaluation_removes_the_folder_it_created(tmp_path):
     code, _, err = run_cli("evaluate", str(tmp_path / "none.json"), str(tmp_path / "none.json"), "--out", str(out))
     assert code == 2 and "none.json" in err
     assert not (tmp_path / "new").exists()
+
+
+def test_a_stop_signal_during_the_swap_ends_the_command_after_it(previous, tmp_path, monkeypatch):
+    out, _ = previous
+    other = write_json(tmp_path / "other.json", native("other", PREDICTED, 3))
+    real_replace, calls = os.replace, []
+
+    def signalled_at_the_third(source, target):  # report.json is in place, the old confusion.csv about to move aside
+        calls.append(target)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        real_replace(source, target)
+
+    monkeypatch.setattr(output.os, "replace", signalled_at_the_third)
+    assert run_cli("evaluate", str(other), str(other), "--out", str(out), "--workers", "1") == (143, "", "tore: stopped by SIGTERM\n")
+    after = snapshot(out)
+    assert sorted(path.name for path in out.iterdir()) == sorted(OUTPUT_FILES)  # no staging folder, no lock file
+    assert json.loads(after["report.json"])["pages"] == 3 and after["pages.csv"].count(b"\n") == 4  # the whole new set
+
+
+def layout_inside_out(out: Path, name: str) -> Path:
+    out.mkdir(exist_ok=True)
+    return write_json(out / name, native("gt", BOXES))
+
+
+@pytest.mark.parametrize("name", ["report.json", "confusion.csv", "pages.csv"])
+@pytest.mark.parametrize("link", [None, "symbolic", "hard"])
+def test_an_input_that_is_one_of_the_results_is_refused_before_any_work(files, tmp_path, monkeypatch, name, link):
+    out = tmp_path / "out"
+    inside = layout_inside_out(out, name)
+    given = {None: inside, "symbolic": tmp_path / "linked.json", "hard": tmp_path / "linked.json"}[link]
+    if link == "symbolic":
+        given.symlink_to(inside)
+    elif link == "hard":
+        os.link(inside, given)
+    before = snapshot(out)
+    monkeypatch.setattr("tore_engine.formats.load_pair", lambda *a, **k: pytest.fail("loaded before the inputs were checked"))
+    assert_one_paragraph_error(*run_cli("evaluate", str(files[0]), str(given), "--out", str(out)),
+                               f"file {given}: is the same file as {inside}, which this run replaces with its results")
+    assert snapshot(out) == before and sorted(path.name for path in out.iterdir()) == [name]
+
+
+def test_a_label_map_that_is_one_of_the_results_is_refused(files, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    label_map = write_json(out / "report.json", {"a": "b"})
+    assert_one_paragraph_error(*run_cli("evaluate", *map(str, files), "--out", str(out), "--label-map", str(label_map)),
+                               f"file {label_map}: is the same file as {label_map}")
+    assert json.loads(label_map.read_text()) == {"a": "b"}
+
+
+def test_a_file_of_an_input_folder_that_is_one_of_the_results_is_refused(tmp_path):
+    """A folder of DoclingDocuments used as --out: one named report.json is read, so it is not replaced."""
+    pytest.importorskip("docling_core", reason="needs the 'docling' extra")
+    from tore_engine.formats import docling
+    from tests.helpers import small_layout
+
+    folder = tmp_path / "documents"
+    docling.write(small_layout("docs", [("report/1", [{"label": "text", "bbox": [0, 0, 5, 5]}]),
+                                        ("other/1", [{"label": "text", "bbox": [2, 2, 8, 8]}])]), folder)
+    before = snapshot(folder)
+    assert_one_paragraph_error(*run_cli("evaluate", str(folder), str(folder), "--format", "docling", "--out", str(folder)),
+                               f"file {folder / 'report.json'}: is the same file as {folder / 'report.json'}")
+    assert snapshot(folder) == before and sorted(path.name for path in folder.iterdir()) == ["other.json", "report.json"]
 
 
 # --- output modes ----------------------------------------------------------------------------------
@@ -399,7 +463,8 @@ def test_workers_exit_when_their_parent_is_killed(long_run, tmp_path):
     finally:
         wait_until_gone(workers)
     assert not (tmp_path / "o" / "report.json").exists()
-    assert [path.name for path in (tmp_path / "o").iterdir()][0].startswith(output.STAGING_PREFIX)  # the killed run's
+    left = sorted(path.name for path in (tmp_path / "o").iterdir())  # the killed run's: its lock ended with it
+    assert len(left) == 2 and left[0] == output.LOCK_NAME and left[1].startswith(output.STAGING_PREFIX)
     small = write_json(tmp_path / "small.json", native("small", BOXES))
     assert run_cli("evaluate", str(small), str(small), "--out", str(tmp_path / "o"), "--workers", "1")[0] == 0
     assert sorted(path.name for path in (tmp_path / "o").iterdir()) == sorted(OUTPUT_FILES)  # swept by the next run
@@ -417,6 +482,24 @@ def test_stop_signals_stop_the_workers_with_a_one_line_message(long_run, tmp_pat
     assert (process.returncode, stdout) == (128 + number, ""), stderr
     assert stderr == (f"tore: stopped by {name}\n" if name else "tore: interrupted\n")
     assert not (tmp_path / "o").exists()  # its staging folder removed, then the folder made for the run
+
+
+@pytestmark_linux
+def test_a_second_run_into_the_same_out_fails_at_once_and_mixes_nothing(long_run, previous):
+    out, before = previous
+    first, workers = start_with_workers(long_run, out)  # it holds --out from before its workers start
+    try:
+        second = tore("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_a.json"), "--out", str(out))
+    finally:
+        first.send_signal(signal.SIGTERM)
+        try:
+            first.communicate(timeout=WORKER_EXIT_BOUND_SECONDS)
+        finally:
+            wait_until_gone(workers)
+    assert_one_paragraph_error(second.returncode, second.stdout, second.stderr,
+                               f"another tore run is writing into --out {out} (process {first.pid}); wait for it to end")
+    assert first.returncode == 128 + signal.SIGTERM
+    assert snapshot(out) == before and sorted(path.name for path in out.iterdir()) == sorted(before)
 
 
 class SignalsWhenCollected:

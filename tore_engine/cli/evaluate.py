@@ -127,7 +127,8 @@ def _executor(scheduler: str | None) -> Iterator[Executor | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check --out and reach the scheduler first, so that neither fails after the whole evaluation."""
+    """Check --out (and hold it: `output.staged_output`) and reach the scheduler first, so that neither
+    fails after the whole evaluation."""
     from tore_engine.dataset import evaluate_dataset, input_bytes, terminal_progress, terminal_reading
     from tore_engine.formats import load_pair
     from tore_engine.output import staged_output
@@ -140,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
         from tore_engine.html_report import require_plotly
 
         require_plotly()
-    with staged_output(args.out, output_files(reports)) as staging, _executor(scheduler) as executor:
+    read = [path for path in (args.reference, args.prediction, args.images, args.label_map) if path is not None]
+    with staged_output(args.out, output_files(reports), read) as staging, _executor(scheduler) as executor:
         with terminal_reading(input_bytes(args.reference, args.prediction), enabled=not args.quiet):
             reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
                                               page_images=args.page_images)
@@ -157,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
                 min_score=args.min_score,
             )
         staging.save(lambda folder: write_outputs(evaluation, folder, reports))
-    if args.json:
-        with (args.out / "report.json").open(encoding="ascii") as written:
-            shutil.copyfileobj(written, sys.stdout)
-    elif not args.quiet:
+        if args.json:  # while the run holds --out: no other run's report.json in between
+            with (args.out / "report.json").open(encoding="ascii") as written:
+                shutil.copyfileobj(written, sys.stdout)
+    if not args.json and not args.quiet:
         print(summary(evaluation, args.out))
     return 0
