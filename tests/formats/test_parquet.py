@@ -19,6 +19,7 @@ from tore_engine.formats.images import read_image_bytes
 from tore_engine.layout import PageImage
 
 BOX = pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.float64())), ("score", pa.float64())])
+INTEGER_BOX = pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.int64())), ("score", pa.int64())])
 PAGES = {
     "id": ["p1", "p2", "p3"],
     "width": [100, 200, 300],
@@ -123,6 +124,15 @@ def test_write_stores_names_scores_and_image_bytes(tmp_path):
         ({"boxes": [[{"label": "T", "bbox": "1 2 3 4"}], [], []]}, {"boxes": pa.list_(pa.struct([("label", pa.string()), ("bbox", pa.string())]))},
          (None, None), "column 'boxes.bbox' must hold lists of 4 numbers, it holds string"),
         ({"image": ["a.png", None, None], "image_bytes": [b"png", None, None]}, {}, ("p1", None), "row 0 sets both 'image' and 'image_bytes'; give one"),
+        ({"width": [1, 2**60, 3]}, {"width": pa.uint64()}, ("p2", None),
+         f"column 'width' holds {2**60}, beyond 2^53 in size, which a 64-bit float cannot hold exactly (row 1)"),
+        ({"height": [1, 2, -(2**53) - 1]}, {"height": pa.int64()}, ("p3", None),
+         f"column 'height' holds {-(2**53) - 1}, beyond 2^53 in size, which a 64-bit float cannot hold exactly (row 2)"),
+        ({"boxes": [[], [], [{"label": "T", "bbox": [1, 2, 2**53 + 1, 4], "score": None}]]}, {"boxes": pa.list_(INTEGER_BOX)}, ("p3", 0),
+         f"column 'boxes.bbox' holds {2**53 + 1}, beyond 2^53 in size, which a 64-bit float cannot hold exactly (row 2)"),
+        ({"boxes": [[], [{"label": "a", "bbox": [0, 0, 1, 1], "score": 1}, {"label": "b", "bbox": [0, 0, 1, 1], "score": 2**63 - 1}], []]},
+         {"boxes": pa.list_(INTEGER_BOX)}, ("p2", 1),
+         f"column 'boxes.score' holds {2**63 - 1}, beyond 2^53 in size, which a 64-bit float cannot hold exactly (row 1)"),
     ],
 )
 def test_bad_columns_name_the_file_page_box_and_column(tmp_path, change, types, where, problem):
@@ -181,3 +191,31 @@ def test_pdf_pages_are_written_as_png_bytes(tmp_path):
     for page in back.pages:
         with Image.open(io.BytesIO(read_image_bytes(page.image))) as image:
             assert image.format == "PNG" and image.size == (math.ceil(page.width * 2), math.ceil(page.height * 2))
+
+
+@pytest.mark.parametrize(
+    "taxonomy, problem",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "its schema metadata 'tore.taxonomy' is nested more than 64 levels deep (line 1, column 65); "
+                                          "no layout format nests so deep"),
+        (b'["Text", 3]', "its schema metadata 'tore.taxonomy' must be a JSON list of class names: expected str, got int (at [1])"),
+        (b'{"Text": 1}', "its schema metadata 'tore.taxonomy' must be a JSON list of class names: expected array, got object"),
+        (b'["Text",', "its schema metadata 'tore.taxonomy' is not valid JSON: Input data was truncated"),
+        (b'["Text", "Text"]', "'taxonomy' lists a class twice: 'Text'"),
+    ],
+)
+def test_bad_taxonomy_metadata_names_the_file_and_the_key(tmp_path, taxonomy, problem):
+    path = write_table(tmp_path / "bad.parquet", PAGES, metadata={"tore.taxonomy": taxonomy})
+    error = error_of(path)
+    assert (error.file, error.problem) == (str(path), problem)
+
+
+def test_data_pyarrow_will_not_convert_is_the_files_error(tmp_path, monkeypatch):
+    """Beyond what the checks above name: chunks whose offsets pass 2^31 when combined (a 2 GiB
+    column, too large to write here), any Arrow refusal while the pages are converted."""
+    def overflow(*args):
+        raise pa.ArrowInvalid("offset overflow while concatenating arrays")
+
+    monkeypatch.setattr(parquet, "_boxes", overflow)
+    path = write_table(tmp_path / "big.parquet", PAGES)
+    assert error_of(path).paragraph() == f"file {path}: cannot be read as Parquet (offset overflow while concatenating arrays)"

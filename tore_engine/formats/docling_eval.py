@@ -117,7 +117,7 @@ def _add(side: _Side, text: str | bytes, document_id: str, source: str, images: 
 
 def _read_shard(shard: Path, sides: tuple[_Side, _Side], seen: dict[str, str]) -> None:
     source = str(shard)
-    with parquet.open_parquet(shard) as shard_file:
+    with parquet.open_parquet(shard) as shard_file, parquet.arrow_errors(source):
         _check_columns(shard_file.schema_arrow, source)
         truth_images = _image_counts(shard_file, GROUND_TRUTH_IMAGES, source)
         predicted_images = _image_counts(shard_file, PREDICTION_IMAGES, source)

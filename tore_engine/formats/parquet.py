@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +34,7 @@ from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats import optional_module
 from tore_engine.formats.images import ImageFolder, image_name, page_image_bytes
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import MAX_INPUT_BYTES, is_regular_file, open_regular
+from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, is_regular_file, open_regular, parse_json
 from tore_engine.layout import LayoutSet, PageColumns, PageImage
 
 pa = optional_module("pyarrow", "parquet")
@@ -49,6 +49,7 @@ IMAGE_BYTES = "image_bytes"
 ROWS_PER_GROUP = 65536  # rows a written row group holds
 ROWS_PER_GROUP_WITH_IMAGES = 64  # with image bytes: bounds the images held while writing, and read back for one
 DOCLING_EVAL_COLUMN = "GroundTruthDocument"
+MAX_EXACT_INTEGER = 2**53  # beyond, a 64-bit float cannot hold every integer
 
 
 # --- opening files ------------------------------------------------------------------------------
@@ -86,15 +87,23 @@ def check_declared_size(parquet: "pq.ParquetFile", columns: Sequence[str], sourc
         raise InputError(f"declares {total:,} bytes of column data, more than the {MAX_INPUT_BYTES:,} allowed", file=source)
 
 
+@contextmanager
+def arrow_errors(source: str, *also: type[Exception]) -> Iterator[None]:
+    """Arrow's refusals (and `also`) inside the block as the file's `InputError`: hostile data it
+    will not convert (offsets past 2^31 when chunks are combined) is the input's problem, not ours."""
+    try:
+        yield
+    except (pa.ArrowException, *also) as error:
+        raise InputError(f"cannot be read as Parquet ({_problem(error)})", file=source) from None
+
+
 def read_columns(parquet: "pq.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> "pa.Table":
     """Some columns (top-level names or leaf paths) of a file, or of some of its row groups."""
     check_declared_size(parquet, columns, source, groups)
-    try:
+    with arrow_errors(source, OSError, ValueError):
         if groups is None:
             return parquet.read(columns=list(columns))
         return parquet.read_row_groups(list(groups), columns=list(columns))
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise InputError(f"cannot be read as Parquet ({_problem(error)})", file=source) from None
 
 
 def is_docling_eval_shard(path: Path) -> bool:
@@ -173,12 +182,22 @@ def _metadata(schema: "pa.Schema", source: str) -> tuple[str | None, list[str] |
     metadata = schema.metadata or {}
     try:
         name = metadata[NAME_KEY].decode("utf-8") if NAME_KEY in metadata else None
-        taxonomy = json.loads(metadata[TAXONOMY_KEY]) if TAXONOMY_KEY in metadata else None
-    except (UnicodeDecodeError, ValueError):
-        raise InputError("its schema metadata 'tore.name' / 'tore.taxonomy' is not UTF-8 text / a JSON list", file=source) from None
-    if taxonomy is not None and not (isinstance(taxonomy, list) and all(isinstance(label, str) for label in taxonomy)):
-        raise InputError("its schema metadata 'tore.taxonomy' must be a JSON list of class names", file=source)
-    return name, taxonomy
+    except UnicodeDecodeError:
+        raise InputError("its schema metadata 'tore.name' is not UTF-8 text", file=source) from None
+    return name, _taxonomy(metadata.get(TAXONOMY_KEY), source)
+
+
+def _taxonomy(text: bytes | None, source: str) -> list[str] | None:
+    """`tore.taxonomy`, read as any JSON input is (`inputs.parse_json`: its depth and keys scanned
+    before a parser sees it), its problems named with the key."""
+    if text is None:
+        return None
+    try:
+        return parse_json(text, source, list[str])
+    except SchemaError as error:
+        raise InputError(f"its schema metadata 'tore.taxonomy' must be a JSON list of class names: {error.problem}", file=source) from None
+    except InputError as error:
+        raise InputError(f"its schema metadata 'tore.taxonomy' {error.problem}", file=source) from None
 
 
 # --- reading --------------------------------------------------------------------------------------
@@ -212,8 +231,18 @@ def _no_nulls(array: "pa.Array", column: str, ids: list[str] | None, source: str
         raise InputError(f"column '{column}' is null (row {row})", file=source, page=page)
 
 
-def _numbers(array: "pa.Array") -> np.ndarray:
-    return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
+def _numbers(array: "pa.Array", column: str, error_at: Callable[[int, str], InputError]) -> np.ndarray:
+    """`array` as 64-bit floats, nulls as NaN. An integer beyond 2^53 in size has no exact float
+    (pyarrow refuses the cast): `error_at(index, problem)` names where it is."""
+    if pa.types.is_integer(array.type):
+        values = pc.fill_null(array, 0).to_numpy(zero_copy_only=False)
+        beyond = values > MAX_EXACT_INTEGER
+        if not pa.types.is_unsigned_integer(array.type):
+            beyond |= values < -MAX_EXACT_INTEGER
+        if len(found := np.flatnonzero(beyond)):
+            index = int(found[0])
+            raise error_at(index, f"column '{column}' holds {values[index]}, beyond 2^53 in size, which a 64-bit float cannot hold exactly")
+    return pc.fill_null(pc.cast(array, pa.float64()), math.nan).to_numpy(zero_copy_only=False)
 
 
 def list_lengths(lists: "pa.Array") -> np.ndarray:
@@ -246,8 +275,9 @@ def _boxes(boxes: "pa.Array", ids: list[str], source: str) -> tuple[np.ndarray, 
         raise _box_error("bbox holds a null coordinate", _first_null(coordinates) // 4, offsets, ids, source)
     scores = None
     if flat.type.get_field_index("score") >= 0:
-        scores = pc.fill_null(pc.cast(pc.struct_field(flat, "score"), pa.float64()), math.nan).to_numpy(zero_copy_only=False)
-    return counts, _numbers(coordinates).reshape(-1, 4), labels, scores
+        scores = _numbers(pc.struct_field(flat, "score"), "boxes.score", lambda box, problem: _box_error(problem, box, offsets, ids, source))
+    bboxes = _numbers(coordinates, "boxes.bbox", lambda value, problem: _box_error(problem, value // 4, offsets, ids, source))
+    return counts, bboxes.reshape(-1, 4), labels, scores
 
 
 def _image_rows(parquet: "pq.ParquetFile", source: str) -> np.ndarray:
@@ -279,24 +309,32 @@ def _read_file(path: Path, folder: ImageFolder) -> _Part:
     with open_parquet(path) as parquet:
         schema = parquet.schema_arrow
         check_schema(schema, source)
-        table = read_columns(parquet, [name for name in schema.names if name != IMAGE_BYTES], source)
-        ids_column = table.column("id").combine_chunks()
-        _no_nulls(ids_column, "id", None, source)
-        ids = ids_column.to_pylist()
-        sizes = []
-        for name in ("width", "height"):
-            column = table.column(name).combine_chunks()
-            _no_nulls(column, name, ids, source)
-            sizes.append(_numbers(column))
-        if "boxes" in table.column_names:
-            counts, bboxes, labels, scores = _boxes(table.column("boxes").combine_chunks(), ids, source)
-        else:
-            counts, bboxes, labels, scores = np.zeros(len(ids), np.int64), np.zeros((0, 4)), pa.array([], pa.string()), None
-        warnings: list[InputWarning] = []
-        images = _images(ids, table, parquet, path, folder, warnings)
-    name, taxonomy = _metadata(schema, source)
+        name, taxonomy = _metadata(schema, source)
+        with arrow_errors(source):
+            part = _pages(parquet, path, folder)
     advance(path.stat().st_size)
-    return _Part(source, ids, np.stack(sizes, axis=1).reshape(-1, 2), counts, bboxes, labels, scores, images, name, taxonomy, warnings)
+    return replace(part, name=name, taxonomy=taxonomy)
+
+
+def _pages(parquet: "pq.ParquetFile", path: Path, folder: ImageFolder) -> _Part:
+    """One file's pages, its schema checked."""
+    source = str(path)
+    table = read_columns(parquet, [name for name in parquet.schema_arrow.names if name != IMAGE_BYTES], source)
+    ids_column = table.column("id").combine_chunks()
+    _no_nulls(ids_column, "id", None, source)
+    ids = ids_column.to_pylist()
+    sizes = []
+    for column_name in ("width", "height"):
+        column = table.column(column_name).combine_chunks()
+        _no_nulls(column, column_name, ids, source)
+        sizes.append(_numbers(column, column_name, lambda row, problem: InputError(f"{problem} (row {row})", file=source, page=ids[row])))
+    if "boxes" in table.column_names:
+        counts, bboxes, labels, scores = _boxes(table.column("boxes").combine_chunks(), ids, source)
+    else:
+        counts, bboxes, labels, scores = np.zeros(len(ids), np.int64), np.zeros((0, 4)), pa.array([], pa.string()), None
+    warnings: list[InputWarning] = []
+    images = _images(ids, table, parquet, path, folder, warnings)
+    return _Part(source, ids, np.stack(sizes, axis=1).reshape(-1, 2), counts, bboxes, labels, scores, images, None, None, warnings)
 
 
 def _agreed(parts: list[_Part], key: str, folder: Path):
