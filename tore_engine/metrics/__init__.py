@@ -1,0 +1,1 @@
+"""Metrics computed from the boxes or from the TORE counts."""

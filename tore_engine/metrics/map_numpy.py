@@ -1,0 +1,184 @@
+"""mAP's NumPy path: COCOeval's per-page matching (pycocotools `computeIoU` + `evaluateImg`) and its
+`accumulate`, written as plainly as pycocotools writes them. It serves when numba is missing or a
+job is too small to load the compiled path (`map_kernel`), and it is that path's cross-check: both
+give the same records and curves, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tore_engine.metrics.map_types import (
+    AREA_RANGES,
+    MAX_DETECTIONS,
+    RECALL_POINTS,
+    THRESHOLDS,
+    Convention,
+    PageMatches,
+    SideBoxes,
+    coco_boxes,
+    detection_scores,
+)
+
+AREAS = len(AREA_RANGES)
+T50, T75 = 0, 5  # the thresholds 0.50 and 0.75 in both conventions
+
+
+def box_ious(detections: np.ndarray, references: np.ndarray) -> np.ndarray:
+    """(detections, references) IoUs of (x, y, width, height) boxes, operation for operation as
+    COCO's `bbIou` (pycocotools and faster-coco-eval alike): a side of the intersection that is
+    not positive gives 0, so a zero-area box never matches, not even itself."""
+    dx, dy, dw, dh = (detections[:, k, None] for k in range(4))
+    gx, gy, gw, gh = (references[None, :, k] for k in range(4))
+    width = np.minimum(dx + dw, gx + gw) - np.maximum(dx, gx)
+    height = np.minimum(dy + dh, gy + gh) - np.maximum(dy, gy)
+    overlap = (width > 0) & (height > 0)
+    intersection = width * height
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ious = intersection / (dw * dh + gw * gh - intersection)
+    return np.where(overlap, ious, 0.0)
+
+
+def match_class(ious: np.ndarray, reference_areas: np.ndarray, detection_areas: np.ndarray,
+                thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`evaluateImg` for one page and class, every area range at once: detections (rows of
+    `ious`, in score order) take, greedily, the best still free reference box at IoU >= the
+    threshold, reference boxes outside the area range last. Returns the detections' matched and
+    ignored bits and the count of reference boxes each area range keeps."""
+    matched, ignored = np.zeros(len(ious), np.uint64), np.zeros(len(ious), np.uint64)
+    kept = np.zeros(AREAS, np.int64)
+    for area, (low, high) in enumerate(AREA_RANGES):
+        outside = (reference_areas < low) | (reference_areas > high)
+        order = np.argsort(outside, kind="stable")
+        skipped, candidates = outside[order].tolist(), ious[:, order].tolist()
+        kept[area] = len(outside) - int(outside.sum())
+        detection_outside = ((detection_areas < low) | (detection_areas > high)).tolist()
+        for threshold_index, threshold in enumerate(thresholds.tolist()):
+            bit = np.uint64(1 << (area * THRESHOLDS + threshold_index))
+            taken = [False] * len(order)
+            for detection, row in enumerate(candidates):
+                best, match = min(threshold, 1 - 1e-10), -1
+                for reference, iou in enumerate(row):
+                    if taken[reference]:
+                        continue
+                    if match > -1 and not skipped[match] and skipped[reference]:
+                        break
+                    if iou < best:
+                        continue
+                    best, match = iou, reference
+                if match > -1:
+                    taken[match] = True
+                    matched[detection] |= bit
+                if (match > -1 and skipped[match]) or (match == -1 and detection_outside[detection]):
+                    ignored[detection] |= bit
+    return matched, ignored, kept
+
+
+def precision_curve(true: np.ndarray, false: np.ndarray, references: int, convention: Convention) -> tuple[np.ndarray, float]:
+    """`accumulate` for one curve: detections in ranking order marked true or false positive
+    (neither when ignored) against `references` kept reference boxes. Returns the interpolated
+    precision at each recall threshold and the final recall."""
+    true_sum, false_sum = np.cumsum(true).astype(np.float64), np.cumsum(false).astype(np.float64)
+    recalls = true_sum / references
+    denominators = false_sum + true_sum + convention.epsilon
+    denominators[denominators == 0] = 1.0  # faster-coco-eval: no detection counted yet, precision 0
+    envelope = np.maximum.accumulate((true_sum / denominators)[::-1])[::-1]
+    positions = np.searchsorted(recalls, convention.recall_thresholds, side="left")
+    sampled = np.zeros(RECALL_POINTS)
+    inside = positions < len(recalls)
+    sampled[inside] = envelope[positions[inside]]
+    return sampled, float(recalls[-1]) if len(recalls) else 0.0
+
+
+def _flags(matched: np.ndarray, ignored: np.ndarray, bit: int) -> tuple[np.ndarray, np.ndarray]:
+    """True and false positives at one (area range, threshold) bit."""
+    hit, skip = (matched >> np.uint64(bit)) & np.uint64(1), (ignored >> np.uint64(bit)) & np.uint64(1)
+    return (hit == 1) & (skip == 0), (hit == 0) & (skip == 0)
+
+
+def _page_sums(matched: np.ndarray, ignored: np.ndarray, references: int, convention: Convention) -> np.ndarray:
+    """One page and class, area range all: the sum of the sampled precisions at each threshold."""
+    sums = np.zeros(THRESHOLDS)
+    for threshold in range(THRESHOLDS):
+        sampled, _ = precision_curve(*_flags(matched, ignored, threshold), references, convention)
+        total = 0.0
+        for value in sampled.tolist():  # in order, as the compiled path adds them
+            total += value
+        sums[threshold] = total
+    return sums
+
+
+def page_values(sums: list[np.ndarray]) -> tuple[float, float, float]:
+    """A page's map, map_50 and map_75 from its scored classes' threshold sums (NaN without any)."""
+    if not sums:
+        return np.nan, np.nan, np.nan
+    total, at_50, at_75 = 0.0, 0.0, 0.0
+    for class_sums in sums:
+        for value in class_sums.tolist():
+            total += value
+        at_50 += class_sums[T50]
+        at_75 += class_sums[T75]
+    return total / (THRESHOLDS * RECALL_POINTS * len(sums)), at_50 / (RECALL_POINTS * len(sums)), at_75 / (RECALL_POINTS * len(sums))
+
+
+def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, convention: Convention) -> PageMatches:
+    """Every page's records and own mAP, page after page."""
+    reference_boxes, reference_areas = coco_boxes(reference, convention)
+    detection_boxes, detection_areas = coco_boxes(prediction, convention)
+    scores = detection_scores(prediction, convention)
+    records: list[tuple[np.ndarray, ...]] = []
+    ground_truths = np.zeros((class_count, AREAS), np.int64)
+    values = np.full((reference.pages, 3), np.nan)
+    for page in range(reference.pages):
+        first_reference, first_detection = reference.offsets[page], prediction.offsets[page]
+        reference_classes = reference.classes[first_reference:reference.offsets[page + 1]]
+        detection_classes = prediction.classes[first_detection:prediction.offsets[page + 1]]
+        scored: list[np.ndarray] = []
+        for label in np.unique(np.concatenate([reference_classes, detection_classes])).tolist():
+            references = first_reference + np.flatnonzero(reference_classes == label)
+            detections = first_detection + np.flatnonzero(detection_classes == label)
+            detections = detections[np.argsort(-scores[detections], kind="stable")][: MAX_DETECTIONS[-1]]
+            ious = box_ious(detection_boxes[detections], reference_boxes[references])
+            matched, ignored, kept = match_class(ious, reference_areas[references], detection_areas[detections], convention.iou_thresholds)
+            ground_truths[label] += kept
+            records.append((np.full(len(detections), label), scores[detections], np.arange(len(detections)), matched, ignored))
+            if kept[0]:
+                scored.append(_page_sums(matched, ignored, int(kept[0]), convention))
+        values[page] = page_values(scored)
+    columns = [np.concatenate([record[k] for record in records]) if records else np.zeros(0) for k in range(5)]
+    return PageMatches(
+        columns[0].astype(np.int64), columns[1].astype(np.float64), columns[2].astype(np.int64),
+        columns[3].astype(np.uint64), columns[4].astype(np.uint64), ground_truths,
+        np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count),
+        values,
+    )
+
+
+def ranking(matches: PageMatches) -> np.ndarray:
+    """The records by class, then by score descending, ties in page and rank order (COCOeval's
+    stable sort of the detections concatenated in image order)."""
+    return np.lexsort((-matches.scores, matches.classes))
+
+
+def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
+    """COCOeval's `precision` (T, R, K, A, M) and `recall` (T, K, A, M) arrays, -1 where a class
+    has no reference box that the area range keeps."""
+    class_count = len(matches.boxes)
+    precision = -np.ones((THRESHOLDS, RECALL_POINTS, class_count, AREAS, len(MAX_DETECTIONS)))
+    recall = -np.ones((THRESHOLDS, class_count, AREAS, len(MAX_DETECTIONS)))
+    order = ranking(matches)
+    bounds = np.searchsorted(matches.classes[order], np.arange(class_count + 1))
+    for label in range(class_count):
+        records = order[bounds[label]:bounds[label + 1]]
+        for limit_index, limit in enumerate(MAX_DETECTIONS):
+            kept = records[matches.ranks[records] < limit]
+            matched, ignored = matches.matched[kept], matches.ignored[kept]
+            for area in range(AREAS):
+                references = int(matches.ground_truths[label, area])
+                if references == 0:
+                    continue
+                for threshold in range(THRESHOLDS):
+                    sampled, final = precision_curve(*_flags(matched, ignored, area * THRESHOLDS + threshold), references, convention)
+                    precision[threshold, :, label, area, limit_index] = sampled
+                    recall[threshold, label, area, limit_index] = final
+    return precision, recall

@@ -1,0 +1,145 @@
+"""What the two mAP paths (`map_numpy`, the NumPy one, and `map_kernel`, the compiled one) share:
+the conventions, the pages they read and the match records they write.
+
+COCOeval's work splits in two (pycocotools `evaluateImg`, then `accumulate`): each page's
+detections are matched against its reference boxes on their own, and only the precision-recall
+curves need all pages at once. So a run of pages yields `PageMatches`, one record per detection
+that COCOeval keeps (class, score, rank on its page, and which thresholds and area ranges made it a
+match or an ignored box), plus each page's own mAP; records of consecutive runs concatenate into
+exactly the records of all the pages (`PageMatches.merged`), which workers can therefore compute
+on page chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_DETECTIONS = (1, 10, 100)  # COCOeval maxDets; a page keeps its 100 best detections of a class
+AREA_RANGES = np.array([[0.0, 1e5**2], [0.0, 32.0**2], [32.0**2, 96.0**2], [96.0**2, 1e5**2]])  # all, small, medium, large
+AREA_NAMES = ("all", "small", "medium", "large")
+THRESHOLDS = 10  # IoU thresholds 0.50:0.05:0.95
+RECALL_POINTS = 101
+PAGE_FIELDS = ("map", "map_50", "map_75")
+
+
+def _torch_float32_linspace(start: float, end: float, steps: int) -> np.ndarray:
+    """`torch.linspace(start, end, steps).tolist()` in float32 as torch 2.x computes it on the CPU:
+    a float32 step, the first half counted up from `start` and the rest down from `end`, each with
+    one rounding (a fused multiply-add); widened to float64. 0.55 becomes 0.550000011920929."""
+    first, last = float(np.float32(start)), float(np.float32(end))
+    step = float(np.float32((np.float32(end) - np.float32(start)) / np.float32(steps - 1)))
+    values = [first + step * k if k < steps // 2 else last - step * (steps - 1 - k) for k in range(steps)]  # exact in float64
+    return np.array(values, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class Convention:
+    """How one reference computes mAP. `single_precision`: coordinates, widths and scores rounded
+    to float32 before use and the results rounded to float32 (torch tensors); `epsilon` is added to
+    the detection count in the precision's denominator (pycocotools adds `np.spacing(1)`)."""
+
+    name: str
+    iou_thresholds: np.ndarray  # (THRESHOLDS,) float64
+    recall_thresholds: np.ndarray  # (RECALL_POINTS,) float64
+    epsilon: float
+    single_precision: bool
+
+    def value(self, number: float) -> float:
+        """A result as this convention reports it."""
+        return float(np.float32(number)) if self.single_precision else float(number)
+
+
+# pycocotools 2.0.11 `Params.setDetParams`, built exactly as it builds them.
+COCO = Convention(
+    "coco",
+    np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True),
+    np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True),
+    float(np.spacing(1)),
+    False,
+)
+# docling-metrics-layout 0.17.0: torchmetrics 1.9.0 hands its float32 thresholds to faster-coco-eval
+# 1.8.0, whose precision is tp / (tp + fp).
+DOCLING = Convention("docling", _torch_float32_linspace(0.5, 0.95, THRESHOLDS), _torch_float32_linspace(0.0, 1.0, RECALL_POINTS), 0.0, True)
+CONVENTIONS = {convention.name: convention for convention in (COCO, DOCLING)}
+
+
+@dataclass(frozen=True)
+class SideBoxes:
+    """One side's boxes of a run of pages, column-wise: page p's are `offsets[p]:offsets[p + 1]`, in
+    file order, `xyxy` as given (unclipped), `classes` indices in taxonomy order, `scores` NaN (or
+    None for all) where a box has none, which counts as 1.0."""
+
+    offsets: np.ndarray  # (pages + 1,) int64
+    xyxy: np.ndarray  # (boxes, 4) float64
+    classes: np.ndarray  # (boxes,) int64
+    scores: np.ndarray | None = None  # (boxes,) float64
+
+    @classmethod
+    def from_pages(cls, pages: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | None]]) -> "SideBoxes":
+        """From each page's (xyxy, classes, scores or None)."""
+        counts = [len(classes) for _, classes, _ in pages]
+        scores = [np.full(count, np.nan) if page_scores is None else np.asarray(page_scores, np.float64)
+                  for count, (_, _, page_scores) in zip(counts, pages)]
+        return cls(
+            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            np.concatenate([np.asarray(xyxy, np.float64).reshape(-1, 4) for xyxy, _, _ in pages] or [np.zeros((0, 4))]),
+            np.concatenate([np.asarray(classes, np.int64).reshape(-1) for _, classes, _ in pages] or [np.zeros(0, np.int64)]),
+            np.concatenate(scores or [np.zeros(0)]),
+        )
+
+    @property
+    def pages(self) -> int:
+        return len(self.offsets) - 1
+
+
+def coco_boxes(side: SideBoxes, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes as COCOeval reads them, (x, y, width, height) with width = x2 - x1 computed in the
+    convention's precision (torchvision's `box_convert` on float32 tensors), and their areas
+    width x height in float64, which decide the area ranges."""
+    xyxy = side.xyxy.astype(np.float32) if convention.single_precision else side.xyxy
+    xywh = np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], axis=1).astype(np.float64)
+    return xywh, xywh[:, 2] * xywh[:, 3]
+
+
+def detection_scores(side: SideBoxes, convention: Convention) -> np.ndarray:
+    """Scores as the convention ranks them: 1.0 for an unscored box (the reference's default)."""
+    scores = np.ones(len(side.classes)) if side.scores is None else np.where(np.isnan(side.scores), 1.0, side.scores)
+    return scores.astype(np.float32).astype(np.float64) if convention.single_precision else scores.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class PageMatches:
+    """What a run of pages contributes to mAP; `merged` joins consecutive runs exactly.
+
+    One record per kept detection (a page's 100 best of a class), in page order, then class, then
+    rank (score order, ties in file order): its class, score and rank, and as bits (area range a,
+    threshold t at bit `a * THRESHOLDS + t`) whether it matched a reference box and whether
+    COCOeval ignores it. `ground_truths[c, a]` counts the reference boxes of class c that area
+    range a does not ignore; `boxes[c]` counts both sides' boxes of class c (classes with none
+    get no per-class value). `page_values` holds each page's map, map_50 and map_75 in float64,
+    NaN where the page has no reference box to score.
+    """
+
+    classes: np.ndarray  # (records,) int64
+    scores: np.ndarray  # (records,) float64
+    ranks: np.ndarray  # (records,) int64
+    matched: np.ndarray  # (records,) uint64 bits
+    ignored: np.ndarray  # (records,) uint64 bits
+    ground_truths: np.ndarray  # (classes, areas) int64
+    boxes: np.ndarray  # (classes,) int64
+    page_values: np.ndarray  # (pages, 3) float64
+
+    @classmethod
+    def merged(cls, parts: Sequence["PageMatches"]) -> "PageMatches":
+        """The records of consecutive runs of pages, in order, as one."""
+        if not parts:
+            raise ValueError("no page matches to merge")
+        return cls(
+            *(np.concatenate([getattr(part, name) for part in parts]) for name in ("classes", "scores", "ranks", "matched", "ignored")),
+            sum(part.ground_truths for part in parts),
+            sum(part.boxes for part in parts),
+            np.concatenate([part.page_values for part in parts]),
+        )
