@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,3 +87,21 @@ def _page_by_page(reference_pages, prediction_pages, matched, taxonomy, min_scor
         for w in outcome.warnings
     ]
     return replace(outcome, warnings=score_warnings + warnings)
+
+
+def test_a_frame_of_5e_324_scales_to_infinity_without_a_numpy_warning():
+    """10 / 5e-324 is past float64's range: the scaled coordinate is infinity (tore.md section 2's
+    float64 arithmetic), clipped at the page's edge and warned about as a clipped box; NumPy's own
+    RuntimeWarning on stderr is no part of it (a warning is an error here)."""
+    reference = Page("p", 10, 10, ["a"], np.array([[0.0, 0.0, 1.0, 1.0]]))
+    prediction = Page("p", 5e-324, 10, ["a"], np.array([[0.0, 0.0, 1.0, 1.0]]))
+    taxonomy = resolve_taxonomy(LayoutSet("gt", [reference]), LayoutSet("m", [prediction]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prepared = prepare_columns(PageColumns.from_pages([reference]), PageColumns.from_pages([prediction]), np.array([0]), taxonomy)
+        task, page_warnings = prepare_page(reference, prediction, taxonomy)
+    assert [w.message for w in prepared.warnings] == [w.message for w in page_warnings] == [
+        "box clipped at the edge of the 10 x 10 page: bbox [0.0, 0.0, inf, 1.0]"]
+    extents = task.prediction_extents
+    assert (extents.col0.tolist(), extents.col1.tolist(), extents.row0.tolist(), extents.row1.tolist()) == ([0], [10], [0], [1])
+    assert prepared.tasks()[0].prediction_extents.col1.tolist() == [10]

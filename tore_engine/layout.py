@@ -66,6 +66,17 @@ def _first_bad_box(bboxes: np.ndarray) -> int | None:
     return int(bad[0]) if len(bad) else None
 
 
+def scaled_boxes(bboxes: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """Boxes from one frame into another as tore.md section 2 says: multiply, then divide, in
+    float64, with the declared frames (`396 * (1000 / 792)` is one ulp short of 500, and outward
+    rounding would add a column). A coordinate past float64's range (a frame of 5e-324 scaled to
+    10) is IEEE's infinity, which rasterisation clips at the page's edge as any coordinate beyond
+    it, and the clipped box is in the warnings: that is the exact float64 result, so it is no
+    event for NumPy to print."""
+    with np.errstate(over="ignore"):
+        return bboxes * numerator / denominator
+
+
 @dataclass(slots=True)
 class Page:
     """One page: its frame in pixels and its boxes `[x1, y1, x2, y2]` (origin top-left).
@@ -127,13 +138,13 @@ class Page:
         return len(self.labels)
 
     def scaled_to(self, width: float, height: float) -> "Page":
-        """This page's boxes in another frame: multiply, then divide (tore.md section 2), because
-        `396 * (1000 / 792)` is one ulp short of 500 and outward rounding would add a column."""
+        """This page's boxes in another (checked) frame, `scaled_boxes`: results of arithmetic,
+        which may be infinite, not input, so not checked again as a page built by hand is."""
         if (width, height) == (self.width, self.height):
             return self
         numerator = np.array([width, height, width, height])
         denominator = np.array([self.width, self.height, self.width, self.height])
-        return replace(self, width=width, height=height, bboxes=self.bboxes * numerator / denominator)
+        return Page._unchecked(self.id, width, height, self.labels, scaled_boxes(self.bboxes, numerator, denominator), self.scores, self.image)
 
     def above_score(self, threshold: float) -> tuple["Page", np.ndarray | None]:
         """The page without the boxes scored below `threshold` (boxes without a score stay), and

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.errors import InputWarning
-from tore_engine.layout import PageColumns
+from tore_engine.layout import PageColumns, scaled_boxes
 from tore_engine.raster import PageTask, PixelExtents
 from tore_engine.taxonomy import Taxonomy
 
@@ -73,7 +73,7 @@ def _scaled(predictions: PageColumns, matched: np.ndarray, references: PageColum
     differs = (reference_size != prediction_size).any(axis=1)
     if differs.any():
         numerator, denominator = np.tile(reference_size[differs], 2), np.tile(prediction_size[differs], 2)
-        boxes[differs] = boxes[differs] * numerator / denominator
+        boxes[differs] = scaled_boxes(boxes[differs], numerator, denominator)
     return boxes, pick, counts
 
 
