@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tests.json_texts import documents, encode
 
 from tore_engine.errors import InputError
-from tore_engine.inputs import MAX_JSON_DEPTH, confine, parse_json, read_bytes, read_json, read_to_end, scan_json, structure_of
+from tore_engine.inputs import BOM, MAX_JSON_DEPTH, confine, parse_json, read_bytes, read_json, read_stamped, read_to_end, scan_json, structure_of
 
 
 def python_verdict(text: str):
@@ -157,3 +157,11 @@ def test_a_file_that_changes_size_while_read_is_an_error(tmp_path, content):
     assert caught.value.file == str(path)
     with path.open("rb") as real:
         assert read_to_end(_Rewritten(b"01234567", real), path) == b"01234567"
+
+
+def test_a_byte_order_mark_before_json_is_skipped(tmp_path):
+    path = tmp_path / "label_map.json"
+    path.write_bytes(BOM + b'{"Text": "Body"}')
+    assert read_json(path) == {"Text": "Body"}
+    assert read_stamped(path, json_text=True)[0::2] == (b'{"Text": "Body"}', 3)
+    assert read_bytes(path) == BOM + b'{"Text": "Body"}'  # only a JSON text loses it

@@ -37,6 +37,7 @@ _OPEN_OBJECT, _CLOSE_OBJECT, _OPEN_ARRAY, _CLOSE_ARRAY = 123, 125, 91, 93
 _STRUCTURAL = np.zeros(256, dtype=bool)
 _STRUCTURAL[[_OPEN_OBJECT, _CLOSE_OBJECT, _OPEN_ARRAY, _CLOSE_ARRAY, _COLON, _COMMA]] = True
 _FIRST_NON_BLANK = re.compile(rb"[^ \t\r\n]")
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 _KEY_PREFIX_BYTES = 8  # bytes of a key's start and end compared before its whole text
 # (device, inode) -> path of each result that the running `tore evaluate` replaces (`tore_engine.output`
 # fills it while the run holds --out): never read as an input, however the path reaches it.
@@ -187,14 +188,28 @@ def read_to_end(handle: BinaryIO, path: str | Path, *, max_bytes: int = MAX_INPU
     return data
 
 
-def read_stamped(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> tuple[bytes, FileStamp]:
-    """The whole content of a regular file of at most `max_bytes`, and the version it is."""
+def skip_bom(handle: BinaryIO) -> int:
+    """Leave `handle`, open at a file's start, after a UTF-8 byte-order mark if the file has one
+    (some editors write one before JSON, which RFC 8259 lets a parser ignore), and say how many
+    bytes that is. Skipped where the file is read, so every parser (msgspec, the NumPy and
+    compiled scans, the compiled page parser) sees the same text, with no copy; an offset in that
+    text plus the bytes skipped is one in the file (the index of `formats.lazy` adds them), and a
+    line and column in it are where an editor, which hides the mark, shows them."""
+    skipped = len(BOM) if handle.read(len(BOM)) == BOM else 0
+    handle.seek(skipped)
+    return skipped
+
+
+def read_stamped(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES, json_text: bool = False) -> tuple[bytes, FileStamp, int]:
+    """The content of a regular file of at most `max_bytes`, the version it is, and where that
+    content starts in the file: after a byte-order mark for a JSON text (`json_text`), else at 0."""
     path = Path(_text(path))
     descriptor = open_regular(path)
     try:
         stamp = FileStamp.of(descriptor)
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return read_to_end(handle, path, max_bytes=max_bytes, stamp=stamp), stamp
+            start = skip_bom(handle) if json_text else 0
+            return read_to_end(handle, path, max_bytes=max_bytes, stamp=stamp), stamp, start
     except OSError as error:
         raise _os_error(error, path) from None
     finally:
@@ -204,6 +219,11 @@ def read_stamped(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> tuple
 def read_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     """The whole content of a regular file of at most `max_bytes`."""
     return read_stamped(path, max_bytes=max_bytes)[0]
+
+
+def read_json_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """A JSON file's text (of at most `max_bytes`), without the byte-order mark it may start with."""
+    return read_stamped(path, max_bytes=max_bytes, json_text=True)[0]
 
 
 def read_text(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> str:
@@ -596,7 +616,7 @@ def parse_json(data: bytes, source: str, schema: Any = Any, *, max_depth: int = 
 
 def read_json(path: str | Path, schema: Any = Any, *, max_bytes: int = MAX_INPUT_BYTES) -> Any:
     """A JSON file, bounded in size and depth, without duplicate keys, decoded against `schema`."""
-    return parse_json(read_bytes(path, max_bytes=max_bytes), str(path), schema)
+    return parse_json(read_json_bytes(path, max_bytes=max_bytes), str(path), schema)
 
 
 def first_char(data: bytes, start: int = 0) -> bytes:

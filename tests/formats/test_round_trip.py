@@ -16,8 +16,10 @@ import pytest
 from tests.helpers import load_shared_json, write_json
 
 from tore_engine.dataset import evaluate_dataset
+from tore_engine.errors import InputError
 from tore_engine.formats import coco, detect_format, docling, doctags, jsonl, load, native, parquet
 from tore_engine.formats.progress import reading
+from tore_engine.inputs import BOM
 from tore_engine.report import build_report
 
 GRID = 500
@@ -156,3 +158,50 @@ def test_readers_report_the_bytes_they_read(tmp_path, format_name):
         load(target)
     files = [target] if target.is_file() else [f for f in target.iterdir() if f.is_file()]
     assert sum(done) == sum(f.stat().st_size for f in files)
+
+
+READERS = {  # how a JSON file is read: (inputs.KERNEL_MIN_BYTES, lazy.LAZY_BYTES) from which the compiled parser, the index take it
+    "msgspec": (2**62, 2**62),
+    "compiled": (0, 2**62),
+    "index": (2**62, 0),
+    "compiled index": (0, 0),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("format_name", ["tore", "jsonl", "coco"])
+def test_a_byte_order_mark_changes_nothing(tmp_path, monkeypatch, format_name, reader):
+    """A UTF-8 byte-order mark before a JSON file (some editors write one) is skipped where the file
+    is read: the same format is told, the same pages read by each reader (the index's byte spans
+    still the file's), the same report; `--format` named outright too."""
+    import tore_engine.formats.lazy as lazy
+    import tore_engine.inputs as inputs
+
+    writer, suffix = WRITERS[format_name]
+    natives = [native.read(write_json(tmp_path / f"{document['name']}.native.json", document)) for document in vectors()]
+    marked = []
+    for layout in natives:
+        target = tmp_path / f"{layout.name}{suffix}"
+        writer(layout, target)
+        target.write_bytes(BOM + target.read_bytes())
+        marked.append(target)
+    monkeypatch.setattr(inputs, "KERNEL_MIN_BYTES", READERS[reader][0])
+    monkeypatch.setattr(lazy, "LAZY_BYTES", READERS[reader][1])
+    assert [detect_format(path) for path in marked] == [format_name] * 2
+    reference = load(marked[0]) if format_name == "coco" else load(marked[0], format_name)
+    prediction = load(marked[1], coco_images=marked[0]) if format_name == "coco" else load(marked[1], format_name)
+    assert report(reference, prediction) == report(*natives)
+
+
+def test_a_byte_order_mark_leaves_error_places_as_an_editor_shows_them(tmp_path):
+    """An editor does not show the mark: line 1, column 12 is the same character with or without it."""
+    plain, marked = tmp_path / "plain" / "bad.json", tmp_path / "marked" / "bad.json"
+    for path, start in ((plain, b""), (marked, BOM)):
+        path.parent.mkdir()
+        path.write_bytes(start + b'{"pages": [}')
+    errors = []
+    for path in (plain, marked):
+        with pytest.raises(InputError) as caught:
+            load(path, "tore")
+        errors.append(caught.value.problem)
+    assert errors[0] == errors[1] and "(line 1, column 12)" in errors[0]

@@ -18,7 +18,7 @@ import msgspec
 from tore_engine.errors import InputError, InputWarning
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
-from tore_engine.inputs import JsonStructure, SchemaError, decode_json, first_char, peek_bytes, read_bytes, scan_json
+from tore_engine.inputs import BOM, JsonStructure, SchemaError, decode_json, first_char, peek_bytes, read_json_bytes, scan_json
 from tore_engine.layout import LayoutSet, PageImage
 
 ANNOTATIONS_PER_BATCH = 65536
@@ -109,7 +109,7 @@ def _images(header: CocoHeader, path: Path, page_images: Path | None) -> CocoIma
 
 def read_images(path: Path, *, page_images: Path | None = None) -> tuple[CocoImages, bytes, JsonStructure, CocoHeader]:
     source = str(path)
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     structure = scan_json(data, source)
     if first_char(data) != b"{":
         raise InputError("not a COCO instances file: expected an object with 'images' and 'categories'", file=source)
@@ -174,7 +174,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
 def read_results(path: Path, images: CocoImages) -> LayoutSet:
     """A COCO results list, read with the images and categories it was made for."""
     source = str(path)
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     structure = scan_json(data, source)
     if first_char(data) != b"[":
         raise InputError("a COCO results list must be a JSON array of {image_id, category_id, bbox, score}", file=source)
@@ -184,7 +184,7 @@ def read_results(path: Path, images: CocoImages) -> LayoutSet:
 
 def is_results_list(path: Path) -> bool:
     """Whether a COCO file is a results list (a JSON array) rather than an instances file."""
-    return peek_bytes(path, RESULTS_PEEK_BYTES).lstrip()[:1] == b"["
+    return peek_bytes(path, RESULTS_PEEK_BYTES).removeprefix(BOM).lstrip()[:1] == b"["
 
 
 def is_images_file(path: Path) -> bool:

@@ -34,7 +34,7 @@ from tore_engine.formats import optional_module
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import confine, decode_json, is_regular_file, path_text, read_bytes, scan_json
+from tore_engine.inputs import confine, decode_json, is_regular_file, path_text, read_json_bytes, scan_json
 from tore_engine.layout import LayoutSet, PageImage
 
 _document = optional_module("docling_core.types.doc.document", "docling", "docling-core")
@@ -234,7 +234,7 @@ class _EmbeddedPages(msgspec.Struct):
 def embedded_page_image(path: Path, page_no: int) -> bytes:
     """The image bytes a DoclingDocument embeds for page `page_no` (a base64 data URI)."""
     source = str(path)
-    data = read_bytes(path)
+    data = read_json_bytes(path)
     scan_json(data, source)
     page = decode_json(data, source, _EmbeddedPages).pages.get(str(page_no))
     uri = page.image.uri if page is not None and page.image is not None else ""
@@ -269,7 +269,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     events: list[InputWarning] = []
     named: dict[str, Path] = {}
     for file in _files(path):
-        data = read_bytes(file)
+        data = read_json_bytes(file)
         document, messages = parse_document(data, str(file))
         advance(len(data))
         if document.name in named:

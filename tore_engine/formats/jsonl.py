@@ -23,7 +23,7 @@ from tore_engine.formats.images import ImageFolder
 from tore_engine.formats.progress import advance
 from tore_engine.formats import native_kernel
 from tore_engine.formats.native import NativePage, add_pages, header_document, page_document, page_image, parsed, parsed_images
-from tore_engine.inputs import MAX_INPUT_BYTES, FileStamp, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json
+from tore_engine.inputs import MAX_INPUT_BYTES, FileStamp, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json, skip_bom
 from tore_engine.layout import LayoutSet
 from tore_engine.memory import give_back_free_memory
 
@@ -44,8 +44,9 @@ class JsonlHeader(msgspec.Struct, forbid_unknown_fields=True):
 def _chunks(handle: BinaryIO, path: Path) -> Iterator[tuple[int, int, bytes, int, np.ndarray]]:
     """Runs of whole lines read from `handle`: the number of the first, its offset in the file, a
     text whose first `size` bytes they are (not copied out of what was read), and where its
-    newlines are (found with NumPy, which lets the other side's reading thread run)."""
-    line, carry, total, offset = 1, b"", 0, 0
+    newlines are (found with NumPy, which lets the other side's reading thread run). A byte-order
+    mark at the file's start is skipped."""
+    line, carry, total, offset = 1, b"", 0, skip_bom(handle)
     while block := handle.read(CHUNK_BYTES):
         total += len(block)
         if total > MAX_INPUT_BYTES:

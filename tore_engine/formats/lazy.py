@@ -189,7 +189,8 @@ class FilePages(PageSource):
 class IndexBuilder:
     """Collects the index of a large file's pages, batch by batch."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: int = 0) -> None:
+        self.start = start  # the file offset of the text the spans are given in (after a byte-order mark)
         self.spans: list[np.ndarray] = []  # a batch's rows each
         self.ids: list[str] = []
         self.counts: list[np.ndarray] = []
@@ -199,7 +200,7 @@ class IndexBuilder:
 
     def add(self, pages: Sequence[PageIndex], spans: Sequence[tuple[int, int]], image_of) -> None:
         """Pages decoded as `PageIndex`, their spans, and `image_of(page, page_id)` for each page image."""
-        self.spans.append(np.asarray(spans, dtype=np.int64).reshape(-1, 2))
+        self.spans.append(np.asarray(spans, dtype=np.int64).reshape(-1, 2) + self.start)
         self.counts.append(np.array([len(page.boxes) for page in pages], dtype=np.int64))
         for page in pages:
             page_id = str(page.id)
@@ -225,7 +226,7 @@ class IndexBuilder:
                 self.first_uses.setdefault(pages.labels[code], (page_ids[page], first_box[code] - int(starts[page])))
             self._known.update(pages.labels)
         self.ids.extend(page_ids)
-        self.spans.append(pages.spans)
+        self.spans.append(pages.spans + self.start)
         self.counts.append(pages.counts)
 
     def build(self, path: Path, stamp: FileStamp, lines: np.ndarray | None = None) -> FilePages:

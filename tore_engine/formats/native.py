@@ -25,7 +25,7 @@ from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.images import ImageFolder, image_name
 from tore_engine.formats.progress import advance
 from tore_engine.inputs import (MAX_INPUT_BYTES, FileStamp, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_stamped,
-                                read_to_end, scan_json, schema_error, structure_of)
+                                read_to_end, scan_json, schema_error, skip_bom, structure_of)
 from tore_engine.layout import LayoutSet, Page, PageImage
 from tore_engine.memory import give_back_free_memory
 
@@ -169,15 +169,15 @@ def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
     return LayoutSet(header.name or Path(source).stem, builder.build(), header.taxonomy, source, warnings)
 
 
-def index(data: bytes, path: Path, images: ImageFolder, stamp: FileStamp) -> LayoutSet:
-    """A large native layout JSON text, read from the version `stamp` of the file at `path`, as an
-    index: its pages stay in the file (`formats.lazy`)."""
+def index(data: bytes, path: Path, images: ImageFolder, stamp: FileStamp, start: int) -> LayoutSet:
+    """A large native layout JSON text, read from the version `stamp` of the file at `path` from
+    byte `start` on (after a byte-order mark), as an index: its pages stay in the file (`formats.lazy`)."""
     from tore_engine.formats.lazy import IndexBuilder, PageIndex
 
     source = str(path)
     header, structure, span = _header(data, source)
     warnings: list[InputWarning] = []
-    builder = IndexBuilder()
+    builder = IndexBuilder(start)
     _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, PageIndex,
                     lambda pages, batch: builder.add(pages, batch, lambda page, page_id: page_image(page, images, page_id, warnings)))
     return LayoutSet(header.name or path.stem, builder.build(path, stamp), header.taxonomy, source, warnings)
@@ -193,8 +193,8 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
         layout = read_compiled(Path(path), images, lazy=size >= LAZY_BYTES)
         if layout is not None:
             return layout
-    data, stamp = read_stamped(path)
-    return index(data, Path(path), images, stamp) if len(data) >= LAZY_BYTES else parse(data, str(path), images)
+    data, stamp, start = read_stamped(path, json_text=True)
+    return index(data, Path(path), images, stamp, start) if len(data) >= LAZY_BYTES else parse(data, str(path), images)
 
 
 def _size(path: Path) -> int | None:
@@ -216,11 +216,12 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
     descriptor = open_regular(path)
     with os.fdopen(descriptor, "rb") as handle:
         stamp = FileStamp.of(descriptor)  # the version read: checked when the rest is read, and by the workers
+        bom = skip_bom(handle)
         head = handle.read(CHUNK_BYTES)
         start = structure_of(head[:HEADER_BYTES]).value_start("pages") if first_char(head) == b"{" else None
         if start is None or first_char(head, start) != b"[":
             return None
-        text, base, position, after_page = head, 0, start + 1, False  # base: the file offset of text[0]
+        text, base, position, after_page = head, bom, start + 1, False  # base: the file offset of text[0]
         while True:
             status, offset, pages = native_kernel.parse_array(text, position, after_page)
             if pages is None:
