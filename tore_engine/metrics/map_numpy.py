@@ -74,20 +74,42 @@ def match_class(ious: np.ndarray, reference_areas: np.ndarray, detection_areas: 
     return matched, ignored, kept
 
 
-def precision_curve(true: np.ndarray, false: np.ndarray, references: int, convention: Convention) -> tuple[np.ndarray, float]:
-    """`accumulate` for one curve: detections in ranking order marked true or false positive
-    (neither when ignored) against `references` kept reference boxes. Returns the interpolated
-    precision at each recall threshold and the final recall."""
+def _curve_points(true: np.ndarray, false: np.ndarray, references: int, convention: Convention) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`accumulate`'s curve for detections in ranking order marked true or false positive (neither
+    when ignored) against `references` kept reference boxes: where each recall threshold samples
+    it, the interpolated precision (the best precision at or after each detection) and the running
+    true positive count."""
     true_sum, false_sum = np.cumsum(true).astype(np.float64), np.cumsum(false).astype(np.float64)
-    recalls = true_sum / references
     denominators = false_sum + true_sum + convention.epsilon
     denominators[denominators == 0] = 1.0  # faster-coco-eval: no detection counted yet, precision 0
     envelope = np.maximum.accumulate((true_sum / denominators)[::-1])[::-1]
-    positions = np.searchsorted(recalls, convention.recall_thresholds, side="left")
+    return np.searchsorted(true_sum / references, convention.recall_thresholds, side="left"), envelope, true_sum
+
+
+def precision_curve(true: np.ndarray, false: np.ndarray, references: int, convention: Convention) -> tuple[np.ndarray, float]:
+    """The interpolated precision at each recall threshold, and the final recall."""
+    positions, envelope, true_sum = _curve_points(true, false, references, convention)
     sampled = np.zeros(RECALL_POINTS)
-    inside = positions < len(recalls)
+    inside = positions < len(envelope)
     sampled[inside] = envelope[positions[inside]]
-    return sampled, float(recalls[-1]) if len(recalls) else 0.0
+    return sampled, float(true_sum[-1] / references) if len(true_sum) else 0.0
+
+
+def sampled_sum(true: np.ndarray, false: np.ndarray, references: int, convention: Convention) -> float:
+    """The sum of `precision_curve`'s sampled precisions, added as the compiled path adds them:
+    for each true positive in ranking order, its interpolated precision times the number of
+    recall thresholds it is the first to reach (the threshold 0 counts for the first one)."""
+    positions, envelope, true_sum = _curve_points(true, false, references, convention)
+    if not len(true_sum) or true_sum[-1] == 0:
+        return 0.0
+    positions = positions[positions < len(envelope)]
+    counts = np.bincount(np.maximum(true_sum[positions].astype(np.int64) - 1, 0))
+    firsts = np.searchsorted(true_sum, np.arange(len(counts)) + 1)  # where each true positive is
+    total = 0.0
+    for first, count in zip(firsts.tolist(), counts.tolist()):
+        if count:
+            total += envelope[first] * count
+    return total
 
 
 def _flags(matched: np.ndarray, ignored: np.ndarray, bit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,14 +120,7 @@ def _flags(matched: np.ndarray, ignored: np.ndarray, bit: int) -> tuple[np.ndarr
 
 def _page_sums(matched: np.ndarray, ignored: np.ndarray, references: int, convention: Convention) -> np.ndarray:
     """One page and class, area range all: the sum of the sampled precisions at each threshold."""
-    sums = np.zeros(THRESHOLDS)
-    for threshold in range(THRESHOLDS):
-        sampled, _ = precision_curve(*_flags(matched, ignored, threshold), references, convention)
-        total = 0.0
-        for value in sampled.tolist():  # in order, as the compiled path adds them
-            total += value
-        sums[threshold] = total
-    return sums
+    return np.array([sampled_sum(*_flags(matched, ignored, threshold), references, convention) for threshold in range(THRESHOLDS)])
 
 
 def page_values(sums: list[np.ndarray]) -> tuple[float, float, float]:
@@ -160,13 +175,12 @@ def ranking(matches: PageMatches) -> np.ndarray:
     return np.lexsort((-matches.scores, matches.classes))
 
 
-def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
+def accumulate(matches: PageMatches, order: np.ndarray, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
     """COCOeval's `precision` (T, R, K, A, M) and `recall` (T, K, A, M) arrays, -1 where a class
-    has no reference box that the area range keeps."""
+    has no reference box that the area range keeps; `order` is `ranking(matches)`."""
     class_count = len(matches.boxes)
     precision = -np.ones((THRESHOLDS, RECALL_POINTS, class_count, AREAS, len(MAX_DETECTIONS)))
     recall = -np.ones((THRESHOLDS, class_count, AREAS, len(MAX_DETECTIONS)))
-    order = ranking(matches)
     bounds = np.searchsorted(matches.classes[order], np.arange(class_count + 1))
     for label in range(class_count):
         records = order[bounds[label]:bounds[label + 1]]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tore_engine.metrics import map_numpy
+from tore_engine.metrics import map_kernel, map_numpy
 from tore_engine.metrics.map_types import (
     AREA_NAMES,
     CONVENTIONS,
@@ -88,11 +88,14 @@ def convention_named(name: str) -> Convention:
         raise ValueError(f"unknown mAP convention {name!r}: expected one of {', '.join(CONVENTIONS)}") from None
 
 
-def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, convention: Convention) -> PageMatches:
-    """The match records of a run of pages (reference page p against prediction page p)."""
+def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, convention: Convention,
+                job_pages: int = 0) -> PageMatches:
+    """The match records of a run of pages (reference page p against prediction page p);
+    `job_pages`, the size of the whole job when known, decides whether the compiled path pays off."""
     if reference.pages != prediction.pages:
         raise ValueError(f"{reference.pages} reference pages but {prediction.pages} prediction pages: pair them first")
-    return map_numpy.match_pages(reference, prediction, class_count, convention)
+    compiled = map_kernel.use_kernels(map_kernel.matching, max(reference.pages, job_pages))
+    return (map_kernel if compiled else map_numpy).match_pages(reference, prediction, class_count, convention)
 
 
 def _mean(values: np.ndarray) -> float:
@@ -136,7 +139,11 @@ def page_statistics(values: Sequence[float]) -> PageStatistics:
 
 def summarise(matches: PageMatches, convention: Convention) -> MeanAveragePrecision:
     """Every figure of the data set from its pages' match records."""
-    precision, recall = map_numpy.accumulate(matches, convention)
+    order = map_numpy.ranking(matches)
+    if map_kernel.use_kernels(map_kernel.accumulating, len(matches.page_values)):
+        precision, recall = map_kernel.accumulate(matches, order, convention)
+    else:
+        precision, recall = map_numpy.accumulate(matches, order, convention)
     stats = _stats(precision, recall, convention.iou_thresholds)
     last = len(MAX_DETECTIONS) - 1
     per_class = {

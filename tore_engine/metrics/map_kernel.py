@@ -1,0 +1,441 @@
+"""mAP's compiled (numba) path: the same matching records, page values and precision-recall curves
+as `map_numpy`, bit for bit, about a hundred times faster.
+
+Two entries, each loaded or compiled on its own (`jit.Kernels`): `_match_pages` (a run of pages,
+run in the workers) and `_accumulate` (the curves of all pages, in the driver). Both are plain
+Python until compiled; the same rules as TORE's page kernel say when that pays off (`use_kernels`).
+
+    python -m tore_engine.metrics.map_kernel --warm    # load or compile both into the cache folder now
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+from tore_engine import jit
+from tore_engine.metrics.map_types import (
+    AREA_RANGES,
+    MAX_DETECTIONS,
+    RECALL_POINTS,
+    THRESHOLDS,
+    Convention,
+    PageMatches,
+    SideBoxes,
+    coco_boxes,
+    detection_scores,
+)
+
+KERNEL_ENV = "TORE_MAP_KERNEL"
+AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"
+LOAD_AFTER_PAGES = 200  # warm cache: loading (0.3-0.5 s with numba's import) pays off after about this many pages
+COMPILE_AFTER_PAGES = 5_000  # cold cache: below this a job never waits for a compile
+COMPILE_SECONDS = 6
+WHAT = "the mAP kernels"
+LOCK_NAME = "compile-map.lock"
+
+AREAS = len(AREA_RANGES)
+LIMIT = MAX_DETECTIONS[-1]
+T50, T75 = 0, 5
+_ZERO, _ONE = np.uint64(0), np.uint64(1)
+_FIELD = np.uint64((1 << THRESHOLDS) - 1)  # one area range's threshold bits
+
+matching = jit.Kernels()
+accumulating = jit.Kernels()
+
+
+# --- shared helpers (registered with both entries) ------------------------------------------------
+
+
+def _positives(matched, ignored, count, shift, epsilon, precisions, true_counts):
+    """One pass over the first `count` records (in ranking order) for all thresholds of one area
+    range (bits `shift:shift + THRESHOLDS`): for each threshold t, the number of true positives
+    `true_counts[t]` and, for the k-th, the precision there, `precisions[t, k]`. Only true
+    positives matter: the interpolated precision at any detection is the best at a true positive
+    at or after it (a false positive lowers the precision, an ignored one keeps it), and the
+    recall rises only at them."""
+    falses = np.zeros(THRESHOLDS, np.int64)
+    for t in range(THRESHOLDS):
+        true_counts[t] = 0
+    for i in range(count):
+        valid = ~(ignored[i] >> shift) & _FIELD
+        if valid == _ZERO:
+            continue
+        hits = (matched[i] >> shift) & valid
+        for t in range(THRESHOLDS):
+            bit = _ONE << np.uint64(t)
+            if hits & bit != _ZERO:
+                true_counts[t] += 1
+                precisions[t, true_counts[t] - 1] = true_counts[t] / ((falses[t] + true_counts[t]) + epsilon)
+            elif valid & bit != _ZERO:
+                falses[t] += 1
+
+
+def _envelope(precisions, count):
+    """The best precision at or after each of the first `count` true positives, in place."""
+    for k in range(count - 1, 0, -1):
+        if precisions[k] > precisions[k - 1]:
+            precisions[k - 1] = precisions[k]
+
+
+def _sample(precisions, true_count, references, recall_thresholds, sampled):
+    """`map_numpy.precision_curve`'s samples from the interpolated precisions at the true
+    positives: each recall threshold takes the first true positive whose recall reaches it."""
+    j = 0
+    for k in range(true_count):
+        recall = (k + 1) / references
+        while j < len(recall_thresholds) and recall_thresholds[j] <= recall:
+            sampled[j] = precisions[k]
+            j += 1
+    for rest in range(j, len(recall_thresholds)):
+        sampled[rest] = 0.0
+
+
+def _sampled_sum(precisions, true_count, references, recall_thresholds):
+    """`map_numpy.sampled_sum`: the samples' sum, true positive by true positive (each counts the
+    recall thresholds it is the first to reach, found by bisection)."""
+    below, total = 0, 0.0
+    for k in range(true_count):
+        recall = (k + 1) / references
+        low, high = below, len(recall_thresholds)  # the thresholds <= recall are those before `low`
+        while low < high:
+            middle = (low + high) // 2
+            if recall_thresholds[middle] <= recall:
+                low = middle + 1
+            else:
+                high = middle
+        if low > below:
+            total += precisions[k] * (low - below)
+        below = low
+    return total
+
+
+for _kernels in (matching, accumulating):
+    for _helper in (_positives, _envelope):
+        _kernels.helper(_helper)
+accumulating.helper(_sample)
+matching.helper(_sampled_sum)
+
+
+# --- matching --------------------------------------------------------------------------------------
+
+
+@matching.helper
+def _sort_by_class(order, first, count, classes, scores, by_score, buffer):
+    """A stable bottom-up merge sort of `order[:count]` (box indices `first + k`) by class, then
+    by score descending when `by_score`."""
+    for k in range(count):
+        order[k] = first + k
+    width = 1
+    while width < count:
+        for low in range(0, count, 2 * width):
+            middle, high = min(low + width, count), min(low + 2 * width, count)
+            i, j, out = low, middle, low
+            while i < middle and j < high:
+                a, b = order[i], order[j]
+                later = classes[b] < classes[a] or (by_score and classes[b] == classes[a] and scores[b] > scores[a])
+                if later:
+                    buffer[out] = b
+                    j += 1
+                else:
+                    buffer[out] = a
+                    i += 1
+                out += 1
+            while i < middle:
+                buffer[out] = order[i]
+                i += 1
+                out += 1
+            while j < high:
+                buffer[out] = order[j]
+                j += 1
+                out += 1
+        for k in range(count):
+            order[k] = buffer[k]
+        width *= 2
+
+
+@matching.helper
+def _iou(d, g, detections, references):
+    """COCO's `bbIou` of detection box d and reference box g, (x, y, width, height) each."""
+    dx, dy, dw, dh = detections[d, 0], detections[d, 1], detections[d, 2], detections[d, 3]
+    gx, gy, gw, gh = references[g, 0], references[g, 1], references[g, 2], references[g, 3]
+    width = min(dx + dw, gx + gw) - max(dx, gx)
+    if width <= 0:
+        return 0.0
+    height = min(dy + dh, gy + gh) - max(dy, gy)
+    if height <= 0:
+        return 0.0
+    intersection = width * height
+    return intersection / (dw * dh + gw * gh - intersection)
+
+
+@matching.helper
+def _outside(area, value):
+    return value < AREA_RANGES_K[area, 0] or value > AREA_RANGES_K[area, 1]
+
+
+@matching.helper
+def _same_as(area, references, reference_count, detections, detection_count, reference_areas, detection_areas):
+    """An earlier area range that leaves out exactly the same boxes of this page and class (then
+    the matches are the same: most classes' boxes all fall in one range), or -1."""
+    for earlier in range(area):
+        same = True
+        for g in range(reference_count):
+            value = reference_areas[references[g]]
+            same = same and _outside(area, value) == _outside(earlier, value)
+        for d in range(detection_count):
+            value = detection_areas[detections[d]]
+            same = same and _outside(area, value) == _outside(earlier, value)
+        if same:
+            return earlier
+    return -1
+
+
+@matching.helper
+def _match_class(ious, references, reference_count, detections, detection_count, reference_areas, detection_areas,
+                 thresholds, kept, taken, gt_order, skipped, matched, ignored, out):
+    """`map_numpy.match_class` for one page and class: writes the detections' bits at
+    `out:out + detection_count` of `matched` and `ignored`, and each area range's kept count."""
+    for d in range(detection_count):
+        matched[out + d], ignored[out + d] = np.uint64(0), np.uint64(0)
+    for area in range(AREAS):
+        earlier = _same_as(area, references, reference_count, detections, detection_count, reference_areas, detection_areas)
+        if earlier >= 0:
+            kept[area] = kept[earlier]
+            to, since = np.uint64(area * THRESHOLDS), np.uint64(earlier * THRESHOLDS)
+            for d in range(detection_count):
+                matched[out + d] |= ((matched[out + d] >> since) & _FIELD) << to
+                ignored[out + d] |= ((ignored[out + d] >> since) & _FIELD) << to
+            continue
+        n = 0
+        for outside in range(2):  # the kept reference boxes first, each group in file order
+            for g in range(reference_count):
+                if _outside(area, reference_areas[references[g]]) == (outside == 1):
+                    gt_order[n], skipped[n] = g, outside == 1
+                    n += 1
+            if outside == 0:
+                kept[area] = n
+        for t in range(len(thresholds)):
+            bit = np.uint64(area * THRESHOLDS + t)
+            for g in range(reference_count):
+                taken[g] = False
+            best_limit = min(thresholds[t], 1 - 1e-10)
+            for d in range(detection_count):
+                best, match = best_limit, -1
+                for position in range(reference_count):
+                    if taken[position]:
+                        continue
+                    if match > -1 and not skipped[match] and skipped[position]:
+                        break
+                    iou = ious[d, gt_order[position]]
+                    if iou < best:
+                        continue
+                    best, match = iou, position
+                if match > -1:
+                    taken[match] = True
+                    matched[out + d] |= _ONE << bit
+                if (match > -1 and skipped[match]) or (match == -1 and _outside(area, detection_areas[detections[d]])):
+                    ignored[out + d] |= _ONE << bit
+
+
+@matching.entry(lambda t: (t.int64[::1], t.float64[:, ::1], t.float64[::1], t.int64[::1],
+                            t.int64[::1], t.float64[:, ::1], t.float64[::1], t.int64[::1], t.float64[::1],
+                            t.int64, t.float64[::1], t.float64[::1], t.float64))
+def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_classes,
+                 detection_offsets, detection_boxes, detection_areas, detection_classes, scores,
+                 class_count, thresholds, recall_thresholds, epsilon):
+    """`map_numpy.match_pages` of prepared columns (COCO boxes, areas, convention scores)."""
+    pages = len(reference_offsets) - 1
+    most = 1
+    for page in range(pages):
+        most = max(most, reference_offsets[page + 1] - reference_offsets[page], detection_offsets[page + 1] - detection_offsets[page])
+    total = len(detection_classes)
+    out_classes, out_scores, out_ranks = np.zeros(total, np.int64), np.zeros(total, np.float64), np.zeros(total, np.int64)
+    matched, ignored = np.zeros(total, np.uint64), np.zeros(total, np.uint64)
+    ground_truths = np.zeros((class_count, AREAS), np.int64)
+    values = np.full((pages, 3), np.nan)
+    reference_order, detection_order, buffer = np.zeros(most, np.int64), np.zeros(most, np.int64), np.zeros(most, np.int64)
+    ious = np.zeros((min(most, LIMIT), most))
+    kept, taken, gt_order, skipped = np.zeros(AREAS, np.int64), np.zeros(most, np.bool_), np.zeros(most, np.int64), np.zeros(most, np.bool_)
+    precisions, true_counts = np.zeros((THRESHOLDS, LIMIT)), np.zeros(THRESHOLDS, np.int64)
+    records = 0
+    for page in range(pages):
+        r0, r_count = reference_offsets[page], reference_offsets[page + 1] - reference_offsets[page]
+        d0, d_count = detection_offsets[page], detection_offsets[page + 1] - detection_offsets[page]
+        _sort_by_class(reference_order, r0, r_count, reference_classes, scores, False, buffer)
+        _sort_by_class(detection_order, d0, d_count, detection_classes, scores, True, buffer)
+        i, j = 0, 0
+        scored, total_sum, sum_50, sum_75 = 0, 0.0, 0.0, 0.0
+        while i < r_count or j < d_count:
+            label = class_count
+            if i < r_count:
+                label = reference_classes[reference_order[i]]
+            if j < d_count and detection_classes[detection_order[j]] < label:
+                label = detection_classes[detection_order[j]]
+            g_first = i
+            while i < r_count and reference_classes[reference_order[i]] == label:
+                i += 1
+            d_first = j
+            while j < d_count and detection_classes[detection_order[j]] == label:
+                j += 1
+            g_count, d_kept = i - g_first, min(j - d_first, LIMIT)
+            references, detections = reference_order[g_first:i], detection_order[d_first:d_first + d_kept]
+            for d in range(d_kept):
+                for g in range(g_count):
+                    ious[d, g] = _iou(detections[d], references[g], detection_boxes, reference_boxes)
+                out_classes[records + d], out_scores[records + d], out_ranks[records + d] = label, scores[detections[d]], d
+            _match_class(ious, references, g_count, detections, d_kept, reference_areas, detection_areas,
+                         thresholds, kept, taken, gt_order, skipped, matched, ignored, records)
+            for area in range(AREAS):
+                ground_truths[label, area] += kept[area]
+            if kept[0] > 0:
+                scored += 1
+                _positives(matched[records:records + d_kept], ignored[records:records + d_kept], d_kept, _ZERO, epsilon,
+                           precisions, true_counts)
+                for t in range(THRESHOLDS):
+                    _envelope(precisions[t], true_counts[t])
+                    threshold_sum = _sampled_sum(precisions[t], true_counts[t], kept[0], recall_thresholds)
+                    total_sum += threshold_sum
+                    if t == T50:
+                        sum_50 += threshold_sum
+                    if t == T75:
+                        sum_75 += threshold_sum
+            records += d_kept
+        if scored > 0:
+            points = len(recall_thresholds) * scored
+            values[page, 0], values[page, 1], values[page, 2] = total_sum / (len(thresholds) * points), sum_50 / points, sum_75 / points
+    return out_classes[:records], out_scores[:records], out_ranks[:records], matched[:records], ignored[:records], ground_truths, values
+
+
+# --- accumulation ----------------------------------------------------------------------------------
+
+
+@accumulating.entry(lambda t: (t.int64[::1], t.int64[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1],
+                                t.float64[::1], t.float64))
+def _accumulate(order, ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
+    """`map_numpy.accumulate` of records in ranking order (`order`, class c's at `bounds[c]:bounds[c + 1]`),
+    as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays."""
+    class_count, limits, points = len(bounds) - 1, len(MAX_DETECTIONS), len(recall_thresholds)
+    precision = np.full(THRESHOLDS * points * class_count * AREAS * limits, -1.0)
+    recall = np.full(THRESHOLDS * class_count * AREAS * limits, -1.0)
+    most = 1
+    for label in range(class_count):
+        most = max(most, bounds[label + 1] - bounds[label])
+    curve_matched, curve_ignored = np.zeros(most, np.uint64), np.zeros(most, np.uint64)
+    precisions, true_counts, sampled = np.zeros((THRESHOLDS, most)), np.zeros(THRESHOLDS, np.int64), np.zeros(points)
+    for label in range(class_count):
+        deepest = 0
+        for k in range(bounds[label], bounds[label + 1]):
+            deepest = max(deepest, ranks[order[k]])
+        for limit_index in range(limits):
+            if limit_index > 0 and deepest < MAX_DETECTIONS_K[limit_index - 1]:  # the same records as the smaller limit
+                for t in range(THRESHOLDS):
+                    for area in range(AREAS):
+                        at = ((t * class_count + label) * AREAS + area) * limits + limit_index
+                        recall[at] = recall[at - 1]
+                        for r in range(points):
+                            at = (((t * points + r) * class_count + label) * AREAS + area) * limits + limit_index
+                            precision[at] = precision[at - 1]
+                continue
+            count = 0
+            for k in range(bounds[label], bounds[label + 1]):
+                record = order[k]
+                if ranks[record] < MAX_DETECTIONS_K[limit_index]:
+                    curve_matched[count], curve_ignored[count] = matched[record], ignored[record]
+                    count += 1
+            for area in range(AREAS):
+                references = ground_truths[label, area]
+                if references == 0:
+                    continue
+                _positives(curve_matched, curve_ignored, count, np.uint64(area * THRESHOLDS), epsilon, precisions, true_counts)
+                for t in range(THRESHOLDS):
+                    _envelope(precisions[t], true_counts[t])
+                    _sample(precisions[t], true_counts[t], references, recall_thresholds, sampled)
+                    recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
+                    for r in range(points):
+                        precision[(((t * points + r) * class_count + label) * AREAS + area) * limits + limit_index] = sampled[r]
+    return precision, recall
+
+
+AREA_RANGES_K = np.ascontiguousarray(AREA_RANGES)  # globals the compiled code reads as constants
+MAX_DETECTIONS_K = np.array(MAX_DETECTIONS, np.int64)
+
+
+# --- the Python side -------------------------------------------------------------------------------
+
+
+def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, convention: Convention) -> PageMatches:
+    """`map_numpy.match_pages`, compiled."""
+    reference_boxes, reference_areas = coco_boxes(reference, convention)
+    detection_boxes, detection_areas = coco_boxes(prediction, convention)
+    scores = detection_scores(prediction, convention)
+    classes, ranked, ranks, matched, ignored, ground_truths, values = matching.load()(
+        np.ascontiguousarray(reference.offsets, np.int64), np.ascontiguousarray(reference_boxes), reference_areas,
+        np.ascontiguousarray(reference.classes, np.int64),
+        np.ascontiguousarray(prediction.offsets, np.int64), np.ascontiguousarray(detection_boxes), detection_areas,
+        np.ascontiguousarray(prediction.classes, np.int64), scores,
+        class_count, convention.iou_thresholds, convention.recall_thresholds, convention.epsilon)
+    boxes = np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count)
+    return PageMatches(classes, ranked, ranks, matched, ignored, ground_truths, boxes, values)
+
+
+def accumulate(matches: PageMatches, order: np.ndarray, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
+    """`map_numpy.accumulate`, compiled; `order` is `map_numpy.ranking(matches)`."""
+    class_count = len(matches.boxes)
+    bounds = np.searchsorted(matches.classes[order], np.arange(class_count + 1)).astype(np.int64)
+    precision, recall = accumulating.load()(order.astype(np.int64), matches.ranks, matches.matched, matches.ignored, bounds,
+                                             np.ascontiguousarray(matches.ground_truths), convention.recall_thresholds, convention.epsilon)
+    limits = len(MAX_DETECTIONS)
+    return (precision.reshape(THRESHOLDS, RECALL_POINTS, class_count, AREAS, limits),
+            recall.reshape(THRESHOLDS, class_count, AREAS, limits))
+
+
+# --- when to use it --------------------------------------------------------------------------------
+
+
+def _mode() -> str:
+    mode = os.environ.get(KERNEL_ENV) or AUTO
+    if mode not in (AUTO, NUMPY, ALWAYS):
+        raise ValueError(f"{KERNEL_ENV} must be {AUTO!r}, {NUMPY!r} or {ALWAYS!r}, not {mode!r}")
+    return mode
+
+
+def _ready(kernels: jit.Kernels, pages: int, always: bool) -> bool:
+    if kernels.loaded:
+        return True
+    if not always and pages < LOAD_AFTER_PAGES:
+        return False
+    return jit.ready(kernels, WHAT, COMPILE_SECONDS, wait=True, may_compile=always or pages >= COMPILE_AFTER_PAGES,
+                     lock_name=LOCK_NAME) is not None
+
+
+def use_kernels(kernels: jit.Kernels, pages: int) -> bool:
+    """Whether `kernels` serve a job of `pages` pages: never with `TORE_MAP_KERNEL=numpy` or
+    without numba; with `always`, loading or compiling at once; otherwise from `LOAD_AFTER_PAGES`
+    on when the disk cache has them, compiling them (after a notice) only for jobs of
+    `COMPILE_AFTER_PAGES` or more."""
+    mode = _mode()
+    if mode == NUMPY or not jit.numba_available():
+        return False
+    return _ready(kernels, pages, mode == ALWAYS)
+
+
+def warm() -> list[str]:
+    """Load both entries from the cache folder, compiling them there first when it is cold."""
+    without = "numba is not installed: mAP uses its NumPy path"
+    return [jit.warm(kernels, f"{WHAT} ({name})", COMPILE_SECONDS / 2, without_numba=without, lock_name=LOCK_NAME)
+            for name, kernels in (("matching", matching), ("accumulation", accumulating))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tore_engine.metrics.map_kernel", description="mAP's compiled kernels.")
+    parser.add_argument("--warm", action="store_true", required=True, help="load the kernels from their cache folder, compiling them there first if needed")
+    parser.parse_args(argv)
+    print("\n".join(warm()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
