@@ -30,3 +30,20 @@ def _as_layout_json(prediction_file, reference, strip_extension=True, scores=Tru
     return {"name": "doclayout", "pages": [
         {"id": stem if strip_extension else stem + ".jpg", "width": frames[stem][0] * zoom,
          "height": frames[stem][1] * zoom, "boxes": boxes} for stem, boxes in pages.items()]}
+
+
+def assert_close(ours, theirs, path: str = "") -> None:
+    """Nested dicts and lists equal, numbers within TOLERANCE (the official "NaN" as None)."""
+    theirs = None if theirs == "NaN" else theirs
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and set(ours) == set(theirs), (path, sorted(set(ours) ^ set(theirs)) if isinstance(ours, dict) else ours)
+        for key in theirs:
+            assert_close(ours[key], theirs[key], f"{path}/{key}")
+    elif isinstance(theirs, list):
+        assert isinstance(ours, list) and len(ours) == len(theirs), path
+        for index, (mine, other) in enumerate(zip(ours, theirs)):
+            assert_close(mine, other, f"{path}[{index}]")
+    elif isinstance(theirs, float) and not isinstance(ours, str):
+        assert ours is not None and abs(ours - theirs) <= TOLERANCE, (path, ours, theirs)
+    else:
+        assert ours == theirs, (path, ours, theirs)

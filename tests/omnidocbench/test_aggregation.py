@@ -1,56 +1,72 @@
-"""Aggregation (tore_engine.omnidocbench.aggregation), exactly the official page tables and means."""
+"""Aggregation (tore_engine.omnidocbench.aggregation): the official per-element files of the demo fed
+through it give the official metric_result (all, group and page results) and per-page values."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from tests.omnidocbench.helpers import TOLERANCE, official
+from tests.omnidocbench.helpers import TOLERANCE, assert_close, official
 
 from tore_engine.omnidocbench.aggregation import (
-    breakdown_by_attribute,
-    character_weighted_page_edit,
-    mean_over_pages,
-    overall,
-    page_mean,
+    add_edit, add_teds, by_element_attribute, by_page_attribute, edit_summary, overall, page_labels, table_pages,
 )
-from tore_engine.omnidocbench.categories import PAGE_ATTRIBUTES
+
+_KEPT = ("gt", "pred", "norm_gt", "norm_pred", "img_id", "gt_attribute")  # what the matcher hands on
 
 
-def test_aggregates_from_the_official_per_element_files():
-    text = character_weighted_page_edit((r["image_name"], r["Edit_num"], r["upper_len"]) for r in official("text_block_result"))
-    assert text == official("text_block_per_page_edit")
-    assert len(text) == 18 and mean_over_pages(text) == pytest.approx(0.3356214754013134, abs=TOLERANCE)
-    tables = official("table_result")
-    table_teds = page_mean((r["image_name"], r["metric"]["TEDS"]) for r in tables)
-    assert len(table_teds) == 9 and mean_over_pages(table_teds) == pytest.approx(0.8144908741318889, abs=TOLERANCE)
-    assert np.mean([r["metric"]["TEDS"] for r in tables]) == pytest.approx(0.7967474695389661, abs=TOLERANCE)
-    teds_s = page_mean((r["image_name"], r["metric"]["TEDS_structure_only"]) for r in tables)
-    assert mean_over_pages(teds_s) == pytest.approx(0.9145518147659233, abs=TOLERANCE)
-    table_edit = character_weighted_page_edit((r["image_name"], r["Edit_num"], r["upper_len"]) for r in tables)
-    assert mean_over_pages(table_edit) == pytest.approx(0.1905124455615901, abs=TOLERANCE)
-    formula = character_weighted_page_edit(
-        (r["image_name"], r["Edit_num"], r["upper_len"]) for r in official("display_formula_result"))
-    assert len(formula) == 2 and mean_over_pages(formula) == pytest.approx(0.23663476303352862, abs=TOLERANCE)
-    order = {r["image_name"]: r["edit"] for r in official("reading_order_result")}
-    assert order == official("reading_order_per_page_edit")
-    assert mean_over_pages(order) == pytest.approx(0.22430037417144588, abs=TOLERANCE)
+def _samples(name: str) -> list[dict]:
+    """The official rows as they leave the matcher (the metric fields removed, to be recomputed)."""
+    return [{key: row[key] for key in _KEPT if key in row} for row in official(f"{name}_result")]
 
 
-def test_page_attribute_breakdowns_equal_the_official_page_tables(reference):
-    attributes = {page.id: page.attributes for page in reference.pages}
-    metrics = official("metric_result")
-    per_page = {
-        ("text_block", "Edit_dist"): official("text_block_per_page_edit"),
-        ("reading_order", "Edit_dist"): official("reading_order_per_page_edit"),
-        ("table", "TEDS"): page_mean((r["image_name"], r["metric"]["TEDS"]) for r in official("table_result")),
-    }
-    for (group, metric), values in per_page.items():
-        ours = breakdown_by_attribute(values, attributes, PAGE_ATTRIBUTES)
-        flat = {"ALL": mean_over_pages(values)}
-        for attribute, groups in ours.items():
-            for value, mean in groups.items():
-                flat[value if attribute == "special_issue" else f"{attribute}: {value}"] = mean
-        assert flat == pytest.approx(metrics[group]["page"][metric], abs=TOLERANCE)
+def _pages(reference) -> dict[str, dict]:
+    return {page.id: page.attributes for page in reference.pages}
+
+
+def _table_pages(reference) -> set[str]:
+    return {page.id for page in reference.pages if any(b.category == "table" and not b.ignore for b in page.blocks)}
+
+
+@pytest.mark.parametrize("name", ["text_block", "display_formula", "table", "reading_order"])
+def test_edit_results_and_page_values_equal_the_official(name, reference):
+    metrics = official("metric_result")[name]
+    samples = _samples(name)
+    add_edit(samples)
+    result, per_page = edit_summary(samples)
+    assert_close(result, metrics["all"]["Edit_dist"])
+    assert_close(per_page, official(f"{name}_per_page_edit"))
+    for sample, row in zip(samples, official(f"{name}_result")):
+        assert (sample["Edit_num"], sample["upper_len"]) == (row["Edit_num"], row["upper_len"])
+    if name != "table":
+        assert_close(by_element_attribute(samples), metrics["group"])
+        assert_close(by_page_attribute(samples, _pages(reference), set(), ["Edit_dist"]), metrics["page"])
+
+
+def test_table_results_equal_the_official(reference):
+    metrics = official("metric_result")["table"]
+    samples = _samples("table")
+    teds = add_teds(samples)
+    add_edit(samples)
+    assert_close(teds, {key: metrics["all"][key] for key in ("TEDS", "TEDS_structure_only")})
+    assert_close(by_element_attribute(samples), metrics["group"])
+    page = by_page_attribute(samples, _pages(reference), _table_pages(reference), ["TEDS", "Edit_dist", "TEDS_structure_only"])
+    assert_close(page, metrics["page"])
+    pages = table_pages(samples, _table_pages(reference))
+    assert len(pages) == 9 and sum(t for t, _ in pages.values()) / 9 == pytest.approx(0.8144908741318889, abs=TOLERANCE)
+    assert sum(s for _, s in pages.values()) / 9 == pytest.approx(0.9145518147659233, abs=TOLERANCE)
+
+
+def test_a_page_with_ground_truth_tables_but_no_scored_table_counts_zero():
+    sample = {"gt": "<table></table>", "pred": "", "img_id": "a.jpg", "gt_attribute": [{}],
+              "metric": {"TEDS": 0.5}}
+    sample["image_name"] = "a.jpg"
+    result = by_page_attribute([sample], {"a.jpg": {}, "b.jpg": {"language": "en"}}, {"a.jpg", "b.jpg"}, ["TEDS"])
+    # a.jpg: 0.5; b.jpg has tables in the ground truth and no sample: 0 (for ALL and for its own labels).
+    assert result == {"TEDS": {"ALL": 0.25, "language: en": 0.0}}
+
+
+def test_page_labels_leave_out_table_issues():
+    assert page_labels({"language": "en", "special_issue": ["fuzzy_scan", "table_horizontal"]}) == [
+        "ALL", "language: en", "fuzzy_scan"]
 
 
 def test_overall_formula_and_its_absence_without_cdm():

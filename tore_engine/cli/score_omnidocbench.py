@@ -12,10 +12,12 @@ DESCRIPTION = (
     "Score OmniDocBench predictions. With --layout: layout-detection COCO box AP over the 10 merged "
     "classes of the official configuration (mAP, AP50, AP75, AP by size, per-class AP), exactly as the "
     "official evaluator computes it, plus precision/recall/F1 at IoU 0.5 (for predictions without "
-    "scores). With --markdown: page-level end-to-end scores (text edit distance, reading-order edit "
-    "distance, table TEDS/TEDS-S, formula edit); their per-pair metrics and aggregation are the official "
-    "ones, but pages are matched by this project's segment matcher, not the official quick_match, so "
-    "they are not leaderboard numbers. Overall is null: it needs formula CDM, which is not computed."
+    "scores). With --markdown: the end-to-end scores exactly as the official OmniDocBench v1.6 "
+    "evaluator computes them (its quick_match matching, normalisation and quirks; leaderboard-comparable): "
+    "text edit distance, reading-order edit distance (and beside it the value with the official first-table "
+    "quirk corrected), table TEDS/TEDS-S at page level and over tables, table edit, display-formula edit, "
+    "with the official breakdowns and every page's values. Unlike the official evaluator it has no time "
+    "limits. Overall is null: it needs formula CDM, which is not computed."
 )
 
 
@@ -31,8 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "form, a COCO results list (image_id = 1-based page position, category_id 1..10), or a "
                         "layout JSON whose page ids are the image names")
     parser.add_argument("--markdown", type=Path, metavar="DIR",
-                        help="folder of per-page Markdown predictions named <image stem>.md (a missing file is an "
-                        "empty page)")
+                        help="folder of per-page Markdown predictions, found as the official evaluator finds them: "
+                        "<image name less its 4-character extension>.md, then that name without .pdf as .mmd and .md, "
+                        "then <image name>.md (a page without a file is scored as an empty page)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object: layout, end_to_end (null when not requested), pages, per_page")
     parser.set_defaults(func=run)
