@@ -1,5 +1,5 @@
-"""What the app's tests share: the app opened in Streamlit's AppTest (no browser) at a link, the Scores
-page with a benchmark chosen, what AppTest gives back read as plain values (charts, tables, typed
+"""What the app's tests share: the app served on a loopback port (for the browser and the server's
+health), the app opened in Streamlit's AppTest (no browser) at a link, the Scores page with a benchmark chosen, what AppTest gives back read as plain values (charts, tables, typed
 arrays, metrics), uploads into the sidebar, and small layouts and page images to feed it.
 
 AppTest cannot click a chart, so a cell is chosen through the fallback selectboxes; the click path
@@ -11,6 +11,11 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +24,37 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 from tests.helpers import DEMO, REPOSITORY
 
+from benchmarks.common import free_port, wait_healthy
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+
 APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")
 
 if not (DEMO / "reference.json").exists():
     pytest.skip(f"the embedded demo is missing at {DEMO}; regenerate it with python -m tore_engine.demo", allow_module_level=True)
+
+
+# --- the app served -----------------------------------------------------------------------------
+
+
+@contextmanager
+def app_server(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m", "streamlit")) -> Iterator[str]:
+    """The app served on a free loopback port by `launcher` (followed by streamlit's own arguments)
+    with this data root, until the block ends; its URL."""
+    port = free_port()
+    command = [*launcher, "run", APP, "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
+               "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"]
+    process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", DATA_ROOT_VARIABLE: str(data_root)})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process, limit=60, poll=0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 # --- the app in AppTest ------------------------------------------------------------------------

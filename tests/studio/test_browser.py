@@ -10,11 +10,8 @@ or the playwright package is missing.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import stat
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
@@ -23,8 +20,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import DEMO, REPOSITORY
-
-from benchmarks.common import free_port, wait_healthy
+from tests.studio.helpers import app_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
@@ -35,7 +31,6 @@ PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",
                 allow_module_level=True)
-from tore_engine.studio.data_root import DATA_ROOT_VARIABLE  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright)")
 
@@ -46,21 +41,8 @@ TIMINGS: dict[str, float] = {}
 def server(tmp_path_factory):
     """The app on a free loopback port; its data root is pytest's temporary folder, where the
     1,000-page test writes its files."""
-    port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(REPOSITORY / "tore_engine" / "studio" / "app.py"), "--server.headless=true",
-               f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
-               "--server.fileWatcherType=none"]
-    process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1", DATA_ROOT_VARIABLE: str(tmp_path_factory.getbasetemp())})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process, limit=60, poll=0.3)
+    with app_server(tmp_path_factory.getbasetemp()) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,24 @@
 """Page rendering (tore_engine.studio.rendering), without Streamlit: PDF pages and image files drawn from
-bytes, placeholders, and images beyond the pixel limit never decoded."""
+bytes in drawing processes, placeholders, images beyond the pixel limit never decoded; a page that
+would draw for hours or take gigabytes ends as a placeholder within the time and memory limits,
+while other pages draw and the app server answers."""
 
 from __future__ import annotations
 
 import io
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import zlib
 
 import pymupdf
 import pytest
 from PIL import Image
+from tests.helpers import DEMO
+from tests.studio.helpers import app_server
 
 from tore_engine.studio import rendering
 
@@ -51,3 +62,150 @@ def test_images_beyond_the_pixel_limit_are_not_decoded(monkeypatch):
     monkeypatch.setattr(rendering, "MAX_PIXELS", 99)
     with pytest.raises(rendering.PageImageError, match="^page.png has 10 x 10 pixels, more than the 99 drawn$"):
         rendering.render_page(_png((10, 10)), "page.png")
+
+
+# --- hostile pages ------------------------------------------------------------------------------
+
+
+def nested_forms_pdf(levels: int = 24, fan_out: int = 4) -> bytes:
+    """A one-page PDF of about 7 KB, written by hand, whose form XObject k draws form k+1 `fan_out`
+    times: fan_out ** levels drawings (4^24, 2.8e14: hours for any renderer)."""
+    def stream(dictionary: bytes, content: bytes) -> bytes:
+        return b"<< " + dictionary + b" /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+
+    forms = [stream(b"/Type /XObject /Subtype /Form /BBox [0 0 200 200] /Resources << /XObject << /X %d 0 R >> >>" % (6 + level),
+                    b"q 0.5 0 0 0.5 0 0 cm /X Do Q " * fan_out) for level in range(levels - 1)]
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /XObject << /X 5 0 R >> >> >>",
+               stream(b"", b"/X Do"), *forms, stream(b"/Type /XObject /Subtype /Form /BBox [0 0 200 200]", b"0 0 200 200 re f")]
+    document, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(document))
+        document += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    table = len(document)
+    document += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    document += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, table)
+    return bytes(document)
+
+
+def test_the_nested_forms_pdf_grows_fourfold_a_level():
+    timings = []
+    for levels in (6, 8):
+        with pymupdf.open(stream=nested_forms_pdf(levels), filetype="pdf") as document:
+            start = time.perf_counter()
+            document[0].get_pixmap(matrix=pymupdf.Matrix(2, 2))
+            timings.append(time.perf_counter() - start)
+    assert timings[1] > 4 * timings[0] and len(nested_forms_pdf()) < 8_000  # 16 times the drawings: about 16 times as long
+
+
+def test_a_page_that_draws_forever_is_a_placeholder_in_time_while_other_pages_draw():
+    pool = rendering.RenderPool(workers=2, seconds=3)
+    page = (DEMO / "report-a.pdf").read_bytes()
+    outcome = {}
+
+    def draw_forever_page() -> None:
+        start = time.monotonic()
+        with pytest.raises(rendering.PageImageError) as error:
+            pool.render(nested_forms_pdf(), "bomb.pdf", 0)
+        outcome["bomb"] = (str(error.value), time.monotonic() - start, time.monotonic())
+
+    drawing = threading.Thread(target=draw_forever_page)
+    drawing.start()
+    time.sleep(0.5)
+    meanwhile = pool.render(page, "report-a.pdf", 0)
+    drawn_at = time.monotonic()
+    drawing.join(timeout=30)
+    message, took, ended_at = outcome["bomb"]
+    assert message == "bomb.pdf could not be drawn in time (within 3 s)" and 3 <= took < 6
+    assert drawn_at < ended_at and (meanwhile.width, meanwhile.height) == (612, 792)
+    assert pool.render(page, "report-a.pdf", 1).jpeg.startswith(b"\xff\xd8")  # the killed process was replaced
+
+
+def test_a_page_beyond_the_memory_limit_is_a_placeholder_and_the_process_goes_on():
+    pool = rendering.RenderPool(workers=1, memory=200 * 2**20)
+    buffer = io.BytesIO()
+    Image.new("RGB", (6000, 5000), "white").save(buffer, format="PNG")  # 120 MB decoded, beside the process's 100 MB of libraries
+    with pytest.raises(rendering.PageImageError, match=r"^big.png could not be drawn within memory \(200 MB\)$"):
+        pool.render(buffer.getvalue(), "big.png")
+    assert Image.open(io.BytesIO(pool.render(_png((300, 200)), "small.png").jpeg)).size == (300, 200)
+
+
+def test_a_drawing_process_that_ended_while_idle_is_replaced():
+    pool = rendering.RenderPool(workers=1)
+    pool.render(_png((30, 20)), "one.png")
+    (idle,) = pool._idle
+    idle.process.kill()
+    idle.process.wait()
+    assert pool.render(_png((30, 20)), "two.png").width == 30
+
+
+def _white_png(side: int) -> bytes:
+    """A white RGB PNG of side x side pixels, compressed a row at a time (never held decoded here)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    compressor, row = zlib.compressobj(9), b"\x00" + b"\xff" * (3 * side)
+    pixels = b"".join(compressor.compress(row) for _ in range(side)) + compressor.flush()
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">2I5B", side, side, 8, 2, 0, 0, 0)) + chunk(b"IDAT", pixels)
+            + chunk(b"IEND", b""))
+
+
+MEASURE_SERVER = """
+import re, sys
+from tore_engine.studio import rendering
+drawn = rendering.render_page(open(sys.argv[1], "rb").read(), "huge.png")
+with open("/proc/self/status") as status:  # not ru_maxrss, which keeps the peak of the process that started this one
+    print(drawn.width, drawn.height, int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read())[1]) // 1024)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak memory from /proc")
+def test_a_120_megapixel_image_is_decoded_outside_the_server(tmp_path):
+    huge = tmp_path / "huge.png"
+    huge.write_bytes(_white_png(10_950))  # 119.9 million pixels in about 370 KB: 480 MB once decoded by Pillow
+    done = subprocess.run([sys.executable, "-c", MEASURE_SERVER, str(huge)], capture_output=True, text=True, timeout=120, check=True)
+    width, height, peak_mb = done.stdout.split()
+    assert (width, height) == ("10950.0", "10950.0") and int(peak_mb) < 150  # decoding it here took 934 MB
+
+
+BUSY_SERVER = """
+import sys, threading
+from tore_engine.studio import rendering
+
+def draw_forever_page(path, log):
+    data = open(path, "rb").read()
+    while True:
+        try:
+            rendering.render_page(data, "bomb.pdf", 0)
+        except rendering.PageImageError as error:
+            with open(log, "a") as out:
+                print(error, file=out)
+
+threading.Thread(target=draw_forever_page, args=sys.argv[1:3], daemon=True).start()
+from streamlit.web.cli import main
+sys.argv = ["streamlit", *sys.argv[3:]]
+main()
+"""
+
+
+def _health_wait(url: str) -> float:
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+            assert response.status == 200
+    except OSError:
+        return float("inf")
+    return time.monotonic() - start
+
+
+def test_the_app_server_answers_its_health_check_while_a_page_draws_forever(tmp_path):
+    bomb, log = tmp_path / "bomb.pdf", tmp_path / "drawn.txt"
+    bomb.write_bytes(nested_forms_pdf())
+    with app_server(tmp_path, (sys.executable, "-c", BUSY_SERVER, str(bomb), str(log))) as url:
+        start, waits = time.monotonic(), []
+        while time.monotonic() - start < rendering.TIME_LIMIT + 2 or not log.exists():
+            assert time.monotonic() - start < 60, "the page never ended"
+            waits.append(_health_wait(url))
+            time.sleep(0.2)
+    assert log.read_text().splitlines()[0] == "bomb.pdf could not be drawn in time (within 10 s)"
+    assert len(waits) > 20 and max(waits) < 2, waits

@@ -1,24 +1,43 @@
-"""Page images as JPEG/PNG bytes: PDF pages through PyMuPDF, image files through Pillow.
+"""Page images as JPEG/PNG bytes, drawn in separate processes that the server can kill.
 
-Both work on bytes already read (`studio.page_images` reads them, confined and from regular files
-only), never on a path, so nothing here can open a file it was not meant to. PyMuPDF is not
-thread-safe and Streamlit runs each session in its own thread, so every PDF is opened, rendered
-and closed under one lock, and no document object outlives a call (app.md section 4). A page that
-cannot be drawn gets a placeholder image that says why, never an error.
+Both PDF pages (PyMuPDF) and image files (Pillow) are drawn from bytes already read
+(`studio.page_images` reads them, confined and from regular files only), never from a path, so
+nothing here can open a file it was not meant to. An untrusted file can make a drawing run for
+hours or take gigabytes, so no drawing runs in the server: a few drawing processes
+(`studio.render_worker`) each take one page at a time, within `TIME_LIMIT` seconds (then the
+process is killed, and a new one started for the next page) and `MEMORY_LIMIT` bytes of address
+space. The server's thread only waits on a pipe, without the GIL or a lock, so the other sessions,
+and `/_stcore/health`, go on meanwhile. A page that cannot be drawn gets a placeholder image that
+says why, never an error.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import json
+import math
+import os
+import select
+import subprocess
+import sys
 import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from PIL import Image, ImageDraw
 
+from tore_engine.studio.render_worker import FRAME
+
 MAX_SIDE = 1400  # pixels of the longer side: sharp enough to read, small enough to send
 MAX_PIXELS = 120_000_000  # of a source image: an A0 poster at 300 dpi; decoding more risks the memory
-_PDF_LOCK = threading.Lock()
+TIME_LIMIT = 10.0  # seconds a page may take to draw, counted from its request
+MEMORY_LIMIT = 2**30  # bytes of address space of a drawing process (about 100 MB of it its libraries)
+WORKERS = 2  # drawing processes at most: pages wait for a free one; bounds their memory together
+WORKER = Path(__file__).with_name("render_worker.py")
+MAX_REPLY = 64 * 2**20  # bytes a drawing process may send back: a JPEG of MAX_SIDE is far smaller
+_CHUNK = 2**20
 
 
 class PageImageError(Exception):
@@ -34,50 +53,144 @@ class RenderedPage:
     height: float
 
 
-def _render_pdf_page(data: bytes, name: str, page_no: int, max_side: int) -> tuple[Image.Image, float, float]:
-    import pymupdf
+class _Overran(Exception):
+    """The drawing process did not answer in time, ended, or answered out of protocol: it is killed."""
 
-    with _PDF_LOCK:
+
+class _Worker:
+    """One drawing process and its pipes; a request at a time."""
+
+    def __init__(self, memory: int) -> None:
+        self.process = subprocess.Popen([sys.executable, "-P", str(WORKER), str(memory)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        os.set_blocking(self.process.stdin.fileno(), False)
+
+    def draw(self, header: dict, data: bytes, deadline: float) -> tuple[dict, bytes]:
+        """The reply to one request, sent and received before `deadline` (a `time.monotonic` value)."""
+        request = json.dumps(header).encode()
+        for frame in (FRAME.pack(len(request)), request, FRAME.pack(len(data)), data):
+            self._send(memoryview(frame), deadline)
         try:
-            document = pymupdf.open(stream=data, filetype="pdf")
-        except Exception:  # PyMuPDF raises its own types for damaged files
-            raise PageImageError(f"{name} is not a readable PDF") from None
+            reply = json.loads(self._frame(deadline, limit=2**16))
+        except ValueError:
+            raise _Overran from None
+        if not isinstance(reply, dict):
+            raise _Overran
+        return reply, self._frame(deadline, limit=MAX_REPLY)
+
+    def _send(self, view: memoryview, deadline: float) -> None:
+        while view:
+            if not select.select([], [self.process.stdin], [], _left(deadline))[1]:
+                raise _Overran
+            try:
+                view = view[os.write(self.process.stdin.fileno(), view[:_CHUNK]):]
+            except BrokenPipeError:
+                raise _Overran from None
+
+    def _frame(self, deadline: float, limit: int) -> bytes:
+        (size,) = FRAME.unpack(self._receive(FRAME.size, deadline))
+        if size > limit:
+            raise _Overran
+        return self._receive(size, deadline)
+
+    def _receive(self, size: int, deadline: float) -> bytes:
+        parts, missing = [], size
+        while missing:
+            if not select.select([self.process.stdout], [], [], _left(deadline))[0]:
+                raise _Overran
+            part = os.read(self.process.stdout.fileno(), min(missing, _CHUNK))
+            if not part:  # the process ended
+                raise _Overran
+            parts.append(part)
+            missing -= len(part)
+        return b"".join(parts)
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.process.stdin.close()
+        self.process.stdout.close()
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
+
+
+class RenderPool:
+    """Up to `workers` drawing processes, started when first needed and kept for the next pages;
+    one that overruns `seconds` is killed (and replaced when next needed)."""
+
+    def __init__(self, workers: int = WORKERS, seconds: float = TIME_LIMIT, memory: int = MEMORY_LIMIT) -> None:
+        self.seconds, self.memory = seconds, memory
+        self._free = threading.BoundedSemaphore(workers)
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()  # guards `_idle` only, never a drawing
+
+    def render(self, data: bytes, name: str, pdf_page: int | None = None, max_side: int = MAX_SIDE) -> RenderedPage:
+        """The page in `data` (page `pdf_page` of a PDF, or an image file called `name`) as JPEG;
+        raises `PageImageError` when it cannot be drawn, in time or within memory."""
+        page = (pdf_page or 0) if pdf_page is not None or name.lower().endswith(".pdf") else None
+        header = {"name": name, "page": page, "max_side": max_side, "max_pixels": MAX_PIXELS, "seconds": self.seconds}
+        if not self._free.acquire(timeout=2 * self.seconds):  # every busy process ends or is killed within `seconds`
+            raise PageImageError(f"{name} could not be drawn in time: the server is busy drawing other pages")
         try:
-            if not 0 <= page_no < document.page_count:
-                raise PageImageError(f"{name} has {document.page_count} pages, no page {page_no + 1}")
-            page = document[page_no]
-            zoom = max_side / max(page.rect.width, page.rect.height)
-            pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-            return Image.frombytes("RGB", (pixmap.width, pixmap.height), pixmap.samples), page.rect.width, page.rect.height
+            reply, jpeg = self._draw(header, data)
         finally:
-            document.close()
+            self._free.release()
+        if "problem" in reply:
+            raise PageImageError(str(reply["problem"])[:500])
+        return RenderedPage(jpeg, *_source_size(reply, name))
+
+    def _draw(self, header: dict, data: bytes) -> tuple[dict, bytes]:
+        deadline = time.monotonic() + self.seconds
+        try:
+            worker = self._take()
+        except OSError:
+            raise PageImageError(f"{header['name']} could not be drawn: no drawing process could be started") from None
+        try:
+            reply = worker.draw(header, data, deadline)
+        except _Overran:
+            worker.kill()
+            raise PageImageError(_overran(header["name"], self.seconds, self.memory, time.monotonic() >= deadline)) from None
+        except BaseException:  # interrupted mid-request: the process is out of step
+            worker.kill()
+            raise
+        with self._lock:
+            self._idle.append(worker)
+        return reply
+
+    def _take(self) -> _Worker:
+        """An idle drawing process still running, or a new one."""
+        while True:
+            with self._lock:
+                worker = self._idle.pop() if self._idle else None
+            if worker is None:
+                return _Worker(self.memory)
+            if worker.process.poll() is None:
+                return worker
+            worker.kill()  # ended while idle (killed from outside): reaped and closed
 
 
-def _load_picture(data: bytes, name: str, max_side: int) -> tuple[Image.Image, float, float]:
-    try:
-        with Image.open(io.BytesIO(data)) as picture:
-            size = picture.size
-            if size[0] * size[1] > MAX_PIXELS:
-                raise PageImageError(f"{name} has {size[0]} x {size[1]} pixels, more than the {MAX_PIXELS:,} drawn")
-            picture = picture.convert("RGB")
-    except PageImageError:
-        raise
-    except Exception:  # Pillow raises several types for unreadable images (and for decompression bombs)
-        raise PageImageError(f"{name} is not a readable image") from None
-    picture.thumbnail((max_side, max_side))
-    return picture, float(size[0]), float(size[1])
+def _overran(name: str, seconds: float, memory: int, late: bool) -> str:
+    if late:
+        return f"{name} could not be drawn in time (within {seconds:g} s)"
+    return f"{name} could not be drawn within the drawing process's limits ({seconds:g} s, {memory // 2**20:,} MB of memory)"
+
+
+def _source_size(reply: dict, name: str) -> tuple[float, float]:
+    """The width and height a drawing process reported, if they are sizes at all."""
+    size = reply.get("width"), reply.get("height")
+    if not all(isinstance(side, (int, float)) and math.isfinite(side) and side > 0 for side in size):
+        raise PageImageError(f"{name} could not be drawn: its drawing process answered out of protocol")
+    return float(size[0]), float(size[1])
+
+
+_POOL = RenderPool()
 
 
 def render_page(data: bytes, name: str, pdf_page: int | None = None, max_side: int = MAX_SIDE) -> RenderedPage:
-    """The page in `data` (page `pdf_page` of a PDF, or an image file called `name`) as JPEG;
-    raises `PageImageError` when it cannot be drawn."""
-    if pdf_page is not None or name.lower().endswith(".pdf"):
-        picture, width, height = _render_pdf_page(data, name, pdf_page or 0, max_side)
-    else:
-        picture, width, height = _load_picture(data, name, max_side)
-    buffer = io.BytesIO()
-    picture.save(buffer, format="JPEG", quality=85)
-    return RenderedPage(buffer.getvalue(), width, height)
+    """`RenderPool.render` on the server's one pool of drawing processes."""
+    return _POOL.render(data, name, pdf_page, max_side)
 
 
 def placeholder(width: float, height: float, message: str) -> bytes:
