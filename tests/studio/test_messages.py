@@ -3,6 +3,9 @@ reworded for the sidebar, and files named without their server folders."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 from tests.studio.helpers import PAGES, _app, _coco, _native
 
@@ -34,3 +37,5 @@ def test_engine_messages_are_reworded_for_the_app(engine, shown):
 def test_messages_name_files_without_their_server_folders(root):
     assert gui_text(f"file {root}/data/gt.json: no such file") == "file data/gt.json: no such file"
     assert gui_text("file gt.json: no such file") == "file gt.json: no such file"  # a name alone stays as it is
+    temporary = Path(tempfile.gettempdir()) / "tore_studio_funsd_simulated" / "0123abcd"
+    assert gui_text(f"file {temporary}/form 1.json: bad, and {temporary}/x.json") == "file form 1.json: bad, and x.json"

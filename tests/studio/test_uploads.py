@@ -1,13 +1,19 @@
 """Uploads (tore_engine.studio.uploads): private to the session, deleted on Forget and at exit, within
-the session's limits; zipped page images extracted with checked names, or refused whole."""
+the session's limits and the server's budget for all sessions; zipped page images counted from the
+zip's end record before they are parsed, extracted streaming with checked names, unusable names
+skipped and listed, unsafe ones refusing the zip whole."""
 
 from __future__ import annotations
 
 import io
 import stat
+import struct
 import subprocess
 import sys
+import tracemalloc
+import warnings
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -77,15 +83,42 @@ def test_a_deeply_nested_upload_is_a_clear_message():
 # --- zipped page images -------------------------------------------------------------------------
 
 
-def _zip(members: dict[str, bytes], modes: dict[str, int] | None = None) -> bytes:
+def _zip(members: dict[str, bytes] | list[tuple[str, bytes]], modes: dict[str, int] | None = None) -> bytes:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in members.items():
+    with zipfile.ZipFile(buffer, "w") as archive, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of a name written twice
+        for name, data in dict(members).items() if isinstance(members, dict) else members:
             info = zipfile.ZipInfo(name)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = (modes or {}).get(name, stat.S_IFREG | 0o644) << 16
             archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def _raw_zip(members: list[tuple[bytes, bytes]], copies: int = 1, declared: int | None = None, zip64: bool = False) -> bytes:
+    """A zip of stored members written by hand after APPNOTE 4.3 (names zipfile cannot write, such as
+    an empty one), its central directory repeated `copies` times (the copies' entries point at the
+    same data), its end record declaring `declared` entries (by default the true count), in a ZIP64
+    end record when `zip64`."""
+    body, directory = b"", b""
+    for name, data in members:
+        crc = zlib.crc32(data)
+        directory += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, crc, len(data), len(data), len(name), 0, 0, 0, 0,
+                                 (stat.S_IFREG | 0o644) << 16, len(body)) + name
+        body += struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0, crc, len(data), len(data), len(name), 0) + name + data
+    directory *= copies
+    count = len(members) * copies if declared is None else declared
+    end = b""
+    if zip64:
+        end = (struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, len(directory), len(body))
+               + struct.pack("<4sLQL", b"PK\x06\x07", 0, len(body) + len(directory), 1))
+        count = 0xFFFF
+    count = min(count, 0xFFFF)  # a classic end record's field
+    return body + directory + end + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count, count, len(directory), len(body), 0)
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
 
 
 def test_uploaded_page_images_in_a_zip_are_drawn():
@@ -119,12 +152,162 @@ def test_a_zip_beyond_the_caps_is_refused(monkeypatch):
     folder = uploads.UploadFolder()
     try:
         monkeypatch.setattr(uploads, "MAX_ARCHIVE_FILES", 2)
-        with pytest.raises(InputError, match="holds 3 files, more than the 2 extracted"):
+        with pytest.raises(InputError, match="holds 3 entries, more than the 2 extracted"):
             folder.save_files("pages", [("pages.zip", _zip({f"{k}.png": b"x" for k in range(3)}))])
         monkeypatch.setattr(uploads, "MAX_SESSION_UPLOAD_MB", 1)
         with pytest.raises(InputError, match="more than this session's limit of 1 MB once extracted"):
             folder.save_files("pages", [("big.zip", _zip({"big.png": bytes(2 * 2**20)}))])  # compresses to a few kB
-        kept = folder.save_files("pages", [("pages.zip", _zip({"img/p1.png": b"one"})), ("p2.png", b"two")])
+        kept = folder.save_files("pages", [("pages.zip", _zip({"img/p1.png": b"one"})), ("p2.png", b"two")]).folder
         assert sorted(str(path.relative_to(kept)) for path in kept.rglob("*") if path.is_file()) == ["img/p1.png", "p2.png"]
     finally:
         folder.delete()
+
+
+def test_zips_written_by_zipfile_writestr_are_regular_files():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("img/p1.png", b"one")  # mode 0o600 without a file type
+    assert zipfile.ZipFile(io.BytesIO(buffer.getvalue())).getinfo("img/p1.png").external_attr >> 16 == 0o600
+    folder = uploads.UploadFolder()
+    try:
+        saved = folder.save_files("pages", [("pages.zip", buffer.getvalue())])
+        assert _files(saved.folder) == ["img/p1.png"] and saved.skipped == []
+        assert (saved.folder / "img" / "p1.png").read_bytes() == b"one"
+    finally:
+        folder.delete()
+
+
+@pytest.mark.parametrize("kind", [stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK, stat.S_IFSOCK])
+def test_a_zip_with_a_special_file_is_refused_whole(kind):
+    folder = uploads.UploadFolder()
+    try:
+        with pytest.raises(InputError, match="member 'dev.png' is a link or a special file"):
+            folder.save_files("pages", [("pages.zip", _zip({"dev.png": b"x"}, {"dev.png": kind | 0o644}))])
+        assert not (folder.path / "pages").exists()
+    finally:
+        folder.delete()
+
+
+@pytest.mark.parametrize(("members", "kept", "skipped"), [
+    ([("a", b"1"), ("a/b.png", b"2")], ["a"], "'a/b.png': a folder in its path has the name of an earlier file"),
+    ([("a/b.png", b"2"), ("a", b"1")], ["a/b.png"], "'a': it has the name of an earlier file's folder"),
+    ([("p.png", b"1"), ("p.png", b"2")], ["p.png"], "'p.png': an earlier file has the same name (up to case)"),
+    ([("p.png", b"1"), ("P.PNG", b"2")], ["p.png"], "'P.PNG': an earlier file has the same name (up to case)"),
+    ([("p.png", b"1"), (".", b"2")], ["p.png"], "'.': it has no file name"),
+    ([("p.png", b"1"), ("x" * 252 + ".png", b"2")], ["p.png"], "a name in its path is longer than 255 bytes"),
+    ([("p.png", b"1"), ("/".join(["d" * 200] * 6) + "/p.png", b"2")], ["p.png"], "its path is longer than 1024 bytes"),
+    ([("p.png", b"1"), ("a/" * 33 + "p.png", b"2")], ["p.png"], "it is more than 32 folders deep"),
+])
+def test_members_that_cannot_be_files_beside_the_others_are_skipped_and_listed(members, kept, skipped):
+    folder = uploads.UploadFolder()
+    try:
+        saved = folder.save_files("pages", [("pages.zip", _zip(members))])
+        assert _files(saved.folder) == kept
+        assert (saved.folder / kept[0]).read_bytes() == members[0][1]  # the first of two namesakes is kept
+        (note,) = saved.skipped
+        assert note.startswith("pages.zip: ") and note.endswith(skipped)
+    finally:
+        folder.delete()
+
+
+def test_an_empty_member_name_and_a_loose_file_that_collides_are_skipped():
+    folder = uploads.UploadFolder()
+    try:
+        archive = _raw_zip([(b"", b"nameless"), (b"P1.png", b"zipped"), (b"p2.png", b"two")])
+        saved = folder.save_files("pages", [("p1.png", b"loose"), ("pages.zip", archive)])
+        assert _files(saved.folder) == ["p1.png", "p2.png"] and (saved.folder / "p1.png").read_bytes() == b"loose"
+        assert saved.skipped == ["pages.zip: '': it has no file name", "pages.zip: 'P1.png': an earlier file has the same name (up to case)"]
+        assert uploads.skipped_text(saved.skipped * 3) == (
+            "6 uploaded file(s) skipped: " + "; ".join((saved.skipped * 3)[:5]) + "; and 1 more")
+    finally:
+        folder.delete()
+
+
+def test_a_bad_zip_never_hides_the_rest_of_the_sidebar(monkeypatch):
+    at = _app(src="upload")
+    archive = _zip([("a", b"1"), ("a/b.png", b"2")])
+    at.file_uploader(key="upload_pages_0").set_value([("pages.zip", archive, "application/zip")]).run()
+    _no_exception(at)
+    assert [warning.value for warning in at.sidebar.warning] == [
+        plain_for_markdown("1 uploaded file(s) skipped: pages.zip: 'a/b.png': a folder in its path has the name of an earlier file")]
+
+    def fails(*_):
+        raise FileExistsError("an error nobody foresaw")
+
+    monkeypatch.setattr(uploads.UploadFolder, "save_files", fails)
+    at.file_uploader(key="upload_pages_0").set_value([("other.zip", archive, "application/zip")]).run()
+    _no_exception(at)
+    assert any("unexpected error (FileExistsError)" in error.value for error in at.sidebar.error)
+    labels = [button.label for button in at.sidebar.button]
+    assert labels == ["Forget the uploaded files"]
+    assert [uploader.label for uploader in at.get("file_uploader")][-1] == "Label map (optional)"  # the uploaders after it still drawn
+
+
+@pytest.mark.parametrize(("end_record", "problem"), [
+    ({}, "holds 65,535 entries, more than the 10,000 extracted"),
+    ({"zip64": True}, "holds 300,000 entries, more than the 10,000 extracted"),
+    ({"declared": 1}, "holds more than the 10,000 entries extracted (its end record says 1)"),
+])
+def test_zip_entries_are_counted_before_zipfile_parses_them(end_record, problem):
+    archive = _raw_zip([(b"p.png", b"x")], copies=300_000, **end_record)
+    folder = uploads.UploadFolder()
+    try:
+        tracemalloc.start()
+        with pytest.raises(InputError, match=f"^file pages.zip: {problem.replace('(', '.').replace(')', '.')}$"):
+            folder.save_files("pages", [("pages.zip", archive)])
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 2**20  # zipfile would make 300,000 ZipInfo objects, about 150 MB
+    finally:
+        folder.delete()
+
+
+def test_entries_pointing_at_the_same_data_count_as_files_of_one_name():
+    folder = uploads.UploadFolder()
+    try:
+        saved = folder.save_files("pages", [("pages.zip", _raw_zip([(b"p.png", b"x")], copies=3))])
+        assert _files(saved.folder) == ["p.png"] and len(saved.skipped) == 2
+    finally:
+        folder.delete()
+
+
+def test_members_are_extracted_streaming_and_their_declared_sizes_are_not_trusted():
+    folder = uploads.UploadFolder()
+    try:
+        big = _zip({"big.png": bytes(64 * 2**20)})
+        tracemalloc.start()
+        saved = folder.save_files("pages", [("big.zip", big)])
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert (saved.folder / "big.png").stat().st_size == 64 * 2**20 and peak < 8 * 2**20  # the member was never held whole
+        assert folder.used_bytes() == 64 * 2**20
+        lying = _raw_zip([(b"p.png", bytes(4096))]).replace(struct.pack("<2L", 4096, 4096), struct.pack("<2L", 10, 10))
+        with pytest.raises(InputError, match="^file lying.zip: is not a readable zip file$"):  # only 10 bytes read, then the CRC fails
+            folder.save_files("pages", [("lying.zip", lying)])
+        assert _files(saved.folder) == ["big.png"] and folder.used_bytes() == 64 * 2**20  # the earlier upload stays
+    finally:
+        folder.delete()
+
+
+def test_all_sessions_together_hold_at_most_the_servers_budget(monkeypatch):
+    monkeypatch.setattr(uploads, "_SERVER", uploads._ServerBudget())  # this test's sessions only
+    monkeypatch.setenv(uploads.UPLOAD_BUDGET_VARIABLE, "1")
+    first, second = uploads.UploadFolder(), uploads.UploadFolder()
+    try:
+        first.save("ref", "a.json", b" " * 700_000)
+        with pytest.raises(InputError, match="^file b.json: the server holds uploads near its limit of 1 MB for all sessions"):
+            second.save("ref", "b.json", b" " * 700_000)
+        with pytest.raises(InputError, match="^file b.zip: the server holds uploads near its limit of 1 MB"):  # counted as written
+            second.save_files("pages", [("b.zip", _zip({"b.png": b" " * 700_000}))])
+        assert uploads._SERVER.held == 700_000 and not (second.path / "pages").exists() and not (second.path / "ref").exists()
+        first.save("ref", "a.json", b" " * 100)  # a slot's new file replaces its old one
+        assert uploads._SERVER.held == 100
+        first.delete()
+        assert uploads._SERVER.held == 0
+        assert second.save("ref", "b.json", b" " * 700_000).stat().st_size == 700_000
+        monkeypatch.setenv(uploads.UPLOAD_BUDGET_VARIABLE, "2GB")
+        with pytest.raises(InputError, match="TORE_STUDIO_UPLOAD_BUDGET is not a whole number of megabytes"):
+            second.save("map", "map.json", b"{}")
+    finally:
+        first.delete()
+        second.delete()

@@ -3,7 +3,7 @@ sentence, never a traceback (which would show server paths and code to whoever o
 
 The engine's paragraphs are written for the command line; `gui_text` rewords them for the app:
 no server folder (the session's upload folder, the data root and the demo's folder are cut from
-every path) and no command-line flag (`--format X` becomes the sidebar's format picker, and so on).
+every path, and a file in the temporary folder is named alone) and no command-line flag (`--format X` becomes the sidebar's format picker, and so on).
 
 `shown_errors` wraps the rendering of every page and fragment: an `InputError` becomes an error
 box, any other exception a short message, with its traceback in the server's log.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -48,8 +49,10 @@ def _without_folder(text: str, folder: object) -> str:
 
 def gui_text(text: str) -> str:
     """An engine message as the app shows it: paths relative to the folders they were typed in
-    (uploads, the data root, the demo), the command line's flags as the sidebar's controls."""
+    (uploads, the data root, the demo), a file in the temporary folder (a simulated prediction,
+    say) by its name alone, the command line's flags as the sidebar's controls."""
     text = _without_folder(_without_folder(hide_private_paths(text), DEMO_DIR), data_root())
+    text = re.sub(re.escape(tempfile.gettempdir()) + r"/(?:[^/\s]+/)*", "", text)
     for pattern, words in GUI_WORDS:
         text = pattern.sub(words, text)
     return text
@@ -68,13 +71,13 @@ def show_input_error(error: InputError, *, title: str | None = None, where=st) -
 
 
 @contextmanager
-def shown_errors() -> Iterator[None]:
-    """Show what the wrapped rendering raises as a message instead of a traceback (also usable as
-    a decorator, e.g. on a fragment)."""
+def shown_errors(where=st) -> Iterator[None]:
+    """Show what the wrapped rendering raises as a message instead of a traceback, on the page or
+    in `where` (also usable as a decorator, e.g. on a fragment)."""
     try:
         yield
     except InputError as error:
-        show_input_error(error)
+        show_input_error(error, where=where)
     except Exception as error:  # noqa: BLE001: the last line before a traceback on the page
         _log.exception("unexpected error while rendering a page")
-        st.error(UNEXPECTED.format(kind=type(error).__name__))
+        where.error(UNEXPECTED.format(kind=type(error).__name__))

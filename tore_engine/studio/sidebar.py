@@ -4,7 +4,9 @@ to read it, and where to compute. Shared by every page, so its choices persist a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -14,7 +16,7 @@ from tore_engine.formats import FORMATS, detect_format
 from tore_engine.studio import uploads, url_state
 from tore_engine.studio.compute import compute_choices
 from tore_engine.studio.data_root import DEMO_DIR, data_root, server_path
-from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.messages import show_input_error, shown_errors
 from tore_engine.studio.plain_text import shortened
 
 DEMO_FILES = {"reference": "reference.json", "A": "model_a.json", "B": "model_b.json"}
@@ -140,16 +142,25 @@ def _with_both_sides(reference: Path | None, models: dict[str, Path], formats: d
     return models
 
 
+def _guarded(uploader: Callable[[], Path | None]) -> Path | None:
+    """What an uploader gives, or None when it fails (the error shown in the sidebar): one bad
+    upload never hides the rest of the sidebar, "Forget the uploaded files" least of all."""
+    with shown_errors(where=st.sidebar):
+        return uploader()
+    return None
+
+
 def _uploaded() -> _Chosen:
     st.sidebar.caption(f"Files of at most {uploads.MAX_UPLOAD_MB} MB each and {uploads.MAX_SESSION_UPLOAD_MB} MB in all, "
                        "read as data only and kept only for this session; for larger datasets or folders, use paths on the server.")
     paths, formats = {}, {}
     for side, (label, name, slot, format_key) in INPUTS.items():
-        paths[side] = uploads.uploader(label, slot, LAYOUT_HELP)
+        paths[side] = _guarded(partial(uploads.uploader, label, slot, LAYOUT_HELP))
         formats[side] = _format_picker(format_key, f"Format of {name}", st.sidebar)
-    coco_images = uploads.uploader("COCO images + categories (optional)", "coco", COCO_IMAGES_HELP, types=("json",))
-    page_images = uploads.pages_uploader("Page images (optional)", "pages", f"{PAGE_IMAGES_HELP}: image or PDF files, or a zip of them")
-    label_map = uploads.uploader("Label map (optional)", "map", LABEL_MAP_HELP, types=("json",))
+    coco_images = _guarded(partial(uploads.uploader, "COCO images + categories (optional)", "coco", COCO_IMAGES_HELP, types=("json",)))
+    page_images = _guarded(partial(uploads.pages_uploader, "Page images (optional)", "pages",
+                                   f"{PAGE_IMAGES_HELP}: image or PDF files, or a zip of them"))
+    label_map = _guarded(partial(uploads.uploader, "Label map (optional)", "map", LABEL_MAP_HELP, types=("json",)))
     st.sidebar.button("Forget the uploaded files", on_click=uploads.forget, help="delete them from the server now")
     url_state.share(src="upload")
     models = _with_both_sides(paths[REFERENCE], {model: paths[model] for model in MODELS if paths[model] is not None}, formats)

@@ -7,44 +7,78 @@ browser disconnects (Streamlit releases session resources then; after a reconnec
 widgets still hold are written again), and, for sessions still open, when the process exits (the
 folder object's finalizer). A server that was killed cannot remove its sessions' folders: the
 next session made on the host removes them (`tore_engine.leftovers`, only folders of this user
-whose server has ended). A session holds at most `MAX_SESSION_UPLOAD_MB` at once.
+whose server has ended).
 
-Page images come as image or PDF files, or as a zip, extracted into the session's folder only
-after every member passed: a relative name without `..` or control characters, a regular file
-(no link, no device), at most `MAX_ARCHIVE_FILES` of them, and no more bytes than the session may
-still hold (each member's read is bounded by its declared size, so a lying header cannot make it
-larger).
+Every byte written is counted as it is written (the sizes a zip declares only refuse early, never
+admit): a session holds at most `MAX_SESSION_UPLOAD_MB` at once, and all sessions of the server
+together at most `$TORE_STUDIO_UPLOAD_BUDGET` MB (`DEFAULT_UPLOAD_BUDGET_MB` by default). A slot's
+files are written into a staging folder that replaces the slot's folder only once all are in, so a
+refused upload leaves the previous one as it was.
+
+Page images come as image or PDF files, or as zips of them. A zip's entries are counted from its
+end-of-central-directory record, and its central directory's headers walked (at most
+`MAX_ARCHIVE_FILES` + 1 of them), before `zipfile` parses it into one object an entry. It is refused
+whole when a member is not a regular file by its Unix file type (a link, a device, a FIFO; mode
+bits without a type, as `zipfile.writestr` writes them, are a regular file) or has an absolute or
+unsafe name (`..`, control characters). A member whose name is empty or `.`, too long for a file
+system, or collides with an earlier file (the same name up to case, a file where an earlier file's
+folder is, or the reverse) is skipped, and listed to the user. Members are extracted streaming.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import stat
+import struct
 import tempfile
+import threading
 import weakref
 import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 import streamlit as st
 
 from tore_engine import leftovers
 from tore_engine.errors import InputError
-from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.plain_text import plain_for_markdown, shortened
 
 MAX_UPLOAD_MB = 200  # one file; larger datasets: paths on the server
 MAX_SESSION_UPLOAD_MB = 400  # every file a session holds at once
+UPLOAD_BUDGET_VARIABLE = "TORE_STUDIO_UPLOAD_BUDGET"  # MB that all sessions' uploads may hold together
+DEFAULT_UPLOAD_BUDGET_MB = 2048
 FOLDER_PREFIX = "tore_studio_upload_"
 FALLBACK_NAME = "upload.json"
 MAX_NAME_LENGTH = 120
-MAX_ARCHIVE_FILES = 10_000  # members of one zip of page images
+MAX_ARCHIVE_FILES = 10_000  # entries of one zip of page images
+MAX_COMPONENT_BYTES = 255  # one name of a member's path, in UTF-8: the common file systems' limit
+MAX_PATH_BYTES = 1024  # a member's relative path, in UTF-8: well within PATH_MAX after the upload folder's
+MAX_DEPTH = 32  # folders above a member
 LAYOUT_TYPES = ("json", "jsonl", "parquet")
 PAGE_IMAGE_TYPES = ("png", "jpg", "jpeg", "pdf", "zip")
+SHOWN_SKIPS = 5  # skipped members named in the sidebar's warning
 _FOLDER = "_upload_folder"  # session state: this session's UploadFolder, to find its path without making one
-_KEPT = "uploaded_"  # session state prefix: (upload id, path) of each slot
+_KEPT = "uploaded_"  # session state prefix: (upload id, path[, skipped members]) of each slot
 _GENERATION = "_upload_generation"  # bumped to empty the uploaders
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f/\\]")
+_CHUNK = 2**20
+_STAGING = ".staging"  # a slot's files being written; the slot's folder once complete
+# The zip format's end records (APPNOTE 4.3.14-4.3.16) and central directory header (4.3.12).
+_END = struct.Struct("<4s4H2LH")  # signature, disk numbers, entries on this disk, entries, directory size, offset, comment length
+_END_SIGNATURE = b"PK\x05\x06"
+_ZIP64_END = struct.Struct("<4sQ2H2L4Q")  # signature, record size, versions, disk numbers, entries on this disk, entries, size, offset
+_ZIP64_END_SIGNATURE = b"PK\x06\x06"
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_LOCATOR_SIGNATURE = b"PK\x06\x07"
+_DIRECTORY_HEADER = struct.Struct("<4s24x3H12x")  # signature, then the name, extra field and comment lengths
+_DIRECTORY_SIGNATURE = b"PK\x01\x02"
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError, ValueError, zlib.error)
 
 
 def _safe_name(name: str) -> str:
@@ -53,59 +87,159 @@ def _safe_name(name: str) -> str:
     return cleaned if cleaned.strip(". ") else FALLBACK_NAME
 
 
+def upload_budget_bytes() -> int:
+    """What every session's uploads may hold together: the operator's `$TORE_STUDIO_UPLOAD_BUDGET` MB."""
+    text = os.environ.get(UPLOAD_BUDGET_VARIABLE, "").strip() or str(DEFAULT_UPLOAD_BUDGET_MB)
+    if not text.isdecimal():
+        raise InputError(f"the server's {UPLOAD_BUDGET_VARIABLE} is not a whole number of megabytes; its operator can fix it")
+    return int(text) * 2**20
+
+
+class _ServerBudget:
+    """The bytes that all sessions' upload folders of this process hold on disk."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.held = 0
+
+    def take(self, size: int, cap: int) -> bool:
+        """Count `size` more bytes if they fit under `cap`; whether they did."""
+        with self._lock:
+            if self.held + size > cap:
+                return False
+            self.held += size
+            return True
+
+    def give_back(self, size: int) -> None:
+        with self._lock:
+            self.held -= size
+
+
+_SERVER = _ServerBudget()
+
+
+def _remove_folder(path: Path, held: dict[str, int]) -> None:
+    """Delete a session's folder and give its bytes back to the server's budget."""
+    shutil.rmtree(path, ignore_errors=True)
+    _SERVER.give_back(sum(held.values()))
+    held.clear()
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A slot's folder as saved, and the members skipped on the way (each with why), as plain text."""
+
+    folder: Path
+    skipped: list[str] = field(default_factory=list)
+
+
 class UploadFolder:
     """One session's private folder of uploads, one subfolder a slot (reference, model A, ...)."""
 
     def __init__(self) -> None:
         leftovers.sweep(Path(tempfile.gettempdir()), FOLDER_PREFIX)  # the folders of a server that was killed
         self.path = Path(tempfile.mkdtemp(prefix=leftovers.owned_prefix(FOLDER_PREFIX)))
-        self._remove = weakref.finalize(self, shutil.rmtree, self.path, ignore_errors=True)
+        self._held: dict[str, int] = {}  # bytes written, by slot (and the staging folder)
+        self._remove = weakref.finalize(self, _remove_folder, self.path, self._held)
 
-    def used_bytes(self, excluding: str | None = None) -> int:
-        return sum(file.stat().st_size for slot in self.path.iterdir() if slot.name != excluding
-                   for file in slot.rglob("*") if file.is_file())
+    def used_bytes(self) -> int:
+        return sum(self._held.values())
 
     def _room(self, slot: str, name: str, size: int) -> int:
-        """The bytes the slot may still take after `size` more; an `InputError` when none."""
-        room = MAX_SESSION_UPLOAD_MB * 2**20 - self.used_bytes(excluding=slot) - size
-        if room < 0:
+        """The bytes the slot may hold (the files it replaces do not count); an `InputError` when
+        `size` of them would not fit, in the session or on the server."""
+        room = MAX_SESSION_UPLOAD_MB * 2**20 - sum(held for key, held in self._held.items() if key not in (slot, _STAGING))
+        if size > room:
             raise InputError(f"this session already holds uploads near its limit of {MAX_SESSION_UPLOAD_MB} MB in all; "
                              "forget the uploaded files first, or use paths on the server", file=_safe_name(name))
+        if _SERVER.held + size > upload_budget_bytes():
+            raise _server_full(name)
         return room
 
-    def _empty_slot(self, slot: str) -> Path:
-        folder = self.path / slot
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir()
-        return folder
+    def _charge(self, size: int, room: int, name: str) -> None:
+        """Count `size` more bytes written into the staging folder, or refuse them."""
+        if self._held.get(_STAGING, 0) + size > room:
+            raise InputError(f"would take more than this session's limit of {MAX_SESSION_UPLOAD_MB} MB once written", file=_safe_name(name))
+        if not _SERVER.take(size, upload_budget_bytes()):
+            raise _server_full(name)
+        self._held[_STAGING] = self._held.get(_STAGING, 0) + size
+
+    def _clear(self, key: str) -> None:
+        shutil.rmtree(self.path / key, ignore_errors=True)
+        _SERVER.give_back(self._held.pop(key, 0))
+
+    def _store(self, source: BinaryIO, relative: PurePosixPath, room: int, name: str) -> None:
+        """Copy `source` into the staging folder at `relative`, counting every byte."""
+        target = self.path.joinpath(_STAGING, *relative.parts)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            out = open(target, "xb")
+        except OSError as error:
+            raise _not_stored(name, error) from None
+        with out:
+            while chunk := source.read(_CHUNK):
+                self._charge(len(chunk), room, name)
+                try:
+                    out.write(chunk)
+                except OSError as error:
+                    raise _not_stored(name, error) from None
+
+    def _staged(self, slot: str, write: Callable[[], None]) -> Path:
+        """The slot's folder, replaced by what `write` puts in a fresh staging folder; on any
+        error the staging folder goes and the slot stays as it was."""
+        self._clear(_STAGING)
+        (self.path / _STAGING).mkdir()
+        try:
+            write()
+        except BaseException:
+            self._clear(_STAGING)
+            raise
+        self._clear(slot)
+        (self.path / _STAGING).rename(self.path / slot)
+        self._held[slot] = self._held.pop(_STAGING, 0)
+        return self.path / slot
 
     def save(self, slot: str, name: str, data: bytes) -> Path:
         """Keep `data` as the slot's file (replacing the slot's previous one), under its own name;
-        an `InputError` when the session would hold more than its limit."""
-        self._room(slot, name, len(data))
-        path = self._empty_slot(slot) / _safe_name(name)
-        path.write_bytes(data)
-        return path
+        an `InputError` when the session or the server would hold more than its limit."""
+        room = self._room(slot, name, len(data))
+        relative = PurePosixPath(_safe_name(name))
+        return self._staged(slot, lambda: self._store(io.BytesIO(data), relative, room, name)) / relative
 
-    def save_files(self, slot: str, files: list[tuple[str, bytes]]) -> Path:
+    def save_files(self, slot: str, files: list[tuple[str, bytes]]) -> Saved:
         """Keep these files as the slot's folder (replacing its previous content), a zip's members
-        extracted in it with their relative folders; the folder. Nothing is written when any
-        file or member is refused (an `InputError`)."""
-        room = self._room(slot, "page images", sum(len(data) for _, data in files))
-        contents = []
-        for name, data in files:
-            if name.lower().endswith(".zip"):
-                members = _archive_members(name, data, room + len(data))
-                room -= sum(len(member) for _, member in members) - len(data)
-                contents += members
-            else:
-                contents.append((PurePosixPath(_safe_name(name)), data))
-        folder = self._empty_slot(slot)
-        for relative, data in contents:
-            target = folder.joinpath(*relative.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        return folder
+        extracted in it with their relative folders. Nothing is kept when a file or member is
+        refused (an `InputError`); the members skipped are listed."""
+        loose = [(name, data) for name, data in files if not name.lower().endswith(".zip")]
+        room = self._room(slot, "page images", sum(len(data) for _, data in loose))
+        names, skipped = _Names(), []
+
+        def write() -> None:
+            for name, data in files:
+                if name.lower().endswith(".zip"):
+                    skipped.extend(self._extract(name, data, names, room))
+                elif (problem := names.claim(PurePosixPath(_safe_name(name)))) is not None:
+                    skipped.append(f"{_safe_name(name)}: {problem}")
+                else:
+                    self._store(io.BytesIO(data), PurePosixPath(_safe_name(name)), room, name)
+
+        return Saved(self._staged(slot, write), skipped)
+
+    def _extract(self, name: str, data: bytes, names: _Names, room: int) -> list[str]:
+        """Extract a zip's usable members into the staging folder; the skipped ones."""
+        _check_entry_count(name, data)
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members, skipped = _usable_members(name, archive.infolist(), names)
+                if sum(info.file_size for info, _ in members) > room - self._held.get(_STAGING, 0):
+                    raise InputError(f"would take more than this session's limit of {MAX_SESSION_UPLOAD_MB} MB once extracted",
+                                     file=_safe_name(name))
+                for info, path in members:
+                    with archive.open(info) as member:
+                        self._store(member, path, room, name)
+        except _ZIP_ERRORS:
+            raise InputError("is not a readable zip file", file=_safe_name(name)) from None
+        return skipped
 
     def delete(self) -> None:
         self._remove()
@@ -115,10 +249,88 @@ class UploadFolder:
         return re.sub(re.escape(str(self.path)) + r"/[^/]+/", "", text)
 
 
+def _server_full(name: str) -> InputError:
+    return InputError(f"the server holds uploads near its limit of {upload_budget_bytes() // 2**20:,} MB for all sessions; "
+                      "try again later, or use paths on the server", file=_safe_name(name))
+
+
+def _not_stored(name: str, error: OSError) -> InputError:
+    return InputError(f"could not be stored on the server ({error.strerror or type(error).__name__})", file=_safe_name(name))
+
+
+def _directory_entries(data: bytes, start: int, size: int, limit: int) -> int:
+    """The headers in the central directory at `start` (as `zipfile` walks it, each making one
+    object), counted up to `limit` + 1."""
+    count, at = 0, start
+    while at < start + size and count <= limit and at + _DIRECTORY_HEADER.size <= len(data):
+        signature, name, extra, comment = _DIRECTORY_HEADER.unpack_from(data, at)
+        if signature != _DIRECTORY_SIGNATURE:
+            break  # zipfile refuses it there
+        at += _DIRECTORY_HEADER.size + name + extra + comment
+        count += 1
+    return count
+
+
+def _check_entry_count(name: str, data: bytes) -> None:
+    """Refuse a zip of more than `MAX_ARCHIVE_FILES` entries before `zipfile` parses them: the
+    count its end record declares, then the headers its central directory really holds (found
+    as `zipfile` finds them: the end record at the very end, or after a comment)."""
+    at = len(data) - _END.size
+    if at < 0:
+        return  # too short for an end record: zipfile refuses it
+    if data[at:at + 4] != _END_SIGNATURE or data[-2:] != b"\0\0":
+        at = data.rfind(_END_SIGNATURE, max(0, len(data) - _END.size - (1 << 16)))
+    if at < 0 or at + _END.size > len(data):
+        return
+    *_, declared, size, _, _ = _END.unpack_from(data, at)
+    start = at - size
+    locator = at - _ZIP64_LOCATOR.size
+    zip64 = locator - _ZIP64_END.size  # zipfile reads the ZIP64 end record just before its locator
+    if zip64 >= 0 and data[locator:locator + 4] == _ZIP64_LOCATOR_SIGNATURE and data[zip64:zip64 + 4] == _ZIP64_END_SIGNATURE:
+        *_, declared, size, _ = _ZIP64_END.unpack_from(data, zip64)
+        start = zip64 - size
+    if declared > MAX_ARCHIVE_FILES:
+        raise InputError(f"holds {declared:,} entries, more than the {MAX_ARCHIVE_FILES:,} extracted", file=_safe_name(name))
+    if start >= 0 and _directory_entries(data, start, size, MAX_ARCHIVE_FILES) > MAX_ARCHIVE_FILES:
+        raise InputError(f"holds more than the {MAX_ARCHIVE_FILES:,} entries extracted (its end record says {declared:,})",
+                         file=_safe_name(name))
+
+
+class _Names:
+    """The files kept so far and their folders, compared without case, so that no two of them
+    share a path on any file system."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.folders: set[str] = set()
+
+    def claim(self, path: PurePosixPath) -> str | None:
+        """Keep `path` if it is usable beside the earlier ones; else why not."""
+        if not path.parts:
+            return "it has no file name"
+        if len(path.parts) > MAX_DEPTH + 1:
+            return f"it is more than {MAX_DEPTH} folders deep"
+        if max(len(part.encode("utf-8", "surrogateescape")) for part in path.parts) > MAX_COMPONENT_BYTES:
+            return f"a name in its path is longer than {MAX_COMPONENT_BYTES} bytes"
+        if len(path.as_posix().encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
+            return f"its path is longer than {MAX_PATH_BYTES} bytes"
+        key = path.as_posix().casefold()
+        folders = [folder.as_posix().casefold() for folder in path.parents][:-1]  # without "."
+        if key in self.files:
+            return "an earlier file has the same name (up to case)"
+        if key in self.folders:
+            return "it has the name of an earlier file's folder"
+        if any(folder in self.files for folder in folders):
+            return "a folder in its path has the name of an earlier file"
+        self.files.add(key)
+        self.folders.update(folders)
+        return None
+
+
 def _member_path(archive: str, info: zipfile.ZipInfo) -> PurePosixPath:
-    """A zip member's relative path, if it is a regular file with a safe name."""
-    mode = info.external_attr >> 16
-    if mode and not stat.S_ISREG(mode):
+    """A zip member's relative path, if it is a regular file (by its Unix file type) with a safe name."""
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    if kind not in (0, stat.S_IFREG):
         raise InputError(f"member {info.filename!r} is a link or a special file; only regular files are extracted", file=_safe_name(archive))
     path = PurePosixPath(info.filename.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or any(_UNSAFE_NAME.search(part) or ":" in part for part in path.parts):
@@ -126,26 +338,20 @@ def _member_path(archive: str, info: zipfile.ZipInfo) -> PurePosixPath:
     return path
 
 
-def _archive_members(name: str, data: bytes, budget: int) -> list[tuple[PurePosixPath, bytes]]:
-    """The regular files of a zip, checked before any is kept, and read within `budget` bytes."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            infos = [info for info in archive.infolist() if not info.is_dir()]
-            if len(infos) > MAX_ARCHIVE_FILES:
-                raise InputError(f"holds {len(infos):,} files, more than the {MAX_ARCHIVE_FILES:,} extracted", file=_safe_name(name))
-            paths = [_member_path(name, info) for info in infos]
-            if sum(info.file_size for info in infos) > budget:
-                raise InputError(f"would take more than this session's limit of {MAX_SESSION_UPLOAD_MB} MB once extracted", file=_safe_name(name))
-            members = []
-            for info, path in zip(infos, paths):
-                with archive.open(info) as member:
-                    content = member.read(info.file_size + 1)
-                if len(content) > info.file_size:
-                    raise InputError(f"member {info.filename!r} is larger than its header says", file=_safe_name(name))
-                members.append((path, content))
-            return members
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError):
-        raise InputError("is not a readable zip file", file=_safe_name(name)) from None
+def _usable_members(archive: str, infos: list[zipfile.ZipInfo], names: _Names) -> tuple[list[tuple[zipfile.ZipInfo, PurePosixPath]], list[str]]:
+    """The members to extract with their paths, and the skipped ones (each with why); an
+    `InputError` when any member is unsafe, before anything of this zip is written."""
+    members, skipped = [], []
+    for info in infos:
+        if info.filename.endswith("/") or stat.S_ISDIR(info.external_attr >> 16):  # not is_dir(): it fails on an empty name
+            continue  # folders are made as their files need them
+        path = _member_path(archive, info)
+        problem = names.claim(path)
+        if problem is None:
+            members.append((info, path))
+        else:
+            skipped.append(f"{_safe_name(archive)}: {shortened(repr(info.filename), 80)}: {problem}")
+    return members, skipped
 
 
 @st.cache_resource(scope="session", on_release=UploadFolder.delete, show_spinner=False)
@@ -204,12 +410,20 @@ def pages_uploader(label: str, slot: str, help_text: str) -> Path | None:
     kept = st.session_state.get(f"{_KEPT}{slot}")
     if ids and (kept is None or kept[0] != ids or not Path(kept[1]).is_dir()):
         try:
-            folder = _folder().save_files(slot, [(upload.name, upload.getvalue()) for upload in files])
+            saved = _folder().save_files(slot, [(upload.name, upload.getvalue()) for upload in files])
         except InputError as error:
             st.sidebar.error(plain_for_markdown(error.paragraph()))
             return None
-        kept = st.session_state[f"{_KEPT}{slot}"] = (ids, str(folder))
+        kept = st.session_state[f"{_KEPT}{slot}"] = (ids, str(saved.folder), saved.skipped)
+    if kept and kept[2]:
+        st.sidebar.warning(plain_for_markdown(skipped_text(kept[2])))
     return Path(kept[1]) if kept else None
+
+
+def skipped_text(skipped: list[str]) -> str:
+    """The files left out of an upload, the first `SHOWN_SKIPS` of them named with why."""
+    more = f"; and {len(skipped) - SHOWN_SKIPS:,} more" if len(skipped) > SHOWN_SKIPS else ""
+    return f"{len(skipped):,} uploaded file(s) skipped: " + "; ".join(skipped[:SHOWN_SKIPS]) + more
 
 
 def forget() -> None:
