@@ -110,7 +110,7 @@ def _input_widgets() -> dict:
     top = st.columns([3, 1, 2, 1])
     values = {
         "folder": top[0].text_input("Dataset folder", key="docile_dir", persist_state="session",
-                                    help=f"the official layout (annotations/, ocr/, pdfs/, <split>.json), inside {plain_for_markdown(data_root())}"),
+                                    help="the official layout (annotations/, ocr/, pdfs/, <split>.json), a path in the server's data root"),
         "split": top[1].text_input("Split", key="docile_split", persist_state="session").strip(),
         "source": top[2].radio("Predictions", list(SOURCES), format_func=SOURCES.get, key="docile_preds", persist_state="session"),
         "iou": float(top[3].number_input("PCC IoU threshold", 0.0, 1.0, step=0.05, key="docile_iou", persist_state="session",
@@ -137,7 +137,7 @@ def _inputs() -> Inputs | None:
     """What to score, or None with the reason on the page."""
     values = _input_widgets()
     if values["folder"].strip() == SAMPLE_TEXT and not (data_root() / SAMPLE_TEXT).is_dir():
-        st.info(f"The shared DocILE sample is not at {plain_for_markdown(data_root() / SAMPLE_TEXT)} (../shared/data/docile "
+        st.info(f"The shared DocILE sample is not at {plain_for_markdown(SAMPLE_TEXT)} in the server's data root (../shared/data/docile "
                 "beside the repository): type a dataset folder on the server.")
         return None
     paths = _resolved({"Dataset folder": values["folder"], "KILE predictions": values["kile"], "LIR predictions": values["lir"]})

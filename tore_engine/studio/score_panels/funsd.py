@@ -75,7 +75,7 @@ def _score(kind: str, reference: Path, prediction: Path | None, seed: int, stamp
 def _folder_input(label: str, key: str, default: str, help_text: str) -> Path | None:
     """A folder on the server, inside the data root; None when left empty. Raises InputError."""
     url_state.seed(key, default)
-    text = st.text_input(label, key=key, help=f"{help_text} (inside {plain_for_markdown(data_root())})", persist_state="session").strip()
+    text = st.text_input(label, key=key, help=f"{help_text} (a path in the server's data root)", persist_state="session").strip()
     url_state.share(**{key: text})
     return server_path(text) if text else None
 
@@ -85,7 +85,8 @@ def _inputs(kind: str) -> tuple[Path, Path | None, int] | None:
     sample = SAMPLE_FOLDERS[kind]
     sample_present = (data_root() / sample).is_dir()
     if not sample_present:
-        st.warning(f"The FUNSD sample is not at {plain_for_markdown(data_root() / sample)}; give a folder of your own gold files below.")
+        st.warning(f"The FUNSD sample is not at {plain_for_markdown(sample.as_posix())} in the server's data root; "
+                   "give a folder of your own gold files below.")
     reference_key, prediction_key = INPUT_KEYS[kind]
     what = "FUNSD annotation JSON files ({\"form\": [...]}), page images beside them or in ../images" if kind == "funsd" \
         else "EC-FUNSD JSON files (document, label_entities, label_linkings)"
@@ -232,8 +233,7 @@ def render() -> None:
     report, simulation = scored["report"], scored["simulation"]
     if simulation is not None:
         totals = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in sorted(simulation["totals"].items()))
-        st.info(f"{SIMULATED_NOTE[kind]} Seed {seed}: {plain_for_markdown(totals or 'no perturbation')}. "
-                f"The prediction files are in {plain_for_markdown(simulation['folder'])}.")
+        st.info(f"{SIMULATED_NOTE[kind]} Seed {seed}: {plain_for_markdown(totals or 'no perturbation')}.")
     for names, what in ((report["missing_predictions"], "have no prediction file and are scored against an empty prediction"),
                         (report["unused_predictions"], "are prediction files without a reference file, ignored")):
         if names:

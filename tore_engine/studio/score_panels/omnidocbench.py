@@ -93,11 +93,11 @@ def _read_inputs() -> Inputs | None:
     sample_present = (data_root() / SAMPLE_TEXTS["gt"]).is_file()
     defaults = SAMPLE_TEXTS if sample_present else dict.fromkeys(SAMPLE_TEXTS, "")
     if not sample_present:
-        st.warning(f"The OmniDocBench demo sample is not at {plain_for_markdown(data_root() / SAMPLE_FOLDER)}; "
+        st.warning(f"The OmniDocBench demo sample is not at {plain_for_markdown(SAMPLE_FOLDER.as_posix())} in the server's data root; "
                    "give the paths of your own files below.")
     texts = {}
     with st.expander("Inputs: paths on the server", expanded=not sample_present):
-        st.caption(f"Relative paths are read from the data root, {plain_for_markdown(data_root())}. The defaults are the real demo sample.")
+        st.caption("Relative paths are read from the server's data root. The defaults are the real demo sample.")
         for name, (label, help_text) in INPUT_FIELDS.items():
             key = f"omnidocbench_{name}"
             url_state.seed(key, defaults[name])
