@@ -1,0 +1,111 @@
+"""Independent values for mAP: pycocotools 2.0.11 run in this process (`coco`), and
+docling-metrics-layout 0.17.0 run unmodified in the Python that has it (`docling`, through
+`docling_reference.py`), on pages given as the API takes them:
+
+    pages = [((reference xyxy, reference classes), (prediction xyxy, prediction classes, scores or None)), ...]
+
+`REFERENCE_PYTHON` is `$TORE_MAP_REFERENCE_PYTHON`, else `../refenv/bin/python` beside the repository
+(a venv with docling-metrics-layout==0.17.0, torchmetrics==1.9.0, faster-coco-eval==1.8.0 and torch);
+tests that need it skip with the reason when it is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.helpers import REPOSITORY
+
+REFERENCE_PYTHON = Path(os.environ.get("TORE_MAP_REFERENCE_PYTHON") or REPOSITORY.parent / "refenv" / "bin" / "python")
+RUNNER = Path(__file__).with_name("docling_reference.py")
+STATS = ("map", "map_50", "map_75", "map_small", "map_medium", "map_large",
+         "mar_1", "mar_10", "mar_100", "mar_small", "mar_medium", "mar_large")
+
+
+def _annotations(pages: list, side: int) -> list[dict]:
+    annotations = []
+    for page, boxes in enumerate(pages):
+        xyxy, classes, *scores = boxes[side]
+        scores = scores[0] if scores else None
+        for k, (box, label) in enumerate(zip(np.asarray(xyxy, np.float64).reshape(-1, 4).tolist(), np.asarray(classes).tolist())):
+            width, height = box[2] - box[0], box[3] - box[1]
+            annotation = {"id": len(annotations) + 1, "image_id": page + 1, "category_id": label + 1,
+                          "bbox": [box[0], box[1], width, height], "area": width * height, "iscrowd": 0}
+            if side == 1:
+                score = None if scores is None else float(scores[k])
+                annotation["score"] = 1.0 if score is None or np.isnan(score) else score
+            annotations.append(annotation)
+    return annotations
+
+
+def coco_oracle(pages: list, class_count: int) -> dict:
+    """pycocotools COCOeval with its default parameters: `stats` (the twelve figures, -1 where
+    undefined), `per_class` {class: (ap, ar_100)} for the classes with a box on either side, and
+    `pages` [(map, map_50, map_75)], each page evaluated alone."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    def dataset(side: int) -> COCO:
+        coco = COCO()
+        coco.dataset = {"images": [{"id": page + 1} for page in range(len(pages))],
+                        "categories": [{"id": label + 1} for label in range(class_count)],
+                        "annotations": _annotations(pages, side)}
+        coco.createIndex()
+        return coco
+
+    def run(image_ids: list[int] | None = None) -> COCOeval:
+        with contextlib.redirect_stdout(io.StringIO()):
+            evaluation = COCOeval(dataset(0), dataset(1), "bbox")
+            if image_ids is not None:
+                evaluation.params.imgIds = image_ids
+            evaluation.evaluate()
+            evaluation.accumulate()
+            evaluation.summarize()
+        return evaluation
+
+    def mean(values: np.ndarray) -> float:
+        defined = values[values > -1]
+        return float(np.mean(defined)) if len(defined) else -1.0
+
+    whole = run()
+    used = {int(label) for page in pages for side in page for label in np.asarray(side[1]).tolist()}
+    per_class = {label: (mean(whole.eval["precision"][:, :, label, 0, -1]), mean(whole.eval["recall"][:, label, 0, -1])) for label in sorted(used)}
+    page_stats = [tuple(float(v) for v in run([page + 1]).stats[:3]) for page in range(len(pages))]
+    return {"stats": dict(zip(STATS, (float(v) for v in whole.stats))), "per_class": per_class, "pages": page_stats}
+
+
+def docling_case(pages: list, taxonomy: list[str], page_ids: list[str] | None = None) -> dict:
+    """One case for `docling_reference.py`."""
+    def rows(boxes, scored: bool) -> list[list]:
+        xyxy, classes, *scores = boxes
+        scores = scores[0] if scores else None
+        out = []
+        for k, (box, label) in enumerate(zip(np.asarray(xyxy, np.float64).reshape(-1, 4).tolist(), np.asarray(classes).tolist())):
+            row = [int(label), *box]
+            if scored:
+                score = None if scores is None else float(scores[k])
+                row.append(None if score is None or np.isnan(score) else score)
+            out.append(row)
+        return out
+
+    ids = page_ids or [f"p{k}" for k in range(len(pages))]
+    return {"taxonomy": taxonomy, "pages": [{"id": page_id, "reference": rows(reference, False), "prediction": rows(prediction, True)}
+                                            for page_id, (reference, prediction) in zip(ids, pages)]}
+
+
+def run_docling_reference(cases: list[dict]) -> list[dict]:
+    """The reference's `MAPDatasetLayoutEvaluation.model_dump()` of each case, in one process (its
+    import of torch takes about 12 s); skips the test when its environment is missing."""
+    if not REFERENCE_PYTHON.exists():
+        pytest.skip(f"the docling-metrics-layout 0.17.0 reference environment is not at {REFERENCE_PYTHON}; "
+                    "set TORE_MAP_REFERENCE_PYTHON to a Python with docling-metrics-layout==0.17.0, torchmetrics==1.9.0, "
+                    "faster-coco-eval==1.8.0 and torch")
+    done = subprocess.run([str(REFERENCE_PYTHON), str(RUNNER)], input=json.dumps(cases), capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
