@@ -47,3 +47,28 @@ def assert_close(ours, theirs, path: str = "") -> None:
         assert ours is not None and abs(ours - theirs) <= TOLERANCE, (path, ours, theirs)
     else:
         assert ours == theirs, (path, ours, theirs)
+
+
+def one_page(tmp_path, blocks: list[dict], name: str = "doc.pdf_1.jpg", attributes: dict | None = None):
+    """A one-page reference of `blocks` (category_type, order, text/latex/html), and its page."""
+    from tore_engine.omnidocbench.reference import load_reference
+
+    dets = [{"poly": [0, 0, 10, 0, 10, 10, 0, 10], "anno_id": index, **block} for index, block in enumerate(blocks)]
+    page = {"page_info": {"image_path": name, "width": 100, "height": 100, "page_attribute": attributes or {}},
+            "layout_dets": dets, "extra": {"relation": []}}
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps([page]), encoding="utf-8")
+    reference = load_reference(path)
+    return reference, reference.pages[0]
+
+
+def score_one(tmp_path, blocks: list[dict], markdown: str) -> dict:
+    """The `end_to_end` scores of one page predicted by `markdown`."""
+    from tore_engine.omnidocbench.end_to_end import score_end_to_end
+    from tore_engine.omnidocbench.markdown import load_markdown_predictions
+
+    reference, page = one_page(tmp_path, blocks)
+    folder = tmp_path / "md"
+    folder.mkdir()
+    (folder / f"{page.id[:-4]}.md").write_text(markdown, encoding="utf-8")
+    return score_end_to_end(reference, load_markdown_predictions(folder, reference))
