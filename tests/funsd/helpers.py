@@ -73,3 +73,15 @@ def cases(section: str, **where) -> list[dict]:
 def entity(entity_id, label, box, texts=("w",), linking=()):
     return {"id": entity_id, "label": label, "box": list(box), "text": " ".join(texts),
             "words": [{"box": list(box), "text": t} for t in texts], "linking": [list(l) for l in linking]}
+
+
+def grid_form(n: int, links_each: int) -> dict:
+    """`n` one-word entities on a grid, none overlapping another, entity i linked to the
+    `links_each` next ones (mod n): the worst cases of issue 20 (B15)."""
+    form = []
+    for i in range(n):
+        x, y = (i % 100) * 12, (i // 100) * 12
+        box = [x, y, x + 10, y + 10]
+        form.append({"id": i, "label": "question" if i % 2 else "answer", "box": box, "words": [{"box": box, "text": "w"}],
+                     "linking": [[i, (i + k) % n] for k in range(1, links_each + 1)]})
+    return {"form": form}

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections import Counter
 
 import pytest
+from tests.funsd.helpers import grid_form
 from tests.helpers import shared_path
 
 from tore_engine.errors import InputError
 from tore_engine.funsd import EcDocument, EcEntities, FunsdDocument, score_document, score_ec_document
 from tore_engine.funsd.score import score_ec_funsd, score_funsd
+from tore_engine.funsd.matching import MAX_BOXES
 from tore_engine.funsd.simulated import (
     NO_EC_NOISE, NO_NOISE, FunsdNoise, simulate_ec_prediction, simulate_funsd_prediction, write_simulated_predictions,
 )
@@ -172,3 +175,22 @@ def test_ec_real_sample_folder(tmp_path):
     exact = report.corpus["entity_exact_match"]
     assert exact["fn"] == total["dropped"] + exact["fp"]  # every kept but altered entity is one fp and one fn
     assert report.corpus["el_given_gold_entities"] is None
+
+
+def test_many_links_are_simulated_in_linear_time():
+    # 2,000 entities with 50 links each: every entity's `linking` was a pass over all 100,000 links (191 s)
+    start = time.perf_counter()
+    prediction, log = simulate_funsd_prediction(grid_form(2000, 50), doc_id="d", seed=0, noise=dataclasses.replace(NO_NOISE, drop_link=0.5))
+    assert time.perf_counter() - start < 60
+    links = {tuple(link) for entity in prediction["form"] for link in entity["linking"]}
+    assert len(links) == 100_000 - log["dropped_links"] and 40_000 < log["dropped_links"] < 60_000
+    for entity in prediction["form"]:  # each link listed once in each of its two ends, in sorted order
+        linking = [tuple(link) for link in entity["linking"]]
+        assert linking == sorted(set(linking)) and all(entity["id"] in link for link in linking)
+    assert sum(len(entity["linking"]) for entity in prediction["form"]) == 2 * len(links)
+
+
+def test_a_form_too_large_to_score_is_not_simulated():
+    form = {"form": [{"id": 0, "label": "other", "box": [0, 0, 1, 1], "words": [{"box": [0, 0, 1, 1], "text": "w"}] * (MAX_BOXES + 1)}]}
+    with pytest.raises(InputError, match=r"^file g\.json: the reference has 20,001 words on this form"):
+        simulate_funsd_prediction(form, doc_id="d", file="g.json")

@@ -12,8 +12,10 @@ an error naming the file and the place.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -114,6 +116,11 @@ class FunsdDocument:
         """The prediction a reference file without a prediction file is scored against."""
         return cls(id=doc_id, entities=[], links=set())
 
+    @functools.cached_property
+    def undirected_links(self) -> set[frozenset[int]]:
+        """`links` without orientation, built once: every linking panel reads it, per link."""
+        return undirected(self.links)
+
     @property
     def words(self) -> list[FunsdWord]:
         """Valid words, entity by entity."""
@@ -128,6 +135,11 @@ class FunsdDocument:
 
     def entity_boxes(self) -> np.ndarray:
         return np.array([entity.box for entity in self.entities], dtype=np.float64).reshape(-1, 4)
+
+
+def undirected(links: Iterable[tuple[int, int]]) -> set[frozenset[int]]:
+    """Links as 2-element sets: a pair linked in both directions counts once (funsd.md 2.9)."""
+    return {frozenset(link) for link in links}
 
 
 def convert(data: object, schema: Any, file: str) -> Any:

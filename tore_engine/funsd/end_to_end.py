@@ -11,15 +11,16 @@ import functools
 import operator
 from dataclasses import dataclass
 
-import numpy as np
-
+from tore_engine.errors import InputError
 from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument
-from tore_engine.funsd.links import EndToEndLinkCounts, correctly_labeled, end_to_end_link_counts, undirected
-from tore_engine.funsd.matching import Matches, greedy_icdar_matches, iou_matrix, optimal_matches
+from tore_engine.funsd.links import EndToEndLinkCounts, correctly_labeled, end_to_end_link_counts
+from tore_engine.funsd.matching import BoxMatching, Matches, match_boxes
 from tore_engine.funsd.metrics import (
     DocumentScorer,
     NO_LABEL, Counts, Summable, adjusted_rand_index, labeling_panel, mean_or_none, seqeval_panel,
 )
+
+MAX_WORD_CHARS = 1000  # a matched word's text (FUNSD words are tokens: the real forms' longest has 15)
 
 CORPUS_AGGREGATION = (
     "micro over documents (counts summed; OCR mean over all matched pairs); word_grouping.ari_macro = mean of "
@@ -43,8 +44,8 @@ class ItemCounts(Summable):
     def of(cls, reference: FunsdDocument, prediction: FunsdDocument) -> "ItemCounts":
         return cls(
             len(reference.words), len(prediction.words), len(reference.entities), len(prediction.entities),
-            len(reference.links), len(undirected(reference.links)),
-            len(prediction.links), len(undirected(prediction.links)),
+            len(reference.links), len(reference.undirected_links),
+            len(prediction.links), len(prediction.undirected_links),
         )
 
 
@@ -54,6 +55,12 @@ class Detection(Summable):
 
     optimal: Counts
     greedy_icdar: Counts
+
+    @classmethod
+    def of(cls, matching: BoxMatching) -> "Detection":
+        n_reference, n_predicted = matching.shape
+        return cls(Counts.from_sizes(len(matching.optimal), n_predicted, n_reference),
+                   Counts.from_sizes(matching.greedy_count, n_predicted, n_reference))
 
     def panel(self) -> dict:
         return {**self.optimal.prf(), "greedy_icdar_strict": self.greedy_icdar.prf()}
@@ -73,6 +80,8 @@ class OcrSums(Summable):
     def of(cls, reference: FunsdDocument, prediction: FunsdDocument, word_matches: Matches) -> "OcrSums":
         from rapidfuzz.distance import Levenshtein
 
+        _check_word_lengths(reference, [g for g, _ in word_matches])
+        _check_word_lengths(prediction, [p for _, p in word_matches])
         gt_words, pred_words = reference.words, prediction.words
         pairs = [(pred_words[p].text, gt_words[g].text) for g, p in word_matches]
         return cls(
@@ -93,6 +102,17 @@ class OcrSums(Summable):
             "mean_similarity_over_gt": mean_or_none(self.sum_similarity, self.n_gt_words),
             "exact_match_rate_matched": mean_or_none(self.n_exact, self.n_matched),
         }
+
+
+def _check_word_lengths(document: FunsdDocument, indexes: list[int]) -> None:
+    """The words at `indexes` are short enough to compare: the edit distance's cost grows with the
+    product of the two lengths (two words of 100,000 characters take 0.5 s, of a million 50 s)."""
+    words = document.words
+    for index in indexes:
+        if len(words[index].text) > MAX_WORD_CHARS:
+            entity = document.entities[document.word_entity_index()[index]]
+            raise InputError(f"entity {entity.id} has a word of {len(words[index].text):,} characters, more than the "
+                             f"{MAX_WORD_CHARS:,} that OCR scoring compares", file=document.source)
 
 
 @dataclass
@@ -129,24 +149,22 @@ class DocumentScore:
 
 def score_document(reference: FunsdDocument, prediction: FunsdDocument) -> DocumentScore:
     """Score one form: match words and entities, then derive every panel from the matches."""
-    word_iou = iou_matrix(reference.word_boxes(), prediction.word_boxes())
-    entity_iou = iou_matrix(reference.entity_boxes(), prediction.entity_boxes())
-    word_matches, entity_matches = optimal_matches(word_iou), optimal_matches(entity_iou)
-    n_gt_words, n_pred_words = word_iou.shape
-    n_gt_entities, n_pred_entities = entity_iou.shape
+    files = (reference.source, prediction.source)
+    words = match_boxes(reference.word_boxes(), prediction.word_boxes(), what="words", files=files)
+    entities = match_boxes(reference.entity_boxes(), prediction.entity_boxes(), what="entities", files=files)
+    return score_matched(reference, prediction, words, entities)
+
+
+def score_matched(reference: FunsdDocument, prediction: FunsdDocument, words: BoxMatching, entities: BoxMatching) -> DocumentScore:
+    """Every panel of one form from its word and entity matchings."""
+    word_matches, entity_matches = words.optimal, entities.optimal
     entity_map = {prediction.entities[p].id: reference.entities[g].id for g, p in entity_matches}
     true_tags, pred_tags = layoutlm_tags(reference, prediction, word_matches)
     return DocumentScore(
         doc_id=reference.id,
         counts=ItemCounts.of(reference, prediction),
-        word_detection=Detection(
-            Counts.from_sizes(len(word_matches), n_pred_words, n_gt_words),
-            Counts.from_sizes(len(greedy_icdar_matches(word_iou)), n_pred_words, n_gt_words),
-        ),
-        entity_detection=Detection(
-            Counts.from_sizes(len(entity_matches), n_pred_entities, n_gt_entities),
-            Counts.from_sizes(len(greedy_icdar_matches(entity_iou)), n_pred_entities, n_gt_entities),
-        ),
+        word_detection=Detection.of(words),
+        entity_detection=Detection.of(entities),
         ocr=OcrSums.of(reference, prediction, word_matches),
         word_grouping=word_grouping(reference, prediction, word_matches),
         label_pairs=label_pairs(reference, prediction, entity_matches),
@@ -157,7 +175,7 @@ def score_document(reference: FunsdDocument, prediction: FunsdDocument) -> Docum
         true_tags=true_tags,
         pred_tags=pred_tags,
         links=end_to_end_link_counts(reference, prediction, entity_map),
-        overlay=overlay(reference, prediction, entity_matches, entity_iou, entity_map),
+        overlay=overlay(reference, prediction, entities, entity_map),
     )
 
 
@@ -213,22 +231,18 @@ def layoutlm_tags(reference: FunsdDocument, prediction: FunsdDocument, word_matc
     return true_tags, pred_tags
 
 
-def overlay(
-    reference: FunsdDocument,
-    prediction: FunsdDocument,
-    entity_matches: Matches,
-    entity_iou: np.ndarray,
-    entity_map: dict[int, int],
-) -> dict:
+def overlay(reference: FunsdDocument, prediction: FunsdDocument, entities: BoxMatching, entity_map: dict[int, int]) -> dict:
     """What the app draws for one form: entities with their match, links with their outcome.
 
     Links are judged by the headline variant (`e2e_labeled_undirected`).
     """
+    entity_matches = entities.optimal
     gt_to_pred = {g: p for g, p in entity_matches}
+    iou_of = dict(zip(entity_matches, entities.optimal_iou))
     correct = correctly_labeled(reference, prediction, entity_map)
     pred_found = {
-        link for link in undirected(prediction.links)
-        if link <= correct and frozenset(entity_map[e] for e in link) in undirected(reference.links)
+        link for link in prediction.undirected_links
+        if link <= correct and frozenset(entity_map[e] for e in link) in reference.undirected_links
     }
     gt_found = {frozenset(entity_map[e] for e in link) for link in pred_found}
     pred_to_gt = {p: g for g, p in entity_matches}
@@ -236,7 +250,7 @@ def overlay(
         "gt_entities": [
             {"id": e.id, "label": e.label, "box": list(e.box),
              "matched_pred_id": prediction.entities[gt_to_pred[i]].id if i in gt_to_pred else None,
-             "iou": float(entity_iou[i, gt_to_pred[i]]) if i in gt_to_pred else None}
+             "iou": iou_of[i, gt_to_pred[i]] if i in gt_to_pred else None}
             for i, e in enumerate(reference.entities)
         ],
         "pred_entities": [

@@ -10,14 +10,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from tore_engine.funsd.documents import FunsdDocument
+from tore_engine.funsd.documents import FunsdDocument, undirected
 from tore_engine.funsd.metrics import Counts, Summable
 
 Link = tuple[int, int]
-
-
-def undirected(links: Iterable[Link]) -> set[frozenset[int]]:
-    return {frozenset(link) for link in links}
 
 
 @dataclass(frozen=True)
@@ -56,7 +52,7 @@ def end_to_end_link_counts(
     """`entity_map`: predicted entity id -> id of the GT entity it is matched to (one-to-one)."""
     matched = set(entity_map)
     correct = correctly_labeled(reference, prediction, entity_map)
-    gt_undirected, pred_undirected = undirected(reference.links), undirected(prediction.links)
+    gt_undirected, pred_undirected = reference.undirected_links, prediction.undirected_links
 
     def undirected_hits(links: Iterable[frozenset[int]], allowed: Collection[int]) -> int:
         return sum(1 for link in links if link <= allowed and frozenset(entity_map[e] for e in link) in gt_undirected)
@@ -112,7 +108,7 @@ def links_given_gt_entities(reference: FunsdDocument, pred_links: Iterable[Itera
         if head != tail and head in labels and tail in labels
     }
     gt_kv, pred_kv = _question_answer_pairs(reference.links, labels), _question_answer_pairs(predicted, labels)
-    gt_undirected, pred_undirected = undirected(reference.links), undirected(predicted)
+    gt_undirected, pred_undirected = reference.undirected_links, undirected(predicted)
     return GivenEntityLinkCounts(
         directed=Counts.from_sizes(len(predicted & reference.links), len(predicted), len(reference.links)),
         undirected=Counts.from_sizes(len(pred_undirected & gt_undirected), len(pred_undirected), len(gt_undirected)),

@@ -9,6 +9,7 @@ document id, never by the order documents are processed in).
 
 from __future__ import annotations
 
+import bisect
 import copy
 import hashlib
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from tore_engine.funsd.documents import FUNSD_CLASSES, FunsdDocument, pair_folders
 from tore_engine.funsd.ec_documents import EC_CLASSES, EcDocument
+from tore_engine.funsd.matching import check_box_count
 from tore_engine.inputs import read_json
 
 DISPLACEMENT = 0.6  # of the entity's width: IoU of a displaced box with its gold box is 0.4 / 1.6 = 0.25
@@ -72,7 +74,8 @@ def simulate_funsd_prediction(
     Only valid entities (funsd.md 2.2: with a non-blank word) are perturbed, so the log counts what
     the scorer sees; entities made of blank words are kept as they are (the scorer ignores them).
     """
-    FunsdDocument.from_json(gold, doc_id=doc_id, file=file)  # bad gold is an input error, not a crash below
+    document = FunsdDocument.from_json(gold, doc_id=doc_id, file=file)  # bad gold is an input error, not a crash below
+    check_box_count(len(document.words), side="reference", what="words", file=file)  # before merges search every entity
     rng = _rng(seed, doc_id)
     log: Counter = Counter()
     entities = [copy.deepcopy(entity) for entity in gold["form"]]
@@ -80,6 +83,7 @@ def simulate_funsd_prediction(
     next_id = max((entity["id"] for entity in entities), default=-1) + 1
     renamed: dict[int, int | None] = {}  # gold id -> predicted id (None: dropped)
     result, consumed = [], set()
+    valid_indexes = [index for index, entity in enumerate(entities) if _valid_words(entity)]
     for index, entity in enumerate(entities):
         if index in consumed:
             continue
@@ -91,7 +95,7 @@ def simulate_funsd_prediction(
             renamed[entity["id"]] = None
             log["dropped"] += 1
             continue
-        if fate == "merge" and (partner := _nearest(entities, index, consumed)) is not None:
+        if fate == "merge" and (partner := _nearest(entities, index, consumed, valid_indexes)) is not None:
             consumed.add(partner)
             renamed[entities[partner]["id"]] = entity["id"]
             entity = _merged(entity, entities[partner])
@@ -118,9 +122,19 @@ def simulate_funsd_prediction(
     valid = [entity for entity in result if _valid_words(entity)]
     links = _noisy_links(rng, _renamed_links(links, renamed), _ids(valid, "question", "id"), _ids(valid, "answer", "id"),
                          noise.drop_link, noise.add_link, log)
+    linking = _linking_by_entity(links)
     for entity in result:
-        entity["linking"] = [list(link) for link in sorted(links) if entity["id"] in link]
+        entity["linking"] = [list(link) for link in linking.get(entity["id"], ())]
     return {"form": result}, log
+
+
+def _linking_by_entity(links: set[tuple[int, int]]) -> dict[int, list[tuple[int, int]]]:
+    """Each entity id's links, in sorted order: FUNSD lists a link in both of its ends' `linking`."""
+    by_entity: dict[int, list[tuple[int, int]]] = {}
+    for link in sorted(links):
+        for end in set(link):
+            by_entity.setdefault(end, []).append(link)
+    return by_entity
 
 
 def _valid_words(entity: dict) -> list[dict]:
@@ -141,10 +155,12 @@ def _centre(box: list[float]) -> tuple[float, float]:
     return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
 
 
-def _nearest(entities: list[dict], index: int, consumed: set[int]) -> int | None:
-    """The closest later valid entity by box centre (earlier ones have been placed already)."""
+def _nearest(entities: list[dict], index: int, consumed: set[int], valid_indexes: list[int]) -> int | None:
+    """The closest later valid entity by box centre (earlier ones have been placed already);
+    `valid_indexes`: the valid entities' indexes, ascending (entities of blank words cost nothing)."""
     x, y = _centre(entities[index]["box"])
-    candidates = [k for k in range(index + 1, len(entities)) if k not in consumed and _valid_words(entities[k])]
+    later = valid_indexes[bisect.bisect_right(valid_indexes, index):]
+    candidates = [k for k in later if k not in consumed]
     return min(candidates, key=lambda k: math.dist((x, y), _centre(entities[k]["box"])), default=None)
 
 
