@@ -47,7 +47,6 @@ END_TO_END_RESULT = OfficialResult(
         "reading_order_edit": ("reading_order", "all", "Edit_dist", "ALL_page_avg"),
         "table_teds": ("table", "page", "TEDS", "ALL"),
         "table_teds_s": ("table", "page", "TEDS_structure_only", "ALL"),
-        "table_edit": ("table", "all", "Edit_dist", "ALL_page_avg"),
         "formula_edit": ("display_formula", "all", "Edit_dist", "ALL_page_avg"),
     },
 )
