@@ -221,10 +221,10 @@ def ordered_programme(prepared: Prepared, page: str, allow_gaps: bool) -> list[R
             max_skips = 1
         if abs(gt_count - pred_count) >= 3:
             max_skips = 2
-    segments = {start: [(seq, " ".join(lines.norm_pred[i] for i in seq).strip(),
-                         len(seq) < 2 and formula_kind(lines.pred_items[seq[0]]) == INLINE)
-                        for seq in sequences(pred_count, start, max_merge, max_span, max_skips)]
-                for start in range(pred_count)}
+    segments = {start: [(seq, norm, len(seq) < 2 and formula_kind(lines.pred_items[seq[0]]) == INLINE)
+                        for seq in sequences(pred_count, start, max_merge, max_span, max_skips)
+                        if (norm := " ".join(lines.norm_pred[i] for i in seq).strip()) and _mergeable(prepared, seq)]
+                for start in range(pred_count)}  # the sequences upstream may use, the same for every row
     best = [[_INFINITE] * (pred_count + 1) for _ in range(gt_count + 1)]
     parent: list[list[Any]] = [[None] * (pred_count + 1) for _ in range(gt_count + 1)]
     best[0][0] = (0.0, 0, 0, 0)
@@ -244,8 +244,6 @@ def ordered_programme(prepared: Prepared, page: str, allow_gaps: bool) -> list[R
                 continue
             gt_norm = lines.norm_gt[g]
             for sequence, norm_pred, inline in segments[p]:
-                if not _mergeable(prepared, sequence) or not norm_pred:
-                    continue
                 upper = max(len(gt_norm), len(norm_pred))
                 distance = Levenshtein.distance(gt_norm, norm_pred) if upper > 0 else 0
                 candidate = (state[0] + edit_or_empty(gt_norm, norm_pred), state[1] + distance, state[2] + upper,
