@@ -52,19 +52,23 @@ def coco_oracle(pages: list, class_count: int) -> dict:
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
-    def dataset(side: int) -> COCO:
+    def dataset(side: int, annotations: list[dict]) -> COCO:
         coco = COCO()
         coco.dataset = {"images": [{"id": page + 1} for page in range(len(pages))],
                         "categories": [{"id": label + 1} for label in range(class_count)],
-                        "annotations": _annotations(pages, side)}
+                        "annotations": annotations}
         coco.createIndex()
         return coco
 
-    def run(image_ids: list[int] | None = None) -> COCOeval:
+    sides = [_annotations(pages, side) for side in (0, 1)]
+
+    def run(image_id: int | None = None) -> COCOeval:
+        """COCOeval over all pages, or over page `image_id` alone (its images restricted to it)."""
+        chosen = [[a for a in side if image_id in (None, a["image_id"])] for side in sides]
         with contextlib.redirect_stdout(io.StringIO()):
-            evaluation = COCOeval(dataset(0), dataset(1), "bbox")
-            if image_ids is not None:
-                evaluation.params.imgIds = image_ids
+            evaluation = COCOeval(dataset(0, chosen[0]), dataset(1, chosen[1]), "bbox")
+            if image_id is not None:
+                evaluation.params.imgIds = [image_id]
             evaluation.evaluate()
             evaluation.accumulate()
             evaluation.summarize()
@@ -77,7 +81,7 @@ def coco_oracle(pages: list, class_count: int) -> dict:
     whole = run()
     used = {int(label) for page in pages for side in page for label in np.asarray(side[1]).tolist()}
     per_class = {label: (mean(whole.eval["precision"][:, :, label, 0, -1]), mean(whole.eval["recall"][:, label, 0, -1])) for label in sorted(used)}
-    page_stats = [tuple(float(v) for v in run([page + 1]).stats[:3]) for page in range(len(pages))]
+    page_stats = [tuple(float(v) for v in run(page + 1).stats[:3]) for page in range(len(pages))]
     return {"stats": dict(zip(STATS, (float(v) for v in whole.stats))), "per_class": per_class, "pages": page_stats}
 
 
@@ -103,6 +107,11 @@ def docling_case(pages: list, taxonomy: list[str], page_ids: list[str] | None = 
 def run_docling_reference(cases: list[dict]) -> list[dict]:
     """The reference's `MAPDatasetLayoutEvaluation.model_dump()` of each case, in one process (its
     import of torch takes about 12 s); skips the test when its environment is missing."""
+    return [run["evaluation"] for run in timed_docling_reference(cases)]
+
+
+def timed_docling_reference(cases: list[dict]) -> list[dict]:
+    """`docling_reference.py`'s output: each case's evaluation and the CPU time it took."""
     if not REFERENCE_PYTHON.exists():
         pytest.skip(f"the docling-metrics-layout 0.17.0 reference environment is not at {REFERENCE_PYTHON}; "
                     "set TORE_MAP_REFERENCE_PYTHON to a Python with docling-metrics-layout==0.17.0, torchmetrics==1.9.0, "

@@ -32,8 +32,7 @@ KERNEL_ENV = "TORE_MAP_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"
 LOAD_AFTER_PAGES = 200  # warm cache: loading (0.3-0.5 s with numba's import) pays off after about this many pages
 COMPILE_AFTER_PAGES = 5_000  # cold cache: below this a job never waits for a compile
-COMPILE_SECONDS = 6
-WHAT = "the mAP kernels"
+COMPILE_SECONDS = 3  # each entry's compile
 LOCK_NAME = "compile-map.lock"
 
 AREAS = len(AREA_RANGES)
@@ -312,10 +311,9 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
 # --- accumulation ----------------------------------------------------------------------------------
 
 
-@accumulating.entry(lambda t: (t.int64[::1], t.int64[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1],
-                                t.float64[::1], t.float64))
-def _accumulate(order, ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
-    """`map_numpy.accumulate` of records in ranking order (`order`, class c's at `bounds[c]:bounds[c + 1]`),
+@accumulating.entry(lambda t: (t.int64[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
+def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
+    """`map_numpy.accumulate` of records in ranking order (class c's at `bounds[c]:bounds[c + 1]`),
     as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays."""
     class_count, limits, points = len(bounds) - 1, len(MAX_DETECTIONS), len(recall_thresholds)
     precision = np.full(THRESHOLDS * points * class_count * AREAS * limits, -1.0)
@@ -328,7 +326,7 @@ def _accumulate(order, ranks, matched, ignored, bounds, ground_truths, recall_th
     for label in range(class_count):
         deepest = 0
         for k in range(bounds[label], bounds[label + 1]):
-            deepest = max(deepest, ranks[order[k]])
+            deepest = max(deepest, ranks[k])
         for limit_index in range(limits):
             if limit_index > 0 and deepest < MAX_DETECTIONS_K[limit_index - 1]:  # the same records as the smaller limit
                 for t in range(THRESHOLDS):
@@ -340,8 +338,7 @@ def _accumulate(order, ranks, matched, ignored, bounds, ground_truths, recall_th
                             precision[at] = precision[at - 1]
                 continue
             count = 0
-            for k in range(bounds[label], bounds[label + 1]):
-                record = order[k]
+            for record in range(bounds[label], bounds[label + 1]):
                 if ranks[record] < MAX_DETECTIONS_K[limit_index]:
                     curve_matched[count], curve_ignored[count] = matched[record], ignored[record]
                     count += 1
@@ -378,15 +375,15 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
         np.ascontiguousarray(prediction.classes, np.int64), scores,
         class_count, convention.iou_thresholds, convention.recall_thresholds, convention.epsilon)
     boxes = np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count)
-    return PageMatches(classes, ranked, ranks, matched, ignored, ground_truths, boxes, values)
+    return PageMatches.ranked([classes, ranked, ranks, matched, ignored], ground_truths, boxes, values)
 
 
-def accumulate(matches: PageMatches, order: np.ndarray, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
-    """`map_numpy.accumulate`, compiled; `order` is `map_numpy.ranking(matches)`."""
+def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
+    """`map_numpy.accumulate`, compiled."""
     class_count = len(matches.boxes)
-    bounds = np.searchsorted(matches.classes[order], np.arange(class_count + 1)).astype(np.int64)
-    precision, recall = accumulating.load()(order.astype(np.int64), matches.ranks, matches.matched, matches.ignored, bounds,
-                                             np.ascontiguousarray(matches.ground_truths), convention.recall_thresholds, convention.epsilon)
+    precision, recall = accumulating.load()(
+        np.ascontiguousarray(matches.ranks, np.int64), np.ascontiguousarray(matches.matched), np.ascontiguousarray(matches.ignored),
+        matches.class_bounds(), np.ascontiguousarray(matches.ground_truths), convention.recall_thresholds, convention.epsilon)
     limits = len(MAX_DETECTIONS)
     return (precision.reshape(THRESHOLDS, RECALL_POINTS, class_count, AREAS, limits),
             recall.reshape(THRESHOLDS, class_count, AREAS, limits))
@@ -402,12 +399,16 @@ def _mode() -> str:
     return mode
 
 
+def _what(kernels: jit.Kernels) -> str:
+    return "mAP's matching kernel" if kernels is matching else "mAP's accumulation kernel"
+
+
 def _ready(kernels: jit.Kernels, pages: int, always: bool) -> bool:
     if kernels.loaded:
         return True
     if not always and pages < LOAD_AFTER_PAGES:
         return False
-    return jit.ready(kernels, WHAT, COMPILE_SECONDS, wait=True, may_compile=always or pages >= COMPILE_AFTER_PAGES,
+    return jit.ready(kernels, _what(kernels), COMPILE_SECONDS, wait=True, may_compile=always or pages >= COMPILE_AFTER_PAGES,
                      lock_name=LOCK_NAME) is not None
 
 
@@ -425,8 +426,7 @@ def use_kernels(kernels: jit.Kernels, pages: int) -> bool:
 def warm() -> list[str]:
     """Load both entries from the cache folder, compiling them there first when it is cold."""
     without = "numba is not installed: mAP uses its NumPy path"
-    return [jit.warm(kernels, f"{WHAT} ({name})", COMPILE_SECONDS / 2, without_numba=without, lock_name=LOCK_NAME)
-            for name, kernels in (("matching", matching), ("accumulation", accumulating))]
+    return [jit.warm(kernels, _what(kernels), COMPILE_SECONDS, without_numba=without, lock_name=LOCK_NAME) for kernels in (matching, accumulating)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -161,29 +161,23 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
                 scored.append(_page_sums(matched, ignored, int(kept[0]), convention))
         values[page] = page_values(scored)
     columns = [np.concatenate([record[k] for record in records]) if records else np.zeros(0) for k in range(5)]
-    return PageMatches(
-        columns[0].astype(np.int64), columns[1].astype(np.float64), columns[2].astype(np.int64),
-        columns[3].astype(np.uint64), columns[4].astype(np.uint64), ground_truths,
+    return PageMatches.ranked(
+        [column.astype(dtype) for column, dtype in zip(columns, (np.int64, np.float64, np.int64, np.uint64, np.uint64))],
+        ground_truths,
         np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count),
         values,
     )
 
 
-def ranking(matches: PageMatches) -> np.ndarray:
-    """The records by class, then by score descending, ties in page and rank order (COCOeval's
-    stable sort of the detections concatenated in image order)."""
-    return np.lexsort((-matches.scores, matches.classes))
-
-
-def accumulate(matches: PageMatches, order: np.ndarray, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
+def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
     """COCOeval's `precision` (T, R, K, A, M) and `recall` (T, K, A, M) arrays, -1 where a class
-    has no reference box that the area range keeps; `order` is `ranking(matches)`."""
+    has no reference box that the area range keeps."""
     class_count = len(matches.boxes)
     precision = -np.ones((THRESHOLDS, RECALL_POINTS, class_count, AREAS, len(MAX_DETECTIONS)))
     recall = -np.ones((THRESHOLDS, class_count, AREAS, len(MAX_DETECTIONS)))
-    bounds = np.searchsorted(matches.classes[order], np.arange(class_count + 1))
+    bounds = matches.class_bounds()
     for label in range(class_count):
-        records = order[bounds[label]:bounds[label + 1]]
+        records = np.arange(bounds[label], bounds[label + 1])
         for limit_index, limit in enumerate(MAX_DETECTIONS):
             kept = records[matches.ranks[records] < limit]
             matched, ignored = matches.matched[kept], matches.ignored[kept]

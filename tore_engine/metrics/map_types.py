@@ -5,9 +5,9 @@ COCOeval's work splits in two (pycocotools `evaluateImg`, then `accumulate`): ea
 detections are matched against its reference boxes on their own, and only the precision-recall
 curves need all pages at once. So a run of pages yields `PageMatches`, one record per detection
 that COCOeval keeps (class, score, rank on its page, and which thresholds and area ranges made it a
-match or an ignored box), plus each page's own mAP; records of consecutive runs concatenate into
-exactly the records of all the pages (`PageMatches.merged`), which workers can therefore compute
-on page chunks.
+match or an ignored box) in the order the curves read them, plus each page's own mAP; the records
+of consecutive runs merge into exactly the records of all the pages (`PageMatches.merged`), which
+workers can therefore compute on page chunks.
 """
 
 from __future__ import annotations
@@ -50,6 +50,10 @@ class Convention:
     def value(self, number: float) -> float:
         """A result as this convention reports it."""
         return float(np.float32(number)) if self.single_precision else float(number)
+
+    def values(self, numbers: np.ndarray) -> np.ndarray:
+        """`value` of each number (NaN stays NaN)."""
+        return numbers.astype(np.float32).astype(np.float64) if self.single_precision else numbers
 
 
 # pycocotools 2.0.11 `Params.setDetParams`, built exactly as it builds them.
@@ -110,17 +114,31 @@ def detection_scores(side: SideBoxes, convention: Convention) -> np.ndarray:
     return scores.astype(np.float32).astype(np.float64) if convention.single_precision else scores.astype(np.float64)
 
 
+def ranking(classes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """The order of records by class, then by score descending, ties kept in their order: COCOeval's
+    stable sort of a class's detections, concatenated in image order (records come in page and
+    rank order). Records already in this order in runs (merged chunks) sort in about linear time."""
+    by_class = np.argsort(classes.astype(np.int32), kind="stable")  # a radix sort
+    bounds = np.searchsorted(classes[by_class], np.arange(int(classes.max(initial=-1)) + 2))
+    order = np.empty_like(by_class)
+    negated = -scores
+    for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        segment = by_class[first:last]
+        order[first:last] = segment[np.argsort(negated[segment], kind="stable")]
+    return order
+
+
 @dataclass(frozen=True)
 class PageMatches:
     """What a run of pages contributes to mAP; `merged` joins consecutive runs exactly.
 
-    One record per kept detection (a page's 100 best of a class), in page order, then class, then
-    rank (score order, ties in file order): its class, score and rank, and as bits (area range a,
-    threshold t at bit `a * THRESHOLDS + t`) whether it matched a reference box and whether
-    COCOeval ignores it. `ground_truths[c, a]` counts the reference boxes of class c that area
-    range a does not ignore; `boxes[c]` counts both sides' boxes of class c (classes with none
-    get no per-class value). `page_values` holds each page's map, map_50 and map_75 in float64,
-    NaN where the page has no reference box to score.
+    One record per kept detection (a page's 100 best of a class), in ranking order (`ranking`):
+    its class, score and rank on its page (score order, ties in file order), and as bits (area
+    range a, threshold t at bit `a * THRESHOLDS + t`) whether it matched a reference box and
+    whether COCOeval ignores it. `ground_truths[c, a]` counts the reference boxes of class c that
+    area range a does not ignore; `boxes[c]` counts both sides' boxes of class c (classes with
+    none get no per-class value). `page_values` holds each page's map, map_50 and map_75 in
+    float64, NaN where the page has no reference box to score.
     """
 
     classes: np.ndarray  # (records,) int64
@@ -132,14 +150,23 @@ class PageMatches:
     boxes: np.ndarray  # (classes,) int64
     page_values: np.ndarray  # (pages, 3) float64
 
+    RECORDS = ("classes", "scores", "ranks", "matched", "ignored")
+
+    @classmethod
+    def ranked(cls, records: Sequence[np.ndarray], ground_truths: np.ndarray, boxes: np.ndarray, page_values: np.ndarray) -> "PageMatches":
+        """From records in page order (then class, then rank), put in ranking order."""
+        order = ranking(records[0], records[1])
+        return cls(*(column[order] for column in records), ground_truths, boxes, page_values)
+
     @classmethod
     def merged(cls, parts: Sequence["PageMatches"]) -> "PageMatches":
         """The records of consecutive runs of pages, in order, as one."""
         if not parts:
             raise ValueError("no page matches to merge")
-        return cls(
-            *(np.concatenate([getattr(part, name) for part in parts]) for name in ("classes", "scores", "ranks", "matched", "ignored")),
-            sum(part.ground_truths for part in parts),
-            sum(part.boxes for part in parts),
-            np.concatenate([part.page_values for part in parts]),
-        )
+        return cls.ranked([np.concatenate([getattr(part, name) for part in parts]) for name in cls.RECORDS],
+                          sum(part.ground_truths for part in parts), sum(part.boxes for part in parts),
+                          np.concatenate([part.page_values for part in parts]))
+
+    def class_bounds(self) -> np.ndarray:
+        """Where each class's records start (and, last, where they end)."""
+        return np.searchsorted(self.classes, np.arange(len(self.boxes) + 1)).astype(np.int64)

@@ -139,18 +139,15 @@ def page_statistics(values: Sequence[float]) -> PageStatistics:
 
 def summarise(matches: PageMatches, convention: Convention) -> MeanAveragePrecision:
     """Every figure of the data set from its pages' match records."""
-    order = map_numpy.ranking(matches)
-    if map_kernel.use_kernels(map_kernel.accumulating, len(matches.page_values)):
-        precision, recall = map_kernel.accumulate(matches, order, convention)
-    else:
-        precision, recall = map_numpy.accumulate(matches, order, convention)
+    compiled = map_kernel.use_kernels(map_kernel.accumulating, len(matches.page_values))
+    precision, recall = (map_kernel if compiled else map_numpy).accumulate(matches, convention)
     stats = _stats(precision, recall, convention.iou_thresholds)
     last = len(MAX_DETECTIONS) - 1
     per_class = {
         label: (_reported(_mean(precision[:, :, label, 0, last]), convention), _reported(_mean(recall[:, label, 0, last]), convention))
         for label in np.flatnonzero(matches.boxes).tolist()
     }
-    pages = np.vectorize(convention.value, otypes=[np.float64])(matches.page_values) if matches.page_values.size else matches.page_values
+    pages = convention.values(matches.page_values)
     with_undefined = np.where(np.isnan(pages), UNDEFINED, pages)
     return MeanAveragePrecision(
         convention.name,
