@@ -117,6 +117,11 @@ def _raw_zip(members: list[tuple[bytes, bytes]], copies: int = 1, declared: int 
     return body + directory + end + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count, count, len(directory), len(body), 0)
 
 
+def _save_pages(folder: uploads.UploadFolder, *files: tuple[str, bytes]) -> uploads.Saved:
+    """The files saved as the page images of `folder`'s session, as the uploader passes them."""
+    return folder.save_files("pages", [(name, io.BytesIO(data)) for name, data in files])
+
+
 def _files(folder: Path) -> list[str]:
     return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
 
@@ -142,7 +147,7 @@ def test_a_zip_with_an_unsafe_member_is_refused_whole(members, modes, problem):
     folder = uploads.UploadFolder()
     try:
         with pytest.raises(InputError, match=problem):
-            folder.save_files("pages", [("ok.png", b"fine"), ("pages.zip", _zip(members, modes))])
+            _save_pages(folder, ("ok.png", b"fine"), ("pages.zip", _zip(members, modes)))
         assert not (folder.path / "pages").exists()  # nothing written, not even the good file
     finally:
         folder.delete()
@@ -153,11 +158,11 @@ def test_a_zip_beyond_the_caps_is_refused(monkeypatch):
     try:
         monkeypatch.setattr(uploads, "MAX_ARCHIVE_FILES", 2)
         with pytest.raises(InputError, match="holds 3 entries, more than the 2 extracted"):
-            folder.save_files("pages", [("pages.zip", _zip({f"{k}.png": b"x" for k in range(3)}))])
+            _save_pages(folder, ("pages.zip", _zip({f"{k}.png": b"x" for k in range(3)})))
         monkeypatch.setattr(uploads, "MAX_SESSION_UPLOAD_MB", 1)
         with pytest.raises(InputError, match="more than this session's limit of 1 MB once extracted"):
-            folder.save_files("pages", [("big.zip", _zip({"big.png": bytes(2 * 2**20)}))])  # compresses to a few kB
-        kept = folder.save_files("pages", [("pages.zip", _zip({"img/p1.png": b"one"})), ("p2.png", b"two")]).folder
+            _save_pages(folder, ("big.zip", _zip({"big.png": bytes(2 * 2**20)})))  # compresses to a few kB
+        kept = _save_pages(folder, ("pages.zip", _zip({"img/p1.png": b"one"})), ("p2.png", b"two")).folder
         assert sorted(str(path.relative_to(kept)) for path in kept.rglob("*") if path.is_file()) == ["img/p1.png", "p2.png"]
     finally:
         folder.delete()
@@ -170,7 +175,7 @@ def test_zips_written_by_zipfile_writestr_are_regular_files():
     assert zipfile.ZipFile(io.BytesIO(buffer.getvalue())).getinfo("img/p1.png").external_attr >> 16 == 0o600
     folder = uploads.UploadFolder()
     try:
-        saved = folder.save_files("pages", [("pages.zip", buffer.getvalue())])
+        saved = _save_pages(folder, ("pages.zip", buffer.getvalue()))
         assert _files(saved.folder) == ["img/p1.png"] and saved.skipped == []
         assert (saved.folder / "img" / "p1.png").read_bytes() == b"one"
     finally:
@@ -182,7 +187,7 @@ def test_a_zip_with_a_special_file_is_refused_whole(kind):
     folder = uploads.UploadFolder()
     try:
         with pytest.raises(InputError, match="member 'dev.png' is a link or a special file"):
-            folder.save_files("pages", [("pages.zip", _zip({"dev.png": b"x"}, {"dev.png": kind | 0o644}))])
+            _save_pages(folder, ("pages.zip", _zip({"dev.png": b"x"}, {"dev.png": kind | 0o644})))
         assert not (folder.path / "pages").exists()
     finally:
         folder.delete()
@@ -201,7 +206,7 @@ def test_a_zip_with_a_special_file_is_refused_whole(kind):
 def test_members_that_cannot_be_files_beside_the_others_are_skipped_and_listed(members, kept, skipped):
     folder = uploads.UploadFolder()
     try:
-        saved = folder.save_files("pages", [("pages.zip", _zip(members))])
+        saved = _save_pages(folder, ("pages.zip", _zip(members)))
         assert _files(saved.folder) == kept
         assert (saved.folder / kept[0]).read_bytes() == members[0][1]  # the first of two namesakes is kept
         (note,) = saved.skipped
@@ -214,7 +219,7 @@ def test_an_empty_member_name_and_a_loose_file_that_collides_are_skipped():
     folder = uploads.UploadFolder()
     try:
         archive = _raw_zip([(b"", b"nameless"), (b"P1.png", b"zipped"), (b"p2.png", b"two")])
-        saved = folder.save_files("pages", [("p1.png", b"loose"), ("pages.zip", archive)])
+        saved = _save_pages(folder, ("p1.png", b"loose"), ("pages.zip", archive))
         assert _files(saved.folder) == ["p1.png", "p2.png"] and (saved.folder / "p1.png").read_bytes() == b"loose"
         assert saved.skipped == ["pages.zip: '': it has no file name", "pages.zip: 'P1.png': an earlier file has the same name (up to case)"]
         assert uploads.skipped_text(saved.skipped * 3) == (
@@ -254,7 +259,7 @@ def test_zip_entries_are_counted_before_zipfile_parses_them(end_record, problem)
     try:
         tracemalloc.start()
         with pytest.raises(InputError, match=f"^file pages.zip: {problem.replace('(', '.').replace(')', '.')}$"):
-            folder.save_files("pages", [("pages.zip", archive)])
+            _save_pages(folder, ("pages.zip", archive))
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert peak < 2**20  # zipfile would make 300,000 ZipInfo objects, about 150 MB
@@ -265,7 +270,7 @@ def test_zip_entries_are_counted_before_zipfile_parses_them(end_record, problem)
 def test_entries_pointing_at_the_same_data_count_as_files_of_one_name():
     folder = uploads.UploadFolder()
     try:
-        saved = folder.save_files("pages", [("pages.zip", _raw_zip([(b"p.png", b"x")], copies=3))])
+        saved = _save_pages(folder, ("pages.zip", _raw_zip([(b"p.png", b"x")], copies=3)))
         assert _files(saved.folder) == ["p.png"] and len(saved.skipped) == 2
     finally:
         folder.delete()
@@ -276,14 +281,14 @@ def test_members_are_extracted_streaming_and_their_declared_sizes_are_not_truste
     try:
         big = _zip({"big.png": bytes(64 * 2**20)})
         tracemalloc.start()
-        saved = folder.save_files("pages", [("big.zip", big)])
+        saved = _save_pages(folder, ("big.zip", big))
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert (saved.folder / "big.png").stat().st_size == 64 * 2**20 and peak < 8 * 2**20  # the member was never held whole
         assert folder.used_bytes() == 64 * 2**20
         lying = _raw_zip([(b"p.png", bytes(4096))]).replace(struct.pack("<2L", 4096, 4096), struct.pack("<2L", 10, 10))
         with pytest.raises(InputError, match="^file lying.zip: is not a readable zip file$"):  # only 10 bytes read, then the CRC fails
-            folder.save_files("pages", [("lying.zip", lying)])
+            _save_pages(folder, ("lying.zip", lying))
         assert _files(saved.folder) == ["big.png"] and folder.used_bytes() == 64 * 2**20  # the earlier upload stays
     finally:
         folder.delete()
@@ -294,20 +299,20 @@ def test_all_sessions_together_hold_at_most_the_servers_budget(monkeypatch):
     monkeypatch.setenv(uploads.UPLOAD_BUDGET_VARIABLE, "1")
     first, second = uploads.UploadFolder(), uploads.UploadFolder()
     try:
-        first.save("ref", "a.json", b" " * 700_000)
+        first.save("ref", "a.json", io.BytesIO(b" " * 700_000))
         with pytest.raises(InputError, match="^file b.json: the server holds uploads near its limit of 1 MB for all sessions"):
-            second.save("ref", "b.json", b" " * 700_000)
+            second.save("ref", "b.json", io.BytesIO(b" " * 700_000))
         with pytest.raises(InputError, match="^file b.zip: the server holds uploads near its limit of 1 MB"):  # counted as written
-            second.save_files("pages", [("b.zip", _zip({"b.png": b" " * 700_000}))])
+            _save_pages(second, ("b.zip", _zip({"b.png": b" " * 700_000})))
         assert uploads._SERVER.held == 700_000 and not (second.path / "pages").exists() and not (second.path / "ref").exists()
-        first.save("ref", "a.json", b" " * 100)  # a slot's new file replaces its old one
+        first.save("ref", "a.json", io.BytesIO(b" " * 100))  # a slot's new file replaces its old one
         assert uploads._SERVER.held == 100
         first.delete()
         assert uploads._SERVER.held == 0
-        assert second.save("ref", "b.json", b" " * 700_000).stat().st_size == 700_000
+        assert second.save("ref", "b.json", io.BytesIO(b" " * 700_000)).stat().st_size == 700_000
         monkeypatch.setenv(uploads.UPLOAD_BUDGET_VARIABLE, "2GB")
         with pytest.raises(InputError, match="TORE_STUDIO_UPLOAD_BUDGET is not a whole number of megabytes"):
-            second.save("map", "map.json", b"{}")
+            second.save("map", "map.json", io.BytesIO(b"{}"))
     finally:
         first.delete()
         second.delete()

@@ -22,7 +22,8 @@ whole when a member is not a regular file by its Unix file type (a link, a devic
 bits without a type, as `zipfile.writestr` writes them, are a regular file) or has an absolute or
 unsafe name (`..`, control characters). A member whose name is empty or `.`, too long for a file
 system, or collides with an earlier file (the same name up to case, a file where an earlier file's
-folder is, or the reverse) is skipped, and listed to the user. Members are extracted streaming.
+folder is, or the reverse) is skipped, and listed to the user. Files and members are copied
+streaming, from the uploaded file itself (never a copy of it held whole).
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ class UploadFolder:
         _SERVER.give_back(self._held.pop(key, 0))
 
     def _store(self, source: BinaryIO, relative: PurePosixPath, room: int, name: str) -> None:
-        """Copy `source` into the staging folder at `relative`, counting every byte."""
+        """Copy `source` (from where it stands) into the staging folder at `relative`, counting
+        every byte."""
         target = self.path.joinpath(_STAGING, *relative.parts)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -199,37 +201,38 @@ class UploadFolder:
         self._held[slot] = self._held.pop(_STAGING, 0)
         return self.path / slot
 
-    def save(self, slot: str, name: str, data: bytes) -> Path:
-        """Keep `data` as the slot's file (replacing the slot's previous one), under its own name;
-        an `InputError` when the session or the server would hold more than its limit."""
-        room = self._room(slot, name, len(data))
+    def save(self, slot: str, name: str, upload: BinaryIO) -> Path:
+        """Keep the uploaded file as the slot's file (replacing the slot's previous one), under its
+        own name; an `InputError` when the session or the server would hold more than its limit."""
+        room = self._room(slot, name, _size(upload))
         relative = PurePosixPath(_safe_name(name))
-        return self._staged(slot, lambda: self._store(io.BytesIO(data), relative, room, name)) / relative
+        upload.seek(0)
+        return self._staged(slot, lambda: self._store(upload, relative, room, name)) / relative
 
-    def save_files(self, slot: str, files: list[tuple[str, bytes]]) -> Saved:
-        """Keep these files as the slot's folder (replacing its previous content), a zip's members
-        extracted in it with their relative folders. Nothing is kept when a file or member is
-        refused (an `InputError`); the members skipped are listed."""
-        loose = [(name, data) for name, data in files if not name.lower().endswith(".zip")]
-        room = self._room(slot, "page images", sum(len(data) for _, data in loose))
+    def save_files(self, slot: str, files: list[tuple[str, BinaryIO]]) -> Saved:
+        """Keep these uploaded files as the slot's folder (replacing its previous content), a zip's
+        members extracted in it with their relative folders. Nothing is kept when a file or member
+        is refused (an `InputError`); the members skipped are listed."""
+        room = self._room(slot, "page images", sum(_size(upload) for name, upload in files if not name.lower().endswith(".zip")))
         names, skipped = _Names(), []
 
         def write() -> None:
-            for name, data in files:
+            for name, upload in files:
                 if name.lower().endswith(".zip"):
-                    skipped.extend(self._extract(name, data, names, room))
+                    skipped.extend(self._extract(name, upload, names, room))
                 elif (problem := names.claim(PurePosixPath(_safe_name(name)))) is not None:
                     skipped.append(f"{_safe_name(name)}: {problem}")
                 else:
-                    self._store(io.BytesIO(data), PurePosixPath(_safe_name(name)), room, name)
+                    upload.seek(0)
+                    self._store(upload, PurePosixPath(_safe_name(name)), room, name)
 
         return Saved(self._staged(slot, write), skipped)
 
-    def _extract(self, name: str, data: bytes, names: _Names, room: int) -> list[str]:
+    def _extract(self, name: str, upload: BinaryIO, names: _Names, room: int) -> list[str]:
         """Extract a zip's usable members into the staging folder; the skipped ones."""
-        _check_entry_count(name, data)
+        _check_entry_count(name, upload)
         try:
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            with zipfile.ZipFile(upload) as archive:
                 members, skipped = _usable_members(name, archive.infolist(), names)
                 if sum(info.file_size for info, _ in members) > room - self._held.get(_STAGING, 0):
                     raise InputError(f"would take more than this session's limit of {MAX_SESSION_UPLOAD_MB} MB once extracted",
@@ -258,12 +261,20 @@ def _not_stored(name: str, error: OSError) -> InputError:
     return InputError(f"could not be stored on the server ({error.strerror or type(error).__name__})", file=_safe_name(name))
 
 
-def _directory_entries(data: bytes, start: int, size: int, limit: int) -> int:
+def _size(upload: BinaryIO) -> int:
+    return upload.seek(0, io.SEEK_END)
+
+
+def _directory_entries(archive: BinaryIO, start: int, size: int, limit: int) -> int:
     """The headers in the central directory at `start` (as `zipfile` walks it, each making one
     object), counted up to `limit` + 1."""
     count, at = 0, start
-    while at < start + size and count <= limit and at + _DIRECTORY_HEADER.size <= len(data):
-        signature, name, extra, comment = _DIRECTORY_HEADER.unpack_from(data, at)
+    while at < start + size and count <= limit:
+        archive.seek(at)
+        header = archive.read(_DIRECTORY_HEADER.size)
+        if len(header) < _DIRECTORY_HEADER.size:
+            break
+        signature, name, extra, comment = _DIRECTORY_HEADER.unpack(header)
         if signature != _DIRECTORY_SIGNATURE:
             break  # zipfile refuses it there
         at += _DIRECTORY_HEADER.size + name + extra + comment
@@ -271,27 +282,33 @@ def _directory_entries(data: bytes, start: int, size: int, limit: int) -> int:
     return count
 
 
-def _check_entry_count(name: str, data: bytes) -> None:
+def _check_entry_count(name: str, archive: BinaryIO) -> None:
     """Refuse a zip of more than `MAX_ARCHIVE_FILES` entries before `zipfile` parses them: the
     count its end record declares, then the headers its central directory really holds (found
-    as `zipfile` finds them: the end record at the very end, or after a comment)."""
-    at = len(data) - _END.size
+    as `zipfile` finds them: the end record at the very end, or before a comment of at most 64
+    KiB; a ZIP64 end record just before its locator)."""
+    size = _size(archive)
+    base = max(0, size - _END.size - (1 << 16) - _ZIP64_LOCATOR.size - _ZIP64_END.size)
+    archive.seek(base)
+    tail = archive.read()
+    at = len(tail) - _END.size
     if at < 0:
         return  # too short for an end record: zipfile refuses it
-    if data[at:at + 4] != _END_SIGNATURE or data[-2:] != b"\0\0":
-        at = data.rfind(_END_SIGNATURE, max(0, len(data) - _END.size - (1 << 16)))
-    if at < 0 or at + _END.size > len(data):
+    if tail[at:at + 4] != _END_SIGNATURE or tail[-2:] != b"\0\0":
+        at = tail.rfind(_END_SIGNATURE, max(0, size - _END.size - (1 << 16)) - base)
+    if at < 0 or at + _END.size > len(tail):
         return
-    *_, declared, size, _, _ = _END.unpack_from(data, at)
-    start = at - size
+    *_, declared, directory_size, _, _ = _END.unpack_from(tail, at)
+    directory_end = at
     locator = at - _ZIP64_LOCATOR.size
-    zip64 = locator - _ZIP64_END.size  # zipfile reads the ZIP64 end record just before its locator
-    if zip64 >= 0 and data[locator:locator + 4] == _ZIP64_LOCATOR_SIGNATURE and data[zip64:zip64 + 4] == _ZIP64_END_SIGNATURE:
-        *_, declared, size, _ = _ZIP64_END.unpack_from(data, zip64)
-        start = zip64 - size
+    zip64 = locator - _ZIP64_END.size
+    if zip64 >= 0 and tail[locator:locator + 4] == _ZIP64_LOCATOR_SIGNATURE and tail[zip64:zip64 + 4] == _ZIP64_END_SIGNATURE:
+        *_, declared, directory_size, _ = _ZIP64_END.unpack_from(tail, zip64)
+        directory_end = zip64
     if declared > MAX_ARCHIVE_FILES:
         raise InputError(f"holds {declared:,} entries, more than the {MAX_ARCHIVE_FILES:,} extracted", file=_safe_name(name))
-    if start >= 0 and _directory_entries(data, start, size, MAX_ARCHIVE_FILES) > MAX_ARCHIVE_FILES:
+    start = base + directory_end - directory_size
+    if start >= 0 and _directory_entries(archive, start, directory_size, MAX_ARCHIVE_FILES) > MAX_ARCHIVE_FILES:
         raise InputError(f"holds more than the {MAX_ARCHIVE_FILES:,} entries extracted (its end record says {declared:,})",
                          file=_safe_name(name))
 
@@ -391,7 +408,7 @@ def uploader(label: str, slot: str, help_text: str, types: tuple[str, ...] = LAY
     kept = st.session_state.get(f"{_KEPT}{slot}")
     if upload is not None and (kept is None or kept[0] != upload.file_id or not Path(kept[1]).is_file()):  # new, or released
         try:
-            kept = st.session_state[f"{_KEPT}{slot}"] = (upload.file_id, str(_folder().save(slot, upload.name, upload.getvalue())))
+            kept = st.session_state[f"{_KEPT}{slot}"] = (upload.file_id, str(_folder().save(slot, upload.name, upload)))
         except InputError as error:
             st.sidebar.error(plain_for_markdown(error.paragraph()))
             return None
@@ -410,7 +427,7 @@ def pages_uploader(label: str, slot: str, help_text: str) -> Path | None:
     kept = st.session_state.get(f"{_KEPT}{slot}")
     if ids and (kept is None or kept[0] != ids or not Path(kept[1]).is_dir()):
         try:
-            saved = _folder().save_files(slot, [(upload.name, upload.getvalue()) for upload in files])
+            saved = _folder().save_files(slot, [(upload.name, upload) for upload in files])
         except InputError as error:
             st.sidebar.error(plain_for_markdown(error.paragraph()))
             return None
