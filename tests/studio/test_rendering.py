@@ -88,18 +88,8 @@ def nested_forms_pdf(levels: int = 24, fan_out: int = 4) -> bytes:
     return bytes(document)
 
 
-def test_the_nested_forms_pdf_grows_fourfold_a_level():
-    timings = []
-    for levels in (6, 8):
-        with pymupdf.open(stream=nested_forms_pdf(levels), filetype="pdf") as document:
-            start = time.perf_counter()
-            document[0].get_pixmap(matrix=pymupdf.Matrix(2, 2))
-            timings.append(time.perf_counter() - start)
-    assert timings[1] > 4 * timings[0] and len(nested_forms_pdf()) < 8_000  # 16 times the drawings: about 16 times as long
-
-
 def test_a_page_that_draws_forever_is_a_placeholder_in_time_while_other_pages_draw():
-    pool = rendering.RenderPool(workers=2, seconds=3)
+    pool = rendering.RenderPool(workers=2, seconds=5)
     page = (DEMO / "report-a.pdf").read_bytes()
     outcome = {}
 
@@ -116,7 +106,7 @@ def test_a_page_that_draws_forever_is_a_placeholder_in_time_while_other_pages_dr
     drawn_at = time.monotonic()
     drawing.join(timeout=30)
     message, took, ended_at = outcome["bomb"]
-    assert message == "bomb.pdf could not be drawn in time (within 3 s)" and 3 <= took < 6
+    assert message == "bomb.pdf could not be drawn in time (within 5 s)" and 5 <= took < 8
     assert drawn_at < ended_at and (meanwhile.width, meanwhile.height) == (612, 792)
     assert pool.render(page, "report-a.pdf", 1).jpeg.startswith(b"\xff\xd8")  # the killed process was replaced
 
