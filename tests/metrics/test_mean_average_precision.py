@@ -330,6 +330,13 @@ def test_wrong_calls_say_what_is_wrong():
     one = SideBoxes.from_pages([(np.zeros((0, 4)), np.zeros(0, np.int64), None)])
     with pytest.raises(ValueError, match="1 reference pages but 2 prediction pages"):
         match_pages(one, SideBoxes.from_pages([(np.zeros((0, 4)), np.zeros(0, np.int64), None)] * 2), 1, COCO)
+    labelled = SideBoxes.from_pages([(np.array([SQUARE]), np.array([3]), None)])
+    with pytest.raises(ValueError, match=r"prediction: class indices must lie in 0..2, got 3..3"):
+        match_pages(one, labelled, 3, COCO)
+    with pytest.raises(ValueError, match=r"reference: 1 classes but boxes of shape \(2, 4\)"):
+        match_pages(SideBoxes(np.array([0, 1]), np.zeros((2, 4)), np.array([0]), None), one, 3, COCO)
+    with pytest.raises(ValueError, match="reference: page offsets must rise from 0 to the 1 boxes"):
+        match_pages(SideBoxes(np.array([0, 2]), np.zeros((1, 4)), np.array([0]), None), one, 3, COCO)
 
 
 # --- real data ----------------------------------------------------------------------------------------------

@@ -3,14 +3,12 @@ as `map_numpy`, bit for bit, about a hundred times faster.
 
 Two entries, each loaded or compiled on its own (`jit.Kernels`): `_match_pages` (a run of pages,
 run in the workers) and `_accumulate` (the curves of all pages, in the driver). Both are plain
-Python until compiled; the same rules as TORE's page kernel say when that pays off (`use_kernels`).
-
-    python -m tore_engine.metrics.map_kernel --warm    # load or compile both into the cache folder now
+Python until compiled; the same rules as TORE's page kernel say when that pays off (`use_kernels`),
+and `warm()` loads or compiles both into the cache folder ahead of a run.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -32,7 +30,7 @@ KERNEL_ENV = "TORE_MAP_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"
 LOAD_AFTER_PAGES = 200  # warm cache: loading (0.3-0.5 s with numba's import) pays off after about this many pages
 COMPILE_AFTER_PAGES = 5_000  # cold cache: below this a job never waits for a compile
-COMPILE_SECONDS = 3  # each entry's compile
+COMPILE_SECONDS = {"matching": 5, "accumulation": 2}  # CPU seconds of each entry's cold compile, numba's import included (4.5 and 1.7 measured)
 LOCK_NAME = "compile-map.lock"
 
 AREAS = len(AREA_RANGES)
@@ -399,8 +397,10 @@ def _mode() -> str:
     return mode
 
 
-def _what(kernels: jit.Kernels) -> str:
-    return "mAP's matching kernel" if kernels is matching else "mAP's accumulation kernel"
+def _what(kernels: jit.Kernels) -> tuple[str, float]:
+    """The kernel's name in notices, and about how long its compile takes."""
+    name = "matching" if kernels is matching else "accumulation"
+    return f"mAP's {name} kernel", COMPILE_SECONDS[name]
 
 
 def _ready(kernels: jit.Kernels, pages: int, always: bool) -> bool:
@@ -408,7 +408,7 @@ def _ready(kernels: jit.Kernels, pages: int, always: bool) -> bool:
         return True
     if not always and pages < LOAD_AFTER_PAGES:
         return False
-    return jit.ready(kernels, _what(kernels), COMPILE_SECONDS, wait=True, may_compile=always or pages >= COMPILE_AFTER_PAGES,
+    return jit.ready(kernels, *_what(kernels), wait=True, may_compile=always or pages >= COMPILE_AFTER_PAGES,
                      lock_name=LOCK_NAME) is not None
 
 
@@ -426,16 +426,4 @@ def use_kernels(kernels: jit.Kernels, pages: int) -> bool:
 def warm() -> list[str]:
     """Load both entries from the cache folder, compiling them there first when it is cold."""
     without = "numba is not installed: mAP uses its NumPy path"
-    return [jit.warm(kernels, _what(kernels), COMPILE_SECONDS, without_numba=without, lock_name=LOCK_NAME) for kernels in (matching, accumulating)]
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tore_engine.metrics.map_kernel", description="mAP's compiled kernels.")
-    parser.add_argument("--warm", action="store_true", required=True, help="load the kernels from their cache folder, compiling them there first if needed")
-    parser.parse_args(argv)
-    print("\n".join(warm()))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return [jit.warm(kernels, *_what(kernels), without_numba=without, lock_name=LOCK_NAME) for kernels in (matching, accumulating)]

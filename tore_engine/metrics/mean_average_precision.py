@@ -94,8 +94,21 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
     `job_pages`, the size of the whole job when known, decides whether the compiled path pays off."""
     if reference.pages != prediction.pages:
         raise ValueError(f"{reference.pages} reference pages but {prediction.pages} prediction pages: pair them first")
+    for name, side in (("reference", reference), ("prediction", prediction)):
+        _check_side(name, side, class_count)
     compiled = map_kernel.use_kernels(map_kernel.matching, max(reference.pages, job_pages))
     return (map_kernel if compiled else map_numpy).match_pages(reference, prediction, class_count, convention)
+
+
+def _check_side(name: str, side: SideBoxes, class_count: int) -> None:
+    """The columns the compiled path indexes without checks: consistent, classes in the taxonomy."""
+    boxes = len(side.classes)
+    if side.xyxy.shape != (boxes, 4) or (side.scores is not None and side.scores.shape != (boxes,)):
+        raise ValueError(f"{name}: {boxes} classes but boxes of shape {side.xyxy.shape}" + ("" if side.scores is None else f" and scores of shape {side.scores.shape}"))
+    if len(side.offsets) == 0 or side.offsets[0] != 0 or side.offsets[-1] != boxes or (np.diff(side.offsets) < 0).any():
+        raise ValueError(f"{name}: page offsets must rise from 0 to the {boxes} boxes")
+    if boxes and not (0 <= side.classes.min() and side.classes.max() < class_count):
+        raise ValueError(f"{name}: class indices must lie in 0..{class_count - 1}, got {int(side.classes.min())}..{int(side.classes.max())}")
 
 
 def _mean(values: np.ndarray) -> float:
