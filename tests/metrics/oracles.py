@@ -22,11 +22,10 @@ import numpy as np
 import pytest
 
 from tests.helpers import REPOSITORY
+from tore_engine.metrics.mean_average_precision import FIELDS as STATS  # COCOeval's `stats`, in order
 
 REFERENCE_PYTHON = Path(os.environ.get("TORE_MAP_REFERENCE_PYTHON") or REPOSITORY.parent / "refenv" / "bin" / "python")
 RUNNER = Path(__file__).with_name("docling_reference.py")
-STATS = ("map", "map_50", "map_75", "map_small", "map_medium", "map_large",
-         "mar_1", "mar_10", "mar_100", "mar_small", "mar_medium", "mar_large")
 
 
 def _annotations(pages: list, side: int) -> list[dict]:

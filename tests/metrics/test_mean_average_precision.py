@@ -324,6 +324,12 @@ def test_the_docling_thresholds_are_torch_float32():
     assert list(DOCLING.iou_thresholds) == [float(np.float32(v)) for v in np.linspace(0.5, 0.95, 10)]
 
 
+def test_the_path_switch_takes_only_its_three_values(monkeypatch):
+    monkeypatch.setenv(map_kernel.KERNEL_ENV, "fast")
+    with pytest.raises(ValueError, match="TORE_MAP_KERNEL must be 'auto', 'numpy' or 'always', not 'fast'"):
+        mean_average_precision([page([], [])], 1)
+
+
 def test_wrong_calls_say_what_is_wrong():
     with pytest.raises(ValueError, match="unknown mAP convention 'voc': expected one of coco, docling"):
         convention_named("voc")

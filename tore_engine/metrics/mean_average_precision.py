@@ -164,7 +164,7 @@ def summarise(matches: PageMatches, convention: Convention) -> MeanAveragePrecis
     with_undefined = np.where(np.isnan(pages), UNDEFINED, pages)
     return MeanAveragePrecision(
         convention.name,
-        *(_reported(value, convention) for value in stats),
+        **{field: _reported(value, convention) for field, value in zip(FIELDS, stats)},
         per_class=per_class,
         pages=pages,
         page_stats={field: page_statistics(with_undefined[:, k].tolist()) for k, field in enumerate(PAGE_FIELDS)},
