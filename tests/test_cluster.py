@@ -1,6 +1,7 @@
 """Dask schedulers (tore_engine.cluster): a real cluster (a scheduler and two worker processes on loopback)
 gives the same bits as a local run, through an executor and through `tore evaluate --scheduler`; reaching
-a scheduler, and a cluster without workers, end within their stated bounds."""
+a scheduler, a cluster without workers and a scheduler that dies mid-run end within their stated bounds,
+in one paragraph."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ import socketserver
 import subprocess
 import sys
 import threading
+import time
+from concurrent.futures import Executor, Future
 
 import pytest
 from tests.helpers import load_shared_json, write_json
 
 from tore_engine import cluster as cluster_module
 from tore_engine.cli import main
-from tore_engine.cluster import CONNECT_TIMEOUT_SECONDS
+from tore_engine.cluster import CONNECT_TIMEOUT_SECONDS, WatchedExecutor, quiet_dask_logs
 from tore_engine.dataset import evaluate_dataset
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.report import build_report
@@ -146,3 +149,129 @@ def test_the_scheduler_address_comes_from_the_environment_unless_given(cluster, 
                           capture_output=True, text=True, timeout=180, env=bogus)
     assert (local.returncode, flag.returncode) == (0, 0), flag.stderr
     assert (tmp_path / "flag" / "report.json").read_bytes() == (tmp_path / "local" / "report.json").read_bytes()
+
+
+# --- a scheduler that dies mid-run (issue 20, B16) -----------------------------------------------
+
+
+class FakeExecutor(Executor):
+    """Hands out futures that the test settles itself; `shutdown` fails as Dask's does once its
+    client has closed (it cancels what is left through the lost scheduler)."""
+
+    def __init__(self) -> None:
+        self.futures: list[Future] = []
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        self.futures.append(Future())
+        return self.futures[-1]
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        raise RuntimeError("Client is closed. Can't send cancel-keys message.")
+
+
+def test_tasks_cancelled_under_the_executor_fail_with_the_lost_scheduler_error():
+    inner = FakeExecutor()
+    executor = WatchedExecutor(inner, lambda: 1, "tcp://10.0.0.5:8786", connected=lambda: False)
+    done, lost = executor.submit(print), executor.submit(print)
+    inner.futures[0].set_result(7)
+    inner.futures[1].cancel()
+    assert done.result() == 7
+    assert str(lost.exception()) == (
+        "the Dask scheduler at tcp://10.0.0.5:8786 stopped answering during the run (or the cluster was restarted), "
+        "and this run's tasks were lost with it; start the scheduler again (dask scheduler), or run without --scheduler")
+    executor.shutdown(wait=False)  # nothing left to cancel on a scheduler that is gone: no error
+
+
+def test_a_failing_shutdown_still_fails_while_the_client_is_connected():
+    executor = WatchedExecutor(FakeExecutor(), lambda: 1, "tcp://10.0.0.5:8786", connected=lambda: True)
+    with pytest.raises(RuntimeError, match="cancel-keys"):
+        executor.shutdown(wait=False)
+
+
+def test_distributed_logs_nothing_while_quiet_and_as_before_after():
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client", "distributed.scheduler")]
+    before = [logger.level for logger in loggers]
+    assert loggers[1].isEnabledFor(logging.ERROR)  # "Failed to reconnect to scheduler ..." is an error
+    with quiet_dask_logs():
+        later = logging.getLogger("distributed.comm.tore-test")  # a logger first used during the run
+        assert not any(logger.isEnabledFor(logging.CRITICAL) for logger in [*loggers, later])
+    assert [logger.level for logger in loggers] == before and loggers[1].isEnabledFor(logging.ERROR)
+
+
+SLOW_TASKS = """
+import time
+
+import tore_engine.dataset
+
+evaluate = tore_engine.dataset.evaluate_task
+
+
+def slow(*args, **kwargs):
+    time.sleep(1)
+    return evaluate(*args, **kwargs)
+
+
+tore_engine.dataset.evaluate_task = slow  # tasks name the function by module and name: this one runs
+"""
+
+
+@pytest.fixture
+def doomed_scheduler(tmp_path):
+    """A scheduler and a worker in processes of their own (so that the scheduler can be killed
+    alone), the worker taking a second a batch: yields the scheduler's process and address; both
+    ended afterwards."""
+    scheduler_file, preload = tmp_path / "scheduler.json", write_text(tmp_path / "slow_tasks.py", SLOW_TASKS)
+    dask = [sys.executable, "-m", "dask"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                  "--scheduler-file", str(scheduler_file)], **quiet)
+    worker = None
+    try:
+        deadline = time.monotonic() + HANG_BOUND_SECONDS
+        while not scheduler_file.exists() or not scheduler_file.read_text():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.2)
+        address = json.loads(scheduler_file.read_text())["address"]
+        worker = subprocess.Popen([*dask, "worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1",
+                                   "--no-dashboard", "--preload", str(preload)], **quiet)
+        with distributed.Client(address, timeout="30s") as client:
+            client.wait_for_workers(1, timeout=HANG_BOUND_SECONDS)
+        yield scheduler, address
+    finally:
+        for process in (worker, scheduler):
+            if process is not None:
+                process.kill()
+                process.wait()
+
+
+def write_text(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_scheduler_that_dies_mid_run_ends_in_one_clear_paragraph(public, tmp_path, doomed_scheduler):
+    # seen: "internal error (CancelledError) ... this is a bug", after distributed's own log line
+    # "distributed.client - ERROR - Failed to reconnect to scheduler after 10.00 seconds, closing client"
+    scheduler, address = doomed_scheduler
+    pages, _, _ = public
+    gt, model = write_json(tmp_path / "gt.json", pages["reference"]), write_json(tmp_path / "model.json", pages["prediction"])
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tore_engine", "evaluate", str(gt), str(model), "--out", str(tmp_path / "o"), "--workers", "1",
+         "--scheduler", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with distributed.Client(address, timeout="30s") as watcher:
+            while not any(watcher.processing().values()):  # the run's first batch is on the worker
+                assert run.poll() is None, run.communicate()
+                time.sleep(0.05)
+            scheduler.kill()
+        out, err = run.communicate(timeout=HANG_BOUND_SECONDS)
+    finally:
+        run.kill()
+    assert (run.returncode, out) == (2, "")
+    assert err == (
+        f"tore: error: the Dask scheduler at {address} stopped answering during the run (or the cluster was restarted), "
+        "and this run's tasks were lost with it; start the scheduler again (dask scheduler), or run without --scheduler\n"
+    )
+    assert not (tmp_path / "o").exists()

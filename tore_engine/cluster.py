@@ -5,15 +5,18 @@ pages go to the cluster in the same batches as to local processes, with the same
 
 Two waits are bounded here that Dask leaves open: its connection handshake reads without a
 timeout (a port that accepts and never answers, or speaks HTTP, hung `Client()` for minutes), and
-a task waits forever on a cluster without workers.
+a task waits forever on a cluster without workers. A scheduler lost during a run (the client gives
+up reconnecting after `CONNECT_TIMEOUT_SECONDS`, and Dask cancels every task) ends it with an
+`InputError` that says so, and the CLI keeps distributed's own log lines off its stderr.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import CancelledError, Executor, Future, InvalidStateError
+from concurrent.futures import Executor, Future, InvalidStateError
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
@@ -60,27 +63,17 @@ def dask_client(address: str) -> Any:
         raise InputError(f"cannot reach the Dask scheduler at {address}: {error}") from None
 
 
-def _relay(outer: Future, inner: Future) -> None:
-    """Settle `outer` as `inner` ended, unless the watchdog failed it first."""
-    try:
-        if inner.cancelled():
-            outer.set_exception(CancelledError())
-        elif inner.exception() is not None:
-            outer.set_exception(inner.exception())
-        else:
-            outer.set_result(inner.result())
-    except InvalidStateError:
-        pass
-
-
 class WatchedExecutor(Executor):
     """An executor whose futures fail with a clear error, instead of pending forever, once the
-    cluster behind it has had no worker for `NO_WORKERS_TIMEOUT_SECONDS`."""
+    cluster behind it has had no worker for `NO_WORKERS_TIMEOUT_SECONDS`, and instead of Dask's bare
+    cancellation when it has lost its scheduler. `connected` says whether the client still has one."""
 
-    def __init__(self, inner: Executor, worker_count: Callable[[], int], address: str) -> None:
+    def __init__(self, inner: Executor, worker_count: Callable[[], int], address: str,
+                 connected: Callable[[], bool] = lambda: True) -> None:
         self._inner = inner
         self._worker_count = worker_count
         self._address = address
+        self._connected = connected
         self._pending: set[Future] = set()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -91,8 +84,25 @@ class WatchedExecutor(Executor):
         outer.add_done_callback(self._forget)
         with self._lock:
             self._pending.add(outer)
-        self._inner.submit(fn, *args, **kwargs).add_done_callback(partial(_relay, outer))
+        self._inner.submit(fn, *args, **kwargs).add_done_callback(partial(self._relay, outer))
         return outer
+
+    def _relay(self, outer: Future, inner: Future) -> None:
+        """Settle `outer` as `inner` ended, unless the watchdog failed it first. Nothing here cancels
+        a task: Dask cancels them all when the client loses its scheduler (or the cluster restarts)."""
+        try:
+            if inner.cancelled():
+                outer.set_exception(InputError(
+                    f"the Dask scheduler at {self._address} stopped answering during the run (or the cluster was "
+                    "restarted), and this run's tasks were lost with it; start the scheduler again "
+                    "(dask scheduler), or run without --scheduler"
+                ))
+            elif inner.exception() is not None:
+                outer.set_exception(inner.exception())
+            else:
+                outer.set_result(inner.result())
+        except InvalidStateError:
+            pass
 
     def _forget(self, future: Future) -> None:
         with self._lock:
@@ -129,19 +139,47 @@ class WatchedExecutor(Executor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self._stopped.set()
-        self._inner.shutdown(wait=wait)
+        try:
+            self._inner.shutdown(wait=wait)  # without waiting, Dask's executor cancels what is left, through the scheduler
+        except Exception:
+            if self._connected():
+                raise
+            # the client has lost its scheduler, and with it every task there: nothing is left to cancel
 
 
 def watched_executor(client: Any, address: str) -> "WatchedExecutor":
     """A connected client's executor, whose tasks fail clearly when the cluster stays without workers."""
-    return WatchedExecutor(client.get_executor(), lambda: len(client.nthreads(callback_timeout=CONNECT_TIMEOUT_SECONDS)), address)
+    return WatchedExecutor(client.get_executor(), lambda: len(client.nthreads(callback_timeout=CONNECT_TIMEOUT_SECONDS)), address,
+                           connected=lambda: client.status == "running")
+
+
+@contextmanager
+def quiet_dask_logs() -> Iterator[None]:
+    """distributed's loggers silenced, and restored on exit. Its import gives them a handler on
+    stderr, where a lost scheduler then adds lines ("Failed to reconnect to scheduler ...") to the
+    one paragraph that the run's error already is."""
+    try:
+        import distributed  # noqa: F401 - the import sets the levels that are overridden here
+    except ImportError:
+        pass  # `dask_client` says what to install
+    names = [name for name in list(logging.Logger.manager.loggerDict) if name.startswith("distributed.")]
+    loggers = [logging.getLogger(name) for name in ["distributed", *names]]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 @contextmanager
 def cluster_executor(address: str) -> Iterator[Executor]:
     """The executor of a Dask cluster, connected within `CONNECT_TIMEOUT_SECONDS`, whose tasks fail
-    clearly when the cluster stays without workers; closed on exit, whatever happened."""
-    with dask_client(address) as client:
+    clearly when the cluster stays without workers or loses its scheduler; closed on exit, whatever
+    happened, without a line of distributed's own logging."""
+    with quiet_dask_logs(), dask_client(address) as client:
         executor = watched_executor(client, address)
         try:
             yield executor
