@@ -4,6 +4,8 @@ reading rules written in the module docstring."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tore_engine.errors import InputError
@@ -60,3 +62,46 @@ def test_a_markdown_entry_that_is_a_folder_is_an_input_error(tmp_path, reference
     with pytest.raises(InputError, match="is a folder; expected a file") as error:
         load_markdown_predictions(tmp_path, reference)
     assert error.value.file == str(tmp_path / f"{reference.pages[0].stem}.md")
+
+
+# --- the linear scans against the plain definitions they replace, on random short texts -----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tore_engine.omnidocbench.markdown import _HTML_TABLE, _TABULAR, _nested_spans, lazy_pairs  # noqa: E402
+
+_DISPLAY = r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\$(.*?)\$|\\\((.*?)\\\)"
+texts = st.lists(st.sampled_from(["$", "$$", "\\[", "\\]", "\\(", "\\)", "x", "\n", "<table", ">", "</table>",
+                                  "\\begin{tabular}", "\\end{tabular}", " "]), max_size=25).map("".join)
+
+
+def _stack_spans(text: str, opening: str, closing: str, opening_length: int, step: int) -> list[tuple[int, int]]:
+    """The scan as stated: regex searches from the cursor, recursing on the rest when openings stay open."""
+    spans, stack, cursor = [], [], 0
+    while cursor < len(text):
+        begin, end = re.search(opening, text[cursor:]), re.search(closing, text[cursor:])
+        if not begin and not end:
+            break
+        if begin and (not end or begin.start() < end.start()):
+            stack.append(cursor + begin.start())
+            cursor += begin.start() + step
+        else:
+            if stack:
+                start = stack.pop()
+                if not stack:
+                    spans.append((start, cursor + end.start() + step))
+            cursor += end.start() + step
+    if stack:
+        base = stack[0] + opening_length
+        spans += [(a + base, b + base) for a, b in _stack_spans(text[base:], opening, closing, opening_length, step)]
+    return spans
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_linear_scans_equal_their_definitions(text):
+    assert lazy_pairs(text, (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))) == [
+        match.span() for match in re.finditer(_DISPLAY, text, re.DOTALL)]
+    assert _nested_spans(text, *_TABULAR) == _stack_spans(text, r"\\begin{tabular}", r"\\end{tabular}", 16, 14)
+    assert _nested_spans(text, *_HTML_TABLE) == _stack_spans(text, r"<table(?:[^>]*)>", r"</table>", 16, 8)

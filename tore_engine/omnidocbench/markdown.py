@@ -59,7 +59,9 @@ class MarkdownPredictions:
         return [index for index, text in enumerate(self.texts) if text is None]
 
 
-_DISPLAY = re.compile(r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\$(.*?)\$|\\\((.*?)\\\)", re.DOTALL)
+# The evaluator's display-formula pattern `\$\$(.*?)\$\$|\\\[(.*?)\\\]|\$(.*?)\$|\\\((.*?)\\\)` (DOTALL),
+# as delimiter pairs tried in this order at each position (see `lazy_pairs`).
+_DISPLAY_PAIRS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
 _DOLLARS = re.compile(r"\$\$(.*?)\$\$|\$(.*?)\$|\\\((.*?)\\\)", re.DOTALL)
 _IMAGE = re.compile(r"!\[(.*?)\]\((.*?)\)")
 _CODE = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
@@ -86,8 +88,45 @@ _SANITIZED = (("……", " \\cdots \\cdots "), ("…", " \\cdots "), ("×", " \\
 _REDOX = "氧化还原反应"
 
 
-def blank(content: str, start: int, end: int) -> str:
-    return content[:start] + " " * (end - start) + content[end:]
+def lazy_pairs(text: str, pairs: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
+    """The spans `re.finditer` gives for the alternation of `opening(.*?)closing` (DOTALL) over
+    `pairs`, found in linear time: at each position the first pair whose opening is there and whose
+    closing follows it somewhere; the nearest such closing ends the span."""
+    closings = {closing: _Finder(text, closing) for _, closing in pairs}
+    openings = [_Finder(text, opening) for opening, _ in pairs]
+    spans, position = [], 0
+    while True:
+        starts = [finder.at(position) for finder in openings]
+        candidates = sorted({start for start in starts if start >= 0})
+        if not candidates:
+            return spans
+        matched = None
+        for start in candidates:
+            for opening, closing in pairs:
+                if text.startswith(opening, start):
+                    end = closings[closing].at(start + len(opening))
+                    if end >= 0:
+                        matched = (start, end + len(closing))
+                        break
+            if matched:
+                break
+        if matched is None:
+            return spans
+        spans.append(matched)
+        position = matched[1]
+
+
+def blank(content: str, spans: list[tuple[int, int]]) -> str:
+    """`content` with every span replaced by as many spaces (in one pass: taking many pieces from a
+    long page stays linear)."""
+    pieces, cursor = [], 0
+    for start, end in sorted(spans):
+        start = max(start, cursor)
+        if end > start:
+            pieces += [content[cursor:start], " " * (end - start)]
+            cursor = end
+    pieces.append(content[cursor:])
+    return "".join(pieces)
 
 
 def squash(text: str) -> str:
@@ -334,45 +373,68 @@ def _add_display(items: list[PredItem], formula: str, start: int, end: int, fine
 
 # --- tables --------------------------------------------------------------------------------------
 
-def _nested_spans(text: str, opening: re.Pattern, closing: re.Pattern, opening_length: int, step: int) -> list[tuple[int, int]]:
+MAX_RESTARTS = 900  # the evaluator recurses once per restart and fails at Python's recursion limit (about 985)
+
+
+class _Finder:
+    """The first occurrence of `needle` at or after a position, for positions that mostly grow (each
+    answer is reused while it stays ahead); with `closed_by`, only an occurrence followed somewhere
+    by that character counts (`<table` needs a `>` to be a tag)."""
+
+    def __init__(self, text: str, needle: str, closed_by: str = "") -> None:
+        self.text, self.needle = text, needle
+        self.last_close = text.rfind(closed_by) if closed_by else len(text)
+        self.start, self.found = len(text) + 1, -1  # nothing searched yet
+
+    def at(self, position: int) -> int:
+        if not (self.start <= position and (self.found < 0 or self.found >= position)):
+            self.start, self.found = position, self.text.find(self.needle, position)
+        if self.found >= 0 and self.last_close <= self.found + len(self.needle) - 1:
+            return -1
+        return self.found
+
+
+def _nested_spans(text: str, opening: str, closing: str, opening_length: int, step: int, closed_by: str = "") -> list[tuple[int, int]]:
     """The evaluator's stack scan for outermost `opening`..`closing` pairs (`extract_tabular`,
-    `extract_html_table`), with its arithmetic: after an opening it moves on by `step` characters,
-    and when openings stay unclosed it scans again from the first one plus `opening_length`."""
+    `extract_html_table`), with its arithmetic: after an opening or a closing it moves on by `step`
+    characters (the length of its closing pattern's source), and when openings stay unclosed it scans
+    again from the first one plus `opening_length` (its opening pattern's source length) while a
+    closing remains after it."""
     spans: list[tuple[int, int]] = []
-    base = 0
+    openings, closings = _Finder(text, opening, closed_by), _Finder(text, closing)
+    base = restarts = 0
     while True:
         stack: list[int] = []
         cursor = base
         while cursor < len(text):
-            begin = opening.search(text, cursor)
-            end = closing.search(text, cursor)
-            if not begin and not end:
+            begin, end = openings.at(cursor), closings.at(cursor)
+            if begin < 0 and end < 0:
                 break
-            if begin and (not end or begin.start() < end.start()):
-                stack.append(begin.start())
-                cursor = begin.start() + step
+            if begin >= 0 and (end < 0 or begin < end):
+                stack.append(begin)
+                cursor = begin + step
             else:
                 if stack:
                     start = stack.pop()
                     if not stack:
-                        spans.append((start, end.start() + step))
-                cursor = end.start() + step
+                        spans.append((start, end + step))
+                cursor = end + step
         if not stack:
             return spans
         base = stack[0] + opening_length
+        restarts += 1
+        if restarts > MAX_RESTARTS or closings.at(base) < 0:
+            return spans
 
 
-_TABULAR = (re.compile(r"\\begin{tabular}"), re.compile(r"\\end{tabular}"), len(r"\\begin{tabular}"), len(r"\\end{tabular}"))
-_HTML_TABLE = (re.compile(r"<table(?:[^>]*)>"), re.compile(r"</table>"), len(r"<table(?:[^>]*)>"), len("</table>"))
+_TABULAR = ("\\begin{tabular}", "\\end{tabular}", len(r"\\begin{tabular}"), len(r"\\end{tabular}"))
+_HTML_TABLE = ("<table", "</table>", len(r"<table(?:[^>]*)>"), len("</table>"), ">")
 
 
 def latex_tables(content: str) -> list[tuple[int, int]]:
     """`\\begin{table}...\\end{table}` spans, then outermost tabular spans in what remains."""
-    spans = []
-    for match in re.finditer(r"\\begin{table}(.*?)\\end{table}", content, re.DOTALL):
-        spans.append((match.start(), match.end()))
-        content = blank(content, match.start(), match.end())
-    spans += _nested_spans(content, *_TABULAR)
+    spans = lazy_pairs(content, (("\\begin{table}", "\\end{table}"),))
+    spans += _nested_spans(blank(content, spans), *_TABULAR)
     return sorted(spans, key=lambda span: span[0])
 
 
@@ -444,53 +506,53 @@ def _preprocess(content: str) -> tuple[str, list[PredItem]]:
 
 
 def _take_tables(content: str, items: list[PredItem]) -> str:
-    for start, end in latex_tables(content):
+    spans = latex_tables(content)
+    for start, end in spans:
         items.append(PredItem(LATEX_TABLE, start, end, content[start:end], LATEX_TABLE))  # no latexmlc: not HTML
-        content = blank(content, start, end)
-    for start, end in _nested_spans(content, *_HTML_TABLE):
+    content = blank(content, spans)
+    spans = _nested_spans(content, *_HTML_TABLE)
+    for start, end in spans:
         table = content[start:end]
         items.append(PredItem(HTML_TABLE, start, end, table))
         items += _table_cell_formulas(table, start)
-        content = blank(content, start, end)
-    return content
+    return blank(content, spans)
 
 
 def _take_formulas(content: str, items: list[PredItem]) -> str:
-    for match in _DISPLAY.finditer(content):
-        line = " ".join(match.group(0).strip().split("\n"))
-        start, end = match.span()
+    spans = []
+    for start, end in lazy_pairs(content, _DISPLAY_PAIRS):
+        line = " ".join(content[start:end].strip().split("\n"))
         inner = _DOLLARS.search(line)
         if inner is None:
-            content = blank(content, start, end)
+            spans.append((start, end))
             _add_display(items, line, start, end)
         elif inner.group(1):
-            content = blank(content, start, end)
+            spans.append((start, end))
             _add_display(items, _DOLLARS.sub(lambda m: "\\[" + (m.group(1) or "") + "\\]", line), start, end)
-        else:
+        else:  # an inline formula stays in its paragraph
             line = _DOLLARS.sub(lambda m: "\\[" + (m.group(2) or "") + (m.group(3) or "") + "\\]", line)
             _add_display(items, line, start, end, INLINE)
-    return content
+    return blank(content, spans)
 
 
 def _take_pipe_tables(content: str, items: list[PredItem]) -> str:
     if len(pipe_rows(content + "\n")) < 2:
         return content
     content = markdown_tables_to_html(content)
+    spans = []
     for match in _HTML_TABLE_SPAN.finditer(content):
         start, end = match.span()
-        content = blank(content, start, end)
+        spans.append((start, end))
         table = match.group(0).strip()
         items.append(PredItem(HTML_TABLE, start, end, table, "md2html_table"))
         items += _table_cell_formulas(table, start)
-    return content
+    return blank(content, spans)
 
 
 def _take_code(content: str, items: list[PredItem]) -> str:
-    for match in _CODE.finditer(content):
-        start, end = match.span()
-        content = blank(content, start, end)
-        items.append(PredItem(TEXT, start, end, match.group(2).strip(), "code"))
-    return content
+    matches = list(_CODE.finditer(content))
+    items += [PredItem(TEXT, match.start(), match.end(), match.group(2).strip(), "code") for match in matches]
+    return blank(content, [match.span() for match in matches])
 
 
 def _take_paragraphs(content: str, items: list[PredItem]) -> None:

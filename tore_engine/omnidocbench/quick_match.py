@@ -293,30 +293,28 @@ def judge_merge(gt_line: str, merged: list[str]) -> tuple[bool, bool]:
     current, extended = " ".join(merged[:-1]), " ".join(merged)
     if normalized_edit(gt_line, extended) > normalized_edit(gt_line, current):
         return False, False
-    for piece in merged[:-1]:
-        ratio = window_ratio(gt_line, piece)
-        if ratio is None or ratio > MERGE_THRESHOLD:
-            return False, False
-    last = window_ratio(gt_line, merged[-1])
-    if last is None:
+    if not all(has_window(gt_line, piece, MERGE_THRESHOLD, inclusive=True) for piece in merged[:-1]):
         return False, False
-    return last < MERGE_THRESHOLD, len(extended) <= len(gt_line)
+    last = merged[-1]
+    if not 0 < len(last) <= len(gt_line):
+        return False, False
+    return has_window(gt_line, last, MERGE_THRESHOLD, inclusive=False), len(extended) <= len(gt_line)
 
 
-def window_ratio(text: str, pattern: str) -> float | None:
-    """The smallest edit distance of `pattern` to a window of `text` of the same length, over that
-    length; None when `pattern` is empty or longer than `text` (the evaluator's fuzzy substring)."""
+def has_window(text: str, pattern: str, bound: float, inclusive: bool) -> bool:
+    """Whether some window of `text` as long as `pattern` is within `bound` of it (edit distance over
+    the length; below it, or at most it when `inclusive`). The evaluator's fuzzy substring search
+    takes the smallest such ratio and compares it with the bound; this stops at the first window
+    that passes. False when `pattern` is empty or longer than `text`."""
     width = len(pattern)
     if width == 0 or width > len(text):
-        return None
-    best = width + 1
+        return False
+    limit = int(bound * width) + 1
     for start in range(len(text) - width + 1):
-        distance = Levenshtein.distance(text[start:start + width], pattern, score_cutoff=best - 1)
-        if distance < best:
-            best = distance
-            if best == 0:
-                break
-    return best / width
+        ratio = Levenshtein.distance(text[start:start + width], pattern, score_cutoff=limit) / width
+        if ratio <= bound if inclusive else ratio < bound:
+            return True
+    return False
 
 
 def final_subsets(runs: list[list[int]], run_costs: list[float]) -> list[list[int]]:
@@ -406,8 +404,7 @@ def _contained_in_predictions(unmatched: list[int], gt: list[str], pred: list[st
         for gt_index in unmatched:
             if categories[gt_index] == FORMULA:
                 continue
-            ratio = window_ratio(text, gt[gt_index])
-            if (1 if ratio is None else ratio) < CONTAINED_THRESHOLD:
+            if has_window(text, gt[gt_index], CONTAINED_THRESHOLD, inclusive=False):
                 inside.append(gt_index)
         if inside:
             found[pred_index] = inside

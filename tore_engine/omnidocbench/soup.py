@@ -31,7 +31,6 @@ _LIST_ATTRIBUTES = {
     "th": ("headers",), "form": ("accept-charset",), "object": ("archive",), "area": ("rel",), "icon": ("sizes",),
     "iframe": ("sandbox",), "output": ("for",),
 }
-_ASCII_SPACES = frozenset("\x20\x0a\x09\x0c\x0d")
 _ESCAPED = re.compile("([<>&])")
 _ESCAPES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
@@ -169,7 +168,7 @@ class _Builder(HTMLParser):
         super().__init__(convert_charrefs=False)
         self.root = Tag("[document]")
         self.stack: list[Tag] = [self.root]
-        self.open_counts: Counter[str] = Counter()
+        self.open_counts: Counter[str] = Counter()  # open elements by name (pre, textarea, script... included)
         self.data: list[str] = []
         self.closed_voids: list[str] = []
 
@@ -221,9 +220,10 @@ class _Builder(HTMLParser):
             return
         value = "".join(self.data)
         self.data = []
-        if not any(tag.name in _PRESERVE_WHITESPACE for tag in self.stack) and all(c in _ASCII_SPACES for c in value):
+        preserved = any(self.open_counts[name] for name in _PRESERVE_WHITESPACE)
+        if not preserved and not value.strip("\x20\x0a\x09\x0c\x0d"):
             value = "\n" if "\n" in value else " "
-        container = kind == "text" and any(tag.name in _STRING_CONTAINERS for tag in self.stack[1:])
+        container = kind == "text" and any(self.open_counts[name] for name in _STRING_CONTAINERS)
         self.stack[-1].append(make_text(value, kind, container))
 
     # elements
