@@ -18,7 +18,9 @@ from tore_engine.omnidocbench.ground_truth import (
 )
 from tore_engine.omnidocbench.latex_text import INLINE_FORMULA, inline_latex_to_unicode
 from tore_engine.omnidocbench.markdown import HTML_TABLE, INLINE, LATEX_TABLE, RESCUE, TEXT, PredItem, parse_markdown
-from tore_engine.omnidocbench.quick_match import Row, normalize_formula, normalize_text, quick_match, simple_match, sort_by_position
+from tore_engine.omnidocbench.quick_match import (
+    Row, has_window, normalize_formula, normalize_text, quick_match, simple_match, sort_by_position,
+)
 from tore_engine.omnidocbench.reference import ReferencePage
 from tore_engine.omnidocbench.tables import normalize_table_html
 
@@ -42,8 +44,8 @@ class PageMatch:
 def match_page(page: ReferencePage, prediction: str | None) -> PageMatch:
     """The page's match rows; `prediction` is its Markdown (None when there is no file: an empty page)."""
     name = page.id.rsplit("/", 1)[-1]
-    normalize_text.cache_clear()  # the caches serve one page: every page costs the same, however many repeat
-    normalize_formula.cache_clear()
+    for cache in (normalize_text, normalize_formula, has_window):  # the caches serve one page: every page
+        cache.cache_clear()  # costs the same, however many repeat
     grouped = parse_markdown(prediction or "")
     elements = page_elements(page)
     mix = [item for category, items in grouped.items() if category not in (HTML_TABLE, LATEX_TABLE, "md2html_table", RESCUE)

@@ -301,6 +301,7 @@ def judge_merge(gt_line: str, merged: list[str]) -> tuple[bool, bool]:
     return has_window(gt_line, last, MERGE_THRESHOLD, inclusive=False), len(extended) <= len(gt_line)
 
 
+@lru_cache(maxsize=1 << 16)  # a merge re-tests the same pieces at every step; cleared with the page
 def has_window(text: str, pattern: str, bound: float, inclusive: bool) -> bool:
     """Whether some window of `text` as long as `pattern` is within `bound` of it (edit distance over
     the length; below it, or at most it when `inclusive`). The evaluator's fuzzy substring search
