@@ -42,7 +42,12 @@ def test_json_output_on_the_demo():
     assert layout["per_class"]["table_footnote"] == pytest.approx(0.6999999999999998, abs=1e-9)
     end_to_end = output["end_to_end"]
     assert {"text_edit", "reading_order_edit", "table_teds", "overall"} <= set(end_to_end)
-    assert end_to_end["overall"] is None and 0 <= end_to_end["text_edit"] <= 1
+    assert end_to_end["overall"] is None and end_to_end["text_edit"] == pytest.approx(0.3356214754013134, abs=1e-9)
+    assert end_to_end["leaderboard_comparable"] is True and end_to_end["match_method"] == "official-quick-match-v1.6"
+    assert end_to_end["table_teds"] == pytest.approx(0.8144908741318889, abs=1e-9)  # page level, the leaderboard's
+    assert end_to_end["reading_order_edit"] == pytest.approx(0.22430037417144588, abs=1e-9)
+    assert end_to_end["reading_order_edit_corrected"] == pytest.approx(0.1761776635487353, abs=1e-9)
+    assert end_to_end["official"]["text_block"]["all"]["Edit_dist"]["edit_whole"] == pytest.approx(0.47507405534282204, abs=1e-9)
     assert output["pages"] == 18 and len(output["per_page"]) == 18
     row = output["per_page"][0]
     assert row["page"] == "yanbaopptmerge_SE05.pdf_7.jpg" and row["attributes"]["data_source"] == "PPT2PDF"

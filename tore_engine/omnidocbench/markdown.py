@@ -63,7 +63,6 @@ class MarkdownPredictions:
 # as delimiter pairs tried in this order at each position (see `lazy_pairs`).
 _DISPLAY_PAIRS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
 _DOLLARS = re.compile(r"\$\$(.*?)\$\$|\$(.*?)\$|\\\((.*?)\\\)", re.DOTALL)
-_IMAGE = re.compile(r"!\[(.*?)\]\((.*?)\)")
 _CODE = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
 _HTML_TABLE_SPAN = re.compile(r"(<table.*?</table>)", re.DOTALL)
 _FORMULA_TOKEN = re.compile(
@@ -86,6 +85,28 @@ _SANITIZED = (("……", " \\cdots \\cdots "), ("…", " \\cdots "), ("×", " \\
               ("≥", " \\geq "), ("≠", " \\neq "), ("≈", " \\approx "), ("□", " \\square "), ("△", " \\triangle "),
               ("（", "("), ("）", ")"), ("［", "["), ("］", "]"), ("｛", "{"), ("｝", "}"))
 _REDOX = "氧化还原反应"
+
+
+def image_spans(text: str) -> list[tuple[int, int, str]]:
+    """What `!\\[(.*?)\\]\\((.*?)\\)` finds (start, end, alt text), in linear time: from a `![`, the
+    first `](` after it on its line and the first `)` after that; when a line has none, no later
+    `![` on that line matches either."""
+    found, position = [], 0
+    while (start := text.find("![", position)) >= 0:
+        line_end = _line_end(text, start)
+        middle = text.find("](", start + 2, line_end)
+        end = text.find(")", middle + 2, line_end) if middle >= 0 else -1
+        if end < 0:
+            position = line_end + 1
+            continue
+        found.append((start, end + 1, text[start + 2:middle]))
+        position = end + 1
+    return found
+
+
+def _line_end(text: str, position: int) -> int:
+    end = text.find("\n", position)
+    return len(text) if end < 0 else end
 
 
 def lazy_pairs(text: str, pairs: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
@@ -494,9 +515,10 @@ def _preprocess(content: str) -> tuple[str, list[PredItem]]:
     """Images blanked (their formula-like descriptions kept as candidates), fences and repeated
     underscores and spaces reduced, `<html>`/`<body>` removed, math in image descriptions unwrapped."""
     items: list[PredItem] = []
-    for match in _IMAGE.finditer(content):
-        _rescue(items, (match.group(1) or "").strip(), match.start(), match.end(), "image_formula")
-    content = _IMAGE.sub(lambda match: " " * len(match.group(0)), content)
+    images = image_spans(content)
+    for start, end, alt in images:
+        _rescue(items, alt.strip(), start, end, "image_formula")
+    content = blank(content, [(start, end) for start, end, _ in images])
     for pattern in (r"^```markdown\n?", r"^```html\n?", r"^```latex\n?", r"```\n?$"):
         content = re.sub(pattern, "", content, flags=re.MULTILINE)
     content = re.sub(r" {4,}", "    ", re.sub(r"_{4,}", "____", content))
