@@ -70,11 +70,10 @@ def test_a_markdown_entry_that_is_a_folder_is_an_input_error(tmp_path, reference
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tore_engine.omnidocbench.markdown import _HTML_TABLE, _TABULAR, _nested_spans, image_spans, lazy_pairs  # noqa: E402
+from tore_engine.omnidocbench.markdown import _HTML_TABLE, _TABULAR, _nested_spans  # noqa: E402
 
-_DISPLAY = r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\$(.*?)\$|\\\((.*?)\\\)"
-texts = st.lists(st.sampled_from(["$", "$$", "\\[", "\\]", "\\(", "\\)", "x", "\n", "<table", ">", "</table>", "![", "](", ")",
-                                  "\\begin{tabular}", "\\end{tabular}", " "]), max_size=25).map("".join)
+texts = st.lists(st.sampled_from(["x", "\n", "<table", ">", "</table>", "\\begin{tabular}", "\\end{tabular}", " "]),
+                 max_size=25).map("".join)
 
 
 def _stack_spans(text: str, opening: str, closing: str, opening_length: int, step: int) -> list[tuple[int, int]]:
@@ -101,16 +100,14 @@ def _stack_spans(text: str, opening: str, closing: str, opening_length: int, ste
 
 @settings(max_examples=400, deadline=None)
 @given(texts)
-def test_linear_scans_equal_their_definitions(text):
-    assert lazy_pairs(text, (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))) == [
-        match.span() for match in re.finditer(_DISPLAY, text, re.DOTALL)]
+def test_table_scans_equal_their_definition(text):
     assert _nested_spans(text, *_TABULAR) == _stack_spans(text, r"\\begin{tabular}", r"\\end{tabular}", 16, 14)
     assert _nested_spans(text, *_HTML_TABLE) == _stack_spans(text, r"<table(?:[^>]*)>", r"</table>", 16, 8)
-    assert image_spans(text) == [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"!\[(.*?)\]\((.*?)\)", text)]
 
 
 @pytest.mark.parametrize("text", ["\\[" * 60000, "<table" * 20000, "\\begin{table}" * 9000, "\\begin{tabular}" * 8000,
-                                  "$a^" * 40000, "```python\n" * 10000, "|" * 120000, "![a" * 40000])
+                                  "$a^" * 40000, "```python\n" * 10000, "|" * 120000, "![a" * 40000, "\\(" * 60000,
+                                  "\\text{" * 20000, "\\title{" * 20000, "The image shows " + "\\(" * 40000])
 def test_hostile_pages_are_read_in_bounded_time(text):
     started = time.perf_counter()
     parse_markdown(text)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tore_engine.omnidocbench.scan import lazy_pairs
+
 MAX_LATEX_LENGTH = 8000  # the evaluator's OMNIDOCBENCH_MAX_LATEX_INPUT_LEN
 MAX_INLINE_LENGTH = 128  # longer inline formulas in text are left as they are
 
@@ -21,7 +23,6 @@ _CIRCLED = {chr(0x2460 + i): str(i + 1) for i in range(20)}
 _CIRCLED.update({chr(0x24D0 + i): chr(ord("a") + i) for i in range(26)})
 _CIRCLED.update({chr(0x24B6 + i): chr(ord("A") + i) for i in range(26)})
 _TEXTCIRCLED = re.compile(r"\\textcircled\s*\{\s*([^{}]+?)\s*\}")
-INLINE_FORMULA = re.compile(r"\$(.*?)\$|\\\((.*?)\\\)")
 _ESCAPED_PUNCTUATION = re.compile(r"\\([\\_&%^])")
 _NOT_WORD_OR_CJK = re.compile(r"[^\w\u4e00-\u9fff]")
 _ESCAPED_CONTROLS = ("\\t", "\\n", "\t", "\n", "/t", "/n")
@@ -58,8 +59,7 @@ def inline_latex_to_unicode(text: str) -> str:
     (unless it is long or complex); other inline formulas are kept with their delimiters."""
     text = replace_circled(text)
     replacements = []
-    for match in INLINE_FORMULA.finditer(text):
-        content = match.group(1) if match.group(1) is not None else match.group(2)
+    for start, end, content in inline_formulas(text):
         content = _ESCAPED_PUNCTUATION.sub("", content)
         if not any(char in content for char in "\\^_"):
             continue
@@ -67,13 +67,19 @@ def inline_latex_to_unicode(text: str) -> str:
             content += " "
         if _skip_inline(content):
             continue
-        replacements.append((match.start(), match.end(), latex_to_text(content, "formula").strip()))
+        replacements.append((start, end, latex_to_text(content, "formula").strip()))
     pieces, cursor = [], 0
     for start, end, rendered in replacements:
         pieces += [text[cursor:start], rendered]
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+def inline_formulas(text: str) -> list[tuple[int, int, str]]:
+    """The evaluator's inline formulas, `$...$` or `\\(...\\)` on one line: start, end, content."""
+    return [(start, end, text[start + (1 if text[start] == "$" else 2):end - (1 if text[start] == "$" else 2)])
+            for start, end in lazy_pairs(text, (("$", "$"), ("\\(", "\\)")), dotall=False)]
 
 
 def _skip_inline(latex: str) -> bool:

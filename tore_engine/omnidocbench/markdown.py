@@ -22,6 +22,7 @@ from tore_engine.inputs import inside, read_text
 from tore_engine.omnidocbench import soup
 from tore_engine.omnidocbench.latex_text import latex_to_text
 from tore_engine.omnidocbench.reference import Reference
+from tore_engine.omnidocbench.scan import Finder, blank, image_spans, lazy_pairs, unwrap_command, unwrap_pairs
 from tore_engine.omnidocbench.tables import markdown_tables_to_html, pipe_rows
 
 TEXT, FORMULA, HTML_TABLE, LATEX_TABLE, RESCUE = "text_all", "equation_isolated", "html_table", "latex_table", "formula_rescue"
@@ -87,69 +88,6 @@ _SANITIZED = (("……", " \\cdots \\cdots "), ("…", " \\cdots "), ("×", " \\
 _REDOX = "氧化还原反应"
 
 
-def image_spans(text: str) -> list[tuple[int, int, str]]:
-    """What `!\\[(.*?)\\]\\((.*?)\\)` finds (start, end, alt text), in linear time: from a `![`, the
-    first `](` after it on its line and the first `)` after that; when a line has none, no later
-    `![` on that line matches either."""
-    found, position = [], 0
-    while (start := text.find("![", position)) >= 0:
-        line_end = _line_end(text, start)
-        middle = text.find("](", start + 2, line_end)
-        end = text.find(")", middle + 2, line_end) if middle >= 0 else -1
-        if end < 0:
-            position = line_end + 1
-            continue
-        found.append((start, end + 1, text[start + 2:middle]))
-        position = end + 1
-    return found
-
-
-def _line_end(text: str, position: int) -> int:
-    end = text.find("\n", position)
-    return len(text) if end < 0 else end
-
-
-def lazy_pairs(text: str, pairs: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
-    """The spans `re.finditer` gives for the alternation of `opening(.*?)closing` (DOTALL) over
-    `pairs`, found in linear time: at each position the first pair whose opening is there and whose
-    closing follows it somewhere; the nearest such closing ends the span."""
-    closings = {closing: _Finder(text, closing) for _, closing in pairs}
-    openings = [_Finder(text, opening) for opening, _ in pairs]
-    spans, position = [], 0
-    while True:
-        starts = [finder.at(position) for finder in openings]
-        candidates = sorted({start for start in starts if start >= 0})
-        if not candidates:
-            return spans
-        matched = None
-        for start in candidates:
-            for opening, closing in pairs:
-                if text.startswith(opening, start):
-                    end = closings[closing].at(start + len(opening))
-                    if end >= 0:
-                        matched = (start, end + len(closing))
-                        break
-            if matched:
-                break
-        if matched is None:
-            return spans
-        spans.append(matched)
-        position = matched[1]
-
-
-def blank(content: str, spans: list[tuple[int, int]]) -> str:
-    """`content` with every span replaced by as many spaces (in one pass: taking many pieces from a
-    long page stays linear)."""
-    pieces, cursor = [], 0
-    for start, end in sorted(spans):
-        start = max(start, cursor)
-        if end > start:
-            pieces += [content[cursor:start], " " * (end - start)]
-            cursor = end
-    pieces.append(content[cursor:])
-    return "".join(pieces)
-
-
 def squash(text: str) -> str:
     """White space runs as one space, ends stripped (`' '.join(text.split())`)."""
     return " ".join(text.split())
@@ -159,8 +97,8 @@ def squash(text: str) -> str:
 
 def unwrap_math(text: str) -> str:
     """Every `$$..$$`, `\\[..\\]`, `\\(..\\)` and `$..$` replaced by its content between spaces."""
-    for pattern in (r"\$\$(.*?)\$\$", r"\\\[(.*?)\\\]", r"\\\((.*?)\\\)", r"\$(.*?)\$"):
-        text = re.sub(pattern, lambda match: f" {match.group(1)} ", text, flags=re.DOTALL)
+    for opening, closing in (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$")):
+        text = unwrap_pairs(text, opening, closing, padding=" ")
     return text
 
 
@@ -397,24 +335,6 @@ def _add_display(items: list[PredItem], formula: str, start: int, end: int, fine
 MAX_RESTARTS = 900  # the evaluator recurses once per restart and fails at Python's recursion limit (about 985)
 
 
-class _Finder:
-    """The first occurrence of `needle` at or after a position, for positions that mostly grow (each
-    answer is reused while it stays ahead); with `closed_by`, only an occurrence followed somewhere
-    by that character counts (`<table` needs a `>` to be a tag)."""
-
-    def __init__(self, text: str, needle: str, closed_by: str = "") -> None:
-        self.text, self.needle = text, needle
-        self.last_close = text.rfind(closed_by) if closed_by else len(text)
-        self.start, self.found = len(text) + 1, -1  # nothing searched yet
-
-    def at(self, position: int) -> int:
-        if not (self.start <= position and (self.found < 0 or self.found >= position)):
-            self.start, self.found = position, self.text.find(self.needle, position)
-        if self.found >= 0 and self.last_close <= self.found + len(self.needle) - 1:
-            return -1
-        return self.found
-
-
 def _nested_spans(text: str, opening: str, closing: str, opening_length: int, step: int, closed_by: str = "") -> list[tuple[int, int]]:
     """The evaluator's stack scan for outermost `opening`..`closing` pairs (`extract_tabular`,
     `extract_html_table`), with its arithmetic: after an opening or a closing it moves on by `step`
@@ -422,7 +342,7 @@ def _nested_spans(text: str, opening: str, closing: str, opening_length: int, st
     again from the first one plus `opening_length` (its opening pattern's source length) while a
     closing remains after it."""
     spans: list[tuple[int, int]] = []
-    openings, closings = _Finder(text, opening, closed_by), _Finder(text, closing)
+    openings, closings = Finder(text, opening, closed_by), Finder(text, closing)
     base = restarts = 0
     while True:
         stack: list[int] = []
@@ -489,8 +409,7 @@ def _plain_image_descriptions(content: str) -> str:
     blocks = re.split(r"(\n\s*\n)", content)
     for index in range(0, len(blocks), 2):
         if _image_description(blocks[index]):
-            text = re.sub(r"\\\((.*?)\\\)", lambda match: match.group(1), blocks[index], flags=re.DOTALL)
-            blocks[index] = re.sub(r"\$(.*?)\$", lambda match: match.group(1), text, flags=re.DOTALL)
+            blocks[index] = unwrap_pairs(unwrap_pairs(blocks[index], "\\(", "\\)"), "$", "$")
     return "".join(blocks)
 
 
@@ -578,11 +497,12 @@ def _take_code(content: str, items: list[PredItem]) -> str:
 
 
 def _take_paragraphs(content: str, items: list[PredItem]) -> None:
-    content = re.sub(r"\\title\{(.*?)\}", r"\1", content)
-    content = re.sub(r"\\title\s*\{\s*(.*?)\s*\}", r"\1", content, flags=re.DOTALL)
-    content = re.sub(r"\\text\s*\{\s*(.*?)\s*\}", r"\1", content, flags=re.DOTALL)
-    content = re.sub(r"\\section\*?\{(.*?)\}", r"\1", content)
-    content = re.sub(r"\\section\*?\{\s*(.*?)\s*\}", r"\1", content, flags=re.DOTALL)
+    # the evaluator's \\title{..}, \\title {..}, \\text {..}, \\section*{..} removal, in its order
+    content = unwrap_command(content, "\\title", star=False, spaced=False)
+    content = unwrap_command(content, "\\title", star=False, spaced=True, space_before=True)
+    content = unwrap_command(content, "\\text", star=False, spaced=True, space_before=True)
+    content = unwrap_command(content, "\\section", star=True, spaced=False)
+    content = unwrap_command(content, "\\section", star=True, spaced=True)
     paragraphs = content.split("\n\n")
     if len(paragraphs) == 1:
         paragraphs = content.split("\n")

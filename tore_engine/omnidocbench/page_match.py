@@ -16,7 +16,7 @@ from tore_engine.omnidocbench.formula_text import strip_delimiters
 from tore_engine.omnidocbench.ground_truth import (
     FORMULA, TABLE, TEXT_CATEGORIES, UNSCORED_TEXT, GtItem, page_elements, sorted_by_order, text_and_formulas,
 )
-from tore_engine.omnidocbench.latex_text import INLINE_FORMULA, inline_latex_to_unicode
+from tore_engine.omnidocbench.latex_text import inline_formulas, inline_latex_to_unicode
 from tore_engine.omnidocbench.markdown import HTML_TABLE, INLINE, LATEX_TABLE, RESCUE, TEXT, PredItem, parse_markdown
 from tore_engine.omnidocbench.quick_match import (
     Row, has_window, normalize_formula, normalize_text, quick_match, simple_match, sort_by_position,
@@ -146,10 +146,9 @@ def formula_hint(text: str) -> bool:
 
 def _with_normalized_formulas(text: str) -> str:
     pieces, cursor = [], 0
-    for match in INLINE_FORMULA.finditer(text):
-        content = match.group(1) if match.group(1) is not None else match.group(2)
-        pieces += [text[cursor:match.start()], normalize_formula(content).strip()]
-        cursor = match.end()
+    for start, end, content in inline_formulas(text):
+        pieces += [text[cursor:start], normalize_formula(content).strip()]
+        cursor = end
     return "".join(pieces) + text[cursor:]
 
 
