@@ -47,21 +47,6 @@ AP_STATS: tuple[str, ...] = ("mAP", "AP50", "AP75", "AP_small", "AP_medium", "AP
 # Prediction class name -> eval class; any other name is dropped.
 PREDICTION_TO_EVAL: dict[str, str] = {"plain text": "text", **{name: name for name in EVAL_CLASSES}}
 
-# End-to-end element groups (category_mappings.json `end2end_text_groups`).
-TEXT_SCORED: frozenset[str] = frozenset(
-    {"text_block", "title", "code_txt", "code_txt_caption", "reference"}
-)
-TEXT_MATCHED_NOT_SCORED: frozenset[str] = frozenset(
-    {
-        "figure_caption", "figure_footnote", "table_caption", "table_footnote", "code_algorithm",
-        "code_algorithm_caption", "header", "footer", "page_footnote", "page_number",
-        "equation_caption",
-    }
-)
-DISPLAY_FORMULA: frozenset[str] = frozenset({"equation_isolated"})
-TABLE: frozenset[str] = frozenset({"table"})
-# Everything else (figure, abandon, masks, unknown) is never matched.
-
 # Page attributes the official evaluator breaks its page-level scores down by.
 PAGE_ATTRIBUTES: tuple[str, ...] = ("data_source", "language", "layout", "special_issue", "subset")
 
