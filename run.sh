@@ -43,7 +43,7 @@ case "${1:-}" in
   test)
     install test  # every extra (app, scores, dask, ...) and the test tools
     shift
-    .venv/bin/python -m tore_engine.kernel --warm  # compile the three kernels into the per-user cache once (about 4 s)
+    .venv/bin/python -m tore_engine.run.warm  # compile the kernels into the per-user cache once (a few seconds)
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)

@@ -160,7 +160,7 @@ def _lir_predictions(rng: np.random.Generator, golds: list[dict]) -> list[dict]:
 
 
 def score_with_tore(dataset: Path, kile: Path, lir: Path) -> dict:
-    from tore_engine.docile import score_docile
+    from tore_engine.scorers.docile import score_docile
 
     result = score_docile(dataset, SPLIT, kile, lir)
     return _collect(lambda task, **kw: getattr(result, task).metrics(**kw).to_json(),

@@ -11,7 +11,7 @@ On the synthetic DocLayNet-like pages (`benchmarks/synthetic.py`: 1025 x 1025, 4
 each the best and the median of `--repeats` runs, in µs a page, after checking that both paths
 give the same bits. Then the JIT, in a fresh process with an empty cache folder (the cold compile)
 and again with that folder (the warm load), wall and CPU: the page kernel (`kernel.warm`, what
-`python -m tore_engine.kernel --warm` runs) and the JSON structure scan (`json_kernel`), each also
+`python -m tore_engine.engine.page_kernel --warm` runs) and the JSON structure scan (`json_kernel`), each also
 timed alone inside that process, numba's import apart. `--json` prints all of it as one JSON
 object instead (`benchmarks/bench_scale.py` reads it).
 
@@ -37,9 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.synthetic import synthetic_layouts
-from tore_engine import jit, kernel
-from tore_engine.dataset import evaluate_batch, numpy_cells, prepare_page
-from tore_engine.taxonomy import resolve_taxonomy
+from tore_engine.core import jit
+from tore_engine.core.taxonomy import resolve_taxonomy
+from tore_engine.engine import page_kernel as kernel
+from tore_engine.run.runner import evaluate_batch, numpy_cells, prepare_page
 
 BATCH = 256  # the runner's largest batch (dataset._batch_size)
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -107,13 +108,13 @@ def jit_process(cache: Path, command: list[str] | None = None) -> dict:
     return {**times, **json.loads(done.stdout.strip().splitlines()[-1])}
 
 
-WARM_COMMAND = [sys.executable, "-m", "tore_engine.kernel", "--warm"]  # the install step (`./run.sh test` runs it)
+WARM_COMMAND = [sys.executable, "-m", "tore_engine.engine.page_kernel", "--warm"]  # the install step (`./run.sh test` runs it)
 
 
 def jit_times(runs: int = 1) -> dict[str, list[dict]]:
     """`runs` times each, in a new, empty cache folder: both kernels loaded one after the other,
     timed inside (cold compile, then warm load from the same folder); and the install step
-    `python -m tore_engine.kernel --warm` as shipped (cold, then warm), with what it said."""
+    `python -m tore_engine.engine.page_kernel --warm` as shipped (cold, then warm), with what it said."""
     times: dict[str, list[dict]] = {"cold": [], "warm": [], "warm_command_cold": [], "warm_command_warm": []}
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as folder:
@@ -140,7 +141,7 @@ def engine_times(pages: int, repeats: int, mode: str) -> dict:
     if not all(_same_bits(kernel.evaluate(batch, k), numpy_cells(batch, k)) for batch in tasks):
         raise SystemExit("the kernel and the NumPy path differ")
     engine = {
-        path: _cpu_us_per_page(lambda: [run(batch, k) for batch in tasks], pages, repeats)
+        path: _cpu_us_per_page(lambda run=run: [run(batch, k) for batch in tasks], pages, repeats)
         for path, run in (("numpy", numpy_cells), ("kernel", kernel.evaluate))
     }
     whole = {}
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---:|---:|---:|---:|---:|")
         print(_row("engine (cells from prepared pages)", engine["numpy"], engine["kernel"]))
         print(_row("evaluate_batch (with preparing pages)", whole["numpy"], whole["kernel"]))
-        for key, name in (("warm_command_cold", "`python -m tore_engine.kernel --warm`, empty cache"), ("warm_command_warm", "the same, warm cache")):
+        for key, name in (("warm_command_cold", "`python -m tore_engine.engine.page_kernel --warm`, empty cache"), ("warm_command_warm", "the same, warm cache")):
             for run in times["jit"][key]:
                 print(f"JIT {name}: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU; it said: {' / '.join(run['said'].splitlines())}")
         for name, run in [(name, run) for key, name in (("cold", "cold compile (empty cache)"), ("warm", "warm load")) for run in times["jit"][key]]:

@@ -26,7 +26,13 @@ import numpy as np
 
 from benchmarks.common import machine_line
 from benchmarks.synthetic import DOCLAYNET_CLASSES, synthetic_page_pairs
-from tests.metrics.oracles import REFERENCE_PYTHON, STATS, coco_oracle, docling_case, timed_docling_reference
+from tests.metrics.oracles import (
+    REFERENCE_PYTHON,
+    STATS,
+    coco_oracle,
+    docling_case,
+    timed_docling_reference,
+)
 from tore_engine.metrics import map_kernel
 from tore_engine.metrics.map_types import CONVENTIONS, PageMatches, SideBoxes
 from tore_engine.metrics.mean_average_precision import match_pages, summarise

@@ -30,7 +30,7 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-from tests.omnidocbench.variations import TEXT_VARIATIONS  # noqa: E402
+from tests.scorers.omnidocbench.variations import TEXT_VARIATIONS  # noqa: E402
 
 DEMO = REPOSITORY.parent / "shared" / "data" / "omnidocbench"
 HEADLINE = {  # tore key -> path in the official metric_result

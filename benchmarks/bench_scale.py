@@ -50,9 +50,28 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import (
-    ALL_LAZY, FORMATS, MB_BYTES, REPOSITORY, WHOLE_FILE, WORK, Run, best_median, import_peer_without_torch, load_average, machine_line,
-    matrices_agree, peer_matrices, peer_samples_from_json, report_matrices, run_command, same_outputs, synthetic_files,
-    tore_command, tore_environment, free_port, wait_healthy,
+    ALL_LAZY,
+    FORMATS,
+    MB_BYTES,
+    REPOSITORY,
+    WHOLE_FILE,
+    WORK,
+    Run,
+    best_median,
+    free_port,
+    import_peer_without_torch,
+    load_average,
+    machine_line,
+    matrices_agree,
+    peer_matrices,
+    peer_samples_from_json,
+    report_matrices,
+    run_command,
+    same_outputs,
+    synthetic_files,
+    tore_command,
+    tore_environment,
+    wait_healthy,
 )
 
 SECTIONS = ("marginal", "scale", "engine", "jit", "app", "identity")
@@ -216,7 +235,7 @@ def measure_jit(plan: argparse.Namespace, checks: Checks, results: dict) -> None
         from benchmarks.bench_kernel import jit_times
 
         results["engine"] = {"jit": jit_times(plan.jit_runs)}
-    warm = run_command([sys.executable, "-m", "tore_engine.kernel", "--warm"],
+    warm = run_command([sys.executable, "-m", "tore_engine.engine.page_kernel", "--warm"],
                        env=tore_environment(), cwd=REPOSITORY)  # the default cache folder, as a user's runs use it
     _log(f"  jit: {warm.stdout.strip()}")
     data = synthetic_files(plan.jit_pages)
@@ -396,7 +415,7 @@ def summary(plan: argparse.Namespace, results: dict) -> list[str]:
                 continue
             wall = statistics.median([r["wall"] for r in jit[key]])
             verdict = f"≤ 5 s | {met(wall <= 5)} |" if key == "warm_command_cold" else "| |"
-            rows.append(f"| JIT: the install step `python -m tore_engine.kernel --warm` as shipped (three kernels in two processes), {name}, "
+            rows.append(f"| JIT: the install step `python -m tore_engine.engine.page_kernel --warm` as shipped (three kernels in two processes), {name}, "
                         f"whole process, wall; CPU ({len(jit[key])} runs) | {stat(jit[key], 'wall')} s; {stat(jit[key], 'cpu')} s | | | {verdict}")
         rows.append(f"| (the three kernels compiled one after the other in one process, empty NUMBA_CACHE_DIR, median of {len(cold)}) | "
                     f"{compile_wall:.2f} s wall, {compile_cpu:.2f} s CPU (page kernel {stat(cold, 'page_kernel_cpu')} + JSON scan "

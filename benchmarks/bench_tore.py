@@ -37,7 +37,16 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import SEED, import_peer_without_torch, machine_line, matrices_agree, peer_matrices, peer_samples, peer_taxonomy, report_matrices
+from benchmarks.common import (
+    SEED,
+    import_peer_without_torch,
+    machine_line,
+    matrices_agree,
+    peer_matrices,
+    peer_samples,
+    peer_taxonomy,
+    report_matrices,
+)
 from benchmarks.synthetic import synthetic_layouts, write_layout_files
 
 
@@ -114,7 +123,7 @@ def _timed(run, repeats: int) -> Runs:
 
 
 def _measure_tore(spec: Spec) -> tuple[Runs, float, float, dict]:
-    from tore_engine.dataset import evaluate_dataset
+    from tore_engine.run.runner import evaluate_dataset
 
     start = time.perf_counter()
     reference, prediction = synthetic_layouts(spec.pages, SEED, spec.size)

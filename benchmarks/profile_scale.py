@@ -28,7 +28,17 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.bench_scale import evaluate_arguments
-from benchmarks.common import FORMATS, MB_BYTES, REPOSITORY, WORK, load_average, run_command, synthetic_files, tore_command, tore_environment
+from benchmarks.common import (
+    FORMATS,
+    MB_BYTES,
+    REPOSITORY,
+    WORK,
+    load_average,
+    run_command,
+    synthetic_files,
+    tore_command,
+    tore_environment,
+)
 
 RATE = 200  # py-spy samples a second
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tore_engine.layout import LayoutSet, Page
+from tore_engine.core.layout import LayoutSet, Page
 
 DOCLAYNET_CLASSES = [
     "Caption", "Footnote", "Formula", "List-item", "Page-footer", "Page-header", "Picture",

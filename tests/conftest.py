@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from tests.helpers import DEMO, DOCILE_ID, FUNSD_FORM, shared_path
 from tests.helpers import small_layout as _layout
-
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.formats import load_pair
+from tore_engine.api import load_pair
+from tore_engine.run.runner import evaluate_dataset
 
 
 @pytest.fixture(scope="module")

@@ -58,6 +58,11 @@ def input_error_without(module: str, call: str, **names: object) -> str:
 
     assignments = "".join(f"{name} = {value!r}\n" for name, value in names.items())
     script = (f"import sys; sys.modules[{module!r}] = None\n"
-              "from tore_engine.errors import InputError\nfrom tore_engine.formats import load, load_pair\n"
+              "from tore_engine.core.errors import InputError\nfrom tore_engine.api import load, load_pair\n"
               f"{assignments}try:\n    {call}\nexcept InputError as error:\n    print(error)")
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout.strip()
+
+
+def ranked_pages(evaluation, view: str, row: str, column: str, limit: int | None = None) -> list[tuple]:
+    """`Evaluation.pages_for_cell` as (page, pixels, share) tuples, for comparing with expected lists."""
+    return list(evaluation.pages_for_cell(row, column, view=view, limit=limit).itertuples(index=False, name=None))

@@ -7,7 +7,6 @@ import json
 
 from hypothesis import strategies as st
 
-
 keys = st.sampled_from(["a", "b", "id", "\u00e9", 'q"', "\\", "a\\b", "k" * 9 + "1" + "k" * 9, "k" * 9 + "2" + "k" * 9])
 scalars = st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6)
 documents = st.recursive(

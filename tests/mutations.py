@@ -9,9 +9,9 @@ import math
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from tests.helpers import layout_json
 
-from tore_engine.errors import InputError
+from tests.helpers import layout_json
+from tore_engine.core.errors import InputError
 
 HOSTILE = [None, math.nan, math.inf, -math.inf, 1e308, -1, 0, 2**70, "", "x", [], {}, [1, 2, 3], True, [None] * 4]
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from tests.helpers import load_shared_json
-
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.evaluation import Evaluation
 from tore_engine.formats.native import from_document
+from tore_engine.results.evaluation import Evaluation
+from tore_engine.run.runner import evaluate_dataset
 
 HOSTILE_IMAGE = "<img src=x onerror=alert(1)>"
 HOSTILE_LINK = '<a href="https://example.invalid/x">link</a>'

@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 import pytest
-from tests.helpers import DEMO, REPOSITORY, load_shared_json
 
 import tore_engine as tore
+from tests.helpers import DEMO, REPOSITORY, load_shared_json
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_compare_gives_per_class_and_per_page_deltas(demo):
     comparison = tore.compare(a, b)
     pages = comparison.pages
     assert pages.index.tolist() == a.page_ids
-    f1 = {row["page"]: row["f1"] for row in a.page_foreground_scores()}
+    f1 = a.pages["foreground_f1"].to_dict()
     assert pages["F1 A"].to_dict() == f1
     assert np.allclose(pages["B − A"], pages["F1 B"] - pages["F1 A"])
     shares = comparison.per_class

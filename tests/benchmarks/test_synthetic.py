@@ -7,7 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.synthetic import DOCLAYNET_CLASSES, synthetic_layouts, synthetic_page_pairs, write_layout_files
+from benchmarks.synthetic import (
+    DOCLAYNET_CLASSES,
+    synthetic_layouts,
+    synthetic_page_pairs,
+    write_layout_files,
+)
 from tore_engine.formats.native import read as load_layout
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from tests.helpers import DOCILE_ID
 from tests.helpers import write_json as write
-
 from tore_engine.cli import main
 
 

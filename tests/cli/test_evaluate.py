@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import DEMO as ASSETS
 from tests.helpers import load_shared_json, write_json
-
 from tore_engine.demo import MODEL_B_TAXONOMY, REFERENCE_TAXONOMY
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.helpers import shared_path
 from tests.cli.test_evaluate import tore
+from tests.helpers import shared_path
 
 
 def report_of(tmp_path, *args: str) -> dict:

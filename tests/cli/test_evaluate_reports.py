@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from tests.helpers import load_shared_json, write_json
 from openpyxl import load_workbook
 
-from tore_engine.report import OUTPUT_FILES, REPORT_FILES
+from tests.helpers import load_shared_json, write_json
+from tore_engine.writers.outputs import OUTPUT_FILES, REPORT_FILES
 
 
 def tore(*args: str) -> subprocess.CompletedProcess:

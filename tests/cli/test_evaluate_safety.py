@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from tests.cli.helpers import run_cli
-from tests.test_leftovers import ended_pid
-from tests.helpers import DEMO, layout_json, write_json
-from tests.mutations import VALID_NATIVE, mutations
 
 import tore_engine
-from tore_engine import leftovers, output, report
-from tore_engine.report import OUTPUT_FILES
+from tests.cli.helpers import run_cli
+from tests.helpers import DEMO, layout_json, write_json
+from tests.io.test_leftovers import ended_pid
+from tests.mutations import VALID_NATIVE, mutations
+from tore_engine.io import leftovers
+from tore_engine.writers import outputs
+from tore_engine.writers import staging as output
+from tore_engine.writers.outputs import OUTPUT_FILES
 
 BOXES = [("a", [0, 0, 6, 4]), ("b", [2, 2, 10, 10])]
 PREDICTED = [("a", [0, 0, 5, 5]), ("c", [5, 5, 10, 10])]
@@ -105,7 +107,7 @@ def test_read_only_file_system_is_found_before_any_work(previous, files, monkeyp
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(out))
 
     monkeypatch.setattr(output.tempfile, "mkdtemp", read_only)
-    monkeypatch.setattr("tore_engine.formats.load_pair", lambda *a, **k: pytest.fail("loaded before --out was checked"))
+    monkeypatch.setattr("tore_engine.api.load_pair", lambda *a, **k: pytest.fail("loaded before --out was checked"))
     assert_one_paragraph_error(*run_cli("evaluate", *map(str, files), "--out", str(out)), "Read-only file system")
     assert snapshot(out) == before
 
@@ -127,7 +129,7 @@ def test_a_full_disk_leaves_the_previous_results_whole(previous, tmp_path, monke
     def full(*_):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(report, "_write_pages_csv", full)  # report.json and the matrix CSVs are written by then
+    monkeypatch.setattr(outputs, "_write_pages_csv", full)  # report.json and the matrix CSVs are written by then
     code, stdout, stderr = run_cli("evaluate", str(other), str(other), "--out", str(out), "--workers", "1")
     assert_one_paragraph_error(code, stdout, stderr, f"--out {out}", "No space left on device")
     assert snapshot(out) == before
@@ -228,7 +230,7 @@ def test_an_input_that_is_one_of_the_results_is_refused_before_any_work(files, t
     elif link == "hard":
         os.link(inside, given)
     before = snapshot(out)
-    monkeypatch.setattr("tore_engine.formats.load_pair", lambda *a, **k: pytest.fail("loaded before the inputs were checked"))
+    monkeypatch.setattr("tore_engine.api.load_pair", lambda *a, **k: pytest.fail("loaded before the inputs were checked"))
     assert_one_paragraph_error(*run_cli("evaluate", str(files[0]), str(given), "--out", str(out)),
                                f"file {given}: is the same file as {inside}, which this run replaces with its results")
     assert snapshot(out) == before and sorted(path.name for path in out.iterdir()) == [name]
@@ -246,8 +248,8 @@ def test_a_label_map_that_is_one_of_the_results_is_refused(files, tmp_path):
 def test_a_file_of_an_input_folder_that_is_one_of_the_results_is_refused(tmp_path):
     """A folder of DoclingDocuments used as --out: one named report.json is read, so it is not replaced."""
     pytest.importorskip("docling_core", reason="needs the 'docling' extra")
-    from tore_engine.formats import docling
     from tests.helpers import small_layout
+    from tore_engine.formats import docling
 
     folder = tmp_path / "documents"
     docling.write(small_layout("docs", [("report/1", [{"label": "text", "bbox": [0, 0, 5, 5]}]),
@@ -382,14 +384,14 @@ def test_any_error_is_one_paragraph_without_a_traceback(files, tmp_path, monkeyp
     def fail(*_, **__):
         raise error
 
-    monkeypatch.setattr("tore_engine.dataset.evaluate_dataset", fail)
+    monkeypatch.setattr("tore_engine.run.runner.evaluate_dataset", fail)
     monkeypatch.delenv("TORE_DEBUG", raising=False)
     assert_one_paragraph_error(*run_cli("evaluate", *map(str, files), "--out", str(tmp_path / "o"), "--workers", "1"), fragment)
     assert not (tmp_path / "o").exists()
 
 
 def test_tore_debug_shows_the_traceback(files, tmp_path, monkeypatch):
-    monkeypatch.setattr("tore_engine.dataset.evaluate_dataset", lambda *_, **__: 1 / 0)
+    monkeypatch.setattr("tore_engine.run.runner.evaluate_dataset", lambda *_, **__: 1 / 0)
     monkeypatch.setenv("TORE_DEBUG", "1")
     code, stdout, stderr = run_cli("evaluate", *map(str, files), "--out", str(tmp_path / "o"), "--workers", "1")
     assert (code, stdout) == (2, "")
@@ -513,7 +515,7 @@ def test_a_stop_dropped_inside_a_finaliser_is_raised_again(files, tmp_path, monk
         time.sleep(HANG_BOUND_SECONDS)
         pytest.fail("the stop was lost")
 
-    monkeypatch.setattr("tore_engine.dataset.evaluate_dataset", evaluate)
+    monkeypatch.setattr("tore_engine.run.runner.evaluate_dataset", evaluate)
     assert run_cli("evaluate", *map(str, files), "--out", str(tmp_path / "o"), "--workers", "1") == (143, "", "tore: stopped by SIGTERM\n")
     assert not (tmp_path / "o").exists()
 

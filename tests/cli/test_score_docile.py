@@ -10,8 +10,12 @@ import sys
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tests.cli.helpers import docile_dataset, exits_cleanly, run_cli
-from tests.docile.helpers import (
+from tests.helpers import DOCILE_ID
+from tests.helpers import write_json as write
+from tests.mutations import EXAMPLES, any_mutation, mutated
+from tests.scorers.docile.helpers import (
     CASES,
     COUNTS_ONLY,
     CRASH_CASE,
@@ -25,11 +29,6 @@ from tests.docile.helpers import (
     assert_metrics,
     write_case,
 )
-
-from tests.helpers import DOCILE_ID
-from tests.helpers import write_json as write
-from tests.mutations import EXAMPLES, any_mutation, mutated
-
 from tore_engine.cli import main
 
 

@@ -10,12 +10,18 @@ import sys
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tests.cli.helpers import exits_cleanly
-from tests.funsd.helpers import _vectors_or_none, assert_panel_equal, cases, corpus_params, vectors
 from tests.helpers import FUNSD_FORM, shared_path, write_json
 from tests.helpers import write_json as write
 from tests.mutations import EXAMPLES, any_mutation, mutated
-
+from tests.scorers.funsd.helpers import (
+    _vectors_or_none,
+    assert_panel_equal,
+    cases,
+    corpus_params,
+    vectors,
+)
 from tore_engine.cli import main
 
 

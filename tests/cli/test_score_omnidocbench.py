@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tests.cli.helpers import exits_cleanly, run_cli
 from tests.helpers import load_shared_json, shared_path, write_json
 from tests.helpers import write_json as write

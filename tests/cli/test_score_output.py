@@ -10,7 +10,6 @@ from typing import Any
 from tests.cli.helpers import docile_dataset, run_cli
 from tests.helpers import DOCILE_ID
 from tests.helpers import write_json as write
-
 from tore_engine.cli.score_output import print_result
 
 CURSOR_UP_ERASE = "\x1b[2A\x1b[2K"

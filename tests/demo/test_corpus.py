@@ -11,9 +11,14 @@ from pathlib import Path
 import numpy as np
 import pymupdf
 import pytest
-from tests.helpers import DEMO as ASSETS
 
-from tore_engine.demo import MODEL_B_TAXONOMY, REFERENCE_TAXONOMY, build_corpus, generate
+from tests.helpers import DEMO as ASSETS
+from tore_engine.demo import (
+    MODEL_B_TAXONOMY,
+    REFERENCE_TAXONOMY,
+    build_corpus,
+    generate,
+)
 from tore_engine.formats.native import read as load_layout
 
 LAYOUT_FILES = ("reference.json", "model_a.json", "model_b.json")

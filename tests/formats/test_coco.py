@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+
 from tests.helpers import shared_path, write_json
 from tests.mutations import json_values, loads_or_input_error, mutations
-
-from tore_engine.errors import InputError
-from tore_engine.formats import coco, load, load_pair
+from tore_engine.api import load, load_pair
+from tore_engine.core.errors import InputError
+from tore_engine.formats import coco
 
 COCO = {
     "images": [{"id": 7, "file_name": "a.png", "width": 20, "height": 10}, {"id": 9, "file_name": "b.png", "width": 20, "height": 10}],

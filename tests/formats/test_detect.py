@@ -8,9 +8,9 @@ import json
 import pytest
 
 import tore_engine.formats.detect as detect
-from tore_engine.errors import InputError
-from tore_engine.formats import detect_format, load
-from tore_engine.inputs import BOM
+from tore_engine.api import detect_format, load
+from tore_engine.core.errors import InputError
+from tore_engine.io.files import BOM
 
 PAGE = {"id": "p", "width": 10, "height": 10, "boxes": [{"label": "class-1", "bbox": [0, 0, 1, 1]}]}
 NAMES = [f"class-{k}" for k in range(10_000)]  # a 138 KB taxonomy: past the first 64 KiB

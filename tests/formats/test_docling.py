@@ -12,17 +12,25 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers import input_error_without, shared_path, write_json
-from tests.mutations import paths_of
-from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, DoclingDocument, ImageRef, ProvenanceItem, Size
+from docling_core.types.doc import (
+    BoundingBox,
+    CoordOrigin,
+    DocItemLabel,
+    DoclingDocument,
+    ImageRef,
+    ProvenanceItem,
+    Size,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from tore_engine.errors import InputError
-from tore_engine.formats import detect_format, load, load_pair
-from tore_engine.formats.images import read_image_bytes
-from tore_engine.layout import PageImage
+from tests.helpers import input_error_without, shared_path, write_json
+from tests.mutations import paths_of
+from tore_engine.api import detect_format, load, load_pair
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import PageImage
+from tore_engine.formats.stored_images import read_image_bytes
 
 DOCUMENTS = ("data", "layouts", "docling_documents")
 PDFS = ("data", "layouts", "docling_two_layout_models", "pdfs")

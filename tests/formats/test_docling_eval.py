@@ -13,15 +13,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pymupdf
 import pytest
-from tests.helpers import shared_path
 
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.errors import InputError
-from tore_engine.formats import detect_format, load_pair
-from tore_engine.formats.images import read_image_bytes
+from tests.helpers import shared_path
+from tore_engine.api import detect_format, load_pair
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import PageImage
 from tore_engine.formats.progress import reading
-from tore_engine.layout import PageImage
-from tore_engine.report import build_report
+from tore_engine.formats.stored_images import read_image_bytes
+from tore_engine.run.runner import evaluate_dataset
 
 DOCUMENTS = ("data", "layouts", "docling_documents")
 PDFS = ("data", "layouts", "docling_two_layout_models", "pdfs")
@@ -77,8 +76,8 @@ def test_the_dataset_gives_the_matrices_of_the_two_folders_bit_for_bit(dataset):
     reference, prediction = load_pair(folder)
     assert (reference.name, prediction.name) == ("ground_truth", "prediction")
     documents = shared_path(*DOCUMENTS)
-    expected = build_report(evaluate_dataset(*load_pair(documents / "pre_heron", documents / "heron")))
-    report = build_report(evaluate_dataset(reference, prediction))
+    expected = evaluate_dataset(*load_pair(documents / "pre_heron", documents / "heron")).to_json()
+    report = evaluate_dataset(reference, prediction).to_json()
     assert report["mode"] == expected["mode"] == "dual" and report["pixels"] == expected["pixels"]
     assert report["matrices"] == expected["matrices"] and report["reduced"] == expected["reduced"]
     assert numbers(report, ("ground_truth", "prediction")) == numbers(expected, ("pre_heron", "heron"))

@@ -7,14 +7,15 @@ import re
 import shutil
 
 import pytest
-from tests.helpers import shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.errors import InputError
-from tore_engine.formats import detect_format, doctags, load, load_pair
-from tore_engine.layout import LayoutSet, Page
+from tests.helpers import shared_path
+from tore_engine.api import detect_format, load, load_pair
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import LayoutSet, Page
+from tore_engine.formats import doctags
+from tore_engine.run.runner import evaluate_dataset
 
 SAMPLES = ("data", "layouts", "doclaynet_readme_example_and_smoldocling")
 # An element and its four locations, found by a regular expression instead of the parser's scan.

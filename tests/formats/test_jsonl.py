@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.helpers import load_shared_json, write_json
 
-from tore_engine.errors import InputError
-from tore_engine.formats import detect_format, jsonl, load
+from tests.helpers import load_shared_json, write_json
+from tore_engine.api import detect_format, load
+from tore_engine.core.errors import InputError
+from tore_engine.formats import jsonl
 from tore_engine.formats.native import read as read_native
 
 

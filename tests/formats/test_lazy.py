@@ -8,15 +8,15 @@ import os
 import time
 
 import pytest
-from tests.helpers import layout_json, load_shared_json, write_json
 
 import tore_engine.formats.lazy as lazy
-import tore_engine.inputs as inputs
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.errors import InputError
-from tore_engine.formats import load, load_pair
+import tore_engine.io.json as json_rules
+from tests.helpers import layout_json, load_shared_json, write_json
+from tore_engine.api import evaluate as api_evaluate
+from tore_engine.api import load, load_pair
+from tore_engine.core.errors import InputError
 from tore_engine.formats.lazy import FilePages
-from tore_engine.report import build_report
+from tore_engine.run.runner import evaluate_dataset
 
 
 @pytest.fixture
@@ -35,12 +35,12 @@ def lazily(monkeypatch, function, *args, **options):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_reports_equal_the_whole_file_readers(vectors, monkeypatch, workers):
-    eager = build_report(evaluate_dataset(*load_pair(*vectors), workers=workers))
+    eager = evaluate_dataset(*load_pair(*vectors), workers=workers).to_json()
     reference, prediction = lazily(monkeypatch, load_pair, *vectors)
     assert isinstance(reference.pages, FilePages) and isinstance(prediction.pages, FilePages)
-    lazy_report = build_report(evaluate_dataset(reference, prediction, workers=workers, label_map={"Text": "Body"}))
-    assert json.dumps(lazy_report) == json.dumps(build_report(evaluate_dataset(*load_pair(*vectors), workers=workers, label_map={"Text": "Body"})))
-    assert json.dumps(build_report(evaluate_dataset(reference, prediction, workers=workers))) == json.dumps(eager)
+    lazy_report = api_evaluate(reference, prediction, workers=workers, label_map={"Text": "Body"}).to_json()
+    assert json.dumps(lazy_report) == json.dumps(api_evaluate(*load_pair(*vectors), workers=workers, label_map={"Text": "Body"}).to_json())
+    assert json.dumps(evaluate_dataset(reference, prediction, workers=workers).to_json()) == json.dumps(eager)
 
 
 def test_pages_are_read_on_access(vectors, monkeypatch):
@@ -86,10 +86,10 @@ def test_json_lines_read_lazily_equal_the_whole_file(tmp_path, monkeypatch):
         lines = [json.dumps({"name": document[side]["name"]})] + [json.dumps(page) for page in document[side]["pages"]]
         paths.append(tmp_path / f"{side}.jsonl")
         paths[-1].write_text("\n".join(lines) + "\n")
-    eager = build_report(evaluate_dataset(*load_pair(*paths), workers=2))
+    eager = evaluate_dataset(*load_pair(*paths), workers=2).to_json()
     reference, prediction = lazily(monkeypatch, load_pair, *paths)
     assert isinstance(reference.pages, FilePages)
-    assert json.dumps(build_report(evaluate_dataset(reference, prediction, workers=2))) == json.dumps(eager)
+    assert json.dumps(evaluate_dataset(reference, prediction, workers=2).to_json()) == json.dumps(eager)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(good_page("p")) + "\n\n" + json.dumps(good_page("q", boxes=[{"label": "a", "bbox": [0, 0, 1]}])) + "\n")
 
@@ -140,7 +140,7 @@ def test_a_file_rewritten_after_its_index_is_an_error_not_a_mixed_report(tmp_pat
     os.utime(reference, ns=(OLD_NS, OLD_NS))
     prediction = write_json(tmp_path / "model.json", layout_json("m", pages))
     with monkeypatch.context() as patched:
-        patched.setattr(inputs, "KERNEL_MIN_BYTES", 0 if compiled else inputs.KERNEL_MIN_BYTES)  # the compiled page parser's index
+        patched.setattr(json_rules, "KERNEL_MIN_BYTES", 0 if compiled else json_rules.KERNEL_MIN_BYTES)  # the compiled page parser's index
         sides = lazily(monkeypatch, load_pair, reference, prediction)
     assert isinstance(sides[0].pages, FilePages)
     assert evaluate_dataset(*sides, workers=2).matrices.full.confusion[1, 1] == 6 * 25

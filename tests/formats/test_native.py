@@ -6,11 +6,11 @@ import json
 
 import pytest
 from hypothesis import given, settings
+
 from tests.helpers import layout_json, write_json
 from tests.mutations import VALID_NATIVE, json_values, loads_or_input_error, mutations
-
-from tore_engine.errors import InputError
-from tore_engine.formats import load
+from tore_engine.api import load
+from tore_engine.core.errors import InputError
 from tore_engine.formats.native import from_document, read
 
 
@@ -119,13 +119,12 @@ def test_a_page_images_folder_is_searched_instead(tmp_path):
 
 
 def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
+    import tore_engine.io.json as json_rules
     from tests.helpers import load_shared_json
-
-    import tore_engine.inputs as inputs
 
     path = write_json(tmp_path / "gt.json", load_shared_json("vectors", "tore_public_pages.json")["reference"])
     with_numpy = read(path)
-    monkeypatch.setattr(inputs, "KERNEL_MIN_BYTES", 0)
+    monkeypatch.setattr(json_rules, "KERNEL_MIN_BYTES", 0)
     with_kernel = read(path)
     assert with_kernel.page_ids() == with_numpy.page_ids() and with_kernel.name == with_numpy.name
     assert (with_kernel.pages.bboxes == with_numpy.pages.bboxes).all() and with_kernel.pages.vocabulary == with_numpy.pages.vocabulary
@@ -133,9 +132,8 @@ def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
 
 
 def test_readers_report_their_progress_in_bytes(tmp_path, monkeypatch):
-    from tests.helpers import load_shared_json
-
     import tore_engine.formats.lazy as lazy
+    from tests.helpers import load_shared_json
     from tore_engine.formats.progress import reading
 
     path = write_json(tmp_path / "gt.json", load_shared_json("vectors", "tore_public_pages.json")["reference"])

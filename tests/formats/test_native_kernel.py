@@ -1,4 +1,4 @@
-"""The compiled page parser (tore_engine.formats.native_kernel) gives msgspec's columns bit for bit
+"""The compiled page parser (tore_engine.formats.page_parser) gives msgspec's columns bit for bit
 on every page it accepts, accepts the common case, and leaves everything else to msgspec; the
 readers built on it (chunked native JSON, JSON Lines, workers' pages) equal the msgspec readers."""
 
@@ -12,15 +12,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.helpers import layout_json, load_shared_json, write_json
 
 import tore_engine.formats.native as native
-import tore_engine.inputs as inputs
-from tore_engine.errors import InputError
-from tore_engine.formats import jsonl, load
+import tore_engine.io.json as json_rules
+from tests.helpers import layout_json, load_shared_json, write_json
+from tore_engine.api import load
+from tore_engine.core.errors import InputError
+from tore_engine.formats import jsonl
 from tore_engine.formats.columns import ColumnsBuilder
-from tore_engine.formats.native import NativePage, add_pages
-from tore_engine.formats.native_kernel import DONE, MORE, parse_array, parse_pages, warm
+from tore_engine.formats.native_pages import NativePage, add_pages
+from tore_engine.formats.page_parser import DONE, MORE, parse_array, parse_pages, warm
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -153,7 +154,7 @@ def test_array_mode_finds_the_pages_and_stops_between_them():
 @pytest.fixture
 def small_chunks(monkeypatch):
     """The compiled reader on small files, a few pages at a time (a page must fit in a chunk)."""
-    monkeypatch.setattr(inputs, "KERNEL_MIN_BYTES", 0)
+    monkeypatch.setattr(json_rules, "KERNEL_MIN_BYTES", 0)
     monkeypatch.setattr(native, "CHUNK_BYTES", 8192)
     monkeypatch.setattr(jsonl, "CHUNK_BYTES", 8192)
 

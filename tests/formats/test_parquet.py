@@ -10,13 +10,15 @@ import math
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.helpers import input_error_without, shared_path, write_json
 from PIL import Image
 
-from tore_engine.errors import InputError
-from tore_engine.formats import detect_format, load, optional_module, parquet
-from tore_engine.formats.images import read_image_bytes
-from tore_engine.layout import PageImage
+from tests.helpers import input_error_without, shared_path, write_json
+from tore_engine.api import detect_format, load
+from tore_engine.core.errors import InputError
+from tore_engine.core.extras import optional_module
+from tore_engine.core.layout import PageImage
+from tore_engine.formats import parquet, parquet_files
+from tore_engine.formats.stored_images import read_image_bytes
 
 BOX = pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.float64())), ("score", pa.float64())])
 INTEGER_BOX = pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.int64())), ("score", pa.int64())])
@@ -163,7 +165,7 @@ def test_a_stored_image_that_is_not_there_is_a_clear_error(tmp_path):
 
 def test_docling_eval_shards_are_told_apart(tmp_path):
     shard = write_table(tmp_path / "s.parquet", {"document_id": ["d"], "GroundTruthDocument": ["{}"]})
-    assert parquet.is_docling_eval_shard(shard) and not parquet.is_docling_eval_shard(write_table(tmp_path / "p.parquet", PAGES))
+    assert parquet_files.is_docling_eval_shard(shard) and not parquet_files.is_docling_eval_shard(write_table(tmp_path / "p.parquet", PAGES))
 
 
 def test_a_missing_library_names_the_extra(tmp_path):

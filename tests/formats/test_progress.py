@@ -8,11 +8,11 @@ import json
 import threading
 
 import pytest
-from tests.helpers import layout_json, load_shared_json, write_json
 
-import tore_engine.formats as formats
-import tore_engine.inputs as inputs
-from tore_engine.errors import InputError
+import tore_engine.api as formats
+import tore_engine.io.json as json_rules
+from tests.helpers import layout_json, load_shared_json, write_json
+from tore_engine.core.errors import InputError
 from tore_engine.formats.progress import ReadingStopped, advance, reading, stoppable
 
 
@@ -39,11 +39,11 @@ def test_a_set_stop_event_stops_a_reader_in_another_thread():
 @pytest.fixture
 def read_at_once(monkeypatch):
     """Small files read as the large ones are: both at once, through the compiled parser."""
-    from tore_engine.formats import native_kernel
+    from tore_engine.formats import page_parser
 
-    if "numba is not installed" in native_kernel.warm():
+    if "numba is not installed" in page_parser.warm():
         pytest.skip("numba is not installed: files are read one after the other")
-    monkeypatch.setattr(inputs, "KERNEL_MIN_BYTES", 0)
+    monkeypatch.setattr(json_rules, "KERNEL_MIN_BYTES", 0)
     calls = []
     both = formats._load_both
     monkeypatch.setattr(formats, "_load_both", lambda *args: calls.append(args) or both(*args))

@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.helpers import load_shared_json, write_json
 
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.errors import InputError
-from tore_engine.formats import coco, detect_format, docling, doctags, jsonl, load, native, parquet
+from tests.helpers import load_shared_json, write_json
+from tore_engine.api import detect_format, load
+from tore_engine.core.errors import InputError
+from tore_engine.formats import coco, docling, doctags, jsonl, native, parquet
 from tore_engine.formats.progress import reading
-from tore_engine.inputs import BOM
-from tore_engine.report import build_report
+from tore_engine.io.files import BOM
+from tore_engine.run.runner import evaluate_dataset
 
 GRID = 500
 WRITERS = {  # format: (module's writer, file suffix or "" for a folder)
@@ -39,7 +39,7 @@ def vectors() -> tuple[dict, dict]:
 
 
 def report(reference, prediction, min_score: float | None = None) -> str:
-    return json.dumps(build_report(evaluate_dataset(reference, prediction, min_score=min_score)), sort_keys=True)
+    return json.dumps(evaluate_dataset(reference, prediction, min_score=min_score).to_json(), sort_keys=True)
 
 
 def tag_name(label: str) -> str:
@@ -124,7 +124,7 @@ def test_scores_survive_a_round_trip(tmp_path, format_name):
     for layout in natives:
         writer(layout, tmp_path / f"{layout.name}{suffix}")
     written = [load(tmp_path / f"{layout.name}{suffix}") for layout in natives]
-    dropped = build_report(evaluate_dataset(*natives, min_score=0.5))["warnings"]
+    dropped = evaluate_dataset(*natives, min_score=0.5).to_json()["warnings"]
     below = {page["id"]: sum(box.get("score", 1) < 0.5 for box in page["boxes"]) for page in scored(prediction)["pages"]}
     drops = {warning["page"]: int(warning["message"].split()[0]) for warning in dropped if warning["message"].endswith("(minimum score)")}
     assert drops == {page: count for page, count in below.items() if count}  # each page's boxes scored below 0.5, counted
@@ -160,7 +160,7 @@ def test_readers_report_the_bytes_they_read(tmp_path, format_name):
     assert sum(done) == sum(f.stat().st_size for f in files)
 
 
-READERS = {  # how a JSON file is read: (inputs.KERNEL_MIN_BYTES, lazy.LAZY_BYTES) from which the compiled parser, the index take it
+READERS = {  # how a JSON file is read: (io.json.KERNEL_MIN_BYTES, lazy.LAZY_BYTES) from which the compiled parser, the index take it
     "msgspec": (2**62, 2**62),
     "compiled": (0, 2**62),
     "index": (2**62, 0),
@@ -175,7 +175,7 @@ def test_a_byte_order_mark_changes_nothing(tmp_path, monkeypatch, format_name, r
     is read: the same format is told, the same pages read by each reader (the index's byte spans
     still the file's), the same report; `--format` named outright too."""
     import tore_engine.formats.lazy as lazy
-    import tore_engine.inputs as inputs
+    import tore_engine.io.json as json_rules
 
     writer, suffix = WRITERS[format_name]
     natives = [native.read(write_json(tmp_path / f"{document['name']}.native.json", document)) for document in vectors()]
@@ -185,7 +185,7 @@ def test_a_byte_order_mark_changes_nothing(tmp_path, monkeypatch, format_name, r
         writer(layout, target)
         target.write_bytes(BOM + target.read_bytes())
         marked.append(target)
-    monkeypatch.setattr(inputs, "KERNEL_MIN_BYTES", READERS[reader][0])
+    monkeypatch.setattr(json_rules, "KERNEL_MIN_BYTES", READERS[reader][0])
     monkeypatch.setattr(lazy, "LAZY_BYTES", READERS[reader][1])
     assert [detect_format(path) for path in marked] == [format_name] * 2
     reference = load(marked[0]) if format_name == "coco" else load(marked[0], format_name)

@@ -22,7 +22,9 @@ import numpy as np
 import pytest
 
 from tests.helpers import REPOSITORY
-from tore_engine.metrics.mean_average_precision import FIELDS as STATS  # COCOeval's `stats`, in order
+from tore_engine.metrics.mean_average_precision import (
+    FIELDS as STATS,  # COCOeval's `stats`, in order
+)
 
 REFERENCE_PYTHON = Path(os.environ.get("TORE_MAP_REFERENCE_PYTHON") or REPOSITORY.parent / "refenv" / "bin" / "python")
 RUNNER = Path(__file__).with_name("docling_reference.py")

@@ -16,11 +16,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import load_shared_json, shared_path
-from tests.metrics.oracles import STATS, coco_oracle, docling_case, run_docling_reference
-from tore_engine.formats import load_pair
+from tests.metrics.oracles import (
+    STATS,
+    coco_oracle,
+    docling_case,
+    run_docling_reference,
+)
+from tore_engine.api import load_pair
 from tore_engine.metrics import map_kernel, map_numpy
 from tore_engine.metrics.map_types import COCO, DOCLING, PageMatches, SideBoxes
-from tore_engine.metrics.mean_average_precision import convention_named, match_pages, mean_average_precision, summarise
+from tore_engine.metrics.mean_average_precision import (
+    convention_named,
+    match_pages,
+    mean_average_precision,
+    summarise,
+)
 
 TOLERANCE = 1e-12
 EPS = float(np.spacing(1))

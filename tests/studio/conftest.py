@@ -6,10 +6,10 @@ temporary folder, or `whole_disk_as_data_root`). The demo's model A is evaluated
 from __future__ import annotations
 
 import pytest
-from tests.helpers import DEMO, REPOSITORY
 
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.formats import load_pair
+from tests.helpers import DEMO, REPOSITORY
+from tore_engine.api import load_pair
+from tore_engine.run.runner import evaluate_dataset
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
 BESIDE_THE_REPOSITORY = REPOSITORY.parent

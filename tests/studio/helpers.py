@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
-from tests.helpers import DEMO, REPOSITORY
 
 from benchmarks.common import free_port, wait_healthy
+from tests.helpers import DEMO, REPOSITORY
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
 APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")

@@ -4,9 +4,10 @@ sentence, never a traceback or what the server holds."""
 from __future__ import annotations
 
 import pytest
-from tests.studio.helpers import _app, _no_exception, _shown_text
 
-from tore_engine.studio import evaluations, figures
+from tests.studio.helpers import _app, _no_exception, _shown_text
+from tore_engine.plots import heatmaps
+from tore_engine.studio import evaluations
 
 
 @pytest.mark.parametrize("where", ["page", "fragment"])
@@ -17,9 +18,9 @@ def test_an_unexpected_error_is_a_short_message_without_a_traceback(monkeypatch,
     store = evaluations.EvaluationStore()
     monkeypatch.setattr(evaluations, "evaluation_store", lambda: store)
     if where == "page":  # loading fails: the page's own guard
-        monkeypatch.setattr(evaluations, "load_pair", broken)
+        monkeypatch.setattr(evaluations, "evaluate_pair", broken)
     else:  # drawing the matrix fails: the guard of the matrix fragment
-        monkeypatch.setattr(figures, "matrix_heatmap", broken)
+        monkeypatch.setattr(heatmaps, "matrix_heatmap", broken)
     at = _app()
     _no_exception(at)
     assert [error.value for error in at.error] == [

@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import DEMO, REPOSITORY
 from tests.studio.helpers import app_server
 
@@ -138,13 +139,14 @@ def _lit_cells(page, index: int = 0) -> list[int]:
 def text_as_table():
     """The engine's answer for the demo's cell reference Text -> predicted Table: its worst page,
     that page's pixels in the cell, their share, and the page's grid rectangles behind it."""
-    from tore_engine.dataset import evaluate_dataset
-    from tore_engine.drilldown import page_regions, pages_for_view_cell
-    from tore_engine.formats import load_pair
+    from tests.helpers import ranked_pages
+    from tore_engine.api import load_pair
+    from tore_engine.engine.cell_regions import page_regions
+    from tore_engine.run.runner import evaluate_dataset
 
     reference, prediction = load_pair(DEMO / "reference.json", DEMO / "model_a.json")
     evaluation = evaluate_dataset(reference, prediction)
-    worst, pixels, share = pages_for_view_cell(evaluation, "full", "Text", "Table")[0]
+    worst, pixels, share = ranked_pages(evaluation, "full", "Text", "Table")[0]
     regions = page_regions(reference.pages[reference.page_ids().index(worst)], prediction.pages[prediction.page_ids().index(worst)],
                            evaluation.taxonomy, "full", "Text", "Table")
     return worst, pixels, share, regions

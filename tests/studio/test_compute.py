@@ -7,13 +7,13 @@ import socket
 
 import numpy as np
 import pytest
+
 from tests.helpers import DEMO
 from tests.studio.helpers import _app, _no_exception
-
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.formats import load_pair
+from tore_engine.api import load_pair
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.run.runner import evaluate_dataset
 from tore_engine.studio import compute, evaluations
-from tore_engine.studio.plain_text import plain_for_markdown
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed (pip install 'tore-studio[dask]')")
 

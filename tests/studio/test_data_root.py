@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import DEMO
 from tests.studio.helpers import _app, _no_exception
-
-from tore_engine.errors import InputError
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, server_path
-from tore_engine.studio.plain_text import plain_for_markdown
 
 
 def test_paths_inside_the_root_resolve_and_escapes_are_refused(tmp_path, monkeypatch):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+
 from tests.helpers import DEMO
 from tests.studio.helpers import _app, _charts, _no_exception
-
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.formats import load_pair
-from tore_engine.layout import LayoutSet, Page, PageColumns
+from tore_engine.api import evaluate as api_evaluate
+from tore_engine.api import load_pair
+from tore_engine.core.layout import LayoutSet, Page, PageColumns
 from tore_engine.studio import evaluations
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
@@ -30,7 +30,7 @@ def test_a_chained_label_map_is_applied_once_to_the_numbers_and_the_boxes(tmp_pa
     at = _app(map=str(tmp_path / "map.json"))
     _no_exception(at)
     (evaluated,) = store._entries.values()
-    engine = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_a.json"), label_map=mapping)
+    engine = api_evaluate(*load_pair(DEMO / "reference.json", DEMO / "model_a.json"), label_map=mapping)
     assert np.array_equal(evaluated.evaluation.matrices.full.confusion, engine.matrices.full.confusion)
     assert [w.to_json() for w in evaluated.evaluation.input_warnings] == [w.to_json() for w in engine.input_warnings]
     assert "label map key 'No such class'" in evaluated.evaluation.input_warnings[0].message

@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tests.studio.helpers import PAGES, _app, _coco, _native
 
+from tests.studio.helpers import PAGES, _app, _coco, _native
 from tore_engine.studio.messages import gui_text
 
 

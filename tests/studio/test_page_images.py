@@ -10,9 +10,18 @@ import os
 
 import pytest
 from PIL import Image
-from tests.studio.helpers import _app, _charts, _layout, _no_exception, _page, _shown_text, _upload
 
-from tore_engine.layout import Page, PageImage
+from tests.studio.helpers import (
+    _app,
+    _charts,
+    _layout,
+    _no_exception,
+    _page,
+    _shown_text,
+    _upload,
+)
+from tore_engine.core.layout import Page, PageImage
+from tore_engine.plots import page_overlays
 from tore_engine.studio import page_images
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
@@ -30,7 +39,7 @@ def _image_source(at) -> str:
 def _placeholder_uri(text: str = page_images.NO_PAGE_IMAGE) -> str:
     from tore_engine.studio import rendering
 
-    return rendering.data_uri(rendering.placeholder(100, 50, text))
+    return page_overlays.data_uri(rendering.placeholder(100, 50, text))
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ pixels on both sides, its Foreground F1, its filters, and a row opened in Overla
 from __future__ import annotations
 
 import numpy as np
-from tests.studio.helpers import _app
 
-from tore_engine.drilldown import page_class_pixels
+from tests.studio.helpers import _app
+from tore_engine.results.drilldown import page_class_pixels
 
 
 def test_the_all_pages_table_holds_each_pages_class_pixels_and_filters(demo):
@@ -18,7 +18,7 @@ def test_the_all_pages_table_holds_each_pages_class_pixels_and_filters(demo):
     assert table["page"].tolist() == evaluation.page_ids
     assert np.allclose(table["Table (pred)"], predicted[:, classes.index("Table")])
     assert np.allclose(table["Text (ref)"], reference[:, classes.index("Text")])
-    assert table["foreground F1"].tolist() == [row["f1"] for row in evaluation.page_foreground_scores()]
+    assert table["foreground F1"].tolist() == evaluation.pages["foreground_f1"].tolist()
     at.text_input(key="pages_filter").set_value("paper-b").run()
     at.multiselect(key="pages_classes").set_value(["Formula"]).run()
     shown = next(frame.value for frame in at.dataframe if "Text (ref)" in frame.value.columns)

@@ -17,9 +17,10 @@ import zlib
 import pymupdf
 import pytest
 from PIL import Image
+
 from tests.helpers import DEMO
 from tests.studio.helpers import app_server
-
+from tore_engine.plots import page_overlays
 from tore_engine.studio import rendering
 
 
@@ -40,7 +41,7 @@ def test_pdf_pages_render_and_broken_pages_get_a_placeholder(tmp_path):
         rendering.render_page(b"not a pdf", "broken.pdf", 0)
     placeholder = Image.open(io.BytesIO(rendering.placeholder(200, 100, "no page image")))
     assert placeholder.size == (600, 300)
-    assert rendering.data_uri(rendering.placeholder(10, 10, "x")).startswith("data:image/png;base64,")
+    assert page_overlays.data_uri(rendering.placeholder(10, 10, "x")).startswith("data:image/png;base64,")
 
 
 def _png(size: tuple[int, int], colour: str = "red") -> bytes:
@@ -53,7 +54,7 @@ def test_image_files_load_through_pillow():
     rendered = rendering.render_page(_png((3000, 1500)), "page.png")
     assert (rendered.width, rendered.height) == (3000, 1500)
     assert Image.open(io.BytesIO(rendered.jpeg)).size == (rendering.MAX_SIDE, rendering.MAX_SIDE // 2)
-    assert rendering.data_uri(rendered.jpeg).startswith("data:image/jpeg;base64,")
+    assert page_overlays.data_uri(rendered.jpeg).startswith("data:image/jpeg;base64,")
     with pytest.raises(rendering.PageImageError, match="^page.png is not a readable image$"):
         rendering.render_page(b"\x89PNG but not really", "page.png")
 

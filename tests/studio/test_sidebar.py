@@ -8,12 +8,22 @@ import json
 from pathlib import Path
 
 from tests.helpers import DEMO
-from tests.studio.helpers import PAGES, PREDICTED, _app, _charts, _coco, _decoded, _image_source, _native, _no_exception, _png
-
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.formats import load_pair
+from tests.studio.helpers import (
+    PAGES,
+    PREDICTED,
+    _app,
+    _charts,
+    _coco,
+    _decoded,
+    _image_source,
+    _native,
+    _no_exception,
+    _png,
+)
+from tore_engine.api import load_pair
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.run.runner import evaluate_dataset
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
-from tore_engine.studio.plain_text import plain_for_markdown
 
 
 def test_a_broken_upload_shows_the_engine_error():

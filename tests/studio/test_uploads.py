@@ -17,12 +17,23 @@ import zlib
 from pathlib import Path
 
 import pytest
-from tests.helpers import DEMO
-from tests.studio.helpers import PAGES, PREDICTED, _app, _charts, _decoded, _image_source, _native, _no_exception, _png, _upload
 
-from tore_engine.errors import InputError
+from tests.helpers import DEMO
+from tests.studio.helpers import (
+    PAGES,
+    PREDICTED,
+    _app,
+    _charts,
+    _decoded,
+    _image_source,
+    _native,
+    _no_exception,
+    _png,
+    _upload,
+)
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio import uploads
-from tore_engine.studio.plain_text import plain_for_markdown
 
 
 def test_uploads_are_private_to_the_session_and_deleted_on_forget():

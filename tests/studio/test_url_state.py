@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from tests.studio.helpers import _app, _no_exception
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 

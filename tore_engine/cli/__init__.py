@@ -23,8 +23,8 @@ from contextlib import contextmanager, suppress
 from typing import NoReturn
 
 from tore_engine import __version__
-from tore_engine.errors import InputError
-from tore_engine.text_safety import terminal_text
+from tore_engine.core.errors import InputError
+from tore_engine.core.text_safety import terminal_text
 
 DEBUG_VARIABLE = "TORE_DEBUG"  # set to 1: print the traceback of an unexpected error too
 EXIT_ERROR = 2

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from tore_engine.cli.options import integer
-from tore_engine.errors import InputError
+from tore_engine.core.errors import InputError
 
 APP_SCRIPT = Path(__file__).resolve().parents[1] / "studio" / "app.py"
 # Server settings that do not depend on the folder the app is started from (no .streamlit/ needed).

@@ -15,9 +15,9 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from pathlib import Path
 
+from tore_engine.api import FORMATS
 from tore_engine.cli.options import integer, number
-from tore_engine.cluster import CONNECT_TIMEOUT_SECONDS, NO_WORKERS_TIMEOUT_SECONDS
-from tore_engine.formats import FORMATS
+from tore_engine.run.cluster import CONNECT_TIMEOUT_SECONDS, NO_WORKERS_TIMEOUT_SECONDS
 
 MAX_WORKERS = 256  # beyond this a typo (--workers 10000) would fork the machine to a halt
 SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"  # Dask's own name for the scheduler to use
@@ -120,7 +120,7 @@ def _executor(scheduler: str | None) -> Iterator[Executor | None]:
     if not scheduler:
         yield None
         return
-    from tore_engine.cluster import cluster_executor
+    from tore_engine.run.cluster import cluster_executor
 
     with cluster_executor(scheduler) as executor:
         yield executor
@@ -129,16 +129,15 @@ def _executor(scheduler: str | None) -> Iterator[Executor | None]:
 def run(args: argparse.Namespace) -> int:
     """Check --out (and hold it: `output.staged_output`) and reach the scheduler first, so that neither
     fails after the whole evaluation."""
-    from tore_engine.dataset import evaluate_dataset, input_bytes, terminal_progress, terminal_reading
-    from tore_engine.formats import load_pair
-    from tore_engine.output import staged_output
-    from tore_engine.report import REPORT_FILES, output_files, summary, write_outputs
-    from tore_engine.taxonomy import read_label_map
+    from tore_engine.api import evaluate, load_pair
+    from tore_engine.run.runner import input_bytes, terminal_progress, terminal_reading
+    from tore_engine.writers.outputs import REPORT_FILES, output_files, write_outputs
+    from tore_engine.writers.staging import staged_output
 
     scheduler = args.scheduler or os.environ.get(SCHEDULER_VARIABLE)
     reports = [report for report in REPORT_FILES if getattr(args, report)]
     if "html" in reports:
-        from tore_engine.html_report import require_plotly
+        from tore_engine.writers.html import require_plotly
 
         require_plotly()
     read = [path for path in (args.reference, args.prediction, args.images, args.label_map) if path is not None]
@@ -146,22 +145,13 @@ def run(args: argparse.Namespace) -> int:
         with terminal_reading(input_bytes(args.reference, args.prediction), enabled=not args.quiet):
             reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
                                               page_images=args.page_images)
-        label_map = read_label_map(args.label_map) if args.label_map else None
         with terminal_progress(len(reference.pages), enabled=not args.quiet) as progress:
-            evaluation = evaluate_dataset(
-                reference,
-                prediction,
-                taxonomy=args.taxonomy,
-                label_map=label_map,
-                workers=args.workers,
-                executor=executor,
-                progress=progress,
-                min_score=args.min_score,
-            )
-        staging.save(lambda folder: write_outputs(evaluation, folder, reports))
+            evaluation = evaluate(reference, prediction, taxonomy=args.taxonomy, label_map=args.label_map, min_score=args.min_score,
+                                  workers=args.workers, executor=executor, progress=progress)
+        staging.save(lambda folder: write_outputs(evaluation.report_content(), folder, reports))
         if args.json:  # while the run holds --out: no other run's report.json in between
             with (args.out / "report.json").open(encoding="ascii") as written:
                 shutil.copyfileobj(written, sys.stdout)
     if not args.json and not args.quiet:
-        print(summary(evaluation, args.out))
+        print(evaluation.summary(args.out))
     return 0

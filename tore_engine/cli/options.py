@@ -43,4 +43,4 @@ def integer(low: int | None = None, high: int | None = None) -> Callable[[str], 
 
 def number(low: float | None = None, high: float | None = None) -> Callable[[str], float]:
     """A finite `float` option within [low, high]."""
-    return _bounded(float, low, high)  # type: ignore[return-value]
+    return _bounded(float, low, high)

@@ -56,6 +56,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tore_engine.docile import score_docile
+    from tore_engine.scorers.docile import score_docile
 
     return print_result(score_docile(args.dataset, args.split, args.kile, args.lir, args.iou_threshold), args.json)

@@ -44,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tore_engine.funsd import score_ec_funsd, score_funsd
+    from tore_engine.scorers.funsd import score_ec_funsd, score_funsd
 
     score = score_funsd if args.benchmark == "funsd" else score_ec_funsd
     return print_result(score(args.reference, args.prediction), args.json)

@@ -42,6 +42,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tore_engine.omnidocbench import score_omnidocbench
+    from tore_engine.scorers.omnidocbench import score_omnidocbench
 
     return print_result(score_omnidocbench(args.reference, args.layout, args.markdown), args.json)

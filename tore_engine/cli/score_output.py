@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import sys
 
-from tore_engine.scores import ScoreResult
-from tore_engine.text_safety import terminal_text
+from tore_engine.core.text_safety import terminal_text
+from tore_engine.scorers.common import ScoreResult
 
 
 def print_result(result: ScoreResult, as_json: bool) -> int:

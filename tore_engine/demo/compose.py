@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
-from tore_engine.demo.blocks import Block, FigureBlock, FormulaBlock, ListBlock, TableBlock, TextBlock
+from tore_engine.demo.blocks import (
+    Block,
+    FigureBlock,
+    FormulaBlock,
+    ListBlock,
+    TableBlock,
+    TextBlock,
+)
 from tore_engine.demo.formulas import FormulaMaker
 from tore_engine.demo.ink import GREY, Element, FontSpec, Ink
 from tore_engine.demo.tables import Table

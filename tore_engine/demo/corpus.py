@@ -16,7 +16,13 @@ from pathlib import Path
 
 import pymupdf
 
-from tore_engine.demo.compose import BlockMaker, ComposedPage, DocumentStyle, PageComposer, PageRecipe
+from tore_engine.demo.compose import (
+    BlockMaker,
+    ComposedPage,
+    DocumentStyle,
+    PageComposer,
+    PageRecipe,
+)
 from tore_engine.demo.documents import DOCUMENTS
 from tore_engine.demo.models import MODEL_B_TAXONOMY, Prediction, model_a, model_b
 

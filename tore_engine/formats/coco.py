@@ -15,11 +15,18 @@ from pathlib import Path
 
 import msgspec
 
-from tore_engine.errors import InputError, InputWarning
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.layout import LayoutSet, PageImage
 from tore_engine.formats.columns import ColumnsBuilder
-from tore_engine.formats.images import ImageFolder
-from tore_engine.inputs import BOM, JsonStructure, SchemaError, decode_json, first_char, peek_bytes, read_json_bytes, scan_json
-from tore_engine.layout import LayoutSet, PageImage
+from tore_engine.formats.image_refs import ImageFolder
+from tore_engine.io.files import BOM, peek_bytes, read_json_bytes
+from tore_engine.io.json import (
+    JsonStructure,
+    SchemaError,
+    decode_json,
+    first_char,
+    scan_json,
+)
 
 ANNOTATIONS_PER_BATCH = 65536
 RESULTS_PEEK_BYTES = 4096  # enough to see past leading whitespace to the first bracket

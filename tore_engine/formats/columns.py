@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tore_engine.layout import PageColumns, PageImage
+from tore_engine.core.layout import PageColumns, PageImage
 
 if TYPE_CHECKING:
-    from tore_engine.formats.native_kernel import ParsedPages
+    from tore_engine.formats.page_parser import ParsedPages
 
 NO_SCORE = math.nan
 

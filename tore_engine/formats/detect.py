@@ -17,8 +17,9 @@ from typing import BinaryIO
 
 import numpy as np
 
-from tore_engine.errors import InputError
-from tore_engine.inputs import JsonStructure, first_char, is_regular_file, open_regular, read_bytes, skip_bom, structure_of
+from tore_engine.core.errors import InputError
+from tore_engine.io.files import is_regular_file, open_regular, read_bytes, skip_bom
+from tore_engine.io.json import JsonStructure, first_char, structure_of
 
 PEEK_BYTES = 64 * 1024
 WINDOW_BYTES = 2**20  # read at a time past the first window, while the keys do not tell
@@ -47,7 +48,7 @@ def detect_file(path: Path) -> str:
 def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
     """The format of a file whose first bytes are `prefix` (`handle` stands after them), or None."""
     if prefix.startswith(PARQUET_MAGIC):
-        from tore_engine.formats.parquet import is_docling_eval_shard
+        from tore_engine.formats.parquet_files import is_docling_eval_shard
 
         return "docling-eval" if is_docling_eval_shard(path) else "parquet"
     text = prefix.lstrip()

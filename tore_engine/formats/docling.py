@@ -29,13 +29,15 @@ from pathlib import Path
 
 import msgspec
 
-from tore_engine.errors import InputError, InputWarning
-from tore_engine.formats import optional_module
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.extras import optional_module
+from tore_engine.core.layout import LayoutSet, PageImage
 from tore_engine.formats.columns import ColumnsBuilder
-from tore_engine.formats.images import ImageFolder
+from tore_engine.formats.image_refs import ImageFolder
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import confine, decode_json, is_regular_file, path_text, read_json_bytes, scan_json
-from tore_engine.layout import LayoutSet, PageImage
+from tore_engine.io.files import is_regular_file, read_json_bytes
+from tore_engine.io.json import decode_json, path_text, scan_json
+from tore_engine.io.paths import confine
 
 _document = optional_module("docling_core.types.doc.document", "docling", "docling-core")
 _base = optional_module("docling_core.types.doc.base", "docling", "docling-core")

@@ -26,13 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-from tore_engine.errors import InputError, InputWarning
-from tore_engine.formats import docling  # first: without docling-core, the error names the 'docling' extra
-from tore_engine.formats import parquet
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.layout import LayoutSet, PageImage
+from tore_engine.formats import (
+    docling,  # first: without docling-core, the error names the 'docling' extra
+    parquet,
+)
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import is_regular_file
-from tore_engine.layout import LayoutSet, PageImage
+from tore_engine.io.files import is_regular_file
 
 DOCUMENT_ID, GROUND_TRUTH, PREDICTION = "document_id", "GroundTruthDocument", "PredictedDocument"
 GROUND_TRUTH_IMAGES, PREDICTION_IMAGES = "GroundTruthPageImages", "PredictionPageImages"

@@ -28,12 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from tore_engine.errors import InputError
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import LayoutSet
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.detect import DOCTAGS_SUFFIXES
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import confine, is_regular_file, read_text
-from tore_engine.layout import LayoutSet
+from tore_engine.io.files import is_regular_file, read_text
+from tore_engine.io.paths import confine
 
 GRID = 500  # locations run from 0 to GRID on both axes
 LOCATIONS_PER_BOX = 4

@@ -17,15 +17,27 @@ from typing import BinaryIO
 import msgspec
 import numpy as np
 
-from tore_engine.errors import InputError, InputWarning
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.layout import LayoutSet
+from tore_engine.core.memory import give_back_free_memory
+from tore_engine.formats import page_parser
 from tore_engine.formats.columns import ColumnsBuilder
-from tore_engine.formats.images import ImageFolder
+from tore_engine.formats.image_refs import ImageFolder
+from tore_engine.formats.native import header_document, page_document, parsed
+from tore_engine.formats.native_pages import (
+    NativePage,
+    add_pages,
+    page_image,
+    parsed_images,
+)
 from tore_engine.formats.progress import advance
-from tore_engine.formats import native_kernel
-from tore_engine.formats.native import NativePage, add_pages, header_document, page_document, page_image, parsed, parsed_images
-from tore_engine.inputs import MAX_INPUT_BYTES, FileStamp, SchemaError, compiled_scan_wanted, decode_json, open_regular, scan_json, skip_bom
-from tore_engine.layout import LayoutSet
-from tore_engine.memory import give_back_free_memory
+from tore_engine.io.files import MAX_INPUT_BYTES, FileStamp, open_regular, skip_bom
+from tore_engine.io.json import (
+    SchemaError,
+    compiled_scan_wanted,
+    decode_json,
+    scan_json,
+)
 
 CHUNK_BYTES = 4 * 2**20  # read at a time: a few thousand lines
 MAX_LINE_BYTES = 256 * 2**20  # one page on one line; beyond this it is not a page
@@ -99,7 +111,7 @@ def _read_lines(handle: BinaryIO, path: Path, stamp: FileStamp, images: ImageFol
 
     source, size = str(path), stamp.size
     indexed = size >= LAZY_BYTES
-    compiled_parse = native_kernel.wanted(size)
+    compiled_parse = page_parser.wanted(size)
     warnings: list[InputWarning] = []
     builder = IndexBuilder() if indexed else ColumnsBuilder()
     header = JsonlHeader()

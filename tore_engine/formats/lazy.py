@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from tore_engine.errors import InputError
-from tore_engine.inputs import FileStamp, SchemaError, decode_json, open_regular
-from tore_engine.layout import Page, PageColumns, PageImage, PageSource
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import Page, PageColumns, PageImage, PageSource
+from tore_engine.io.files import FileStamp, open_regular
+from tore_engine.io.json import SchemaError, decode_json
 
 if TYPE_CHECKING:
-    from tore_engine.formats.native_kernel import ParsedPages
+    from tore_engine.formats.page_parser import ParsedPages
 
 LAZY_BYTES = 64 * 2**20  # files from this size are read by their workers, page by page
 
@@ -97,13 +98,13 @@ class FileRanges:
         return b"".join(blocks), self.spans + (places[run] - run_starts[run])[:, None]
 
     def columns(self) -> PageColumns:
-        from tore_engine.formats import native_kernel
+        from tore_engine.formats import page_parser
         from tore_engine.formats.columns import ColumnsBuilder
 
         builder = ColumnsBuilder()
         if len(self.spans):
             text, spans = self._text()
-            pages = native_kernel.parse_pages(text, spans) if native_kernel.prepared(LAZY_BYTES) else None
+            pages = page_parser.parse_pages(text, spans) if page_parser.prepared(LAZY_BYTES) else None
             builder.extend(pages) if pages is not None else self._decode([text[start:end] for start, end in spans.tolist()], builder)
         columns = builder.build()
         if self.label_map:
@@ -116,7 +117,7 @@ class FileRanges:
 
     def _decode(self, texts: list[bytes], builder) -> None:
         """The pages through msgspec, which names the page, line and box of any error."""
-        from tore_engine.formats.native import NativePage, add_pages
+        from tore_engine.formats.native_pages import NativePage, add_pages
 
         try:
             pages = decode_json(b"[" + b",".join(texts) + b"]", self.path, list[NativePage])
@@ -169,7 +170,7 @@ class FilePages(PageSource):
 
     def validate(self) -> None:
         """Ids and labels, from the index; the numbers are checked when the pages are read."""
-        from tore_engine.layout import _check_label, unicode_problem
+        from tore_engine.core.layout import _check_label, unicode_problem
 
         for page_id in self.ids:
             if unicode_problem(page_id) is not None:

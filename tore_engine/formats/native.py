@@ -5,7 +5,7 @@ which finds each page and reads it straight into columns, or, at 64 MiB and more
 whose pages the workers read (`formats.lazy`); the top-level object without its pages is then
 scanned and decoded as below. Anything the parser leaves to msgspec (escapes, unusual numbers,
 errors) makes the file go the msgspec way: the file is scanned once for its structure
-(`tore_engine.inputs.scan_json`), which also gives the byte span of every page, and pages are
+(`tore_engine.io.json.scan_json`), which also gives the byte span of every page, and pages are
 decoded in batches against a strict schema straight into flat columns, which names any error.
 """
 
@@ -19,35 +19,40 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from tore_engine.errors import InputError, InputWarning
-from tore_engine.formats import native_kernel
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.layout import LayoutSet, Page
+from tore_engine.core.memory import give_back_free_memory
+from tore_engine.formats import page_parser
 from tore_engine.formats.columns import ColumnsBuilder
-from tore_engine.formats.images import ImageFolder, image_name
+from tore_engine.formats.image_refs import ImageFolder, image_name
+from tore_engine.formats.native_pages import (
+    NativePage,
+    add_pages,
+    page_image,
+    parsed_images,
+)
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import (MAX_INPUT_BYTES, FileStamp, JsonStructure, SchemaError, decode_json, first_char, open_regular, read_stamped,
-                                read_to_end, scan_json, schema_error, skip_bom, structure_of)
-from tore_engine.layout import LayoutSet, Page, PageImage
-from tore_engine.memory import give_back_free_memory
+from tore_engine.io.files import (
+    MAX_INPUT_BYTES,
+    FileStamp,
+    open_regular,
+    read_stamped,
+    read_to_end,
+    skip_bom,
+)
+from tore_engine.io.json import (
+    JsonStructure,
+    SchemaError,
+    decode_json,
+    first_char,
+    scan_json,
+    schema_error,
+    structure_of,
+)
 
 PAGES_PER_BATCH = 2048  # pages decoded by one msgspec call
 CHUNK_BYTES = 4 * 2**20  # read at a time by the compiled parser
 HEADER_BYTES = 2**20  # the key "pages" is looked for in this many first bytes (else the file is read whole)
-
-
-class Box(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    label: str
-    bbox: tuple[float, float, float, float]
-    score: float | None = None
-
-
-class NativePage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    id: str | int
-    width: float
-    height: float
-    boxes: list[Box] = []
-    image: str | None = None
-    pdf: str | None = None
-    page_no: int | None = None
 
 
 class Header(msgspec.Struct, forbid_unknown_fields=True):
@@ -62,49 +67,6 @@ class PageId(msgspec.Struct):
     """Only a page's id: to name the page of an error found deeper in it."""
 
     id: str | int | None = None
-
-
-def page_image(page: NativePage, images: ImageFolder, page_id: str, warnings: list[InputWarning]) -> PageImage | None:
-    """The page's `image`, or its `pdf` and 0-based `page_no`, found through `images`."""
-    return image_of(page.image, page.pdf, page.page_no, images, page_id, warnings)
-
-
-def image_of(image: str | None, pdf: str | None, page_no: int | None, images: ImageFolder, page_id: str,
-             warnings: list[InputWarning]) -> PageImage | None:
-    """A page's image from its `image`, or its `pdf` and 0-based `page_no`."""
-    if pdf is not None:
-        if page_no is not None and page_no < 0:
-            raise InputError(f"page_no must be a 0-based page number, got {page_no}", page=page_id)
-        return images.locate(pdf, page_id, "", warnings, page_no or 0)
-    if image is not None:
-        return images.locate(image, page_id, "", warnings)
-    return None
-
-
-def parsed_images(pages: native_kernel.ParsedPages, images: ImageFolder, warnings: list[InputWarning]) -> dict[int, PageImage]:
-    """The page images of pages read by the compiled parser, by their position among them."""
-    found = {}
-    for position, (image, pdf, page_no) in enumerate(pages.images):
-        if (image is not None or pdf is not None) and (page := image_of(image, pdf, page_no, images, pages.ids[position], warnings)) is not None:
-            found[position] = page
-    return found
-
-
-def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: ImageFolder | None = None,
-              warnings: list[InputWarning] | None = None) -> None:
-    """Append decoded pages to the columns (with their page images, when `images` is given)."""
-    for page in pages:
-        page_id = str(page.id)
-        boxes = page.boxes
-        builder.add(
-            page_id,
-            page.width,
-            page.height,
-            [box.label for box in boxes],
-            [value for box in boxes for value in box.bbox],
-            [box.score for box in boxes],
-            page_image(page, images, page_id, warnings) if images is not None else None,
-        )
 
 
 def located(error: SchemaError, item_spans: list[tuple[int, int]], first: int, data: bytes) -> InputError:
@@ -123,10 +85,10 @@ def located(error: SchemaError, item_spans: list[tuple[int, int]], first: int, d
     return InputError(problem, file=error.file, page=str(page_id), box=box)
 
 
-def parsed(data: bytes, spans: Sequence[tuple[int, int]], compiled: bool) -> native_kernel.ParsedPages | None:
+def parsed(data: bytes, spans: Sequence[tuple[int, int]], compiled: bool) -> page_parser.ParsedPages | None:
     """The pages at `spans` through the compiled parser, when `compiled` and they are its common
     case (else None: msgspec decodes them, and locates any error)."""
-    return native_kernel.parse_pages(data, np.asarray(spans, dtype=np.int64)) if compiled else None
+    return page_parser.parse_pages(data, np.asarray(spans, dtype=np.int64)) if compiled else None
 
 
 def _decode_batches(data: bytes, items: list[tuple[int, int]], source: str, images: ImageFolder, warnings: list[InputWarning],
@@ -134,7 +96,7 @@ def _decode_batches(data: bytes, items: list[tuple[int, int]], source: str, imag
     """The page objects at `items` in batches: through the compiled parser when it takes a batch,
     else decoded by msgspec against `schema` (which names any error) and given to
     `add_decoded(pages, batch)`."""
-    compiled = native_kernel.wanted(len(data))
+    compiled = page_parser.wanted(len(data))
     for first in range(0, len(items), PAGES_PER_BATCH):
         batch = items[first : first + PAGES_PER_BATCH]
         advance(batch[-1][1] - batch[0][0])
@@ -189,7 +151,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
 
     images = ImageFolder.beside(path, page_images)
     size = _size(Path(path))
-    if size is not None and native_kernel.wanted(size):
+    if size is not None and page_parser.wanted(size):
         layout = read_compiled(Path(path), images, lazy=size >= LAZY_BYTES)
         if layout is not None:
             return layout
@@ -223,14 +185,14 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
             return None
         text, base, position, after_page = head, bom, start + 1, False  # base: the file offset of text[0]
         while True:
-            status, offset, pages = native_kernel.parse_array(text, position, after_page)
+            status, offset, pages = page_parser.parse_array(text, position, after_page)
             if pages is None:
                 return None
             page_images = parsed_images(pages, images, warnings)
             builder.extend(pages.shifted(base), page_images)
             advance(offset - position)
             after_page = after_page or bool(pages.ids)
-            if status == native_kernel.DONE:
+            if status == page_parser.DONE:
                 break
             block = handle.read(CHUNK_BYTES)
             if not block or len(text) - offset >= CHUNK_BYTES or base + len(text) > MAX_INPUT_BYTES:

@@ -22,24 +22,33 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from tore_engine.errors import InputError, InputWarning
-from tore_engine.formats import optional_module
-from tore_engine.formats.images import ImageFolder, image_name, page_image_bytes
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.layout import LayoutSet, PageColumns, PageImage
+from tore_engine.formats.image_refs import ImageFolder, image_name
+from tore_engine.formats.parquet_files import (
+    MAX_EXACT_INTEGER,
+    arrow_errors,
+    is_binary,
+    is_list,
+    is_number,
+    is_text,
+    list_lengths,
+    open_parquet,
+    pa,
+    pc,
+    pq,
+    read_columns,
+)
 from tore_engine.formats.progress import advance
-from tore_engine.inputs import MAX_INPUT_BYTES, SchemaError, is_regular_file, open_regular, parse_json
-from tore_engine.layout import LayoutSet, PageColumns, PageImage
-
-pa = optional_module("pyarrow", "parquet")
-pc = optional_module("pyarrow.compute", "parquet")
-pq = optional_module("pyarrow.parquet", "parquet")
+from tore_engine.formats.stored_images import page_image_bytes
+from tore_engine.io.files import is_regular_file
+from tore_engine.io.json import SchemaError, parse_json
 
 NAME_KEY, TAXONOMY_KEY = b"tore.name", b"tore.taxonomy"
 REQUIRED = ("id", "width", "height")
@@ -48,87 +57,6 @@ BOX_FIELDS = ("label", "bbox", "score")
 IMAGE_BYTES = "image_bytes"
 ROWS_PER_GROUP = 65536  # rows a written row group holds
 ROWS_PER_GROUP_WITH_IMAGES = 64  # with image bytes: bounds the images held while writing, and read back for one
-DOCLING_EVAL_COLUMN = "GroundTruthDocument"
-MAX_EXACT_INTEGER = 2**53  # beyond, a 64-bit float cannot hold every integer
-
-
-# --- opening files ------------------------------------------------------------------------------
-
-
-def _problem(error: Exception) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-
-
-@contextmanager
-def open_parquet(path: Path) -> Iterator["pq.ParquetFile"]:
-    """A Parquet file opened through the input layer (regular files only, non-blocking open)."""
-    with os.fdopen(open_regular(Path(path)), "rb") as handle:
-        try:
-            parquet = pq.ParquetFile(handle)
-        except (pa.ArrowException, OSError, ValueError) as error:
-            raise InputError(f"is not a readable Parquet file ({_problem(error)})", file=str(path)) from None
-        with parquet:
-            yield parquet
-
-
-def check_declared_size(parquet: "pq.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> None:
-    """Refuse to decompress more than `MAX_INPUT_BYTES` of `columns` (a column is chosen by its
-    top-level name): a small file may declare huge pages, and pyarrow would allocate them."""
-    metadata = parquet.metadata
-    wanted = set(columns)
-    total = 0
-    for group in range(metadata.num_row_groups) if groups is None else groups:
-        row_group = metadata.row_group(group)
-        for k in range(row_group.num_columns):
-            chunk = row_group.column(k)
-            if chunk.path_in_schema.split(".", 1)[0] in wanted:
-                total += chunk.total_uncompressed_size
-    if total > MAX_INPUT_BYTES:
-        raise InputError(f"declares {total:,} bytes of column data, more than the {MAX_INPUT_BYTES:,} allowed", file=source)
-
-
-@contextmanager
-def arrow_errors(source: str, *also: type[Exception]) -> Iterator[None]:
-    """Arrow's refusals (and `also`) inside the block as the file's `InputError`: hostile data it
-    will not convert (offsets past 2^31 when chunks are combined) is the input's problem, not ours."""
-    try:
-        yield
-    except (pa.ArrowException, *also) as error:
-        raise InputError(f"cannot be read as Parquet ({_problem(error)})", file=source) from None
-
-
-def read_columns(parquet: "pq.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> "pa.Table":
-    """Some columns (top-level names or leaf paths) of a file, or of some of its row groups."""
-    check_declared_size(parquet, columns, source, groups)
-    with arrow_errors(source, OSError, ValueError):
-        if groups is None:
-            return parquet.read(columns=list(columns))
-        return parquet.read_row_groups(list(groups), columns=list(columns))
-
-
-def is_docling_eval_shard(path: Path) -> bool:
-    """Whether a Parquet file is a docling-eval dataset shard (it has a `GroundTruthDocument` column)."""
-    with open_parquet(path) as parquet:
-        return DOCLING_EVAL_COLUMN in parquet.schema_arrow.names
-
-
-# --- the schema -----------------------------------------------------------------------------------
-
-
-def is_number(kind: "pa.DataType") -> bool:
-    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
-
-
-def is_list(kind: "pa.DataType") -> bool:
-    return pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
-
-
-def is_text(kind: "pa.DataType") -> bool:
-    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
-
-
-def is_binary(kind: "pa.DataType") -> bool:
-    return pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind)
 
 
 def _wrong_type(column: str, expected: str, kind: "pa.DataType", source: str) -> InputError:
@@ -200,9 +128,6 @@ def _taxonomy(text: bytes | None, source: str) -> list[str] | None:
         raise InputError(f"its schema metadata 'tore.taxonomy' {error.problem}", file=source) from None
 
 
-# --- reading --------------------------------------------------------------------------------------
-
-
 @dataclass
 class _Part:
     """One file's pages, column-wise."""
@@ -243,11 +168,6 @@ def _numbers(array: "pa.Array", column: str, error_at: Callable[[int, str], Inpu
             index = int(found[0])
             raise error_at(index, f"column '{column}' holds {values[index]}, beyond 2^53 in size, which a 64-bit float cannot hold exactly")
     return pc.fill_null(pc.cast(array, pa.float64()), math.nan).to_numpy(zero_copy_only=False)
-
-
-def list_lengths(lists: "pa.Array") -> np.ndarray:
-    """The length of each list (0 for a null one)."""
-    return pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _box_error(problem: str, box: int, offsets: np.ndarray, ids: list[str], source: str) -> InputError:
@@ -392,47 +312,6 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     taxonomy = _agreed(parts, "taxonomy", path)
     warnings = [warning for part in parts for warning in part.warnings]
     return LayoutSet(name, _columns(parts), taxonomy, str(path), warnings)
-
-
-# --- one stored image -----------------------------------------------------------------------------
-
-
-def _row_group_of(parquet: "pq.ParquetFile", row: int, source: str) -> tuple[int, int]:
-    """The row group that holds `row`, and the row's position in it."""
-    metadata = parquet.metadata
-    first = 0
-    for group in range(metadata.num_row_groups):
-        rows = metadata.row_group(group).num_rows
-        if row < first + rows:
-            return group, row - first
-        first += rows
-    raise InputError(f"has no row {row}", file=source)
-
-
-def read_cell(path: Path, column: str, row: int, item: int | None) -> bytes:
-    """The bytes stored in one cell: `column` of `row`, or its `item`-th element when the column
-    is a list; a struct value (Hugging Face's images: {bytes, path}) gives its `bytes`. Only the
-    row group that holds the row is read, and only that column."""
-    source = str(path)
-    with open_parquet(path) as parquet:
-        if column not in parquet.schema_arrow.names:
-            raise InputError(f"has no column '{column}'", file=source)
-        group, offset = _row_group_of(parquet, row, source)
-        value = read_columns(parquet, [column], source, [group]).column(0).slice(offset, 1).combine_chunks()
-    if is_list(value.type):
-        items = pc.list_flatten(value)
-        if item is None or not 0 <= item < len(items):
-            raise InputError(f"row {row} of column '{column}' has no item {item}", file=source)
-        value = items.slice(item, 1)
-    if pa.types.is_struct(value.type):
-        value = pc.struct_field(value, "bytes")
-    data = value[0].as_py() if len(value) else None
-    if not isinstance(data, bytes):
-        raise InputError(f"row {row} of column '{column}' holds no image bytes", file=source)
-    return data
-
-
-# --- writing --------------------------------------------------------------------------------------
 
 
 BOX_TYPE_FIELDS = [("label", pa.string()), ("bbox", pa.list_(pa.float64(), 4))]

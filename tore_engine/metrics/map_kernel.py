@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from tore_engine import jit
+from tore_engine.core import jit
 from tore_engine.metrics.map_types import (
     AREA_RANGES,
     MAX_DETECTIONS,

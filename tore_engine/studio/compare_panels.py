@@ -1,5 +1,5 @@
 """Streamlit building blocks of the Compare page: each model's matrix, B minus A, the per-class
-outcomes, and the pages behind any of them (`tore_engine.comparison`; nothing is computed here).
+outcomes, and the pages behind any of them (`tore_engine.results.comparison`; nothing is computed here).
 
 A click on the difference or on an outcome bar chooses a comparison target, kept in the session:
 its pages are listed (A's and B's pixels and B minus A, most changed first) and the three-pane
@@ -14,16 +14,29 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from tore_engine.comparison import OUTCOMES, Comparison, outcome_cell
-from tore_engine.drilldown import pages_for_view_cell, shown_matrices
-from tore_engine.studio import figures, tables
+from tore_engine.plots import heatmaps
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.comparison import OUTCOMES, Comparison, outcome_cell
+from tore_engine.results.drilldown import shown_matrices
+from tore_engine.studio import tables
 from tore_engine.studio.evaluations import Evaluated
-from tore_engine.studio.overlay_panels import cell_name
-from tore_engine.studio.overlay_panels import PaneModel, model_regions, page_overlay
-from tore_engine.studio.panels import (
-    VIEW_LABELS, MatrixChoice, OpenTarget, cell_view, clickable_chart, dual_mode_note, page_list, pages_to_open, shown_matrix,
+from tore_engine.studio.overlay_panels import (
+    PaneModel,
+    cell_name,
+    model_regions,
+    page_overlay,
 )
-from tore_engine.studio.plain_text import plain_for_markdown
+from tore_engine.studio.panels import (
+    VIEW_LABELS,
+    MatrixChoice,
+    OpenTarget,
+    cell_view,
+    clickable_chart,
+    dual_mode_note,
+    page_list,
+    pages_to_open,
+    shown_matrix,
+)
 
 TARGET = "_compare_target"  # session state: the chosen Target
 HALF_WIDTH_COLUMNS = 6  # a difference this narrow fits in half the page
@@ -92,9 +105,9 @@ def difference(comparison: Comparison, view: str) -> None:
     containers = st.columns(2) if narrow else st.tabs(["recall", "precision"])
     for container, metric in zip(containers, ("recall", "precision")):
         with container:
-            fig = figures.difference_heatmap(difference_matrices, metric, title=f"B − A, {metric} ({VIEW_LABELS[basis]})")
+            fig = heatmaps.difference_heatmap(difference_matrices, metric, title=f"B − A, {metric} ({VIEW_LABELS[basis]})")
             clicked = clickable_chart(fig, f"difference-{metric}-{basis}",
-                                      lambda event: figures.clicked_cell(event, difference_matrices.rows, difference_matrices.columns))
+                                      lambda event: heatmaps.clicked_cell(event, difference_matrices.rows, difference_matrices.columns))
             if clicked is not None:
                 st.session_state[TARGET] = Target(basis, *clicked)
 
@@ -110,8 +123,8 @@ def outcomes(comparison: Comparison) -> None:
     st.caption("For each reference class, the share of its pixels predicted as Background, as its own class (the predicted "
                "class of the same name, case aside) and as anything else, in A and in B: this reads the same when the two models use "
                "different classes. Bars are B − A; click one to list the pages behind it.")
-    fig = figures.outcome_bars(per_class, title="B − A per reference class")
-    clicked = clickable_chart(fig, "outcomes", lambda event: figures.clicked_bar(event, per_class.index.tolist(), list(OUTCOMES)))
+    fig = heatmaps.outcome_bars(per_class, title="B − A per reference class")
+    clicked = clickable_chart(fig, "outcomes", lambda event: heatmaps.clicked_bar(event, per_class.index.tolist(), list(OUTCOMES)))
     if clicked is not None:
         st.session_state[TARGET] = Target("full", clicked[0], outcome=clicked[1])
     with st.expander("The shares as a table (A, B and B − A)"):
@@ -160,15 +173,15 @@ def pair_matrices(pair: Evaluated, image_root: Path) -> None:
     on a cell lists its pages, and one of them is drawn with the cell's pixels highlighted."""
     trimmed = shown_matrices(pair.evaluation.matrices, "trimmed")
     for metric in ("recall", "precision"):
-        fig = figures.matrix_heatmap(trimmed, metric, title=f"{metric} (zero-trimmed), B against A")
-        clicked = clickable_chart(fig, f"a-vs-b-{metric}", lambda event: figures.clicked_cell(event, trimmed.rows, trimmed.columns))
+        fig = heatmaps.matrix_heatmap(trimmed, metric, title=f"{metric} (zero-trimmed), B against A")
+        clicked = clickable_chart(fig, f"a-vs-b-{metric}", lambda event: heatmaps.clicked_cell(event, trimmed.rows, trimmed.columns))
         if clicked is not None:
             st.session_state[PAIR_CELL] = clicked
     cell = st.session_state.get(PAIR_CELL)
     if cell is None or cell[0] not in trimmed.rows or cell[1] not in trimmed.columns:
         st.caption("Click a cell to see the pages where A's class becomes B's, and where on the page.")
         return
-    pages = [page for page, *_ in pages_for_view_cell(pair.evaluation, "full", *cell)]
+    pages = pair.evaluation.pages_for_cell(*cell)["page"].tolist()
     if not pages:
         st.info(f"No page has pixels in {plain_for_markdown(cell_name(cell))}.")
         return

@@ -17,8 +17,8 @@ from concurrent.futures import Executor
 
 import streamlit as st
 
-from tore_engine.cluster import dask_client, watched_executor
-from tore_engine.errors import InputError
+from tore_engine.core.errors import InputError
+from tore_engine.run.cluster import dask_client, watched_executor
 from tore_engine.studio import url_state
 
 SCHEDULERS_VARIABLE = "TORE_STUDIO_DASK_SCHEDULERS"

@@ -1,7 +1,7 @@
 """Paths typed into the app are confined to one data root on the server.
 
 The root is `$TORE_STUDIO_DATA_ROOT`, or by default the folder the app was started in. A path is
-resolved by `tore_engine.inputs.confine` (the project's one path policy): one that leaves the root,
+resolved by `tore_engine.io.paths.confine` (the project's one path policy): one that leaves the root,
 through `..`, an absolute path or a symbolic link, is refused with a clear message, and so is one
 that names something other than a file or a folder (a FIFO, a device, a socket), before anything
 opens it: reading a FIFO would block the session.
@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tore_engine.errors import InputError
-from tore_engine.inputs import confine, is_regular_file
+from tore_engine.core.errors import InputError
+from tore_engine.io.files import is_regular_file
+from tore_engine.io.paths import confine
 
 DATA_ROOT_VARIABLE = "TORE_STUDIO_DATA_ROOT"
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "data"  # the embedded demo, in the package

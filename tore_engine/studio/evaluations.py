@@ -16,23 +16,21 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.evaluation import Evaluation
-from tore_engine.errors import InputError
-from tore_engine.formats import PAIR_FORMATS, detect_format, load, load_pair
-from tore_engine.layout import LayoutSet, Page
+from tore_engine.api import evaluate_pair
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import LayoutSet, Page
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio.compute import dask_executor
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.sidebar import REFERENCE, Dataset
-from tore_engine.taxonomy import apply_label_map, label_map_warnings, read_label_map
 
 MAX_ENTRIES = 8  # evaluations kept for all sessions
 
@@ -103,25 +101,6 @@ def _stamp(path: Path | None) -> tuple:
         return (str(path), None, None)
 
 
-def _resolved(path: Path, format_name: str) -> str:
-    return detect_format(path) if format_name == "auto" else format_name
-
-
-def load_layouts(reference: Path, prediction: Path, formats: tuple[str, str] = ("auto", "auto"), *,
-                 coco_images: Path | None = None, page_images: Path | None = None) -> tuple[LayoutSet, LayoutSet]:
-    """Both sides, each in its own format (`auto`: recognised from the content): through
-    `load_pair` when the reference's format reads both sides (a docling-eval dataset given as both
-    paths holds them both) or both sides have one format, else each side by itself."""
-    options = {"coco_images": coco_images, "page_images": page_images}
-    reference_format = _resolved(reference, formats[0])
-    if reference_format in PAIR_FORMATS:
-        return load_pair(reference, None if prediction == reference else prediction, reference_format, **options)
-    prediction_format = _resolved(prediction, formats[1])
-    if reference_format == prediction_format:
-        return load_pair(reference, prediction, reference_format, **options)
-    return load(reference, reference_format, **options), load(prediction, prediction_format, **options)
-
-
 def evaluate(
     reference: Path,
     prediction: Path,
@@ -136,7 +115,7 @@ def evaluate(
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Evaluated:
-    """Load (`load_layouts`) and evaluate one pair (cached by everything but `workers` and
+    """Load and evaluate one pair (`api.evaluate_pair`) (cached by everything but `workers` and
     `scheduler`, which do not change the result); `scheduler` is the name of a configured Dask
     scheduler. Raises `InputError` for bad input."""
     key = (_stamp(reference), _stamp(prediction), formats, taxonomy, _stamp(label_map), _stamp(coco_images), _stamp(page_images), title)
@@ -144,13 +123,10 @@ def evaluate(
     cached = store.get(key)
     if cached is not None:
         return cached
-    reference_set, prediction_set = load_layouts(reference, prediction, formats, coco_images=coco_images, page_images=page_images)
-    mapping = read_label_map(label_map) if label_map is not None else {}
-    unused_keys = label_map_warnings(mapping, reference_set, prediction_set)
-    reference_set, prediction_set = apply_label_map(reference_set, mapping), apply_label_map(prediction_set, mapping)
     executor = dask_executor(scheduler) if scheduler else None
-    evaluation = evaluate_dataset(reference_set, prediction_set, taxonomy=taxonomy, workers=workers, executor=executor, progress=progress)
-    result = Evaluated(title, reference_set, prediction_set, replace(evaluation, input_warnings=unused_keys + evaluation.input_warnings))
+    pair = evaluate_pair(reference, prediction, format=formats, taxonomy=taxonomy, label_map=label_map, coco_images=coco_images,
+                         page_images=page_images, workers=workers, executor=executor, progress=progress)
+    result = Evaluated(title, pair.reference, pair.prediction, pair.evaluation)
     store.put(key, result)
     return result
 

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from tore_engine.errors import InputError
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio.data_root import DEMO_DIR, data_root
-from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.uploads import hide_private_paths
 
 UNEXPECTED = "This view stopped on an unexpected error ({kind}); the server's log has the details. Other pages still work."
@@ -78,6 +78,6 @@ def shown_errors(where=st) -> Iterator[None]:
         yield
     except InputError as error:
         show_input_error(error, where=where)
-    except Exception as error:  # noqa: BLE001: the last line before a traceback on the page
+    except Exception as error:  # noqa: BLE001 (the last line before a traceback on the page)
         _log.exception("unexpected error while rendering a page")
         where.error(UNEXPECTED.format(kind=type(error).__name__))

@@ -15,14 +15,22 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from tore_engine.agreement import agreement_raster
-from tore_engine.drilldown import CellRegions, cell_page_values, page_cell, page_cells, page_regions
-from tore_engine.evaluation import Evaluation
-from tore_engine.studio import page_figures, tables, url_state
+from tore_engine.engine.agreement import agreement_raster
+from tore_engine.engine.cell_regions import CellRegions, page_regions
+from tore_engine.plots import page_overlays
+from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
+from tore_engine.results.drilldown import cell_page_values, page_cell, page_cells
+from tore_engine.results.evaluation import Evaluation
+from tore_engine.studio import tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
-from tore_engine.studio.panels import CHART_CONFIG, cell_classes, cell_view, choose_cell, chosen_cell
-from tore_engine.studio.plain_text import percent, pixels, plain_for_markdown
+from tore_engine.studio.panels import (
+    CHART_CONFIG,
+    cell_classes,
+    cell_view,
+    choose_cell,
+    chosen_cell,
+)
 
 ORDERS = {"file": "file order", "worst": "worst reduced F1 first", "cell": "most pixels in the highlighted cell first"}
 NO_HIGHLIGHT = ""
@@ -43,15 +51,15 @@ def _step(page_ids: list[str], delta: int) -> None:
 def page_navigator(evaluation: Evaluation, cell: tuple[str, str] | None = None, view: str = "full") -> str:
     """Previous / next, a searchable page list, and the order: file order, worst reduced F1 first,
     or (with a cell) the pages with most pixels in the cell first."""
-    scores = {row["page"]: row for row in evaluation.page_foreground_scores()}
+    f1 = evaluation.pages["foreground_f1"].to_dict()
     in_cell = dict(zip(evaluation.page_ids, cell_page_values(evaluation, view, *cell))) if cell is not None else {}
     orders = [order for order in ORDERS if order != "cell" or cell is not None]
     url_state.seed("order", "file", orders)
-    page_ids = list(scores)
+    page_ids = list(f1)
     order_column, previous_column, page_column, next_column = st.columns([2, 1, 5, 1], vertical_alignment="bottom")
     order = order_column.selectbox("Order", orders, key="order", format_func=ORDERS.get, persist_state="session")
     if order == "worst":
-        page_ids.sort(key=lambda page_id: scores[page_id]["f1"])
+        page_ids.sort(key=lambda page_id: f1[page_id])
     elif order == "cell":
         page_ids.sort(key=lambda page_id: -in_cell[page_id])
     url_state.seed("page", page_ids[0], page_ids)
@@ -60,7 +68,7 @@ def page_navigator(evaluation: Evaluation, cell: tuple[str, str] | None = None, 
 
     def label(page_id: str) -> str:
         extra = f", {pixels(in_cell[page_id])} px in the cell" if cell is not None else ""
-        return f"{page_id}   (reduced F1 {scores[page_id]['f1']:.3f}{extra})"
+        return f"{page_id}   (reduced F1 {f1[page_id]:.3f}{extra})"
 
     page_id = page_column.selectbox("Page (type to search by id)", page_ids, key="page", persist_state="session", format_func=label)
     url_state.share(order=order, page=page_id)
@@ -83,11 +91,11 @@ def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
 
 
 def page_scores(evaluation: Evaluation, page_id: str) -> None:
-    row = next(row for row in evaluation.page_foreground_scores() if row["page"] == page_id)
+    row = evaluation.pages.loc[page_id]
     columns = st.columns(4)
-    columns[0].metric("Foreground recall", f"{row['recall']:.3f}")
-    columns[1].metric("Foreground precision", f"{row['precision']:.3f}")
-    columns[2].metric("Foreground F1", f"{row['f1']:.3f}")
+    columns[0].metric("Foreground recall", f"{row['foreground_recall']:.3f}")
+    columns[1].metric("Foreground precision", f"{row['foreground_precision']:.3f}")
+    columns[2].metric("Foreground F1", f"{row['foreground_f1']:.3f}")
     columns[3].metric("Pixels", pixels(row["pixels"]))
 
 
@@ -155,12 +163,12 @@ def model_regions(models: list[PaneModel], page_id: str, view: str) -> dict[str,
     return {model.title: cell_regions(model.evaluated, page_id, view, model.cell) for model in models if model.cell is not None}
 
 
-def _highlight(regions: CellRegions | None, cell: tuple[str, str] | None, side: str) -> page_figures.Highlight | None:
+def _highlight(regions: CellRegions | None, cell: tuple[str, str] | None, side: str) -> page_overlays.Highlight | None:
     """A pane's highlight: the regions, and the boxes of its side (reference or prediction)."""
     if regions is None or cell is None:
         return None
     boxes = regions.reference_boxes if side == "reference" else regions.prediction_boxes
-    return page_figures.Highlight(cell_name(cell), regions, boxes.tolist())
+    return page_overlays.Highlight(cell_name(cell), regions, boxes.tolist())
 
 
 def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, regions: dict[str, CellRegions] | None = None,
@@ -173,15 +181,15 @@ def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, reg
     reference = first.reference_page(page_id)
     regions = regions or {}
     first_regions = regions.get(models[0].title) if reference_highlight else None
-    panes = [page_figures.Pane(reference_title, reference, _highlight(first_regions, models[0].cell, "reference"))]
+    panes = [page_overlays.Pane(reference_title, reference, _highlight(first_regions, models[0].cell, "reference"))]
     for model in models:
         prediction = model.evaluated.prediction_page(page_id)
         drawn = None if prediction is None else prediction.scaled_to(reference.width, reference.height)  # the frame the matrix counts in
-        panes.append(page_figures.Pane(model.title, drawn, _highlight(regions.get(model.title), model.cell, "prediction")))
+        panes.append(page_overlays.Pane(model.title, drawn, _highlight(regions.get(model.title), model.cell, "prediction")))
     raster = None
     if agreement:
         raster = agreement_raster(reference, first.prediction_page(page_id), compare_classes=first.evaluation.matrices.mode == "single")
-    fig = page_figures.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
+    fig = page_overlays.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
     st.plotly_chart(fig, key=key, config=CHART_CONFIG)
     st.caption("Hover a box for its label, score and coordinates; click a class in the legend to hide it in every pane; "
                "drag to zoom (all panes follow), double-click to reset.")

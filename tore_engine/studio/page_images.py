@@ -1,7 +1,7 @@
 """The page images the app draws, from the one folder each may come from.
 
 A path named inside an input file is untrusted. Before anything is read it must resolve inside its
-root (`tore_engine.inputs.confine`): the data root for files on the server, the session's private
+root (`tore_engine.io.paths.confine`): the data root for files on the server, the session's private
 upload folder for uploads, the package's demo folder for the demo. It must be a regular file, and
 is read through `read_bytes`, which refuses a FIFO or a device on the open descriptor without
 blocking. A page without a drawable image gets a placeholder; the placeholder says the same thing
@@ -10,7 +10,7 @@ nothing about the server's files.
 
 Some images are stored inside a data file (`PageImage.parquet_cell`: a Parquet or docling-eval
 shard's image cell, a DoclingDocument's embedded page): the data file is confined like any image
-file, then `tore_engine.formats.images.read_image_bytes` reads only that image from it.
+file, then `tore_engine.formats.stored_images.read_image_bytes` reads only that image from it.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from tore_engine.errors import InputError
-from tore_engine.formats.images import read_image_bytes
-from tore_engine.inputs import confine, is_regular_file, read_bytes
-from tore_engine.layout import Page, PageImage
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import Page, PageImage
+from tore_engine.formats.stored_images import read_image_bytes
+from tore_engine.io.files import is_regular_file, read_bytes
+from tore_engine.io.paths import confine
+from tore_engine.plots import page_overlays
 from tore_engine.studio import rendering
 
 NO_PAGE_IMAGE = "No page image available for this page."
@@ -92,8 +94,8 @@ def image_uri(image: PageImage | None, size: tuple[float, float], root: Path) ->
     whose page is not a layout `Page` (the score panels)."""
     picture = rendered(image, root)
     if isinstance(picture, str):
-        return ImageUri(rendering.data_uri(rendering.placeholder(*size, picture)), *size)
-    return ImageUri(rendering.data_uri(picture.jpeg), picture.width, picture.height)
+        return ImageUri(page_overlays.data_uri(rendering.placeholder(*size, picture)), *size)
+    return ImageUri(page_overlays.data_uri(picture.jpeg), picture.width, picture.height)
 
 
 def page_image_uri(page: Page, root: Path) -> str:

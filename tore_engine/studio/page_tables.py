@@ -7,8 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tore_engine.drilldown import PREDICTION_SUFFIX, REFERENCE_SUFFIX, pages_table
-from tore_engine.evaluation import Evaluation
+from tore_engine.results.drilldown import (
+    PREDICTION_SUFFIX,
+    REFERENCE_SUFFIX,
+    pages_table,
+)
+from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio import tables, url_state
 from tore_engine.studio.panels import OpenTarget, pages_to_open
 

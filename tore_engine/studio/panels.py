@@ -17,16 +17,22 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from tore_engine.drilldown import VIEWS, ShownMatrices, class_pages, pages_for_view_cell, shown_matrices, top_confusions
-from tore_engine.evaluation import Evaluation
-from tore_engine.matrices import REDUCED_CLASSES, MatrixSet
-from tore_engine.report import matrix_rows
-from tore_engine.studio import figures, tables, url_state
+from tore_engine.core.text_safety import write_csv
+from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
+from tore_engine.plots import heatmaps
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.drilldown import (
+    ShownMatrices,
+    class_pages,
+    shown_matrices,
+    top_confusions,
+)
+from tore_engine.results.evaluation import Evaluation
+from tore_engine.studio import tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.messages import gui_text, shown_errors
-from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.sidebar import MODELS, Dataset
-from tore_engine.text_safety import write_csv
+from tore_engine.writers.outputs import matrix_rows
 
 NO_CLASS = "(choose)"
 VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}
@@ -87,16 +93,16 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
     view_column, metric_column, scale_column = st.columns([3, 5, 2])
     with view_column:
         view = view_control(mode)
-    url_state.seed("metric", "recall", list(figures.METRICS))
-    url_state.seed("scale", "linear", list(figures.SCALES))
+    url_state.seed("metric", "recall", list(heatmaps.METRICS))
+    url_state.seed("scale", "linear", list(heatmaps.SCALES))
     url_state.seed("hide", False)
     url_state.seed("nobg", False)
     url_state.remember("classes", [], lambda chosen: [name for name in chosen if name in classes])
-    metric = metric_column.radio("Normalisation", figures.METRICS, key="metric", horizontal=True, persist_state="session",
-                                 format_func=figures.NORMALISATIONS.get,
+    metric = metric_column.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
+                                 format_func=heatmaps.NORMALISATIONS.get,
                                  help="none: pixels; row: each cell over its row (recall); column: over its column "
                                       "(precision); all: over the matrix total")
-    scale = scale_column.selectbox("Colour scale", figures.SCALES, key="scale", persist_state="session")
+    scale = scale_column.selectbox("Colour scale", heatmaps.SCALES, key="scale", persist_state="session")
     diagonal_column, background_column, subset_column = st.columns([2, 2, 6], vertical_alignment="center")
     hide = diagonal_column.toggle("Hide diagonal", key="hide", persist_state="session", disabled=mode != "single" or view == "reduced",
                                   help="show only the confusions (single taxonomy)")
@@ -134,9 +140,9 @@ def clickable_chart(fig, key: str, read_click) -> object | None:
 
 def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str) -> tuple[str, str] | None:
     """Draw one clickable matrix; returns the cell clicked, if a new click arrived."""
-    fig = figures.matrix_heatmap(matrices, choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
+    fig = heatmaps.matrix_heatmap(matrices, choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
                                  outline_diagonal=mode == "single", title=title)
-    return clickable_chart(fig, key, lambda event: figures.clicked_cell(event, matrices.rows, matrices.columns))
+    return clickable_chart(fig, key, lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
 
 
 def chosen_cell(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
@@ -217,14 +223,14 @@ def page_list(evaluation: Evaluation, view: str, cell: tuple[str, str], model: s
     """The pages behind a cell, largest contribution first; a row opens the page with the cell
     highlighted."""
     row, column = cell
-    pages = pages_for_view_cell(evaluation, view, row, column)
+    pages = evaluation.pages_for_cell(row, column, view=view)
     shown_row, shown_column = plain_for_markdown(row), plain_for_markdown(column)
-    if not pages:
+    if pages.empty:
         st.info(f"No page contributes to cell {shown_row} → {shown_column}: it is 0.")
         return
     st.markdown(f"**Contributing pages: {len(pages):,}** for reference **{shown_row}** → prediction **{shown_column}**. "
                 "Select a row, or pick a page below, to open it in Overlays with the cell's pixels highlighted.")
-    table = pd.DataFrame(pages, columns=["page", "contribution (pixels)", "share of the cell"])
+    table = pages.set_axis(["page", "contribution (pixels)", "share of the cell"], axis=1)
     table["share of the cell"] = tables.as_percent(table["share of the cell"])
     pages_to_open(table, f"{key}-{row}-{column}", [OpenTarget(model, cell, view)], CELL_PAGES_CONFIG)
 
@@ -262,7 +268,7 @@ def _largest_cells(matrices: MatrixSet, key: str) -> None:
     cells = top_confusions(matrices, count=10)
     if not cells:
         return
-    with st.expander("Largest cells off the diagonal (top 10)", expanded=len(matrices.rows) > figures.CELL_TEXT_LIMIT):
+    with st.expander("Largest cells off the diagonal (top 10)", expanded=len(matrices.rows) > heatmaps.CELL_TEXT_LIMIT):
         table = pd.DataFrame(cells, columns=["reference", "prediction", "pixels", "row % (recall)", "column % (precision)"])
         for name in ("row % (recall)", "column % (precision)"):
             table[name] = tables.as_percent(table[name])
@@ -292,7 +298,7 @@ def shown_matrix(evaluated: Evaluated, choice: MatrixChoice, mode: str, key: str
     if not (matrices.rows and matrices.columns):
         st.info("None of the chosen classes is a row or a column of this matrix: choose others, or none to show all.")
         return None
-    title = title or f"{figures.NORMALISATIONS[choice.metric]}, {VIEW_LABELS[choice.view]}, {mode} taxonomy: {evaluated.title}"
+    title = title or f"{heatmaps.NORMALISATIONS[choice.metric]}, {VIEW_LABELS[choice.view]}, {mode} taxonomy: {evaluated.title}"
     return heatmap(matrices, choice, mode, title, f"{key}-{choice.view}-{choice.metric}-{choice.scale}-{choice.hide_diagonal}")
 
 

@@ -120,7 +120,7 @@ def draw(request: dict, data: bytes, memory: int) -> tuple[dict, bytes]:
 
 
 def main() -> None:
-    import pymupdf  # noqa: F401: loaded before the memory limit is set
+    import pymupdf  # noqa: F401 (loaded before the memory limit is set)
 
     memory = int(sys.argv[1])
     replies = os.fdopen(os.dup(1), "wb")

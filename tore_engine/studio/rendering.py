@@ -13,7 +13,6 @@ says why, never an error.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import math
@@ -213,9 +212,3 @@ def _wrap(text: str, width: int) -> str:
         else:
             line = f"{line} {word}".strip()
     return "\n".join(lines + [line])
-
-
-def data_uri(data: bytes) -> str:
-    """Image bytes as a `data:` URI for a Plotly layout image."""
-    kind = "png" if data.startswith(b"\x89PNG") else "jpeg"
-    return f"data:image/{kind};base64,{base64.b64encode(data).decode('ascii')}"

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from tore_engine.errors import InputError
-from tore_engine.formats import FORMATS, detect_format
+from tore_engine.api import FORMATS, detect_format
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import shortened
 from tore_engine.studio import uploads, url_state
 from tore_engine.studio.compute import compute_choices
 from tore_engine.studio.data_root import DEMO_DIR, data_root, server_path
 from tore_engine.studio.messages import show_input_error, shown_errors
-from tore_engine.studio.plain_text import shortened
 
 DEMO_FILES = {"reference": "reference.json", "A": "model_a.json", "B": "model_b.json"}
 SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on the server"}

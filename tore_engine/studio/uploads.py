@@ -6,7 +6,7 @@ folder is a session-scoped resource, deleted by "Forget the uploaded files" and 
 browser disconnects (Streamlit releases session resources then; after a reconnect the uploads the
 widgets still hold are written again), and, for sessions still open, when the process exits (the
 folder object's finalizer). A server that was killed cannot remove its sessions' folders: the
-next session made on the host removes them (`tore_engine.leftovers`, only folders of this user
+next session made on the host removes them (`tore_engine.io.leftovers`, only folders of this user
 whose server has ended).
 
 Every byte written is counted as it is written (the sizes a zip declares only refuse early, never
@@ -46,9 +46,9 @@ from typing import BinaryIO
 
 import streamlit as st
 
-from tore_engine import leftovers
-from tore_engine.errors import InputError
-from tore_engine.studio.plain_text import plain_for_markdown, shortened
+from tore_engine.core.errors import InputError
+from tore_engine.io import leftovers
+from tore_engine.plots.plain_text import plain_for_markdown, shortened
 
 MAX_UPLOAD_MB = 200  # one file; larger datasets: paths on the server
 MAX_SESSION_UPLOAD_MB = 400  # every file a session holds at once

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from tests.helpers import DEMO
 from tests.studio.helpers import _app, _charts, _no_exception, _spotlight
-
-from tore_engine.comparison import compare, outcome_cell
-from tore_engine.dataset import evaluate_dataset
-from tore_engine.formats import load_pair
+from tore_engine.api import load_pair
+from tore_engine.results.comparison import compare, outcome_cell
+from tore_engine.run.runner import evaluate_dataset
 from tore_engine.studio.compare_panels import TARGET, Target
 
 
@@ -32,8 +31,8 @@ def test_compare_page_lists_the_pages_where_b_differs_most(demo_evaluation):
     table = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns)
     assert table["B − A"].is_monotonic_increasing and len(table) == 20
     evaluation_b = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_b.json"))
-    f1_a = {row["page"]: row["f1"] for row in demo_evaluation.page_foreground_scores()}
-    f1_b = {row["page"]: row["f1"] for row in evaluation_b.page_foreground_scores()}
+    f1_a = demo_evaluation.pages["foreground_f1"].to_dict()
+    f1_b = evaluation_b.pages["foreground_f1"].to_dict()
     worst = min(f1_a, key=lambda page: (f1_b[page] - f1_a[page]))
     assert table["page"].iloc[0] == worst
 

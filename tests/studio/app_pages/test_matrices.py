@@ -5,9 +5,10 @@ numbers come from the engine directly."""
 from __future__ import annotations
 
 import numpy as np
-from tests.studio.helpers import _app, _array, _charts, _no_exception, _page_table
 
-from tore_engine.drilldown import class_pages, shown_matrices
+from tests.helpers import ranked_pages
+from tests.studio.helpers import _app, _array, _charts, _no_exception, _page_table
+from tore_engine.results.drilldown import class_pages, shown_matrices
 
 
 def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
@@ -32,8 +33,7 @@ def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
     at.selectbox(key="cell_ref").set_value("Title").run()
     at.selectbox(key="cell_pred").set_value("Section-header").run()
     _no_exception(at)
-    classes = demo_evaluation.matrices.classes
-    expected = demo_evaluation.cell_pages(classes.index("Title"), classes.index("Section-header"))
+    expected = ranked_pages(demo_evaluation, "full", "Title", "Section-header")
     assert expected, "the demo's model A confuses some titles with section headers"
     table = _page_table(at)
     assert table["page"].tolist() == [page for page, _, _ in expected]

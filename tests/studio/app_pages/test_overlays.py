@@ -9,14 +9,27 @@ import json
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-from tests.studio.helpers import (
-    APP, PAGES, PREDICTED, _app, _array, _charts, _decoded, _image_source, _metric, _native, _no_exception, _png, _spotlight,
-)
 
-from tore_engine.drilldown import page_regions, pages_for_view_cell
-from tore_engine.formats import load
-from tore_engine.studio.page_figures import SHARE_LEVELS
-from tore_engine.studio.plain_text import percent, pixels
+from tests.helpers import ranked_pages
+from tests.studio.helpers import (
+    APP,
+    PAGES,
+    PREDICTED,
+    _app,
+    _array,
+    _charts,
+    _decoded,
+    _image_source,
+    _metric,
+    _native,
+    _no_exception,
+    _png,
+    _spotlight,
+)
+from tore_engine.api import load
+from tore_engine.engine.cell_regions import page_regions
+from tore_engine.plots.page_overlays import SHARE_LEVELS
+from tore_engine.plots.plain_text import percent, pixels
 
 
 def test_overlays_navigator_agreement_and_model_b(demo_evaluation):
@@ -28,7 +41,7 @@ def test_overlays_navigator_agreement_and_model_b(demo_evaluation):
     at.button[1].click().run()  # Next
     assert at.selectbox(key="page").value == demo_evaluation.page_ids[1]
     at.selectbox(key="order").set_value("worst").run()
-    worst = min(demo_evaluation.page_foreground_scores(), key=lambda row: row["f1"])["page"]
+    worst = demo_evaluation.pages["foreground_f1"].idxmin()
     assert at.selectbox(key="page").options[0].startswith(worst)
     at.toggle(key="agree").set_value(True).run()
     at.radio(key="model").set_value("B").run()
@@ -68,7 +81,7 @@ def _overlays(**query: str):
 
 def test_the_worst_page_of_a_cell_opens_with_its_pixels_lit_and_its_contribution(demo):
     reference, model_a, evaluation = demo
-    worst, value, share = pages_for_view_cell(evaluation, "full", *CELL)[0]
+    worst, value, share = ranked_pages(evaluation, "full", *CELL)[0]
     at = _app(cell="Text|Table")
     assert at.selectbox(key="open-A-full-Text-Table").value == worst
     at.button(key="open-button-A-full-Text-Table-A").click().run()
@@ -112,7 +125,7 @@ def test_the_highlight_picker_lists_the_pages_cells_and_chooses_one(demo):
     _no_exception(at)
     assert at.query_params["cell"] == "Text|Table" and len(_spotlight(_charts(at)[0])) == 2
     at.selectbox(key="order").set_value("cell").run()
-    ranked = [page for page, *_ in pages_for_view_cell(evaluation, "full", *CELL)]
+    ranked = [page for page, *_ in ranked_pages(evaluation, "full", *CELL)]
     assert [option.split("   ")[0] for option in at.selectbox(key="page").options][: len(ranked)] == ranked
 
 

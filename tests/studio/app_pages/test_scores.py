@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 
 import pytest
+
 from tests.helpers import SHARED
 from tests.studio.conftest import BESIDE_THE_REPOSITORY
 from tests.studio.helpers import _shown_text, open_scores_page

@@ -15,7 +15,15 @@ from PIL import Image
 
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.score_panels import common
-from tore_engine.studio.score_panels.common import CHART_CONFIG, chart, choosing_table, file_stamp, file_stamps, page_image, shown
+from tore_engine.studio.score_panels.common import (
+    CHART_CONFIG,
+    chart,
+    choosing_table,
+    file_stamp,
+    file_stamps,
+    page_image,
+    shown,
+)
 
 
 class _Recorder:

@@ -11,17 +11,17 @@ import json
 import shutil
 
 import pytest
+from streamlit.testing.v1 import AppTest
+
 from tests.helpers import SHARED
 from tests.studio.helpers import _no_exception as assert_no_exception
 from tests.studio.helpers import open_scores_page
-from streamlit.testing.v1 import AppTest
-
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.scorers.docile import evaluate, load_dataset, score_docile
+from tore_engine.scorers.docile.simulated import simulate
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
-from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_panels.common import shown
 from tore_engine.studio.score_panels.docile import Inputs, prediction_file, score
-from tore_engine.docile import evaluate, load_dataset, score_docile
-from tore_engine.docile.simulated import simulate
 
 SAMPLE = SHARED / "data" / "docile"
 # The panel opens on the shared sample; without it there is nothing of the sample to check.

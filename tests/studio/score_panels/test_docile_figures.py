@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tore_engine.studio.score_panels.docile_figures import DEFAULT_PAGE_SIZE, document_overlay, hover_text, page_fields
-
+from tore_engine.studio.score_panels.docile_figures import (
+    DEFAULT_PAGE_SIZE,
+    document_overlay,
+    hover_text,
+    page_fields,
+)
 
 DOCUMENT = {
     "page_count": 2,

@@ -3,8 +3,12 @@ outcomes, their outlines and links, the hover's match rule, the page size."""
 
 from __future__ import annotations
 
-from tore_engine.studio.score_panels.funsd_figures import UNMATCHED_RED, entity_outcome, funsd_overlay_figure, page_size
-
+from tore_engine.studio.score_panels.funsd_figures import (
+    UNMATCHED_RED,
+    entity_outcome,
+    funsd_overlay_figure,
+    page_size,
+)
 
 OVERLAY = {
     "gt_entities": [

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
+
 from tests.helpers import REPOSITORY, SHARED
 from tests.studio.helpers import APP, _charts
 from tests.studio.helpers import _no_exception as assert_no_exception
-from streamlit.testing.v1 import AppTest
-
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
-from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_panels.omnidocbench import matrices_query, page_table
 
 SAMPLE = (SHARED / "data" / "omnidocbench").resolve()
@@ -40,7 +40,7 @@ def sample(monkeypatch):
 def engine_result():
     if not GT.is_file():
         pytest.skip(f"shared OmniDocBench sample not found at {SAMPLE}; skipping")
-    from tore_engine.omnidocbench.score import score_omnidocbench
+    from tore_engine.scorers.omnidocbench.score import score_omnidocbench
 
     return score_omnidocbench(GT, LAYOUT, MARKDOWN).to_json()
 
@@ -132,9 +132,11 @@ def test_page_table_lists_the_18_pages_worst_first(sample, engine_result):
 
 
 def test_choosing_a_page_draws_its_blocks_against_the_predicted_boxes(sample, engine_result):
-    from tore_engine.omnidocbench.box_matches import box_matches_at_iou50
-    from tore_engine.omnidocbench.layout_predictions import load_layout_prediction
-    from tore_engine.omnidocbench.reference import load_reference
+    from tore_engine.scorers.omnidocbench.box_matches import box_matches_at_iou50
+    from tore_engine.scorers.omnidocbench.layout_predictions import (
+        load_layout_prediction,
+    )
+    from tore_engine.scorers.omnidocbench.reference import load_reference
 
     page_id = "newspaper_1cddf9d22ca549f3a86cf1512a3110cc_1.jpg"
     at = _panel()
@@ -175,9 +177,9 @@ def test_without_the_sample_the_panel_says_so_and_asks_for_paths(tmp_path, monke
 
 
 def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample):
-    from tore_engine.dataset import evaluate_dataset
-    from tore_engine.drilldown import view_matrices
-    from tore_engine.formats import load_pair
+    from tore_engine.api import load_pair
+    from tore_engine.results.drilldown import view_matrices
+    from tore_engine.run.runner import evaluate_dataset
 
     at = _panel()
     at.button(key="omnidocbench_matrices").click().run()
@@ -219,7 +221,7 @@ def test_page_table_sorts_worst_first_and_keeps_missing_scores_missing():
 
 
 def test_other_predictions_are_scored_without_the_official_check_of_the_samples_own(sample):
-    from tore_engine.omnidocbench.score import score_omnidocbench
+    from tore_engine.scorers.omnidocbench.score import score_omnidocbench
 
     at = _panel()
     at.text_input(key="omnidocbench_markdown").set_value("shared/data/omnidocbench/gt_markdown").run()

@@ -3,8 +3,19 @@ AP bars, attribute bars, and a page's matched, unmatched and not evaluated boxes
 
 from __future__ import annotations
 
-from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
-from tore_engine.studio.score_panels.omnidocbench_figures import STATUS_STYLES, attribute_bars, page_match_overlay, per_class_ap_bars
+from tore_engine.scorers.omnidocbench.box_matches import (
+    MATCHED,
+    NOT_EVALUATED,
+    UNMATCHED,
+    MatchedBox,
+    PageMatches,
+)
+from tore_engine.studio.score_panels.omnidocbench_figures import (
+    STATUS_STYLES,
+    attribute_bars,
+    page_match_overlay,
+    per_class_ap_bars,
+)
 
 
 def test_per_class_ap_bars_leave_a_missing_class_empty_and_say_n_a():

@@ -3,12 +3,12 @@ model A. Every matrix and bar is clickable and lists the pages behind it."""
 
 import streamlit as st
 
-from tore_engine.comparison import compare
-from tore_engine.errors import InputError
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.comparison import compare
 from tore_engine.studio import compare_panels, overlay_panels, panels, url_state
 from tore_engine.studio.evaluations import model_against_model, model_evaluation
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.sidebar import Dataset
 
 

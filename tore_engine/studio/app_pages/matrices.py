@@ -3,8 +3,9 @@ a per-class bar for the pages of that class; every page in one table."""
 
 import streamlit as st
 
-from tore_engine.comparison import mean_scores
-from tore_engine.studio import figures, page_tables, panels
+from tore_engine.plots import heatmaps as figures
+from tore_engine.results.comparison import mean_scores
+from tore_engine.studio import page_tables, panels
 from tore_engine.studio.evaluations import model_evaluation
 from tore_engine.studio.sidebar import DEMO_NOTE, Dataset
 

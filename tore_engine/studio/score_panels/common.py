@@ -1,7 +1,7 @@
 """What the three score panels share, so that each says only what is its own benchmark's.
 
 - `file_stamps`: what makes a cached score stale (the panels cache on paths, never on data).
-- `shown`: how a number is written; undefined is "n/a" (`tore_engine.scores.MISSING`), never 0.
+- `shown`: how a number is written; undefined is "n/a" (`tore_engine.scorers.common.MISSING`), never 0.
 - `choosing_table`: a table whose clicked row chooses, beside the selectbox that also does.
 - `page_image`: a page image named in a scorer's result, through `page_images` (confined to the
   data root, one placeholder for outside, missing and undrawable), never through a made-up `Page`.
@@ -21,8 +21,8 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from tore_engine.layout import PageImage
-from tore_engine.scores import MISSING, format_score
+from tore_engine.core.layout import PageImage
+from tore_engine.scorers.common import MISSING, format_score
 from tore_engine.studio.data_root import data_root
 from tore_engine.studio.page_images import ImageUri, image_uri
 

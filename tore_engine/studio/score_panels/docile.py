@@ -2,7 +2,7 @@
 official docile-benchmark 0.3.5 rules), per field type, per document, and one document's overlay.
 
 By default it scores the shared sample (../shared/data/docile, split `dev`) against the engine's
-*simulated* model (`tore_engine.docile.simulated`), because the sample ships no predictions; the
+*simulated* model (`tore_engine.scorers.docile.simulated`), because the sample ships no predictions; the
 user may give a dataset folder and prediction files on the server instead. Scoring is cached on
 the inputs and the stamps of the files it reads (`common.file_stamps`); the cache holds the
 result's plain JSON (`DocileResult.panel()`), which is all this panel draws.
@@ -17,13 +17,23 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from tore_engine.errors import InputError
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_panels.common import chart, choosing_table, file_stamps, page_image, shown
-from tore_engine.studio.score_panels.docile_figures import document_overlay, page_fields, page_size
+from tore_engine.studio.score_panels.common import (
+    chart,
+    choosing_table,
+    file_stamps,
+    page_image,
+    shown,
+)
+from tore_engine.studio.score_panels.docile_figures import (
+    document_overlay,
+    page_fields,
+    page_size,
+)
 
 SAMPLE_TEXT = "shared/data/docile"  # relative to the data root
 DEFAULT_SPLIT = "dev"
@@ -43,7 +53,7 @@ CONVENTION = (
     "threshold); a page without OCR words has no PCCs, so intersecting boxes there match."
 )
 SIMULATED_NOTE = (
-    "Predictions are **simulated**: made by `tore_engine.docile.simulated` from the gold with seeded "
+    "Predictions are **simulated**: made by `tore_engine.scorers.docile.simulated` from the gold with seeded "
     "perturbations (exact, slightly padded, shifted, relabelled, dropped and extra boxes, with scores), "
     "because the sample has no model output. They are not a trained model's."
 )
@@ -68,8 +78,8 @@ class Inputs:
 @st.cache_data(max_entries=16, show_spinner="Scoring DocILE...")
 def _scored(inputs: Inputs, stamps: tuple) -> dict:
     """`DocileResult.panel()` of the inputs (`stamps` only keys the cache); raises `InputError`."""
-    from tore_engine.docile import score_docile
-    from tore_engine.docile.simulated import score_simulated
+    from tore_engine.scorers.docile import score_docile
+    from tore_engine.scorers.docile.simulated import score_simulated
 
     if inputs.simulated:
         return score_simulated(inputs.dataset_dir, inputs.split, inputs.seed, inputs.iou_threshold).panel()

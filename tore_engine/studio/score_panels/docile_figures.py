@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from tore_engine.studio.page_figures import Pane, page_overlay
-from tore_engine.studio.plain_text import plain_for_plotly
+from tore_engine.plots.page_overlays import Pane, page_overlay
+from tore_engine.plots.plain_text import plain_for_plotly
 from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 DEFAULT_PAGE_SIZE = (1700, 2200)  # US letter at 200 DPI, for documents without page sizes

@@ -4,7 +4,7 @@ tables, one row per form, and a form's ground-truth and predicted entities and l
 Everything shown comes from `tore score funsd` / `tore score ec-funsd` (`score_funsd`,
 `score_ec_funsd`); the panel computes no metric. The shared sample (../shared/data/funsd)
 has gold forms but no model output, so by default the prediction is *simulated* from the gold by
-`tore_engine.funsd.simulated` (seeded perturbations), and the panel says so. Folders on the server
+`tore_engine.scorers.funsd.simulated` (seeded perturbations), and the panel says so. Folders on the server
 open the user's own files.
 """
 
@@ -15,14 +15,24 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from tore_engine.errors import InputError
-from tore_engine.funsd.panel import scored_for_panel
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.scorers.funsd.panel import scored_for_panel
 from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.plain_text import plain_for_markdown
-from tore_engine.studio.score_panels.common import chart, choosing_table, file_stamps, page_image, shown
-from tore_engine.studio.score_panels.funsd_figures import OUTCOMES, funsd_overlay_figure, page_size
+from tore_engine.studio.score_panels.common import (
+    chart,
+    choosing_table,
+    file_stamps,
+    page_image,
+    shown,
+)
+from tore_engine.studio.score_panels.funsd_figures import (
+    OUTCOMES,
+    funsd_overlay_figure,
+    page_size,
+)
 
 KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}
 SAMPLE_FOLDERS = {  # relative to the data root

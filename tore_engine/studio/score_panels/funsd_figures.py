@@ -2,7 +2,7 @@
 with their links, from the engine's overlay (`FunsdResult.panel()["documents"][k]["overlay"]`).
 
 Colour says the class; the outline says the outcome: solid when matched (FUNSD: IoU >= 0.5;
-EC-FUNSD: the same words, `tore_engine.funsd.ec_overlay`), dotted when
+EC-FUNSD: the same words, `tore_engine.scorers.funsd.ec_overlay`), dotted when
 matched with the wrong class, red dashed when unmatched. Links join entity centres, green when
 found (predicted side: correct), red dashed when missed (wrong), with a dot on the value end.
 One scatter trace per class, outcome and pane (never one shape per box, app.md section 3). Labels
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from tore_engine.funsd.documents import FUNSD_CLASSES
-from tore_engine.studio.page_figures import Pane, page_overlay
-from tore_engine.studio.palette import class_color, with_alpha
-from tore_engine.studio.plain_text import plain_for_plotly
+from tore_engine.plots.page_overlays import Pane, page_overlay
+from tore_engine.plots.palette import class_color, with_alpha
+from tore_engine.plots.plain_text import plain_for_plotly
+from tore_engine.scorers.funsd.documents import FUNSD_CLASSES
 from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 UNMATCHED_RED = "#ff0000"

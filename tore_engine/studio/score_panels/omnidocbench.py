@@ -2,7 +2,7 @@
 end-to-end scores (exact, as the official v1.6 evaluator, CDM aside), by page attribute and page by
 page, with a page's ground-truth blocks drawn against the predicted layout.
 
-Everything shown comes from `tore score omnidocbench` (`tore_engine.omnidocbench.score`) and the
+Everything shown comes from `tore score omnidocbench` (`tore_engine.scorers.omnidocbench.score`) and the
 engine's box matches; the panel computes no metric. By default it reads the real demo sample in
 ../shared/data/omnidocbench; paths on the server open the user's own files. A button opens the
 Matrices page on the same ground truth and layout model, where TORE compares the two taxonomies.
@@ -18,16 +18,29 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from tore_engine.errors import InputError
-from tore_engine.omnidocbench.box_matches import PageMatches
-from tore_engine.omnidocbench.official import DEMO_FILES, END_TO_END_RESULT, LAYOUT_RESULT, OfficialResult, official_numbers
-from tore_engine.scores import MISSING
+from tore_engine.core.errors import InputError
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.scorers.common import MISSING
+from tore_engine.scorers.omnidocbench.box_matches import PageMatches
+from tore_engine.scorers.omnidocbench.official import (
+    DEMO_FILES,
+    END_TO_END_RESULT,
+    LAYOUT_RESULT,
+    OfficialResult,
+    official_numbers,
+)
 from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.plain_text import plain_for_markdown
 from tore_engine.studio.score_panels import omnidocbench_figures as figures
-from tore_engine.studio.score_panels.common import SCORE_DIGITS, chart, choosing_table, file_stamps, page_image, shown
+from tore_engine.studio.score_panels.common import (
+    SCORE_DIGITS,
+    chart,
+    choosing_table,
+    file_stamps,
+    page_image,
+    shown,
+)
 
 SAMPLE_FOLDER = Path("shared") / "data" / "omnidocbench"  # relative to the data root
 SAMPLE_TEXTS = {name: str(SAMPLE_FOLDER / path) for name, path in DEMO_FILES.items()}
@@ -74,16 +87,18 @@ class Inputs:
 
 @st.cache_data(max_entries=8, show_spinner="Scoring OmniDocBench…")
 def _score(gt: Path, layout: Path | None, markdown: Path | None, stamps: tuple) -> dict:
-    from tore_engine.omnidocbench.score import score_omnidocbench
+    from tore_engine.scorers.omnidocbench.score import score_omnidocbench
 
     return score_omnidocbench(gt, layout, markdown).panel()
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _box_matches(gt: Path, layout: Path, stamps: tuple) -> list[PageMatches]:
-    from tore_engine.omnidocbench.box_matches import box_matches_at_iou50
-    from tore_engine.omnidocbench.layout_predictions import load_layout_prediction
-    from tore_engine.omnidocbench.reference import load_reference
+    from tore_engine.scorers.omnidocbench.box_matches import box_matches_at_iou50
+    from tore_engine.scorers.omnidocbench.layout_predictions import (
+        load_layout_prediction,
+    )
+    from tore_engine.scorers.omnidocbench.reference import load_reference
 
     reference = load_reference(gt)
     return box_matches_at_iou50(reference, load_layout_prediction(layout, reference))

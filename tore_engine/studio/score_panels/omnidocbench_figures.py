@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from tore_engine.omnidocbench.box_matches import MATCHED, NOT_EVALUATED, UNMATCHED, MatchedBox, PageMatches
-from tore_engine.scores import MISSING, format_score
-from tore_engine.studio.page_figures import Pane, page_overlay
-from tore_engine.studio.palette import class_color, with_alpha
-from tore_engine.studio.plain_text import plain_for_plotly
+from tore_engine.plots.page_overlays import Pane, page_overlay
+from tore_engine.plots.palette import class_color, with_alpha
+from tore_engine.plots.plain_text import plain_for_plotly
+from tore_engine.scorers.common import MISSING, format_score
+from tore_engine.scorers.omnidocbench.box_matches import (
+    MATCHED,
+    NOT_EVALUATED,
+    UNMATCHED,
+    MatchedBox,
+    PageMatches,
+)
 from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 # Outline of a box by its match status: colour and dash differ, so the marking survives greyscale.

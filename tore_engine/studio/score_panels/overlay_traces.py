@@ -11,7 +11,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from tore_engine.studio.page_figures import outline_trace
+from tore_engine.plots.page_overlays import outline_trace
 
 HOVER_TEMPLATE = "%{text}<extra></extra>"
 

@@ -1,0 +1,117 @@
+"""Rasterisation on the compressed grid: the rounding rule and the per-pixel equivalence."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.brute_force import confusion
+from tests.helpers import one_page
+from tore_engine.engine.raster import PixelExtents, label_sets, pair_table, words_for
+from tore_engine.metrics.algorithm1 import contributions
+from tore_engine.metrics.matrices import ExactMatrix
+from tore_engine.run.runner import evaluate_dataset
+
+
+def painted_columns(x1: float, x2: float, width: int = 10) -> list[int]:
+    extents = PixelExtents.from_boxes(np.array([[x1, 0, x2, 1]], dtype=float), width, 1)
+    return list(range(extents.col0[0], extents.col1[0])) if extents.paints[0] else []
+
+
+def test_outward_rounding_and_the_spec_consequences():
+    assert painted_columns(1.2, 2.1) == [1, 2]
+    assert painted_columns(2, 2) == []  # integer zero width
+    assert painted_columns(2.5, 2.5) == [2]  # fractional zero width
+    assert painted_columns(3.5, 3.2) == [3]  # sub-pixel inverted
+    assert painted_columns(5, 3) == []  # clearly inverted
+    assert painted_columns(8.5, 12) == [8, 9]  # clipped at the right edge
+    assert painted_columns(11, 14) == []  # entirely outside
+    assert painted_columns(-3, 2) == [0, 1]  # negative coordinates clipped at 0, not wrapped
+    assert painted_columns(-0.5, 1) == [0]
+
+
+def test_clipped_flags_only_boxes_that_paint_and_cross_an_edge():
+    boxes = np.array([[-1, 0, 2, 1], [0, 0, 10, 1], [8, 0, 11, 1], [12, 0, 14, 1]], dtype=float)
+    extents = PixelExtents.from_boxes(boxes, 10, 1)
+    assert extents.paints.tolist() == [True, True, True, False]
+    assert extents.clipped.tolist() == [True, False, True, False]
+
+
+def test_huge_coordinates_and_pages_cost_no_raster():
+    boxes = np.array([[-1e300, -1e300, 1e300, 1e300]])
+    extents = PixelExtents.from_boxes(boxes, 10**6, 10**6)
+    table = pair_table(10**6, 10**6, (np.array([1]), extents), (np.zeros(0, np.int64), PixelExtents.from_boxes(np.zeros((0, 4)), 10**6, 10**6)), 2)
+    assert table.pixels.tolist() == [10**12]
+
+
+def test_label_sets_use_several_words_beyond_63_classes():
+    assert words_for(64) == 1 and words_for(65) == 2 and words_for(200) == 4
+    codes = np.zeros((2, 2), dtype=np.uint64)
+    codes[0, 1] = np.uint64(1) << np.uint64(5)  # class 69
+    sets = label_sets(codes, 70)
+    assert np.flatnonzero(sets[0]).tolist() == [69]
+    assert np.flatnonzero(sets[1]).tolist() == [0]  # empty set -> Background
+
+
+def grid_confusion(width, height, reference, prediction, class_count):
+    def side(boxes):
+        classes = np.array([c for c, _ in boxes], dtype=np.int64)
+        coordinates = np.array([b for _, b in boxes], dtype=float).reshape(-1, 4)
+        return classes, PixelExtents.from_boxes(coordinates, width, height)
+
+    table = pair_table(width, height, side(reference), side(prediction), class_count)
+    counts = contributions(label_sets(table.reference_codes, class_count), label_sets(table.prediction_codes, class_count), table.pixels)
+    return ExactMatrix.from_counts(counts).fractions()
+
+
+coordinate = st.floats(-4, 24, allow_nan=False).map(lambda v: round(v * 4) / 4)
+
+
+def boxes(class_count):
+    box = st.tuples(st.integers(1, class_count - 1), st.lists(coordinate, min_size=4, max_size=4))
+    return st.lists(box, max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 20), st.integers(1, 20), boxes(6), boxes(6))
+def test_grid_rasterisation_equals_per_pixel_brute_force(width, height, reference, prediction):
+    assert grid_confusion(width, height, reference, prediction, 6) == confusion(width, height, reference, prediction, 6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(boxes(70), boxes(70))
+def test_seventy_classes_equal_brute_force(reference, prediction):
+    assert grid_confusion(16, 12, reference, prediction, 70) == confusion(16, 12, reference, prediction, 70)
+
+
+def test_total_is_the_sum_of_reference_set_sizes():
+    reference = [(1, [0, 0, 6, 4]), (2, [3, 2, 9, 8])]
+    prediction = [(3, [1, 1, 5, 5])]
+    matrix = grid_confusion(10, 8, reference, prediction, 4)
+    overlap = 3 * 2
+    assert sum(map(sum, matrix)) == Fraction(10 * 8 + overlap)
+
+
+def test_pages_painted_in_bands_give_the_same_pairs(monkeypatch):
+    reference = [(1 + k % 5, [k % 17, k % 13, k % 17 + 5.5, k % 13 + 4.5]) for k in range(40)]
+    prediction = [(1 + k % 3, [k % 11, k % 19, k % 11 + 7, k % 19 + 2.25]) for k in range(30)]
+    whole = grid_confusion(24, 24, reference, prediction, 6)
+    monkeypatch.setattr("tore_engine.engine.raster.MAX_BAND_CELLS", 7)
+    assert grid_confusion(24, 24, reference, prediction, 6) == whole == confusion(24, 24, reference, prediction, 6)
+
+
+def test_dense_pages_painted_by_prefix_sums_equal_brute_force():
+    rng = np.random.default_rng(3)
+    reference = [(int(c), [float(v) for v in b]) for c, b in zip(rng.integers(1, 4, 300), rng.uniform(-2, 22, (300, 4)))]
+    prediction = [(int(c), [float(v) for v in b]) for c, b in zip(rng.integers(1, 4, 200), rng.uniform(-2, 22, (200, 4)))]
+    assert grid_confusion(20, 18, reference, prediction, 4) == confusion(20, 18, reference, prediction, 4)
+
+
+def test_enormous_page_allocates_no_raster():
+    boxes = [{"label": "a", "bbox": [0, 0, 5e5, 5e5]}, {"label": "b", "bbox": [2.5e5, 2.5e5, 1e6, 1e6]}]
+    evaluation = evaluate_dataset(one_page(boxes, 1e6, 1e6), one_page(boxes[:1], 1e6, 1e6))
+    assert evaluation.pixels == 10**12
+    assert evaluation.matrices.exact.fractions()[2][1] == 2.5e5**2  # the overlap: a predicted, b missed

@@ -1,0 +1,90 @@
+"""Bounded reads: regular files only, read by their size, checked unchanged, byte-order mark skipped."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tore_engine.core.errors import InputError
+from tore_engine.io.files import BOM, read_bytes, read_stamped, read_to_end
+from tore_engine.io.json import (
+    read_json,
+)
+
+
+def test_only_regular_files_are_read(tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        read_bytes(fifo)  # would block forever if it were opened for reading without O_NONBLOCK
+    with pytest.raises(InputError, match="not a regular file"):
+        read_bytes("/dev/zero")
+    with pytest.raises(InputError, match="is a folder"):
+        read_bytes(tmp_path)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock"))
+    with pytest.raises(InputError, match="no such file|not a regular file|cannot be read"):
+        read_bytes(tmp_path / "sock")
+    server.close()
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    with pytest.raises(InputError, match="symbolic-link loop"):
+        read_bytes(loop)
+
+
+def test_size_limit(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_bytes(b"[" + b"0," * 100 + b"0]")
+    with pytest.raises(InputError, match="more than the 10 allowed"):
+        read_json(path, max_bytes=10)
+
+
+def test_a_file_is_read_by_its_size_not_by_the_limit(tmp_path):
+    """The 8 GiB limit is a ceiling, not a buffer: under a 2 GiB address-space cap (`ulimit -v`)
+    a small file still reads (a buffer of the limit's size used to be allocated first)."""
+    path = tmp_path / "small.json"
+    path.write_bytes(b'{"pages": []}\n')
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))\n"
+        "from tore_engine.io.files import read_bytes\nfrom tore_engine.io.json import read_json\n"
+        "sys.stdout.write(read_bytes(sys.argv[1]).decode() + repr(read_json(sys.argv[1])))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "{\"pages\": []}\n{'pages': []}"), done.stderr
+
+
+class _Rewritten(io.BytesIO):
+    """A file's content as a reader sees it after someone rewrote the file: its size on the
+    descriptor is the real file's, its bytes are `content`."""
+
+    def __init__(self, content: bytes, real: io.BufferedReader) -> None:
+        super().__init__(content)
+        self.real = real
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+
+@pytest.mark.parametrize("content", [b"0123456789", b"0123"], ids=["grew", "shrank"])
+def test_a_file_that_changes_size_while_read_is_an_error(tmp_path, content):
+    path = tmp_path / "growing.json"
+    path.write_bytes(b"01234567")
+    with path.open("rb") as real, pytest.raises(InputError, match="changed while it was being read; run again") as caught:
+        read_to_end(_Rewritten(content, real), path)
+    assert caught.value.file == str(path)
+    with path.open("rb") as real:
+        assert read_to_end(_Rewritten(b"01234567", real), path) == b"01234567"
+
+
+def test_a_byte_order_mark_before_json_is_skipped(tmp_path):
+    path = tmp_path / "label_map.json"
+    path.write_bytes(BOM + b'{"Text": "Body"}')
+    assert read_json(path) == {"Text": "Body"}
+    assert read_stamped(path, json_text=True)[0::2] == (b'{"Text": "Body"}', 3)
+    assert read_bytes(path) == BOM + b'{"Text": "Body"}'  # only a JSON text loses it

@@ -1,0 +1,85 @@
+"""Derived matrices: normalisation, zero handling, trimming, exact rounding of huge counts."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from tore_engine.metrics.algorithm1 import ExactCounts
+from tore_engine.metrics.matrices import (
+    ExactMatrix,
+    MatrixSet,
+    ToreMatrices,
+    f1_score,
+    per_class_scores,
+)
+
+
+def test_recall_and_precision_are_zero_where_the_sum_is_zero():
+    exact = ExactMatrix.from_integers(np.array([[0, 0, 0], [0, 3, 1], [0, 0, 0]]))
+    assert exact.recall().tolist() == [[0, 0, 0], [0, 0.75, 0.25], [0, 0, 0]]
+    assert exact.precision().tolist() == [[0, 0, 0], [0, 1, 1], [0, 0, 0]]
+
+
+def test_trimmed_removes_all_zero_rows_and_columns_of_the_confusion_matrix():
+    exact = ExactMatrix.from_integers(np.array([[0, 0, 0], [0, 3, 1], [0, 2, 0]]))
+    trimmed = MatrixSet.from_exact(["Background", "a", "b"], exact).trimmed()
+    assert (trimmed.rows, trimmed.columns) == (["a", "b"], ["a", "b"])
+    assert trimmed.confusion.tolist() == [[3, 1], [2, 0]]
+    assert trimmed.recall.tolist() == [[0.75, 0.25], [1, 0]]
+    assert trimmed.precision.tolist() == [[0.6, 1], [0.4, 0]]
+
+
+def test_per_class_f1_and_zero_support():
+    exact = ExactMatrix.from_integers(np.array([[5, 0, 0], [1, 3, 0], [0, 0, 0]]))
+    scores = per_class_scores(MatrixSet.from_exact(["Background", "a", "b"], exact))
+    assert scores["a"] == {"recall": 0.75, "precision": 1.0, "f1": f1_score(1.0, 0.75)}
+    assert scores["b"] == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
+
+
+def test_huge_counts_still_round_once_and_correctly():
+    big = 3 * 10**17 + 1  # beyond 2^53: float64 cannot hold it exactly
+    counts = ExactCounts.summed(2, [1, 3, 7], [1, 1, 1], [1, 0, 1], [big, big, 5])
+    exact = ExactMatrix.from_counts(counts)
+    assert exact.denominator == 21
+    cell = Fraction(big) + Fraction(5, 7)
+    assert exact.fractions()[1][1] == cell
+    assert exact.floats()[1, 1] == float(cell)
+    assert exact.recall()[1, 1] == float(cell / (cell + Fraction(big, 3)))
+
+
+def test_summed_counts_beyond_int64_stay_exact():
+    half = 2**62
+    counts = ExactCounts.summed(2, [1, 1, 1], [1, 1, 0], [1, 1, 0], np.array([half, half, 3], dtype=np.int64))
+    assert counts.numerator.tolist() == [3, 2**63]  # (d=1, 0, 0) then (d=1, 1, 1): one past int64
+    merged = ExactCounts.merge([counts, counts], 2)
+    assert merged.numerator.tolist() == [6, 2**64]
+    assert ExactMatrix.from_counts(merged).fractions() == [[6, 0], [0, 2**64]]
+
+
+def test_integer_matrices_beyond_int64_keep_exact_sums():
+    exact = ExactMatrix.from_integers(np.array([[2**62, 2**62], [1, 2**62]], dtype=np.int64))
+    assert exact.fractions()[0] == [2**62, 2**62]
+    assert exact.recall()[0, 0] == 0.5  # the row sum 2^63 would be negative in int64
+    assert exact.precision()[1, 1] == float(Fraction(2**62, 2**63))
+
+
+def test_means_say_over_which_classes_they_average():
+    # Background, a (present), b (present: only predicted), c (absent from both sides).
+    confusion = np.array([[6, 0, 2, 0], [1, 3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    rows, columns = np.nonzero(confusion)
+    counts = ExactCounts.summed(4, np.ones(len(rows), np.int64), rows, columns, confusion[rows, columns])
+    matrices = ToreMatrices.from_counts("single", ["Background", "a", "b", "c"], counts, np.array([[6, 2], [1, 3]]))
+    recall = [Fraction(6, 8), Fraction(3, 4), 0, 0]
+    precision = [Fraction(6, 7), Fraction(3, 3), 0, 0]
+    f1 = [f1_score(float(p), float(r)) for p, r in zip(precision, recall)]
+    assert matrices.present_classes() == ["a", "b"]
+    means = matrices.means
+    assert means["present_classes"] == {"classes": 2, "recall": float(recall[1]) / 2, "precision": float(precision[1]) / 2, "f1": f1[1] / 2}
+    assert means["all_classes"]["classes"] == 4
+    assert means["all_classes"]["recall"] == float(sum(recall) / 4)
+    assert means["all_classes"]["precision"] == float(sum(precision) / 4)
+    assert means["all_classes"]["f1"] == math.fsum(f1) / 4
+    assert ToreMatrices.from_counts("dual", ["Background", "a", "b", "c"], counts, np.array([[6, 2], [1, 3]])).means is None

@@ -1,0 +1,47 @@
+"""Names shown as plain text (tore_engine.plots.plain_text), through AppTest: markup in class names and
+file names is escaped for Plotly and Markdown on every page (issue 10)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.studio.helpers import _app, _charts, _layout, _no_exception, _page
+from tore_engine.plots.plain_text import plain_for_markdown, plain_for_plotly
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+
+MODEL = "<img src=x onerror=alert(1)>"  # a file name
+HOSTILE_NAMES = ['<a href="https://example.org">link</a>', '<span style="font-size:120px">huge</span>', "![t](http://x.invalid/t.png)"]
+
+
+def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
+    reference, swapped = [_page("p1", HOSTILE_NAMES), _page("p2", HOSTILE_NAMES[::-1])], [_page("p1", HOSTILE_NAMES[::-1]), _page("p2", HOSTILE_NAMES)]
+    (tmp_path / "reference.json").write_bytes(_layout(reference, "gt"))
+    (tmp_path / f"{MODEL}.json").write_bytes(_layout(swapped, "m"))  # the first and last classes swapped on every page
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    at = _app(src="path", ref="reference.json", a=f"{MODEL}.json", tax="single")
+    _no_exception(at)
+    heatmap, bars = _charts(at)[:2]
+    escaped = [plain_for_plotly(name) for name in HOSTILE_NAMES]
+    assert set(escaped) <= set(heatmap["layout"]["yaxis"]["ticktext"]) and set(escaped) <= set(heatmap["layout"]["xaxis"]["ticktext"])
+    assert escaped[0] == '&lt;a href="https://example.org"&gt;link&lt;/a&gt;'
+    assert all(f"{name}<br>prediction: " in " ".join(heatmap["data"][1]["text"]) for name in escaped)
+    assert heatmap["layout"]["title"]["text"].endswith(f"model A ({plain_for_plotly(MODEL)})")
+    assert set(escaped) <= set(bars["data"][0]["x"])
+    spec = json.dumps(_charts(at))
+    assert "<a href" not in spec and "<span style" not in spec and "<img" not in spec
+    assert at.radio(key="model").options == [plain_for_markdown(f"model A ({MODEL})")]
+
+    at.selectbox(key="cell_ref").set_value(HOSTILE_NAMES[0]).run()
+    at.selectbox(key="cell_pred").set_value(HOSTILE_NAMES[2]).run()
+    _no_exception(at)
+    heading = next(markdown.value for markdown in at.markdown if markdown.value.startswith("**Contributing pages"))
+    assert f"for reference **{plain_for_markdown(HOSTILE_NAMES[0])}** → prediction **{plain_for_markdown(HOSTILE_NAMES[2])}**" in heading
+    assert "\\!\\[t\\]\\(http:\u2060//x.invalid/t.png\\)" in heading and "](" not in heading
+
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    overlay = _charts(at)[0]
+    assert [annotation["text"] for annotation in overlay["layout"]["annotations"]] == ["reference", f"model A ({plain_for_plotly(MODEL)})"]
+    legend = {trace["name"] for trace in overlay["data"] if trace.get("showlegend", True)}
+    assert legend == {*escaped, f"boxes behind {escaped[0]} → {escaped[2]}"}  # the chosen cell travels to the page, escaped
+    assert all("<a href" not in text for trace in overlay["data"] for text in trace.get("text") or [] if text)

@@ -1,0 +1,116 @@
+"""B minus A (tore_engine.results.comparison) on matrices and per-class scores, and two evaluations compared: the
+view they share, the pages of a cell or of a reference class's outcome, on pages counted by hand and
+on the demo."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.helpers import small_layout as _layout
+from tore_engine.metrics.matrices import MatrixSet
+from tore_engine.results.comparison import (
+    OUTCOMES,
+    Comparison,
+    comparable,
+    compare,
+    matrix_difference,
+    mean_scores,
+    outcome_cell,
+    per_class_deltas,
+    reference_class_outcomes,
+)
+from tore_engine.run.runner import evaluate_dataset
+
+
+def _matrices(rows, confusion):
+    confusion = np.array(confusion, dtype=float)
+    recall = confusion / confusion.sum(axis=1, keepdims=True)
+    precision = confusion / confusion.sum(axis=0, keepdims=True)
+    return MatrixSet(rows, rows, confusion, recall, precision)
+
+
+def test_difference_is_b_minus_a_cell_by_cell():
+    a = _matrices(["Background", "Text"], [[3, 1], [1, 3]])
+    b = _matrices(["Background", "Text"], [[4, 0], [2, 2]])
+    difference = matrix_difference(a, b)
+    assert difference.confusion.tolist() == [[1, -1], [1, -1]]
+    assert difference.recall.tolist() == [[0.25, -0.25], [0.25, -0.25]]
+    assert difference.precision[1, 1] == pytest.approx(1.0 - 0.75)
+
+
+def test_matrices_with_other_classes_are_not_comparable():
+    a = _matrices(["Background", "Text"], [[1, 1], [1, 1]])
+    b = _matrices(["Background", "text"], [[1, 1], [1, 1]])
+    assert not comparable(a, b)
+    with pytest.raises(ValueError):
+        matrix_difference(a, b)
+
+
+def test_per_class_deltas_and_means():
+    a = {"Text": {"recall": 0.5, "precision": 1.0, "f1": 2 / 3}, "Title": {"recall": 0.0, "precision": 0.0, "f1": 0.0}}
+    b = {"Text": {"recall": 0.75, "precision": 0.5, "f1": 0.6}, "Title": {"recall": 1.0, "precision": 1.0, "f1": 1.0}}
+    deltas = per_class_deltas(a, b)
+    assert deltas["Text"] == pytest.approx({"recall": 0.25, "precision": -0.5, "f1": 0.6 - 2 / 3})
+    assert deltas["Title"] == {"recall": 1.0, "precision": 1.0, "f1": 1.0}
+    assert mean_scores(a) == pytest.approx({"recall": 0.25, "precision": 0.5, "f1": 1 / 3})
+    assert mean_scores({}) == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
+
+
+def test_page_deltas_follow_a_and_skip_pages_b_lacks():
+    def pages(f1: dict[str, float]) -> SimpleNamespace:
+        return SimpleNamespace(pages=pd.DataFrame({"page": list(f1), "foreground_f1": list(f1.values())}).set_index("page"))
+
+    deltas = Comparison(pages({"p1": 0.5, "p2": 1.0, "p3": 0.0}), pages({"p2": 0.25, "p1": 0.75})).pages
+    assert deltas.reset_index().to_dict("records") == [
+        {"page": "p1", "F1 A": 0.5, "F1 B": 0.75, "B − A": 0.25},
+        {"page": "p2", "F1 A": 1.0, "F1 B": 0.25, "B − A": -0.75},
+    ]
+
+
+# --- two evaluations: the view they share, cell and outcome pages ----------------------------------
+
+
+def test_a_single_and_a_dual_model_differ_on_the_reduced_view(demo_a, demo_b):
+    comparison = compare(demo_a, demo_b)
+    assert comparison.difference_view("trimmed") == comparison.difference_view("full") == "reduced"
+    assert comparison.difference("trimmed").rows == ["Background", "Foreground"]
+    pages = comparison.cell_pages("trimmed", "Foreground", "Background")
+    assert sum(row["A"] for row in pages) == demo_a.matrices.reduced.confusion[1, 0]
+    assert sum(row["B"] for row in pages) == demo_b.matrices.reduced.confusion[1, 0]
+    changes = [abs(row["B − A"]) for row in pages]
+    assert changes == sorted(changes, reverse=True)
+
+
+def test_two_trimmed_single_matrices_differ_on_the_union_of_their_classes(small):
+    reference = _layout("gt", [("p1", [{"label": "Text", "bbox": [0, 0, 5, 2]}]), ("p2", [{"label": "Title", "bbox": [0, 0, 2, 2]}])])
+    other = evaluate_dataset(reference, _layout("model", [("p1", [{"label": "Text", "bbox": [0, 0, 5, 2]}]), ("p2", [])]))
+    comparison = compare(small, other)
+    assert comparison.difference_view("trimmed") == "trimmed" and comparison.difference_view("full") == "full"
+    difference = comparison.difference("trimmed")
+    assert difference.rows == ["Background", "Text", "Title"] and difference.columns == ["Background", "Text", "Title"]
+    assert difference.confusion[1, 1] == 10.0  # Text right in B, nowhere in A
+    assert comparison.cell_pages("trimmed", "Text", "Title") == [{"page": "p1", "A": 6.0, "B": 0.0, "B − A": -6.0}]
+
+
+def test_outcome_pages_sum_to_the_per_class_outcomes(demo_a, demo_b):
+    comparison = compare(demo_a, demo_b)
+    support = {label: demo_a.matrices.full.confusion[index].sum() for label, index in demo_a.taxonomy.reference_index.items()}
+    outcomes_a, outcomes_b = reference_class_outcomes(demo_a), reference_class_outcomes(demo_b)
+    for outcome in OUTCOMES:
+        pages = comparison.outcome_pages("Text", outcome)
+        assert sum(row["A"] for row in pages) / support["Text"] == pytest.approx(outcomes_a["Text"][outcome])
+        assert sum(row["B"] for row in pages) / support["Text"] == pytest.approx(outcomes_b["Text"][outcome])
+
+
+def test_outcome_cells(demo_a, demo_b):
+    assert outcome_cell(demo_a, "Text", "Background") == ("Text", "Background")
+    assert outcome_cell(demo_a, "Text", "own class") == ("Text", "Text")
+    assert outcome_cell(demo_a, "Text", "elsewhere") is None
+    row = demo_b.matrices.classes[demo_b.taxonomy.reference_index["Text"]]
+    assert outcome_cell(demo_b, "Text", "Background") == (row, "Background")
+    assert outcome_cell(demo_b, "Text", "own class") == (row, demo_b.matrices.classes[demo_b.taxonomy.prediction_index["text"]])
+    assert outcome_cell(demo_b, "Caption", "own class") is None  # model B has no caption class
+    with pytest.raises(ValueError):
+        outcome_cell(demo_a, "Text", "nowhere")

@@ -1,0 +1,284 @@
+"""Dataset evaluation against the conformance vectors, determinism across workers, drill-down."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tests.brute_force import confusion as brute_confusion
+from tests.brute_force import pixel_sets as brute_sets
+from tests.helpers import layout_json, load_shared_json, one_page, ranked_pages
+from tore_engine.core.layout import LayoutSet
+from tore_engine.formats.native import from_document as from_native
+from tore_engine.run.runner import evaluate_dataset
+
+
+def close(actual, expected) -> bool:
+    """Pixel-count tolerance of tore.md section 8: |a - b| <= 1e-9 * max(1, |b|)."""
+    actual, expected = np.asarray(actual, float), np.asarray(expected, float)
+    return actual.shape == expected.shape and bool(np.all(np.abs(actual - expected) <= 1e-9 * np.maximum(1, np.abs(expected))))
+
+
+def ratios_close(actual, expected) -> bool:
+    actual, expected = np.asarray(actual, float), np.asarray(expected, float)
+    return actual.shape == expected.shape and bool(np.all(np.abs(actual - expected) <= 1e-9))
+
+
+@pytest.fixture(scope="module")
+def paper():
+    data = load_shared_json("vectors", "tore_paper_example.json")
+    return data, from_native(data["reference"], "gt.json"), from_native(data["prediction"], "model.json")
+
+
+@pytest.fixture(scope="module")
+def public():
+    pages = load_shared_json("vectors", "tore_public_pages.json")
+    expected = load_shared_json("vectors", "tore_public_expected.json")
+    return expected, from_native(pages["reference"], "gt.json"), from_native(pages["prediction"], "model.json")
+
+
+def exact_times(evaluation, common: int) -> list[list[int]]:
+    exact = evaluation.matrices.exact
+    assert common % exact.denominator == 0
+    return [[n * (common // exact.denominator) for n in row] for row in exact.numerators]
+
+
+@pytest.mark.parametrize("mode", ["single", "dual"])
+def test_paper_example_exact_fractions(paper, mode):
+    data, reference, prediction = paper
+    expected = data["expected"] if mode == "single" else data["expected"]["dual"]
+    evaluation = evaluate_dataset(reference, prediction, taxonomy=mode)
+    assert evaluation.matrices.classes == expected["classes"]
+    matrices = evaluation.matrices
+    assert matrices.exact.fractions() == [[Fraction(v) for v in row] for row in expected["confusion_exact"]]
+    assert matrices.full.recall.tolist() == [[float(Fraction(v)) for v in row] for row in expected["recall_exact"]]
+    assert matrices.full.precision.tolist() == [[float(Fraction(v)) for v in row] for row in expected["precision_exact"]]
+    assert matrices.reduced.confusion.tolist() == expected["reduced"]["confusion"] == [[0, 0], [0, 15]]
+
+
+def test_paper_example_rounds_to_the_published_tables(paper):
+    data, reference, prediction = paper
+    published = data["expected"]["published_2dp"]
+    matrices = evaluate_dataset(reference, prediction).matrices.full
+    for kind in ("confusion", "recall", "precision"):
+        block = getattr(matrices, kind)[1:, 1:]
+        assert np.round(block, 2).tolist() == published[kind]
+
+
+def test_paper_example_report_equals_expected(paper):
+    data, reference, prediction = paper
+    expected = data["expected"]
+    report = evaluate_dataset(reference, prediction).to_json()
+    for key in ("mode", "classes", "pages", "pixels", "warnings"):
+        assert report[key] == expected[key]
+    assert report["trimmed"]["rows"] == expected["trimmed"]["rows"] == ["A", "B", "C", "D"]
+    for kind in ("confusion", "recall", "precision"):
+        assert ratios_close(report["trimmed"][kind], expected["trimmed"][kind])
+    for name, scores in expected["per_class"].items():
+        for metric, value in scores.items():
+            assert report["per_class"][name][metric] == pytest.approx(value, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["single", "dual"])
+def test_public_vectors_match_the_reference_implementation(public, mode):
+    expected_all, reference, prediction = public
+    expected = expected_all if mode == "single" else expected_all["dual"]
+    evaluation = evaluate_dataset(reference, prediction, taxonomy=mode)
+    report = evaluation.to_json()
+    assert report["classes"] == expected["classes"]
+    assert (report["pages"], report["pixels"]) == (expected["pages"], expected["pixels"]) == (60, 63037500)
+    assert exact_times(evaluation, expected["exact"]["L"]) == expected["exact"]["confusion_times_L"]
+    assert close(report["matrices"]["confusion"], expected["matrices"]["confusion"])
+    for kind in ("recall", "precision"):
+        assert ratios_close(report["matrices"][kind], expected["matrices"][kind])
+    assert report["trimmed"]["rows"] == expected["trimmed"]["rows"]
+    assert report["trimmed"]["columns"] == expected["trimmed"]["columns"]
+    assert close(report["trimmed"]["confusion"], expected["trimmed"]["confusion"])
+    assert close(report["reduced"]["confusion"], expected["reduced"]["confusion"])
+    assert ratios_close(report["reduced"]["recall"], expected["reduced"]["recall"])
+    if mode == "single":
+        for name, scores in expected["per_class"].items():
+            for metric, value in scores.items():
+                assert report["per_class"][name][metric] == pytest.approx(value, abs=1e-9)
+    else:
+        assert report["per_class"] is None
+
+
+def test_public_page_matrices_match(public):
+    expected, reference, prediction = public
+    evaluation = evaluate_dataset(reference, prediction)
+    for index, page_id in enumerate(evaluation.page_ids):
+        assert close(evaluation.page_matrix(index), expected["page_confusion"][page_id]), page_id
+
+
+def test_reduced_matrix_is_identical_in_single_and_dual_mode(public):
+    _, reference, prediction = public
+    single = evaluate_dataset(reference, prediction, taxonomy="single").matrices
+    dual = evaluate_dataset(reference, prediction, taxonomy="dual").matrices
+    assert single.reduced_exact == dual.reduced_exact
+    assert single.reduced.confusion.tobytes() == dual.reduced.confusion.tobytes()
+
+
+def test_dual_mode_block_structure(public):
+    expected, reference, prediction = public
+    evaluation = evaluate_dataset(reference, prediction, taxonomy="dual")
+    confusion = evaluation.matrices.full.confusion
+    n = len(reference.class_list())
+    assert not confusion[1 : n + 1, 1 : n + 1].any()  # reference x reference: empty
+    assert not confusion[n + 1 :, :].any()  # prediction classes are never rows
+    assert not confusion[:, 1 : n + 1].any()  # reference classes are never columns
+    both = expected["dual"]["reduced"]["confusion"][1][1]  # pixels that are Foreground on both sides
+    assert both > 0 and confusion[1 : n + 1, n + 1 :].sum() == pytest.approx(both, rel=1e-12)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_same_bits_for_any_number_of_workers(public, workers):
+    _, reference, prediction = public
+    one = evaluate_dataset(reference, prediction, workers=1).to_json()
+    many = evaluate_dataset(reference, prediction, workers=workers).to_json()
+    assert one == many
+
+
+def test_same_bits_with_a_caller_supplied_executor(public):
+    _, reference, prediction = public
+    one = evaluate_dataset(reference, prediction, workers=1)
+    with ThreadPoolExecutor(4) as executor:
+        threaded = evaluate_dataset(reference, prediction, workers=8, executor=executor)
+    assert one.to_json() == threaded.to_json()
+    assert one.contribution_value.tobytes() == threaded.contribution_value.tobytes()
+
+
+def test_missing_prediction_page_is_scored_as_background_and_warned(public):
+    _, reference, prediction = public
+    full = evaluate_dataset(reference, prediction)
+    pruned = LayoutSet(prediction.name, [p for p in prediction.pages if p.id != "page_00013"], prediction.taxonomy)
+    missing = evaluate_dataset(reference, pruned)
+    assert full.to_json()["matrices"] == missing.to_json()["matrices"]
+    new = [w for w in missing.input_warnings if w not in full.input_warnings]
+    assert [(w.page, w.box, w.side) for w in new] == [("page_00013", None, "prediction")]
+    assert new[0].message == "no prediction for this page; scored as all Background"
+
+
+def test_pages_for_cell_add_up_to_the_cell(public):
+    _, reference, prediction = public
+    evaluation = evaluate_dataset(reference, prediction)
+    confusion, classes = evaluation.matrices.full.confusion, evaluation.classes
+    for row, column in [(0, 0), (10, 10), (10, 1), (1, 0)]:
+        pages = ranked_pages(evaluation, "full", classes[row], classes[column])
+        assert sum(value for _, value, _ in pages) == pytest.approx(confusion[row, column], rel=1e-12)
+        values = [value for _, value, _ in pages]
+        assert values == sorted(values, reverse=True)
+        assert sum(share for _, _, share in pages) == pytest.approx(1.0)
+    assert len(evaluation.pages_for_cell(classes[10], classes[10], limit=3)) == 3
+
+
+def page(page_id, boxes, width=10, height=10):
+    return {"id": page_id, "width": width, "height": height, "boxes": [{"label": l, "bbox": b} for l, b in boxes]}
+
+
+def test_edge_cases_empty_pages_boxes_over_the_edge_and_degenerate_boxes():
+    reference = from_native(layout_json("gt", [page("a", []), page("b", [("x", [-5, -5, 4, 4]), ("y", [8, 8, 30, 30]), ("x", [3, 3, 3, 9])])]), "gt.json")
+    prediction = from_native(layout_json("model", [page("a", [("x", [0, 0, 10, 10])]), page("b", [("y", [20, 20, 40, 40])]), page("c", [])]), "model.json")
+    evaluation = evaluate_dataset(reference, prediction)
+    confusion = evaluation.matrices.full.confusion
+    assert evaluation.matrices.classes == ["Background", "x", "y"]
+    # page a: 100 background pixels predicted x; page b: 16 x + 4 y pixels predicted Background.
+    assert confusion.tolist() == [[80 + 0, 100, 0], [16, 0, 0], [4, 0, 0]]
+    events = {(w.page, w.box, w.side, w.message.split(":")[0]) for w in evaluation.input_warnings}
+    assert ("b", 0, "reference", "box clipped at the edge of the 10 x 10 page") in events
+    assert ("b", 1, "reference", "box clipped at the edge of the 10 x 10 page") in events
+    assert ("b", 2, "reference", "box paints no pixel (outside the 10 x 10 page, or zero area after rounding)") in events
+    assert ("b", 0, "prediction", "box paints no pixel (outside the 10 x 10 page, or zero area after rounding)") in events
+    assert ("c", None, "prediction", "prediction page has no reference page; not scored") in events
+
+
+def test_prediction_in_another_frame_is_scaled_into_the_reference_frame():
+    reference = from_native(layout_json("gt", [page("a", [("x", [0, 0, 5, 10])])]), "gt.json")
+    prediction = from_native(layout_json("model", [page("a", [("x", [0, 0, 50, 100])], width=100, height=100)]), "model.json")
+    assert evaluate_dataset(reference, prediction).matrices.full.confusion.tolist() == [[50, 0], [0, 50]]
+
+
+def test_seventy_classes_work_in_dual_mode_beyond_one_word():
+    labels = [f"c{k}" for k in range(70)]
+    reference = from_native(layout_json("gt", [page("a", [(l, [k % 10, k // 10, k % 10 + 1, k // 10 + 1]) for k, l in enumerate(labels)])], labels), "gt.json")
+    prediction = from_native(layout_json("model", [page("a", [(l, [0, 0, 10, 10]) for l in labels[:3]])], labels), "model.json")
+    evaluation = evaluate_dataset(reference, prediction, taxonomy="dual")
+    assert evaluation.taxonomy.size == 141
+    confusion = evaluation.matrices.exact.fractions()
+    # Every reference pixel (one label) is predicted {c0, c1, c2}: 1/3 to each.
+    assert confusion[1][71] == confusion[70][73] == Fraction(1, 3)
+    assert sum(map(sum, confusion)) == 70 + 30  # 70 labelled pixels, 30 Background pixels
+
+
+# --- pixel counts beyond int64 -------------------------------------------------------------------
+
+SCALE = 250_000_000  # one pixel of the small brute-force page stands for SCALE x SCALE pixels
+SMALL_REFERENCE = [(1, [0, 0, 2, 4]), (2, [0, 0, 4, 4]), (3, [1, 1, 3, 3])]  # a left half, b everywhere, c centre
+SMALL_PREDICTION = [(1, [0, 0, 4, 2]), (3, [0, 1, 2, 4])]
+HUGE_PAGES = 20
+
+
+def scaled_pages(boxes, count):
+    labels = "_abc"
+    return [page(f"p{k}", [(labels[c], [v * SCALE for v in bbox]) for c, bbox in boxes], 4 * SCALE, 4 * SCALE) for k in range(count)]
+
+
+@pytest.fixture(scope="module")
+def huge():
+    """20 pages of 10^9 x 10^9 pixels, two or three labels a pixel: 2e19 pixels and sums beyond 2^63."""
+    reference = from_native(layout_json("gt", scaled_pages(SMALL_REFERENCE, HUGE_PAGES), ["a", "b", "c"]), "gt.json")
+    prediction = from_native(layout_json("model", scaled_pages(SMALL_PREDICTION, HUGE_PAGES), ["a", "b", "c"]), "model.json")
+    return reference, prediction
+
+
+def test_huge_pages_are_counted_exactly(huge):
+    evaluation = evaluate_dataset(*huge, workers=1)
+    small = brute_confusion(4, 4, SMALL_REFERENCE, SMALL_PREDICTION, 4)
+    expected = [[value * HUGE_PAGES * SCALE**2 for value in row] for row in small]
+    assert evaluation.pixels == HUGE_PAGES * 10**18 == 2 * 10**19
+    assert evaluation.matrices.exact.fractions() == expected
+    report = evaluation.to_json()
+    assert report["pixels"] == 20_000_000_000_000_000_000
+    for k, name in enumerate("abc", start=1):
+        support, predicted = sum(expected[k]), sum(row[k] for row in expected)
+        assert report["per_class"][name]["recall"] == (float(expected[k][k] / support) if support else 0.0)
+        assert report["per_class"][name]["precision"] == (float(expected[k][k] / predicted) if predicted else 0.0)
+    # Reduced view: |T| a pixel into its Foreground row; every small pixel is Foreground on the reference side.
+    truth, predicted = brute_sets(4, 4, SMALL_REFERENCE), brute_sets(4, 4, SMALL_PREDICTION)
+    fg_fg = sum(len(t) for row_t, row_p in zip(truth, predicted) for t, p in zip(row_t, row_p) if p != {0})
+    fg_bg = sum(len(t) for row_t, row_p in zip(truth, predicted) for t, p in zip(row_t, row_p) if p == {0})
+    scale = HUGE_PAGES * SCALE**2
+    assert evaluation.matrices.reduced_exact.fractions() == [[0, 0], [fg_bg * scale, fg_fg * scale]]
+    assert int(evaluation.page_reduced[0].sum()) == (fg_bg + fg_fg) * SCALE**2
+
+
+def test_huge_pages_give_the_same_bits_for_any_number_of_workers(huge):
+    assert evaluate_dataset(*huge, workers=1).to_json() == evaluate_dataset(*huge, workers=2).to_json()
+
+
+def test_a_page_of_two_to_the_62_pixels_with_two_labels_is_exact():
+    side = 2**31
+    boxes = [("a", [0, 0, side, side]), ("b", [0, 0, side, side])]
+    reference = from_native(layout_json("gt", [page("p", boxes, side, side)]), "gt.json")
+    prediction = from_native(layout_json("model", [page("p", boxes[:1], side, side)]), "model.json")
+    evaluation = evaluate_dataset(reference, prediction)
+    assert evaluation.pixels == 2**62
+    assert evaluation.matrices.reduced_exact.fractions() == [[0, 0], [0, 2**63]]  # |T| = 2 on every pixel
+    assert evaluation.matrices.exact.fractions()[2][1] == 2**62  # b missed, predicted a
+
+
+def test_ten_thousand_boxes_on_one_page_give_a_correct_total():
+    rng = np.random.default_rng(7)
+    corners = rng.uniform(-20, 1040, (10_000, 2))
+    sizes = rng.uniform(1, 300, (10_000, 2))
+    labels = [f"c{k}" for k in rng.integers(0, 17, 10_000)]
+    boxes = [{"label": l, "bbox": [*c, *(c + s)]} for l, c, s in zip(labels, corners.tolist(), sizes)]
+    reference = one_page(boxes, 1025, 1025)
+    prediction = one_page(boxes[::-1][:5000], 1025, 1025)
+    evaluation = evaluate_dataset(reference, prediction, workers=1)
+    numerators = evaluation.matrices.exact.numerators
+    # Every reference label's row gets exactly one a pixel: row sums are the supports.
+    assert int(np.asarray(numerators, dtype=object).sum()) == evaluation.matrices.exact.denominator * int(evaluation.page_reduced.sum())

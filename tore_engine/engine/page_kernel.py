@@ -1,0 +1,440 @@
+"""TORE's page kernel: rasterisation, Algorithm 1 and each page's cells of a whole batch in one
+compiled (numba) call, to the same bits as the NumPy path of `dataset.evaluate_batch`.
+
+Instead of painting a grid, the kernel sweeps each page's row bands (the rows between consecutive
+box edges, whose label sets do not change downwards): in a band it walks the active boxes' column
+edges left to right, keeping a count per class and side, and adds each column interval's pixels to
+its (reference set, predicted set) pair in a small hash table. Algorithm 1 (tore.md section 4)
+then runs on the page's distinct pairs as bit sets, adding exact integer numerators per
+(cell, denominator). What floats there are come from the same NumPy operations as the NumPy path
+(`cell_values_by_page`): each exact sum divided once, then added in increasing denominator order.
+
+A label set is one 64-bit word (bit c = class c), so the kernel takes taxonomies of up to
+`MAX_CLASSES` = 64 classes, Background included; wider ones keep the NumPy path, which has no
+limit. So do pages with more than `MAX_BOXES` boxes (whose grid the NumPy path may have to refuse,
+`raster.MAX_PAGE_CELLS`), pages so huge that sums need Python integers, and everything when numba
+is not installed. `evaluate` makes that choice, and the cold-cache one: see its docstring.
+
+    python -m tore_engine.run.warm    # load or compile TORE's kernels into their cache folder now
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tore_engine.core import jit
+from tore_engine.engine.raster import MAX_PAGE_CELLS, WORD_BITS
+from tore_engine.metrics.algorithm1 import ExactCounts
+
+if TYPE_CHECKING:
+    from tore_engine.engine.raster import PageTask
+
+MAX_CLASSES = WORD_BITS  # bit c of a word = class c
+MAX_BOXES = (math.isqrt(MAX_PAGE_CELLS) - 1) // 2  # a page's grid then has at most MAX_PAGE_CELLS cells
+
+KERNEL_ENV = "TORE_PAGE_KERNEL"
+AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"  # ALWAYS: the kernel whenever it applies, compiling if need be
+LOAD_AFTER_PAGES = 1_000  # warm cache: loading (0.3-0.5 s, numba's import included) pays off after about this many pages
+COMPILE_AFTER_PAGES = 4_000  # cold cache: below this a process never waits for a compile
+COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
+WHAT = "TORE's page kernel"
+
+BOX_FIELDS = ("col0", "col1", "row0", "row1", "class")  # the columns of the kernel's box array
+COL0, COL1, ROW0, ROW1, LABEL = range(len(BOX_FIELDS))
+INITIAL_SLOTS = 1024  # pair hash table slots (a page has about 60 distinct pairs); it doubles when half full
+
+# Constants of the compiled code, as 64-bit unsigned words (mixing signed and unsigned integers
+# would make numba compute in floats).
+_ZERO, _ONE = np.uint64(0), np.uint64(1)
+_INT_ONE = np.int64(1)  # a denominator of 1 typed as int64, not as a literal
+_HASH_T, _HASH_P, _HASH_SHIFT = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(40)
+_M1, _M2, _M4, _H01 = (np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101))
+_S1, _S2, _S4, _S56 = (np.uint64(s) for s in (1, 2, 4, 56))
+
+# (page bounds into the cells, cells = row * K + column, their values, (pages, 2, 2) reduced, counts)
+Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, ExactCounts]
+
+_kernels = jit.Kernels()
+_pages_seen = 0  # pages this process has been asked to evaluate: the size of its job so far
+
+
+# --- the compiled code (plain Python until `_kernels` compiles it) -------------------------------
+# Written for a short compilation and a fast loop: only scalar arithmetic, indexing and 1-D
+# `np.zeros` (numba's sorts, fancy indexing and each new array shape compile whole
+# implementations); counters start as `np.int64(0)`, as a bare 0 would be compiled into helpers
+# once more as a literal; and the hot loops call no helper with array arguments, since numba
+# counts the references of each array passed, two atomic operations a call, which would cost more
+# than the work.
+
+
+@_kernels.helper
+def _popcount(bits):
+    bits = bits - ((bits >> _S1) & _M1)
+    bits = (bits & _M2) + ((bits >> _S2) & _M2)
+    bits = (bits + (bits >> _S4)) & _M4
+    return np.int64((bits * _H01) >> _S56)
+
+
+@_kernels.helper
+def _pop_lowest(bits):
+    """The index of the lowest set bit, and the bits without it."""
+    lowest = bits & (~bits + _ONE)
+    return _popcount(lowest - _ONE), bits ^ lowest
+
+
+@_kernels.helper
+def _bit(index):
+    return _ONE << np.uint64(index)
+
+
+@_kernels.helper
+def _slot(truth, predicted, slots):
+    """Where the hash table (of a power of two slots) starts looking for the pair."""
+    return np.int64(((truth * _HASH_T) ^ (predicted * _HASH_P)) >> _HASH_SHIFT) & (slots - 1)
+
+
+@_kernels.helper
+def _blocks(truth, predicted, pixels):
+    """`pixels * c(T, P)` of Algorithm 1 (cases tested in the order 1, 2, 3, 4) as two blocks of
+    equal terms: the diagonal (i, i) for i in `diagonal`, each `numerator / denominator`; and every
+    (i, j) with i in `rows` and j in `columns`, each `pixels / cross_denominator`."""
+    truth_only = truth & ~predicted
+    predicted_only = predicted & ~truth
+    size_p = _popcount(predicted)
+    if truth_only == _ZERO and predicted_only == _ZERO:  # 1: T = P
+        return truth, _INT_ONE, pixels, _ZERO, _ZERO, _INT_ONE
+    if truth_only == _ZERO:  # 2: T a proper subset of P
+        return truth, size_p, pixels * _popcount(truth), truth, predicted_only, size_p
+    if predicted_only == _ZERO:  # 3: P a proper subset of T
+        return predicted, _INT_ONE, pixels, truth_only, predicted, size_p
+    return truth & predicted, _INT_ONE, pixels, truth_only, predicted_only, _popcount(predicted_only)  # 4: mixed
+
+
+@_kernels.helper
+def _sort_rows(down, up, count, boxes):
+    """Shell sorts of `down[:count]` by first row and of `up[:count]` by end row."""
+    for which in range(2):
+        order, field = (down, ROW0) if which == 0 else (up, ROW1)
+        gap = 1
+        while gap < count // 3:
+            gap = 3 * gap + 1
+        while gap > 0:
+            for i in range(gap, count):
+                box = order[i]
+                j = i
+                while j >= gap and boxes[order[j - gap], field] > boxes[box, field]:
+                    order[j] = order[j - gap]
+                    j -= gap
+                order[j] = box
+            gap //= 3
+
+
+@_kernels.helper
+def _new_table(slots):
+    """A pair hash table: each slot's (reference bits, predicted bits) at `2 * slot` and `2 * slot
+    + 1` of `keys`, its (pixels, owning page) there in `counts`, so that a new page needs no
+    clearing; and the slots the current page uses, in order."""
+    return np.zeros(2 * slots, np.uint64), np.zeros(2 * slots, np.int64), np.zeros(slots, np.int64)
+
+
+@_kernels.helper
+def _larger_table(keys, counts, used, size, page, more):
+    """A table holding the page's `size` pairs, large enough that `more` new ones keep it at most
+    half full (so that probing stays short)."""
+    slots = len(used)
+    while 2 * (size + more) > slots:
+        slots *= 2
+    larger_keys, larger_counts, larger_used = _new_table(slots)
+    for n in range(size):
+        old = used[n]
+        slot = _slot(keys[2 * old], keys[2 * old + 1], slots)
+        while larger_counts[2 * slot + 1] == page:
+            slot = (slot + 1) & (slots - 1)
+        larger_keys[2 * slot], larger_keys[2 * slot + 1] = keys[2 * old], keys[2 * old + 1]
+        larger_counts[2 * slot], larger_counts[2 * slot + 1] = counts[2 * old], page
+        larger_used[n] = slot
+    return larger_keys, larger_counts, larger_used
+
+
+@_kernels.helper
+def _sweep_page(table, page, width, height, boxes, first, prediction_from, last):
+    """Every pixel of one page (boxes `first:last`) added to its pair in the table, row band by row
+    band: in a band, the active boxes' column edges left to right, counting each class in and out.
+    Returns the table, which may have grown, and the page's number of pairs."""
+    keys, counts, used = table
+    # The painting boxes by first row (`down`) and by end row (`up`); the band's active boxes by
+    # first column (`by_edge[:n]`) and by end column (`by_edge[n:]`); per side and class, the
+    # active boxes covering the current column.
+    n = last - first
+    down, up, by_edge, covering = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(2 * n, np.int64), np.zeros(2 * MAX_CLASSES, np.int64)
+    painting = np.int64(0)
+    for box in range(first, last):
+        if boxes[box, COL1] > boxes[box, COL0] and boxes[box, ROW1] > boxes[box, ROW0]:
+            down[painting], up[painting] = box, box
+            painting += 1
+    _sort_rows(down, up, painting, boxes)
+    y, entered, gone, active, size = 0, 0, 0, 0, np.int64(0)
+    while y < height:
+        while gone < painting and boxes[up[gone], ROW1] <= y:  # a box ends: out of both lists
+            for start in (0, n):
+                position = start
+                while by_edge[position] != up[gone]:
+                    position += 1
+                for shifted in range(position, start + active - 1):
+                    by_edge[shifted] = by_edge[shifted + 1]
+            active -= 1
+            gone += 1
+        while entered < painting and boxes[down[entered], ROW0] <= y:  # a box starts: sorted in
+            for start, field in ((0, COL0), (n, COL1)):
+                position = start + active
+                while position > start and boxes[by_edge[position - 1], field] > boxes[down[entered], field]:
+                    by_edge[position] = by_edge[position - 1]
+                    position -= 1
+                by_edge[position] = down[entered]
+            active += 1
+            entered += 1
+        below = height
+        if entered < painting and boxes[down[entered], ROW0] < below:
+            below = boxes[down[entered], ROW0]
+        if gone < painting and boxes[up[gone], ROW1] < below:
+            below = boxes[up[gone], ROW1]
+        if 2 * (size + 2 * active + 1) > len(used):  # a band adds at most 2 * active + 1 pairs
+            keys, counts, used = _larger_table(keys, counts, used, size, page, 2 * active + 1)
+        truth, predicted = _ZERO, _ZERO
+        x, starts, ends = 0, 0, 0
+        while ends < active or x < width:
+            edge = width
+            if ends < active:
+                opening = starts < active and boxes[by_edge[starts], COL0] <= boxes[by_edge[n + ends], COL1]
+                box = by_edge[starts] if opening else by_edge[n + ends]
+                edge = boxes[box, COL0] if opening else boxes[box, COL1]
+            if edge > x:  # the interval [x, edge) of the band has the pair (truth, predicted)
+                slot = _slot(truth, predicted, len(used))
+                while counts[2 * slot + 1] == page and (keys[2 * slot] != truth or keys[2 * slot + 1] != predicted):
+                    slot = (slot + 1) & (len(used) - 1)
+                if counts[2 * slot + 1] != page:
+                    keys[2 * slot], keys[2 * slot + 1], counts[2 * slot], counts[2 * slot + 1] = truth, predicted, 0, page
+                    used[size] = slot
+                    size += 1
+                counts[2 * slot] += (edge - x) * (below - y)
+                x = edge
+            if ends < active:
+                label = boxes[box, LABEL]
+                counter = label + (MAX_CLASSES if box >= prediction_from else 0)
+                covering[counter] += 1 if opening else -1
+                bit = _bit(label) if covering[counter] > 0 else _ZERO
+                if box >= prediction_from:
+                    predicted = (predicted & ~_bit(label)) | bit
+                else:
+                    truth = (truth & ~_bit(label)) | bit
+                if opening:
+                    starts += 1
+                else:
+                    ends += 1
+        y = below
+    return (keys, counts, used), size
+
+
+@_kernels.helper
+def _grown(array, capacity):
+    if len(array) >= capacity:
+        return array
+    larger = np.zeros(capacity if capacity > 2 * len(array) else 2 * len(array), np.int64)
+    for n in range(len(array)):
+        larger[n] = array[n]
+    return larger
+
+
+@_kernels.helper
+def _page_terms(numerators, row_cells, cell_denominators, k, totals, out, n_cells, n_terms):
+    """Move the page's exact sums to the outputs `out` (cells, their first terms, the terms' sums
+    and denominators), cells ascending and each cell's denominators ascending, and add them to the
+    batch totals; clears the page's sums. Returns the new numbers of cells and terms."""
+    cells, first, sums, denominators = out
+    for i in range(k):
+        columns = row_cells[i]
+        row_cells[i] = _ZERO
+        while columns != _ZERO:
+            j, columns = _pop_lowest(columns)
+            cell = i * k + j
+            cells[n_cells], first[n_cells] = cell, n_terms
+            n_cells += 1
+            remaining = cell_denominators[cell]
+            cell_denominators[cell] = _ZERO
+            while remaining != _ZERO:
+                below, remaining = _pop_lowest(remaining)
+                index = cell * (k + 1) + below + 1
+                sums[n_terms], denominators[n_terms] = numerators[index], below + 1
+                totals[(below + 1) * k * k + cell] += numerators[index]
+                numerators[index] = 0
+                n_terms += 1
+    return n_cells, n_terms
+
+
+@_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64))
+def _evaluate_pages(frames, offsets, boxes, k):
+    """All pages of a batch. `frames` holds each page's (width, height), `boxes` each box's
+    (first column, end column, first row, end row, class); page p's reference boxes are
+    `offsets[2p]:offsets[2p + 1]`, its prediction's `offsets[2p + 1]:offsets[2p + 2]`.
+
+    Returns each page's cells (sorted) with the index of their first term, the terms (exact
+    numerator sums and their denominators, in increasing denominator order within a cell), the
+    page bounds into the cells, the reduced matrices (4 a page), the batch's exact counts as a
+    dense (K + 1, K, K) array indexed by (denominator, row, column), and the batch's number of
+    distinct pairs and largest pixel count of a pair (to tell whether int64 sufficed).
+    """
+    pages = len(frames)
+    reduced = np.zeros(4 * pages, np.int64)
+    totals = np.zeros((k + 1) * k * k, np.int64)
+    # The page's exact sums by (cell, denominator); each row's cells and each cell's denominators
+    # as bits, which give the output order without sorting.
+    numerators, row_cells, cell_denominators = np.zeros(k * k * (k + 1), np.int64), np.zeros(k, np.uint64), np.zeros(k * k, np.uint64)
+    table = _new_table(np.int64(INITIAL_SLOTS))
+    out = (np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64))
+    bounds = np.zeros(pages + 1, np.int64)
+    n_cells, n_terms, n_pairs, most_pixels = np.int64(0), np.int64(0), 0, 0
+    for page in range(pages):
+        table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], boxes, offsets[2 * page], offsets[2 * page + 1], offsets[2 * page + 2])
+        keys, counts, used = table
+        new_terms = 0
+        for n in range(size):
+            pixels = counts[2 * used[n]]
+            truth = keys[2 * used[n]] if keys[2 * used[n]] != _ZERO else _ONE  # the empty set is {Background}
+            predicted = keys[2 * used[n] + 1] if keys[2 * used[n] + 1] != _ZERO else _ONE
+            diagonal, denominator, numerator, rows, columns, cross_denominator = _blocks(truth, predicted, pixels)
+            for block in range(2):
+                if block == 1:
+                    diagonal, denominator, numerator = rows, cross_denominator, pixels
+                while diagonal != _ZERO:
+                    i, diagonal = _pop_lowest(diagonal)
+                    others = _bit(i) if block == 0 else columns
+                    while others != _ZERO:
+                        j, others = _pop_lowest(others)
+                        index = (i * k + j) * (k + 1) + denominator
+                        new_terms += 1 if numerators[index] == 0 else 0
+                        numerators[index] += numerator
+                        row_cells[i] |= _bit(j)
+                        cell_denominators[i * k + j] |= _bit(denominator - 1)
+            truth_fg, predicted_fg = (truth & _ONE) == _ZERO, (predicted & _ONE) == _ZERO
+            reduced[4 * page + (2 if truth_fg else 0) + (1 if predicted_fg else 0)] += pixels * (_popcount(truth) if truth_fg else 1)
+            most_pixels = pixels if pixels > most_pixels else most_pixels
+        n_pairs += size
+        out = (_grown(out[0], n_cells + new_terms), _grown(out[1], n_cells + new_terms), _grown(out[2], n_terms + new_terms), _grown(out[3], n_terms + new_terms))
+        n_cells, n_terms = _page_terms(numerators, row_cells, cell_denominators, k, totals, out, n_cells, n_terms)
+        bounds[page + 1] = n_cells
+    return out[0][:n_cells], out[1][:n_cells], out[2][:n_terms], out[3][:n_terms], bounds, reduced, totals, n_pairs, most_pixels
+
+
+# --- the Python side -----------------------------------------------------------------------------
+
+
+def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The batch as the int64 arrays `_evaluate_pages` takes: frames, offsets and boxes."""
+    sides = [side for task in tasks for side in ((task.reference_classes, task.reference_extents), (task.prediction_classes, task.prediction_extents))]
+    offsets = np.zeros(len(sides) + 1, np.int64)
+    np.cumsum([len(classes) for classes, _ in sides], out=offsets[1:])
+    boxes = np.empty((offsets[-1], len(BOX_FIELDS)), np.int64)
+    for column, field in enumerate(BOX_FIELDS[:LABEL]):
+        boxes[:, column] = np.concatenate([getattr(extents, field) for _, extents in sides])
+    boxes[:, LABEL] = np.concatenate([classes for classes, _ in sides])
+    frames = np.array([(task.width, task.height) for task in tasks], np.int64).reshape(-1, 2)
+    return frames, offsets, boxes
+
+
+def _exact_counts(totals: np.ndarray, class_count: int) -> ExactCounts:
+    """Dense (denominator, row, column) totals as the sparse `ExactCounts`, in its key order."""
+    k = class_count
+    flat = np.flatnonzero(totals)
+    return ExactCounts(k, flat // (k * k), (flat // k) % k, flat % k, totals[flat])
+
+
+def _fits_int64(pairs: int, most_pixels: int, class_count: int) -> bool:
+    """Whether every sum of the batch stays far enough below 2^63 that the NumPy path, too, keeps
+    int64 rather than Python integers (`algorithm1.exact_integers`): a pair adds at most K^2 terms
+    of at most `pixels * K` each."""
+    return pairs * most_pixels * class_count**3 <= np.iinfo(np.int64).max
+
+
+def _run(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int) -> Cells | None:
+    """What `dataset.numpy_cells` computes from these pages, bit for bit; None for a batch of
+    pages so huge that its sums need Python integers."""
+    *arrays, pairs, most_pixels = _kernels.load()(frames, offsets, boxes, class_count)
+    if not _fits_int64(pairs, most_pixels, class_count):
+        return None
+    cells, first, sums, denominators, bounds, reduced, totals = arrays
+    values = np.add.reduceat(sums / denominators, first) if len(first) else np.zeros(0)
+    return bounds, cells, values, reduced.reshape(-1, 2, 2), _exact_counts(totals, class_count)
+
+
+# --- when to use it ------------------------------------------------------------------------------
+
+
+def _mode() -> str:
+    mode = os.environ.get(KERNEL_ENV) or AUTO
+    if mode not in (AUTO, NUMPY, ALWAYS):
+        raise ValueError(f"{KERNEL_ENV} must be {AUTO!r}, {NUMPY!r} or {ALWAYS!r}, not {mode!r}")
+    return mode
+
+
+def _load(wait: bool, may_compile: bool) -> str | None:
+    return jit.ready(_kernels, WHAT, COMPILE_SECONDS, wait=wait, may_compile=may_compile)
+
+
+def _made_ready(always: bool) -> bool:
+    """Load the kernel when that pays off for this process's job so far, or compile it when the
+    job is large; at once when `always`."""
+    if not always and _pages_seen < LOAD_AFTER_PAGES:
+        return False
+    return _load(wait=always, may_compile=always or _pages_seen >= COMPILE_AFTER_PAGES) is not None
+
+
+def preload_for_pool(share: int) -> None:
+    """Before a local pool forks: when this process has numba loaded already (a compiled reader
+    read a large input) and each worker's `share` of pages would load the kernel anyway, load it
+    here from a warm cache (about 0.01 s once numba is up), so that forked workers inherit it
+    instead of each importing numba and loading it (0.3-0.4 s of CPU a worker)."""
+    if "numba" in sys.modules and share >= LOAD_AFTER_PAGES and _mode() == AUTO and not _kernels.loaded:
+        _load(wait=False, may_compile=False)
+
+
+def evaluate(tasks: Sequence[PageTask], class_count: int, job_pages: int = 0) -> Cells | None:
+    """`evaluate_arrays` of these tasks."""
+    return evaluate_arrays(*_inputs(tasks), class_count, job_pages)
+
+
+def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, job_pages: int = 0) -> Cells | None:
+    """The batch's cells as `dataset.numpy_cells` gives them, or None when the kernel declines
+    and the NumPy path must do it. `frames` are the pages' (width, height), `offsets` the first
+    box of each side (page 0's reference, page 0's prediction, ...), `boxes` rows of
+    `BOX_FIELDS`; `job_pages` is the size of the whole evaluation, when known.
+
+    It declines when numba is missing, when the taxonomy has more than `MAX_CLASSES` classes, when
+    a page has more than `MAX_BOXES` boxes, or when pages are so huge that sums need Python
+    integers. Otherwise it evaluates once it is loaded in this process. Until then a process
+    counts the pages it has been asked to evaluate (its job so far; a pool's workers each their
+    own), or takes `job_pages` when that is more: from
+    `LOAD_AFTER_PAGES` on it loads the kernel from a warm disk cache, and on a cold cache it
+    compiles once its job reaches `COMPILE_AFTER_PAGES`, after a notice on stderr, so small jobs
+    never wait for a compile. `TORE_PAGE_KERNEL=numpy` always takes the NumPy path;
+    `TORE_PAGE_KERNEL=always` takes the kernel whenever it applies, loading or compiling at once.
+    """
+    global _pages_seen
+    _pages_seen = max(_pages_seen + len(frames), job_pages)
+    mode = _mode()
+    if mode == NUMPY or class_count > MAX_CLASSES or not jit.numba_available():
+        return None
+    if len(frames) and (offsets[2::2] - offsets[0:-1:2]).max() > MAX_BOXES:
+        return None
+    return _run(frames, offsets, boxes, class_count) if _kernels.loaded or _made_ready(mode == ALWAYS) else None
+
+
+def warm() -> str:
+    """Load the kernel from its cache folder, compiling it there first when the cache is cold;
+    says which, and how long it took."""
+    return jit.warm(_kernels, WHAT, COMPILE_SECONDS, without_numba="numba is not installed: TORE evaluates pages with its NumPy path")

@@ -1,0 +1,53 @@
+"""A page image's bytes, wherever it is stored: a file of its own, a PDF page (rendered), or inside
+a data file (`PageImage.parquet_cell`): a Parquet cell (`image_bytes`, a docling-eval dataset's
+page-image lists), or the page image a DoclingDocument embeds as a data URI.
+
+This sits above the readers: it asks the Parquet and Docling modules for their stored images,
+and only writers that store images (Parquet's `image_bytes=True`) ask it.
+"""
+
+from __future__ import annotations
+
+from tore_engine.core.errors import InputError
+from tore_engine.core.extras import optional_module
+from tore_engine.core.layout import PageImage
+from tore_engine.formats.detect import PARQUET_MAGIC
+from tore_engine.io.files import peek_bytes, read_bytes
+
+PDF_RENDER_DPI = 144  # PDF pages written as image bytes: the resolution of the shared page renders
+
+
+def read_image_bytes(image: PageImage) -> bytes:
+    """The PNG/JPEG bytes of an image stored inside a data file (`image.parquet_cell` set): the
+    one Parquet cell (only its row group and column are read), or the page image embedded in a
+    DoclingDocument (`("pages", page_no, None)`)."""
+    if image.parquet_cell is None:
+        raise InputError("this page image is a file of its own, not stored in a data file", file=str(image.path))
+    column, row, item = image.parquet_cell
+    if peek_bytes(image.path, len(PARQUET_MAGIC)) == PARQUET_MAGIC:
+        from tore_engine.formats.parquet_files import read_cell
+
+        return read_cell(image.path, column, row, item)
+    from tore_engine.formats.docling import embedded_page_image
+
+    return embedded_page_image(image.path, row)
+
+
+def _render_pdf_page(data: bytes, page: int, source: str) -> bytes:
+    pymupdf = optional_module("pymupdf", "app")
+    try:
+        with pymupdf.open(stream=data, filetype="pdf") as document:
+            return document[page].get_pixmap(dpi=PDF_RENDER_DPI).tobytes("png")
+    except (RuntimeError, ValueError, IndexError) as error:
+        raise InputError(f"cannot render page {page + 1} of this PDF ({error})", file=source) from None
+
+
+def page_image_bytes(image: PageImage) -> bytes:
+    """A page image's encoded bytes, for a writer that stores them: a stored image as it is, an
+    image file's content, or a PDF page rendered to PNG."""
+    if image.parquet_cell is not None:
+        return read_image_bytes(image)
+    data = read_bytes(image.path)
+    if image.pdf_page is not None or image.path.suffix.lower() == ".pdf":
+        return _render_pdf_page(data, image.pdf_page or 0, str(image.path))
+    return data

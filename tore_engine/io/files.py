@@ -1,0 +1,185 @@
+"""Bounded reads of regular files: everything read from outside passes through here.
+
+Only regular files are opened, checked on the open descriptor, so a FIFO, a device or a folder is
+refused before any read can block. Files are read by their size (never by the limit, which would be
+allocated first), whole, and checked unchanged at the end (`FileStamp`): a file rewritten while
+read is an error, not a mix of two versions.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from tore_engine.core.errors import InputError
+from tore_engine.io.paths import checked_text
+
+MAX_INPUT_BYTES = 8 * 2**30  # one input file; the app sets a lower limit for uploads
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
+
+
+# (device, inode) -> path of each result that the running `tore evaluate` replaces (`tore_engine.writers.staging`
+# fills it while the run holds --out): never read as an input, however the path reaches it.
+OUTPUTS: dict[tuple[int, int], str] = {}
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) of the page image at `path`, read through the bounded reader (so a FIFO or
+    a folder is refused, never waited on) and decoded only as far as its header."""
+    import io
+
+    from PIL import Image
+
+    data = read_bytes(path)
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return image.size
+    except Exception:  # Pillow raises many types for damaged files (and for decompression bombs)
+        raise InputError("cannot be read as an image", file=str(path)) from None
+
+
+def open_regular(path: Path) -> int:
+    """An open descriptor on `path`, which must be a regular file. Opened non-blocking so that a FIFO
+    cannot hang us, and checked on the descriptor itself (no race between check and open)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        raise _os_error(error, path) from None
+    status = os.fstat(descriptor)
+    if (output := OUTPUTS.get((status.st_dev, status.st_ino))) is not None:
+        os.close(descriptor)
+        raise InputError(f"is the same file as {output}, which this run replaces with its results; move it out of --out, "
+                         "or choose another --out", file=str(path))
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
+        kind = "a folder" if path.is_dir() else "not a regular file (a device, pipe or socket)"
+        raise InputError(f"is {kind}; expected a file", file=str(path))
+    return descriptor
+
+
+def _os_error(error: OSError, path: Path) -> InputError:
+    reasons = {
+        errno.ENOENT: "no such file",
+        errno.EACCES: "cannot be read (permission denied)",
+        errno.ELOOP: "cannot be opened (a symbolic-link loop)",
+        errno.ENAMETOOLONG: "cannot be opened (the name is too long)",
+        errno.EISDIR: "is a folder; expected a file",
+        errno.ENOTDIR: "cannot be opened (a part of the path is not a folder)",
+    }
+    return InputError(reasons.get(error.errno, f"cannot be read ({error.strerror})"), file=str(path))
+
+
+def is_regular_file(path: Path) -> bool:
+    """Whether `path` is a regular file (after symbolic links), without opening it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def peek_bytes(path: str | Path, size: int) -> bytes:
+    """The first `size` bytes of a regular file (to recognise its format without reading it all)."""
+    path = Path(checked_text(path))
+    descriptor = open_regular(path)
+    try:
+        return os.pread(descriptor, size, 0)
+    except OSError as error:
+        raise _os_error(error, path) from None
+    finally:
+        os.close(descriptor)
+
+
+def changed_while_read(path: str | Path) -> InputError:
+    """A file that was rewritten, replaced, grown or cut while we read it: its bytes mix two versions."""
+    return InputError("changed while it was being read; run again once it is complete", file=str(path))
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """One version of a file: its inode (a file replaced by a rename is another), size, and the times
+    of its last write and of its last change (a write that keeps the size and puts the write time
+    back still moves the change time). Taken on an open descriptor, so it is the version read; a
+    worker re-reading spans of an indexed file compares it (`check`) before and after its reads.
+    No device number: a cluster's hosts may mount the same file system under other numbers."""
+
+    inode: int
+    size: int
+    modified_ns: int
+    changed_ns: int
+
+    @classmethod
+    def of(cls, descriptor: int) -> "FileStamp":
+        status = os.fstat(descriptor)
+        return cls(status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+    def check(self, descriptor: int, path: str | Path) -> None:
+        """An error naming `path` unless the file open at `descriptor` is still this version."""
+        if FileStamp.of(descriptor) != self:
+            raise changed_while_read(path)
+
+
+def read_to_end(handle: BinaryIO, path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES, stamp: FileStamp | None = None) -> bytes:
+    """The rest of an open regular file, from where `handle` stands, read by the file's size on the
+    descriptor and not by `max_bytes`: a buffer of the limit's size would be allocated first (8 GiB,
+    which a memory cap or a small host refuses). One byte more is asked for, to see growth, and the
+    file must still be the version `stamp` describes (by default the one found here) at the end."""
+    stamp = stamp or FileStamp.of(handle.fileno())
+    if stamp.size > max_bytes:
+        raise InputError(f"is {stamp.size:,} bytes, more than the {max_bytes:,} allowed", file=str(path))
+    expected = max(stamp.size - handle.tell(), 0)
+    data = handle.read(expected)
+    if len(data) != expected or handle.read(1):
+        raise changed_while_read(path)
+    stamp.check(handle.fileno(), path)
+    return data
+
+
+def skip_bom(handle: BinaryIO) -> int:
+    """Leave `handle`, open at a file's start, after a UTF-8 byte-order mark if the file has one
+    (some editors write one before JSON, which RFC 8259 lets a parser ignore), and say how many
+    bytes that is. Skipped where the file is read, so every parser (msgspec, the NumPy and
+    compiled scans, the compiled page parser) sees the same text, with no copy; an offset in that
+    text plus the bytes skipped is one in the file (the index of `formats.lazy` adds them), and a
+    line and column in it are where an editor, which hides the mark, shows them."""
+    skipped = len(BOM) if handle.read(len(BOM)) == BOM else 0
+    handle.seek(skipped)
+    return skipped
+
+
+def read_stamped(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES, json_text: bool = False) -> tuple[bytes, FileStamp, int]:
+    """The content of a regular file of at most `max_bytes`, the version it is, and where that
+    content starts in the file: after a byte-order mark for a JSON text (`json_text`), else at 0."""
+    path = Path(checked_text(path))
+    descriptor = open_regular(path)
+    try:
+        stamp = FileStamp.of(descriptor)
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            start = skip_bom(handle) if json_text else 0
+            return read_to_end(handle, path, max_bytes=max_bytes, stamp=stamp), stamp, start
+    except OSError as error:
+        raise _os_error(error, path) from None
+    finally:
+        os.close(descriptor)
+
+
+def read_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The whole content of a regular file of at most `max_bytes`."""
+    return read_stamped(path, max_bytes=max_bytes)[0]
+
+
+def read_json_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """A JSON file's text (of at most `max_bytes`), without the byte-order mark it may start with."""
+    return read_stamped(path, max_bytes=max_bytes, json_text=True)[0]
+
+
+def read_text(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """A regular file's content as UTF-8 text."""
+    data = read_bytes(path, max_bytes=max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"is not UTF-8 text (byte {error.start})", file=str(path)) from None

@@ -1,0 +1,229 @@
+"""From exact confusion counts to the matrices users read: confusion, recall (row-normalised),
+precision (column-normalised), per-class scores, the zero-trimmed and the reduced 2x2 views.
+
+Every float is one correctly rounded division of two exact integers (Python's int / int), so the
+numbers do not depend on summation order (tore.md sections 7 and 8).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
+from tore_engine.metrics.rates import f1_score, rates
+
+REDUCED_CLASSES = ["Background", "Foreground"]
+VIEWS = ("full", "trimmed", "reduced")  # what a matrix view shows: all classes, the zero-trimmed block, Background/Foreground
+
+
+EXACT_FLOAT_LIMIT = 2**53  # integers below this convert to float64 exactly
+INT64_SAFE_SUM = 2**62  # numerator totals below this stay int64 (row and column sums cannot overflow)
+
+
+@dataclass(frozen=True)
+class ExactMatrix:
+    """A matrix of non-negative rationals: integer numerators over one common denominator.
+
+    Numerators are int64 while they safely fit, else Python integers (an object array); either
+    way every float derived from them is one correctly rounded division.
+    """
+
+    numerators: np.ndarray
+    denominator: int
+
+    @classmethod
+    def from_counts(cls, counts: ExactCounts) -> "ExactMatrix":
+        k = counts.class_count
+        common = math.lcm(1, *(int(d) for d in np.unique(counts.denominator)))
+        scaled = counts.numerator.astype(object) * (common // counts.denominator.astype(object))
+        fits = int(scaled.sum()) < INT64_SAFE_SUM if len(scaled) else True
+        numerators = np.zeros((k, k), dtype=np.int64 if fits else object)
+        np.add.at(numerators, (counts.row, counts.column), scaled.astype(np.int64) if fits else scaled)
+        return cls(numerators, common)
+
+    @classmethod
+    def from_integers(cls, matrix: np.ndarray) -> "ExactMatrix":
+        matrix = np.asarray(matrix)
+        return cls(exact_integers(matrix, matrix.size), 1)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExactMatrix) and self.fractions() == other.fractions()
+
+    def fractions(self) -> list[list[Fraction]]:
+        return [[Fraction(int(n), self.denominator) for n in row] for row in self.numerators]
+
+    def floats(self) -> np.ndarray:
+        return _divide(self.numerators, np.full(self.numerators.shape, self.denominator, dtype=object))
+
+    def recall(self) -> np.ndarray:
+        return _divide(self.numerators, self.numerators.sum(axis=1, keepdims=True))
+
+    def precision(self) -> np.ndarray:
+        return _divide(self.numerators, self.numerators.sum(axis=0, keepdims=True))
+
+
+def _divide(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """Element-wise correctly rounded n / d (0 where d is 0). Below 2^53 both convert to float64
+    exactly and IEEE division rounds correctly; above, Python's int / int does."""
+    numerators, denominators = np.broadcast_arrays(numerators, denominators)
+    small = all(int(np.abs(a).max(initial=0)) < EXACT_FLOAT_LIMIT for a in (numerators, denominators))
+    if small:
+        n, d = numerators.astype(np.float64), denominators.astype(np.float64)
+        return np.divide(n, d, out=np.zeros(n.shape), where=d != 0)
+    return np.array(
+        [int(n) / int(d) if d else 0.0 for n, d in zip(numerators.ravel(), denominators.ravel())], dtype=np.float64
+    ).reshape(numerators.shape)
+
+
+@dataclass(frozen=True)
+class MatrixSet:
+    """Confusion, recall and precision over `rows` x `columns`."""
+
+    rows: list[str]
+    columns: list[str]
+    confusion: np.ndarray
+    recall: np.ndarray
+    precision: np.ndarray
+
+    @classmethod
+    def from_exact(cls, classes: list[str], exact: ExactMatrix) -> "MatrixSet":
+        return cls(classes, classes, exact.floats(), exact.recall(), exact.precision())
+
+    def same_class(self) -> np.ndarray:
+        """Cells that pair a class with itself, by name (the trimmed view keeps names, not positions)."""
+        return np.array([[row == column for column in self.columns] for row in self.rows], dtype=bool).reshape(len(self.rows), len(self.columns))
+
+    def trimmed(self) -> "MatrixSet":
+        """Every all-zero row and column of the confusion matrix removed, the same from the others."""
+        rows = np.flatnonzero(self.confusion.any(axis=1))
+        columns = np.flatnonzero(self.confusion.any(axis=0))
+        pick = np.ix_(rows, columns)
+        return MatrixSet(
+            [self.rows[i] for i in rows],
+            [self.columns[j] for j in columns],
+            self.confusion[pick],
+            self.recall[pick],
+            self.precision[pick],
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "confusion": self.confusion.tolist(),
+            "recall": self.recall.tolist(),
+            "precision": self.precision.tolist(),
+        }
+
+
+def per_class_scores(matrices: MatrixSet) -> dict[str, dict[str, float]]:
+    """Recall, precision and F1 of every taxonomy class (Background excluded), single mode."""
+    scores = {}
+    for k, name in enumerate(matrices.rows[1:], start=1):
+        recall, precision = float(matrices.recall[k, k]), float(matrices.precision[k, k])
+        scores[name] = {"recall": recall, "precision": precision, "f1": f1_score(precision, recall)}
+    return scores
+
+
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def diagonal_mean(matrices: MatrixSet, indices: list[int]) -> dict:
+    """Mean recall, precision and F1 (of each class, then averaged) over the diagonal cells
+    `indices`; the means are None when there are no such cells."""
+    recall = [float(matrices.recall[k, k]) for k in indices]
+    precision = [float(matrices.precision[k, k]) for k in indices]
+    f1 = [f1_score(p, r) for p, r in zip(precision, recall)]
+    return {"classes": len(indices), "recall": _mean(recall), "precision": _mean(precision), "f1": _mean(f1)}
+
+
+@dataclass(frozen=True)
+class ToreMatrices:
+    """Everything `report.json` says about the matrices of one evaluation."""
+
+    mode: str
+    full: MatrixSet
+    reduced: MatrixSet
+    exact: ExactMatrix
+    reduced_exact: ExactMatrix
+
+    @classmethod
+    def from_counts(cls, mode: str, classes: list[str], counts: ExactCounts, reduced: np.ndarray) -> "ToreMatrices":
+        """`reduced` is the integer 2x2 Background/Foreground matrix (see `algorithm1.reduced_counts`)."""
+        exact = ExactMatrix.from_counts(counts)
+        reduced_exact = ExactMatrix.from_integers(reduced)
+        return cls(mode, MatrixSet.from_exact(classes, exact), MatrixSet.from_exact(REDUCED_CLASSES, reduced_exact), exact, reduced_exact)
+
+    @property
+    def classes(self) -> list[str]:
+        return self.full.rows
+
+    @property
+    def foreground(self) -> tuple[float, float]:
+        """Foreground (every class but Background) recall and precision: the reduced view's cell."""
+        return float(self.reduced.recall[1, 1]), float(self.reduced.precision[1, 1])
+
+    @property
+    def trimmed(self) -> MatrixSet:
+        return self.full.trimmed()
+
+    @property
+    def per_class(self) -> dict[str, dict[str, float]] | None:
+        return per_class_scores(self.full) if self.mode == "single" else None
+
+    def _present(self) -> list[int]:
+        numerators = self.exact.numerators
+        occurs = (numerators.sum(axis=1) > 0) | (numerators.sum(axis=0) > 0)
+        return [k for k in range(1, len(self.classes)) if occurs[k]]
+
+    def present_classes(self) -> list[str]:
+        """The classes (Background excluded) with support or predictions: the ones worth ranking."""
+        return [self.classes[k] for k in self._present()]
+
+    @property
+    def means(self) -> dict | None:
+        """Per-class means, each over a stated set: the classes present on either side (Background
+        excluded), and all K classes as docling-metrics-layout averages (Background and classes
+        absent from both sides included, tore.md section 7). None in dual mode, where the diagonal
+        means nothing (tore.md section 6.2)."""
+        if self.mode != "single":
+            return None
+        return {"present_classes": diagonal_mean(self.full, self._present()), "all_classes": diagonal_mean(self.full, list(range(len(self.classes))))}
+
+
+PageRow = tuple[str, int, float, float, float]  # page id, pixels, Foreground recall, precision, F1
+
+
+def _foreground_rates(reduced: np.ndarray) -> tuple[float, float, float]:
+    scores = rates(int(reduced[1, 1]), int(reduced[:, 1].sum()), int(reduced[1].sum()))  # an empty side scores 0
+    return scores.recall, scores.precision, scores.f1
+
+
+def page_foreground_rows(page_ids: list[str], page_pixels: np.ndarray, page_reduced: np.ndarray) -> list[PageRow]:
+    """Per page: its id, pixels and its reduced matrix's Foreground recall, precision and F1 (what
+    pages.csv holds).
+
+    Computed over all pages at once when every count is below 2^53, where a float64 division of
+    the two counts is the same correctly rounded number as Python's integer division (`rates`);
+    page by page with `rates` otherwise."""
+    reduced = page_reduced
+    if reduced.dtype == object or (len(reduced) and int(reduced.max()) >= EXACT_FLOAT_LIMIT):
+        return [(page_id, pixels, *_foreground_rates(page))
+                for page_id, pixels, page in zip(page_ids, page_pixels.tolist(), reduced)]
+    hits = reduced[:, 1, 1].astype(np.float64)
+    predicted, actual = reduced[:, :, 1].sum(axis=1).astype(np.float64), reduced[:, 1, :].sum(axis=1).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(predicted > 0, hits / predicted, 0.0)  # an empty side scores 0, as `rates`
+        recall = np.where(actual > 0, hits / actual, 0.0)
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    return list(zip(page_ids, page_pixels.tolist(), recall.tolist(), precision.tolist(), f1.tolist()))
+
+
+def view_matrices(matrices: ToreMatrices, view: str) -> MatrixSet:
+    """The matrix set a view shows."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown matrix view {view!r}; use one of {', '.join(VIEWS)}")
+    return {"full": matrices.full, "trimmed": matrices.trimmed, "reduced": matrices.reduced}[view]

@@ -1,0 +1,159 @@
+"""From a cell of a matrix view back to the pages that make it up.
+
+The app's matrices come in three views: `full` (K x K), `trimmed` (all-zero rows and columns
+removed, tore.md section 7) and `reduced` (2x2 Background/Foreground). Full and trimmed cells are
+cells of the full matrix, whose per-page contributions the evaluation keeps; a reduced cell is a
+sum of each page's integer 2x2 matrix. `page_regions` goes one step further, from a cell and a
+page to the exact pixels behind it (`engine.cell_regions`). `shown_matrices` is what a matrix view shows (a class subset,
+and the "all" normalisation besides row and column); `pages_table` and `class_pages` are the
+per-page tables behind the views.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import numpy as np
+
+from tore_engine.metrics.matrices import (
+    REDUCED_CLASSES,
+    MatrixSet,
+    ToreMatrices,
+    view_matrices,
+)
+from tore_engine.results.evaluation import Evaluation
+
+BACKGROUND = REDUCED_CLASSES[0]
+
+
+def _page_view_matrix(evaluation: Evaluation, view: str, page_index: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """One page's matrix in a view's classes (full and trimmed cells are full-matrix cells), and
+    the whole dataset's matrix it is part of."""
+    if view == "reduced":
+        return REDUCED_CLASSES, evaluation.page_reduced[page_index].astype(float), evaluation.matrices.reduced.confusion
+    view_matrices(evaluation.matrices, view)  # checks the view's name
+    return evaluation.matrices.classes, evaluation.page_matrix(page_index), evaluation.matrices.full.confusion
+
+
+def page_cells(evaluation: Evaluation, view: str, page_index: int) -> list[tuple[str, str, float, float]]:
+    """The non-zero cells of one page in a view, largest first (ties in matrix order): (row
+    class, column class, the page's pixels in the cell, their share of the cell)."""
+    classes, page, whole = _page_view_matrix(evaluation, view, page_index)
+    cells = np.flatnonzero(page.reshape(-1))
+    order = cells[np.lexsort((cells, -page.reshape(-1)[cells]))]
+    rows, columns = np.divmod(order, len(classes))
+    return [(classes[i], classes[j], float(page[i, j]), float(page[i, j] / whole[i, j]))
+            for i, j in zip(rows.tolist(), columns.tolist())]
+
+
+def page_cell(evaluation: Evaluation, view: str, page_index: int, row: str, column: str) -> tuple[float, float]:
+    """One page's pixels in cell (row class, column class) of a view, and their share of the cell
+    (0 for an empty cell)."""
+    classes, page, whole = _page_view_matrix(evaluation, view, page_index)
+    i, j = classes.index(row), classes.index(column)
+    return float(page[i, j]), float(page[i, j] / whole[i, j]) if whole[i, j] else 0.0
+
+
+def cell_page_values(evaluation: Evaluation, view: str, row: str, column: str) -> np.ndarray:
+    """Every page's pixels in cell (row class, column class) of a view, in page order."""
+    if view == "reduced":
+        return evaluation.page_reduced[:, REDUCED_CLASSES.index(row), REDUCED_CLASSES.index(column)].astype(float)
+    classes = evaluation.matrices.classes
+    hits = evaluation.contribution_cell == classes.index(row) * evaluation.taxonomy.size + classes.index(column)
+    values = np.zeros(len(evaluation.page_ids))
+    np.add.at(values, evaluation.contribution_page[hits], evaluation.contribution_value[hits])
+    return values
+
+
+@dataclass(frozen=True)
+class ShownMatrices(MatrixSet):
+    """A view's matrices as shown: some of its classes, and one more normalisation, `share`: each
+    cell over the whole view's total (before any class is left out). Leaving classes out changes
+    no value: recall stays over the whole row, precision over the whole column."""
+
+    share: np.ndarray
+
+
+def shown_matrices(matrices: ToreMatrices, view: str, classes: Collection[str] | None = None, *, hide_background: bool = False) -> ShownMatrices:
+    """The rows and columns of a view whose class is in `classes` (all when None), without
+    Background if `hide_background`, in the view's order."""
+    whole = view_matrices(matrices, view)
+    total = whole.confusion.sum()
+    share = whole.confusion / total if total else np.zeros_like(whole.confusion)
+
+    def kept(names: list[str]) -> list[int]:
+        return [k for k, name in enumerate(names) if (classes is None or name in classes) and not (hide_background and name == BACKGROUND)]
+
+    rows, columns = kept(whole.rows), kept(whole.columns)
+    pick = np.ix_(rows, columns)
+    return ShownMatrices([whole.rows[k] for k in rows], [whole.columns[k] for k in columns], whole.confusion[pick],
+                         whole.recall[pick], whole.precision[pick], share[pick])
+
+
+def page_class_pixels(evaluation: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    """(pages, K) arrays: each page's reference pixels of each matrix class (its matrix's row
+    sums) and predicted pixels (column sums); a pixel shared by several classes is split as
+    Algorithm 1 splits it."""
+    shape = (len(evaluation.page_ids), evaluation.taxonomy.size)
+    rows, columns = np.divmod(evaluation.contribution_cell, evaluation.taxonomy.size)
+    reference, predicted = np.zeros(shape), np.zeros(shape)
+    np.add.at(reference, (evaluation.contribution_page, rows), evaluation.contribution_value)
+    np.add.at(predicted, (evaluation.contribution_page, columns), evaluation.contribution_value)
+    return reference, predicted
+
+
+REFERENCE_SUFFIX, PREDICTION_SUFFIX = " (ref)", " (pred)"
+
+
+def _side_classes(side_index: dict[str, int], pixels: np.ndarray) -> dict[str, int]:
+    """A side's labels that have pixels anywhere, in matrix order: label -> matrix class index."""
+    present = pixels.sum(axis=0) > 0
+    return {label: index for label, index in sorted(side_index.items(), key=lambda item: item[1]) if present[index]}
+
+
+def pages_table(evaluation: Evaluation):
+    """One row a page, in page order: its pixels, the reduced view's Foreground recall, precision
+    and F1, its number of input warnings, then the pixels of each class on the reference side
+    (`<label> (ref)`) and on the prediction side (`<label> (pred)`), for the classes that occur."""
+    import pandas as pd
+
+    reference, predicted = page_class_pixels(evaluation)
+    warnings = Counter(warning.page for warning in evaluation.input_warnings)
+    table = evaluation.pages.reset_index().rename(columns={
+        "foreground_recall": "foreground recall", "foreground_precision": "foreground precision", "foreground_f1": "foreground F1"})
+    table["warnings"] = [warnings[page] for page in evaluation.page_ids]
+    taxonomy = evaluation.taxonomy
+    sides = ((taxonomy.reference_index, reference, REFERENCE_SUFFIX), (taxonomy.prediction_index, predicted, PREDICTION_SUFFIX))
+    columns = {f"{label}{suffix}": pixels[:, index] for side_index, pixels, suffix in sides
+               for label, index in _side_classes(side_index, pixels).items()}
+    return pd.concat([table, pd.DataFrame(columns)], axis=1)
+
+
+def class_pages(evaluation: Evaluation, label: str) -> list[tuple[str, float, float, float]]:
+    """The pages where matrix class `label` occurs on either side, most wrong pixels first (ties in
+    page order): (page, reference pixels, predicted pixels, pixels predicted as the class itself).
+    Wrong pixels: reference + predicted - 2 x right (single taxonomy, where a class is its own
+    column)."""
+    k = evaluation.matrices.classes.index(label)
+    reference, predicted = page_class_pixels(evaluation)
+    right = cell_page_values(evaluation, "full", label, label)
+    wrong = reference[:, k] + predicted[:, k] - 2 * right
+    hits = np.flatnonzero((reference[:, k] > 0) | (predicted[:, k] > 0))
+    order = hits[np.lexsort((hits, -wrong[hits]))]
+    return [(evaluation.page_ids[p], float(reference[p, k]), float(predicted[p, k]), float(right[p])) for p in order]
+
+
+def top_confusions(matrices: MatrixSet, count: int = 10) -> list[tuple[str, str, float, float, float]]:
+    """The largest non-zero cells that pair two different classes, largest first (ties in matrix
+    order): (row class, column class, pixels, recall, precision). The list beside a large matrix."""
+    confusion = np.asarray(matrices.confusion)
+    different = ~matrices.same_class()
+    cells = np.flatnonzero(different.reshape(-1) & (confusion.reshape(-1) > 0))
+    order = cells[np.lexsort((cells, -confusion.reshape(-1)[cells]))][:count]
+    rows, columns = np.divmod(order, confusion.shape[1])
+    return [
+        (matrices.rows[i], matrices.columns[j], float(confusion[i, j]), float(matrices.recall[i, j]), float(matrices.precision[i, j]))
+        for i, j in zip(rows.tolist(), columns.tolist())
+    ]

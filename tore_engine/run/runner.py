@@ -1,0 +1,383 @@
+"""Evaluating a whole dataset: pairing pages, batching them over workers, merging exact state.
+
+Reference pages are paired with their predictions and sent in batches to any
+`concurrent.futures.Executor` (a local process pool by default, or a Dask client's executor); the
+worker turns each page into a `PageTask`, rasterises it, and returns integer state that adds up
+exactly. The report is therefore bit-identical for
+any number of workers and any completion order. Each page's contribution to each cell is kept, so
+the app can ask which pages make up a cell.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, as_completed, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.layout import (
+    LayoutSet,
+    Page,
+    PageColumns,
+    PagePart,
+    PageSource,
+    page_source,
+)
+from tore_engine.core.memory import give_back_free_memory
+from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
+from tore_engine.engine import page_kernel
+from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
+from tore_engine.engine.raster import PageTask, PairTable, label_sets, pair_table
+from tore_engine.metrics.algorithm1 import (
+    ExactCounts,
+    cell_values_by_page,
+    contribution_entries,
+    exact_integers,
+    reduced_counts,
+)
+from tore_engine.metrics.matrices import ToreMatrices
+from tore_engine.results.evaluation import Evaluation
+from tore_engine.run.workers import worker_pool
+
+Progress = Callable[[int, int], None]
+MAX_BATCH_PAGES = 256  # pages a task: enough to amortise a task's overhead, small enough to balance workers
+BATCHES_PER_WORKER = 8  # a small job still gives each worker several tasks
+MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER = 16, 4  # tasks sent ahead of the results, so no worker waits
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What a batch adds, as flat arrays (cheap to send back from a worker): each page's pixel
+    count, its non-zero cells (row * K + column; page k's are `bounds[k]:bounds[k + 1]`) with their
+    values, and its integer 2x2 Background/Foreground matrix; the batch's exact counts; and its
+    warnings in page order.
+
+    A page has at most 2^62 pixels (`layout.MAX_PAGE_SIDE` = 2^31 a side), which int64 holds;
+    products with |T| and sums over pages may exceed int64, and become Python integers where
+    they could (`algorithm1.exact_integers`)."""
+
+    pixels: np.ndarray  # (pages,) int64
+    bounds: np.ndarray  # (pages + 1,)
+    cells: np.ndarray  # int32: K is at most 2048, so K * K fits
+    values: np.ndarray  # float64
+    reduced: np.ndarray  # (pages, 2, 2)
+    counts: ExactCounts
+    warnings: list[InputWarning]
+
+    @property
+    def page_count(self) -> int:
+        return len(self.pixels)
+
+
+def _pair_table(task: PageTask, class_count: int) -> PairTable:
+    try:
+        return pair_table(
+            task.width,
+            task.height,
+            (task.reference_classes, task.reference_extents),
+            (task.prediction_classes, task.prediction_extents),
+            class_count,
+        )
+    except InputError as error:
+        raise error.located(page=task.page_id) from None
+
+
+def numpy_cells(tasks: list[PageTask], class_count: int) -> page_kernel.Cells:
+    """The NumPy path: rasterise each page, then apply Algorithm 1 once to the distinct label-set
+    pairs of all the batch's pages (tagged with their page), and split the results."""
+    tables = [_pair_table(task, class_count) for task in tasks]
+    page = np.repeat(np.arange(len(tables)), [len(table.pixels) for table in tables])
+    pixels = np.concatenate([table.pixels for table in tables])
+    truth = label_sets(np.concatenate([table.reference_codes for table in tables]), class_count)
+    predicted = label_sets(np.concatenate([table.prediction_codes for table in tables]), class_count)
+    pair, denominator, row, column, numerator = contribution_entries(truth, predicted, pixels)
+    cell_page, cells, values = cell_values_by_page(page[pair], denominator, row, column, numerator, class_count)
+    reduced = reduced_counts(truth, predicted, pixels, page, len(tables))
+    bounds = np.searchsorted(cell_page, np.arange(len(tables) + 1))
+    return bounds, cells, values, reduced, ExactCounts.summed(class_count, denominator, row, column, numerator)
+
+
+def _outcome(tasks: list[PageTask] | None, prepared: PreparedBatch | None, taxonomy: Taxonomy, warnings: list[InputWarning], job_pages: int) -> BatchOutcome:
+    """Evaluate prepared pages with the compiled page kernel or, when it declines
+    (`page_kernel.evaluate_arrays`), the NumPy path (to the same bits), into flat per-batch arrays."""
+    class_count = taxonomy.size
+    if prepared is not None:
+        compiled = page_kernel.evaluate_arrays(prepared.frames, prepared.offsets, prepared.kernel_boxes(), class_count, job_pages)
+    else:
+        compiled = page_kernel.evaluate(tasks, class_count, job_pages)
+    if compiled is None:
+        tasks = tasks if tasks is not None else prepared.tasks()
+    bounds, cells, values, reduced, counts = compiled if compiled is not None else numpy_cells(tasks, class_count)
+    frames = prepared.frames if prepared is not None else np.array([(task.width, task.height) for task in tasks], dtype=np.int64).reshape(-1, 2)
+    reduced = np.asarray(reduced).reshape(-1, 2, 2)
+    return BatchOutcome(frames[:, 0] * frames[:, 1], np.asarray(bounds), np.asarray(cells).astype(np.int32), values, reduced, counts, warnings)
+
+
+def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, job_pages: int = 0) -> BatchOutcome:
+    """Evaluate page pairs, preparing them one by one (`prepare_page`): the reference path that
+    `evaluate_task`'s batch preparation (`preparation.prepare_columns`) is checked against."""
+    prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
+    warnings = [warning for _, page_warnings in prepared for warning in page_warnings]
+    return _outcome([task for task, _ in prepared], None, taxonomy, warnings, job_pages)
+
+
+def pair_positions(reference: LayoutSet, prediction: LayoutSet) -> tuple[np.ndarray, list[InputWarning]]:
+    """For each reference page in file order, the position of its prediction page (by id), or -1;
+    and the warnings for prediction pages that no reference page has."""
+    reference_ids = set(reference.page_ids())
+    position = {page_id: index for index, page_id in enumerate(prediction.page_ids())}
+    unscored = [
+        InputWarning(page_id, None, "prediction", "prediction page has no reference page; not scored")
+        for page_id in position
+        if page_id not in reference_ids
+    ]
+    matched = np.fromiter((position.get(page_id, -1) for page_id in reference.page_ids()), dtype=np.int64, count=len(reference.pages))
+    return matched, unscored
+
+
+@dataclass(frozen=True)
+class PageBatch:
+    """One task: a run of reference pages and their predictions, as page parts (columns, or byte
+    ranges of the files they are in: a worker reads them itself), never as Page objects."""
+
+    reference: PagePart
+    prediction: PagePart
+    matched: np.ndarray  # (pages,) the position in `prediction` of each reference page's prediction, or -1
+    min_score: float | None = None
+    job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
+
+
+def worker_share(pages: int, workers: int) -> int:
+    """The pages each worker evaluates of a job: what loading the page kernel must pay for."""
+    return math.ceil(pages / max(workers, 1))
+
+
+def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, min_score: float | None, workers: int) -> Iterator[PageBatch]:
+    """The evaluation's tasks, made only as they are sent. Each says how many pages its worker
+    will see (its share of the job), which is what loading the page kernel must pay for."""
+    share = worker_share(len(matched), workers)
+    for start in range(0, len(matched), size):
+        chosen = matched[start : start + size]
+        present = chosen[chosen >= 0]
+        local = np.full(len(chosen), -1, dtype=np.int64)
+        local[chosen >= 0] = np.arange(len(present))
+        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score, share)
+
+
+def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
+    """A layout set's loading warnings, with the side they belong to filled in."""
+    return [warning if warning.side else replace(warning, side=side) for warning in warnings]
+
+
+def _checked_threshold(min_score: float) -> float:
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
+        raise InputError(f"the minimum score must be a finite number, got {min_score!r}")
+    return float(min_score)
+
+
+def _above_score(references: PageColumns, predictions: PageColumns, matched: np.ndarray, threshold: float) -> tuple[PageColumns, PageColumns, list[InputWarning], dict]:
+    """Both sides without the boxes scored below `threshold`: a warning for each page and side
+    that lost some, in page order, and for each side the boxes' indices within their pages
+    before (for the later box warnings)."""
+    kept_references, reference_within = references.above_score(threshold)
+    kept_predictions, prediction_within = predictions.above_score(threshold)
+    lost_references = np.diff(references.offsets) - np.diff(kept_references.offsets)
+    lost_predictions = np.diff(predictions.offsets) - np.diff(kept_predictions.offsets)
+    warnings = []
+    for page, page_id in enumerate(references.ids):
+        losses = (("reference", lost_references[page]), ("prediction", lost_predictions[matched[page]] if matched[page] >= 0 else 0))
+        warnings += [InputWarning(page_id, None, side, f"{lost} boxes scored below {threshold} dropped (minimum score)") for side, lost in losses if lost]
+    within = {"reference": (kept_references, reference_within), "prediction": (kept_predictions, prediction_within)}
+    return kept_references, kept_predictions, warnings, within
+
+
+def _original_boxes(warnings: list[InputWarning], within: dict, references: PageColumns, matched: np.ndarray) -> list[InputWarning]:
+    """Box warnings after the minimum score, with each box's index in the file."""
+    position = {page_id: page for page, page_id in enumerate(references.ids)}
+
+    def original(warning: InputWarning) -> InputWarning:
+        columns, indices = within[warning.side]
+        if warning.box is None or indices is None:
+            return warning
+        page = position[warning.page] if warning.side == "reference" else matched[position[warning.page]]
+        return replace(warning, box=int(indices[columns.offsets[page] + warning.box]))
+
+    return [original(warning) for warning in warnings]
+
+
+def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
+    """A worker's unit of work: read the batch's pages (from columns, or from their files), drop
+    low scores, prepare them all at once and evaluate them."""
+    references, predictions = batch.reference.columns(), batch.prediction.columns()
+    score_warnings: list[InputWarning] = []
+    if batch.min_score is not None:
+        references, predictions, score_warnings, within = _above_score(references, predictions, batch.matched, batch.min_score)
+    prepared = prepare_columns(references, predictions, batch.matched, taxonomy)
+    box_warnings = prepared.warnings
+    if batch.min_score is not None:
+        box_warnings = _original_boxes(box_warnings, within, references, batch.matched)
+    return _outcome(None, prepared, taxonomy, score_warnings + box_warnings, batch.job_pages)
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+def _batch_size(pages: int, workers: int) -> int:
+    """Several pages a task: a page costs well under a millisecond, far less than a task's overhead."""
+    return max(1, min(MAX_BATCH_PAGES, math.ceil(pages / (max(workers, 1) * BATCHES_PER_WORKER))))
+
+
+def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
+    """Outcomes in batch order, whatever the order in which they complete; at most `in_flight`
+    batches are pending at once. Bad input found by a worker ends the run with the error of the
+    earliest batch, so the message is the same for any number of workers."""
+    outcomes: dict[int, BatchOutcome] = {}
+    errors: dict[int, InputError] = {}
+    pending: dict[Future, int] = {}
+    done = 0
+
+    def record(position: int, future: Future | None, batch: PageBatch | None = None) -> None:
+        nonlocal done
+        try:
+            outcome = evaluate_task(batch, taxonomy) if future is None else future.result()
+        except InputError as error:
+            errors[position] = error
+            return
+        outcomes[position] = outcome
+        done += outcome.page_count
+        if progress:
+            progress(done, total)
+
+    for position, batch in enumerate(batches):
+        if errors:
+            break  # no new work after bad input; the batches already running finish
+        if executor is None:
+            record(position, None, batch)
+            continue
+        pending[executor.submit(evaluate_task, batch, taxonomy)] = position
+        if len(pending) >= in_flight:
+            for future in wait(pending, return_when=FIRST_COMPLETED).done:
+                record(pending.pop(future), future)
+    for future in as_completed(list(pending)):
+        record(pending.pop(future), future)
+    if errors:
+        raise errors[min(errors)]
+    return [outcomes[position] for position in range(len(outcomes))]
+
+
+def input_bytes(*paths: Path | None) -> int:
+    """The size of the inputs (files, or the files in folders), for the reading progress bar."""
+    total = 0
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            files = [path] if path.is_file() else [child for child in path.rglob("*") if child.is_file()]
+            total += sum(file.stat().st_size for file in files)
+        except OSError:
+            pass  # the reader will say what is wrong with it
+    return total
+
+
+@contextmanager
+def terminal_reading(total_bytes: int, enabled: bool = True) -> Iterator[None]:
+    """A tqdm bar on stderr while the inputs are read (only on a terminal, and when `enabled`)."""
+    from tore_engine.formats.progress import reading
+
+    if not enabled:
+        yield
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total_bytes or None, unit="B", unit_scale=True, desc="reading", disable=None, leave=False) as bar, reading(bar.update):
+        yield
+
+
+@contextmanager
+def terminal_progress(total: int, enabled: bool = True) -> Iterator[Progress | None]:
+    """A tqdm bar on stderr as a progress callback, shown only when stderr is a terminal (and
+    `enabled`); closed on the way out, whatever happened."""
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit="page", disable=None, leave=False) as bar:
+
+        def update(done: int, _total: int) -> None:
+            bar.update(done - bar.n)
+
+        yield update
+
+
+def evaluate_dataset(
+    reference: LayoutSet,
+    prediction: LayoutSet,
+    *,
+    taxonomy: str = "auto",
+    workers: int = 1,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    min_score: float | None = None,
+    warnings: list[InputWarning] | None = None,
+) -> Evaluation:
+    """TORE matrices of `prediction` against `reference`, summed over the reference's pages.
+
+    `workers > 1` runs batches on a local process pool; an `executor` given by the caller (a Dask
+    client's `get_executor()`, say) is used instead. The result is the same, bit for bit.
+    `min_score` drops the boxes scored below it on either side (boxes without a score stay), and
+    says how many in `warnings`. `warnings` (the label map's, say) come first in the result's.
+    """
+    resolved = resolve_taxonomy(reference, prediction, taxonomy)
+    matched, unscored = pair_positions(reference, prediction)
+    warnings = list(warnings or []) + _sided(reference.warnings, "reference") + _sided(prediction.warnings, "prediction") + unscored
+    threshold = None if min_score is None else _checked_threshold(min_score)
+    page_count = len(reference.pages)
+    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold, workers)
+    in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
+    if executor is None and workers > 1 and page_count > 1:
+        page_kernel.preload_for_pool(worker_share(page_count, workers))
+        with worker_pool(workers) as pool:
+            outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
+    else:
+        outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
+    warnings += [warning for outcome in outcomes for warning in outcome.warnings]
+    evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings)
+    give_back_free_memory()  # the batches' outcomes, received and let go of one by one
+    return evaluation
+
+
+def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome | None], warnings: list[InputWarning]) -> Evaluation:
+    """The evaluation from the batches' outcomes, which it consumes: each batch's arrays are copied
+    into the evaluation's and let go of at once, so the driver never holds the cells twice."""
+    counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
+    pages, cells = sum(outcome.page_count for outcome in outcomes), sum(len(outcome.cells) for outcome in outcomes)
+    exact = object if any(outcome.reduced.dtype == object or outcome.pixels.dtype == object for outcome in outcomes) else np.int64  # Python integers where a batch needed them
+    pixels, page_reduced = np.empty(pages, exact), np.empty((pages, 2, 2), exact)
+    contribution_page, contribution_cell, contribution_value = np.empty(cells, np.int32), np.empty(cells, np.int32), np.empty(cells)
+    page = cell = 0
+    for position, outcome in enumerate(outcomes):
+        outcomes[position] = None
+        batch_pages, batch_cells = slice(page, page + outcome.page_count), slice(cell, cell + len(outcome.cells))
+        pixels[batch_pages], page_reduced[batch_pages] = outcome.pixels, outcome.reduced
+        contribution_cell[batch_cells], contribution_value[batch_cells] = outcome.cells, outcome.values
+        contribution_page[batch_cells] = np.repeat(np.arange(page, page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
+        page, cell = batch_pages.stop, batch_cells.stop
+    page_reduced = exact_integers(page_reduced, page_reduced.size)
+    return Evaluation(
+        taxonomy=taxonomy,
+        page_ids=page_ids,
+        page_pixels=exact_integers(pixels.astype(object), len(pixels)),
+        page_reduced=page_reduced,
+        contribution_page=contribution_page,
+        contribution_cell=contribution_cell,
+        contribution_value=contribution_value,
+        counts=counts,
+        matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
+        input_warnings=warnings,
+    )

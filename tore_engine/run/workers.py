@@ -1,0 +1,110 @@
+"""Local worker processes that never outlive the evaluation that started them.
+
+A `ProcessPoolExecutor` worker blocks on its task queue, whose pipe it holds both ends of, so it
+never notices that its parent died: after a SIGTERM or SIGKILL to `tore evaluate` the workers lived
+on, holding the caller's stdout and stderr open (and the caller hung waiting for them to close).
+Here an interrupted evaluation terminates its workers at once, and every worker ends itself when
+its parent dies: through the kernel on Linux (`PR_SET_PDEATHSIG`), and on every system by polling
+its parent's pid.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import multiprocessing
+import multiprocessing.process
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+from tore_engine.io.leftovers import process_alive
+
+PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still alive
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+DEFAULT_SIGNALS = tuple(name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent ends (any other system: no-op)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # no usable libc: the polling thread still ends the worker
+
+
+def _poll_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_SECONDS)
+        if os.getppid() != parent:
+            os._exit(1)  # reparented: the parent is gone, and nobody will read our results
+
+
+def _watch_parent(driver: int) -> None:
+    """Pool initializer. Ctrl-C is the driver's to handle (it stops the workers): a worker ignores
+    it instead of printing its own traceback, and a forked worker drops the driver's other signal
+    handlers, so that being terminated ends it without a word. `driver` is the evaluating process;
+    the worker's direct parent is the driver, or a fork server that ends with it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in DEFAULT_SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _die_with_parent()
+    parent = os.getppid()
+    if parent != driver and not process_alive(driver):
+        os._exit(1)  # the driver died before this worker could watch it
+    threading.Thread(target=_poll_parent, args=(parent,), name="tore-parent-watch", daemon=True).start()
+
+
+class _RecordingContext:
+    """A multiprocessing context that remembers every process it makes, for the pool to use. The
+    pool's own record of its workers is written only after a worker has started: a stop signal
+    between the two left a started worker that nothing killed, and the driver's exit, which joins
+    its children, waited for it forever."""
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context()
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+
+    def Process(self, *args, **kwargs):  # noqa: N802 - the name the pool calls
+        process = self._context.Process(*args, **kwargs)
+        self.processes.append(process)
+        return process
+
+    def __getattr__(self, name: str):
+        return getattr(self._context, name)
+
+
+def _terminate(pool: ProcessPoolExecutor, context: _RecordingContext) -> None:
+    """Stop every worker now, without waiting for the batches they are running. SIGKILL, because a
+    worker forked a moment ago may still carry the driver's SIGTERM handler. The shutdown then
+    returns at once (the pool sees its workers gone) and must be waited for: a pool thread still
+    closing its pipes at interpreter exit makes CPython 3.11 print "Bad file descriptor"."""
+    for process in context.processes:
+        if process.pid is not None:  # started (one whose start was cut short has no pid, nor a join at exit)
+            process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers end with the evaluation: normally after their last batch, at
+    once when the evaluation is interrupted (an exception, a signal turned into one), and by
+    themselves when this process dies without a word (SIGKILL)."""
+    context = _RecordingContext()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),))
+    gc.freeze()  # what the workers inherit stays shared: the collector never writes to it in them
+    try:
+        yield pool
+    except BaseException:
+        _terminate(pool, context)
+        raise
+    finally:
+        gc.unfreeze()
+    pool.shutdown(wait=True)

@@ -1,0 +1,34 @@
+"""What the app's FUNSD / EC-FUNSD panel draws, in one call: the scorer's panel with every form's
+overlay and page image, for EC-FUNSD too, and the simulated prediction scored when the user gives
+none (the shared sample has gold forms but no model output).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from tore_engine.scorers.funsd.ec_overlay import ec_folder_overlays
+from tore_engine.scorers.funsd.score import score_ec_funsd, score_funsd
+from tore_engine.scorers.funsd.simulated import simulated_folder
+
+SCORERS = {"funsd": score_funsd, "ec-funsd": score_ec_funsd}
+
+
+def scored_for_panel(benchmark: str, reference_dir: Path, prediction_dir: Path | None, *, seed: int = 0,
+                     version: object = None) -> dict:
+    """`{"report": FunsdResult.panel(), "simulation": SimulatedFolder.to_json() | None}`.
+
+    Every document of the report has its overlay and page image, EC-FUNSD's too (its scorer leaves
+    them out, because drawing needs every word's box and scoring does not; its images are FUNSD's,
+    `funsd_image_folders`). Without `prediction_dir`, a prediction simulated from the reference with
+    `seed` is scored (`version` tells states of the reference folder apart, `simulated_folder`)."""
+    simulation = None
+    if prediction_dir is None:
+        simulation = simulated_folder(benchmark, reference_dir, seed=seed, version=version)
+        prediction_dir = simulation.folder
+    result = SCORERS[benchmark](reference_dir, prediction_dir)
+    if benchmark == "ec-funsd":
+        overlays, images = ec_folder_overlays(reference_dir, prediction_dir)
+        result = replace(result, overlays=overlays, images=images)
+    return {"report": result.panel(), "simulation": simulation.to_json() if simulation else None}

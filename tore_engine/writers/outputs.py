@@ -1,0 +1,73 @@
+"""The set of files `tore evaluate` writes: report.json, a CSV per matrix, pages.csv, and the
+reports asked for. Every CSV goes through `text_safety.write_csv` (no name is read as a formula)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+
+from tore_engine.core.text_safety import write_csv
+from tore_engine.writers.content import ReportContent
+from tore_engine.writers.report_json import build_report, write_report_json
+from tore_engine.writers.tables import MATRIX_CORNER, MATRIX_KINDS, PAGE_COLUMNS
+
+MATRIX_VIEWS = {"": "full", "trimmed_": "trimmed", "reduced_": "reduced"}  # CSV prefix -> view
+OUTPUT_FILES = ("report.json", *(f"{prefix}{kind}.csv" for prefix in MATRIX_VIEWS for kind in MATRIX_KINDS), "pages.csv")
+REPORT_FILES = {"xlsx": "report.xlsx", "html": "report.html", "cells": "cells.csv"}  # the reports written on request
+
+
+def output_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
+    """The files a run writes: `OUTPUT_FILES` and those of the `reports` asked for (`REPORT_FILES` keys)."""
+    return (*OUTPUT_FILES, *(REPORT_FILES[report] for report in reports))
+
+
+def _write_report(report: str, content: ReportContent, path: Path) -> None:
+    """One requested report; its module (openpyxl's, Plotly's) is imported only then."""
+    if report == "xlsx":
+        from tore_engine.writers.excel import write_excel
+
+        write_excel(content, path)
+    elif report == "html":
+        from tore_engine.writers.html import write_html
+
+        write_html(content, path)
+    else:
+        from tore_engine.writers.cells import write_cells
+
+        write_cells(content, path)
+
+
+
+
+def matrix_rows(rows: list[str], columns: list[str], values: np.ndarray) -> Iterator[list[str | int | float]]:
+    """A matrix as CSV rows: the predicted classes across, then each reference class and its values."""
+    yield [MATRIX_CORNER, *columns]
+    for name, row in zip(rows, values.tolist()):
+        yield [name, *row]
+
+
+def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: np.ndarray) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        write_csv(handle, matrix_rows(rows, columns, values))
+
+
+def _write_pages_csv(path: Path, content: ReportContent) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        write_csv(handle, chain([PAGE_COLUMNS], content.page_rows()))
+
+
+def write_outputs(content: ReportContent, folder: Path, reports: Sequence[str] = ()) -> None:
+    """Write `output_files(reports)` into `folder`: report.json, the matrix CSVs, pages.csv and the
+    `reports` asked for. The CLI passes a staging folder (`output.staged_output`), so that a
+    failure halfway leaves the previous results whole."""
+    write_report_json(build_report(content), folder / "report.json")
+    for prefix, view in MATRIX_VIEWS.items():
+        matrices = getattr(content.matrices, view)
+        for kind in MATRIX_KINDS:
+            _write_matrix_csv(folder / f"{prefix}{kind}.csv", matrices.rows, matrices.columns, getattr(matrices, kind))
+    _write_pages_csv(folder / "pages.csv", content)
+    for report in reports:
+        _write_report(report, content, folder / REPORT_FILES[report])

@@ -1,0 +1,34 @@
+"""report.json (formats.md section 4): its content and its bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tore_engine.writers.content import ReportContent
+
+
+def build_report(content: ReportContent) -> dict:
+    matrices = content.matrices
+    trimmed = matrices.trimmed
+    return {
+        "mode": matrices.mode,
+        "classes": matrices.classes,
+        "pages": len(content.page_ids),
+        "pixels": content.pixels,
+        "matrices": matrices.full.to_json(),
+        "trimmed": {"rows": trimmed.rows, "columns": trimmed.columns, **trimmed.to_json()},
+        "reduced": {"classes": matrices.reduced.rows, **matrices.reduced.to_json()},
+        "per_class": matrices.per_class,
+        "means": matrices.means,
+        "warnings": [warning.to_json() for warning in content.warnings],
+    }
+
+
+def write_report_json(report: dict, path: Path) -> None:
+    """report.json from `build_report`'s content; ASCII only (non-ASCII characters escaped), so any
+    label is safe. Written as it is encoded: the whole text is never held (at 100,000 pages its
+    pieces take about 100 MB)."""
+    with Path(path).open("w", encoding="ascii") as handle:
+        json.dump(report, handle, indent=1, ensure_ascii=True)
+        handle.write("\n")

@@ -1,0 +1,352 @@
+"""The `--out` folder: checked before any work, held by one run at a time, written as one set.
+
+A run's files are written into a staging folder inside `--out`, then moved into place by renames
+(each atomic, on one file system). The swap is finished or undone whatever interrupts it:
+
+- the stop signals (SIGINT, SIGTERM, SIGHUP) are held back during the few renames and delivered
+  right after them, so a `Stopped` or KeyboardInterrupt comes before the swap or after it;
+- any exception in between (a failing rename, an error) undoes it: each file it moved aside goes
+  back, each file it placed where there was none goes away;
+- a run killed outright (SIGKILL, a power cut) cannot undo itself: its staging folder records what it
+  did (the files moved aside in `PREVIOUS`, the names placed anew in `ADDED`), and the next run into
+  the same `--out` (`tore_engine.io.leftovers`: only a folder of this host and user whose process has
+  ended) undoes it the same way, unless the swap had finished (then `PREVIOUS` is renamed `REPLACED`).
+
+A file moved aside is deleted only once the swap is done; one that could not be put back stays in its
+staging folder, which is kept for the next run to try again. Files in `--out` that are not the run's
+own are never touched: the folder is shared with whatever else the user keeps there.
+
+Two runs into the same `--out` would mix their files, so a run holds `--out`'s lock (`LOCK_NAME`)
+from its first check to its last read of its results; a second run fails at once, naming the first.
+While it holds the lock, no file the run reads may be one of the results it replaces
+(`files.OUTPUTS`), however the input reaches it (the path itself, a symbolic or hard link, a folder
+of inputs).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from tore_engine.core.errors import InputError
+from tore_engine.io import files, leftovers
+
+try:  # POSIX; elsewhere runs into one folder are not kept apart
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+STAGING_PREFIX = ".tore-staging-"  # hidden folders inside --out; one a run, removed at its end
+PREVIOUS = "previous"  # inside the staging folder: the files being replaced, until the swap is done
+ADDED = "added"  # inside the staging folder: an empty file a name placed where there was none
+REPLACED = "replaced"  # PREVIOUS once the swap is done: nothing to undo any more
+LOCK_NAME = ".tore-lock"  # inside --out while a run holds it; its process id inside
+HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _problem(out: Path, error: OSError, consequence: str = "the files already there are unchanged") -> InputError:
+    where = f" ({error.filename})" if error.filename and Path(error.filename) != out else ""
+    return InputError(f"cannot write the results to --out {out}: {error.strerror or error}{where}; {consequence}")
+
+
+def _missing_folders(out: Path) -> list[Path]:
+    """`out` and its ancestors that do not exist yet, outermost first."""
+    missing = []
+    for folder in (out, *out.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing[::-1]
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Undo the creation of `folders` (outermost first), as far as they are still empty."""
+    for folder in reversed(folders):
+        with suppress(OSError):
+            folder.rmdir()
+
+
+# --- the swap: held signals, and its undo ------------------------------------------------------
+
+
+class _HeldSignals:
+    """The handler of `HELD_SIGNALS` during a swap: it notes them while `holding`; afterwards it hands
+    any that still reach it to the handler it replaced, so that none is lost while handlers change."""
+
+    def __init__(self, replaced: dict[int, object]) -> None:
+        self.replaced = replaced
+        self.holding = True
+        self.held: list[int] = []
+
+    def __call__(self, signum: int, _frame: FrameType | None) -> None:
+        if self.holding:
+            self.held.append(signum)
+        else:
+            self.deliver(signum)
+
+    def deliver(self, signum: int) -> None:
+        """Put the replaced handler back and raise the signal again, for it to act (a `Stopped`, a
+        KeyboardInterrupt, the default action, nothing when it was ignored)."""
+        signal.signal(signum, self.replaced[signum])
+        signal.raise_signal(signum)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold the stop signals back during the block, and deliver them after it. The handlers are
+    replaced rather than the signals blocked: Python runs a handler in the main thread whichever thread
+    the signal reached, so blocking it in one thread would not do. Outside the main thread, where
+    handlers cannot be set, nothing is held (the swap still undoes itself on any exception)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    replaced = {number: handler for number in HELD_SIGNALS if (handler := signal.getsignal(number)) is not None}
+    held = _HeldSignals(replaced)
+    try:
+        for number in replaced:
+            signal.signal(number, held)
+        yield
+    finally:
+        held.holding = False
+        for number in replaced:
+            signal.signal(number, replaced[number])
+        for number in dict.fromkeys(held.held):
+            held.deliver(number)
+
+
+def _records(folder: Path) -> list[os.DirEntry]:
+    """The entries of a record folder (`PREVIOUS`, `ADDED`) of a staging folder; none when it is
+    missing, or is not a real folder (a planted link moves nothing from outside `--out`)."""
+    try:
+        if not stat.S_ISDIR(folder.lstat().st_mode):
+            return []
+        return sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return []
+
+
+def _put_back(out: Path, moved: os.DirEntry) -> None:
+    if moved.is_file(follow_symlinks=False):  # only what a run moved there
+        os.replace(moved.path, out / moved.name)
+
+
+def _take_away(out: Path, marker: os.DirEntry) -> None:
+    placed = out / marker.name
+    with suppress(FileNotFoundError):
+        if stat.S_ISREG(placed.lstat().st_mode):
+            os.unlink(placed)
+    os.unlink(marker.path)
+
+
+def _unfinished(staging: Path) -> bool:
+    """Whether `staging` records a swap that began and did not finish: its `PREVIOUS` folder is there."""
+    with suppress(OSError):
+        return stat.S_ISDIR(os.lstat(staging / PREVIOUS).st_mode)
+    return False
+
+
+def _undo_swap(out: Path, staging: Path) -> list[str]:
+    """Undo the unfinished swap that `staging` records: each file moved aside goes back over whatever
+    took its place, each file placed where there was none is removed. Returns the names that could not
+    be undone; they stay recorded, for a later run to try again."""
+    if not _unfinished(staging):
+        return []
+    left = []
+    for record, undo in ((PREVIOUS, _put_back), (ADDED, _take_away)):
+        for entry in _records(staging / record):
+            try:
+                undo(out, entry)
+            except OSError:
+                left.append(entry.name)
+    return left
+
+
+@dataclass
+class StagedOutput:
+    """Where a run writes its files (`folder`) before `save` moves them into `out`."""
+
+    out: Path
+    names: Sequence[str]
+    folder: Path
+    left: list[str] = field(default_factory=list)  # what an undo could not put back: `folder` keeps it
+
+    def save(self, write: Callable[[Path], None]) -> None:
+        """Run `write(folder)`, then move its files into `out` together."""
+        try:
+            write(self.folder)
+            with _signals_held():
+                self._swap()
+        except OSError as error:
+            raise self._problem(error) from None
+
+    def _swap(self) -> None:
+        """Move each file of `out` aside and its new version in, recording each step (`PREVIOUS`,
+        `ADDED`) before taking it; undone on any exception."""
+        (self.folder / ADDED).mkdir()
+        (self.folder / PREVIOUS).mkdir()  # from here on the swap is unfinished
+        try:
+            for name in self.names:
+                target = self.out / name
+                if os.path.lexists(target):
+                    os.replace(target, self.folder / PREVIOUS / name)
+                else:
+                    (self.folder / ADDED / name).touch(exist_ok=False)
+                os.replace(self.folder / name, target)
+            os.replace(self.folder / PREVIOUS, self.folder / REPLACED)  # finished
+        except BaseException:
+            self.left = _undo_swap(self.out, self.folder)
+            raise
+
+    def _problem(self, error: OSError) -> InputError:
+        if not self.left:
+            return _problem(self.out, error)
+        return _problem(self.out, error, f"could not put back {', '.join(self.left)} (kept in {self.folder}; the next run "
+                                         "into --out puts them back)")
+
+    def discard(self) -> None:
+        if not self.left:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _recover_abandoned(out: Path) -> None:
+    """Undo the unfinished swaps of the runs killed in `out` and remove their staging folders; one
+    that still holds a file it could not put back stays, for a later run to try again."""
+    for staging in leftovers.abandoned(out, STAGING_PREFIX):
+        if not _undo_swap(out, staging):
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_names(out: Path, names: Sequence[str]) -> None:
+    taken = [name for name in names if (out / name).is_dir()]
+    if taken:
+        raise InputError(f"cannot write the results to --out {out}: {', '.join(taken)} there is a folder, not a file")
+
+
+# --- one run at a time -------------------------------------------------------------------------
+
+
+def _same_file(descriptor: int, path: Path) -> bool:
+    """Whether `path` (itself, not a link's target) is the file open as `descriptor`."""
+    try:
+        opened, named = os.fstat(descriptor), os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
+
+
+def _take(descriptor: int, path: Path, out: Path) -> bool:
+    """Lock the lock file open as `descriptor` without waiting, and write this process's id in it;
+    False when it is no longer the file at `path` (its holder removed it as it ended)."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(descriptor, 24, 0).strip()
+        process = f" (process {holder.decode()})" if holder.isdigit() else ""
+        raise InputError(f"another tore run is writing into --out {out}{process}; wait for it to end, or choose another --out") from None
+    if not _same_file(descriptor, path):
+        return False
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+    return True
+
+
+def _lock(out: Path) -> int | None:
+    """Hold `out`'s lock: an exclusive `flock` on `LOCK_NAME`, taken without waiting (a second run
+    fails at once, naming the process that holds it, rather than wait for a run that may take hours).
+    The file is there only while a run holds it (`_unlock` removes it), holding that run's process id;
+    a killed run leaves it behind, but the kernel releases a flock when its process ends, however it
+    ends, so such a file holds nothing back and the next run takes it over. A link planted under that
+    name is not followed. Returns the descriptor that holds the lock (None where there is no flock)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    path = out / LOCK_NAME
+    while True:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        try:
+            taken = _take(descriptor, path, out)
+        except BaseException:
+            os.close(descriptor)
+            raise
+        if taken:
+            return descriptor
+        os.close(descriptor)
+
+
+def _unlock(out: Path, descriptor: int) -> None:
+    """Remove the lock file while still holding it, so that `--out` keeps no trace of the run, then
+    release it. A run that opened the file just before locks a file no longer at that path: `_take`
+    sees it and opens the path again."""
+    with suppress(OSError):
+        if _same_file(descriptor, out / LOCK_NAME):
+            os.unlink(out / LOCK_NAME)
+    os.close(descriptor)
+
+
+# --- no input is an output ---------------------------------------------------------------------
+
+
+@contextmanager
+def _outputs_refused(out: Path, names: Sequence[str]) -> Iterator[None]:
+    """While the run holds `out`, its results already there are in `files.OUTPUTS` (by device and
+    inode, after links), which every read of an input checks: a hard link to one is the same file,
+    and a symbolic link or a folder of inputs leads to it. Refused even where the swap would only
+    replace a link's name: reading a file the run is about to replace is never what was meant."""
+    found = {}
+    for name in names:
+        with suppress(OSError):
+            status = os.stat(out / name)
+            found[(status.st_dev, status.st_ino)] = str(out / name)
+    files.OUTPUTS.update(found)
+    try:
+        yield
+    finally:
+        for key in found:
+            files.OUTPUTS.pop(key, None)
+
+
+def _check_inputs(read: Sequence[Path]) -> None:
+    """Check the files named on the command line now, before any work, as every read will."""
+    for path in read:
+        if files.is_regular_file(path):
+            os.close(files.open_regular(path))
+
+
+def _prepare(out: Path, names: Sequence[str], read: Sequence[Path], cleanup: ExitStack) -> StagedOutput:
+    """Everything `staged_output` does before the run's work, each undone by `cleanup` in turn."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"cannot write the results to --out {out}: it exists and is not a folder")
+    created = _missing_folders(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cleanup.callback(_remove_empty, created)  # after a run that saved its files they are not empty
+    if (lock := _lock(out)) is not None:
+        cleanup.callback(_unlock, out, lock)
+    _check_names(out, names)
+    _recover_abandoned(out)
+    cleanup.enter_context(_outputs_refused(out, names))
+    _check_inputs(read)
+    staging = StagedOutput(out, names, Path(tempfile.mkdtemp(prefix=leftovers.owned_prefix(STAGING_PREFIX), dir=out)))
+    cleanup.callback(staging.discard)
+    return staging
+
+
+@contextmanager
+def staged_output(out: Path, names: Sequence[str], read: Sequence[Path] = ()) -> Iterator[StagedOutput]:
+    """Before any work: check that `out` can take the files `names` (creating it when missing), take
+    its lock, and check that none of the input files `read` is one of them. Then give the run its
+    staging folder. Afterwards the staging folder is gone (unless it keeps a file that could not be
+    put back) and the lock released."""
+    with ExitStack() as cleanup:
+        try:
+            staging = _prepare(out, names, read, cleanup)
+        except OSError as error:
+            raise _problem(out, error) from None
+        yield staging

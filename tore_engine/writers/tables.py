@@ -1,0 +1,34 @@
+"""The tables that the Excel workbook and the HTML report both show, with one set of headers:
+per class (with support), per page, warnings. Kept here so that the two reports cannot disagree.
+"""
+
+from __future__ import annotations
+
+from tore_engine.core.errors import InputWarning
+from tore_engine.metrics.matrices import ToreMatrices
+
+MATRIX_KINDS = ("confusion", "recall", "precision")
+MATRIX_CORNER = "reference \\ prediction"  # a matrix table's first header cell (CSV, workbook)
+PER_CLASS_COLUMNS = ("class", "recall", "precision", "f1", "support")
+# pages.csv's header (report.py), so that a reader finds the same names in every output
+PAGE_COLUMNS = ("page", "pixels", "foreground_recall", "foreground_precision", "foreground_f1")
+WARNING_COLUMNS = ("page", "box", "side", "message")
+SUPPORT_NOTE = "support: the class's reference pixels (its confusion row summed)"
+
+
+def per_class_rows(matrices: ToreMatrices) -> list[tuple[str, float, float, float, float]]:
+    """(class, recall, precision, F1, support) of every taxonomy class, Background excluded;
+    empty in dual mode, where the diagonal means nothing (tore.md section 6.2). Support is the
+    exact row sum, rounded once."""
+    if matrices.per_class is None:
+        return []
+    exact = matrices.exact
+    rows = []
+    for k, (name, scores) in enumerate(matrices.per_class.items(), start=1):
+        support = int(exact.numerators[k].sum()) / exact.denominator
+        rows.append((name, scores["recall"], scores["precision"], scores["f1"], support))
+    return rows
+
+
+def warning_rows(warnings: list[InputWarning]) -> list[tuple[str | None, int | None, str | None, str]]:
+    return [(warning.page, warning.box, warning.side, warning.message) for warning in warnings]
