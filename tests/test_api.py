@@ -39,13 +39,13 @@ def test_compare_gives_per_class_and_per_page_deltas(demo):
     pages = comparison.pages
     assert pages.index.tolist() == a.page_ids
     f1 = a.pages["foreground_f1"].to_dict()
-    assert pages["F1 A"].to_dict() == f1
-    assert np.allclose(pages["B − A"], pages["F1 B"] - pages["F1 A"])
+    assert pages["f1_a"].to_dict() == f1
+    assert np.allclose(pages["b_minus_a"], pages["f1_b"] - pages["f1_a"])
     shares = comparison.per_class
-    for model in ("A", "B"):
-        assert np.allclose(shares[[f"Background {model}", f"own class {model}", f"elsewhere {model}"]].sum(axis=1), 1.0)
+    for model in ("a", "b"):
+        assert np.allclose(shares[[f"background_{model}", f"own_class_{model}", f"elsewhere_{model}"]].sum(axis=1), 1.0)
     text = a.matrices.full.recall[a.classes.index("Text")]
-    assert shares.loc["Text", "own class A"] == text[a.classes.index("Text")] and shares.loc["Text", "Background A"] == text[0]
+    assert shares.loc["Text", "own_class_a"] == text[a.classes.index("Text")] and shares.loc["Text", "background_a"] == text[0]
 
 
 def readme_example() -> str:

@@ -1,6 +1,6 @@
 """B minus A (tore_engine.results.comparison) on matrices and per-class scores, and two evaluations compared: the
-view they share, the pages of a cell or of a reference class's outcome, on pages counted by hand and
-on the demo."""
+view they share, the pages of a cell or of a reference class's outcome (DataFrames with ASCII
+columns), unknown classes named, on pages counted by hand and on the demo."""
 
 from types import SimpleNamespace
 
@@ -18,7 +18,6 @@ from tore_engine.results.comparison import (
     matrix_difference,
     mean_scores,
     outcome_cell,
-    per_class_deltas,
     reference_class_outcomes,
 )
 from tore_engine.run.runner import evaluate_dataset
@@ -48,12 +47,8 @@ def test_matrices_with_other_classes_are_not_comparable():
         matrix_difference(a, b)
 
 
-def test_per_class_deltas_and_means():
+def test_mean_scores():
     a = {"Text": {"recall": 0.5, "precision": 1.0, "f1": 2 / 3}, "Title": {"recall": 0.0, "precision": 0.0, "f1": 0.0}}
-    b = {"Text": {"recall": 0.75, "precision": 0.5, "f1": 0.6}, "Title": {"recall": 1.0, "precision": 1.0, "f1": 1.0}}
-    deltas = per_class_deltas(a, b)
-    assert deltas["Text"] == pytest.approx({"recall": 0.25, "precision": -0.5, "f1": 0.6 - 2 / 3})
-    assert deltas["Title"] == {"recall": 1.0, "precision": 1.0, "f1": 1.0}
     assert mean_scores(a) == pytest.approx({"recall": 0.25, "precision": 0.5, "f1": 1 / 3})
     assert mean_scores({}) == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
 
@@ -64,8 +59,8 @@ def test_page_deltas_follow_a_and_skip_pages_b_lacks():
 
     deltas = Comparison(pages({"p1": 0.5, "p2": 1.0, "p3": 0.0}), pages({"p2": 0.25, "p1": 0.75})).pages
     assert deltas.reset_index().to_dict("records") == [
-        {"page": "p1", "F1 A": 0.5, "F1 B": 0.75, "B − A": 0.25},
-        {"page": "p2", "F1 A": 1.0, "F1 B": 0.25, "B − A": -0.75},
+        {"page": "p1", "f1_a": 0.5, "f1_b": 0.75, "b_minus_a": 0.25},
+        {"page": "p2", "f1_a": 1.0, "f1_b": 0.25, "b_minus_a": -0.75},
     ]
 
 
@@ -75,12 +70,14 @@ def test_page_deltas_follow_a_and_skip_pages_b_lacks():
 def test_a_single_and_a_dual_model_differ_on_the_reduced_view(demo_a, demo_b):
     comparison = compare(demo_a, demo_b)
     assert comparison.difference_view("trimmed") == comparison.difference_view("full") == "reduced"
-    assert comparison.difference("trimmed").rows == ["Background", "Foreground"]
-    pages = comparison.cell_pages("trimmed", "Foreground", "Background")
-    assert sum(row["A"] for row in pages) == demo_a.matrices.reduced.confusion[1, 0]
-    assert sum(row["B"] for row in pages) == demo_b.matrices.reduced.confusion[1, 0]
-    changes = [abs(row["B − A"]) for row in pages]
-    assert changes == sorted(changes, reverse=True)
+    assert comparison.difference("trimmed").recall.index.tolist() == ["Background", "Foreground"]
+    pages = comparison.pages_for_cell("Foreground", "Background")
+    assert list(pages.columns) == ["page", "pixels_a", "pixels_b", "b_minus_a"]
+    assert pages["pixels_a"].sum() == demo_a.matrices.reduced.confusion[1, 0]
+    assert pages["pixels_b"].sum() == demo_b.matrices.reduced.confusion[1, 0]
+    assert pages["b_minus_a"].abs().is_monotonic_decreasing
+    with pytest.raises(KeyError, match="'Text' is no reference \\(row\\) class of the reduced difference; those are 'Background', 'Foreground'"):
+        comparison.pages_for_cell("Text", "Background")
 
 
 def test_two_trimmed_single_matrices_differ_on_the_union_of_their_classes(small):
@@ -88,10 +85,10 @@ def test_two_trimmed_single_matrices_differ_on_the_union_of_their_classes(small)
     other = evaluate_dataset(reference, _layout("model", [("p1", [{"label": "Text", "bbox": [0, 0, 5, 2]}]), ("p2", [])]))
     comparison = compare(small, other)
     assert comparison.difference_view("trimmed") == "trimmed" and comparison.difference_view("full") == "full"
-    difference = comparison.difference("trimmed")
-    assert difference.rows == ["Background", "Text", "Title"] and difference.columns == ["Background", "Text", "Title"]
-    assert difference.confusion[1, 1] == 10.0  # Text right in B, nowhere in A
-    assert comparison.cell_pages("trimmed", "Text", "Title") == [{"page": "p1", "A": 6.0, "B": 0.0, "B − A": -6.0}]
+    difference = comparison.difference("trimmed").confusion
+    assert difference.index.tolist() == difference.columns.tolist() == ["Background", "Text", "Title"]
+    assert difference.loc["Text", "Text"] == 10.0  # Text right in B, nowhere in A
+    assert comparison.pages_for_cell("Text", "Title").to_dict("records") == [{"page": "p1", "pixels_a": 6.0, "pixels_b": 0.0, "b_minus_a": -6.0}]
 
 
 def test_outcome_pages_sum_to_the_per_class_outcomes(demo_a, demo_b):
@@ -99,9 +96,13 @@ def test_outcome_pages_sum_to_the_per_class_outcomes(demo_a, demo_b):
     support = {label: demo_a.matrices.full.confusion[index].sum() for label, index in demo_a.taxonomy.reference_index.items()}
     outcomes_a, outcomes_b = reference_class_outcomes(demo_a), reference_class_outcomes(demo_b)
     for outcome in OUTCOMES:
-        pages = comparison.outcome_pages("Text", outcome)
-        assert sum(row["A"] for row in pages) / support["Text"] == pytest.approx(outcomes_a["Text"][outcome])
-        assert sum(row["B"] for row in pages) / support["Text"] == pytest.approx(outcomes_b["Text"][outcome])
+        pages = comparison.pages_for_outcome("Text", outcome)
+        assert pages["pixels_a"].sum() / support["Text"] == pytest.approx(outcomes_a["Text"][outcome])
+        assert pages["pixels_b"].sum() / support["Text"] == pytest.approx(outcomes_b["Text"][outcome])
+    with pytest.raises(KeyError, match="'Txt' is no reference class; those are 'Caption', "):
+        comparison.pages_for_outcome("Txt", "own class")
+    with pytest.raises(ValueError, match="unknown outcome 'nowhere'"):
+        comparison.pages_for_outcome("Text", "nowhere")
 
 
 def test_outcome_cells(demo_a, demo_b):
@@ -114,3 +115,19 @@ def test_outcome_cells(demo_a, demo_b):
     assert outcome_cell(demo_b, "Caption", "own class") is None  # model B has no caption class
     with pytest.raises(ValueError):
         outcome_cell(demo_a, "Text", "nowhere")
+
+
+def test_per_class_columns_are_ascii_snake_case(demo_a, demo_b):
+    shares = compare(demo_a, demo_b).per_class
+    assert shares.index.name == "class" and all(column.isascii() for column in shares.columns)
+    assert list(shares.columns) == [f"{outcome}_{model}" for model in ("a", "b", "b_minus_a") for outcome in ("background", "own_class", "elsewhere")]
+    outcomes_a, outcomes_b = reference_class_outcomes(demo_a), reference_class_outcomes(demo_b)
+    assert shares.loc["Text", "own_class_a"] == outcomes_a["Text"]["own class"]
+    assert shares.loc["Text", "elsewhere_b_minus_a"] == outcomes_b["Text"]["elsewhere"] - outcomes_a["Text"]["elsewhere"]
+
+
+def test_per_class_of_two_evaluations_without_shared_support_is_an_empty_table_with_its_columns():
+    reference = _layout("gt", [("p1", []), ("p2", [])])
+    empty = evaluate_dataset(reference, _layout("model", [("p1", []), ("p2", [])]))
+    shares = compare(empty, empty).per_class
+    assert shares.empty and list(shares.columns)[:3] == ["background_a", "own_class_a", "elsewhere_a"]

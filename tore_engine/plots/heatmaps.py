@@ -256,14 +256,16 @@ def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -
 
 def outcome_bars(outcomes, *, title: str = "") -> go.Figure:
     """B minus A per reference class and outcome (`comparison.Comparison.per_class`: shares of the
-    class's pixels going to Background, to its own class, elsewhere), with A's and B's shares in
+    class's pixels going to Background, to its own class, elsewhere, in columns `<outcome>_a`,
+    `<outcome>_b` and `<outcome>_b_minus_a`, the outcome in snake_case), with A's and B's shares in
     the hover; a click selects a class and an outcome."""
     series, customdata = {}, {}
     for outcome, colour in OUTCOME_COLOURS.items():
         hover = (f"{outcome}: B − A %{{y:+{PERCENT_FORMAT}}}<br>A %{{customdata[0]:{PERCENT_FORMAT}}}, "
                  f"B %{{customdata[1]:{PERCENT_FORMAT}}}")
-        series[outcome] = (outcomes[f"{outcome} B − A"].tolist(), colour, hover)
-        customdata[outcome] = np.stack([outcomes[f"{outcome} A"], outcomes[f"{outcome} B"]], axis=-1)
+        column = outcome.lower().replace(" ", "_")
+        series[outcome] = (outcomes[f"{column}_b_minus_a"].tolist(), colour, hover)
+        customdata[outcome] = np.stack([outcomes[f"{column}_a"], outcomes[f"{column}_b"]], axis=-1)
     return _grouped_bars(series, outcomes.index.tolist(), title=title, customdata=customdata,
                          yaxis=dict(title="B − A, share of the class's pixels", zeroline=True, tickformat=PERCENT_FORMAT))
 

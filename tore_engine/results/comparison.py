@@ -4,19 +4,36 @@ A difference is only meaningful cell by cell when both matrices have the same ro
 the same order (single taxonomy, same classes). Across taxonomies, two views stay meaningful: the
 reduced 2x2 matrices, which are taxonomy-invariant (tore.md section 6.2), and, for each reference
 class, the shares of its pixels that go to Background, to its own class and elsewhere.
+
+The tables a notebook reads are DataFrames with ASCII snake_case columns (`f1_a`, `f1_b`,
+`b_minus_a`, `own_class_b_minus_a`, ...); the app puts its own labels on them when it shows them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.matrices import MatrixSet, view_matrices
-from tore_engine.results.evaluation import Evaluation
+from tore_engine.results.evaluation import Evaluation, MatrixFrames, class_index, frames
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORES = ("recall", "precision", "f1")
+OUTCOMES = ("Background", "own class", "elsewhere")
+MODELS = ("a", "b", "b_minus_a")  # the suffixes of `Comparison.per_class`'s columns
+CHANGE_COLUMNS = ["page", "pixels_a", "pixels_b", "b_minus_a"]  # `pages_for_cell` and `pages_for_outcome`
+
+
+def outcome_column(outcome: str, model: str) -> str:
+    """The `Comparison.per_class` column of one outcome for model `a`, `b` or `b_minus_a`:
+    `own_class_b_minus_a`, say."""
+    return f"{outcome.lower().replace(' ', '_')}_{model}"
 
 
 def comparable(a: MatrixSet, b: MatrixSet) -> bool:
@@ -31,11 +48,6 @@ def matrix_difference(a: MatrixSet, b: MatrixSet) -> MatrixSet:
     return MatrixSet(a.rows, a.columns, b.confusion - a.confusion, b.recall - a.recall, b.precision - a.precision)
 
 
-def per_class_deltas(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """B minus A for every class scored by both, in A's class order."""
-    return {name: {score: b[name][score] - a[name][score] for score in SCORES} for name in a if name in b}
-
-
 def mean_scores(per_class: dict[str, dict[str, float]]) -> dict[str, float]:
     """The unweighted mean of each score over exactly the classes given (zeros included)."""
     if not per_class:
@@ -43,10 +55,7 @@ def mean_scores(per_class: dict[str, dict[str, float]]) -> dict[str, float]:
     return {score: sum(values[score] for values in per_class.values()) / len(per_class) for score in SCORES}
 
 
-OUTCOMES = ("Background", "own class", "elsewhere")
-
-
-def _own_column(taxonomy, label: str) -> int | None:
+def _own_column(taxonomy: Taxonomy, label: str) -> int | None:
     """The column of reference class `label`'s own predicted class: the predicted class of the same
     name, or else the one name that differs only in case and surrounding blanks ("Table" and a
     coarser model's "table", as the app's palette pairs them); None when there is none."""
@@ -75,10 +84,14 @@ def reference_class_outcomes(evaluation: Evaluation) -> dict[str, dict[str, floa
     return outcomes
 
 
-def _outcome_columns(evaluation: Evaluation, label: str) -> tuple[int, int | None]:
+def _outcome_columns(evaluation: Evaluation, label: str, outcome: str) -> tuple[int, int | None]:
     """The matrix row of reference class `label`, and the column of its own class (None when the
-    prediction has no class of that label)."""
+    prediction has no class of that label); a `KeyError` naming the reference classes for a label
+    the reference lacks, a `ValueError` for an outcome not in `OUTCOMES`."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
     taxonomy = evaluation.taxonomy
+    class_index(list(taxonomy.reference_index), label, "reference class")
     return taxonomy.reference_index[label], _own_column(taxonomy, label)
 
 
@@ -86,9 +99,7 @@ def outcome_cell(evaluation: Evaluation, label: str, outcome: str) -> tuple[str,
     """The matrix cell (row class, column class) that makes one outcome of reference class
     `label`: Background, or its own class; None for `elsewhere` (several cells) and for an own
     class the prediction lacks."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
-    row, own = _outcome_columns(evaluation, label)
+    row, own = _outcome_columns(evaluation, label, outcome)
     column = {"Background": 0, "own class": own}.get(outcome)
     classes = evaluation.matrices.classes
     return None if column is None else (classes[row], classes[column])
@@ -97,9 +108,7 @@ def outcome_cell(evaluation: Evaluation, label: str, outcome: str) -> tuple[str,
 def outcome_page_values(evaluation: Evaluation, label: str, outcome: str) -> np.ndarray:
     """Every page's pixels of reference class `label` (its matrix row) that go to one outcome:
     Background (column 0), its own class, or elsewhere (the rest of the row), in page order."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
-    row, own = _outcome_columns(evaluation, label)
+    row, own = _outcome_columns(evaluation, label, outcome)
     own = -1 if own is None else own  # no column has it
     size = evaluation.taxonomy.size
     in_row = evaluation.contribution_cell // size == row
@@ -111,17 +120,29 @@ def outcome_page_values(evaluation: Evaluation, label: str, outcome: str) -> np.
     return values
 
 
-def _page_changes(page_ids: list[str], a: np.ndarray, b: np.ndarray) -> list[dict]:
-    """Pages where A or B is non-zero, the largest |B - A| first (ties in page order)."""
+def _page_changes(page_ids: list[str], a: np.ndarray, b: np.ndarray) -> pd.DataFrame:
+    """Pages where A or B is non-zero, the largest |B - A| first (ties in page order): page, A's
+    and B's pixels, B minus A."""
+    import pandas as pd
+
     change = b - a
     hits = np.flatnonzero((a != 0) | (b != 0))
     order = hits[np.lexsort((hits, -np.abs(change[hits])))]
-    return [{"page": page_ids[k], "A": float(a[k]), "B": float(b[k]), "B − A": float(change[k])} for k in order]
+    return pd.DataFrame({"page": [page_ids[k] for k in order.tolist()], "pixels_a": a[order], "pixels_b": b[order],
+                         "b_minus_a": change[order]}, columns=CHANGE_COLUMNS)
+
+
+def _restricted(full: MatrixSet, a: MatrixSet, b: MatrixSet) -> MatrixSet:
+    """The full matrices' rows and columns that either trimmed view keeps, in class order."""
+    rows = [k for k, name in enumerate(full.rows) if name in a.rows or name in b.rows]
+    columns = [k for k, name in enumerate(full.columns) if name in a.columns or name in b.columns]
+    pick = np.ix_(rows, columns)
+    return MatrixSet([full.rows[k] for k in rows], [full.columns[k] for k in columns], full.confusion[pick], full.recall[pick], full.precision[pick])
 
 
 @dataclass(frozen=True, repr=False)
 class Comparison:
-    """Model B against model A, both evaluated against the same reference."""
+    """Model B against model A, both evaluated against the same reference (`compare`)."""
 
     a: Evaluation
     b: Evaluation
@@ -139,59 +160,60 @@ class Comparison:
             return view
         return "trimmed" if self.a.matrices.classes == self.b.matrices.classes and view == "trimmed" else "reduced"
 
-    def difference(self, view: str = "trimmed") -> MatrixSet:
-        """B minus A cell by cell, on a view both share (`difference_view`: full or trimmed, the
-        union of the two trimmed class lists in single mode; the reduced view otherwise)."""
-        if self.difference_view(view) == "reduced":
-            return matrix_difference(self.a.matrices.reduced, self.b.matrices.reduced)
-        a, b = view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)
-        if comparable(a, b):
-            return matrix_difference(a, b)
-        return matrix_difference(*(_restricted(m.full, a, b) for m in (self.a.matrices, self.b.matrices)))
+    def difference(self, view: str = "trimmed") -> MatrixFrames:
+        """B minus A cell by cell as DataFrames (confusion, recall, precision), on the view both
+        share (`difference_view`)."""
+        return frames(difference_arrays(self, view))
 
-    def cell_pages(self, view: str, row: str, column: str) -> list[dict]:
-        """The pages behind cell (row class, column class) of `difference(view)`, most changed
-        first (ties in page order): page, A's and B's pixels in the cell, and B minus A."""
+    def pages_for_cell(self, row: str, column: str, *, view: str = "trimmed") -> pd.DataFrame:
+        """The pages behind cell (reference class `row`, predicted class `column`) of
+        `difference(view)`, most changed first (ties in page order): page, pixels_a, pixels_b,
+        b_minus_a. A class the view lacks is a `KeyError` naming its classes."""
         from tore_engine.results.drilldown import cell_page_values
 
-        basis = self.difference_view(view)
+        basis, difference = self.difference_view(view), difference_arrays(self, view)
+        class_index(difference.rows, row, f"reference (row) class of the {basis} difference")
+        class_index(difference.columns, column, f"predicted (column) class of the {basis} difference")
         return _page_changes(self.a.page_ids, cell_page_values(self.a, basis, row, column), cell_page_values(self.b, basis, row, column))
 
-    def outcome_pages(self, label: str, outcome: str) -> list[dict]:
+    def pages_for_outcome(self, label: str, outcome: str) -> pd.DataFrame:
         """The pages behind one bar of `per_class` (reference class `label`, one of `OUTCOMES`),
         most changed first: page, A's and B's pixels of the class with that outcome, B minus A."""
         return _page_changes(self.a.page_ids, outcome_page_values(self.a, label, outcome), outcome_page_values(self.b, label, outcome))
 
     @property
-    def per_class(self):
-        """Per reference class: the shares to Background, own class and elsewhere for A and B, and B
-        minus A (a DataFrame); it works across taxonomies."""
+    def per_class(self) -> pd.DataFrame:
+        """Per reference class with support in both (index `class`): the shares of its pixels that
+        go to Background, to its own class and elsewhere in A (`background_a`, `own_class_a`,
+        `elsewhere_a`), in B (`..._b`) and B minus A (`..._b_minus_a`); it works across taxonomies."""
         import pandas as pd
 
         a, b = reference_class_outcomes(self.a), reference_class_outcomes(self.b)
-        rows = [
-            {"class": label, **{f"{o} A": a[label][o] for o in OUTCOMES}, **{f"{o} B": b[label][o] for o in OUTCOMES},
-             **{f"{o} B − A": b[label][o] - a[label][o] for o in OUTCOMES}}
-            for label in a if label in b
-        ]
-        return pd.DataFrame(rows).set_index("class") if rows else pd.DataFrame()
+        labels = [label for label in a if label in b]
+        shares = {"a": a, "b": b, "b_minus_a": {label: {o: b[label][o] - a[label][o] for o in OUTCOMES} for label in labels}}
+        columns = {outcome_column(outcome, model): [shares[model][label][outcome] for label in labels] for model in MODELS for outcome in OUTCOMES}
+        return pd.DataFrame(columns, index=pd.Index(labels, name="class"), columns=list(columns))
 
     @property
-    def pages(self):
-        """Per page (A's order): the reduced Foreground F1 of A and B, and B minus A."""
-
-        f1 = self.a.pages[["foreground_f1"]].rename(columns={"foreground_f1": "F1 A"}).join(
-            self.b.pages[["foreground_f1"]].rename(columns={"foreground_f1": "F1 B"}), how="inner")
-        f1["B − A"] = f1["F1 B"] - f1["F1 A"]
+    def pages(self) -> pd.DataFrame:
+        """Per page (index `page`, A's order): the reduced Foreground F1 of A and B (`f1_a`,
+        `f1_b`), and `b_minus_a`."""
+        f1 = self.a.pages[["foreground_f1"]].rename(columns={"foreground_f1": "f1_a"}).join(
+            self.b.pages[["foreground_f1"]].rename(columns={"foreground_f1": "f1_b"}), how="inner")
+        f1["b_minus_a"] = f1["f1_b"] - f1["f1_a"]
         return f1
 
 
-def _restricted(full: MatrixSet, a: MatrixSet, b: MatrixSet) -> MatrixSet:
-    """The full matrices' rows and columns that either trimmed view keeps, in class order."""
-    rows = [k for k, name in enumerate(full.rows) if name in a.rows or name in b.rows]
-    columns = [k for k, name in enumerate(full.columns) if name in a.columns or name in b.columns]
-    pick = np.ix_(rows, columns)
-    return MatrixSet([full.rows[k] for k in rows], [full.columns[k] for k in columns], full.confusion[pick], full.recall[pick], full.precision[pick])
+def difference_arrays(comparison: Comparison, view: str = "trimmed") -> MatrixSet:
+    """`Comparison.difference` as arrays (what the app draws): full or trimmed, the union of the two
+    trimmed class lists in single mode; the reduced view otherwise."""
+    a_matrices, b_matrices = comparison.a.matrices, comparison.b.matrices
+    if comparison.difference_view(view) == "reduced":
+        return matrix_difference(a_matrices.reduced, b_matrices.reduced)
+    a, b = view_matrices(a_matrices, view), view_matrices(b_matrices, view)
+    if comparable(a, b):
+        return matrix_difference(a, b)
+    return matrix_difference(*(_restricted(m.full, a, b) for m in (a_matrices, b_matrices)))
 
 
 def compare(a: Evaluation, b: Evaluation) -> Comparison:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tore_engine.core.errors import InputWarning
+from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts
 from tore_engine.metrics.matrices import (
@@ -27,6 +28,15 @@ from tore_engine.writers.content import ReportContent
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+def class_index(names: list[str], name: str, what: str) -> int:
+    """Where class `name` is in `names`; a `KeyError` that names them all (the first few of a long
+    list) when it is not there: every lookup of a class the API takes goes through here."""
+    try:
+        return names.index(name)
+    except ValueError:
+        raise KeyError(f"{name!r} is no {what}; those are {named(names)}") from None
 
 
 @dataclass(repr=False)
@@ -52,9 +62,8 @@ class Evaluation:
         """Where cell (row class, column class) of a view is: in the reduced matrix for the reduced
         view, else in the full one; a `KeyError` naming the view's classes for a class it lacks."""
         shown = view_matrices(self.matrices, view)
-        for name, names, side in ((row, shown.rows, "reference (row)"), (column, shown.columns, "predicted (column)")):
-            if name not in names:
-                raise KeyError(f"no {side} class {name!r} in the {view} view; its classes are {', '.join(map(repr, names))}")
+        class_index(shown.rows, row, f"reference (row) class of the {view} view")
+        class_index(shown.columns, column, f"predicted (column) class of the {view} view")
         classes = REDUCED_CLASSES if view == "reduced" else self.matrices.classes
         return classes.index(row), classes.index(column)
 

@@ -16,7 +16,7 @@ import streamlit as st
 
 from tore_engine.plots import heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
-from tore_engine.results.comparison import OUTCOMES, Comparison, outcome_cell
+from tore_engine.results.comparison import MODELS, OUTCOMES, Comparison, difference_arrays, outcome_cell, outcome_column
 from tore_engine.results.drilldown import shown_matrices
 from tore_engine.studio import tables
 from tore_engine.studio.evaluations import Evaluated
@@ -41,6 +41,8 @@ from tore_engine.studio.panels import (
 TARGET = "_compare_target"  # session state: the chosen Target
 HALF_WIDTH_COLUMNS = 6  # a difference this narrow fits in half the page
 CHANGE_CONFIG = {"A": tables.pixel_column("A (pixels)"), "B": tables.pixel_column("B (pixels)"), "B − A": tables.pixel_column("B − A (pixels)")}
+CHANGE_LABELS = {"pixels_a": "A", "pixels_b": "B", "b_minus_a": "B − A"}  # the engine's ASCII columns as shown
+SHARE_LABELS = {outcome_column(outcome, model): f"{outcome} {label}" for model, label in zip(MODELS, ("A", "B", "B − A")) for outcome in OUTCOMES}
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def _basis_caption(comparison: Comparison, view: str) -> str:
         return (f"The two models' {VIEW_LABELS[view]} matrices have different classes, so they cannot be subtracted cell by cell. "
                 "The reduced 2x2 Background/Foreground matrices are taxonomy-invariant (the same numbers in single and dual mode), "
                 "so B − A below compares those.")
-    if basis == "trimmed" and view == "trimmed" and comparison.difference(view).rows != comparison.a.matrices.trimmed.rows:
+    if basis == "trimmed" and view == "trimmed" and difference_arrays(comparison, view).rows != comparison.a.matrices.trimmed.rows:
         return "B − A over the union of both models' zero-trimmed classes (a class either model keeps is shown for both)."
     return f"B − A cell by cell on the {VIEW_LABELS[basis]} matrices (both models have the same classes)."
 
@@ -99,7 +101,7 @@ def difference(comparison: Comparison, view: str) -> None:
     """B minus A on the view both share, clearly labelled; a click on a cell lists its pages."""
     st.subheader("Difference B − A")
     basis = comparison.difference_view(view)
-    difference_matrices = comparison.difference(view)
+    difference_matrices = difference_arrays(comparison, view)
     st.caption(_basis_caption(comparison, view) + " Red: B lower, blue: B higher. Click a cell to list the pages behind it.")
     narrow = len(difference_matrices.columns) <= HALF_WIDTH_COLUMNS
     containers = st.columns(2) if narrow else st.tabs(["recall", "precision"])
@@ -128,21 +130,21 @@ def outcomes(comparison: Comparison) -> None:
     if clicked is not None:
         st.session_state[TARGET] = Target("full", clicked[0], outcome=clicked[1])
     with st.expander("The shares as a table (A, B and B − A)"):
-        shown = per_class.reset_index()
+        shown = per_class.rename(columns=SHARE_LABELS).reset_index()
         for name in shown.columns[1:]:
             shown[name] = tables.as_percent(shown[name])
         st.dataframe(shown, hide_index=True, width="stretch", column_config={name: tables.percent_column() for name in shown.columns[1:]})
 
 
-def _pages(comparison: Comparison, target: Target) -> list[dict]:
+def _pages(comparison: Comparison, target: Target) -> pd.DataFrame:
     if target.outcome is not None:
-        return comparison.outcome_pages(target.row, target.outcome)
-    return comparison.cell_pages(target.view, target.row, target.column)
+        return comparison.pages_for_outcome(target.row, target.outcome)
+    return comparison.pages_for_cell(target.row, target.column, view=target.view)
 
 
 def target_pages(comparison: Comparison, target: Target, a: Evaluated, b: Evaluated, labels: dict[str, str]) -> None:
     """The pages behind the chosen target, most changed first, each opening in Overlays."""
-    table = pd.DataFrame(_pages(comparison, target), columns=["page", "A", "B", "B − A"])
+    table = _pages(comparison, target).rename(columns=CHANGE_LABELS)
     name = plain_for_markdown(target.name())
     if table.empty:
         st.info(f"No page has pixels in {name}, in A or in B.")

@@ -52,8 +52,8 @@ def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(de
     at.run()
     _no_exception(at)
     table = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns and "A" in frame.value.columns)
-    expected = compare(evaluation, demo_b).outcome_pages("Text", "Background")
-    assert table["page"].tolist() == [row["page"] for row in expected] and table["A"].tolist() == [row["A"] for row in expected]
+    expected = compare(evaluation, demo_b).pages_for_outcome("Text", "Background")
+    assert table["page"].tolist() == expected["page"].tolist() and table["A"].tolist() == expected["pixels_a"].tolist()
     page = table["page"].iloc[0]
     at.button(key="open-button-target-Text: Background-B").click().run()
     _no_exception(at)

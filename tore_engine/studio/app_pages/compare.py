@@ -34,7 +34,7 @@ def both_against_the_reference(dataset: Dataset) -> None:
         compare_panels.target_pages(comparison, target, a, b, labels)
 
     st.subheader("Reference, A and B on one page")
-    deltas = comparison.pages.reset_index()
+    deltas = comparison.pages.rename(columns={"f1_a": "F1 A", "f1_b": "F1 B", "b_minus_a": "B − A"}).reset_index()
     overlay_panels.page_picker_table(deltas.sort_values("B − A", kind="stable").head(20), "page-deltas",
                              "Pages where B differs most from A (reduced Foreground F1, B worse first); select one to show it")
     page_id = overlay_panels.page_navigator(a.evaluation)
