@@ -18,7 +18,7 @@ Plotly are imported only by the methods that return them.
 from __future__ import annotations
 
 from tore_engine.api import FORMATS, evaluate, load, load_pair
-from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.errors import InputError, InputWarning, ToreWarning
 from tore_engine.core.layout import LayoutSet, Page, PageImage
 from tore_engine.results.comparison import Comparison, compare
 from tore_engine.results.evaluation import Evaluation
@@ -34,6 +34,7 @@ __all__ = [
     "LayoutSet",
     "Page",
     "PageImage",
+    "ToreWarning",
     "__version__",
     "compare",
     "evaluate",

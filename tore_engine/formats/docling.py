@@ -323,8 +323,9 @@ def _documents(layout: LayoutSet) -> dict[str, "DoclingDocument"]:
         for label, (l, t, r, b) in zip(page.labels, page.bboxes.tolist()):
             bbox = _base.BoundingBox(l=l, t=t, r=r, b=b, coord_origin=_base.CoordOrigin.TOPLEFT)
             prov = _document.ProvenanceItem(page_no=page_no, bbox=bbox, charspan=(0, 0))
+            add = _item_adder(document, label, layout.source)  # its InputError (an unknown label) is not caught below
             try:
-                _item_adder(document, label, layout.source)(prov=prov)
+                add(prov=prov)
             except (_pydantic.ValidationError, ValueError, TypeError):
                 raise InputError(f"label {label!r} cannot be written as a DoclingDocument item on its own", file=layout.source,
                                  page=page.id) from None
