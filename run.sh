@@ -26,7 +26,8 @@ make_venv() {
 }
 
 # The extras (pyproject.toml): the core is the engine and `tore evaluate`; `app` adds Streamlit,
-# Plotly, PyMuPDF and the scorers; `test` adds every extra and the test tools.
+# Plotly, PyMuPDF and the scorers; `docling` reads DoclingDocuments and docling-eval datasets (the
+# sidebar offers both); `test` adds every extra and the test tools.
 install() {
   make_venv
   .venv/bin/python -m pip install -q -e ".[$1]"
@@ -34,7 +35,7 @@ install() {
 
 case "${1:-}" in
   app)
-    install app,dask
+    install app,dask,docling  # every format the sidebar offers opens
     shift
     # From a checkout, paths typed into the app are confined to the folder that holds the repository
     # (so the Scores page finds the samples in ../shared/data); `tore app` alone uses the current folder.

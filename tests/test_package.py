@@ -24,6 +24,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from tests.helpers import shared_path
+from tore_engine.core.extras import install_command
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "tore_engine"
@@ -189,12 +190,12 @@ def test_a_score_without_the_scores_extra_names_the_extra(tmp_path):
     layout = shared_path("data", "omnidocbench", "pred_layout_detection", "detection_prediction.json")
     result = run_without(tmp_path, ["faster_coco_eval", "scipy", "rapidfuzz"], "score", "omnidocbench", "--reference", str(reference), "--layout", str(layout))
     assert result.returncode == 2 and result.stdout == ""
-    assert "pip install 'tore-studio[scores]'" in result.stderr and "bug" not in result.stderr
+    assert install_command("scores") in result.stderr and "bug" not in result.stderr
 
 
 def test_the_app_without_the_app_extra_names_the_extra(tmp_path):
     result = run_without(tmp_path, ["streamlit"], "app", "--port", "8799")
-    assert result.returncode == 2 and "pip install 'tore-studio[app]'" in result.stderr
+    assert result.returncode == 2 and install_command("app") in result.stderr
 
 
 def test_the_python_api_imports_pandas_only_for_a_dataframe(tmp_path):

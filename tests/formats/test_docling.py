@@ -29,6 +29,7 @@ from tests.helpers import input_error_without, shared_path, write_json
 from tests.mutations import paths_of
 from tore_engine.api import detect_format, load, load_pair
 from tore_engine.core.errors import InputError
+from tore_engine.core.extras import install_command
 from tore_engine.core.layout import PageImage
 from tore_engine.formats.stored_images import read_image_bytes
 
@@ -223,4 +224,4 @@ def test_a_mutated_document_loads_or_is_one_clear_error(tmp_path, path, value):
 @pytest.mark.parametrize("call", ["load(path, format='docling')", "load_pair(path, format='docling-eval')"])
 def test_without_docling_core_the_error_names_the_extra(tmp_path, call):
     path = write_json(tmp_path / "d.json", BASE)
-    assert input_error_without("docling_core", call, path=str(path)) == "reading this format needs docling-core, which is not installed: pip install 'tore-studio[docling]'"
+    assert input_error_without("docling_core", call, path=str(path)) == f"reading this format needs docling-core, which is not installed: {install_command('docling')}"

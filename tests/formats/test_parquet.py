@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -15,7 +16,7 @@ from PIL import Image
 from tests.helpers import input_error_without, shared_path, write_json
 from tore_engine.api import detect_format, load
 from tore_engine.core.errors import InputError
-from tore_engine.core.extras import optional_module
+from tore_engine.core.extras import install_command, optional_module
 from tore_engine.core.layout import PageImage
 from tore_engine.formats import parquet, parquet_files
 from tore_engine.formats.stored_images import read_image_bytes
@@ -169,10 +170,10 @@ def test_docling_eval_shards_are_told_apart(tmp_path):
 
 
 def test_a_missing_library_names_the_extra(tmp_path):
-    with pytest.raises(InputError, match=r"needs no_such_library, which is not installed: pip install 'tore-studio\[parquet\]'"):
+    with pytest.raises(InputError, match=re.escape(f"needs no_such_library, which is not installed: {install_command('parquet')}")):
         optional_module("no_such_library", "parquet")
     path = write_table(tmp_path / "m.parquet", PAGES)
-    assert input_error_without("pyarrow", "load(path)", path=str(path)) == "reading this format needs pyarrow, which is not installed: pip install 'tore-studio[parquet]'"
+    assert input_error_without("pyarrow", "load(path)", path=str(path)) == f"reading this format needs pyarrow, which is not installed: {install_command('parquet')}"
 
 
 def test_native_pages_written_as_parquet_read_back_the_same(tmp_path):

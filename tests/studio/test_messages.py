@@ -28,7 +28,11 @@ def test_without_the_images_file_the_message_names_the_sidebar_not_a_flag(root):
     ("give only the dataset (tore evaluate DATASET --format docling-eval)", "give only the dataset"),
     ("use --taxonomy dual or --label-map", 'choose the taxonomy "dual" (in the sidebar) or a label map (in the sidebar)'),
     ("reading this format needs pyarrow, which is not installed: pip install 'tore-studio[parquet]'",
-     "reading this format needs pyarrow, which is not installed: the server's operator can install tore-studio[parquet]"),
+     "reading this format needs pyarrow, which is not installed on the server; whoever runs it adds it with: "
+     "pip install 'tore-studio[parquet]'"),
+    ("needs docling-core, which is not installed: .venv/bin/pip install -e '.[docling]' from the checkout",
+     "needs docling-core, which is not installed on the server; whoever runs it adds it with: .venv/bin/pip install -e "
+     "'.[docling]' from the checkout"),
 ])
 def test_engine_messages_are_reworded_for_the_app(engine, shown):
     assert gui_text(engine) == shown

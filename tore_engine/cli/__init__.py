@@ -24,6 +24,7 @@ from typing import NoReturn
 
 from tore_engine import __version__
 from tore_engine.core.errors import InputError
+from tore_engine.core.extras import install_command
 from tore_engine.core.text_safety import terminal_text
 
 DEBUG_VARIABLE = "TORE_DEBUG"  # set to 1: print the traceback of an unexpected error too
@@ -156,7 +157,7 @@ def _paragraph(error: Exception) -> str:
     if isinstance(error, InputError):
         return error.paragraph()
     if isinstance(error, ModuleNotFoundError) and (extra := EXTRA_OF_MODULE.get(library := (error.name or "").partition(".")[0])):
-        return f"this needs the '{extra}' extra ({library} is not installed): pip install 'tore-studio[{extra}]'"
+        return f"this needs the '{extra}' extra ({library} is not installed): {install_command(extra)}"
     if isinstance(error, BrokenProcessPool):
         return "a worker process ended abruptly (killed, or out of memory); try fewer --workers"
     if isinstance(error, MemoryError):

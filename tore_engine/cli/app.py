@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tore_engine.cli.options import integer
 from tore_engine.core.errors import InputError
+from tore_engine.core.extras import install_command
 
 APP_SCRIPT = Path(__file__).resolve().parents[1] / "studio" / "app.py"
 # Server settings that do not depend on the folder the app is started from (no .streamlit/ needed).
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from streamlit.web import cli as streamlit_cli
     except ImportError:
-        raise InputError("the app needs its extra: pip install 'tore-studio[app]'") from None
+        raise InputError(f"the app needs its extra: {install_command('app')}") from None
     settings = {**STREAMLIT_SETTINGS, "server.port": str(args.port), "server.address": args.address}
     options = [f"--{key}={value}" for key, value in settings.items()]
     return int(streamlit_cli.main(["run", str(APP_SCRIPT), *options], standalone_mode=False) or 0)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tore_engine.core.errors import InputWarning
+from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts
@@ -176,7 +177,7 @@ class Evaluation:
         try:
             from tore_engine.plots import heatmaps as figures
         except ImportError:
-            raise ImportError("plotting needs Plotly: pip install 'tore-studio[app]'") from None
+            raise ImportError(f"plotting needs Plotly: {install_command('app')}") from None
         view = view or ("full" if self.matrices.mode == "single" else "trimmed")
         return figures.matrix_heatmap(view_matrices(self.matrices, view), metric, **options)
 

@@ -22,6 +22,7 @@ from functools import partial
 from typing import Any
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.extras import install_command
 
 CONNECT_TIMEOUT_SECONDS = 10  # to connect to the scheduler and hear its handshake
 NO_WORKERS_TIMEOUT_SECONDS = 60  # how long an evaluation waits while the cluster has no worker
@@ -55,7 +56,7 @@ def dask_client(address: str) -> Any:
     try:
         from distributed import Client
     except ImportError:
-        raise InputError("a Dask scheduler needs Dask: pip install 'tore-studio[dask]'") from None
+        raise InputError(f"a Dask scheduler needs Dask: {install_command('dask')}") from None
     _check_handshake(address)
     try:
         return Client(address, timeout=f"{CONNECT_TIMEOUT_SECONDS}s")

@@ -38,7 +38,7 @@ GUI_WORDS = (
     (re.compile(r"use --format ([\w-]+)"), rf'choose the format "\1" {SIDEBAR}'),
     (re.compile(r"--format ([\w-]+)"), rf'the format "\1" {SIDEBAR}'),
     (re.compile(r"run without --scheduler"), "choose local processes under Compute"),
-    (re.compile(r"pip install '(tore-studio\[[\w-]+\])'"), r"the server's operator can install \1"),
+    (re.compile(r"not installed: (\S*pip install .+)$"), r"not installed on the server; whoever runs it adds it with: \1"),
 )
 _log = logging.getLogger(__name__)
 

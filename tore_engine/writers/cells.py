@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.extras import install_command
 from tore_engine.core.text_safety import write_csv
 from tore_engine.writers.content import ReportContent
 
@@ -68,7 +69,7 @@ def _write_parquet(content: ReportContent, path: Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError(f"writing {path.name} needs pyarrow (the 'parquet' extra: pip install 'tore-studio[parquet]'); "
+        raise InputError(f"writing {path.name} needs pyarrow (the 'parquet' extra: {install_command('parquet')}); "
                          "or write the cells as CSV") from None
     table = cell_table(content)
 

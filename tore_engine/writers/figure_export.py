@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.extras import install_command
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 BROWSER_VARIABLE = "BROWSER_PATH"  # choreographer's own override
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-KALEIDO_MISSING = "exporting a figure needs kaleido >= 1.0: install the 'app' extra (pip install 'tore-studio[app]')"
+KALEIDO_MISSING = f"exporting a figure needs kaleido >= 1.0: install the 'app' extra ({install_command('app')})"
 NO_BROWSER = (
     "exporting a figure needs Chrome or Chromium, which kaleido drives: install it (Debian: apt-get install chromium) "
     f"or set {BROWSER_VARIABLE} to its executable; TORE Studio does not download a browser"

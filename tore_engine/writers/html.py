@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.extras import install_command
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.writers.content import ReportContent
 from tore_engine.writers.tables import (
@@ -29,7 +30,7 @@ from tore_engine.writers.tables import (
 )
 
 DEFAULT_TITLE = "TORE report"
-PLOTLY_MISSING = "the HTML report needs Plotly: install the 'app' extra (pip install 'tore-studio[app]')"
+PLOTLY_MISSING = f"the HTML report needs Plotly: install the 'app' extra ({install_command('app')})"
 FIGURE_CONFIG = {"displaylogo": False}
 DUAL_NOTE = (
     "Dual taxonomy: rows are the reference's classes, columns the prediction's, so the diagonal means nothing. "
