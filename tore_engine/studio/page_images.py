@@ -53,22 +53,23 @@ def _image_bytes(path: str, pdf_page: int | None, stored: tuple[str, int, int | 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _rendered(path: str, stamp: tuple[int, int], pdf_page: int | None,
-              stored: tuple[str, int, int | None] | None) -> rendering.RenderedPage | str:
+              stored: tuple[str, int, int | None] | None, max_side: int = rendering.MAX_SIDE) -> rendering.RenderedPage | str:
     """The page drawn from a confined regular file, or from the image stored in it at `stored`
-    (cached by path, modification time, size, page number and cell), or the reason it cannot be
-    drawn."""
+    (cached by path, modification time, size, page number, cell and drawn size), or the reason it
+    cannot be drawn."""
     try:
         data = _image_bytes(path, pdf_page, stored)
     except InputError:  # removed, swapped for a FIFO or grown since the check, no image there: as if missing
         return NO_PAGE_IMAGE
     try:
-        return rendering.render_page(data, Path(path).name, None if stored else pdf_page)
+        return rendering.render_page(data, Path(path).name, None if stored else pdf_page, max_side)
     except rendering.PageImageError as error:
         return str(error)
 
 
-def rendered(image: PageImage | None, root: Path) -> rendering.RenderedPage | str:
-    """The page image drawn, or the text its placeholder shows."""
+def rendered(image: PageImage | None, root: Path, max_side: int = rendering.MAX_SIDE) -> rendering.RenderedPage | str:
+    """The page image drawn (`max_side` pixels long at most: smaller for thumbnails), or the text
+    its placeholder shows."""
     path = drawable_path(image, root)
     if path is None:
         return NO_PAGE_IMAGE
@@ -76,7 +77,7 @@ def rendered(image: PageImage | None, root: Path) -> rendering.RenderedPage | st
         info = os.stat(path)
     except OSError:
         return NO_PAGE_IMAGE
-    return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page, image.parquet_cell)
+    return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page, image.parquet_cell, max_side)
 
 
 @dataclass(frozen=True)

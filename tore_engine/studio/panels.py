@@ -21,14 +21,9 @@ from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
 from tore_engine.plots import heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
-from tore_engine.results.drilldown import (
-    ShownMatrices,
-    class_pages,
-    shown_matrices,
-    top_confusions,
-)
-from tore_engine.results.evaluation import Evaluation
-from tore_engine.studio import tables, url_state
+from tore_engine.results.drilldown import class_pages, top_confusions
+from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
+from tore_engine.studio import gallery, tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.messages import gui_text, shown_errors
 from tore_engine.studio.sidebar import MODELS, Dataset
@@ -323,6 +318,7 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     cell = _cell_pickers(*_view_classes(evaluation, choice.view))
     if cell is not None:
         page_list(evaluation, choice.view, cell, model, key=f"{model}-{choice.view}")
+        gallery.cell_gallery(evaluated, choice.view, cell, model, key=f"{model}-{choice.view}")
     url_state.publish_url()
 
 

@@ -1,0 +1,123 @@
+"""Documents: when page ids are `<document>/<page>` (Docling, docling-eval, the demo), a table of
+the documents with their exact Foreground scores, and a document picker (`doc` in the URL) that
+narrows the matrices, the page lists and the navigator to one document's pages.
+
+The narrowed evaluation is `results.documents.subset_evaluation` with the exact counts of the
+document's pages, which the engine computes again from the two layouts (the evaluation keeps
+each page's contributions only as floats): its matrices are those of a separate evaluation of
+these pages. It is computed once a document and kept with the evaluation it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from tore_engine.core.layout import Page
+from tore_engine.results.documents import Documents, document_table, page_documents, subset_evaluation
+from tore_engine.run.runner import evaluate_batch
+from tore_engine.studio import tables, url_state
+from tore_engine.studio.evaluations import Evaluated
+
+DOCUMENT = "doc"  # session state key and URL parameter
+ALL = ""  # no document chosen: the whole evaluation
+TABLE_LABELS = {"foreground_recall": "Foreground recall", "foreground_precision": "Foreground precision", "foreground_f1": "Foreground F1"}
+
+
+class _Kept:
+    """Values computed from an evaluation, kept while that evaluation lives (evaluations are
+    read-only once made), for every session that shows it."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref, dict]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, evaluated: Evaluated, key: tuple, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            self._entries = {number: entry for number, entry in self._entries.items() if entry[0]() is not None}
+            entry = self._entries.get(id(evaluated))
+            if entry is None or entry[0]() is not evaluated:
+                entry = self._entries[id(evaluated)] = (weakref.ref(evaluated), {})
+        values = entry[1]
+        if key not in values:
+            values[key] = compute()  # two sessions may both compute it: the same value
+        return values[key]
+
+
+_KEPT = _Kept()
+
+
+def documents(evaluated: Evaluated) -> Documents:
+    return _KEPT.get(evaluated, ("documents",), lambda: page_documents(evaluated.evaluation.page_ids))
+
+
+def _table(evaluated: Evaluated) -> pd.DataFrame:
+    return _KEPT.get(evaluated, ("table",), lambda: document_table(evaluated.evaluation))
+
+
+def page_pair(evaluated: Evaluated, page_id: str) -> tuple[Page, Page | None]:
+    """A page of the evaluation: its reference page and its prediction page, if any."""
+    reference = evaluated.reference_page(page_id)
+    if reference is None:  # every page of an evaluation is a page of its reference
+        raise KeyError(f"no page {page_id!r} in the reference")
+    return reference, evaluated.prediction_page(page_id)
+
+
+def _narrowed(evaluated: Evaluated, document: str) -> Evaluated:
+    """The evaluation of the document's pages alone, titled with the document's name."""
+    evaluation = evaluated.evaluation
+    pages = documents(evaluated).pages(document)
+    counts = evaluate_batch([page_pair(evaluated, evaluation.page_ids[k]) for k in pages.tolist()], evaluation.taxonomy).counts
+    return dataclasses.replace(evaluated, title=f"{evaluated.title}, document {document}", evaluation=subset_evaluation(evaluation, pages, counts))
+
+
+def document_evaluated(evaluated: Evaluated, document: str) -> Evaluated:
+    """`evaluated` narrowed to one of its documents (kept once computed)."""
+    return _KEPT.get(evaluated, ("document", document), lambda: _narrowed(evaluated, document))
+
+
+def document_filter(evaluated: Evaluated) -> Evaluated:
+    """The document picker, when the pages belong to more than one document: the chosen document's
+    evaluation, or the whole one."""
+    names = documents(evaluated).names
+    if len(names) < 2:
+        return evaluated
+    url_state.seed(DOCUMENT, ALL, [ALL, *names])
+    chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session",
+                          format_func=lambda name: "(all documents)" if name == ALL else name,
+                          help="only this document's pages, in the matrices, the page lists and the navigator (page ids are document/page)")
+    url_state.share(**{DOCUMENT: chosen})
+    return evaluated if chosen == ALL else document_evaluated(evaluated, chosen)
+
+
+def _choose_row(table_key: str, names: list[str]) -> None:
+    rows = st.session_state[table_key].selection.rows
+    st.session_state[DOCUMENT] = names[rows[0]] if rows else ALL
+
+
+def document_table_view(evaluated: Evaluated, key: str) -> None:
+    """The documents, one row each: pages, pixels and Foreground scores of their summed pages;
+    selecting a row chooses the document."""
+    table = _table(evaluated)
+    if len(table) < 2:
+        return
+    with st.expander(f"Documents: {len(table):,} (select one to show only its pages)"):
+        st.caption("Each document's pages summed: its pixels, and the Foreground recall, precision and F1 of its pages' reduced "
+                   "matrices added together (exact ratios of pixel counts, not means of the pages' scores).")
+        table_key = f"documents-{key}"
+        config = {"pixels": tables.pixel_column()} | {name: tables.score_column(label) for name, label in TABLE_LABELS.items()}
+        st.dataframe(table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=config,
+                     on_select=functools.partial(_choose_row, table_key, table["document"].tolist()))
+
+
+def document_view(evaluated: Evaluated, key: str) -> Evaluated:
+    """The document table and picker; the evaluation of the chosen document, or the whole one."""
+    document_table_view(evaluated, key)
+    return document_filter(evaluated)
