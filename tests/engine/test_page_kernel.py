@@ -18,15 +18,13 @@ from hypothesis import strategies as st
 
 from benchmarks.synthetic import synthetic_layouts
 from tests.brute_force import confusion as brute_confusion
-from tests.helpers import load_shared_json
+from tests.helpers import REPOSITORY, load_shared_json
 from tore_engine.core import jit
 from tore_engine.engine import page_kernel as kernel
 from tore_engine.engine.raster import PageTask, PixelExtents, pair_table
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.metrics.matrices import ExactMatrix
 from tore_engine.run.runner import evaluate_dataset, numpy_cells
-
-REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -311,7 +309,7 @@ def test_pool_workers_compile_once_and_later_processes_load_the_cache(tmp_path):
     assert warm.stdout.startswith("TORE's page kernel loaded in")
     assert "page kernel once" not in warm.stderr  # only the JSON scan, never warmed here, compiles
     again = run_python("from tore_engine.run.warm import main; main([])", cache)
-    assert again.stderr == "" and again.stdout.splitlines()[1].startswith("TORE's JSON scan loaded in")
+    assert again.stderr == "" and any(line.startswith("TORE's JSON scan loaded in") for line in again.stdout.splitlines())
 
 
 def test_without_numba_evaluations_take_the_numpy_path_silently(tmp_path):

@@ -7,10 +7,11 @@ with other classes, or against another model (tore.md section 6, formats.md sect
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from tore_engine.core.errors import InputError, InputWarning
-from tore_engine.core.layout import LayoutSet, PageSource, named
+from tore_engine.core.layout import LayoutSet, Page, PageSource, named
 
 BACKGROUND = "Background"
 MODES = ("auto", "single", "dual")
@@ -35,6 +36,7 @@ def apply_label_map(layout: LayoutSet, label_map: dict[str, str]) -> LayoutSet:
     """Rename or merge classes on one side, before evaluation; the declared order is kept."""
     if not label_map:
         return layout
+    pages: Sequence[Page]
     if isinstance(layout.pages, PageSource):
         pages = layout.pages.relabelled(label_map)
     else:

@@ -80,12 +80,12 @@ class PairTable:
 def _cell_edges(width: int, height: int, sides: list[PixelExtents]) -> tuple[np.ndarray, np.ndarray]:
     """The grid: every painted box edge of both sides, plus the page edges. When the boxes are so
     many that this grid has more cells than the page has pixels, the pixel grid is cheaper."""
-    xs = [np.array([0, width], dtype=np.int64)]
-    ys = [np.array([0, height], dtype=np.int64)]
+    x_edges = [np.array([0, width], dtype=np.int64)]
+    y_edges = [np.array([0, height], dtype=np.int64)]
     for extents in sides:
-        xs += [extents.col0[extents.paints], extents.col1[extents.paints]]
-        ys += [extents.row0[extents.paints], extents.row1[extents.paints]]
-    xs, ys = np.unique(np.concatenate(xs)), np.unique(np.concatenate(ys))
+        x_edges += [extents.col0[extents.paints], extents.col1[extents.paints]]
+        y_edges += [extents.row0[extents.paints], extents.row1[extents.paints]]
+    xs, ys = np.unique(np.concatenate(x_edges)), np.unique(np.concatenate(y_edges))
     if (len(xs) - 1) * (len(ys) - 1) > width * height:
         xs, ys = np.arange(width + 1, dtype=np.int64), np.arange(height + 1, dtype=np.int64)
     cells = (len(xs) - 1) * (len(ys) - 1)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.plots.plain_text import plain_for_plotly
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 METRICS = ("confusion", "recall", "precision", "share")  # matrices' fields (`share`: drilldown.ShownMatrices)
 NORMALISATIONS = {"confusion": "none (pixels)", "recall": "row (recall)", "precision": "column (precision)",
@@ -234,7 +238,7 @@ OUTCOME_COLOURS = {"Background": "#7f7f7f", "own class": "#3cb44b", "elsewhere":
 
 
 def _grouped_bars(series: dict[str, tuple[list[float], str, str]], classes: list[str], *, title: str, yaxis: dict,
-                  customdata: dict[str, list] | None = None) -> go.Figure:
+                  customdata: dict[str, np.ndarray] | None = None) -> go.Figure:
     """Grouped bars, one group per class and one bar a series: name -> (values, colour, Plotly
     hover template of a bar). Clicking a bar selects it (`clicked_bar`)."""
     shown = [plain_for_plotly(label) for label in classes]
@@ -254,12 +258,13 @@ def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -
     return _grouped_bars(series, list(per_class), title=title, yaxis=dict(range=[0, 1], title="score"))
 
 
-def outcome_bars(outcomes, *, title: str = "") -> go.Figure:
+def outcome_bars(outcomes: pd.DataFrame, *, title: str = "") -> go.Figure:
     """B minus A per reference class and outcome (`comparison.Comparison.per_class`: shares of the
     class's pixels going to Background, to its own class, elsewhere, in columns `<outcome>_a`,
     `<outcome>_b` and `<outcome>_b_minus_a`, the outcome in snake_case), with A's and B's shares in
     the hover; a click selects a class and an outcome."""
-    series, customdata = {}, {}
+    series: dict[str, tuple[list[float], str, str]] = {}
+    customdata: dict[str, np.ndarray] = {}
     for outcome, colour in OUTCOME_COLOURS.items():
         hover = (f"{outcome}: B − A %{{y:+{PERCENT_FORMAT}}}<br>A %{{customdata[0]:{PERCENT_FORMAT}}}, "
                  f"B %{{customdata[1]:{PERCENT_FORMAT}}}")

@@ -258,7 +258,7 @@ def page_overlay(
     titles = [plain_for_plotly(pane.title) for pane in panes] + (["agreement"] if agreement is not None else [])
     count = len(titles)
     rows, columns = _grid(count, agreement is not None)
-    specs = [[{} if row * columns + column < count else None for column in range(columns)] for row in range(rows)]
+    specs: list[list[dict[str, object] | None]] = [[{} if row * columns + column < count else None for column in range(columns)] for row in range(rows)]
     fig = make_subplots(rows=rows, cols=columns, specs=specs, subplot_titles=titles, horizontal_spacing=0.015, vertical_spacing=0.04)
     shown: set[str] = set()
     for index, pane in enumerate(panes, start=1):

@@ -29,6 +29,7 @@ import os
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -40,10 +41,8 @@ from types import FrameType
 from tore_engine.core.errors import InputError
 from tore_engine.io import files, leftovers
 
-try:  # POSIX; elsewhere runs into one folder are not kept apart
+if sys.platform != "win32":  # POSIX; elsewhere runs into one folder are not kept apart
     import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
 
 STAGING_PREFIX = ".tore-staging-"  # hidden folders inside --out; one a run, removed at its end
 PREVIOUS = "previous"  # inside the staging folder: the files being replaced, until the swap is done
@@ -51,6 +50,7 @@ ADDED = "added"  # inside the staging folder: an empty file a name placed where 
 REPLACED = "replaced"  # PREVIOUS once the swap is done: nothing to undo any more
 LOCK_NAME = ".tore-lock"  # inside --out while a run holds it; its process id inside
 HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+Handler = Callable[[int, FrameType | None], object] | int  # a signal's handler, or SIG_DFL / SIG_IGN
 
 
 def _problem(out: Path, error: OSError, consequence: str = "the files already there are unchanged") -> InputError:
@@ -82,7 +82,7 @@ class _HeldSignals:
     """The handler of `HELD_SIGNALS` during a swap: it notes them while `holding`; afterwards it hands
     any that still reach it to the handler it replaced, so that none is lost while handlers change."""
 
-    def __init__(self, replaced: dict[int, object]) -> None:
+    def __init__(self, replaced: dict[int, Handler]) -> None:
         self.replaced = replaced
         self.holding = True
         self.held: list[int] = []
@@ -266,7 +266,7 @@ def _lock(out: Path) -> int | None:
     a killed run leaves it behind, but the kernel releases a flock when its process ends, however it
     ends, so such a file holds nothing back and the next run takes it over. A link planted under that
     name is not followed. Returns the descriptor that holds the lock (None where there is no flock)."""
-    if fcntl is None:  # pragma: no cover - Windows
+    if sys.platform == "win32":  # pragma: no cover - Windows
         return None
     path = out / LOCK_NAME
     while True:
