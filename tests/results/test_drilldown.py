@@ -1,7 +1,7 @@
 """Cells of the full, trimmed and reduced views back to their pages and pixels
-(tore_engine.results.drilldown), and the engine's answers to the app's views (page cells, class subsets,
-the "all" normalisation, per-page class pixels, the all-pages table, class pages), on pages
-counted by hand and on the demo."""
+(tore_engine.results.drilldown), and the engine's answers to the app's views (page cells, per-page
+class pixels, the all-pages table, class pages), on pages counted by hand and on the demo; an
+unknown class is a KeyError that names the valid ones."""
 
 from fractions import Fraction
 
@@ -25,7 +25,6 @@ from tore_engine.results.drilldown import (
     page_cells,
     page_class_pixels,
     pages_table,
-    shown_matrices,
     top_confusions,
     view_matrices,
 )
@@ -90,16 +89,13 @@ def test_cell_page_values_sum_to_the_cell(demo_a):
     assert reduced.sum() == demo_a.matrices.reduced.confusion[1, 0]
 
 
-def test_shown_matrices_keep_values_and_add_the_share_of_the_total(small):
-    whole = shown_matrices(small.matrices, "full")
-    assert whole.share.sum() == pytest.approx(1.0) and whole.share[0, 0] == pytest.approx((90 + 91) / 200)
-    subset = shown_matrices(small.matrices, "full", ["Text", "Title"])
-    assert subset.rows == subset.columns == ["Text", "Title"]
-    assert subset.recall.tolist() == [[0.0, 0.6], [0.0, 1.0]]  # still over the whole Text row: 4 of 10 went to Background
-    assert subset.share.tolist() == [[0.0, 6 / 200], [0.0, 4 / 200]]
-    hidden = shown_matrices(small.matrices, "trimmed", hide_background=True)
-    assert hidden.rows == ["Text", "Title"] and hidden.columns == ["Text", "Title"]
-    assert shown_matrices(small.matrices, "reduced", hide_background=True).rows == ["Foreground"]
+def test_an_unknown_class_is_a_key_error_naming_the_classes(small):
+    for lookup in (lambda: page_cell(small, "full", 0, "Txt", "Title"), lambda: cell_page_values(small, "full", "Text", "Txt"),
+                   lambda: class_pages(small, "Txt")):
+        with pytest.raises(KeyError, match="'Txt' is no .*class.*; those are 'Background', 'Text', 'Title'"):
+            lookup()
+    with pytest.raises(KeyError, match="those are 'Background', 'Foreground'"):
+        cell_page_values(small, "reduced", "Text", "Background")
 
 
 def test_page_class_pixels_are_row_and_column_sums_of_every_page(demo_b):

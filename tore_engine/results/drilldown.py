@@ -4,28 +4,23 @@ The app's matrices come in three views: `full` (K x K), `trimmed` (all-zero rows
 removed, tore.md section 7) and `reduced` (2x2 Background/Foreground). Full and trimmed cells are
 cells of the full matrix, whose per-page contributions the evaluation keeps; a reduced cell is a
 sum of each page's integer 2x2 matrix. `page_regions` goes one step further, from a cell and a
-page to the exact pixels behind it (`engine.cell_regions`). `shown_matrices` is what a matrix view shows (a class subset,
-and the "all" normalisation besides row and column); `pages_table` and `class_pages` are the
-per-page tables behind the views.
+page to the exact pixels behind it (`engine.cell_regions`). `pages_table` and `class_pages` are
+the per-page tables behind the views. A class name a view lacks is a `KeyError` that names its
+classes (`evaluation.class_index`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tore_engine.metrics.matrices import (
-    REDUCED_CLASSES,
-    MatrixSet,
-    ToreMatrices,
-    view_matrices,
-)
-from tore_engine.results.evaluation import Evaluation
+from tore_engine.metrics.matrices import REDUCED_CLASSES, MatrixSet, view_matrices
+from tore_engine.results.evaluation import Evaluation, class_index
 
-BACKGROUND = REDUCED_CLASSES[0]
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _page_view_matrix(evaluation: Evaluation, view: str, page_index: int) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -52,44 +47,20 @@ def page_cell(evaluation: Evaluation, view: str, page_index: int, row: str, colu
     """One page's pixels in cell (row class, column class) of a view, and their share of the cell
     (0 for an empty cell)."""
     classes, page, whole = _page_view_matrix(evaluation, view, page_index)
-    i, j = classes.index(row), classes.index(column)
+    i, j = class_index(classes, row, f"class of the {view} view"), class_index(classes, column, f"class of the {view} view")
     return float(page[i, j]), float(page[i, j] / whole[i, j]) if whole[i, j] else 0.0
 
 
 def cell_page_values(evaluation: Evaluation, view: str, row: str, column: str) -> np.ndarray:
     """Every page's pixels in cell (row class, column class) of a view, in page order."""
+    classes = REDUCED_CLASSES if view == "reduced" else evaluation.matrices.classes
+    i, j = class_index(classes, row, "matrix class"), class_index(classes, column, "matrix class")
     if view == "reduced":
-        return evaluation.page_reduced[:, REDUCED_CLASSES.index(row), REDUCED_CLASSES.index(column)].astype(float)
-    classes = evaluation.matrices.classes
-    hits = evaluation.contribution_cell == classes.index(row) * evaluation.taxonomy.size + classes.index(column)
+        return evaluation.page_reduced[:, i, j].astype(float)
+    hits = evaluation.contribution_cell == i * evaluation.taxonomy.size + j
     values = np.zeros(len(evaluation.page_ids))
     np.add.at(values, evaluation.contribution_page[hits], evaluation.contribution_value[hits])
     return values
-
-
-@dataclass(frozen=True)
-class ShownMatrices(MatrixSet):
-    """A view's matrices as shown: some of its classes, and one more normalisation, `share`: each
-    cell over the whole view's total (before any class is left out). Leaving classes out changes
-    no value: recall stays over the whole row, precision over the whole column."""
-
-    share: np.ndarray
-
-
-def shown_matrices(matrices: ToreMatrices, view: str, classes: Collection[str] | None = None, *, hide_background: bool = False) -> ShownMatrices:
-    """The rows and columns of a view whose class is in `classes` (all when None), without
-    Background if `hide_background`, in the view's order."""
-    whole = view_matrices(matrices, view)
-    total = whole.confusion.sum()
-    share = whole.confusion / total if total else np.zeros_like(whole.confusion)
-
-    def kept(names: list[str]) -> list[int]:
-        return [k for k, name in enumerate(names) if (classes is None or name in classes) and not (hide_background and name == BACKGROUND)]
-
-    rows, columns = kept(whole.rows), kept(whole.columns)
-    pick = np.ix_(rows, columns)
-    return ShownMatrices([whole.rows[k] for k in rows], [whole.columns[k] for k in columns], whole.confusion[pick],
-                         whole.recall[pick], whole.precision[pick], share[pick])
 
 
 def page_class_pixels(evaluation: Evaluation) -> tuple[np.ndarray, np.ndarray]:
@@ -113,7 +84,7 @@ def _side_classes(side_index: dict[str, int], pixels: np.ndarray) -> dict[str, i
     return {label: index for label, index in sorted(side_index.items(), key=lambda item: item[1]) if present[index]}
 
 
-def pages_table(evaluation: Evaluation):
+def pages_table(evaluation: Evaluation) -> pd.DataFrame:
     """One row a page, in page order: its pixels, the reduced view's Foreground recall, precision
     and F1, its number of input warnings, then the pixels of each class on the reference side
     (`<label> (ref)`) and on the prediction side (`<label> (pred)`), for the classes that occur."""
@@ -136,7 +107,7 @@ def class_pages(evaluation: Evaluation, label: str) -> list[tuple[str, float, fl
     page order): (page, reference pixels, predicted pixels, pixels predicted as the class itself).
     Wrong pixels: reference + predicted - 2 x right (single taxonomy, where a class is its own
     column)."""
-    k = evaluation.matrices.classes.index(label)
+    k = class_index(evaluation.matrices.classes, label, "matrix class")
     reference, predicted = page_class_pixels(evaluation)
     right = cell_page_values(evaluation, "full", label, label)
     wrong = reference[:, k] + predicted[:, k] - 2 * right

@@ -3,19 +3,21 @@
 `Evaluation` holds exact state (integer counts, per-page integer reduced matrices, each
 page's contribution to each cell) and the matrices made from it. Its properties give the same
 numbers as pandas DataFrames for notebooks (formats.md section 7); pandas and Plotly are imported
-only when asked for, so `tore evaluate` never pays for them.
+only when asked for, so `tore evaluate` never pays for them. `shown_matrices` is what a matrix
+view shows (a class subset, and the "all" normalisation besides row and column), for `plot` and
+the app alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tore_engine.core.errors import InputWarning
-from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts
@@ -29,6 +31,11 @@ from tore_engine.writers.content import ReportContent
 
 if TYPE_CHECKING:
     import pandas as pd
+    import plotly.graph_objects as go
+
+BACKGROUND = REDUCED_CLASSES[0]
+KINDS = ("confusion", "recall", "precision", "share")  # what `plot` draws (`share`: each cell over the view's total)
+NORMALIZATIONS: dict[str | None, str] = {None: "confusion", "row": "recall", "column": "precision", "all": "share"}
 
 
 def class_index(names: list[str], name: str, what: str) -> int:
@@ -57,6 +64,7 @@ class Evaluation:
 
     @property
     def pixels(self) -> int:
+        """Every page's pixels, summed."""
         return int(self.page_pixels.sum())
 
     def _cell_index(self, view: str, row: str, column: str) -> tuple[int, int]:
@@ -108,7 +116,7 @@ class Evaluation:
                 f"{len(self.page_ids):,} pages, Foreground recall {recall:.4f}, precision {precision:.4f})")
 
     @property
-    def warnings(self) -> list[dict]:
+    def warnings(self) -> list[dict[str, str | int | None]]:
         """What was clipped, skipped or defaulted, as report.json lists it: {page, box, side, message}."""
         return [warning.to_json() for warning in self.input_warnings]
 
@@ -118,50 +126,48 @@ class Evaluation:
         return list(self.matrices.classes)
 
     @property
-    def confusion(self):
+    def confusion(self) -> pd.DataFrame:
         """The confusion matrix (pixels) as a DataFrame: rows = reference, columns = prediction."""
         return frames(self.matrices.full).confusion
 
     @property
-    def recall(self):
+    def recall(self) -> pd.DataFrame:
         """The row-normalised matrix as a DataFrame."""
         return frames(self.matrices.full).recall
 
     @property
-    def precision(self):
+    def precision(self) -> pd.DataFrame:
         """The column-normalised matrix as a DataFrame."""
         return frames(self.matrices.full).precision
 
     @property
-    def trimmed(self) -> "MatrixFrames":
+    def trimmed(self) -> MatrixFrames:
         """The matrices without their all-zero rows and columns."""
         return frames(self.matrices.trimmed)
 
     @property
-    def reduced(self) -> "MatrixFrames":
+    def reduced(self) -> MatrixFrames:
         """The 2x2 Background/Foreground matrices."""
         return frames(self.matrices.reduced)
 
     @property
-    def per_class(self):
-        """Recall, precision, F1 and support (reference pixels) of each class, single mode only
-        (None in dual mode, where the diagonal means nothing)."""
+    def per_class(self) -> pd.DataFrame:
+        """Recall, precision, F1 and support (reference pixels) of each class (index `class`); no
+        row in dual mode, where the diagonal pairs no class with itself."""
         import pandas as pd
 
         from tore_engine.writers.tables import PER_CLASS_COLUMNS, per_class_rows
 
-        if self.matrices.per_class is None:
-            return None
-        return pd.DataFrame(per_class_rows(self.matrices), columns=PER_CLASS_COLUMNS).set_index("class")
+        return pd.DataFrame(per_class_rows(self.matrices), columns=list(PER_CLASS_COLUMNS)).set_index("class")
 
     @property
-    def pages(self):
+    def pages(self) -> pd.DataFrame:
         """One row a page, in reference order: pixels and the reduced Foreground recall, precision, F1."""
         import pandas as pd
 
         from tore_engine.writers.tables import PAGE_COLUMNS
 
-        return pd.DataFrame(self.report_content().page_rows(), columns=PAGE_COLUMNS).set_index("page")
+        return pd.DataFrame(self.report_content().page_rows(), columns=list(PAGE_COLUMNS)).set_index("page")
 
     def pages_for_cell(self, row: str, column: str, *, view: str = "full", limit: int | None = None) -> pd.DataFrame:
         """The pages behind cell (reference class `row`, predicted class `column`) of a view (full,
@@ -171,15 +177,29 @@ class Evaluation:
 
         return pd.DataFrame(self._ranked_pages(view, row, column, limit), columns=["page", "pixels", "share_of_cell"])
 
-    def plot(self, metric: str = "recall", view: str | None = None, **options):
-        """A Plotly heatmap of one matrix (needs the app extra's plotly); `view` defaults to full in
-        single mode and trimmed in dual mode, as the app shows them."""
+    def plot(self, kind: str = "confusion", view: str | None = None, classes: Collection[str] | None = None,
+             normalize: str | None = None, **options: Any) -> go.Figure:
+        """A Plotly heatmap of one matrix (needs the app extra's plotly): `kind` confusion, recall,
+        precision or share (each cell over the view's total), or the confusion matrix normalised
+        by `normalize` ("row", "column", "all"; `plot_kind`). `view` (full, trimmed, reduced)
+        defaults to full in single mode and trimmed in dual mode, as the app shows them;
+        `classes` keeps those rows and columns (a `KeyError` names the view's classes for one it
+        lacks). Other keywords go to `plots.heatmaps.matrix_heatmap` (scale, hide_diagonal, ...)."""
         try:
             from tore_engine.plots import heatmaps as figures
         except ImportError:
-            raise ImportError(f"plotting needs Plotly: {install_command('app')}") from None
+            raise ImportError("plotting needs Plotly: pip install 'tore-studio[app]'") from None
+        metric = plot_kind(kind, normalize)
         view = view or ("full" if self.matrices.mode == "single" else "trimmed")
-        return figures.matrix_heatmap(view_matrices(self.matrices, view), metric, **options)
+        whole = view_matrices(self.matrices, view)
+        if classes is not None:
+            if isinstance(classes, str):
+                raise TypeError(f"classes= takes a list of class names, not the string {classes!r}")
+            names = list(dict.fromkeys(whole.rows + whole.columns))
+            for name in classes:
+                class_index(names, name, f"class of the {view} view")
+        options.setdefault("title", f"{metric}, {view} view")
+        return figures.matrix_heatmap(shown_matrices(self.matrices, view, classes), metric, **options)
 
     def summary(self, out: str | Path | None = None) -> str:
         """The few lines `tore evaluate` prints: what was compared, Foreground and Background scores,
@@ -188,7 +208,7 @@ class Evaluation:
 
         return summary(self.report_content(), Path(out) if out is not None else None)
 
-    def to_json(self, path: str | Path | None = None) -> dict:
+    def to_json(self, path: str | Path | None = None) -> dict[str, Any]:
         """report.json's content (formats.md section 4); written to `path` when given, the same bytes
         as `tore evaluate` writes."""
         from tore_engine.writers.report_json import build_report, write_report_json
@@ -211,21 +231,69 @@ class Evaluation:
         write_html(self.report_content(), Path(path), title=title)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MatrixFrames:
     """A view's three matrices as DataFrames (rows = reference classes, columns = predicted)."""
 
-    confusion: object
-    recall: object
-    precision: object
+    confusion: pd.DataFrame
+    recall: pd.DataFrame
+    precision: pd.DataFrame
+
+    def __repr__(self) -> str:
+        rows, columns = self.confusion.shape
+        return f"MatrixFrames({rows} reference x {columns} predicted classes: .confusion, .recall, .precision)"
 
 
 def frames(matrices: MatrixSet) -> MatrixFrames:
+    """A matrix set's arrays as DataFrames, rows and columns named by their classes."""
     import pandas as pd
 
-    def frame(values: np.ndarray):
+    def frame(values: np.ndarray) -> pd.DataFrame:
         table = pd.DataFrame(values, index=list(matrices.rows), columns=list(matrices.columns))
         table.index.name, table.columns.name = "reference", "prediction"
         return table
 
     return MatrixFrames(frame(matrices.confusion), frame(matrices.recall), frame(matrices.precision))
+
+
+def plot_kind(kind: str, normalize: str | None) -> str:
+    """The matrix `Evaluation.plot` draws: `kind`, or, for the confusion matrix, its normalisation
+    by `normalize` (row: recall, column: precision, all: share). A kind already normalised
+    otherwise than `normalize` says (recall with "column") is a `ValueError`, never a silent choice."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    if normalize not in NORMALIZATIONS:
+        raise ValueError(f"unknown normalize {normalize!r}; use 'row', 'column', 'all' or None")
+    normalized = NORMALIZATIONS[normalize]
+    if normalize is None or kind == normalized:
+        return kind
+    if kind == "confusion":
+        return normalized
+    raise ValueError(f"kind {kind!r} and normalize={normalize!r} (which gives {normalized}) contradict each other; "
+                     f"give kind='confusion' with normalize, or the kind alone")
+
+
+@dataclass(frozen=True)
+class ShownMatrices(MatrixSet):
+    """A view's matrices as shown: some of its classes, and one more normalisation, `share`: each
+    cell over the whole view's total (before any class is left out). Leaving classes out changes
+    no value: recall stays over the whole row, precision over the whole column."""
+
+    share: np.ndarray
+
+
+def shown_matrices(matrices: ToreMatrices, view: str, classes: Collection[str] | None = None, *, hide_background: bool = False) -> ShownMatrices:
+    """The rows and columns of a view whose class is in `classes` (all when None; names the view
+    lacks are passed over, as the app offers both models' classes), without Background if
+    `hide_background`, in the view's order."""
+    whole = view_matrices(matrices, view)
+    total = whole.confusion.sum()
+    share = whole.confusion / total if total else np.zeros_like(whole.confusion)
+
+    def kept(names: list[str]) -> list[int]:
+        return [k for k, name in enumerate(names) if (classes is None or name in classes) and not (hide_background and name == BACKGROUND)]
+
+    rows, columns = kept(whole.rows), kept(whole.columns)
+    pick = np.ix_(rows, columns)
+    return ShownMatrices([whole.rows[k] for k in rows], [whole.columns[k] for k in columns], whole.confusion[pick],
+                         whole.recall[pick], whole.precision[pick], share[pick])

@@ -17,7 +17,7 @@ import streamlit as st
 from tore_engine.plots import heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import MODELS, OUTCOMES, Comparison, difference_arrays, outcome_cell, outcome_column
-from tore_engine.results.drilldown import shown_matrices
+from tore_engine.results.evaluation import shown_matrices
 from tore_engine.studio import tables
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.overlay_panels import (

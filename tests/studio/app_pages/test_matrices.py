@@ -8,7 +8,8 @@ import numpy as np
 
 from tests.helpers import ranked_pages
 from tests.studio.helpers import _app, _array, _charts, _no_exception, _page_table
-from tore_engine.results.drilldown import class_pages, shown_matrices
+from tore_engine.results.drilldown import class_pages
+from tore_engine.results.evaluation import shown_matrices
 
 
 def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
