@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tore_engine.core.errors import InputWarning
+from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts
@@ -188,7 +189,7 @@ class Evaluation:
         try:
             from tore_engine.plots import heatmaps as figures
         except ImportError:
-            raise ImportError("plotting needs Plotly: pip install 'tore-studio[app]'") from None
+            raise ImportError(f"plotting needs Plotly: {install_command('app')}") from None
         metric = plot_kind(kind, normalize)
         view = view or ("full" if self.matrices.mode == "single" else "trimmed")
         whole = view_matrices(self.matrices, view)
