@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tore_engine as tore
+from tore_engine.core.layout import PageColumns
 
 
 def test_layout_sets_built_by_hand_are_checked():
@@ -28,3 +29,15 @@ def test_declared_names_are_checked_in_linear_time():
         tore.LayoutSet("m", [tore.Page.empty("o", 5, 5), page], taxonomy=["class-3"])
     expected = "; ".join(f"'class-{k}' (first at page 'p', box {k})" for k in [0, 1, 2, *range(4, 21)])
     assert caught.value.problem == f"labels not in the declared taxonomy: {expected}; and 119,979 more"
+
+
+def test_reprs_are_one_short_line_without_the_data():
+    """A page of 10,000 boxes, and a layout set whose pages are columns, print as one short line each."""
+    boxes = np.tile([0.0, 0.0, 1.5, 1.0], (10_000, 1))
+    page = tore.Page("p", 612.5, 792, ["Text"] * 10_000, boxes, np.full(10_000, 0.5))
+    assert repr(page) == "Page('p', 612.5 x 792, 10,000 boxes, scored)"
+    assert repr(tore.Page.empty("q", 10, 20)) == "Page('q', 10 x 20, 0 boxes)"
+    layout = tore.LayoutSet("m", PageColumns.from_pages([page, tore.Page.empty("q", 10, 20)]), source="m.json")
+    assert repr(layout) == "LayoutSet('m', 2 pages, 1 classes, from m.json)"
+    assert repr(layout.pages) == "PageColumns(2 pages, 10,000 boxes)"
+    assert repr(layout.pages[0]) == repr(page) and [p.id for p in layout.pages[0:2]] == ["p", "q"]

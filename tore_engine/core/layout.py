@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, overload
 
 import numpy as np
 
@@ -77,7 +77,11 @@ def scaled_boxes(bboxes: np.ndarray, numerator: np.ndarray, denominator: np.ndar
         return bboxes * numerator / denominator
 
 
-@dataclass(slots=True)
+def _size_text(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+@dataclass(slots=True, repr=False)
 class Page:
     """One page: its frame in pixels and its boxes `[x1, y1, x2, y2]` (origin top-left).
 
@@ -105,8 +109,13 @@ class Page:
                 raise InputError("a score is infinite", page=self.id, box=int(np.flatnonzero(np.isinf(self.scores))[0]))
         for box, label in enumerate(self.labels):
             _check_label(label, self.id, box)
-        if (box := _first_bad_box(self.bboxes)) is not None:
-            raise InputError(f"bbox has a NaN or infinite coordinate: {self.bboxes[box].tolist()}", page=self.id, box=box)
+        if (bad := _first_bad_box(self.bboxes)) is not None:
+            raise InputError(f"bbox has a NaN or infinite coordinate: {self.bboxes[bad].tolist()}", page=self.id, box=bad)
+
+    def __repr__(self) -> str:
+        """One short line (a page may hold thousands of boxes): id, frame, boxes."""
+        scored = ", scored" if self.scores is not None else ""
+        return f"Page({self.id!r}, {_size_text(self.width)} x {_size_text(self.height)}, {self.box_count:,} boxes{scored})"
 
     def _column(self, values: object, shape: tuple[int, ...], name: str) -> np.ndarray:
         try:
@@ -171,7 +180,7 @@ class PagePart(Protocol):
     def columns(self) -> "PageColumns": ...
 
 
-class PageSource(Sequence, ABC):
+class PageSource(Sequence[Page], ABC):
     """A layout set's pages, however they are held: in columns (`PageColumns`), or still in their
     file (a reader's lazy pages, which workers read themselves). The runner needs only these."""
 
@@ -180,9 +189,15 @@ class PageSource(Sequence, ABC):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getitem__(self, position: int | slice) -> "Page | list[Page]":  # type: ignore[override]
+    @overload
+    def __getitem__(self, position: int) -> Page: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[Page]: ...
+
+    def __getitem__(self, position: int | slice) -> Page | list[Page]:
         if isinstance(position, slice):
-            return [self[k] for k in range(*position.indices(len(self)))]
+            return [self._page(k) for k in range(*position.indices(len(self)))]
         if not -len(self) <= position < len(self):
             raise IndexError(position)
         return self._page(position % len(self))
@@ -231,6 +246,9 @@ class PageColumns(PageSource):
         self.vocabulary = vocabulary
         self.scores = scores  # (boxes,) NaN where a box has no score, or None
         self.images = images  # page position -> image, for the pages that have one
+
+    def __repr__(self) -> str:
+        return f"PageColumns({len(self.ids):,} pages, {self.box_count():,} boxes)"
 
     @classmethod
     def from_pages(cls, pages: Sequence[Page]) -> "PageColumns":
