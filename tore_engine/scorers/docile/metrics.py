@@ -116,11 +116,13 @@ def counting_metrics(ap: float, matched_normal: np.ndarray, gold_count: int) -> 
     true_positives = int(matched_normal.sum())
     prediction_count = len(matched_normal)
     scores = rates(true_positives, prediction_count, gold_count, EmptyRule.ZERO)  # as docile-benchmark
+    f1, precision, recall = scores.f1, scores.precision, scores.recall
+    assert f1 is not None and precision is not None and recall is not None  # EmptyRule.ZERO: 0.0, never None
     return Metrics(
         AP=ap,
-        f1=scores.f1,
-        precision=scores.precision,
-        recall=scores.recall,
+        f1=f1,
+        precision=precision,
+        recall=recall,
         TP=true_positives,
         FP=prediction_count - true_positives,
         FN=gold_count - true_positives,

@@ -49,18 +49,22 @@ def document_pccs(ocr: OcrExport, page_count: int, *, docid: str, file: str) -> 
         for page in range(page_count)
     ]
     words = [word for page_words in words_per_page for word in page_words]
-    unsnapped = next((word for word in words if word.snapped_geometry is None), None)
-    if unsnapped is not None:
-        raise InputError(
-            f"document {docid}: OCR word {unsnapped.value!r} has no 'snapped_geometry'; DocILE scoring "
-            "needs the snapped word boxes of the released dataset (this tool does not re-snap from the PDF)",
-            file=file,
-        )
-    geometries = (word.snapped_geometry for word in words)
-    boxes = np.array([(l, t, r, b) for (l, t), (r, b) in geometries], dtype=np.float64).reshape(-1, 4)
+    boxes = np.array([_snapped_box(word, docid, file) for word in words], dtype=np.float64).reshape(-1, 4)
     lengths = np.array([len(word.value or "") for word in words], dtype=np.int64)
     pages = np.repeat(np.arange(page_count), [len(page_words) for page_words in words_per_page])
     return _pccs_of_words(boxes, lengths, pages)
+
+
+def _snapped_box(word: OcrWord, docid: str, file: str) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) of a word's snapped box, which PCCs are spread over."""
+    if word.snapped_geometry is None:
+        raise InputError(
+            f"document {docid}: OCR word {word.value!r} has no 'snapped_geometry'; DocILE scoring "
+            "needs the snapped word boxes of the released dataset (this tool does not re-snap from the PDF)",
+            file=file,
+        )
+    (left, top), (right, bottom) = word.snapped_geometry
+    return left, top, right, bottom
 
 
 def _pccs_of_words(boxes: np.ndarray, lengths: np.ndarray, pages: np.ndarray) -> np.ndarray:

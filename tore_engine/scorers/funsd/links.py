@@ -7,7 +7,7 @@ count at all; each variant here has its own key so that the panel can say which 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
 from tore_engine.scorers.funsd.documents import FunsdDocument, undirected
@@ -54,7 +54,7 @@ def end_to_end_link_counts(
     correct = correctly_labeled(reference, prediction, entity_map)
     gt_undirected, pred_undirected = reference.undirected_links, prediction.undirected_links
 
-    def undirected_hits(links: Iterable[frozenset[int]], allowed: Collection[int]) -> int:
+    def undirected_hits(links: Iterable[frozenset[int]], allowed: Set[int]) -> int:
         return sum(1 for link in links if link <= allowed and frozenset(entity_map[e] for e in link) in gt_undirected)
 
     directed_hits = sum(

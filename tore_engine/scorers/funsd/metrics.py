@@ -100,7 +100,7 @@ def seqeval_panel(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequen
     tp = len(true_chunks & pred_chunks)
     n_words = sum(len(tags) for tags in true_lists)
     correct_words = sum(t == p for ts, ps in zip(true_lists, pred_lists) for t, p in zip(ts, ps))
-    panel = {
+    panel: dict[str, object] = {
         "per_type": {},
         "overall": {"precision": 0.0, "recall": 0.0, "f1": 0.0},
         "token_accuracy": mean_or_none(correct_words, n_words),

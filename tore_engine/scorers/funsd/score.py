@@ -76,13 +76,15 @@ EC_FUNSD_HEADLINES = (
 )
 
 
-def lookup(panel: dict, path: tuple[str, ...]) -> object:
-    """The value at `path`, or None where a step is undefined (`null`)."""
+def lookup(panel: dict, path: tuple[str, ...]) -> float | None:
+    """The number at `path`, or None where a step is undefined (`null`)."""
     value: object = panel
     for step in path:
         if value is None:
             return None
+        assert isinstance(value, dict)  # a panel is nested dicts down to its numbers
         value = value[step]
+    assert value is None or isinstance(value, int | float)
     return value
 
 

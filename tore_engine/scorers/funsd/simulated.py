@@ -20,6 +20,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from tore_engine.io.json import read_json
 from tore_engine.scorers.funsd.documents import (
@@ -79,6 +80,7 @@ def simulate_funsd_prediction(
     the scorer sees; entities made of blank words are kept as they are (the scorer ignores them).
     """
     document = FunsdDocument.from_json(gold, doc_id=doc_id, file=file)  # bad gold is an input error, not a crash below
+    assert isinstance(gold, dict)  # from_json took it as a FUNSD form
     check_box_count(len(document.words), side="reference", what="words", file=file)  # before merges search every entity
     rng = _rng(seed, doc_id)
     log: Counter = Counter()
@@ -86,7 +88,8 @@ def simulate_funsd_prediction(
     links = {tuple(pair) for entity in entities for pair in entity.get("linking", [])}
     next_id = max((entity["id"] for entity in entities), default=-1) + 1
     renamed: dict[int, int | None] = {}  # gold id -> predicted id (None: dropped)
-    result, consumed = [], set()
+    result: list[dict] = []
+    consumed: set[int] = set()
     valid_indexes = [index for index, entity in enumerate(entities) if _valid_words(entity)]
     for index, entity in enumerate(entities):
         if index in consumed:
@@ -218,9 +221,9 @@ def _renamed_links(links: set[tuple[int, int]], renamed: dict[int, int | None]) 
     """Links after drops and merges: a dropped end drops the link, a merged end follows its entity."""
     result = set()
     for a, b in links:
-        a, b = renamed.get(a, a), renamed.get(b, b)
-        if a is not None and b is not None and a != b:
-            result.add((a, b))
+        head, tail = renamed.get(a, a), renamed.get(b, b)
+        if head is not None and tail is not None and head != tail:
+            result.add((head, tail))
     return result
 
 
@@ -258,6 +261,7 @@ def simulate_ec_prediction(
     """An EC-FUNSD prediction `{"label_entities", "label_linkings"}` over the gold words, and the
     count of each perturbation. Spans stay runs of consecutive gold words, so it is always valid."""
     EcDocument.from_json(gold, doc_id=doc_id, file=file)  # bad gold is an input error
+    assert isinstance(gold, dict)  # from_json took it as an EC-FUNSD document
     rng = _rng(seed, doc_id)
     log: Counter = Counter()
     entities, dropped = [], set()
@@ -283,7 +287,13 @@ def simulate_ec_prediction(
 
 # --- folders -------------------------------------------------------------------------------------
 
-SIMULATORS = {"funsd": simulate_funsd_prediction, "ec-funsd": simulate_ec_prediction}
+class Simulator(Protocol):
+    """`simulate_funsd_prediction` and `simulate_ec_prediction` with their default noise."""
+
+    def __call__(self, gold: object, *, doc_id: str, seed: int = ..., file: str = ...) -> tuple[dict, Counter]: ...
+
+
+SIMULATORS: dict[str, Simulator] = {"funsd": simulate_funsd_prediction, "ec-funsd": simulate_ec_prediction}
 
 
 def write_simulated_predictions(benchmark: str, reference_dir: Path, output_dir: Path, *, seed: int = 0) -> dict[str, Counter]:

@@ -22,7 +22,7 @@ from tore_engine.scorers.omnidocbench.layout_ap import (
     coco_ground_truth,
     matches_at_iou50,
 )
-from tore_engine.scorers.omnidocbench.layout_predictions import LayoutPrediction
+from tore_engine.scorers.omnidocbench.layout_predictions import LayoutPrediction, scores_or_nan
 from tore_engine.scorers.omnidocbench.reference import Reference
 
 MATCHED, UNMATCHED, NOT_EVALUATED = "matched", "unmatched", "not evaluated"
@@ -83,14 +83,15 @@ def box_matches_at_iou50(reference: Reference, prediction: LayoutPrediction) -> 
     pages = []
     for position, (page, predicted) in enumerate(zip(reference.pages, prediction.pages)):
         gt_boxes = [
-            MatchedBox(block.category, eval_class_of_gt(block.category), tuple(block.bbox), None,
+            MatchedBox(block.category, eval_class_of_gt(block.category), block.bbox, None,
                        partners_of_gt.get((position, index)))
             for index, block in enumerate(page.blocks)
         ]
         dt_boxes = [
-            MatchedBox(label, eval_class_of_prediction(label), tuple(float(v) for v in bbox),
-                       None if math.isnan(score) else float(score), partners_of_dt.get((position, index)))
-            for index, (label, bbox, score) in enumerate(zip(predicted.labels, predicted.bboxes, predicted.scores))
+            MatchedBox(label, eval_class_of_prediction(label), (x1, y1, x2, y2),
+                       None if math.isnan(score) else score, partners_of_dt.get((position, index)))
+            for index, (label, (x1, y1, x2, y2), score)
+            in enumerate(zip(predicted.labels, predicted.bboxes.tolist(), scores_or_nan(predicted).tolist()))
         ]
         pages.append(PageMatches(page.id, page.width, page.height, page.image_path, gt_boxes, dt_boxes))
     return pages

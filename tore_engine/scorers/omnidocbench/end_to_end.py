@@ -96,9 +96,10 @@ def score_matches(matches: list[PageMatch], reference: Reference) -> dict:
 
 
 def _value(result: dict, *path: str) -> float | None:
+    value: object = result
     for key in path:
-        result = result.get(key) if isinstance(result, dict) else None
-    return nan_to_none(result) if isinstance(result, (int, float)) else None
+        value = value.get(key) if isinstance(value, dict) else None
+    return nan_to_none(value) if isinstance(value, (int, float)) else None
 
 
 def _clean(values: dict[str, float]) -> dict[str, float]:

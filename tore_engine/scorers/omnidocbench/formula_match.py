@@ -35,7 +35,7 @@ RESCUE_KINDS = ("text_formula", "image_formula", RESCUE, "table_formula_rescue")
 ALLOWED_KINDS = ("", INLINE, FORMULA)
 MAX_PARTITIONS = 128
 MAX_PARTITION_ROWS = 8
-_INFINITE = (10**9, 10**9, 10**9, 10**9)
+_INFINITE: tuple[float, int, int, int] = (10**9, 10**9, 10**9, 10**9)  # (edit, distance, length, inline count)
 
 
 def formula_kind(item: PredItem) -> str:
@@ -50,7 +50,8 @@ def normalize_kinds(rows: list[Row] | None) -> list[Row]:
 
 def candidate_pool(grouped: dict[str, list[PredItem]]) -> list[PredItem]:
     """Predicted formulas, then formula-like text and image descriptions as formulas; no duplicates."""
-    pool, seen = [], set()
+    pool: list[PredItem] = []
+    seen: set[tuple[int, int, str, str, str]] = set()
     for item in grouped.get(FORMULA, []):
         _add_unique(pool, seen, item)
     for item in grouped.get(RESCUE, []):
@@ -58,7 +59,7 @@ def candidate_pool(grouped: dict[str, list[PredItem]]) -> list[PredItem]:
     return pool
 
 
-def _add_unique(pool: list[PredItem], seen: set, item: PredItem) -> None:
+def _add_unique(pool: list[PredItem], seen: set[tuple[int, int, str, str, str]], item: PredItem) -> None:
     key = (item.start, item.end, item.content, item.fine, item.category)
     if key not in seen:
         seen.add(key)
@@ -396,9 +397,9 @@ def _base_candidates(gt_formula: list[GtItem], pred_formula: list[PredItem], pag
     if complete(rows, expected):
         found.append(_unsplit("hungarian_unsplit", normalize_kinds(rows), prepared, logic))
     for name, gaps in (("dp_unsplit", False), ("dp_unsplit_allow_gaps", True)):
-        rows = ordered_programme(prepared, page, gaps)
-        if complete(rows, expected):
-            found.append(_unsplit(name, normalize_kinds(rows), prepared, logic))
+        ordered = ordered_programme(prepared, page, gaps)
+        if complete(ordered, expected):
+            found.append(_unsplit(name, normalize_kinds(ordered), prepared, logic))
     for candidate in (*_regrouped_hungarian(gt_formula, pred_formula, page), *_split_programmes(gt_formula, pred_formula, page)):
         candidate.logic_rewrites = logic
         found.append(candidate)

@@ -242,9 +242,9 @@ class _BraceText:
         self.head = _Node("")
         tail = self.head
         for piece in re.findall(r"[{}]|[^{}]+", text):
-            node = _Node(piece if piece in "{}" else _Chunk(piece))
-            tail.next, node.prev, tail = node, tail, node
-        self.dirty = {rule: set() for rule in self.RULES}
+            added = _Node(piece if piece in "{}" else _Chunk(piece))
+            tail.next, added.prev, tail = added, tail, added
+        self.dirty: dict[str, set[_Node]] = {rule: set() for rule in self.RULES}
         node = self.head.next
         while node is not None:
             self._touch(node)
@@ -256,6 +256,7 @@ class _BraceText:
                 marks.add(node)
 
     def _remove(self, node: _Node) -> None:
+        assert node.prev is not None  # only the head, never removed, has none
         node.alive = False
         node.prev.next = node.next
         if node.next is not None:
@@ -266,14 +267,19 @@ class _BraceText:
     def _merge_chunks(self, node: _Node) -> None:
         """Join `node` (a chunk) with chunk neighbours."""
         for neighbour in (node.prev, node.next):
-            if neighbour is not None and isinstance(neighbour.value, _Chunk) and neighbour is not self.head:
-                if neighbour is node.prev:
-                    neighbour.value.join(node.value)
-                    self._remove(node)
-                    node = neighbour
-                else:
-                    node.value.join(neighbour.value)
-                    self._remove(neighbour)
+            if neighbour is None or neighbour is self.head:
+                continue
+            chunk, other = node.value, neighbour.value
+            if not isinstance(other, _Chunk):
+                continue
+            assert isinstance(chunk, _Chunk)
+            if neighbour is node.prev:
+                other.join(chunk)
+                self._remove(node)
+                node = neighbour
+            else:
+                chunk.join(other)
+                self._remove(neighbour)
         self._touch(node)
 
     def _groups(self, rule: str, keep) -> list[_Node]:
@@ -290,13 +296,15 @@ class _BraceText:
 
     def _unwrap(self, groups: list[_Node]) -> bool:
         for middle in groups:
-            self._remove(middle.prev)
-            self._remove(middle.next)
+            opening, closing = middle.prev, middle.next
+            assert opening is not None and closing is not None  # `_groups` found them around `middle`
+            self._remove(opening)
+            self._remove(closing)
             self._merge_chunks(middle)
         return bool(groups)
 
     def _drop_empty_pairs(self) -> bool:
-        pairs = {}
+        pairs: dict[int, _Node] = {}
         for node in self.dirty["empty"]:
             for first in (node.prev, node):
                 if first is not None and first.alive and first.value == "{" and first.next is not None and first.next.value == "}":
@@ -304,6 +312,7 @@ class _BraceText:
         self.dirty["empty"].clear()
         for first in pairs.values():
             second, before = first.next, first.prev
+            assert second is not None and before is not None  # its `}`, and at least the head before it
             self._remove(first)
             self._remove(second)
             if isinstance(before.value, _Chunk) and before is not self.head:

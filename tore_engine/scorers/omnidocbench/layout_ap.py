@@ -22,7 +22,7 @@ from tore_engine.scorers.omnidocbench.categories import (
     eval_class_of_gt,
     eval_class_of_prediction,
 )
-from tore_engine.scorers.omnidocbench.layout_predictions import LayoutPrediction
+from tore_engine.scorers.omnidocbench.layout_predictions import LayoutPrediction, scores_or_nan
 from tore_engine.scorers.omnidocbench.reference import Reference
 
 BREAKDOWN_ATTRIBUTES = ("data_source", "language", "layout")
@@ -40,7 +40,8 @@ def _quiet(*_args: object) -> None:
 
 def coco_ground_truth(reference: Reference) -> COCO:
     """The reference's blocks in the 10 eval classes as a COCO ground truth (image id = position + 1)."""
-    images, annotations = [], []
+    images: list[dict] = []
+    annotations: list[dict] = []
     for position, page in enumerate(reference.pages, start=1):
         images.append({"id": position, "width": page.width, "height": page.height, "file_name": page.id})
         for block in page.blocks:
@@ -72,7 +73,7 @@ def coco_detections(prediction: LayoutPrediction) -> list[dict]:
     """The prediction's boxes in the 10 eval classes as COCO results (image id = position + 1)."""
     detections = []
     for position, page in enumerate(prediction.pages, start=1):
-        for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes.tolist(), page.scores.tolist()):
+        for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes.tolist(), scores_or_nan(page).tolist()):
             eval_class = eval_class_of_prediction(label)
             if eval_class is None:
                 continue
@@ -106,9 +107,9 @@ def _fraction(value: float) -> float | None:
 
 
 def _ap_summary(evaluator: COCOeval_faster) -> dict:
-    summary = {key: _fraction(value) for key, value in zip(AP_STATS, evaluator.stats)}
+    summary: dict[str, float | None | dict[str, float | None]] = {key: _fraction(value) for key, value in zip(AP_STATS, evaluator.stats)}
     precision = evaluator.eval["precision"]  # [iou, recall, class, area, maxDets]
-    per_class = {}
+    per_class: dict[str, float | None] = {}
     for k, name in enumerate(EVAL_CLASSES):
         values = precision[:, :, k, 0, -1]
         values = values[values > -1]

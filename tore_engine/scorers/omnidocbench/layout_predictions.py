@@ -72,7 +72,12 @@ class LayoutPrediction:
     @property
     def has_scores(self) -> bool:
         """True when every box has a score (AP then ranks by score; else only P/R/F1 are meaningful)."""
-        return not any(np.isnan(page.scores).any() for page in self.pages)
+        return not any(np.isnan(scores_or_nan(page)).any() for page in self.pages)
+
+
+def scores_or_nan(page: Page) -> np.ndarray:
+    """A page's box scores (n,), NaN for a box without one (every page of a `LayoutPrediction` has them)."""
+    return page.scores if page.scores is not None else np.full(len(page.labels), np.nan)
 
 
 def load_layout_prediction(path: str | Path, reference: Reference) -> LayoutPrediction:
@@ -178,8 +183,7 @@ def _from_tore(data: dict, source: str, reference: Reference) -> LayoutPredictio
             continue
         frame = reference.pages[position]
         scale = _scale_to_reference((page.width, page.height), frame.width, frame.height, frame.declared_size)
-        scores = page.scores if page.scores is not None else np.full(len(page.labels), np.nan)
-        for label, bbox, score in zip(page.labels, (page.bboxes * scale).tolist(), scores.tolist()):
+        for label, bbox, score in zip(page.labels, (page.bboxes * scale).tolist(), scores_or_nan(page).tolist()):
             aligner.add(page.id, label, bbox, float(score))
     return aligner.prediction(layout.name, source, layout.class_list())
 

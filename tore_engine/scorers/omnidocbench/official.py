@@ -54,7 +54,7 @@ END_TO_END_RESULT = OfficialResult(
 
 def is_demo_input(sample: Path, inputs: Mapping[str, Path | None], names: tuple[str, ...]) -> bool:
     """Whether the inputs `names` are the demo sample's own files (after `..` and links)."""
-    return all(inputs.get(name) is not None and Path(inputs[name]).resolve() == (sample / DEMO_FILES[name]).resolve()
+    return all((given := inputs.get(name)) is not None and Path(given).resolve() == (sample / DEMO_FILES[name]).resolve()
                for name in names)
 
 

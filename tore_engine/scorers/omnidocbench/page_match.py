@@ -183,7 +183,7 @@ def _best_span(row: Row, pool: list[_PoolItem], blocked: set[int]) -> dict | Non
     low, high = (max(0, min(owned) - 8), min(len(pool) - 1, max(owned) + 8)) if owned else (0, len(pool) - 1)
     allowed = (TEXT, FORMULA) if hint else (TEXT,)
     max_span, max_edit = (8, 0.45) if hint else (4, 0.35)
-    best = None
+    best: Row | None = None
     for start in range(low, high + 1):
         if pool[start].category not in allowed or start in blocked:
             continue
@@ -196,7 +196,7 @@ def _best_span(row: Row, pool: list[_PoolItem], blocked: set[int]) -> dict | Non
             norm = normalize_text("".join(rendered))
             if not norm:
                 continue
-            candidate = {"pred_idx": list(range(start, end + 1)), "pred": "".join(raw), "pred_position": pool[start].start,
+            candidate: Row = {"pred_idx": list(range(start, end + 1)), "pred": "".join(raw), "pred_position": pool[start].start,
                          "pred_category_type": "text_block", "norm_pred": norm, "edit": edit_or_empty(target, norm),
                          "span": end - start + 1, "distance": abs(start - owned[0]) if owned else 0}
             if best is None or _closer(candidate, best):
@@ -249,9 +249,10 @@ def order_pair(rows: list[Row], page: str, corrected: bool) -> dict | None:
     """The page's ground-truth orders sorted, and the matched ones in prediction order (the
     evaluator's `get_order_paired`); `corrected` gives a table matched to the page's first
     predicted table its real position instead of none."""
-    matched, gt_all = [], []
+    matched: list[tuple[list[int | str], int]] = []  # (gt positions, pred position)
+    gt_all: list[list[int | str]] = []
     for row in rows:
-        position = row.get("corrected_pred_position", row["pred_position"]) if corrected else row["pred_position"]
+        position = row["corrected_pred_position"] if corrected and "corrected_pred_position" in row else row["pred_position"]
         if row["gt_position"] != [""]:
             gt_all.append(row["gt_position"])
             if position != "":

@@ -6,6 +6,8 @@ distance, rapidfuzz for the cells' token edit distance). Text, formula and table
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from apted import APTED, Config
 from lxml import etree, html
 from rapidfuzz.distance import Levenshtein
@@ -14,7 +16,7 @@ from rapidfuzz.distance import Levenshtein
 class _TableNode:
     """A node of the table tree: `table`, `tr`, `td` (with spans and content tokens), or other tags."""
 
-    def __init__(self, tag: str, colspan: int | None = None, rowspan: int | None = None, content: list | None = None):
+    def __init__(self, tag: str, colspan: int | None = None, rowspan: int | None = None, content: Sequence[str] = ()) -> None:
         self.tag = tag
         self.colspan = colspan
         self.rowspan = rowspan

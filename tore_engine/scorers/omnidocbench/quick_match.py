@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from functools import lru_cache
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -47,6 +47,7 @@ from tore_engine.scorers.omnidocbench.latex_text import (
 from tore_engine.scorers.omnidocbench.markdown import INLINE, TEXT, PredItem
 
 Row = dict[str, Any]
+Item = TypeVar("Item", GtItem, PredItem)
 MAX_PAIR_COST = 0.7
 FIRST_PASS_COST = 0.25
 MAX_MERGED_PREDICTIONS = 160
@@ -147,12 +148,14 @@ def _unmatched_gt_row(lines: Lines, index: int, page: str) -> Row:
             "gt_attribute": [item.attribute], "edit": 1, "img_id": page}
 
 
-class _Side:
-    """A subset of the lines: normalised and raw text, items and categories, and the indices of the
-    subset's lines among all lines."""
+class _Side(Generic[Item]):
+    """A subset of the lines: normalised and raw text, items and categories (the ground truth's;
+    none for predictions), and the indices of the subset's lines among all lines."""
 
-    def __init__(self, norm: list, raw: list, items: list, indices: list, categories: list | None = None) -> None:
-        self.norm, self.raw, self.items, self.indices, self.categories = norm, raw, items, indices, categories
+    def __init__(self, norm: list[str], raw: list[str], items: list[Item], indices: list[int], categories: list[str] | None = None) -> None:
+        self.norm, self.raw, self.indices = norm, raw, indices
+        self.items: list[Item] = items
+        self.categories = categories or []
 
 
 def _match_unscored(lines: Lines, unscored: list[int], page: str) -> tuple[list[Row], list]:
@@ -188,7 +191,7 @@ def _match_scored(lines: Lines, scored: list[int], free: list[int], page: str) -
     return _finish_rows(rows, gt, pred, page, formulas_as_arrays=True)
 
 
-def _finish_rows(rows: list[Row], gt: _Side, pred: _Side, page: str, formulas_as_arrays: bool) -> list[Row]:
+def _finish_rows(rows: list[Row], gt: _Side[GtItem], pred: _Side[PredItem], page: str, formulas_as_arrays: bool) -> list[Row]:
     """Fill the rows' text, positions, categories and attributes, then map their indices to the
     page's lines. An unmatched inline formula is dropped (and, as upstream removes it from the list
     it walks, the row after it is not filled: it is always the last row)."""
@@ -210,7 +213,7 @@ def _finish_rows(rows: list[Row], gt: _Side, pred: _Side, page: str, formulas_as
     return kept
 
 
-def _category(pred: _Side, indices: list) -> str:
+def _category(pred: _Side[PredItem], indices: list) -> str:
     return pred.items[indices[0]].kind if indices != [""] else ""
 
 
@@ -219,7 +222,7 @@ def _majority_category(categories: list[str]) -> str:
     return Counter(scored or categories).most_common(1)[0][0]
 
 
-def _fill_row(row: Row, gt: _Side, pred: _Side, page: str, formulas_as_arrays: bool) -> None:
+def _fill_row(row: Row, gt: _Side[GtItem], pred: _Side[PredItem], page: str, formulas_as_arrays: bool) -> None:
     gt_indices, pred_indices = row["gt_idx"], row["pred_idx"]
     has_gt, has_pred = gt_indices != [""], pred_indices != [""]
     row["gt_position"] = [gt.items[i].position for i in gt_indices] if has_gt else [""]
@@ -527,7 +530,7 @@ def simple_match(gt_items: list[GtItem], pred_items: list[PredItem], gt_lines: l
     HTML, every ground-truth table in a row. A table matched to the first predicted table gets no
     prediction position or category (upstream reads index 0 as "none"): `first_prediction_quirk`
     marks those rows, for the corrected reading order."""
-    rows = []
+    rows: list[Row] = []
     if not norm_gt:
         return rows
     assignment: dict[int, int] = {}
@@ -536,15 +539,16 @@ def simple_match(gt_items: list[GtItem], pred_items: list[PredItem], gt_lines: l
         assignment = {int(r): int(c) for r, c in zip(*linear_sum_assignment(costs))}
     for gt_index in range(len(norm_gt)):
         item = gt_items[gt_index]
-        pred_index = assignment.get(gt_index, "")
-        matched = pred_index != ""
+        pred_index = assignment.get(gt_index)  # None: unmatched, "" in the row
         rows.append({
             "gt_idx": [gt_index], "gt": gt_lines[gt_index], "norm_gt": norm_gt[gt_index], "gt_category_type": item.category,
-            "gt_position": [item.position], "gt_attribute": [item.attribute], "pred_idx": [pred_index],
-            "pred": pred_lines[pred_index] if matched else "", "norm_pred": norm_pred[pred_index] if matched else "",
+            "gt_position": [item.position], "gt_attribute": [item.attribute], "pred_idx": ["" if pred_index is None else pred_index],
+            "pred": pred_lines[pred_index] if pred_index is not None else "",
+            "norm_pred": norm_pred[pred_index] if pred_index is not None else "",
             "pred_category_type": pred_items[pred_index].kind if pred_index else "",
             "pred_position": pred_items[pred_index].start if pred_index else "",
-            "edit": costs[gt_index][pred_index] if matched else 1, "img_id": page,
-            "first_prediction_quirk": pred_index == 0, "corrected_pred_position": pred_items[pred_index].start if matched else "",
+            "edit": costs[gt_index][pred_index] if pred_index is not None else 1, "img_id": page,
+            "first_prediction_quirk": pred_index == 0,
+            "corrected_pred_position": pred_items[pred_index].start if pred_index is not None else "",
         })
     return rows

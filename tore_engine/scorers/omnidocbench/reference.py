@@ -151,7 +151,7 @@ def _decode_page(raw: msgspec.Raw, position: int, source: str) -> _Page:
         return decode_json(raw, source, _Page, prefix=(position,))
     except SchemaError as error:
         location = error.location  # (position, "layout_dets", block, ...) for a block
-        box = location[2] if len(location) > 2 and location[1] == "layout_dets" else None
+        box = location[2] if len(location) > 2 and location[1] == "layout_dets" and isinstance(location[2], int) else None
         raise InputError(error.problem, file=source, page=_page_id_of(raw), box=box) from None
 
 
@@ -168,8 +168,8 @@ def _page(raw: _Page, folder: Path, source: str) -> ReferencePage:
     page_id = info.image_path
     blocks = [_block(block, index, source, page_id) for index, block in enumerate(raw.layout_dets)]
     declared = (info.width, info.height)
-    image_path = inside(page_id, folder / IMAGE_FOLDER, what="page image (page_info.image_path)")
-    image_path = image_path if is_regular_file(image_path) else None
+    candidate = inside(page_id, folder / IMAGE_FOLDER, what="page image (page_info.image_path)")
+    image_path = candidate if is_regular_file(candidate) else None
     width, height, frame_source = _frame(declared, blocks, image_path, page_id)
     relations = [Relation(r.source_anno_id, r.target_anno_id, r.relation_type) for r in (raw.extra.relation if raw.extra else [])]
     return ReferencePage(page_id, width, height, frame_source, declared, info.page_attribute or {}, blocks, relations, image_path)
@@ -179,10 +179,10 @@ def _frame(declared: tuple[float, float], blocks: list[Block], image_path: Path 
     """The page frame: the image size when the image exists, else page_info with a swap check."""
     if image_path is not None:
         try:
-            width, height = image_size(image_path)
+            image_width, image_height = image_size(image_path)
         except InputError as error:
             raise error.located(page=page_id) from None
-        return float(width), float(height), "image"
+        return float(image_width), float(image_height), "image"
     width, height = declared
     if not blocks:
         return width, height, "page_info"

@@ -127,8 +127,8 @@ class Tag:
 
     def get_text(self, separator: str = "", strip: bool = False) -> str:
         """The text strings below this element (not comments, not script/style), joined."""
-        strings = [node for node in self.descendants()
-                   if isinstance(node, Text) and node.kind in ("text", "cdata") and not node.container]
+        strings: list[str] = [node for node in self.descendants()
+                              if isinstance(node, Text) and node.kind in ("text", "cdata") and not node.container]
         if strip:
             strings = [node.strip() for node in strings if node.strip()]
         return separator.join(strings)

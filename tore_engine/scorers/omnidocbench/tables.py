@@ -117,8 +117,8 @@ def normalize_table_html(table_html: str) -> str:
 def pipe_rows(text: str) -> list[str]:
     """What the evaluator's `\\|\\s*.*?\\s*\\|\\n` finds (DOTALL): from a `|` to the next `|`+newline,
     left to right without overlap; each Markdown table row is one such piece."""
-    rows, search = [], 0
-    end = -2
+    rows: list[str] = []
+    search, end = 0, -2
     while True:
         start = text.find("|", search)
         if start < 0:
