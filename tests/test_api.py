@@ -1,15 +1,20 @@
 """The Python API of formats.md section 7 (tore_engine/__init__.py: `tore.evaluate`, `tore.compare`,
-`tore.load`), and the README's "From Python" example run as written."""
+`tore.load`), its one summary warning (and the CLI's silence about it), and the README's "From
+Python" example run as written."""
 
 from __future__ import annotations
 
+import json
 import re
+import warnings
 
 import numpy as np
 import pytest
 
 import tore_engine as tore
-from tests.helpers import DEMO, REPOSITORY, load_shared_json
+from tests.helpers import DEMO, REPOSITORY, load_shared_json, write_json
+from tests.helpers import small_layout as _layout
+from tore_engine.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +67,62 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
     namespace: dict = {}
     exec(compile(example.replace("tore_engine/demo/data", str(DEMO)), "README.md", "exec"), namespace)
     assert isinstance(namespace["ev"], tore.Evaluation)
+
+
+def _every_engine_warning(tmp_path):
+    """Paths of a reference and a prediction, and a label map, that between them make every kind of
+    warning the readers and the engine report for native files."""
+    reference = {"name": "gt", "pages": [
+        {"id": "p1", "width": 10, "height": 10, "image": "/etc/passwd", "boxes": [
+            {"label": "Text", "bbox": [0, 0, 12, 2]}, {"label": "Text", "bbox": [20, 20, 30, 30]}]},
+        {"id": "p2", "width": 10, "height": 10, "boxes": [{"label": "Text", "bbox": [0, 0, 5, 5]}]},
+    ]}
+    prediction = {"name": "model", "pages": [
+        {"id": "p1", "width": 10, "height": 10, "boxes": [{"label": "Text", "bbox": [0, 0, 5, 5], "score": 0.1}]},
+        {"id": "extra", "width": 10, "height": 10, "boxes": []},
+    ]}
+    return write_json(tmp_path / "gt.json", reference), write_json(tmp_path / "model.json", prediction), {"Tabel": "Table"}
+
+
+def _tore_warnings(caught) -> list[str]:
+    return [str(warning.message) for warning in caught if issubclass(warning.category, tore.ToreWarning)]
+
+
+def test_one_warning_sums_up_an_evaluations_input_warnings(tmp_path):
+    reference, prediction, label_map = _every_engine_warning(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev = tore.evaluate(reference, prediction, label_map=label_map, min_score=0.5)
+    assert _tore_warnings(caught) == [
+        "7 input warnings (1 unused label-map key, 1 page image outside its folder, 1 prediction page without reference, "
+        "1 page with boxes below the minimum score dropped, 1 box painting no pixel, 1 box clipped, 1 page without prediction): "
+        "see the evaluation's .warnings"]
+    assert len(ev.warnings) == 7 and caught[0].filename == __file__  # the notebook's own line
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        layout = tore.load(reference)
+        pair = tore.load_pair(reference, prediction)
+        tore.evaluate(*pair)
+    assert _tore_warnings(caught) == [
+        "1 input warning (1 page image outside its folder): see the layout set's .warnings",
+        "1 input warning (1 page image outside its folder): see the layout sets' .warnings",
+        "5 input warnings (1 page image outside its folder, 1 prediction page without reference, 1 box painting no pixel, 1 box clipped, "
+        "1 page without prediction): see the evaluation's .warnings"]
+    assert layout.warnings == pair[0].warnings
+
+
+def test_an_evaluation_without_input_warnings_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ev = tore.evaluate(_layout("gt", [("p", [{"label": "Text", "bbox": [0, 0, 5, 5]}])]), _layout("m", [("p", [])]))
+    assert ev.warnings == []
+
+
+def test_the_cli_lists_the_warnings_in_report_json_and_says_nothing_of_them(tmp_path, capsys):
+    reference, prediction, label_map = _every_engine_warning(tmp_path)
+    mapping = write_json(tmp_path / "map.json", label_map)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(["evaluate", str(reference), str(prediction), "--label-map", str(mapping), "--min-score", "0.5", "--out", str(tmp_path / "out")])
+    assert code == 0 and _tore_warnings(caught) == [] and capsys.readouterr().err == ""
+    assert len(json.loads((tmp_path / "out" / "report.json").read_text())["warnings"]) == 7

@@ -1,7 +1,9 @@
 """The one composition root: load -> label map -> run -> `Evaluation`.
 
 `tore.evaluate` (the notebook API), `tore evaluate` (the CLI) and the app all come through here, so
-that a file reads, maps and scores the same way wherever it is opened. The registry of formats lives
+that a file reads, maps and scores the same way wherever it is opened. `load`, `load_pair` and
+`evaluate`, the notebook's functions, sum up the input warnings of what they return in one Python
+warning (`ToreWarning`); the CLI lists them in report.json instead, the app in its own table. The registry of formats lives
 here too: the formats whose files each hold one side, and those read as a pair from their own files
 (a docling-eval dataset, the benchmarks' folders), which is why it sits above the scorers.
 """
@@ -9,13 +11,16 @@ here too: the formats whose files each hold one side, and those read as a pair f
 from __future__ import annotations
 
 import contextvars
+import functools
 import importlib
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.errors import InputError, InputWarning, ToreWarning, warnings_summary
 from tore_engine.core.layout import LayoutSet
 from tore_engine.core.taxonomy import apply_label_map, label_map_warnings
 from tore_engine.formats.detect import detect_format
@@ -49,7 +54,15 @@ def _check_format(format_name: str) -> None:
 
 
 def _reader(format_name: str) -> Callable[..., LayoutSet]:
-    return importlib.import_module(SIDE_FORMATS[format_name]).read
+    reader: Callable[..., LayoutSet] = importlib.import_module(SIDE_FORMATS[format_name]).read
+    return reader
+
+
+def _sum_up(input_warnings: Sequence[InputWarning], where: str) -> None:
+    """The notebook's one warning for all of a result's input warnings (none when it has none),
+    pointing at the caller's line."""
+    if input_warnings:
+        warnings.warn(warnings_summary(input_warnings, where), ToreWarning, stacklevel=3)
 
 
 def load(path: str | Path, format: str = "auto", *, page_images: str | Path | None = None,
@@ -58,7 +71,16 @@ def load(path: str | Path, format: str = "auto", *, page_images: str | Path | No
 
     `page_images`: the folder where the page images or PDFs named in the file are (default: beside
     the file). `coco_images`: the COCO images + categories file a COCO results list refers to.
+    What was skipped or defaulted is in its `.warnings`, summed up in one `ToreWarning`.
     """
+    layout = _read_side(path, format, page_images=page_images, coco_images=coco_images)
+    _sum_up(layout.warnings, "the layout set's .warnings")
+    return layout
+
+
+def _read_side(path: str | Path, format: str = "auto", *, page_images: str | Path | None = None,
+               coco_images: str | Path | None = None) -> LayoutSet:
+    """`load` without the notebook's warning."""
     _check_format(format)
     path = Path(path)
     format = detect_format(path) if format == "auto" else format
@@ -74,6 +96,15 @@ def load(path: str | Path, format: str = "auto", *, page_images: str | Path | No
 
 def load_pair(reference: str | Path, prediction: str | Path | None = None, format: str | tuple[str, str] = "auto", *,
               page_images: str | Path | None = None, coco_images: str | Path | None = None) -> Pair:
+    """The reference and prediction layout sets, in any format `tore evaluate` reads (`_read_pair`);
+    what was skipped or defaulted is in their `.warnings`, summed up in one `ToreWarning`."""
+    pair = _read_pair(reference, prediction, format, page_images=page_images, coco_images=coco_images)
+    _sum_up([*pair[0].warnings, *pair[1].warnings], "the layout sets' .warnings")
+    return pair
+
+
+def _read_pair(reference: str | Path, prediction: str | Path | None = None, format: str | tuple[str, str] = "auto", *,
+               page_images: str | Path | None = None, coco_images: str | Path | None = None) -> Pair:
     """The reference and prediction layout sets, in any format `tore evaluate` reads.
 
     `format` is one format for both sides or one a side; `auto` recognises a side from its content.
@@ -104,10 +135,10 @@ def load_pair(reference: str | Path, prediction: str | Path | None = None, forma
 
         if coco_images is None and reference_format == "coco" and coco.is_images_file(reference):
             coco_images = reference
-    options = {"page_images": page_images, "coco_images": coco_images}
+    options: dict[str, Any] = {"page_images": page_images, "coco_images": coco_images}
     if _read_at_once(reference, reference_format) and _read_at_once(prediction, prediction_format):
         return _load_both(reference, prediction, reference_format, prediction_format, options)
-    return load(reference, reference_format, **options), load(prediction, prediction_format, **options)
+    return _read_side(reference, reference_format, **options), _read_side(prediction, prediction_format, **options)
 
 
 def _read_at_once(path: Path, format: str) -> bool:
@@ -122,14 +153,14 @@ def _read_at_once(path: Path, format: str) -> bool:
     return format == "parquet" or (format in PARSED_FORMATS and page_parser.wanted(size))
 
 
-def _load_both(reference: Path, prediction: Path, reference_format: str, prediction_format: str, options: dict) -> Pair:
+def _load_both(reference: Path, prediction: Path, reference_format: str, prediction_format: str, options: dict[str, Any]) -> Pair:
     """Both sides read in two threads, each with the caller's context (its progress callback); the
     reference's error first when both fail, as when they are read one after the other. When one
     side fails, or Ctrl-C reaches this thread, the other stops within a chunk (`progress.stoppable`)."""
     from tore_engine.formats.progress import stoppable
 
     with stoppable() as stop, ThreadPoolExecutor(max_workers=2, thread_name_prefix="tore-read") as pool:
-        sides = [pool.submit(contextvars.copy_context().run, load, path, format, **options)
+        sides = [pool.submit(contextvars.copy_context().run, functools.partial(_read_side, path, format, **options))
                  for path, format in ((reference, reference_format), (prediction, prediction_format))]
         try:
             return sides[0].result(), sides[1].result()
@@ -173,13 +204,14 @@ def evaluate_pair(
     if isinstance(reference, LayoutSet) and isinstance(prediction, LayoutSet):
         pair = reference, prediction
     elif not isinstance(reference, LayoutSet) and not isinstance(prediction, LayoutSet):
-        pair = load_pair(reference, prediction, format, page_images=page_images, coco_images=coco_images)
+        pair = _read_pair(reference, prediction, format, page_images=page_images, coco_images=coco_images)
     elif prediction is None:
         raise InputError("a prediction is needed")
     else:
         formats = (format, format) if isinstance(format, str) else format
-        pair = tuple(side if isinstance(side, LayoutSet) else load(side, side_format, page_images=page_images, coco_images=coco_images)
-                     for side, side_format in zip((reference, prediction), formats))  # type: ignore[assignment]
+        sides = [side if isinstance(side, LayoutSet) else _read_side(side, side_format, page_images=page_images, coco_images=coco_images)
+                 for side, side_format in zip((reference, prediction), formats)]
+        pair = sides[0], sides[1]
     mapping = _label_map(label_map)
     unused_keys: list[InputWarning] = label_map_warnings(mapping, *pair)
     mapped_reference, mapped_prediction = (apply_label_map(side, mapping) for side in pair)
@@ -208,7 +240,10 @@ def evaluate(
     applied to both sides. `min_score`: drop boxes scored below it. `workers` local processes, or
     any `concurrent.futures.Executor` (a Dask client's `get_executor()`); the result is the same,
     bit for bit. A docling-eval dataset holds both sides: `evaluate(DATASET, format="docling-eval")`.
+    What was clipped, skipped or defaulted is in its `.warnings`, summed up in one `ToreWarning`.
     """
-    return evaluate_pair(reference, prediction, format=format, taxonomy=taxonomy, label_map=label_map, min_score=min_score,
-                         workers=workers, executor=executor, progress=progress, page_images=page_images,
-                         coco_images=coco_images).evaluation
+    evaluation = evaluate_pair(reference, prediction, format=format, taxonomy=taxonomy, label_map=label_map, min_score=min_score,
+                               workers=workers, executor=executor, progress=progress, page_images=page_images,
+                               coco_images=coco_images).evaluation
+    _sum_up(evaluation.input_warnings, "the evaluation's .warnings")
+    return evaluation

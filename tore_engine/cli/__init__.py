@@ -17,13 +17,14 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from typing import NoReturn
 
 from tore_engine import __version__
-from tore_engine.core.errors import InputError
+from tore_engine.core.errors import InputError, ToreWarning
 from tore_engine.core.extras import install_command
 from tore_engine.core.text_safety import terminal_text
 
@@ -190,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run one `tore` command; usage errors leave through argparse (exit 2, one line), everything
     else through this guard."""
     try:
-        with _signals_stop_the_command():
+        with _signals_stop_the_command(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", ToreWarning)  # the notebook's summary: report.json lists the warnings themselves
             args = build_parser().parse_args(argv)
             code = int(args.func(args) or 0)
             sys.stdout.flush()  # a closed stdout must fail here, inside the guard

@@ -96,6 +96,7 @@ WARNING_KINDS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"prediction on page \d+, but document"), "prediction past its document's pages",
      "predictions past their document's pages"),
     (re.compile(r"docling-core: "), "docling-core message", "docling-core messages"),
+    (re.compile(r"[\d,]+ of [\d,]+ prediction boxes have no score"), "mAP note on boxes without a score", "mAP notes on boxes without a score"),
 )
 
 
