@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
+from types import FrameType
 from typing import NoReturn
 
 from tore_engine import __version__
@@ -74,9 +75,11 @@ class Stopped(BaseException):
 def _signal_main_thread(signum: int) -> None:
     """Deliver `signum` to the main thread itself, so that a blocking wait there ends too."""
     if hasattr(signal, "pthread_kill"):
-        signal.pthread_kill(threading.main_thread().ident, signum)
+        main = threading.main_thread().ident
+        assert main is not None  # the main thread has started: it runs this program
+        signal.pthread_kill(main, signum)
     else:
-        _thread.interrupt_main(signum)
+        _thread.interrupt_main(signal.Signals(signum))
 
 
 class _StopHandler:
@@ -90,11 +93,11 @@ class _StopHandler:
         self._retry: threading.Timer | None = None
         self._unraisable_hook = sys.unraisablehook
 
-    def __call__(self, signum: int, _frame) -> NoReturn:
+    def __call__(self, signum: int, _frame: FrameType | None) -> NoReturn:
         self.signum = signum
         raise Stopped(signum)
 
-    def unraisable(self, info) -> None:
+    def unraisable(self, info: sys.UnraisableHookArgs) -> None:
         if not isinstance(info.exc_value, Stopped):
             self._unraisable_hook(info)
             return

@@ -64,7 +64,7 @@ def build_corpus() -> list[tuple[str, pymupdf.Document, list[ComposedPage]]]:
 
 
 def _box_json(label: str, bbox: tuple, score: float | None = None) -> dict:
-    box = {"label": label, "bbox": [round(v, 2) for v in bbox]}
+    box: dict[str, object] = {"label": label, "bbox": [round(v, 2) for v in bbox]}
     if score is not None:
         box["score"] = score
     return box

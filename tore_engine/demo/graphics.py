@@ -110,7 +110,8 @@ def flow_diagram(ink: Ink, area: Box, rng: random.Random, words: TextMaker) -> N
     height = min(40.0, (y1 - y0) * 0.6)
     top = (y0 + y1) / 2 - height / 2
     fill = PALETTE[rng.randrange(len(PALETTE))]
-    pale = tuple(0.75 + 0.25 * c for c in fill)
+    red, green, blue = fill
+    pale = (0.75 + 0.25 * red, 0.75 + 0.25 * green, 0.75 + 0.25 * blue)
     for i in range(count):
         left = x0 + i * (width + gap)
         ink.rect((left, top, left + width, top + height), fill=pale, stroke=fill, width=0.8)

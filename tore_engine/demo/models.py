@@ -170,7 +170,7 @@ def _merge_runs(rng: random.Random, regions: list[_Region]) -> list[_Region]:
             last is not None and region.label == last.label == "text" and region.column == last.column
             and region.column >= 0 and rng.random() < 0.5
         )
-        if same_list or neighbours:
+        if last is not None and (same_list or neighbours):
             last.bbox = union([last.bbox, region.bbox])
         else:
             merged.append(_Region(region.label, region.bbox, region.column, region.group, region.source))
