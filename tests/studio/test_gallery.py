@@ -76,7 +76,8 @@ def test_a_thumbnail_opens_its_page_in_overlays_with_the_cell(demo_evaluation):
     page = _shown(at)[1]
     at.button(key="gallery-open-A-reduced-13").click().run()
     _no_exception(at)
-    assert at.selectbox(key="page").value == page
+    assert at.query_params["page"] == page
+    assert any(markdown.value.startswith(f"Page **{page}**") for markdown in at.markdown)  # the navigator shows it
     assert at.query_params["cell"] == "Foreground|Foreground" and at.query_params["view"] == "reduced"
     assert any(metric.label.startswith("Foreground → Foreground on this page") for metric in at.metric)
 

@@ -93,16 +93,11 @@ def _tiles(evaluated: Evaluated, ranked: Sequence[tuple[str, float, float]], fir
                       on_click=url_state.request_page, args=(page_id, model, cell, view))
 
 
-def cell_gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str) -> None:
-    """A toggle, and when on, the gallery of the pages behind `cell` of the matrix view `view`."""
-    url_state.seed(GALLERY, False)
-    shown = st.toggle("Show these pages as a gallery", key=GALLERY, persist_state="session",
-                      help=f"thumbnails of the pages behind the cell, {PER_PAGE} at a time, with the cell's pixels lit")
-    url_state.share(**{GALLERY: shown})
-    if not shown:
-        return
-    evaluation = evaluated.evaluation
-    ranked = evaluation.pages_for_cell(*cell, view=view)
+def _gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str) -> None:
+    """The pager and one gallery page of thumbnails (run as a fragment of its own, so that turning
+    a page, or opening one, reruns nothing else)."""
+    url_state.follow_page_request()  # a thumbnail's button asked for Overlays
+    ranked = evaluated.evaluation.pages_for_cell(*cell, view=view)
     if ranked.empty:
         return
     count = math.ceil(len(ranked) / PER_PAGE)
@@ -110,5 +105,15 @@ def cell_gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: 
     url_state.share(**{GALLERY_PAGE: number if number > 1 else None})
     _pager(number, count, len(ranked), key)
     first = (number - 1) * PER_PAGE
-    shown_pages = list(ranked.iloc[first:first + PER_PAGE].itertuples(index=False, name=None))
-    _tiles(evaluated, shown_pages, first, view, cell, model, key)
+    _tiles(evaluated, list(ranked.iloc[first:first + PER_PAGE].itertuples(index=False, name=None)), first, view, cell, model, key)
+    url_state.publish_url()
+
+
+def cell_gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str) -> None:
+    """A toggle, and when on, the gallery of the pages behind `cell` of the matrix view `view`."""
+    url_state.seed(GALLERY, False)
+    shown = st.toggle("Show these pages as a gallery", key=GALLERY, persist_state="session",
+                      help=f"thumbnails of the pages behind the cell, {PER_PAGE} at a time, with the cell's pixels lit")
+    url_state.share(**{GALLERY: shown})
+    if shown:
+        st.fragment(_gallery)(evaluated, view, cell, model, key)
