@@ -23,6 +23,7 @@ from tore_engine.engine.cell_regions import page_regions
 from tore_engine.plots.palette import class_color
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
 from tore_engine.plots.thumbnails import THUMBNAIL_SIDE, Outlines, cell_thumbnail
+from tore_engine.results.drilldown import cell_page_values
 from tore_engine.studio import page_images, url_state
 from tore_engine.studio.documents import page_pair
 from tore_engine.studio.evaluations import Evaluated
@@ -97,15 +98,16 @@ def _gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str,
     """The pager and one gallery page of thumbnails (run as a fragment of its own, so that turning
     a page, or opening one, reruns nothing else)."""
     url_state.follow_page_request()  # a thumbnail's button asked for Overlays
-    ranked = evaluated.evaluation.pages_for_cell(*cell, view=view)
-    if ranked.empty:
+    total = int(np.count_nonzero(cell_page_values(evaluated.evaluation, view, *cell)))
+    if not total:
         return
-    count = math.ceil(len(ranked) / PER_PAGE)
+    count = math.ceil(total / PER_PAGE)
     number = _gallery_page(count, f"{key}|{view}|{url_state.cell_text(cell)}")
     url_state.share(**{GALLERY_PAGE: number if number > 1 else None})
-    _pager(number, count, len(ranked), key)
+    _pager(number, count, total, key)
     first = (number - 1) * PER_PAGE
-    _tiles(evaluated, list(ranked.iloc[first:first + PER_PAGE].itertuples(index=False, name=None)), first, view, cell, model, key)
+    ranked = evaluated.evaluation.pages_for_cell(*cell, view=view, limit=first + PER_PAGE)  # only as many as shown
+    _tiles(evaluated, list(ranked.iloc[first:].itertuples(index=False, name=None)), first, view, cell, model, key)
     url_state.publish_url()
 
 
