@@ -51,7 +51,7 @@ def test_each_model_keeps_its_own_title_when_both_are_the_same_file(monkeypatch)
     at.switch_page("app_pages/compare.py").run()
     _no_exception(at)
     titles = [chart["layout"]["title"]["text"].split(": ", 1)[1] for chart in _charts(at)[:2]]
-    assert titles == ["model A (model_a)", "model B (model_a)"]
+    assert titles == ["model A (model-a)", "model B (model-a)"]  # the layout's own name
 
 
 class CountingColumns(PageColumns):

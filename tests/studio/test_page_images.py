@@ -87,7 +87,7 @@ def test_an_uploaded_layout_cannot_show_a_server_file(tmp_path, reads):
     _no_exception(at)
     sources = {}
     for page_id in ("absolute", "climbing", "missing"):
-        at.selectbox(key="page").set_value(page_id).run()
+        at.text_input(key="page_find").set_value(page_id).run()
         _no_exception(at)
         sources[page_id] = _image_source(at)
     assert set(sources.values()) == {_placeholder_uri()}  # the same placeholder for outside and missing
@@ -108,7 +108,7 @@ def test_a_page_image_path_in_a_server_layout_stays_in_the_data_root(tmp_path, m
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
     assert _image_source(at) == _placeholder_uri()
-    at.selectbox(key="page").set_value("inside").run()
+    at.text_input(key="page_find").set_value("inside").run()
     assert _image_source(at).startswith("data:image/jpeg;base64,")
     assert reads == [str(root / "page.png")]
 

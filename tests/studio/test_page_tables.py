@@ -26,4 +26,4 @@ def test_the_all_pages_table_holds_each_pages_class_pixels_and_filters(demo):
     assert shown["page"].tolist() == [page for page, has in zip(evaluation.page_ids, formula) if has and "paper-b" in page]
     at.selectbox(key="open-all-A").set_value(shown["page"].iloc[-1]).run()
     at.button(key="open-button-all-A-A").click().run()
-    assert at.selectbox(key="page").value == shown["page"].iloc[-1]
+    assert at.session_state["page"] == shown["page"].iloc[-1]

@@ -5,7 +5,6 @@ docling-eval datasets, page images from a server folder, and the models' labels.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from tests.helpers import DEMO
 from tests.studio.helpers import (
@@ -21,9 +20,10 @@ from tests.studio.helpers import (
     _png,
 )
 from tore_engine.api import load_pair
-from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.plots.plain_text import plain_for_markdown, plain_for_plotly, shortened
 from tore_engine.run.runner import evaluate_dataset
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+from tore_engine.studio.evaluations import NAME_LENGTH
 
 
 def test_a_broken_upload_shows_the_engine_error():
@@ -80,7 +80,7 @@ def test_two_coco_results_lists_are_compared_against_one_images_file(root):
     at = _app(src="path", a="a.results.json", b="b.results.json", coco="images.json")
     at.switch_page("app_pages/compare.py").run()
     _no_exception(at)
-    assert any("only model B read against model A is shown" in info.value for info in at.info)
+    assert any("only B read against A is shown" in info.value for info in at.info)
     recall = next(chart for chart in _charts(at) if chart["layout"]["title"]["text"] == "recall (zero-trimmed), B against A")
     engine = evaluate_dataset(*load_pair(root / "a.results.json", root / "b.results.json", coco_images=root / "images.json"), taxonomy="dual")
     assert recall["layout"]["yaxis"]["ticktext"] == engine.matrices.trimmed.rows
@@ -111,12 +111,41 @@ def test_a_docling_eval_dataset_gives_the_reference_and_model_a(root):
     assert _image_source(_charts(at)[0]).startswith("data:image/jpeg;base64,")  # the dataset's own page image
 
 
-def test_two_long_or_namesake_files_have_different_labels():
-    from tore_engine.studio.sidebar import Dataset
+def test_inputs_are_named_by_their_layouts_and_an_error_by_its_input(root):
+    """Names come from the layouts (their `name`), not the file names; the reference is named; a
+    bad reference path is the reference's error, not model A's (issue 24)."""
+    long = "layout_predictions_of_the_detector_trained_on_the_whole_benchmark_run"
+    (root / "gt.json").write_bytes(_native("gold standard", PAGES))
+    (root / "b.json").write_bytes(_native(long, PREDICTED))
+    at = _app(src="path", ref="gt.json", a="b.json")
+    _no_exception(at)
+    label = f"model A ({shortened(long, NAME_LENGTH)})"
+    assert at.radio(key="model").options == [plain_for_markdown(label)] and len(label) < len(long)
+    at.switch_page("app_pages/overlays.py").run()
+    annotations = [a["text"] for a in _charts(at)[0]["layout"]["annotations"]]
+    assert annotations == ["reference (gold standard)", plain_for_plotly(label)]
+    at = _app(src="path", ref="nowhere/gt.json", a="b.json")
+    errors = [error.value for error in at.error]
+    assert len(errors) == 1 and errors[0].startswith("**reference**") and "model A" not in errors[0]
+    at = _app(src="path", ref="gt.json", a="nowhere.json")
+    assert [error.value.split(":")[0] for error in at.error] == ["**model A**"]
 
-    long = "layout_predictions_of_the_detector_trained_on_the_whole_benchmark_run_"
-    uploaded = Dataset("upload", None, {"A": Path(f"/s/a/{long}1.json"), "B": Path(f"/s/b/{long}2.json")}, Path("/s"))
-    labels = [uploaded.model_label(model) for model in ("A", "B")]
-    assert labels == ["model A (layout_predictions_…hole_benchmark_run_1)", "model B (layout_predictions_…hole_benchmark_run_2)"]
-    on_the_server = Dataset("path", None, {"A": Path("/data/heron/preds.json"), "B": Path("/data/egret/preds.json")}, Path("/data"))
-    assert [on_the_server.model_label(model) for model in ("A", "B")] == ["model A (heron/preds)", "model B (egret/preds)"]
+
+def test_several_files_uploaded_for_one_input_make_one_set():
+    """A Docling set of three documents a side, uploaded as files (issue 24)."""
+    import pytest
+
+    from tests.helpers import shared_path
+
+    pytest.importorskip("docling_core", reason="reading DoclingDocuments needs the docling extra")
+    heron, pre_heron = shared_path("data", "layouts", "docling_documents", "heron"), shared_path("data", "layouts", "docling_documents", "pre_heron")
+    names = ["2305.03393v1-pg9.json", "amt_handbook_sample.json", "picture_classification.json"]
+    at = _app(src="upload")
+    for slot, folder in (("ref", pre_heron), ("a", heron)):
+        files = [(name, (folder / name).read_bytes(), "application/json") for name in names]
+        at = at.file_uploader(key=f"upload_{slot}_0").set_value(files).run()
+    _no_exception(at)
+    engine = evaluate_dataset(*load_pair(pre_heron / names[0], heron / names[0]))  # one document alone, to compare its pages
+    assert at.radio(key="model").options == [plain_for_markdown("model A (model_a)")]
+    table = next(frame.value for frame in at.dataframe if "foreground F1" in frame.value.columns)
+    assert len(table) == 4 and set(engine.page_ids) <= set(table["page"])  # 1 + 1 + 2 pages, every document of both uploads

@@ -88,7 +88,7 @@ def test_a_deeply_nested_upload_is_a_clear_message():
     _upload(at, "a", "model.json", (DEMO / "model_a.json").read_bytes())
     _no_exception(at)
     (message,) = [error.value for error in at.error]
-    assert message.startswith(f"**{plain_for_markdown('model A (model)')}**: {plain_for_markdown('file deep.json: is nested more than 64 levels deep')}")
+    assert message.startswith(f"**reference**: {plain_for_markdown('file deep.json: is nested more than 64 levels deep')}")  # its own input
 
 
 # --- zipped page images -------------------------------------------------------------------------

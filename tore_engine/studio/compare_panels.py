@@ -35,6 +35,7 @@ from tore_engine.studio.panels import (
     dual_mode_note,
     page_list,
     pages_to_open,
+    rows_shown,
     shown_matrix,
 )
 
@@ -72,10 +73,11 @@ def chosen_target() -> Target | None:
     return st.session_state.get(TARGET)
 
 
-def model_matrix(evaluated: Evaluated, model: str, choice: MatrixChoice) -> None:
-    """One model's matrix at full width, titled with its own name; a click lists its pages."""
+def model_matrix(evaluated: Evaluated, model: str, choice: MatrixChoice, role: str) -> None:
+    """One model's matrix at full width, titled with its role (A or B) and its own name; a click
+    lists its pages."""
     mode = evaluated.evaluation.matrices.mode
-    st.markdown(f"#### {plain_for_markdown(evaluated.title)}")
+    st.markdown(f"#### {role}: {plain_for_markdown(evaluated.title)}")
     if mode == "dual":
         dual_mode_note()
     clicked = shown_matrix(evaluated, choice, mode, f"compare-{model}")
@@ -142,8 +144,9 @@ def _pages(comparison: Comparison, target: Target) -> pd.DataFrame:
     return comparison.pages_for_cell(target.row, target.column, view=target.view)
 
 
-def target_pages(comparison: Comparison, target: Target, a: Evaluated, b: Evaluated, labels: dict[str, str]) -> None:
-    """The pages behind the chosen target, most changed first, each opening in Overlays."""
+def target_pages(comparison: Comparison, target: Target, a: tuple[str, Evaluated], b: tuple[str, Evaluated], labels: dict[str, str]) -> None:
+    """The pages behind the chosen target, most changed first, each opening in Overlays with the
+    model (`a` and `b`: each model's letter and evaluation) chosen by its button."""
     table = _pages(comparison, target).rename(columns=CHANGE_LABELS)
     name = plain_for_markdown(target.name())
     if table.empty:
@@ -152,7 +155,7 @@ def target_pages(comparison: Comparison, target: Target, a: Evaluated, b: Evalua
     st.markdown(f"**{name}: {len(table):,} pages**, where B differs most from A first (pixels of each model). "
                 "Select one to open it in Overlays, or show it below with the three panes.")
     targets = [OpenTarget(model, target.cell_of(evaluated), target.cell_view(), f"Open {plain_for_markdown(labels[model])}")
-               for model, evaluated in (("A", a), ("B", b))]
+               for model, evaluated in (a, b)]
     pages_to_open(table, f"target-{target.name()}", targets, CHANGE_CONFIG)
 
 
@@ -170,9 +173,10 @@ def target_view(target: Target | None) -> str:
 PAIR_CELL = "_pair_cell"  # session state: the cell chosen in a matrix of model B against model A
 
 
-def pair_matrices(pair: Evaluated, image_root: Path) -> None:
-    """Model B read against model A (zero-trimmed recall and precision, each full width): a click
-    on a cell lists its pages, and one of them is drawn with the cell's pixels highlighted."""
+def pair_matrices(pair: Evaluated, image_root: Path, reference_title: str) -> None:
+    """B read against A (zero-trimmed recall and precision, each full width): a click on a cell
+    lists its pages (a screen at a time), and one of them is drawn with the cell's pixels
+    highlighted."""
     trimmed = shown_matrices(pair.evaluation.matrices, "trimmed")
     for metric in ("recall", "precision"):
         fig = heatmaps.matrix_heatmap(trimmed, metric, title=f"{metric} (zero-trimmed), B against A")
@@ -183,11 +187,12 @@ def pair_matrices(pair: Evaluated, image_root: Path) -> None:
     if cell is None or cell[0] not in trimmed.rows or cell[1] not in trimmed.columns:
         st.caption("Click a cell to see the pages where A's class becomes B's, and where on the page.")
         return
-    pages = pair.evaluation.pages_for_cell(*cell)["page"].tolist()
-    if not pages:
+    pages = pair.evaluation.pages_for_cell(*cell)
+    if pages.empty:
         st.info(f"No page has pixels in {plain_for_markdown(cell_name(cell))}.")
         return
-    page_id = st.selectbox(f"Pages of {plain_for_markdown(cell_name(cell))}, most pixels first", pages, key="pair_page")
-    model = PaneModel(pair, "model B", cell)
-    page_overlay([model], page_id, image_root, regions=model_regions([model], page_id, "full"), reference_title="model A",
+    shown = rows_shown(pages, "pair-pages")["page"].tolist()
+    page_id = st.selectbox(f"Pages of {plain_for_markdown(cell_name(cell))}, most pixels first", shown, key="pair_page")
+    model = PaneModel(pair, f"B: {pair.title.split(' against ')[0]}", cell)
+    page_overlay([model], page_id, image_root, regions=model_regions([model], page_id, "full"), reference_title=f"A: {reference_title}",
                  key="pair-overlay")

@@ -1,14 +1,20 @@
-"""Loading and evaluating a dataset, cached for every session of the process.
+"""Loading and evaluating a dataset, cached for every session and tab of the process.
 
 Evaluations are kept in one process-wide store (a `st.cache_resource` object) rather than behind
 `st.cache_data`: an evaluation shows a progress bar while it runs, and cached functions would
-record and replay that bar. Entries are read-only once stored. The key holds everything that
-changes what is shown (the files and their versions, format, taxonomy mode, label map and title),
-not how it was computed (workers, scheduler: the numbers are the same).
+record and replay that bar; and `st.cache_data` copies its value for each caller, which at
+100,000 pages costs seconds and hundreds of megabytes a rerun. Entries are read-only once stored,
+together with what the views derive from them once (`Derived`: the page index, the pages table),
+so that a link to a cached evaluation opens in a new tab as fast as a view switch. The key holds
+what changes the numbers (the files and their versions, formats, taxonomy mode, label map), not
+how they were computed (workers, scheduler: the numbers are the same) nor how they are titled.
 
 The label map is applied here, once: the layouts kept for drawing boxes are the ones the engine
 evaluated, so the engine gets no label map of its own (its warnings about unused keys are added
 where the engine puts them, first).
+
+Titles come from the layouts' own names (`LayoutSet.name`), remembered once a side was read:
+"reference (ground-truth)", "model A (heron)".
 """
 
 from __future__ import annotations
@@ -16,58 +22,95 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import pandas as pd
 import streamlit as st
 
 from tore_engine.api import evaluate_pair
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet, Page
-from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.plots.plain_text import plain_for_markdown, shortened
+from tore_engine.results.drilldown import pages_table
 from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio.compute import dask_executor
 from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.page_index import PageIndex
 from tore_engine.studio.sidebar import REFERENCE, Dataset
 
 MAX_ENTRIES = 8  # evaluations kept for all sessions
+NAME_LENGTH = 40  # characters of a layout's name in a title
+T = TypeVar("T")
 
 
-@dataclass
+class Derived:
+    """What the views compute once from an evaluation and share (thread-safe, made on first use)."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str, make: Callable[[], T]) -> T:
+        with self._lock:
+            if name in self._values:
+                return self._values[name]
+        value = make()
+        with self._lock:
+            return self._values.setdefault(name, value)
+
+
+@dataclass(frozen=True)
 class Evaluated:
     """One prediction evaluated against one reference, with both layouts as evaluated (label map
-    applied) for drawing their boxes. Pages are looked up by id on demand: a large layout is held
-    column-wise (`PageColumns`) and is never turned into one object a page."""
+    applied) for drawing their boxes, under a title. Pages are looked up by id on demand: a large
+    layout is held column-wise (`PageColumns`) and is never turned into one object a page.
+    `derived` is shared by every copy of the entry (`titled`)."""
 
     title: str
     reference: LayoutSet
     prediction: LayoutSet
     evaluation: Evaluation
+    derived: Derived = field(default_factory=Derived, repr=False, compare=False)
 
-    @cached_property
-    def _reference_positions(self) -> dict[str, int]:
-        return {page_id: position for position, page_id in enumerate(self.reference.page_ids())}
+    def titled(self, title: str) -> Evaluated:
+        return replace(self, title=title)
 
-    @cached_property
-    def _prediction_positions(self) -> dict[str, int]:
-        return {page_id: position for position, page_id in enumerate(self.prediction.page_ids())}
+    @property
+    def index(self) -> PageIndex:
+        """Page ids, orders and search (`page_index`)."""
+        return self.derived.get("index", lambda: PageIndex.of(self.evaluation))
+
+    @property
+    def pages(self) -> pd.DataFrame:
+        """`Evaluation.pages`: per page, its pixels and reduced Foreground scores."""
+        return self.derived.get("pages", lambda: self.evaluation.pages)
+
+    @property
+    def pages_table(self) -> pd.DataFrame:
+        """`drilldown.pages_table`: per page, each class's pixels on each side, scores, warnings."""
+        return self.derived.get("pages_table", lambda: pages_table(self.evaluation))
+
+    def _positions(self, side: str, layout: LayoutSet) -> dict[str, int]:
+        return self.derived.get(f"{side}_positions", lambda: {page_id: k for k, page_id in enumerate(layout.page_ids())})
 
     def reference_page(self, page_id: str) -> Page | None:
-        position = self._reference_positions.get(page_id)
+        position = self._positions("reference", self.reference).get(page_id)
         return None if position is None else self.reference.pages[position]
 
     def prediction_page(self, page_id: str) -> Page | None:
-        position = self._prediction_positions.get(page_id)
+        position = self._positions("prediction", self.prediction).get(page_id)
         return None if position is None else self.prediction.pages[position]
 
 
 class EvaluationStore:
-    """A small process-wide LRU of evaluations, shared by all sessions."""
+    """A small process-wide LRU of evaluations, shared by all sessions, and the names of the
+    layouts read so far (by side and file version)."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self._entries: OrderedDict[tuple, Evaluated] = OrderedDict()
+        self._names: dict[tuple, str] = {}
         self._lock = threading.Lock()
         self._max_entries = max_entries
 
@@ -83,6 +126,12 @@ class EvaluationStore:
             self._entries[key] = value
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
+
+    def name(self, key: tuple) -> str | None:
+        return self._names.get(key)
+
+    def remember_name(self, key: tuple, name: str) -> None:
+        self._names[key] = name
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,11 +150,14 @@ def _stamp(path: Path | None) -> tuple:
         return (str(path), None, None)
 
 
+def _name_key(role: str, path: Path, format_name: str) -> tuple:
+    return role, _stamp(path), format_name
+
+
 def evaluate(
     reference: Path,
     prediction: Path,
     *,
-    title: str,
     formats: tuple[str, str] = ("auto", "auto"),
     taxonomy: str = "auto",
     label_map: Path | None = None,
@@ -114,49 +166,88 @@ def evaluate(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    title: str = "",
 ) -> Evaluated:
-    """Load and evaluate one pair (`api.evaluate_pair`) (cached by everything but `workers` and
-    `scheduler`, which do not change the result); `scheduler` is the name of a configured Dask
-    scheduler. Raises `InputError` for bad input."""
-    key = (_stamp(reference), _stamp(prediction), formats, taxonomy, _stamp(label_map), _stamp(coco_images), _stamp(page_images), title)
+    """Load and evaluate one pair (`api.evaluate_pair`), cached by what changes the numbers (not
+    by `workers`, `scheduler` or `title`); `scheduler` is the name of a configured Dask scheduler.
+    Raises `InputError` for bad input."""
+    key = (_stamp(reference), _stamp(prediction), formats, taxonomy, _stamp(label_map), _stamp(coco_images), _stamp(page_images))
     store = evaluation_store()
     cached = store.get(key)
-    if cached is not None:
-        return cached
-    executor = dask_executor(scheduler) if scheduler else None
-    pair = evaluate_pair(reference, prediction, format=formats, taxonomy=taxonomy, label_map=label_map, coco_images=coco_images,
-                         page_images=page_images, workers=workers, executor=executor, progress=progress)
-    result = Evaluated(title, pair.reference, pair.prediction, pair.evaluation)
-    store.put(key, result)
-    return result
+    if cached is None:
+        executor = dask_executor(scheduler) if scheduler else None
+        pair = evaluate_pair(reference, prediction, format=formats, taxonomy=taxonomy, label_map=label_map, coco_images=coco_images,
+                             page_images=page_images, workers=workers, executor=executor, progress=progress)
+        cached = Evaluated("", pair.reference, pair.prediction, pair.evaluation)
+        store.put(key, cached)
+        store.remember_name(_name_key("reference", reference, formats[0]), pair.reference.name)
+        store.remember_name(_name_key("prediction", prediction, formats[1]), pair.prediction.name)
+    return cached.titled(title)
 
 
-def _evaluate_with_progress(reference: Path, prediction: Path, title: str, **options: Any) -> Evaluated | None:
-    """`evaluate`, with a progress bar while it runs and the engine's message for bad input."""
+def layout_name(dataset: Dataset, side: str) -> str | None:
+    """The name the layout of `side` (REFERENCE or a model) gave itself, once it was read."""
+    path = dataset.reference if side == REFERENCE else dataset.models.get(side)
+    if path is None:
+        return None
+    return evaluation_store().name(_name_key("reference" if side == REFERENCE else "prediction", path, dataset.format_of(side)))
+
+
+def side_label(dataset: Dataset, side: str) -> str:
+    """Plain text (escape it where Markdown or Plotly reads it): "reference (its name)", "model A
+    (its name)", the name once the layout was read, shortened in the middle when long."""
+    role = "reference" if side == REFERENCE else f"model {side}"
+    details = [shortened(name, NAME_LENGTH)] if (name := layout_name(dataset, side)) else []
+    if dataset.is_demo and side != REFERENCE:
+        details.append("simulated")
+    return f"{role} ({', '.join(details)})" if details else role
+
+
+def _failed_input(error: InputError, dataset: Dataset, sides: tuple[str, str]) -> str:
+    """Which input of the pair `sides` (REFERENCE or a model, then a model) an error is about, as
+    the sidebar names it: the one whose file (or folder) the error names, else the pair."""
+    named = Path(error.file) if error.file else None
+    inputs = [*((side_label(dataset, side), dataset.reference if side == REFERENCE else dataset.models.get(side)) for side in sides),
+              ("the label map", dataset.label_map), ("the COCO images + categories file", dataset.coco_images),
+              ("the page images", dataset.page_images)]
+    for label, path in inputs:
+        if named is not None and path is not None and (named == path or path in named.parents):
+            return label
+    return f"{side_label(dataset, sides[1])} against the {side_label(dataset, sides[0])}"
+
+
+def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference: Path, prediction: Path, title: str,
+                            **options: Any) -> Evaluated | None:
+    """`evaluate`, with a progress bar while it runs and the engine's message for bad input,
+    titled with the input it is about."""
     bar = st.empty()
 
     def progress(done: int, total: int) -> None:
         bar.progress(done / max(total, 1), text=f"Evaluating {plain_for_markdown(title)}: {done:,} of {total:,} pages")
 
     try:
-        return evaluate(reference, prediction, title=title, progress=progress, **options)
+        return evaluate(reference, prediction, progress=progress, title=title, **options)
     except InputError as error:
-        show_input_error(error, title=title)
+        show_input_error(error, title=_failed_input(error, dataset, sides))
         return None
     finally:
         bar.empty()
 
 
-def model_evaluation(dataset: Dataset, model: str) -> Evaluated | None:
-    """Model `model` against the dataset's reference, or None (with a message on the page)."""
+def model_evaluation(dataset: Dataset, model: str, *, quiet: bool = False) -> Evaluated | None:
+    """Model `model` against the dataset's reference, or None (with a message on the page unless
+    `quiet`)."""
     if dataset.reference is None or model not in dataset.models:
-        st.info("Choose a reference and a prediction in the sidebar." if dataset.reference is None or model == "A"
-                else f"Model {model} is not set: choose a second prediction in the sidebar.")
+        if not quiet:
+            st.info("Choose a reference and a prediction in the sidebar." if dataset.reference is None or model == "A"
+                    else f"Model {model} is not set: choose its prediction in the sidebar.")
         return None
-    return _evaluate_with_progress(
-        dataset.reference, dataset.models[model], dataset.model_label(model),
-        formats=(dataset.format_of(REFERENCE), dataset.format_of(model)), taxonomy=dataset.taxonomy, **_reading(dataset),
-    )
+    options = dict(formats=(dataset.format_of(REFERENCE), dataset.format_of(model)), taxonomy=dataset.taxonomy, **_reading(dataset))
+    before = side_label(dataset, model)
+    evaluated = _evaluate_with_progress(dataset, (REFERENCE, model), dataset.reference, dataset.models[model], before, **options)
+    if evaluated is not None and side_label(dataset, model) != before:
+        st.rerun()  # the layouts were read for the first time: draw the page again under their names (once)
+    return evaluated
 
 
 def _reading(dataset: Dataset) -> dict[str, Any]:
@@ -165,12 +256,13 @@ def _reading(dataset: Dataset) -> dict[str, Any]:
             "workers": dataset.workers, "scheduler": dataset.scheduler}
 
 
-def model_against_model(dataset: Dataset) -> Evaluated | None:
-    """Model A taken as the reference and model B as the prediction, in dual-taxonomy mode (two
-    COCO results lists are read against the dataset's COCO images + categories file)."""
-    if not {"A", "B"} <= set(dataset.models):
+def model_against_model(dataset: Dataset, first: str = "A", second: str = "B") -> Evaluated | None:
+    """Model `first` taken as the reference and model `second` as the prediction, in dual-taxonomy
+    mode (two COCO results lists are read against the dataset's COCO images + categories file)."""
+    if not {first, second} <= set(dataset.models):
         return None
+    title = f"{side_label(dataset, second)} against {side_label(dataset, first)}"
     return _evaluate_with_progress(
-        dataset.models["A"], dataset.models["B"], "model B against model A",
-        formats=(dataset.format_of("A"), dataset.format_of("B")), taxonomy="dual", **_reading(dataset),
+        dataset, (first, second), dataset.models[first], dataset.models[second], title,
+        formats=(dataset.format_of(first), dataset.format_of(second)), taxonomy="dual", **_reading(dataset),
     )

@@ -1,4 +1,4 @@
-"""Streamlit building blocks of the page views: the page navigator, a page's scores, the cell to
+"""Streamlit building blocks of the page views: a page's scores, the cell to
 highlight and its contribution, and the overlay of the reference and the predictions on the page.
 
 A highlighted cell is drawn from `drilldown.page_regions` (the exact pixels of the page behind
@@ -19,8 +19,7 @@ from tore_engine.engine.agreement import agreement_raster
 from tore_engine.engine.cell_regions import CellRegions, page_regions
 from tore_engine.plots import page_overlays
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
-from tore_engine.results.drilldown import cell_page_values, page_cell, page_cells
-from tore_engine.results.evaluation import Evaluation
+from tore_engine.results.drilldown import page_cell, page_cells
 from tore_engine.studio import tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
@@ -32,7 +31,6 @@ from tore_engine.studio.panels import (
     chosen_cell,
 )
 
-ORDERS = {"file": "file order", "worst": "worst reduced F1 first", "cell": "most pixels in the highlighted cell first"}
 NO_HIGHLIGHT = ""
 ARROW = " → "
 
@@ -40,39 +38,6 @@ ARROW = " → "
 def cell_name(cell: tuple[str, str]) -> str:
     """Plain text: escape it where Markdown or Plotly reads it."""
     return f"{cell[0]}{ARROW}{cell[1]}"
-
-
-def _step(page_ids: list[str], delta: int) -> None:
-    current = st.session_state.get("page")
-    position = page_ids.index(current) if current in page_ids else 0
-    st.session_state["page"] = page_ids[min(max(position + delta, 0), len(page_ids) - 1)]
-
-
-def page_navigator(evaluation: Evaluation, cell: tuple[str, str] | None = None, view: str = "full") -> str:
-    """Previous / next, a searchable page list, and the order: file order, worst reduced F1 first,
-    or (with a cell) the pages with most pixels in the cell first."""
-    f1 = evaluation.pages["foreground_f1"].to_dict()
-    in_cell = dict(zip(evaluation.page_ids, cell_page_values(evaluation, view, *cell))) if cell is not None else {}
-    orders = [order for order in ORDERS if order != "cell" or cell is not None]
-    url_state.seed("order", "file", orders)
-    page_ids = list(f1)
-    order_column, previous_column, page_column, next_column = st.columns([2, 1, 5, 1], vertical_alignment="bottom")
-    order = order_column.selectbox("Order", orders, key="order", format_func=ORDERS.get, persist_state="session")
-    if order == "worst":
-        page_ids.sort(key=lambda page_id: f1[page_id])
-    elif order == "cell":
-        page_ids.sort(key=lambda page_id: -in_cell[page_id])
-    url_state.seed("page", page_ids[0], page_ids)
-    previous_column.button("◀ Previous", on_click=_step, args=(page_ids, -1), width="stretch")
-    next_column.button("Next ▶", on_click=_step, args=(page_ids, 1), width="stretch")
-
-    def label(page_id: str) -> str:
-        extra = f", {pixels(in_cell[page_id])} px in the cell" if cell is not None else ""
-        return f"{page_id}   (reduced F1 {f1[page_id]:.3f}{extra})"
-
-    page_id = page_column.selectbox("Page (type to search by id)", page_ids, key="page", persist_state="session", format_func=label)
-    url_state.share(order=order, page=page_id)
-    return page_id
 
 
 def _choose_page(table_key: str, page_ids: list[str]) -> None:
@@ -90,8 +55,8 @@ def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
                      column_config={name: tables.score_column() for name in table.columns[1:]})
 
 
-def page_scores(evaluation: Evaluation, page_id: str) -> None:
-    row = evaluation.pages.loc[page_id]
+def page_scores(evaluated: Evaluated, page_id: str) -> None:
+    row = evaluated.pages.loc[page_id]
     columns = st.columns(4)
     columns[0].metric("Foreground recall", f"{row['foreground_recall']:.3f}")
     columns[1].metric("Foreground precision", f"{row['foreground_precision']:.3f}")
@@ -104,10 +69,11 @@ def _highlight_from_picker() -> None:
     choose_cell((row, column) if separator else None)
 
 
-def highlight_picker(evaluation: Evaluation, page_id: str, view: str) -> tuple[str, str] | None:
+def highlight_picker(evaluated: Evaluated, page_id: str, view: str) -> tuple[str, str] | None:
     """The cell to highlight on this page: the session's cell (the one clicked in a matrix), or one
     of the page's non-zero cells, largest first."""
-    page_index = evaluation.page_ids.index(page_id)
+    evaluation = evaluated.evaluation
+    page_index = evaluated.index.position(page_id)
     matrix = cell_view(view)
     cells = {url_state.cell_text((row, column)): (value, share) for row, column, value, share in page_cells(evaluation, matrix, page_index)}
     classes = cell_classes(evaluation, view)
@@ -129,10 +95,10 @@ def highlight_picker(evaluation: Evaluation, page_id: str, view: str) -> tuple[s
     return current
 
 
-def contribution(evaluation: Evaluation, view: str, page_id: str, cell: tuple[str, str], regions: CellRegions) -> None:
+def contribution(evaluated: Evaluated, view: str, page_id: str, cell: tuple[str, str], regions: CellRegions) -> None:
     """The cell's contribution on this page, in pixels and as a share of the cell (the engine's
     page matrix), and what makes it."""
-    value, share = page_cell(evaluation, cell_view(view), evaluation.page_ids.index(page_id), *cell)
+    value, share = page_cell(evaluated.evaluation, cell_view(view), evaluated.index.position(page_id), *cell)
     name = plain_for_markdown(cell_name(cell))
     left, middle, right = st.columns([3, 2, 4])
     left.metric(f"{name} on this page", f"{pixels(value)} px", help="this page's pixels in the cell (split pixels count by their share)")

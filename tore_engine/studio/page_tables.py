@@ -1,19 +1,21 @@
 """Every page in one table (`drilldown.pages_table`): pixels of each class on each side, the
-reduced view's Foreground scores and the warnings, sortable by any column (click its header),
-filtered by page id and by class, each row opening its overlay."""
+reduced view's Foreground scores and the warnings, filtered by page id and by class, sorted by any
+column, each row opening its overlay.
+
+The table is made once an evaluation (`Evaluated.pages_table`); filtering, sorting and the rows
+shown are computed here, on the server, so the browser gets one screen of rows (`rows_shown`)
+whatever the number of pages. Clicking a column's header sorts only those rows: the "Sort by"
+control sorts them all.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from tore_engine.results.drilldown import (
-    PREDICTION_SUFFIX,
-    REFERENCE_SUFFIX,
-    pages_table,
-)
-from tore_engine.results.evaluation import Evaluation
+from tore_engine.results.drilldown import PREDICTION_SUFFIX, REFERENCE_SUFFIX
 from tore_engine.studio import tables, url_state
+from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import OpenTarget, pages_to_open
 
 SCORE_COLUMNS = ("foreground recall", "foreground precision", "foreground F1")
@@ -41,19 +43,34 @@ def _filtered(table: pd.DataFrame, text: str, labels: list[str]) -> pd.DataFrame
     return table[keep]
 
 
-def all_pages(evaluation: Evaluation, model: str) -> None:
-    """The all-pages table with its filters; a selected row opens the page in Overlays."""
+def _sorted(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows in the order chosen (page order by default; ties keep page order)."""
+    columns = list(table.columns)
+    url_state.seed("pages_sort", "page", columns)
+    url_state.seed("pages_desc", False)
+    sort_column, order_column = st.columns([3, 2], vertical_alignment="bottom")
+    by = sort_column.selectbox("Sort by", columns, key="pages_sort", persist_state="session")
+    descending = order_column.toggle("Largest first", key="pages_desc", persist_state="session")
+    url_state.share(pages_sort=None if by == "page" else by, pages_desc=descending or None)
+    if by == "page" and not descending:
+        return table
+    return table.sort_values(by, ascending=not descending, kind="stable")
+
+
+def all_pages(evaluated: Evaluated, model: str) -> None:
+    """The all-pages table with its filters and order; a selected row opens the page in Overlays."""
     st.subheader("All pages")
-    table = pages_table(evaluation)
+    table = evaluated.pages_table
     labels = _class_labels(table)
     url_state.seed("pages_filter", "")
-    url_state.remember("pages_classes", [], lambda chosen: [label for label in chosen if label in labels])
+    url_state.seed_list("pages_classes", labels)
     text_column, class_column = st.columns([2, 3])
     text = text_column.text_input("Page id contains", key="pages_filter", persist_state="session")
     chosen = class_column.multiselect("Pages with any of these classes (either side)", labels, key="pages_classes", persist_state="session")
-    url_state.share(pages_filter=text)
-    shown = _filtered(table, text, chosen)
-    st.caption(f"{len(shown):,} of {len(table):,} pages. Click a column's header to sort by it; select a row to open the page in "
-               "Overlays. Class columns: the pixels of each class in the reference (ref) and in the prediction (pred).")
+    url_state.share(pages_filter=text, pages_classes=chosen)
+    shown = _sorted(_filtered(table, text, chosen))
+    st.caption(f"{len(shown):,} of {len(table):,} pages. Select a row to open the page in Overlays. Class columns: the pixels of "
+               "each class in the reference (ref) and in the prediction (pred). A click on a column's header sorts the rows "
+               "shown; Sort by sorts them all.")
     if len(shown):
         pages_to_open(shown, f"all-{model}", [OpenTarget(model)], _column_config(table))

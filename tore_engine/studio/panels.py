@@ -21,10 +21,11 @@ from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
 from tore_engine.plots import heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.comparison import mean_scores
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
 from tore_engine.studio import gallery, tables, url_state
-from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.evaluations import Evaluated, side_label
 from tore_engine.studio.messages import gui_text, shown_errors
 from tore_engine.studio.sidebar import MODELS, Dataset
 from tore_engine.writers.outputs import matrix_rows
@@ -32,8 +33,10 @@ from tore_engine.writers.outputs import matrix_rows
 NO_CLASS = "(choose)"
 VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x2"}
 DEFAULT_VIEWS = {"single": "full", "dual": "trimmed"}  # dual: the full matrix is mostly empty quadrants
+SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxonomy modes
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
+PAGE_ROWS = 50  # rows of a table sent to the browser at once
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 
 
@@ -55,18 +58,20 @@ class MatrixChoice:
 
 
 def model_picker(dataset: Dataset, label: str = "Model") -> str:
-    """Choose model A or B (only the models that are set)."""
+    """Choose one of the models that are set (A, B, ...), each shown under its layout's name."""
     models = [model for model in MODELS if model in dataset.models] or ["A"]
     url_state.seed("model", models[0], models)
-    model = st.radio(label, models, key="model", format_func=lambda model: plain_for_markdown(dataset.model_label(model)),
-                     horizontal=True, persist_state="session")
+    labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}  # as they read now
+    model = st.radio(label, models, key="model", format_func=labels.__getitem__, horizontal=True, persist_state="session")
     url_state.share(model=model)
     return model
 
 
 def _seed_view(mode: str) -> None:
     """Open each taxonomy mode on the view last chosen in it (at first its default: trimmed in dual
-    mode), so that moving from a single-taxonomy model to a dual one does not keep the full matrix."""
+    mode), so that moving from a single-taxonomy model to a dual one does not keep the full matrix.
+    The trimmed and reduced views read the same in both modes: choosing one chooses it for both
+    (`view_control`), so a reduced view stays reduced on the way to a dual model or to Compare."""
     memory = st.session_state.setdefault(_VIEW_BY_MODE, {})
     if st.session_state.get(url_state.VIEW_MODE, mode) != mode:
         st.session_state["view"] = memory.get(mode, DEFAULT_VIEWS[mode])
@@ -78,7 +83,8 @@ def view_control(mode: str) -> str:
     """The matrix view: full, zero-trimmed or reduced 2x2."""
     _seed_view(mode)
     view = st.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.get, horizontal=True, persist_state="session")
-    st.session_state[_VIEW_BY_MODE][mode] = view
+    memory = st.session_state[_VIEW_BY_MODE]
+    memory.update(dict.fromkeys(DEFAULT_VIEWS, view) if view in SHARED_VIEWS else {mode: view})
     url_state.share(view=view)
     return view
 
@@ -92,7 +98,7 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
     url_state.seed("scale", "linear", list(heatmaps.SCALES))
     url_state.seed("hide", False)
     url_state.seed("nobg", False)
-    url_state.remember("classes", [], lambda chosen: [name for name in chosen if name in classes])
+    url_state.seed_list("classes", classes)
     metric = metric_column.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
                                  format_func=heatmaps.NORMALISATIONS.get,
                                  help="none: pixels; row: each cell over its row (recall); column: over its column "
@@ -105,7 +111,7 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
                                                help="leave out the Background row and column (their pixels stay in every ratio)")
     subset = subset_column.multiselect("Classes to show (empty: all)", classes, key="classes", persist_state="session",
                                        help="only these rows and columns; recall stays over the whole row, precision over the whole column")
-    url_state.share(metric=metric, scale=scale, hide=hide, nobg=hide_background)
+    url_state.share(metric=metric, scale=scale, hide=hide, nobg=hide_background, classes=subset)
     return MatrixChoice(view, metric, scale, hide and mode == "single" and view != "reduced", hide_background, tuple(subset))
 
 
@@ -198,15 +204,42 @@ def _open_selected_row(table_key: str, page_ids: list[str], target: OpenTarget) 
         target.open(page_ids[rows[0]])
 
 
+def _turn(state: str, delta: int, last: int) -> None:
+    st.session_state[state] = min(max(st.session_state.get(state, 1) + delta, 1), last)
+
+
+def rows_shown(table: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The rows of `table` one screen shows, `PAGE_ROWS` at a time, with the controls that move
+    through them (computed here, on the server): a table of 100,000 pages sends the browser 50
+    rows, not 100,000."""
+    if len(table) <= PAGE_ROWS:
+        return table
+    last, state = (len(table) - 1) // PAGE_ROWS + 1, f"rows-{key}"
+    if not 1 <= st.session_state.get(state, 1) <= last:
+        st.session_state[state] = 1
+    st.session_state.setdefault(state, 1)
+    previous, number, following, info = st.columns([1, 2, 1, 5], vertical_alignment="bottom")
+    previous.button("◀", key=f"{state}-previous", on_click=_turn, args=(state, -1, last), disabled=st.session_state[state] == 1,
+                    help="the previous rows")
+    number.number_input(f"Rows page (of {last:,})", 1, last, key=state)
+    following.button("▶", key=f"{state}-next", on_click=_turn, args=(state, 1, last), disabled=st.session_state[state] == last,
+                     help="the next rows")
+    start = (st.session_state[state] - 1) * PAGE_ROWS
+    info.caption(f"Rows {start + 1:,} to {min(start + PAGE_ROWS, len(table)):,} of {len(table):,}.")
+    return table.iloc[start : start + PAGE_ROWS]
+
+
 def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], column_config: dict | None = None) -> None:
-    """A table of pages (a `page` column first): selecting a row opens that page as the first
-    target says; a page picker and one button a target do the same from the keyboard."""
+    """A table of pages (a `page` column first), `PAGE_ROWS` rows at a time: selecting a row opens
+    that page as the first target says; a page picker and one button a target do the same from
+    the keyboard."""
     table_key = f"pages-{key}"
-    st.dataframe(table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", height=_table_height(len(table)),
-                 on_select=functools.partial(_open_selected_row, table_key, table["page"].tolist(), targets[0]),
+    shown = rows_shown(table, key)
+    st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", height=_table_height(len(shown)),
+                 on_select=functools.partial(_open_selected_row, table_key, shown["page"].tolist(), targets[0]),
                  column_config=column_config)
     pick, *buttons = st.columns([4, *[1.6] * len(targets)], vertical_alignment="bottom")
-    page_id = pick.selectbox("Page to open", table["page"].tolist(), key=f"open-{key}")
+    page_id = pick.selectbox("Page to open", shown["page"].tolist(), key=f"open-{key}")
     for button, target in zip(buttons, targets):
         button.button(target.label, key=f"open-button-{key}-{target.model}", type="primary", on_click=target.open, args=(page_id,))
 
@@ -319,7 +352,33 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     if cell is not None:
         page_list(evaluation, choice.view, cell, model, key=f"{model}-{choice.view}")
         gallery.cell_gallery(evaluated, choice.view, cell, model, key=f"{model}-{choice.view}")
+    per_class_scores(evaluated, model, choice.classes)
     url_state.publish_url()
+
+
+def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...]) -> None:
+    """Recall, precision and F1 of each class shown (the matrix's class subset; single taxonomy),
+    their means over exactly those classes; a click on a bar lists the pages of its class."""
+    per_class = evaluated.evaluation.matrices.per_class
+    if not per_class:
+        return
+    if classes:
+        per_class = {name: scores for name, scores in per_class.items() if name in classes}
+    st.subheader("Per-class scores")
+    clicked = clickable_chart(heatmaps.per_class_bars(per_class, title=evaluated.title), f"bars-{model}",
+                              lambda event: heatmaps.clicked_bar(event, list(per_class), list(heatmaps.SCORE_COLOURS)))
+    if clicked is not None:
+        st.session_state[f"bar-class-{model}"] = clicked[0]
+    means = mean_scores(per_class)
+    subset = " chosen in Classes to show" if classes else ""
+    st.caption(
+        f"Unweighted means over the {len(per_class)} classes shown{subset} (Background excluded; a class without "
+        f"support or without predictions counts as 0): recall {means['recall']:.3f}, precision "
+        f"{means['precision']:.3f}, F1 {means['f1']:.3f}. Each class's recall and precision are the "
+        "diagonal cells of the recall and precision matrices. Click a bar to list the pages of its class."
+    )
+    if (label := st.session_state.get(f"bar-class-{model}")) in per_class:
+        class_page_list(evaluated.evaluation, label, model, key=f"class-{model}")
 
 
 def _view_classes(evaluation: Evaluation, view: str) -> tuple[list[str], list[str]]:
@@ -328,9 +387,15 @@ def _view_classes(evaluation: Evaluation, view: str) -> tuple[list[str], list[st
     return matrices.rows, matrices.columns
 
 
-def warnings_expander(evaluation: Evaluation) -> None:
-    if not evaluation.input_warnings:
+def _warnings_table(evaluation: Evaluation) -> pd.DataFrame:
+    return pd.DataFrame([{**warning.to_json(), "message": gui_text(warning.message)} for warning in evaluation.input_warnings],
+                        columns=["page", "box", "side", "message"])
+
+
+def warnings_expander(evaluated: Evaluated) -> None:
+    """The input warnings, made into a table once an evaluation and shown a screen at a time."""
+    if not evaluated.evaluation.input_warnings:
         return
-    with st.expander(f"{len(evaluation.input_warnings):,} input warnings (the evaluation went on)"):
-        rows = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in evaluation.input_warnings]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    with st.expander(f"{len(evaluated.evaluation.input_warnings):,} input warnings (the evaluation went on)"):
+        table = evaluated.derived.get("warnings_table", lambda: _warnings_table(evaluated.evaluation))
+        st.dataframe(rows_shown(table, "warnings"), hide_index=True, width="stretch")

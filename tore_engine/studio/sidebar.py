@@ -1,5 +1,8 @@
 """The sidebar: where the dataset comes from (the embedded demo, uploads, paths on the server), how
 to read it, and where to compute. Shared by every page, so its choices persist across pages.
+
+A dataset has one reference and one to `len(MODELS)` predictions, models A, B, C, ... (the
+Models page puts them side by side, Compare takes any two).
 """
 
 from __future__ import annotations
@@ -13,27 +16,25 @@ import streamlit as st
 
 from tore_engine.api import FORMATS, detect_format
 from tore_engine.core.errors import InputError
-from tore_engine.plots.plain_text import shortened
 from tore_engine.studio import uploads, url_state
 from tore_engine.studio.compute import compute_choices
-from tore_engine.studio.data_root import DEMO_DIR, data_root, server_path
+from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, DEMO_DIR, data_root, server_path
 from tore_engine.studio.messages import show_input_error, shown_errors
 
 DEMO_FILES = {"reference": "reference.json", "A": "model_a.json", "B": "model_b.json"}
 SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on the server"}
 TAXONOMY_MODES = ("auto", "single", "dual")
-MODELS = ("A", "B")
+MODELS = tuple("ABCDEFGH")  # at most this many predictions a dataset
+DEFAULT_MODELS = 2
 REFERENCE = "reference"
-# Each input: its label, its short name, its URL key (and upload slot), and its format picker's URL key.
-INPUTS = {
-    REFERENCE: ("Reference", "the reference", "ref", "fmt"),
-    "A": ("Prediction, model A", "model A", "a", "fmt_a"),
-    "B": ("Prediction, model B (optional)", "model B", "b", "fmt_b"),
-}
+SIDEBAR_WIDTH = 400  # pixels: room for a path
 BOTH_SIDES_FORMAT = "docling-eval"  # one dataset holds the reference and the predictions of model A
 FORMAT_HELP = "auto: recognised from the content; or the format this input is in"
-LAYOUT_HELP = "a layout in any format the app reads (layout JSON, JSON Lines, Parquet, COCO, DoclingDocument, ...)"
-PATH_HELP = "a file or folder on the server (a path relative to the server's data folder)"
+LAYOUT_HELP = ("a layout in any format the app reads (layout JSON, JSON Lines, Parquet, COCO, DoclingDocument, DocTags, ...): "
+               "one file, or several that make one set (the documents of a Docling folder, say)")
+PATH_CAPTION = (f"Paths are relative to the server's data folder (`${DATA_ROOT_VARIABLE}`, by default the folder the app was "
+                "started in), for example `shared/data/layouts/docling_documents/heron`; a file or a folder (Docling, "
+                "DocTags, Parquet, a docling-eval dataset).")
 COCO_IMAGES_HELP = ("the COCO images + categories file that COCO results lists refer to: needed when both models "
                     "are results lists, or when the reference is not a COCO instances file")
 PAGE_IMAGES_HELP = "the page images or PDFs the layouts name, when they are not beside the layout files"
@@ -46,16 +47,30 @@ DEMO_NOTE = (
 )
 
 
+def input_keys(side: str) -> tuple[str, str]:
+    """The URL key (and upload slot) of an input, and its format picker's: ref / fmt, a / fmt_a, ..."""
+    return ("ref", "fmt") if side == REFERENCE else (side.lower(), f"fmt_{side.lower()}")
+
+
+def set_name(side: str) -> str:
+    """The name of an input uploaded as several files (their folder's name): `reference`, `model_a`, ..."""
+    return REFERENCE if side == REFERENCE else f"model_{side.lower()}"
+
+
+def input_label(side: str) -> str:
+    return "Reference" if side == REFERENCE else f"Model {side} (prediction{'' if side == 'A' else ', optional'})"
+
+
 @dataclass(frozen=True)
 class Dataset:
-    """What to evaluate: a reference, one or two predictions (models A and B), how to read each of
-    them, and the folder the page images they name may come from."""
+    """What to evaluate: a reference, one or more predictions (models A, B, ...), how to read each
+    of them, and the folder the page images they name may come from."""
 
     source: str
     reference: Path | None
     models: dict[str, Path]
     image_root: Path
-    formats: dict[str, str] = field(default_factory=dict)  # REFERENCE, "A", "B" -> a name of FORMATS
+    formats: dict[str, str] = field(default_factory=dict)  # REFERENCE, "A", "B", ... -> a name of FORMATS
     taxonomy: str = "auto"
     label_map: Path | None = None
     coco_images: Path | None = None
@@ -70,29 +85,24 @@ class Dataset:
     def format_of(self, side: str) -> str:
         return self.formats.get(side, "auto")
 
-    def model_label(self, model: str) -> str:
-        """Plain text (the file's name without its extension, shortened in the middle; with its
-        folder when the other model's file has the same name): escape it where Markdown or Plotly
-        reads it."""
-        if self.is_demo:
-            return f"model {model} (simulated)"
-        path = self.models.get(model)
-        if path is None:
-            return f"model {model} (?)"
-        namesakes = [other for other in self.models.values() if other.stem == path.stem and other != path]
-        name = f"{path.parent.name}/{path.stem}" if namesakes and self.source == "path" else path.stem
-        return f"model {model} ({shortened(name)})"
 
-
-def _format_picker(key: str, label: str, where) -> str:
-    url_state.seed(key, "auto", list(FORMATS))
-    return where.selectbox(label, FORMATS, key=key, persist_state="session", help=FORMAT_HELP)
+def _format_pickers(sides: tuple[str, ...]) -> dict[str, str]:
+    """One format picker an input, together under one expander (auto suits most inputs)."""
+    formats = {}
+    with st.sidebar.expander("Formats (auto: recognised from the content)"):
+        for side in sides:
+            key = input_keys(side)[1]
+            url_state.seed(key, "auto", list(FORMATS))
+            formats[side] = st.selectbox(f"Format of {'the reference' if side == REFERENCE else f'model {side}'}", FORMATS, key=key,
+                                         persist_state="session", help=FORMAT_HELP)
+    return formats
 
 
 def _path_input(label: str, key: str, help_text: str, where=st.sidebar) -> Path | None:
     """A path on the server, inside the data root (`studio.data_root`); None when empty or refused."""
     url_state.seed(key, "")
-    text = where.text_input(label, key=key, help=help_text, persist_state="session").strip()
+    text = where.text_input(label, key=key, help=help_text, persist_state="session",
+                            placeholder="a path relative to the data folder").strip()
     url_state.share(**{key: text})
     if not text:
         return None
@@ -127,11 +137,20 @@ class _Chosen:
     page_images: Path | None = None
 
 
+def _model_count() -> list[str]:
+    """The models the sidebar offers inputs for: A, B, and as many more as asked."""
+    url_state.seed("models", DEFAULT_MODELS, range(1, len(MODELS) + 1))
+    count = st.sidebar.number_input("Number of models", 1, len(MODELS), key="models", persist_state="session",
+                                    help="predictions evaluated against the same reference; the Models page puts them side by side")
+    url_state.share(models=None if count == DEFAULT_MODELS else count)
+    return list(MODELS[: int(count)])
+
+
 def _demo() -> _Chosen:
     st.sidebar.caption("Models A and B of the demo are simulated (made from the ground truth, not trained).")
     label_map = _path_input("Label map (optional path)", "map", LABEL_MAP_HELP)
     url_state.share(src="demo")
-    return _Chosen(DEMO_DIR / DEMO_FILES[REFERENCE], {model: DEMO_DIR / DEMO_FILES[model] for model in MODELS}, {}, label_map)
+    return _Chosen(DEMO_DIR / DEMO_FILES[REFERENCE], {model: DEMO_DIR / DEMO_FILES[model] for model in ("A", "B")}, {}, label_map)
 
 
 def _with_both_sides(reference: Path | None, models: dict[str, Path], formats: dict[str, str]) -> dict[str, Path]:
@@ -150,35 +169,40 @@ def _guarded(uploader: Callable[[], Path | None]) -> Path | None:
     return None
 
 
+def _chosen(paths: dict[str, Path | None], formats: dict[str, str], models: list[str], **others: Path | None) -> _Chosen:
+    chosen_models = {model: path for model in models if (path := paths[model]) is not None}
+    return _Chosen(paths[REFERENCE], _with_both_sides(paths[REFERENCE], chosen_models, formats), formats, **others)
+
+
 def _uploaded() -> _Chosen:
     st.sidebar.caption(f"Files of at most {uploads.MAX_UPLOAD_MB} MB each and {uploads.MAX_SESSION_UPLOAD_MB} MB in all, "
-                       "read as data only and kept only for this session; for larger datasets or folders, use paths on the server.")
-    paths, formats = {}, {}
-    for side, (label, name, slot, format_key) in INPUTS.items():
-        paths[side] = _guarded(partial(uploads.uploader, label, slot, LAYOUT_HELP))
-        formats[side] = _format_picker(format_key, f"Format of {name}", st.sidebar)
+                       "read as data only and kept only for this session; for larger datasets, use paths on the server. "
+                       "Several files for one input make one set (the documents of a Docling folder, say).")
+    models = _model_count()
+    sides = (REFERENCE, *models)
+    paths = {side: _guarded(partial(uploads.layouts_uploader, input_label(side), input_keys(side)[0], LAYOUT_HELP, set_name(side)))
+             for side in sides}
+    formats = _format_pickers(sides)
     coco_images = _guarded(partial(uploads.uploader, "COCO images + categories (optional)", "coco", COCO_IMAGES_HELP, types=("json",)))
     page_images = _guarded(partial(uploads.pages_uploader, "Page images (optional)", "pages",
                                    f"{PAGE_IMAGES_HELP}: image or PDF files, or a zip of them"))
     label_map = _guarded(partial(uploads.uploader, "Label map (optional)", "map", LABEL_MAP_HELP, types=("json",)))
     st.sidebar.button("Forget the uploaded files", on_click=uploads.forget, help="delete them from the server now")
     url_state.share(src="upload")
-    models = _with_both_sides(paths[REFERENCE], {model: paths[model] for model in MODELS if paths[model] is not None}, formats)
-    return _Chosen(paths[REFERENCE], models, formats, label_map, coco_images, page_images)
+    return _chosen(paths, formats, models, label_map=label_map, coco_images=coco_images, page_images=page_images)
 
 
 def _on_the_server() -> _Chosen:
-    paths, formats = {}, {}
-    for side, (label, _, key, format_key) in INPUTS.items():
-        path_column, format_column = st.sidebar.columns([3, 2], vertical_alignment="bottom")
-        paths[side] = _path_input(label, key, PATH_HELP, where=path_column)
-        formats[side] = _format_picker(format_key, "format", format_column)
-    coco_images = _path_input("COCO images + categories (optional)", "coco", COCO_IMAGES_HELP)
-    page_images = _path_input("Page images folder (optional)", "imgdir", f"{PAGE_IMAGES_HELP} (a folder on the server)")
-    label_map = _path_input("Label map (optional)", "map", LABEL_MAP_HELP)
-    url_state.share(src="path", fmt=formats[REFERENCE], fmt_a=formats["A"], fmt_b=formats["B"])
-    models = _with_both_sides(paths[REFERENCE], {model: paths[model] for model in MODELS if paths[model] is not None}, formats)
-    return _Chosen(paths[REFERENCE], models, formats, label_map, coco_images, page_images)
+    st.sidebar.caption(PATH_CAPTION)
+    models = _model_count()
+    sides = (REFERENCE, *models)
+    paths = {side: _path_input(input_label(side), input_keys(side)[0], f"{LAYOUT_HELP}; relative to the data folder") for side in sides}
+    formats = _format_pickers(sides)
+    coco_images = _path_input("COCO images + categories (optional)", "coco", f"{COCO_IMAGES_HELP}; relative to the data folder")
+    page_images = _path_input("Page images folder (optional)", "imgdir", f"{PAGE_IMAGES_HELP}; a folder relative to the data folder")
+    label_map = _path_input("Label map (optional)", "map", f"{LABEL_MAP_HELP}; relative to the data folder")
+    url_state.share(src="path", **{input_keys(side)[1]: formats[side] for side in formats})
+    return _chosen(paths, formats, models, label_map=label_map, coco_images=coco_images, page_images=page_images)
 
 
 SOURCE_INPUTS = {"demo": _demo, "upload": _uploaded, "path": _on_the_server}
@@ -201,7 +225,8 @@ def sidebar() -> Dataset:
     taxonomy = st.sidebar.selectbox(
         "Taxonomy", TAXONOMY_MODES, key="tax", persist_state="session",
         help="single: one class list for both sides; dual: the matrix runs over both class lists "
-             "(for a model with other classes than the dataset); auto: single when every predicted class is a reference class",
+             "(for a model with other classes than the dataset); auto: single when every predicted class is a reference "
+             "class, or when both sides use one declared vocabulary (Docling's labels, say)",
     )
     url_state.share(tax=taxonomy)
     workers, scheduler = compute_choices()

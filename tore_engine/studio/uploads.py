@@ -62,6 +62,7 @@ MAX_COMPONENT_BYTES = 255  # one name of a member's path, in UTF-8: the common f
 MAX_PATH_BYTES = 1024  # a member's relative path, in UTF-8: well within PATH_MAX after the upload folder's
 MAX_DEPTH = 32  # folders above a member
 LAYOUT_TYPES = ("json", "jsonl", "parquet")
+LAYOUT_SET_TYPES = (*LAYOUT_TYPES, "dt", "doctags", "txt")  # DocTags pages: .dt, .doctags, .doctags.txt
 PAGE_IMAGE_TYPES = ("png", "jpg", "jpeg", "pdf", "zip")
 SHOWN_SKIPS = 5  # skipped members named in the sidebar's warning
 _FOLDER = "_upload_folder"  # session state: this session's UploadFolder, to find its path without making one
@@ -228,6 +229,22 @@ class UploadFolder:
 
         return Saved(self._staged(slot, write), skipped)
 
+    def save_set(self, slot: str, folder: str, files: list[tuple[str, BinaryIO]]) -> Path:
+        """Keep these uploaded files together as the folder `folder` of the slot (replacing its
+        previous content): one layout set of several files, as a Docling folder holds its
+        documents. Two files of one name (up to case) are an `InputError`."""
+        room = self._room(slot, folder, sum(_size(upload) for _, upload in files))
+        names = _Names()
+
+        def write() -> None:
+            for name, upload in files:
+                if (problem := names.claim(PurePosixPath(_safe_name(name)))) is not None:
+                    raise InputError(f"cannot be kept beside the other files of this input: {problem}", file=_safe_name(name))
+                upload.seek(0)
+                self._store(upload, PurePosixPath(folder, _safe_name(name)), room, name)
+
+        return self._staged(slot, write) / folder
+
     def _extract(self, name: str, upload: BinaryIO, names: _Names, room: int) -> list[str]:
         """Extract a zip's usable members into the staging folder; the skipped ones."""
         _check_entry_count(name, upload)
@@ -240,6 +257,8 @@ class UploadFolder:
                 for info, path in members:
                     with archive.open(info) as member:
                         self._store(member, path, room, name)
+        except InputError:  # a ValueError too: the reason is already said
+            raise
         except _ZIP_ERRORS:
             raise InputError("is not a readable zip file", file=_safe_name(name)) from None
         return skipped
@@ -413,6 +432,29 @@ def uploader(label: str, slot: str, help_text: str, types: tuple[str, ...] = LAY
             st.sidebar.error(plain_for_markdown(error.paragraph()))
             return None
     return Path(kept[1]) if kept else None
+
+
+def layouts_uploader(label: str, slot: str, help_text: str, set_name: str) -> Path | None:
+    """An uploader of one input's layout: one file is kept as that file; several are kept together
+    as one folder named `set_name` (the layout set's name where the format names a set after its
+    folder: Docling, DocTags). Survives page switches as `uploader` does."""
+    generation = st.session_state.get(_GENERATION, 0)
+    files = st.sidebar.file_uploader(
+        label, type=list(LAYOUT_SET_TYPES), key=f"upload_{slot}_{generation}", max_upload_size=MAX_UPLOAD_MB, accept_multiple_files=True,
+        help=f"{help_text}; {_types_text(LAYOUT_SET_TYPES)}, at most {MAX_UPLOAD_MB} MB each, read as data and never executed",
+    )
+    ids = tuple(upload.file_id for upload in files or ())
+    kept = st.session_state.get(f"{_KEPT}{slot}")
+    if ids and (kept is None or kept[0] != ids or not Path(kept[1]).exists()):  # new, or released
+        try:
+            folder = _folder()
+            path = folder.save(slot, files[0].name, files[0]) if len(files) == 1 else \
+                folder.save_set(slot, set_name, [(upload.name, upload) for upload in files])
+        except InputError as error:
+            st.sidebar.error(plain_for_markdown(error.paragraph()))
+            return None
+        kept = st.session_state[f"{_KEPT}{slot}"] = (ids, str(path))
+    return Path(kept[1]) if kept and ids else None
 
 
 def pages_uploader(label: str, slot: str, help_text: str) -> Path | None:

@@ -89,6 +89,18 @@ def seed(key: str, default: Any, options: Collection | None = None) -> None:
     st.session_state[key] = st.session_state[key]
 
 
+def seed_list(key: str, options: Collection[str]) -> None:
+    """`seed` for a list of choices (a multiselect; the URL repeats the key, `classes=Text&classes=Table`):
+    the URL's values on the session's first run, and always only those among `options` (a choice
+    that does not fit is ignored and named in the page's notice, once)."""
+    if key not in st.session_state:
+        given = st.query_params.get_all(key)
+        if any(value not in options for value in given):
+            ignore(key, "not one of the choices")
+        st.session_state[key] = list(dict.fromkeys(given))
+    st.session_state[key] = [value for value in st.session_state[key] if value in options]
+
+
 def remember(key: str, default: Any, valid: Callable[[Any], Any] | None = None) -> None:
     """`seed` for a value that never comes from the URL (a list, say): kept for the session,
     passed through `valid` (which may drop what no longer fits) and written back."""
@@ -119,23 +131,30 @@ def share(**values: Any) -> None:
     st.session_state.setdefault(_SHARED, {}).update(values)
 
 
-def _to_url(value: Any) -> str | None:
-    if value is None or value == "":
+def _to_url(value: Any) -> str | list[str] | None:
+    if value is None or value == "" or value == [] or value == ():
         return None
     if isinstance(value, bool):
         return "1" if value else "0"
+    if isinstance(value, (list, tuple)):
+        return [str(item) for item in value]
     return str(value)
 
 
-def url_params(**overrides: Any) -> dict[str, str]:
+def url_params(**overrides: Any) -> dict[str, str | list[str]]:
+    """The URL's parameters: a list is a repeated key."""
     values = {**st.session_state.get(_SHARED, {}), **overrides}
     return {key: text for key, value in values.items() if (text := _to_url(value)) is not None}
+
+
+def _listed(params: dict[str, str | list[str]]) -> dict[str, list[str]]:
+    return {key: [value] if isinstance(value, str) else list(value) for key, value in params.items()}
 
 
 def publish_url() -> None:
     """Write the shared values to the browser's URL."""
     params = url_params()
-    if params != st.query_params.to_dict():
+    if _listed(params) != {key: st.query_params.get_all(key) for key in st.query_params}:
         st.query_params.from_dict(params)
 
 

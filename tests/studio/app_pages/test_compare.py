@@ -4,8 +4,10 @@ model on its own cell. Expected numbers come from the engine directly."""
 
 from __future__ import annotations
 
+from streamlit.testing.v1 import AppTest
+
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _charts, _no_exception, _spotlight
+from tests.studio.helpers import APP, _app, _charts, _no_exception, _spotlight
 from tore_engine.api import load_pair
 from tore_engine.results.comparison import compare, outcome_cell
 from tore_engine.run.runner import evaluate_dataset
@@ -16,13 +18,42 @@ def test_compare_page_explains_why_it_compares_reduced_matrices():
     at = _app()
     at.switch_page("app_pages/compare.py").run()
     _no_exception(at)
-    assert [tab.label for tab in at.tabs] == ["Both against the reference", "Model B against model A"]
+    assert [tab.label for tab in at.tabs] == ["Both against the reference", "B read against A"]
     assert any("cannot be subtracted cell by cell" in caption.value for caption in at.caption)
     titles = [chart["layout"].get("title", {}).get("text") for chart in _charts(at)]
     assert "B − A, recall (reduced 2x2)" in titles and "B − A, precision (reduced 2x2)" in titles
-    assert "recall (zero-trimmed), B against A" in titles
+    assert "recall (zero-trimmed), B against A" not in titles  # only the open tab runs
     three_panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 3]
-    assert [a["text"] for a in three_panes[0]["layout"]["annotations"]] == ["reference", "model A (simulated)", "model B (simulated)"]
+    assert [a["text"] for a in three_panes[0]["layout"]["annotations"]] == [
+        "reference (ground-truth)", "A: model A (model-a, simulated)", "B: model B (model-b, simulated)"]
+
+
+def _compare(**query: str) -> AppTest:
+    """The Compare page opened by a link with these parameters."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.switch_page("app_pages/compare.py").run()
+
+
+def test_the_open_tab_is_in_the_url_and_only_it_runs():
+    at = _compare(cmp="pair")
+    _no_exception(at)
+    titles = [chart["layout"].get("title", {}).get("text") for chart in _charts(at)]
+    assert "recall (zero-trimmed), B against A" in titles and "B − A, recall (reduced 2x2)" not in titles
+    assert at.query_params["cmp"] == "pair"
+
+
+def test_any_two_models_are_compared(tmp_path, whole_disk_as_data_root):
+    """Three models: C against A, chosen in the pickers (and in the URL)."""
+    at = _compare(src="path", ref=str(DEMO / "reference.json"), a=str(DEMO / "model_a.json"), b=str(DEMO / "model_b.json"),
+                  c=str(DEMO / "model_a.json"), models="3", cmp_b="C")
+    _no_exception(at)
+    assert (at.selectbox(key="cmp_a").value, at.selectbox(key="cmp_b").value) == ("A", "C")
+    titles = [chart["layout"]["title"]["text"] for chart in _charts(at) if chart["layout"].get("title")]
+    assert titles[:2] == ["row (recall), full, single taxonomy: model A (model-a)", "row (recall), full, single taxonomy: model C (model-a)"]
+    assert "B − A, recall (full)" in titles  # the same classes: subtracted cell by cell
+    assert at.query_params["cmp_b"] == "C"
 
 
 def test_compare_page_lists_the_pages_where_b_differs_most(demo_evaluation):
@@ -58,7 +89,7 @@ def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(de
     at.button(key="open-button-target-Text: Background-B").click().run()
     _no_exception(at)
     b_cell = outcome_cell(demo_b, "Text", "Background")
-    assert at.radio(key="model").value == "B" and at.selectbox(key="page").value == page
+    assert at.radio(key="model").value == "B" and at.session_state["page"] == page
     assert at.query_params["cell"] == f"{b_cell[0]}|{b_cell[1]}"  # B's own row name for reference Text
     assert [trace["name"] for trace in _spotlight(_charts(at)[0])] == [f"{b_cell[0]} → {b_cell[1]}"] * 2
 
@@ -67,7 +98,7 @@ def test_compare_names_each_model_in_its_own_matrix_and_labels_the_difference():
     at = _app()
     at.switch_page("app_pages/compare.py").run()
     titles = [chart["layout"]["title"]["text"] for chart in _charts(at) if chart["layout"].get("title")]
-    assert titles[:2] == ["row (recall), zero-trimmed, single taxonomy: model A (simulated)",
-                          "row (recall), zero-trimmed, dual taxonomy: model B (simulated)"]
+    assert titles[:2] == ["row (recall), zero-trimmed, single taxonomy: model A (model-a, simulated)",
+                          "row (recall), zero-trimmed, dual taxonomy: model B (model-b, simulated)"]
     assert "B − A per reference class" in titles
     assert at.radio(key="view").value == "trimmed"  # a dual model is compared: the trimmed view

@@ -23,7 +23,7 @@ def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
     assert charts[1]["data"][0]["type"] == "bar"  # per-class scores
     assert any("Unweighted means over the 11 classes" in caption.value for caption in at.caption)
     assert at.query_params["src"] == "demo"
-    largest = at.dataframe[0].value
+    largest = next(frame.value for frame in at.dataframe if "row % (recall)" in frame.value.columns)
     assert largest.columns[:3].tolist() == ["reference", "prediction", "pixels"]
     assert (largest["reference"] != largest["prediction"]).all()
     assert largest["pixels"].is_monotonic_decreasing
@@ -49,10 +49,10 @@ def test_open_in_overlays_switches_to_that_page_with_the_cell():
     at.button(key="open-button-A-full-Title-Section-header-A").click().run()
     _no_exception(at)
     assert any(title.value == "Page overlays" for title in at.title)
-    assert at.selectbox(key="page").value == page_id
+    assert at.session_state["page"] == page_id
     assert at.selectbox(key="highlight").value == "Title|Section-header" and at.query_params["cell"] == "Title|Section-header"
     overlay = _charts(at)[0]
-    assert overlay["layout"]["annotations"][0]["text"] == "reference"
+    assert overlay["layout"]["annotations"][0]["text"] == "reference (ground-truth)"
     assert len(overlay["layout"]["images"]) == 2  # the page image under both panes
 
 
@@ -95,16 +95,38 @@ def test_a_class_subset_and_hiding_background_keep_the_values(demo):
     assert at.multiselect(key="classes").value == ["Text", "Table", "Title"]
 
 
-def test_a_dual_model_opens_on_the_trimmed_view_and_each_mode_keeps_its_own():
+def test_the_classes_to_show_are_in_the_url_and_the_per_class_chart_follows_them(demo):
+    _, _, evaluation = demo
+    at = _app(classes=["Text", "Table", "No such class"])
+    _no_exception(at)
+    assert at.multiselect(key="classes").value == ["Text", "Table"]
+    assert any("`classes` (not one of the choices)" in warning.value for warning in at.warning)
+    bars = _charts(at)[1]
+    assert bars["data"][0]["type"] == "bar" and list(bars["data"][0]["x"]) == ["Table", "Text"]  # in the matrix's class order
+    per_class = evaluation.matrices.per_class
+    f1 = (per_class["Table"]["f1"] + per_class["Text"]["f1"]) / 2
+    assert any("means over the 2 classes shown chosen in Classes to show" in caption.value and f"F1 {f1:.3f}" in caption.value
+               for caption in at.caption)
+    at.multiselect(key="classes").set_value(["Title"]).run()
+    assert at.query_params["classes"] == "Title"
+    at.multiselect(key="classes").set_value(["Title", "Text"]).run()
+    assert at.query_params["classes"] == ["Title", "Text"]  # a repeated parameter
+
+
+def test_a_dual_model_opens_on_the_trimmed_view_and_a_reduced_view_stays_reduced():
     at = _app()
     assert at.radio(key="view").value == "full"
     at.radio(key="model").set_value("B").run()
     assert at.radio(key="view").value == "trimmed"  # not the full 18 x 18 with its empty quadrants
     at.radio(key="view").set_value("reduced").run()
     at.radio(key="model").set_value("A").run()
-    assert at.radio(key="view").value == "full"
+    assert at.radio(key="view").value == "reduced"  # the same view in both modes: kept
+    at.switch_page("app_pages/compare.py").run()
+    assert at.radio(key="view").value == "reduced"  # and on Compare (issue 24)
+    at.switch_page("app_pages/matrices.py").run()
+    at.radio(key="view").set_value("full").run()
     at.radio(key="model").set_value("B").run()
-    assert at.radio(key="view").value == "reduced"
+    assert at.radio(key="view").value == "reduced"  # the full matrix of a dual model is not kept: its own last view is
 
 
 def test_a_per_class_bar_lists_the_pages_of_its_class(demo):

@@ -32,22 +32,30 @@ from tore_engine.plots.page_overlays import SHARE_LEVELS
 from tore_engine.plots.plain_text import percent, pixels
 
 
+def _button(at, label: str):
+    return next(button for button in at.button if button.label == label)
+
+
 def test_overlays_navigator_agreement_and_model_b(demo_evaluation):
     at = _app()
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
-    first = at.selectbox(key="page").value
-    assert first == demo_evaluation.page_ids[0]
-    at.button[1].click().run()  # Next
-    assert at.selectbox(key="page").value == demo_evaluation.page_ids[1]
+    assert at.session_state["page"] == demo_evaluation.page_ids[0] and at.number_input(key="page_position").value == 1
+    _button(at, "Next ▶").click().run()
+    assert at.session_state["page"] == demo_evaluation.page_ids[1] and at.query_params["page"] == demo_evaluation.page_ids[1]
     at.selectbox(key="order").set_value("worst").run()
-    worst = demo_evaluation.pages["foreground_f1"].idxmin()
-    assert at.selectbox(key="page").options[0].startswith(worst)
+    f1 = demo_evaluation.pages["foreground_f1"]
+    worst_first = f1.sort_values(kind="stable").index.tolist()
+    assert at.session_state["page"] == worst_first[0]  # worst first goes to the worst page
+    _button(at, "Next ▶").click().run()
+    assert at.session_state["page"] == worst_first[1]
+    at.number_input(key="page_position").set_value(len(worst_first)).run()
+    assert at.session_state["page"] == worst_first[-1] and _button(at, "Next ▶").disabled
     at.toggle(key="agree").set_value(True).run()
     at.radio(key="model").set_value("B").run()
     _no_exception(at)
     overlay = _charts(at)[0]
-    assert [a["text"] for a in overlay["layout"]["annotations"]] == ["reference", "model B (simulated)", "agreement"]
+    assert [a["text"] for a in overlay["layout"]["annotations"]] == ["reference (ground-truth)", "model B (model-b, simulated)", "agreement"]
     assert at.query_params["agree"] == "1" and at.query_params["model"] == "B"
 
 
@@ -60,9 +68,10 @@ def test_pages_without_a_drawable_image_get_a_placeholder(tmp_path, whole_disk_a
     at.query_params["page"] = "lost-pdf"  # as a link to /overlays?page=lost-pdf would carry it
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
-    assert at.selectbox(key="page").value == "lost-pdf"
+    assert at.session_state["page"] == "lost-pdf"
     assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")  # the placeholder
-    at.selectbox(key="page").set_value("no-image").run()
+    at.text_input(key="page_find").set_value("no-image").run()  # an exact id opens at once
+    assert at.session_state["page"] == "no-image"
     _no_exception(at)
     assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")
 
@@ -86,7 +95,7 @@ def test_the_worst_page_of_a_cell_opens_with_its_pixels_lit_and_its_contribution
     assert at.selectbox(key="open-A-full-Text-Table").value == worst
     at.button(key="open-button-A-full-Text-Table-A").click().run()
     _no_exception(at)
-    assert at.selectbox(key="page").value == worst and at.query_params["cell"] == "Text|Table"
+    assert at.session_state["page"] == worst and at.query_params["cell"] == "Text|Table"
     classes = evaluation.matrices.classes
     engine = evaluation.page_matrix(evaluation.page_ids.index(worst))[classes.index("Text"), classes.index("Table")]
     assert engine == value == 31410.0  # the demo's worst page for reference Text predicted as Table
@@ -126,7 +135,27 @@ def test_the_highlight_picker_lists_the_pages_cells_and_chooses_one(demo):
     assert at.query_params["cell"] == "Text|Table" and len(_spotlight(_charts(at)[0])) == 2
     at.selectbox(key="order").set_value("cell").run()
     ranked = [page for page, *_ in ranked_pages(evaluation, "full", *CELL)]
-    assert [option.split("   ")[0] for option in at.selectbox(key="page").options][: len(ranked)] == ranked
+    seen = [at.session_state["page"]]
+    for _ in ranked[1:]:
+        _button(at, "Next ▶").click().run()
+        seen.append(at.session_state["page"])
+    assert seen == ranked  # most pixels in the cell first
+
+
+def test_a_search_sends_a_bounded_list_of_matches_and_a_pick_opens_it(demo_evaluation):
+    from tore_engine.studio.navigator import MATCHES
+
+    at = _overlays()
+    at.text_input(key="page_find").set_value("P").run()  # every demo page id holds a "p"
+    matches = [page for page in demo_evaluation.page_ids if "p" in page.casefold()]
+    assert len(matches) > MATCHES and at.selectbox(key="page_match").options == matches[:MATCHES]
+    assert at.selectbox(key="page_match").label == f"{len(matches)} pages match; the first {MATCHES} are listed, type more to narrow them"
+    at.selectbox(key="page_match").set_value(matches[5]).run()
+    assert at.session_state["page"] == matches[5]
+    at.text_input(key="page_find").set_value("paper-b/p1").run()  # an exact id among several matches (p1, p10, ...)
+    assert at.session_state["page"] == "paper-b/p1"
+    at.text_input(key="page_find").set_value("nowhere").run()
+    assert any("No page id contains this text" in caption.value for caption in at.caption)
 
 
 def test_images_stored_in_a_parquet_file_are_drawn(root):

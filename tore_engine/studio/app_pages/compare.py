@@ -1,19 +1,22 @@
-"""Compare: two models against the same reference (`tore.compare`), and model B read against
-model A. Every matrix and bar is clickable and lists the pages behind it."""
+"""Compare: two of the dataset's models (A and B here; any two of models A, B, C, ...) against the
+same reference (`tore.compare`), and B read against A. Every matrix and bar is clickable and lists
+the pages behind it. Only the open tab runs (its name is in the URL, `cmp`)."""
 
 import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import compare
-from tore_engine.studio import compare_panels, overlay_panels, panels, url_state
-from tore_engine.studio.evaluations import model_against_model, model_evaluation
+from tore_engine.studio import compare_panels, navigator, overlay_panels, panels, url_state
+from tore_engine.studio.evaluations import Evaluated, model_against_model, model_evaluation, side_label
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.sidebar import Dataset
+from tore_engine.studio.sidebar import MODELS, REFERENCE, Dataset
+
+TABS = {"reference": "Both against the reference", "pair": "B read against A"}  # URL value -> tab
 
 
-def both_against_the_reference(dataset: Dataset) -> None:
-    a, b = model_evaluation(dataset, "A"), model_evaluation(dataset, "B")
+def both_against_the_reference(dataset: Dataset, first: str, second: str) -> None:
+    a, b = model_evaluation(dataset, first), model_evaluation(dataset, second)
     if a is None or b is None:
         return
     try:
@@ -24,41 +27,70 @@ def both_against_the_reference(dataset: Dataset) -> None:
     modes = {a.evaluation.matrices.mode, b.evaluation.matrices.mode}
     classes = list(dict.fromkeys(panels.matrix_classes(a.evaluation) + panels.matrix_classes(b.evaluation)))
     choice = panels.matrix_controls("single" if modes == {"single"} else "dual", classes)
-    for model, evaluated in (("A", a), ("B", b)):
-        compare_panels.model_matrix(evaluated, model, choice)
+    for role, evaluated, model in (("A", a, first), ("B", b, second)):
+        compare_panels.model_matrix(evaluated, model, choice, role)
     compare_panels.difference(comparison, choice.view)
     compare_panels.outcomes(comparison)
     target = compare_panels.chosen_target()
-    labels = {"A": dataset.model_label("A"), "B": dataset.model_label("B")}
+    labels = {first: a.title, second: b.title}
     if target is not None:
-        compare_panels.target_pages(comparison, target, a, b, labels)
+        compare_panels.target_pages(comparison, target, (first, a), (second, b), labels)
+    _three_panes(dataset, comparison, target, a, b)
 
+
+def _three_panes(dataset: Dataset, comparison, target, a: Evaluated, b: Evaluated) -> None:
     st.subheader("Reference, A and B on one page")
     deltas = comparison.pages.rename(columns={"f1_a": "F1 A", "f1_b": "F1 B", "b_minus_a": "B − A"}).reset_index()
     overlay_panels.page_picker_table(deltas.sort_values("B − A", kind="stable").head(20), "page-deltas",
-                             "Pages where B differs most from A (reduced Foreground F1, B worse first); select one to show it")
-    page_id = overlay_panels.page_navigator(a.evaluation)
+                                     "Pages where B differs most from A (reduced Foreground F1, B worse first); select one to show it")
+    page_id = navigator.page_navigator(a)
     cell_a, cell_b = compare_panels.three_pane_cells(target, a, b)
-    models = [overlay_panels.PaneModel(a, labels["A"], cell_a), overlay_panels.PaneModel(b, labels["B"], cell_b)]
+    models = [overlay_panels.PaneModel(a, f"A: {a.title}", cell_a), overlay_panels.PaneModel(b, f"B: {b.title}", cell_b)]
     if target is not None:
         st.caption(f"Highlighted in each model's pane: its pixels of {plain_for_markdown(target.name())} "
                    "(a target without a single cell is not drawn).")
     regions = overlay_panels.model_regions(models, page_id, compare_panels.target_view(target))
-    overlay_panels.page_overlay(models, page_id, dataset.image_root, regions=regions, reference_highlight=False, key="compare-overlay")
+    overlay_panels.page_overlay(models, page_id, dataset.image_root, regions=regions, reference_highlight=False, key="compare-overlay",
+                                reference_title=side_label(dataset, REFERENCE))
 
 
-def model_b_against_model_a(dataset: Dataset) -> None:
+def b_read_against_a(dataset: Dataset, first: str, second: str) -> None:
     st.markdown(
-        "Model A is taken as the reference and model B as the prediction, in dual-taxonomy mode: rows are "
+        "A is taken as the reference and B as the prediction, in dual-taxonomy mode: rows are "
         "A's classes, columns B's. **Read the recall matrix row by row**: where do A's pixels of each class "
         "go in B's taxonomy? **Read the precision matrix column by column**: what is each of B's classes "
         "made of, in A's terms? No ground truth is involved: this shows how the two taxonomies and models "
         "correspond (as in the TORE article's Heron against nemotron example). Two COCO results lists are read "
         "against the COCO images + categories file given in the sidebar."
     )
-    pair = model_against_model(dataset)
+    pair = model_against_model(dataset, first, second)
     if pair is not None:
-        compare_panels.pair_matrices(pair, dataset.image_root)
+        compare_panels.pair_matrices(pair, dataset.image_root, side_label(dataset, first))
+
+
+def _chosen_pair(dataset: Dataset) -> tuple[str, str]:
+    """The two models compared (any two that are set; A and B at first), in two pickers."""
+    models = [model for model in MODELS if model in dataset.models]
+    first_column, second_column = st.columns(2)
+    url_state.seed("cmp_a", models[0], models)
+    url_state.seed("cmp_b", models[1], models)
+    labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}  # as they read now
+    first = first_column.selectbox("A (the first model)", models, key="cmp_a", format_func=labels.__getitem__, persist_state="session")
+    second = second_column.selectbox("B (the second model)", models, key="cmp_b", format_func=labels.__getitem__, persist_state="session")
+    url_state.share(cmp_a=None if first == models[0] else first, cmp_b=None if second == models[1] else second)
+    return first, second
+
+
+def _open_tab():
+    """The tab shown (kept in the URL as `cmp`) and its container; only its content runs."""
+    url_state.seed("cmp", "reference", list(TABS))
+    tabs = st.tabs(list(TABS.values()), default=TABS[st.session_state["cmp"]], key="_cmp_tab", on_change=_tab_changed)
+    url_state.share(cmp=None if st.session_state["cmp"] == "reference" else st.session_state["cmp"])
+    return next((name, tab) for name, tab in zip(TABS, tabs) if tab.open)
+
+
+def _tab_changed() -> None:
+    st.session_state["cmp"] = next(name for name, label in TABS.items() if label == st.session_state["_cmp_tab"])
 
 
 dataset: Dataset = st.session_state["_dataset"]
@@ -66,15 +98,14 @@ url_state.follow_page_request()
 st.title("Compare two models")
 if dataset.is_demo:
     st.caption("Demo: models A and B are simulated.")
-if not {"A", "B"} <= set(dataset.models):
-    st.info("Choose two predictions (model A and model B) in the sidebar to compare them.")
+if len(dataset.models) < 2:
+    st.info("Choose two predictions (models A and B, or more) in the sidebar to compare them.")
     st.stop()
+first, second = _chosen_pair(dataset)
 if dataset.reference is None:
-    st.info("No reference is set: only model B read against model A is shown.")
-    model_b_against_model_a(dataset)
+    st.info("No reference is set: only B read against A is shown.")
+    b_read_against_a(dataset, first, second)
     st.stop()
-against_reference, against_each_other = st.tabs(["Both against the reference", "Model B against model A"])
-with against_reference:
-    both_against_the_reference(dataset)
-with against_each_other:
-    model_b_against_model_a(dataset)
+tab, container = _open_tab()
+with container:
+    (both_against_the_reference if tab == "reference" else b_read_against_a)(dataset, first, second)

@@ -3,9 +3,9 @@ exact pixels behind a matrix cell (the cell chosen in Matrices or Compare travel
 
 import streamlit as st
 
-from tore_engine.studio import overlay_panels, panels, url_state
-from tore_engine.studio.evaluations import model_evaluation
-from tore_engine.studio.sidebar import Dataset
+from tore_engine.studio import documents, navigator, overlay_panels, panels, url_state
+from tore_engine.studio.evaluations import model_evaluation, side_label
+from tore_engine.studio.sidebar import REFERENCE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
 st.title("Page overlays")
@@ -14,6 +14,7 @@ if dataset.is_demo:
 model = panels.model_picker(dataset)
 evaluated = model_evaluation(dataset, model)
 if evaluated is not None:
+    evaluated = documents.document_filter(evaluated)
     evaluation = evaluated.evaluation
     view_column, agreement_column = st.columns([3, 2], vertical_alignment="bottom")
     with view_column:
@@ -24,11 +25,12 @@ if evaluated is not None:
         help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
     url_state.share(agree=agreement)
     classes = panels.cell_classes(evaluation, view)
-    page_id = overlay_panels.page_navigator(evaluation, panels.chosen_cell(classes, classes), panels.cell_view(view))
-    cell = overlay_panels.highlight_picker(evaluation, page_id, view)
-    pane = overlay_panels.PaneModel(evaluated, dataset.model_label(model), cell)
+    page_id = navigator.page_navigator(evaluated, panels.chosen_cell(classes, classes), panels.cell_view(view))
+    cell = overlay_panels.highlight_picker(evaluated, page_id, view)
+    pane = overlay_panels.PaneModel(evaluated, evaluated.title, cell)
     regions = overlay_panels.model_regions([pane], page_id, view)
     if cell is not None:
-        overlay_panels.contribution(evaluation, view, page_id, cell, regions[pane.title])
-    overlay_panels.page_scores(evaluation, page_id)
-    overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay")
+        overlay_panels.contribution(evaluated, view, page_id, cell, regions[pane.title])
+    overlay_panels.page_scores(evaluated, page_id)
+    overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay",
+                                reference_title=side_label(dataset, REFERENCE))
