@@ -5,17 +5,14 @@ narrows the matrices, the page lists and the navigator to one document's pages.
 The narrowed evaluation is `results.documents.subset_evaluation` with the exact counts of the
 document's pages, which the engine computes again from the two layouts (the evaluation keeps
 each page's contributions only as floats): its matrices are those of a separate evaluation of
-these pages. It is computed once a document and kept with the evaluation it came from.
+these pages. It is computed once a document and kept with the evaluation it came from (in its
+`derived` values, which every session shares).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import threading
-import weakref
-from collections.abc import Callable
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -24,42 +21,19 @@ from tore_engine.core.layout import Page
 from tore_engine.results.documents import Documents, document_table, page_documents, subset_evaluation
 from tore_engine.run.runner import evaluate_batch
 from tore_engine.studio import tables, url_state
-from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.evaluations import Derived, Evaluated
 
 DOCUMENT = "doc"  # session state key and URL parameter
 ALL = ""  # no document chosen: the whole evaluation
 TABLE_LABELS = {"foreground_recall": "Foreground recall", "foreground_precision": "Foreground precision", "foreground_f1": "Foreground F1"}
 
 
-class _Kept:
-    """Values computed from an evaluation, kept while that evaluation lives (evaluations are
-    read-only once made), for every session that shows it."""
-
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref, dict]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, evaluated: Evaluated, key: tuple, compute: Callable[[], Any]) -> Any:
-        with self._lock:
-            self._entries = {number: entry for number, entry in self._entries.items() if entry[0]() is not None}
-            entry = self._entries.get(id(evaluated))
-            if entry is None or entry[0]() is not evaluated:
-                entry = self._entries[id(evaluated)] = (weakref.ref(evaluated), {})
-        values = entry[1]
-        if key not in values:
-            values[key] = compute()  # two sessions may both compute it: the same value
-        return values[key]
-
-
-_KEPT = _Kept()
-
-
 def documents(evaluated: Evaluated) -> Documents:
-    return _KEPT.get(evaluated, ("documents",), lambda: page_documents(evaluated.evaluation.page_ids))
+    return evaluated.derived.get("documents", lambda: page_documents(evaluated.evaluation.page_ids))
 
 
 def _table(evaluated: Evaluated) -> pd.DataFrame:
-    return _KEPT.get(evaluated, ("table",), lambda: document_table(evaluated.evaluation))
+    return evaluated.derived.get("documents_table", lambda: document_table(evaluated.evaluation))
 
 
 def page_pair(evaluated: Evaluated, page_id: str) -> tuple[Page, Page | None]:
@@ -75,12 +49,13 @@ def _narrowed(evaluated: Evaluated, document: str) -> Evaluated:
     evaluation = evaluated.evaluation
     pages = documents(evaluated).pages(document)
     counts = evaluate_batch([page_pair(evaluated, evaluation.page_ids[k]) for k in pages.tolist()], evaluation.taxonomy).counts
-    return dataclasses.replace(evaluated, title=f"{evaluated.title}, document {document}", evaluation=subset_evaluation(evaluation, pages, counts))
+    return dataclasses.replace(evaluated, title=f"{evaluated.title}, document {document}", evaluation=subset_evaluation(evaluation, pages, counts),
+                               derived=Derived())  # its own page index and tables
 
 
 def document_evaluated(evaluated: Evaluated, document: str) -> Evaluated:
-    """`evaluated` narrowed to one of its documents (kept once computed)."""
-    return _KEPT.get(evaluated, ("document", document), lambda: _narrowed(evaluated, document))
+    """`evaluated` narrowed to one of its documents (kept with it once computed)."""
+    return evaluated.derived.get(f"document {document}", lambda: _narrowed(evaluated, document))
 
 
 def document_filter(evaluated: Evaluated) -> Evaluated:

@@ -1,0 +1,117 @@
+"""Documents in the app (tore_engine.studio.documents), through AppTest: the document table, the
+document picker (`doc` in the URL) narrowing the matrices, the page lists and the Overlays
+navigator to one document's pages, with matrices equal to a separate evaluation of those pages;
+on the demo and on the real Docling documents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.helpers import DEMO, shared_path
+from tests.studio.helpers import _app, _array, _charts, _no_exception
+from tore_engine.api import evaluate_pair, load_pair
+from tore_engine.core.layout import LayoutSet
+from tore_engine.results.documents import document_table
+from tore_engine.run.runner import evaluate_dataset
+from tore_engine.studio import documents
+from tore_engine.studio.evaluations import Evaluated
+
+DEMO_DOCUMENTS = ["report-a", "paper-b", "manual-c", "newsletter-d"]
+
+
+def _alone(reference: LayoutSet, prediction: LayoutSet, document: str, taxonomy: str):
+    """A separate evaluation of the document's pages."""
+    def subset(layout: LayoutSet) -> LayoutSet:
+        return LayoutSet(layout.name, [page for page in layout.pages if page.id.startswith(f"{document}/")], layout.taxonomy)
+
+    return evaluate_dataset(subset(reference), subset(prediction), taxonomy=taxonomy)
+
+
+def _heatmap(at) -> tuple[list[str], np.ndarray]:
+    chart = _charts(at)[0]
+    return chart["layout"]["yaxis"]["ticktext"], _array(chart["data"][0]["z"])
+
+
+def _same_matrix(at, alone) -> bool:
+    """The page's heatmap (confusion, full view) is the separate evaluation's, class by class (0 for
+    a class of the whole evaluation that the document's pages alone do not have)."""
+    classes, z = _heatmap(at)
+    names = alone.matrices.classes
+    expected = np.array([[alone.matrices.full.confusion[names.index(row), names.index(column)] if {row, column} <= set(names) else 0.0
+                          for column in classes] for row in classes])
+    shown = ~np.isnan(z)
+    return shown.sum() > len(classes) and np.array_equal(z[shown], expected[shown])
+
+
+def test_the_demos_documents_are_listed_with_their_exact_scores(demo_evaluation):
+    at = _app()
+    _no_exception(at)
+    assert at.selectbox(key=documents.DOCUMENT).options == ["(all documents)", *DEMO_DOCUMENTS]
+    table = next(frame.value for frame in at.dataframe if "document" in frame.value.columns)
+    assert table.equals(document_table(demo_evaluation))
+    assert "doc" not in at.query_params
+
+
+def test_choosing_a_document_narrows_the_matrices_and_the_page_lists(demo):
+    reference, prediction, _ = demo
+    at = _app(metric="confusion")
+    at.selectbox(key=documents.DOCUMENT).set_value("paper-b").run()
+    _no_exception(at)
+    assert at.query_params["doc"] == "paper-b"
+    alone = _alone(reference, prediction, "paper-b", "single")
+    assert _same_matrix(at, alone)
+    pages = next(frame.value for frame in at.dataframe if "foreground F1" in frame.value.columns)
+    assert pages["page"].tolist() == alone.page_ids == [f"paper-b/p{k}" for k in range(1, 9)]
+    at.selectbox(key="cell_ref").set_value("Text").run()
+    at.selectbox(key="cell_pred").set_value("Background").run()
+    listed = next(frame.value for frame in at.dataframe if "contribution (pixels)" in frame.value.columns)
+    assert listed["page"].tolist() == alone.pages_for_cell("Text", "Background")["page"].tolist()
+    at.selectbox(key=documents.DOCUMENT).set_value(documents.ALL).run()
+    assert len(_heatmap(at)[0]) == 12 and "doc" not in at.query_params
+
+
+def _navigator(at) -> str:
+    """What the Overlays navigator says of the current page ("Page **id**: 1 of 6 in file order ...")."""
+    return next(markdown.value for markdown in at.markdown if markdown.value.startswith("Page **"))
+
+
+def test_a_link_with_a_document_narrows_the_overlays_navigator():
+    at = _app(doc="manual-c", page="paper-b/p1")  # a page of another document: the document's first instead
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    assert _navigator(at).startswith("Page **manual-c/p1**: 1 of 6 in file order")
+    at.number_input(key="page_position").set_value(6).run()
+    assert _navigator(at).startswith("Page **manual-c/p6**: 6 of 6") and at.query_params["page"] == "manual-c/p6"
+    assert at.query_params["doc"] == "manual-c"
+
+
+def test_a_document_that_is_not_in_the_evaluation_is_ignored():
+    at = _app(doc="no-such-document")
+    _no_exception(at)
+    assert at.selectbox(key=documents.DOCUMENT).value == ""
+    assert "`doc` (not one of the choices)" in at.warning[0].value
+
+
+def test_a_documents_evaluation_is_computed_once_and_kept_with_its_evaluation():
+    pair = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json")
+    evaluated = Evaluated("model A", pair.reference, pair.prediction, pair.evaluation)
+    narrowed = documents.document_evaluated(evaluated, "report-a")
+    assert documents.document_evaluated(evaluated, "report-a") is narrowed
+    assert narrowed.title == "model A, document report-a"
+    assert narrowed.evaluation.page_ids == narrowed.index.page_ids == [f"report-a/p{k}" for k in range(1, 8)]  # its own page index
+    assert evaluated.index.page_ids == pair.evaluation.page_ids
+
+
+def test_the_docling_documents_by_document():
+    folder = shared_path("data", "layouts", "docling_documents")
+    pytest.importorskip("docling_core", reason="reading DoclingDocuments needs docling-core (pip install 'tore-studio[docling]')")
+    reference, prediction = load_pair(folder / "pre_heron", folder / "heron")
+    whole = evaluate_dataset(reference, prediction)
+    at = _app(src="path", ref="shared/data/layouts/docling_documents/pre_heron", a="shared/data/layouts/docling_documents/heron",
+              doc="picture_classification", metric="confusion", view="full")
+    _no_exception(at)
+    assert at.selectbox(key=documents.DOCUMENT).options[1:] == document_table(whole)["document"].tolist()
+    assert _same_matrix(at, _alone(reference, prediction, "picture_classification", whole.matrices.mode))
+    at.switch_page("app_pages/overlays.py").run()
+    assert _navigator(at).startswith("Page **picture\\_classification/1**: 1 of 2 in file order")  # Markdown-escaped
