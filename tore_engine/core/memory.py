@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from collections.abc import Callable
 from functools import cache
 
 
 @cache
-def _malloc_trim():
+def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import TypedDict, Unpack
 
 import pymupdf
 
@@ -34,6 +35,14 @@ def wrap(text: str, font: FontSpec, width: float, first_indent: float = 0.0) -> 
     return lines
 
 
+class TextOptions(TypedDict, total=False):
+    """The optional layout fields of a `TextBlock`."""
+
+    align: str
+    indent: float
+    space_before: float
+
+
 @dataclass
 class TextBlock:
     """Lines of one font: a paragraph, heading, title, caption or footnote (one Element)."""
@@ -50,7 +59,7 @@ class TextBlock:
 
     @classmethod
     def of(
-        cls, text: str, font: FontSpec, leading: float, width: float, label: str, kind: str, **options
+        cls, text: str, font: FontSpec, leading: float, width: float, label: str, kind: str, **options: Unpack[TextOptions]
     ) -> "TextBlock":
         lines = wrap(text, font, width, options.get("indent", 0.0))
         return cls(lines, font, leading, width, label, kind, **options)

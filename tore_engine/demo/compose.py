@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import pymupdf
 
@@ -20,6 +21,7 @@ from tore_engine.demo.blocks import (
     ListBlock,
     TableBlock,
     TextBlock,
+    TextOptions,
 )
 from tore_engine.demo.formulas import FormulaMaker
 from tore_engine.demo.ink import GREY, Element, FontSpec, Ink
@@ -83,7 +85,7 @@ class BlockMaker:
         self.counts[counter] += 1
         return self.counts[counter]
 
-    def text(self, text: str, font: FontSpec, width: float, label: str, kind: str, **options) -> TextBlock:
+    def text(self, text: str, font: FontSpec, width: float, label: str, kind: str, **options: Unpack[TextOptions]) -> TextBlock:
         return TextBlock.of(text, font, font.size * 1.22, width, label, kind, **options)
 
     def paragraph(self, rng: random.Random, width: float) -> TextBlock:

@@ -187,7 +187,8 @@ def _general_pairs(reference: np.ndarray, prediction: np.ndarray, weights: np.nd
     return PairTable(ref_unique[distinct // len(pred_unique)], pred_unique[distinct % len(pred_unique)], pixels)
 
 
-def _band_pairs(reference, prediction, xs: np.ndarray, band: np.ndarray, words: int, packing: _Packing | None) -> PairTable:
+def _band_pairs(reference: tuple[np.ndarray, PixelExtents], prediction: tuple[np.ndarray, PixelExtents], xs: np.ndarray,
+                band: np.ndarray, words: int, packing: _Packing | None) -> PairTable:
     """The pair table of one horizontal band of the grid."""
     weights = (np.diff(band)[:, None] * np.diff(xs)[None, :]).reshape(-1)
     shape = (len(band) - 1, len(xs) - 1)

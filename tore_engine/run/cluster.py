@@ -19,10 +19,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, InvalidStateError
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import install_command
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 CONNECT_TIMEOUT_SECONDS = 10  # to connect to the scheduler and hear its handshake
 NO_WORKERS_TIMEOUT_SECONDS = 60  # how long an evaluation waits while the cluster has no worker
@@ -80,8 +83,8 @@ class WatchedExecutor(Executor):
         self._stopped = threading.Event()
         threading.Thread(target=self._watch, name="tore-dask-watch", daemon=True).start()
 
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        outer: Future = Future()
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        outer: Future[T] = Future()
         outer.add_done_callback(self._forget)
         with self._lock:
             self._pending.add(outer)

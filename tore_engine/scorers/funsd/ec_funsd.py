@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tore_engine.scorers.funsd.ec_documents import EcDocument, EcEntities, EcEntity
@@ -64,7 +65,7 @@ def _span_key(entity: EcEntity) -> tuple:
     return (entity.word_idx, entity.label)
 
 
-class EcFunsdScorer(DocumentScorer):
+class EcFunsdScorer(DocumentScorer[EcDocument, EcEntities, EcDocumentScore]):
     """Accumulates EC-FUNSD documents; `compute()` is the corpus panel."""
 
     def score(self, gold: EcDocument, prediction: EcEntities) -> EcDocumentScore:
@@ -73,14 +74,14 @@ class EcFunsdScorer(DocumentScorer):
     def compute(self) -> dict:
         """SER via seqeval over the list of documents, other counts summed (funsd.md 2.11)."""
         docs = self.sorted_documents()
-        given = [d.el_given_gold_entities for d in docs]
+        given = [d.el_given_gold_entities for d in docs if d.el_given_gold_entities is not None]
         return {
             "ser_seqeval": seqeval_panel([d.true_tags for d in docs], [d.pred_tags for d in docs]),
             "entity_exact_match": _sum(d.exact_match for d in docs).prf(),
-            "el_given_gold_entities": None if None in given else _sum(given).prf(),
+            "el_given_gold_entities": None if len(given) < len(docs) else _sum(given).prf(),
             "el_e2e_directed": _sum(d.el_e2e_directed for d in docs).prf(),
         }
 
 
-def _sum(counts) -> Counts:
+def _sum(counts: Iterable[Counts]) -> Counts:
     return functools.reduce(operator.add, counts, Counts())

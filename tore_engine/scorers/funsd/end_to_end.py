@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from tore_engine.core.errors import InputError
 from tore_engine.scorers.funsd.documents import FUNSD_CLASSES, FunsdDocument
@@ -282,7 +284,7 @@ def _columns(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     return [t for t, _ in pairs], [p for _, p in pairs]
 
 
-class FunsdScorer(DocumentScorer):
+class FunsdScorer(DocumentScorer[FunsdDocument, FunsdDocument, DocumentScore]):
     """Accumulates documents; `compute()` is the corpus panel of funsd.md 3.2."""
 
     def score(self, reference: FunsdDocument, prediction: FunsdDocument) -> DocumentScore:
@@ -304,5 +306,8 @@ class FunsdScorer(DocumentScorer):
         }
 
 
-def _total(states):
+Sums = TypeVar("Sums", bound=Summable)
+
+
+def _total(states: Iterable[Sums]) -> Sums:
     return functools.reduce(operator.add, states)

@@ -9,7 +9,8 @@ the last bits rather than "almost".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from tore_engine.metrics.rates import EmptyRule, rates
 
@@ -19,7 +20,9 @@ NO_LABEL = "<none>"  # the other side of an unmatched entity in labeling pairs; 
 class Summable:
     """Mergeable state: a dataclass whose fields all support `+` adds field by field."""
 
-    def __add__(self, other):
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # set by @dataclass on each subclass
+
+    def __add__(self, other: Self) -> Self:
         return type(self)(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
 
@@ -128,25 +131,34 @@ def adjusted_rand_index(true_clusters: Sequence[int], predicted_clusters: Sequen
     return float(adjusted_rand_score(list(true_clusters), list(predicted_clusters)))
 
 
+class ScoredDocument(Protocol):
+    doc_id: str
+
+
+Reference = TypeVar("Reference")
+Prediction = TypeVar("Prediction")
+Score = TypeVar("Score", bound=ScoredDocument)
+
+
 @dataclass
-class DocumentScorer:
+class DocumentScorer(Generic[Reference, Prediction, Score]):
     """Documents scored one at a time and merged across workers (torchmetrics' update / merge /
     compute); a subclass names how one document is scored and how the corpus panel is made."""
 
-    documents: list = field(default_factory=list)
+    documents: list[Score] = field(default_factory=list)
 
-    def score(self, reference, prediction):  # pragma: no cover - each subclass scores its own documents
+    def score(self, reference: Reference, prediction: Prediction) -> Score:  # pragma: no cover - each subclass scores its own documents
         raise NotImplementedError
 
-    def update(self, reference, prediction):
+    def update(self, reference: Reference, prediction: Prediction) -> Score:
         score = self.score(reference, prediction)
         self.documents.append(score)
         return score
 
-    def merge(self, other: "DocumentScorer") -> "DocumentScorer":
+    def merge(self, other: Self) -> Self:
         return type(self)(self.documents + other.documents)
 
-    def sorted_documents(self) -> list:
+    def sorted_documents(self) -> list[Score]:
         """The documents in id order (the corpus panel does not depend on the order they came in)."""
         if not self.documents:
             raise ValueError("no document to aggregate")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 
 from tore_engine.scorers.omnidocbench.latex_text import replace_circled
 
@@ -282,7 +283,7 @@ class _BraceText:
                 self._remove(neighbour)
         self._touch(node)
 
-    def _groups(self, rule: str, keep) -> list[_Node]:
+    def _groups(self, rule: str, keep: Callable[[_Chunk], bool]) -> list[_Node]:
         """Chunks enclosed by `{` and `}` that `keep` accepts, among the nodes marked for `rule`."""
         found = {}
         for node in self.dirty[rule]:

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from tore_engine.scorers.omnidocbench.scan import lazy_pairs
+
+if TYPE_CHECKING:
+    from pylatexenc.latex2text import LatexNodes2Text
 
 MAX_LATEX_LENGTH = 8000  # the evaluator's OMNIDOCBENCH_MAX_LATEX_INPUT_LEN
 MAX_INLINE_LENGTH = 128  # longer inline formulas in text are left as they are
@@ -106,7 +110,7 @@ def latex_to_text(latex: str, kind: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _renderer():
+def _renderer() -> LatexNodes2Text:
     from pylatexenc.latex2text import LatexNodes2Text
 
     return LatexNodes2Text()
