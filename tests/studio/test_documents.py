@@ -28,20 +28,21 @@ def _alone(reference: LayoutSet, prediction: LayoutSet, document: str, taxonomy:
     return evaluate_dataset(subset(reference), subset(prediction), taxonomy=taxonomy)
 
 
-def _heatmap(at) -> tuple[list[str], np.ndarray]:
+def _heatmap(at) -> tuple[list[str], list[str], np.ndarray]:
+    """The first heatmap's rows, columns and values."""
     chart = _charts(at)[0]
-    return chart["layout"]["yaxis"]["ticktext"], _array(chart["data"][0]["z"])
+    return chart["layout"]["yaxis"]["ticktext"], chart["layout"]["xaxis"]["ticktext"], _array(chart["data"][0]["z"])
 
 
 def _same_matrix(at, alone) -> bool:
-    """The page's heatmap (confusion, full view) is the separate evaluation's, class by class (0 for
-    a class of the whole evaluation that the document's pages alone do not have)."""
-    classes, z = _heatmap(at)
+    """The page's first heatmap (confusion) is the separate evaluation's, class by class (0 for a
+    class of the whole evaluation that the document's pages alone do not have)."""
+    rows, columns, z = _heatmap(at)
     names = alone.matrices.classes
     expected = np.array([[alone.matrices.full.confusion[names.index(row), names.index(column)] if {row, column} <= set(names) else 0.0
-                          for column in classes] for row in classes])
+                          for column in columns] for row in rows])
     shown = ~np.isnan(z)
-    return shown.sum() > len(classes) and np.array_equal(z[shown], expected[shown])
+    return shown.sum() > len(rows) and np.array_equal(z[shown], expected[shown])
 
 
 def test_the_demos_documents_are_listed_with_their_exact_scores(demo_evaluation):
@@ -115,3 +116,14 @@ def test_the_docling_documents_by_document():
     assert _same_matrix(at, _alone(reference, prediction, "picture_classification", whole.matrices.mode))
     at.switch_page("app_pages/overlays.py").run()
     assert _navigator(at).startswith("Page **picture\\_classification/1**: 1 of 2 in file order")  # Markdown-escaped
+
+
+def test_compare_narrows_both_models_to_the_document(demo):
+    reference, prediction, _ = demo
+    at = _app(doc="paper-b", metric="confusion")
+    at.switch_page("app_pages/compare.py").run()
+    _no_exception(at)
+    assert at.selectbox(key=documents.DOCUMENT).value == "paper-b"
+    deltas = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns)
+    assert sorted(deltas["page"]) == [f"paper-b/p{k}" for k in range(1, 9)]
+    assert _same_matrix(at, _alone(reference, prediction, "paper-b", "single"))  # model A's matrix, first

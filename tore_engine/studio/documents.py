@@ -58,18 +58,29 @@ def document_evaluated(evaluated: Evaluated, document: str) -> Evaluated:
     return evaluated.derived.get(f"document {document}", lambda: _narrowed(evaluated, document))
 
 
-def document_filter(evaluated: Evaluated) -> Evaluated:
-    """The document picker, when the pages belong to more than one document: the chosen document's
-    evaluation, or the whole one."""
+def chosen_document(evaluated: Evaluated) -> str:
+    """The document picker, when the pages belong to more than one document: the document chosen,
+    or `ALL`."""
     names = documents(evaluated).names
     if len(names) < 2:
-        return evaluated
+        return ALL
     url_state.seed(DOCUMENT, ALL, [ALL, *names])
     chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session",
                           format_func=lambda name: "(all documents)" if name == ALL else name,
                           help="only this document's pages, in the matrices, the page lists and the navigator (page ids are document/page)")
     url_state.share(**{DOCUMENT: chosen})
-    return evaluated if chosen == ALL else document_evaluated(evaluated, chosen)
+    return chosen
+
+
+def narrowed(evaluated: Evaluated, document: str) -> Evaluated:
+    """The evaluation of the document's pages (`document_evaluated`), or the whole one for `ALL` or
+    a document it does not have."""
+    return document_evaluated(evaluated, document) if document in documents(evaluated).names else evaluated
+
+
+def document_filter(evaluated: Evaluated) -> Evaluated:
+    """The document picker; the chosen document's evaluation, or the whole one."""
+    return narrowed(evaluated, chosen_document(evaluated))
 
 
 def _choose_row(table_key: str, names: list[str]) -> None:

@@ -7,7 +7,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import compare
-from tore_engine.studio import compare_panels, navigator, overlay_panels, panels, url_state
+from tore_engine.studio import compare_panels, documents, navigator, overlay_panels, panels, url_state
 from tore_engine.studio.evaluations import Evaluated, model_against_model, model_evaluation, side_label
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.sidebar import MODELS, REFERENCE, Dataset
@@ -19,6 +19,8 @@ def both_against_the_reference(dataset: Dataset, first: str, second: str) -> Non
     a, b = model_evaluation(dataset, first), model_evaluation(dataset, second)
     if a is None or b is None:
         return
+    document = documents.chosen_document(a)  # one reference: the same documents in both
+    a, b = documents.narrowed(a, document), documents.narrowed(b, document)
     try:
         comparison = compare(a.evaluation, b.evaluation)
     except InputError as error:
