@@ -197,8 +197,11 @@ def evaluate_pair(
     progress: Progress | None = None,
     page_images: str | Path | None = None,
     coco_images: str | Path | None = None,
+    map: str = "coco",
+    sweep: bool = False,
 ) -> EvaluatedPair:
-    """Load (unless given layout sets), apply the label map to both sides, run the evaluation."""
+    """Load (unless given layout sets), apply the label map to both sides, run the evaluation
+    (with mAP in convention `map`, and the sweep when `sweep`: see `evaluate`)."""
     from tore_engine.run.runner import evaluate_dataset
 
     if isinstance(reference, LayoutSet) and isinstance(prediction, LayoutSet):
@@ -216,7 +219,7 @@ def evaluate_pair(
     unused_keys: list[InputWarning] = label_map_warnings(mapping, *pair)
     mapped_reference, mapped_prediction = (apply_label_map(side, mapping) for side in pair)
     evaluation = evaluate_dataset(mapped_reference, mapped_prediction, taxonomy=taxonomy, min_score=min_score, workers=workers,
-                                  executor=executor, progress=progress, warnings=unused_keys)
+                                  executor=executor, progress=progress, warnings=unused_keys, map=map, sweep=sweep)
     return EvaluatedPair(mapped_reference, mapped_prediction, evaluation)
 
 
@@ -233,6 +236,8 @@ def evaluate(
     progress: Progress | None = None,
     page_images: str | Path | None = None,
     coco_images: str | Path | None = None,
+    map: str = "coco",
+    sweep: bool = False,
 ) -> Evaluation:
     """TORE matrices of `prediction` against `reference` (layout sets, or paths in any format).
 
@@ -241,9 +246,12 @@ def evaluate(
     any `concurrent.futures.Executor` (a Dask client's `get_executor()`); the result is the same,
     bit for bit. A docling-eval dataset holds both sides: `evaluate(DATASET, format="docling-eval")`.
     What was clipped, skipped or defaulted is in its `.warnings`, summed up in one `ToreWarning`.
+    `map`: COCO-style mAP beside TORE (`ev.map`), "coco" (pycocotools' COCOeval), "docling"
+    (docling-metrics-layout 0.17.0's numbers) or "off"; single taxonomy only. `sweep=True` makes
+    `ev.sweep()` with the evaluation (in the same worker batches) instead of by a second run.
     """
     evaluation = evaluate_pair(reference, prediction, format=format, taxonomy=taxonomy, label_map=label_map, min_score=min_score,
                                workers=workers, executor=executor, progress=progress, page_images=page_images,
-                               coco_images=coco_images).evaluation
+                               coco_images=coco_images, map=map, sweep=sweep).evaluation
     _sum_up(evaluation.input_warnings, "the evaluation's .warnings")
     return evaluation

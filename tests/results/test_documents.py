@@ -85,7 +85,7 @@ def _separately(reference: LayoutSet, prediction: LayoutSet, page_ids: list[str]
         pages = {page.id: page for page in layout.pages}
         return LayoutSet(layout.name, [pages[page_id] for page_id in page_ids if page_id in pages], layout.taxonomy)
 
-    return evaluate_dataset(subset(reference), subset(prediction), taxonomy=taxonomy)
+    return evaluate_dataset(subset(reference), subset(prediction), taxonomy=taxonomy, map="off")  # a subset has no mAP (`subset_evaluation`)
 
 
 def _cells(evaluation) -> dict[tuple[str, str], Fraction]:

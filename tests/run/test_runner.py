@@ -71,7 +71,7 @@ def test_paper_example_rounds_to_the_published_tables(paper):
 def test_paper_example_report_equals_expected(paper):
     data, reference, prediction = paper
     expected = data["expected"]
-    report = evaluate_dataset(reference, prediction).to_json()
+    report = evaluate_dataset(reference, prediction, map="off").to_json()  # TORE's vector: without mAP's note on unscored boxes
     for key in ("mode", "classes", "pages", "pixels", "warnings"):
         assert report[key] == expected[key]
     assert report["trimmed"]["rows"] == expected["trimmed"]["rows"] == ["A", "B", "C", "D"]

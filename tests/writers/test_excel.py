@@ -23,6 +23,8 @@ from tore_engine.writers.excel import (
     write_excel,
 )
 from tore_engine.writers.tables import (
+    MAP_CLASS_COLUMNS,
+    MAP_PAGE_COLUMNS,
     MATRIX_KINDS,
     PAGE_COLUMNS,
     PER_CLASS_COLUMNS,
@@ -148,8 +150,9 @@ def _table(sheet) -> tuple[list, list[list]]:
 def test_pages_sheet_equals_the_foreground_scores(written):
     evaluation, workbook, _ = written
     header, rows = _table(workbook["Pages"])
-    assert tuple(header) == PAGE_COLUMNS
-    expected = [[excel_text(page), pixels, recall, precision, f1] for page, pixels, recall, precision, f1 in evaluation.report_content().page_rows()]
+    content = evaluation.report_content()
+    assert tuple(header) == PAGE_COLUMNS + (MAP_PAGE_COLUMNS if evaluation.matrices.mode == "single" else ())  # mAP in single taxonomy
+    expected = [[excel_text(page), *values] for page, *values in content.page_rows()]  # an undefined mAP: an empty cell
     assert rows == expected
     assert workbook["Pages"].freeze_panes == "B2"
 
@@ -160,13 +163,14 @@ def test_per_class_sheet_in_single_mode(written):
         assert "Per class" not in workbook.sheetnames
         return
     header, rows = _table(workbook["Per class"])
-    assert tuple(header) == PER_CLASS_COLUMNS
+    assert tuple(header) == PER_CLASS_COLUMNS + MAP_CLASS_COLUMNS
     per_class = evaluation.matrices.per_class
     confusion = evaluation.matrices.full.confusion
     for k, (row, (name, scores)) in enumerate(zip(rows, per_class.items()), start=1):
         assert row[0] == excel_text(name)
         assert row[1:4] == [scores["recall"], scores["precision"], scores["f1"]]
         assert report_data.close(row[4], math.fsum(confusion[k]))
+        assert row[5:7] == list(evaluation.map.per_class.get(name, (None, None)))  # AP, AR@100: empty where mAP has none
     means = [row for row in rows[len(per_class):] if row[0] and row[0].startswith("mean over")]
     assert [row[1] for row in means] == [evaluation.matrices.means["present_classes"]["recall"], evaluation.matrices.means["all_classes"]["recall"]]
 

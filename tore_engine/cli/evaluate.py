@@ -72,6 +72,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "how many is listed under warnings",
     )
     parser.add_argument(
+        "--map",
+        choices=("coco", "docling", "off"),
+        default="coco",
+        help="COCO-style mAP of the same boxes beside TORE (single taxonomy only): coco (default) as pycocotools' "
+        "COCOeval computes it, docling as docling-metrics-layout 0.17.0 reports it (float32 thresholds and values), "
+        "or off. Boxes are used unclipped, after --min-score; boxes without a score rank as 1.0, in file order",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also evaluate at the minimum scores 0.05, 0.10, ..., 0.95 (each point exactly a run with --min-score; "
+        "from all boxes, whatever --min-score says): Foreground and per-class F1 with the best minimum score, and beside "
+        "them mAP's AP and detection precision, recall and F1 at IoU 0.50; written to report.json and DIR/sweep.csv",
+    )
+    parser.add_argument(
         "--taxonomy",
         choices=("auto", "single", "dual"),
         default="auto",
@@ -147,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
                                               page_images=args.page_images)
         with terminal_progress(len(reference.pages), enabled=not args.quiet) as progress:
             evaluation = evaluate(reference, prediction, taxonomy=args.taxonomy, label_map=args.label_map, min_score=args.min_score,
-                                  workers=args.workers, executor=executor, progress=progress)
+                                  workers=args.workers, executor=executor, progress=progress, map=args.map, sweep=args.sweep)
         staging.save(lambda folder: write_outputs(evaluation.report_content(), folder, reports))
         if args.json:  # while the run holds --out: no other run's report.json in between
             with (args.out / "report.json").open(encoding="ascii") as written:

@@ -18,6 +18,7 @@ from tore_engine.core.errors import InputWarning
 from tore_engine.core.layout import Page, PageColumns, scaled_boxes
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.engine.raster import PageTask, PixelExtents
+from tore_engine.metrics.map_types import SideBoxes
 
 NO_PREDICTION = "no prediction for this page; scored as all Background"
 
@@ -32,11 +33,32 @@ class PreparedBatch:
     classes: np.ndarray  # (boxes,) int64 class index
     extents: PixelExtents  # of every box, in the same order
     warnings: list[InputWarning]
+    boxes: np.ndarray  # (boxes, 4) as given (predictions scaled into the reference frame), unclipped: what mAP reads
+    scores: np.ndarray  # (boxes,) NaN where a box has no score
 
     def kernel_boxes(self) -> np.ndarray:
         """The boxes as the page kernel takes them: rows of `kernel.BOX_FIELDS`."""
         extents = self.extents
         return np.column_stack([extents.col0, extents.col1, extents.row0, extents.row1, self.classes]).astype(np.int64)
+
+    def side_boxes(self) -> tuple[SideBoxes, SideBoxes]:
+        """Each side's boxes as mAP reads them: unclipped, in file order, page by page."""
+        side_of = _box_pages(self.offsets)
+        counts = np.diff(self.offsets)
+
+        def side(parity: int, scored: bool) -> SideBoxes:
+            rows = np.flatnonzero(side_of % 2 == parity)
+            offsets = np.concatenate([[0], np.cumsum(counts[parity::2])]).astype(np.int64)
+            return SideBoxes(offsets, self.boxes[rows], self.classes[rows], self.scores[rows] if scored else None)
+
+        return side(0, False), side(1, True)
+
+    def kept(self, keep: np.ndarray) -> "PreparedBatch":
+        """The same pages with only the boxes where `keep` is true (as if the others had never
+        been read; no warnings)."""
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(_box_pages(self.offsets)[keep], minlength=len(self.offsets) - 1))]).astype(np.int64)
+        extents = PixelExtents(*(getattr(self.extents, name)[keep] for name in ("col0", "col1", "row0", "row1", "paints", "clipped")))
+        return PreparedBatch(self.page_ids, self.frames, offsets, self.classes[keep], extents, [], self.boxes[keep], self.scores[keep])
 
     def tasks(self) -> list[PageTask]:
         """The same pages as the NumPy path's tasks (views of these arrays)."""
@@ -93,7 +115,7 @@ def prepare_columns(references: PageColumns, predictions: PageColumns, matched: 
     reference page k's prediction, or -1."""
     frames = np.ceil(references.sizes).astype(np.int64).reshape(-1, 2)
     reference_counts = np.diff(references.offsets)
-    prediction_boxes, _, prediction_counts = _scaled(predictions, matched, references)
+    prediction_boxes, pick, prediction_counts = _scaled(predictions, matched, references)
     offsets, reference_at, prediction_at = _interleaved(reference_counts, prediction_counts)
     boxes = np.empty((int(offsets[-1]), 4))
     boxes[reference_at], boxes[prediction_at] = references.bboxes, prediction_boxes
@@ -104,7 +126,13 @@ def prepare_columns(references: PageColumns, predictions: PageColumns, matched: 
     classes[prediction_at] = np.array([taxonomy.prediction_index[label] for label in predictions.vocabulary], dtype=np.int64)[prediction_codes] if len(prediction_codes) else prediction_codes
     side_frames = np.repeat(np.repeat(frames, 2, axis=0), np.diff(offsets), axis=0)
     extents = PixelExtents.from_boxes(boxes, side_frames[:, 0], side_frames[:, 1])
-    return PreparedBatch(list(references.ids), frames, offsets, classes, extents, _warnings(references.ids, frames, offsets, boxes, extents, matched))
+    scores = np.full(len(boxes), np.nan)
+    if references.scores is not None:
+        scores[reference_at] = references.scores
+    if predictions.scores is not None:
+        scores[prediction_at] = predictions.scores[pick]
+    warnings = _warnings(references.ids, frames, offsets, boxes, extents, matched)
+    return PreparedBatch(list(references.ids), frames, offsets, classes, extents, warnings, boxes, scores)
 
 
 PAINTS_NOTHING, CLIPPED = 0, 1  # a side's box warnings: those that paint nothing first, then the clipped, each in box order

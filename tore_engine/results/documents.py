@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tore_engine.metrics.algorithm1 import ExactCounts
+from tore_engine.metrics.map_report import PAGE_SUBSET
 from tore_engine.metrics.matrices import ToreMatrices, page_foreground_rows
 from tore_engine.results.evaluation import Evaluation
 
@@ -106,4 +107,5 @@ def subset_evaluation(evaluation: Evaluation, pages: np.ndarray, counts: ExactCo
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
         input_warnings=[warning for warning in evaluation.input_warnings if warning.page is None or warning.page in shown],
+        map_reason=PAGE_SUBSET,
     )

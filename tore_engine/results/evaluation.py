@@ -10,8 +10,9 @@ the app alike.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,13 +22,15 @@ from tore_engine.core.errors import InputWarning
 from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
-from tore_engine.metrics.algorithm1 import ExactCounts
+from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
+from tore_engine.metrics.map_report import MapReport, MapState
 from tore_engine.metrics.matrices import (
     REDUCED_CLASSES,
     MatrixSet,
     ToreMatrices,
     view_matrices,
 )
+from tore_engine.metrics.sweep import SWEEP_COLUMNS, DetectionView, SweepReport, SweepState
 from tore_engine.writers.content import ReportContent
 
 if TYPE_CHECKING:
@@ -62,6 +65,19 @@ class Evaluation:
     counts: ExactCounts
     matrices: ToreMatrices
     input_warnings: list[InputWarning]  # as the engine made them; `warnings` gives report.json's records
+    # How many of `input_warnings`, from the first, came before any page was evaluated: the caller's
+    # (the label map's), the reference reader's, the prediction reader's, and those of prediction
+    # pages without a reference page. The pages' own follow, in page order, then mAP's note
+    # (`map_notes`). `merge` puts two evaluations' warnings together group by group.
+    warning_groups: tuple[int, ...] = (0, 0, 0, 0)
+    # mAP and the sweep. Evaluations of consecutive runs of pages merge them with `MapState.merged`
+    # (the match records joined in page order, `PageMatches.merged`) and `SweepState.merged` (each
+    # point's exact counts added); a merged evaluation has no `sweep_source`.
+    map_state: MapState | None = None  # None: no mAP, `map_reason` says why
+    map_reason: str | None = None
+    sweep_state: SweepState | None = None  # None until the sweep is made (`sweep=True`, or `sweep()`)
+    sweep_source: Callable[[], SweepState | None] | None = field(default=None, repr=False, compare=False)  # makes it later
+    _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def pixels(self) -> int:
@@ -107,7 +123,8 @@ class Evaluation:
     def report_content(self) -> ReportContent:
         """What the writers write, handed down to them (they never see this type)."""
         return ReportContent(self.matrices, self.page_ids, self.page_pixels, self.page_reduced, self.input_warnings,
-                             self.contribution_page, self.contribution_cell, self.contribution_value)
+                             self.contribution_page, self.contribution_cell, self.contribution_value,
+                             self.map, self.map_reason, self.sweep_report)
 
     # --- what a notebook user reads (formats.md section 7) -------------------------------------------
 
@@ -157,18 +174,17 @@ class Evaluation:
         row in dual mode, where the diagonal pairs no class with itself."""
         import pandas as pd
 
-        from tore_engine.writers.tables import PER_CLASS_COLUMNS, per_class_rows
-
-        return pd.DataFrame(per_class_rows(self.matrices), columns=list(PER_CLASS_COLUMNS)).set_index("class")
+        content = self.report_content()
+        return pd.DataFrame(content.per_class_rows(), columns=list(content.per_class_columns())).set_index("class")
 
     @property
     def pages(self) -> pd.DataFrame:
-        """One row a page, in reference order: pixels and the reduced Foreground recall, precision, F1."""
+        """One row a page, in reference order: pixels and the reduced Foreground recall, precision,
+        F1, and with mAP the page's map, map_50 and map_75 (NaN for a page without reference box)."""
         import pandas as pd
 
-        from tore_engine.writers.tables import PAGE_COLUMNS
-
-        return pd.DataFrame(self.report_content().page_rows(), columns=list(PAGE_COLUMNS)).set_index("page")
+        content = self.report_content()
+        return pd.DataFrame(content.page_rows(), columns=list(content.page_columns())).set_index("page")
 
     def pages_for_cell(self, row: str, column: str, *, view: str = "full", limit: int | None = None) -> pd.DataFrame:
         """The pages behind cell (reference class `row`, predicted class `column`) of a view (full,
@@ -201,6 +217,70 @@ class Evaluation:
                 class_index(names, name, f"class of the {view} view")
         options.setdefault("title", f"{metric}, {view} view")
         return figures.matrix_heatmap(shown_matrices(self.matrices, view, classes), metric, **options)
+
+    # --- mAP and the operating point ------------------------------------------------------------------
+
+    @cached_property
+    def map(self) -> MapReport | None:
+        """COCO-style mAP of the same boxes (report.json's `map`), or None: `map_reason` says why."""
+        return None if self.map_state is None else self.map_state.report(self.matrices.classes)
+
+    @property
+    def sweep_report(self) -> SweepReport | None:
+        """The sweep (report.json's `sweep`), once made; `sweep()` makes it."""
+        if self._sweep_report is None and self.sweep_state is not None:
+            state = self.sweep_state
+            detection = None
+            if state.detection is not None:
+                shown = self.map if state.detection is self.map_state else state.detection.report(self.matrices.classes)
+                detection = DetectionView.build(state.detection, shown, self.matrices.classes)  # type: ignore[arg-type]
+            self._sweep_report = SweepReport.build(state, self.matrices.mode, self.matrices.classes, detection)
+        return self._sweep_report
+
+    def sweep(self) -> pd.DataFrame:
+        """The operating point: at each minimum score 0.05, 0.10, ..., 0.95, TORE's recall, precision
+        and F1 exactly as a run with that `min_score` gives them, for the Foreground and (single
+        taxonomy) each class, with the best point of each (`best`, the lowest minimum score on a
+        tie); beside them mAP's view of the same scores: AP, and the precision, recall and F1 of the
+        boxes scored at least that much, matched at IoU 0.50 (`detection_*`). One row a minimum
+        score and scope (`foreground`, or `class` with its name). Made with the evaluation when
+        it was asked for (`sweep=True`), else now, from the same inputs, on local workers."""
+        import pandas as pd
+
+        if self.sweep_state is None:
+            if self.sweep_source is None:
+                raise ValueError("this evaluation cannot make its sweep (it has no inputs to go back to); evaluate with sweep=True")
+            self.sweep_state = self.sweep_source()
+        return pd.DataFrame(self.sweep_report.rows(), columns=list(SWEEP_COLUMNS))  # type: ignore[union-attr]
+
+    def merge(self, other: Evaluation) -> Evaluation:
+        """This evaluation and `other`, of other pages of the same reference and prediction (both
+        split by the same pages, evaluated alike), as one: bit for bit one evaluation of both page
+        sets, this one's pages first. A page in both, another taxonomy or other mAP settings is a
+        `ValueError`. The exact state adds up exactly (`ExactCounts.merge`, `MapState.merged`,
+        `SweepState.merged`); a merged evaluation cannot make a sweep it was not evaluated with."""
+        _check_mergeable(self, other)
+        page_reduced = np.concatenate([self.page_reduced, other.page_reduced])
+        page_reduced = exact_integers(page_reduced, page_reduced.size)
+        counts = ExactCounts.merge([self.counts, other.counts], self.taxonomy.size)
+        map_state = None if self.map_state is None or other.map_state is None else MapState.merged([self.map_state, other.map_state])
+        groups, pages = _merged_warnings(self, other)
+        return Evaluation(
+            taxonomy=self.taxonomy,
+            page_ids=self.page_ids + other.page_ids,
+            page_pixels=np.concatenate([self.page_pixels, other.page_pixels]),
+            page_reduced=page_reduced,
+            contribution_page=np.concatenate([self.contribution_page, other.contribution_page + len(self.page_ids)]).astype(np.int32),
+            contribution_cell=np.concatenate([self.contribution_cell, other.contribution_cell]),
+            contribution_value=np.concatenate([self.contribution_value, other.contribution_value]),
+            counts=counts,
+            matrices=ToreMatrices.from_counts(self.taxonomy.mode, self.taxonomy.classes, counts, page_reduced.sum(axis=0)),
+            input_warnings=[warning for group in groups for warning in group] + pages + map_notes(map_state),
+            warning_groups=tuple(len(group) for group in groups),
+            map_state=map_state,
+            map_reason=self.map_reason,
+            sweep_state=_merged_sweep(self, other, map_state),
+        )
 
     def summary(self, out: str | Path | None = None) -> str:
         """The few lines `tore evaluate` prints: what was compared, Foreground and Background scores,
@@ -255,6 +335,59 @@ def frames(matrices: MatrixSet) -> MatrixFrames:
         return table
 
     return MatrixFrames(frame(matrices.confusion), frame(matrices.recall), frame(matrices.precision))
+
+
+def map_notes(state: MapState | None) -> list[InputWarning]:
+    """mAP's note, the last of an evaluation's warnings, when it had to rank boxes without a score."""
+    if state is None or not state.unscored:
+        return []
+    return [InputWarning(None, None, "prediction", f"{state.unscored:,} of {state.predicted:,} prediction boxes have no score: mAP ranks "
+                         "them as score 1.0, as the reference does, so in file order, and its result depends on the order of the boxes")]
+
+
+def _check_mergeable(a: Evaluation, b: Evaluation) -> None:
+    """Why two evaluations cannot be one, as a `ValueError`: a page in both, another taxonomy, other
+    mAP settings, or a prediction page evaluated beside the other's reference."""
+    if a.taxonomy != b.taxonomy:
+        raise ValueError(f"the two evaluations have different taxonomies ({a.taxonomy.mode}: {named(a.taxonomy.classes)}; "
+                         f"{b.taxonomy.mode}: {named(b.taxonomy.classes)}); merge evaluations of one reference and one prediction")
+    shared = set(b.page_ids)
+    if both := [page for page in a.page_ids if page in shared]:
+        raise ValueError(f"both evaluations score the pages {named(both)}; merge evaluations of disjoint pages")
+    a_map, b_map = (None if e.map_state is None else e.map_state.convention for e in (a, b))
+    if (a_map, a.map_reason) != (b_map, b.map_reason):
+        raise ValueError(f"the two evaluations have other mAP settings, or one has no box to rank ({a_map or a.map_reason}; "
+                         f"{b_map or b.map_reason})")
+    crossed = [w.page for w in _warning_parts(a)[3] if w.page in shared] + [w.page for w in _warning_parts(b)[3] if w.page in set(a.page_ids)]
+    if crossed:
+        raise ValueError(f"the prediction pages {named(crossed)} were evaluated without their reference page, which the other "
+                         "evaluation has: split the predictions by the same pages as the reference")
+
+
+def _warning_parts(evaluation: Evaluation) -> list[list[InputWarning]]:
+    """`input_warnings` cut into `warning_groups` and the pages' own; mAP's note left out."""
+    warnings, bounds = evaluation.input_warnings, np.cumsum([0, *evaluation.warning_groups]).tolist()
+    notes = len(map_notes(evaluation.map_state))
+    return [warnings[start:end] for start, end in zip(bounds, bounds[1:])] + [warnings[bounds[-1]:len(warnings) - notes]]
+
+
+def _merged_warnings(a: Evaluation, b: Evaluation) -> tuple[list[list[InputWarning]], list[InputWarning]]:
+    """Two evaluations' warnings as one evaluation of both makes them, group by group: a label-map
+    key unused by both (one evaluation of all pages uses it if either half does), each reader's
+    and the unscored prediction pages' warnings of both; then the pages' own, in page order."""
+    first, second = _warning_parts(a), _warning_parts(b)
+    unused_by_both = set(second[0])
+    groups = [[warning for warning in first[0] if warning in unused_by_both], *(x + y for x, y in zip(first[1:-1], second[1:-1]))]
+    return groups, first[-1] + second[-1]
+
+
+def _merged_sweep(a: Evaluation, b: Evaluation, map_state: MapState | None) -> SweepState | None:
+    """Both sweeps as one (None unless both were made), reading the merged mAP state for its
+    detection view where both read their own (no minimum score), as one evaluation's does."""
+    if a.sweep_state is None or b.sweep_state is None:
+        return None
+    merged = SweepState.merged([a.sweep_state, b.sweep_state], a.taxonomy.size)
+    return replace(merged, detection=map_state) if a.sweep_state.detection is a.map_state and b.sweep_state.detection is b.map_state else merged
 
 
 def plot_kind(kind: str, normalize: str | None) -> str:

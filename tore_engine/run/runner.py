@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, as_completed, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ from tore_engine.core.layout import (
 )
 from tore_engine.core.memory import give_back_free_memory
 from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
-from tore_engine.engine import page_kernel
+from tore_engine.engine import page_kernel, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
 from tore_engine.engine.raster import PageTask, PairTable, label_sets, pair_table
 from tore_engine.metrics.algorithm1 import (
@@ -40,8 +41,12 @@ from tore_engine.metrics.algorithm1 import (
     exact_integers,
     reduced_counts,
 )
+from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF, MapState
+from tore_engine.metrics.map_types import CONVENTIONS
 from tore_engine.metrics.matrices import ToreMatrices
-from tore_engine.results.evaluation import Evaluation
+from tore_engine.metrics.mean_average_precision import convention_named, match_pages
+from tore_engine.metrics.sweep import POINTS, SweepState, score_levels
+from tore_engine.results.evaluation import Evaluation, map_notes
 from tore_engine.run.workers import worker_pool
 
 Progress = Callable[[int, int], None]
@@ -68,6 +73,8 @@ class BatchOutcome:
     reduced: np.ndarray  # (pages, 2, 2)
     counts: ExactCounts
     warnings: list[InputWarning]
+    map_state: MapState | None = None  # mAP's records of the batch's pages, when asked for
+    sweep_state: SweepState | None = None  # the sweep's counts of the batch's pages, when asked for
 
     @property
     def page_count(self) -> int:
@@ -150,6 +157,8 @@ class PageBatch:
     matched: np.ndarray  # (pages,) the position in `prediction` of each reference page's prediction, or -1
     min_score: float | None = None
     job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
+    map_convention: str | None = None  # mAP's convention, or None for no mAP
+    sweep: bool = False  # the sweep's counts too
 
 
 def worker_share(pages: int, workers: int) -> int:
@@ -157,16 +166,17 @@ def worker_share(pages: int, workers: int) -> int:
     return math.ceil(pages / max(workers, 1))
 
 
-def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, min_score: float | None, workers: int) -> Iterator[PageBatch]:
-    """The evaluation's tasks, made only as they are sent. Each says how many pages its worker
-    will see (its share of the job), which is what loading the page kernel must pay for."""
+def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, workers: int, asked: PageBatch) -> Iterator[PageBatch]:
+    """The evaluation's tasks, made only as they are sent, each with what `asked` asks for (its
+    minimum score, mAP's convention, the sweep). Each says how many pages its worker will see (its
+    share of the job), which is what loading the page kernel must pay for."""
     share = worker_share(len(matched), workers)
     for start in range(0, len(matched), size):
         chosen = matched[start : start + size]
         present = chosen[chosen >= 0]
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
-        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score, share)
+        yield replace(asked, reference=reference.part(np.arange(start, start + len(chosen))), prediction=prediction.part(present), matched=local, job_pages=share)
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -212,8 +222,9 @@ def _original_boxes(warnings: list[InputWarning], within: dict, references: Page
 
 def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     """A worker's unit of work: read the batch's pages (from columns, or from their files), drop
-    low scores, prepare them all at once and evaluate them."""
-    references, predictions = batch.reference.columns(), batch.prediction.columns()
+    low scores, prepare them all at once and evaluate them; mAP's records of the same boxes, and
+    the sweep's counts of all boxes (before the minimum score), when asked for."""
+    all_references, all_predictions = references, predictions = batch.reference.columns(), batch.prediction.columns()
     score_warnings: list[InputWarning] = []
     if batch.min_score is not None:
         references, predictions, score_warnings, within = _above_score(references, predictions, batch.matched, batch.min_score)
@@ -221,7 +232,34 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     box_warnings = prepared.warnings
     if batch.min_score is not None:
         box_warnings = _original_boxes(box_warnings, within, references, batch.matched)
-    return _outcome(None, prepared, taxonomy, score_warnings + box_warnings, batch.job_pages)
+    outcome = _outcome(None, prepared, taxonomy, score_warnings + box_warnings, batch.job_pages)
+    map_state = _map_state(prepared, taxonomy.size, batch.map_convention, batch.job_pages) if batch.map_convention else None
+    if not batch.sweep:
+        return replace(outcome, map_state=map_state)
+    everything = prepared if batch.min_score is None else prepare_columns(all_references, all_predictions, batch.matched, taxonomy)
+    own_records = batch.map_convention is not None and batch.min_score is not None  # else the driver takes mAP's (or none)
+    detection = _map_state(everything, taxonomy.size, batch.map_convention, batch.job_pages) if own_records else None  # type: ignore[arg-type]
+    return replace(outcome, map_state=map_state, sweep_state=replace(_sweep_state(everything, taxonomy, batch.job_pages), detection=detection))
+
+
+def _map_state(prepared: PreparedBatch, class_count: int, convention: str, job_pages: int) -> MapState:
+    """mAP's records of the prepared boxes (unclipped, in file order)."""
+    reference, prediction = prepared.side_boxes()
+    matches = match_pages(reference, prediction, class_count, CONVENTIONS[convention], job_pages)
+    unscored = int(np.isnan(prediction.scores).sum()) if prediction.scores is not None else len(prediction.classes)
+    return MapState(convention, matches, len(prediction.classes), unscored)
+
+
+def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int) -> SweepState:
+    """The counts of a run at each of the sweep's minimum scores: rasterised once for all points
+    by the sweep kernel, or (when it declines) one run a point of the boxes each keeps, with the
+    page kernel or the NumPy path as a run would."""
+    levels = score_levels(prepared.scores, len(prepared.scores))
+    pairs = sweep_kernel.sweep_pairs(prepared, levels, taxonomy.size, job_pages)
+    if pairs is not None:
+        return SweepState.from_pairs(*pairs, taxonomy.size)
+    runs = [_outcome(None, prepared.kept(levels > point), taxonomy, [], job_pages) for point in range(POINTS)]
+    return SweepState(tuple(run.counts for run in runs), np.stack([run.reduced.sum(axis=0) for run in runs]))
 
 
 # --- running -------------------------------------------------------------------------------------
@@ -325,20 +363,29 @@ def evaluate_dataset(
     progress: Progress | None = None,
     min_score: float | None = None,
     warnings: list[InputWarning] | None = None,
+    map: str = "coco",
+    sweep: bool = False,
 ) -> Evaluation:
-    """TORE matrices of `prediction` against `reference`, summed over the reference's pages.
+    """TORE matrices of `prediction` against `reference`, summed over the reference's pages, with
+    mAP of the same boxes beside them.
 
     `workers > 1` runs batches on a local process pool; an `executor` given by the caller (a Dask
     client's `get_executor()`, say) is used instead. The result is the same, bit for bit.
     `min_score` drops the boxes scored below it on either side (boxes without a score stay), and
     says how many in `warnings`. `warnings` (the label map's, say) come first in the result's.
+    `map`: mAP's convention, coco or docling (formats.md section 8), or off; single taxonomy only.
+    `sweep`: also the counts of a run at each minimum score 0.05 ... 0.95 (`Evaluation.sweep`),
+    made from all boxes, whatever `min_score` says.
     """
     resolved = resolve_taxonomy(reference, prediction, taxonomy)
+    convention, map_reason = _map_convention(map, resolved)
     matched, unscored = pair_positions(reference, prediction)
-    warnings = list(warnings or []) + _sided(reference.warnings, "reference") + _sided(prediction.warnings, "prediction") + unscored
+    before = (list(warnings or []), _sided(reference.warnings, "reference"), _sided(prediction.warnings, "prediction"), unscored)
+    warnings = [warning for group in before for warning in group]
     threshold = None if min_score is None else _checked_threshold(min_score)
     page_count = len(reference.pages)
-    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), threshold, workers)
+    asked = PageBatch(None, None, None, threshold, map_convention=convention, sweep=sweep)  # type: ignore[arg-type]
+    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), workers, asked)
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is None and workers > 1 and page_count > 1:
         page_kernel.preload_for_pool(worker_share(page_count, workers))
@@ -347,14 +394,53 @@ def evaluate_dataset(
     else:
         outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
-    evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings)
+    map_state, map_reason = _merged_map(outcomes, map_reason)
+    warnings += map_notes(map_state)
+    sweep_state = _merged_sweep(outcomes, resolved.size, map_state, threshold) if sweep else None
+    source = partial(_sweep_of, reference, prediction, taxonomy=resolved.mode, workers=workers, min_score=threshold, map=map)
+    evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
+                           map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source)
     give_back_free_memory()  # the batches' outcomes, received and let go of one by one
     return evaluation
 
 
-def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome | None], warnings: list[InputWarning]) -> Evaluation:
+def _map_convention(name: str, taxonomy: Taxonomy) -> tuple[str | None, str | None]:
+    """mAP's convention for this run, or None and why not."""
+    if name == "off":
+        return None, SWITCHED_OFF
+    try:
+        convention_named(name)
+    except ValueError as error:
+        raise InputError(f"{error}, or off") from None
+    return (name, None) if taxonomy.mode == "single" else (None, DUAL_TAXONOMY)
+
+
+def _merged_map(outcomes: list[BatchOutcome], reason: str | None) -> tuple[MapState | None, str | None]:
+    """mAP's records of all pages, in page order; None (and why) when there is nothing to rank."""
+    parts = [outcome.map_state for outcome in outcomes if outcome.map_state is not None]
+    if not parts:
+        return None, reason
+    state = MapState.merged(parts)
+    return (state, None) if state.boxes else (None, NOTHING_TO_RANK)
+
+
+def _merged_sweep(outcomes: list[BatchOutcome], class_count: int, map_state: MapState | None, threshold: float | None) -> SweepState:
+    """The sweep's counts of all pages; its detection view takes mAP's state unless a minimum
+    score made it of fewer boxes (then the workers matched all boxes for it)."""
+    state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], class_count)
+    return replace(state, detection=map_state) if threshold is None else state
+
+
+def _sweep_of(reference: LayoutSet, prediction: LayoutSet, **options) -> SweepState | None:
+    """The sweep of an evaluation made without it (`Evaluation.sweep()` later): the same run again,
+    sweep included, on local workers."""
+    return evaluate_dataset(reference, prediction, sweep=True, **options).sweep_state
+
+
+def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome | None], warnings: list[InputWarning], **merged) -> Evaluation:
     """The evaluation from the batches' outcomes, which it consumes: each batch's arrays are copied
-    into the evaluation's and let go of at once, so the driver never holds the cells twice."""
+    into the evaluation's and let go of at once, so the driver never holds the cells twice.
+    `merged`: the other state already merged from them (mAP's, the sweep's)."""
     counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
     pages, cells = sum(outcome.page_count for outcome in outcomes), sum(len(outcome.cells) for outcome in outcomes)
     exact = object if any(outcome.reduced.dtype == object or outcome.pixels.dtype == object for outcome in outcomes) else np.int64  # Python integers where a batch needed them
@@ -380,4 +466,5 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
         input_warnings=warnings,
+        **merged,
     )

@@ -3,7 +3,7 @@
     python -m tore_engine.run.warm
 
 (`./run.sh test` does this before the tests.) The page parser and the JSON scan compile in one
-process, the page kernel and mAP's two entries in another: on two cores a cold install takes
+process, the page kernel, the sweep kernel and mAP's two entries in another: on two cores a cold install takes
 about the longer half (benchmarks/RESULTS.md).
 """
 
@@ -28,10 +28,10 @@ def _warm_reading_kernels() -> list[str]:
 
 
 def _warm_scoring_kernels() -> list[str]:
-    from tore_engine.engine import page_kernel
+    from tore_engine.engine import page_kernel, sweep_kernel
     from tore_engine.metrics import map_kernel
 
-    return [page_kernel.warm(), *map_kernel.warm()]
+    return [page_kernel.warm(), sweep_kernel.warm(), *map_kernel.warm()]
 
 
 def main(argv: list[str] | None = None) -> int:

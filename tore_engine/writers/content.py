@@ -12,12 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.errors import InputWarning
-from tore_engine.metrics.matrices import PageRow, ToreMatrices, page_foreground_rows
+from tore_engine.metrics.map_report import MapReport
+from tore_engine.metrics.matrices import ToreMatrices, page_foreground_rows
+from tore_engine.metrics.sweep import SweepReport
+from tore_engine.writers.tables import MAP_CLASS_COLUMNS, MAP_PAGE_COLUMNS, PAGE_COLUMNS, PER_CLASS_COLUMNS, per_class_rows
 
 
 @dataclass(frozen=True)
 class ReportContent:
-    """An evaluation's matrices, pages, warnings and per-page cell contributions."""
+    """An evaluation's matrices, pages, warnings and per-page cell contributions; its mAP (None:
+    `map_reason` says why) and its sweep (None unless made)."""
 
     matrices: ToreMatrices
     page_ids: list[str]
@@ -27,11 +31,32 @@ class ReportContent:
     contribution_page: np.ndarray  # (entries,) page index of each contribution
     contribution_cell: np.ndarray  # (entries,) row * K + column
     contribution_value: np.ndarray  # (entries,) pixels
+    map: MapReport | None = None
+    map_reason: str | None = None
+    sweep: SweepReport | None = None
 
     @property
     def pixels(self) -> int:
         return int(self.page_pixels.sum())
 
-    def page_rows(self) -> list[PageRow]:
-        """pages.csv's rows: id, pixels, Foreground recall, precision, F1."""
-        return page_foreground_rows(self.page_ids, self.page_pixels, self.page_reduced)
+    def page_columns(self) -> tuple[str, ...]:
+        """pages.csv's header: the page's mAP columns only when there is mAP."""
+        return PAGE_COLUMNS + (MAP_PAGE_COLUMNS if self.map is not None else ())
+
+    def page_rows(self) -> list[tuple]:
+        """pages.csv's rows: id, pixels, Foreground recall, precision, F1 (and map, map_50, map_75,
+        None for a page without reference box)."""
+        rows = page_foreground_rows(self.page_ids, self.page_pixels, self.page_reduced)
+        if self.map is None:
+            return rows
+        return [(*row, *values) for row, values in zip(rows, self.map.page_values())]
+
+    def per_class_columns(self) -> tuple[str, ...]:
+        return PER_CLASS_COLUMNS + (MAP_CLASS_COLUMNS if self.map is not None else ())
+
+    def per_class_rows(self) -> list[tuple]:
+        """Per class: recall, precision, F1, support (and AP, AR@100, None where mAP has none)."""
+        rows = per_class_rows(self.matrices)
+        if self.map is None:
+            return rows
+        return [(*row, *self.map.per_class.get(row[0], (None, None))) for row in rows]

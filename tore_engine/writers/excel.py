@@ -24,16 +24,17 @@ from openpyxl.styles import Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from tore_engine.metrics.map_report import MapReport
 from tore_engine.metrics.matrices import MatrixSet
+from tore_engine.metrics.mean_average_precision import FIELDS as MAP_FIELDS
+from tore_engine.metrics.sweep import SWEEP_COLUMNS
 from tore_engine.writers.content import ReportContent
 from tore_engine.writers.tables import MATRIX_CORNER as CORNER
 from tore_engine.writers.tables import (
     MATRIX_KINDS,
-    PAGE_COLUMNS,
-    PER_CLASS_COLUMNS,
     SUPPORT_NOTE,
     WARNING_COLUMNS,
-    per_class_rows,
+    map_notes,
     warning_rows,
 )
 
@@ -210,14 +211,27 @@ def _table_sheet(workbook: Workbook, title: str, headers: tuple[str, ...], rows:
 
 
 def _per_class_sheet(workbook: Workbook, content: ReportContent) -> None:
-    rows: list[tuple] = list(per_class_rows(content.matrices))
+    rows: list[tuple] = content.per_class_rows()
     means = content.matrices.means
     present, every = means["present_classes"], means["all_classes"]
     rows += [
         (f"mean over the {present['classes']} classes present", present["recall"], present["precision"], present["f1"], None),
         (f"mean over all {every['classes']} classes", every["recall"], every["precision"], every["f1"], None),
     ]
-    _table_sheet(workbook, "Per class", PER_CLASS_COLUMNS, rows, (None, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT, PIXELS_FORMAT), (SUPPORT_NOTE, MEANS_NOTE))
+    columns = content.per_class_columns()
+    formats = (None, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT, PIXELS_FORMAT, *(RATIO_FORMAT,) * (len(columns) - 5))
+    _table_sheet(workbook, "Per class", columns, rows, formats, (SUPPORT_NOTE, MEANS_NOTE, *map_notes(content.map)))
+
+
+def _map_sheet(workbook: Workbook, report: MapReport) -> None:
+    """mAP's twelve figures (per class: the Per class sheet; per page: the Pages sheet)."""
+    rows = [(field, report.figures[field]) for field in MAP_FIELDS]
+    _table_sheet(workbook, "mAP", ("figure", f"value ({report.convention})"), rows, (None, RATIO_FORMAT), map_notes(report))
+
+
+def _sweep_sheet(workbook: Workbook, content: ReportContent) -> None:
+    formats = (RATIO_FORMAT, None, None, *(RATIO_FORMAT,) * 3, None, *(RATIO_FORMAT,) * 4, None)
+    _table_sheet(workbook, "Sweep", SWEEP_COLUMNS, content.sweep.rows(), formats)  # type: ignore[union-attr]
 
 
 def write_excel(content: ReportContent, path: Path) -> None:
@@ -226,8 +240,13 @@ def write_excel(content: ReportContent, path: Path) -> None:
     workbook.remove(workbook.active)
     _matrix_sheet(workbook, "Matrices", content, trimmed=False)
     _matrix_sheet(workbook, "Trimmed", content, trimmed=True)
-    _table_sheet(workbook, "Pages", PAGE_COLUMNS, content.page_rows(), (None, COUNT_FORMAT, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT))
+    page_columns = content.page_columns()
+    _table_sheet(workbook, "Pages", page_columns, content.page_rows(), (None, COUNT_FORMAT, *(RATIO_FORMAT,) * (len(page_columns) - 2)))
     if content.matrices.per_class is not None:
         _per_class_sheet(workbook, content)
+    if content.map is not None:
+        _map_sheet(workbook, content.map)
+    if content.sweep is not None:
+        _sweep_sheet(workbook, content)
     _table_sheet(workbook, "Warnings", WARNING_COLUMNS, warning_rows(content.warnings), (None, COUNT_FORMAT, None, None))
     workbook.save(path)

@@ -19,13 +19,13 @@ from types import ModuleType
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import install_command
 from tore_engine.metrics.matrices import MatrixSet
+from tore_engine.metrics.sweep import SWEEP_COLUMNS
 from tore_engine.writers.content import ReportContent
+from tore_engine.writers.summary import map_lines, sweep_line
 from tore_engine.writers.tables import (
-    PAGE_COLUMNS,
-    PER_CLASS_COLUMNS,
     SUPPORT_NOTE,
     WARNING_COLUMNS,
-    per_class_rows,
+    map_notes,
     warning_rows,
 )
 
@@ -62,8 +62,9 @@ def _count(value: object) -> str:
     return f"{value:,}"
 
 
-PER_CLASS_FORMATS: tuple[Formatter | None, ...] = (None, _ratio, _ratio, _ratio, _pixels)
-PAGE_FORMATS: tuple[Formatter | None, ...] = (None, _count, _ratio, _ratio, _ratio)
+PER_CLASS_FORMATS: tuple[Formatter | None, ...] = (None, _ratio, _ratio, _ratio, _pixels, _ratio, _ratio)  # the last two: AP, AR@100
+PAGE_FORMATS: tuple[Formatter | None, ...] = (None, _count, _ratio, _ratio, _ratio, _ratio, _ratio, _ratio)  # the last three: mAP's
+SWEEP_FORMATS: tuple[Formatter | None, ...] = (_ratio, None, None, _ratio, _ratio, _ratio, None, _ratio, _ratio, _ratio, _ratio, None)
 WARNING_FORMATS: tuple[Formatter | None, ...] = (None, _count, None, None)
 
 
@@ -116,20 +117,27 @@ def _table(headers: Sequence[str], rows: Sequence[tuple], formats: Sequence[Form
 def _summary(content: ReportContent) -> str:
     matrices = content.matrices
     recall, precision = matrices.foreground
-    return (
+    return " ".join([
         f"{matrices.mode} taxonomy, {len(matrices.classes)} classes (Background included), {len(content.page_ids):,} pages, "
-        f"{content.pixels:,} pixels. Foreground recall {recall:.4f}, precision {precision:.4f}."
-    )
+        f"{content.pixels:,} pixels. Foreground recall {recall:.4f}, precision {precision:.4f}.",
+        *(f"{line}." for line in map_lines(content.map, content.map_reason)),
+        *([sweep_line(content.sweep) + "."] if content.sweep is not None else []),
+    ])
 
 
 def _sections(content: ReportContent) -> list[str]:
     """The tables, each under its heading."""
     sections = []
     if content.matrices.per_class is not None:
-        sections += ["<h2>Per class</h2>", _table(PER_CLASS_COLUMNS, per_class_rows(content.matrices), PER_CLASS_FORMATS, "classes"),
-                     f'<p class="note">{html.escape(SUPPORT_NOTE)}</p>']
-    sections += ["<h2>Pages</h2>", '<p class="note">Per page: the reduced view\'s Foreground recall, precision and F1.</p>',
-                 _table(PAGE_COLUMNS, content.page_rows(), PAGE_FORMATS, "pages")]
+        sections += ["<h2>Per class</h2>", _table(content.per_class_columns(), content.per_class_rows(), PER_CLASS_FORMATS, "classes"),
+                     *(f'<p class="note">{html.escape(note)}</p>' for note in (SUPPORT_NOTE, *map_notes(content.map)))]
+    if content.sweep is not None:
+        sections += ["<h2>Minimum score sweep</h2>", '<p class="note">Each minimum score as a run with --min-score: TORE\'s recall, '
+                     "precision and F1 (best: the highest F1); beside them mAP's AP and the detection precision, recall and F1 at IoU 0.50.</p>",
+                     _table(SWEEP_COLUMNS, content.sweep.rows(), SWEEP_FORMATS, "rows")]
+    sections += ["<h2>Pages</h2>", '<p class="note">Per page: the reduced view\'s Foreground recall, precision and F1'
+                 + (", and the page's mAP, mAP50 and mAP75 (blank: no reference box)" if content.map is not None else "") + ".</p>",
+                 _table(content.page_columns(), content.page_rows(), PAGE_FORMATS, "pages")]
     rows = warning_rows(content.warnings)
     sections += ["<h2>Warnings</h2>", _table(WARNING_COLUMNS, rows, WARNING_FORMATS, "warnings") if rows else "<p>No warnings.</p>"]
     return sections

@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from tore_engine.core.text_safety import write_csv
+from tore_engine.metrics.sweep import SWEEP_COLUMNS
 from tore_engine.writers.content import ReportContent
 from tore_engine.writers.report_json import build_report, write_report_json
-from tore_engine.writers.tables import MATRIX_CORNER, MATRIX_KINDS, PAGE_COLUMNS
+from tore_engine.writers.tables import MATRIX_CORNER, MATRIX_KINDS
 
 MATRIX_VIEWS = {"": "full", "trimmed_": "trimmed", "reduced_": "reduced"}  # CSV prefix -> view
 OUTPUT_FILES = ("report.json", *(f"{prefix}{kind}.csv" for prefix in MATRIX_VIEWS for kind in MATRIX_KINDS), "pages.csv")
-REPORT_FILES = {"xlsx": "report.xlsx", "html": "report.html", "cells": "cells.csv"}  # the reports written on request
+REPORT_FILES = {"xlsx": "report.xlsx", "html": "report.html", "cells": "cells.csv", "sweep": "sweep.csv"}  # the reports written on request
 
 
 def output_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
@@ -34,6 +35,8 @@ def _write_report(report: str, content: ReportContent, path: Path) -> None:
         from tore_engine.writers.html import write_html
 
         write_html(content, path)
+    elif report == "sweep":
+        _write_sweep_csv(path, content)
     else:
         from tore_engine.writers.cells import write_cells
 
@@ -56,7 +59,15 @@ def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: n
 
 def _write_pages_csv(path: Path, content: ReportContent) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        write_csv(handle, chain([PAGE_COLUMNS], content.page_rows()))
+        write_csv(handle, chain([content.page_columns()], content.page_rows()))
+
+
+def _write_sweep_csv(path: Path, content: ReportContent) -> None:
+    """sweep.csv: the sweep's rows (`SweepReport.rows`), empty cells where undefined."""
+    if content.sweep is None:
+        raise ValueError("sweep.csv needs the sweep: evaluate with sweep=True")
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        write_csv(handle, chain([SWEEP_COLUMNS], content.sweep.rows()))
 
 
 def write_outputs(content: ReportContent, folder: Path, reports: Sequence[str] = ()) -> None:

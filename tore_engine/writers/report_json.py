@@ -9,6 +9,8 @@ from tore_engine.writers.content import ReportContent
 
 
 def build_report(content: ReportContent) -> dict:
+    """report.json: formats.md section 4, `map` (section 8; null with `map_reason` saying why) and
+    `sweep` (null unless made)."""
     matrices = content.matrices
     trimmed = matrices.trimmed
     return {
@@ -21,6 +23,9 @@ def build_report(content: ReportContent) -> dict:
         "reduced": {"classes": matrices.reduced.rows, **matrices.reduced.to_json()},
         "per_class": matrices.per_class,
         "means": matrices.means,
+        "map": None if content.map is None else content.map.to_json(),
+        "map_reason": content.map_reason,
+        "sweep": None if content.sweep is None else content.sweep.to_json(),
         "warnings": [warning.to_json() for warning in content.warnings],
     }
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tore_engine.core.text_safety import terminal_text
+from tore_engine.metrics.map_report import SWITCHED_OFF, MapReport
+from tore_engine.metrics.sweep import MIN_SCORES, Curve, SweepReport
 from tore_engine.writers.content import ReportContent
 
 
@@ -17,6 +19,33 @@ def _mean_line(means: dict) -> str:
 
     first = f"over the {present['classes']} present on either side {scores(present)}" if present["classes"] else "no class present on either side"
     return f"Class means: {first}; over all {every['classes']}, Background and absent classes included (as docling-metrics-layout) {scores(every)}"
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def map_lines(report: MapReport | None, reason: str | None) -> list[str]:
+    """mAP's line (or why there is none, unless switched off), and what unscored boxes do to it."""
+    if report is None:
+        return [] if reason in (None, SWITCHED_OFF) else [f"mAP: none ({reason})"]
+    lines = [f"mAP ({report.convention}) {_number(report.map)}, mAP50 {_number(report.map_50)}, mAP75 {_number(report.map_75)}"]
+    if report.unscored:
+        lines.append(f"mAP ranks the {report.unscored:,} of {report.predicted:,} prediction boxes without a score as 1.0, in file order: "
+                     "its result depends on the order of the boxes")
+    return lines
+
+
+def _best(curve: Curve) -> str:
+    best = curve.best
+    return "n/a" if best is None else f"{_number(curve.f1[best])} at {MIN_SCORES[best]:.2f}"
+
+
+def sweep_line(sweep: SweepReport) -> str:
+    line = f"Best minimum score: Foreground F1 {_best(sweep.foreground)}"
+    if sweep.detection is not None:
+        line += f"; detection F1 at IoU 0.50 (mAP's matching) {_best(sweep.detection.pooled)}"
+    return line + ("; each class's best in report.json" if sweep.per_class else "")
 
 
 def summary(content: ReportContent, out: Path | None = None) -> str:
@@ -31,6 +60,8 @@ def summary(content: ReportContent, out: Path | None = None) -> str:
         f"{len(content.page_ids)} pages, {content.pixels:,} pixels",
         f"Foreground recall {foreground_recall:.4f}, precision {foreground_precision:.4f}; "
         f"Background recall {reduced.recall[0, 0]:.4f}, precision {reduced.precision[0, 0]:.4f}",
+        *map_lines(content.map, content.map_reason),
+        *([sweep_line(content.sweep)] if content.sweep is not None else []),
     ]
     if matrices.per_class:
         present = set(matrices.present_classes())

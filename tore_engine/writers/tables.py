@@ -5,6 +5,7 @@ per class (with support), per page, warnings. Kept here so that the two reports 
 from __future__ import annotations
 
 from tore_engine.core.errors import InputWarning
+from tore_engine.metrics.map_report import MapReport
 from tore_engine.metrics.matrices import ToreMatrices
 
 MATRIX_KINDS = ("confusion", "recall", "precision")
@@ -12,6 +13,8 @@ MATRIX_CORNER = "reference \\ prediction"  # a matrix table's first header cell 
 PER_CLASS_COLUMNS = ("class", "recall", "precision", "f1", "support")
 # pages.csv's header (report.py), so that a reader finds the same names in every output
 PAGE_COLUMNS = ("page", "pixels", "foreground_recall", "foreground_precision", "foreground_f1")
+MAP_PAGE_COLUMNS = ("map", "map_50", "map_75")  # pages.csv's columns when there is mAP
+MAP_CLASS_COLUMNS = ("ap", "ar_100")  # the per-class table's columns when there is mAP
 WARNING_COLUMNS = ("page", "box", "side", "message")
 SUPPORT_NOTE = "support: the class's reference pixels (its confusion row summed)"
 
@@ -28,6 +31,19 @@ def per_class_rows(matrices: ToreMatrices) -> list[tuple[str, float, float, floa
         support = int(exact.numerators[k].sum()) / exact.denominator
         rows.append((name, scores["recall"], scores["precision"], scores["f1"], support))
     return rows
+
+
+def map_notes(report: MapReport | None) -> tuple[str, ...]:
+    """What a reader of mAP's numbers must know: the convention and, when some prediction boxes had
+    no score, that the ranking fell back to their order."""
+    if report is None:
+        return ()
+    notes: tuple[str, ...] = (f"ap, ar_100: COCO-style AP (IoU 0.50:0.95) and AR@100 of each class, {report.convention} convention; "
+             "blank where undefined (no reference box of the class)",)
+    if report.unscored:
+        notes += (f"{report.unscored:,} of {report.predicted:,} prediction boxes have no score: mAP ranks them as 1.0, in file order, "
+                  "so it depends on the order of the boxes",)
+    return notes
 
 
 def warning_rows(warnings: list[InputWarning]) -> list[tuple[str | None, int | None, str | None, str]]:

@@ -1,0 +1,112 @@
+"""mAP as an evaluation keeps it and reports it (formats.md section 8).
+
+`MapState` is what the workers' page chunks add up to: the match records of every page
+(`PageMatches`, merged in page order) and how many prediction boxes had no score. `MapReport` is
+what a user reads: every figure of `summarise` by class name, each page's map, map_50 and map_75,
+and report.json's `map` block (`to_json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from tore_engine.metrics.map_types import PAGE_FIELDS, PageMatches
+from tore_engine.metrics.mean_average_precision import (
+    FIELDS,
+    MeanAveragePrecision,
+    PageStatistics,
+    convention_named,
+    summarise,
+)
+
+DUAL_TAXONOMY = "dual taxonomy: the two sides have different classes, so no box can match one of its own class"
+SWITCHED_OFF = "switched off (--map off)"
+PAGE_SUBSET = "a subset of an evaluation's pages: mAP's records are not kept by page, evaluate the pages alone for theirs"
+NOTHING_TO_RANK = "no box on either side (after the minimum score): nothing to rank, nothing to find"
+
+
+@dataclass(frozen=True)
+class MapState:
+    """mAP's mergeable state: the records of a run of pages (`PageMatches`), the convention they
+    were matched in, and the prediction boxes counted (`unscored` of them without a score, which
+    rank as 1.0 in file order). `merged` joins consecutive runs of pages exactly, in order."""
+
+    convention: str
+    matches: PageMatches
+    predicted: int
+    unscored: int
+
+    @classmethod
+    def merged(cls, parts: Sequence["MapState"]) -> "MapState":
+        if not parts or len({part.convention for part in parts}) != 1:
+            raise ValueError("mAP states merge only in one convention, and at least one is needed")
+        return cls(parts[0].convention, PageMatches.merged([part.matches for part in parts]),
+                   sum(part.predicted for part in parts), sum(part.unscored for part in parts))
+
+    @property
+    def boxes(self) -> int:
+        """Boxes of both sides."""
+        return int(self.matches.boxes.sum())
+
+    def report(self, classes: Sequence[str]) -> "MapReport":
+        """Every figure, classes named by their taxonomy index into `classes`."""
+        return MapReport.from_result(summarise(self.matches, convention_named(self.convention)), classes, self.predicted, self.unscored)
+
+
+@dataclass(frozen=True, repr=False)
+class MapReport:
+    """COCO-style mAP of an evaluation: `figures` holds COCOeval's twelve (`FIELDS`, None where
+    undefined), `per_class` each class with a box on either side -> (AP, AR@100), `pages` each
+    page's (map, map_50, map_75) in page order (NaN: the page has no reference box)."""
+
+    convention: str
+    figures: dict[str, float | None]
+    per_class: dict[str, tuple[float | None, float | None]]
+    pages: np.ndarray  # (pages, 3) float64
+    page_stats: dict[str, PageStatistics]
+    predicted: int  # prediction boxes
+    unscored: int  # of them without a score: ranked as 1.0, in file order
+
+    @classmethod
+    def from_result(cls, result: MeanAveragePrecision, classes: Sequence[str], predicted: int, unscored: int) -> "MapReport":
+        return cls(result.convention, {field: getattr(result, field) for field in FIELDS},
+                   {classes[label]: values for label, values in result.per_class.items()},
+                   result.pages, result.page_stats, predicted, unscored)
+
+    @property
+    def map(self) -> float | None:
+        return self.figures["map"]
+
+    @property
+    def map_50(self) -> float | None:
+        return self.figures["map_50"]
+
+    @property
+    def map_75(self) -> float | None:
+        return self.figures["map_75"]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name} {_shown(self.figures[field])}" for name, field in zip(("mAP", "mAP50", "mAP75"), PAGE_FIELDS))
+        return f"MapReport({self.convention}: {shown}; {len(self.per_class)} classes, {len(self.pages):,} pages)"
+
+    def page_values(self) -> list[list[float | None]]:
+        """Each page's [map, map_50, map_75], None where undefined: the rows' mAP cells."""
+        values = self.pages.astype(object)
+        values[np.isnan(self.pages)] = None
+        return values.tolist()
+
+    def to_json(self) -> dict:
+        """report.json's `map` block (formats.md section 8)."""
+        return {
+            "convention": self.convention,
+            **self.figures,
+            "per_class": {name: {"ap": ap, "ar_100": ar} for name, (ap, ar) in self.per_class.items()},
+            "page_stats": {field: asdict(self.page_stats[field]) for field in PAGE_FIELDS},
+        }
+
+
+def _shown(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
