@@ -1,6 +1,7 @@
 """Documents: when page ids are `<document>/<page>` (Docling, docling-eval, the demo), a table of
 the documents with their exact Foreground scores, and a document picker (`doc` in the URL) that
-narrows the matrices, the page lists and the navigator to one document's pages.
+narrows the matrices, the page lists, the navigator and Compare's two models to one document's
+pages.
 
 The narrowed evaluation is `results.documents.subset_evaluation` with the exact counts of the
 document's pages, which the engine computes again from the two layouts (the evaluation keeps
@@ -44,7 +45,7 @@ def page_pair(evaluated: Evaluated, page_id: str) -> tuple[Page, Page | None]:
     return reference, evaluated.prediction_page(page_id)
 
 
-def _narrowed(evaluated: Evaluated, document: str) -> Evaluated:
+def _document_evaluation(evaluated: Evaluated, document: str) -> Evaluated:
     """The evaluation of the document's pages alone, titled with the document's name."""
     evaluation = evaluated.evaluation
     pages = documents(evaluated).pages(document)
@@ -55,7 +56,7 @@ def _narrowed(evaluated: Evaluated, document: str) -> Evaluated:
 
 def document_evaluated(evaluated: Evaluated, document: str) -> Evaluated:
     """`evaluated` narrowed to one of its documents (kept with it once computed)."""
-    return evaluated.derived.get(f"document {document}", lambda: _narrowed(evaluated, document))
+    return evaluated.derived.get(f"document {document}", lambda: _document_evaluation(evaluated, document))
 
 
 def chosen_document(evaluated: Evaluated) -> str:
@@ -67,7 +68,7 @@ def chosen_document(evaluated: Evaluated) -> str:
     url_state.seed(DOCUMENT, ALL, [ALL, *names])
     chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session",
                           format_func=lambda name: "(all documents)" if name == ALL else name,
-                          help="only this document's pages, in the matrices, the page lists and the navigator (page ids are document/page)")
+                          help="only this document's pages, in every view (page ids are document/page)")
     url_state.share(**{DOCUMENT: chosen})
     return chosen
 
