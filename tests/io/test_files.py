@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tore_engine.core.errors import InputError
-from tore_engine.io.files import BOM, read_bytes, read_stamped, read_to_end
+from tore_engine.io.files import BOM, input_files, read_bytes, read_stamped, read_to_end, regular_files
 from tore_engine.io.json import (
     read_json,
 )
@@ -88,3 +88,26 @@ def test_a_byte_order_mark_before_json_is_skipped(tmp_path):
     assert read_json(path) == {"Text": "Body"}
     assert read_stamped(path, json_text=True)[0::2] == (b'{"Text": "Body"}', 3)
     assert read_bytes(path) == BOM + b'{"Text": "Body"}'  # only a JSON text loses it
+
+
+def test_a_folder_of_inputs_lists_its_regular_files_by_name(tmp_path):
+    for name in ("b.json", "a.json", "c.txt", ".json"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "sub.json").mkdir()
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "link.json").symlink_to(tmp_path / "c.txt")
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "missing")
+    assert [f.name for f in regular_files(tmp_path)] == [".json", "a.json", "b.json", "c.txt", "link.json"]
+    assert [f.name for f in input_files(tmp_path, (".json", ".txt"), "files")] == [".json", "a.json", "b.json", "c.txt", "link.json"]
+    assert input_files(tmp_path / "a.json", (".parquet",), "files") == [tmp_path / "a.json"]  # a file is read as it is
+    with pytest.raises(InputError) as caught:
+        input_files(tmp_path, (".dt", ".doctags"), "DocTags files")
+    assert (caught.value.file, caught.value.problem) == (str(tmp_path), "holds no DocTags files")
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    with pytest.raises(InputError) as caught:
+        regular_files(not_a_folder)
+    assert (caught.value.file, caught.value.problem) == (str(not_a_folder), "cannot list the folder (Not a directory)")

@@ -45,7 +45,7 @@ class InputError(ValueError):
         prefix = ", ".join(where)
         return terminal_text(f"{prefix}: {self.problem}" if prefix else self.problem)  # one line, quoting input safely
 
-    def __reduce__(self) -> tuple[Callable[..., InputError], tuple[str, str | None, str | None, int | None]]:
+    def __reduce__(self) -> tuple[Callable[..., InputError], tuple[object, ...]]:
         """Keep every field when the error crosses a process boundary (a worker's failure)."""
         return _rebuild_input_error, (self.problem, self.file, self.page, self.box)
 

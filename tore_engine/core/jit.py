@@ -22,15 +22,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import cast
 
 CACHE_ENV = "NUMBA_CACHE_DIR"
 APP_FOLDER = "tore-studio"
 LOCK_NAME = "compile.lock"
 
-try:  # POSIX; elsewhere two processes may both compile a cold cache, which is slower, not wrong
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
+if sys.platform == "win32":  # pragma: no cover - two processes may both compile a cold cache: slower, not wrong
     fcntl = None
+else:
+    import fcntl
 
 
 def _writable(folder: Path) -> bool:
@@ -145,6 +147,7 @@ class Kernels:
         numba = importlib.import_module("numba")
         for function in self._helpers:
             function.__globals__[function.__name__] = numba.njit(**self._helper_options)(function)
+        assert self._entry is not None and self._signature is not None, "Kernels.entry registers the entry point"
         self._argument_types = self._signature(numba.types)
         self._dispatcher = numba.njit(cache=True, **self._entry_options)(self._entry)
 
@@ -190,7 +193,7 @@ def _without_blas_probe() -> Iterator[None]:
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules or threading.current_thread() is not threading.main_thread():
         yield
         return
-    sys.modules[BLAS_PROBE] = None  # importing it raises ImportError: numba notes "no BLAS"
+    sys.modules[BLAS_PROBE] = cast(ModuleType, None)  # importing it raises ImportError: numba notes "no BLAS" (typeshed has no None here)
     try:
         yield
     finally:

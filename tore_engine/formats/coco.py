@@ -21,7 +21,7 @@ from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.image_refs import ImageFolder
 from tore_engine.io.files import BOM, peek_bytes, read_json_bytes
 from tore_engine.io.json import (
-    JsonStructure,
+    JsonSpans,
     SchemaError,
     decode_json,
     first_char,
@@ -114,7 +114,7 @@ def _images(header: CocoHeader, path: Path, page_images: Path | None) -> CocoIma
     return CocoImages(source, header.images, _categories(header.categories, source), pictures, warnings)
 
 
-def read_images(path: Path, *, page_images: Path | None = None) -> tuple[CocoImages, bytes, JsonStructure, CocoHeader]:
+def read_images(path: Path, *, page_images: Path | None = None) -> tuple[CocoImages, bytes, JsonSpans, CocoHeader]:
     source = str(path)
     data = read_json_bytes(path)
     structure = scan_json(data, source)
@@ -129,7 +129,7 @@ def _annotation_error(error: SchemaError, first: int, label: str) -> InputError:
     return error if index is None else InputError(f"{label} {first + index}: {problem}", file=error.file)
 
 
-def _read_annotations(data: bytes, structure: JsonStructure, span: tuple[int, int], source: str, label: str):
+def _read_annotations(data: bytes, structure: JsonSpans, span: tuple[int, int], source: str, label: str):
     """The annotations (or results) at `span`, decoded in batches."""
     items = structure.array_items(*span)
     for first in range(0, len(items), ANNOTATIONS_PER_BATCH):
@@ -215,7 +215,8 @@ def write(layout: LayoutSet, path: Path) -> None:
     """The layout as a COCO instances file: images numbered from 1 (`file_name` = page id),
     categories numbered from 1 in the layout's class order, boxes as [x, y, width, height]."""
     categories = {label: number for number, label in enumerate(layout.class_list(), start=1)}
-    images, annotations = [], []
+    images: list[dict] = []
+    annotations: list[dict] = []
     for number, page in enumerate(layout.pages, start=1):
         images.append({"id": number, "file_name": page.id, "width": page.width, "height": page.height})
         scores = page.scores.tolist() if page.scores is not None else [None] * page.box_count

@@ -18,7 +18,7 @@ from typing import BinaryIO
 import numpy as np
 
 from tore_engine.core.errors import InputError
-from tore_engine.io.files import is_regular_file, open_regular, read_bytes, skip_bom
+from tore_engine.io.files import open_regular, read_bytes, regular_files, skip_bom
 from tore_engine.io.json import JsonStructure, first_char, structure_of
 
 PEEK_BYTES = 64 * 1024
@@ -139,18 +139,11 @@ def _more_lines(rest: bytes, handle: BinaryIO) -> bool:
     return False
 
 
-def _files(folder: Path) -> list[Path]:
-    try:
-        return sorted(child for child in folder.iterdir() if is_regular_file(child))
-    except OSError as error:
-        raise InputError(f"cannot list the folder ({error.strerror})", file=str(folder)) from None
-
-
 def detect_folder(folder: Path) -> str:
     """The format of a folder: a benchmark's layout, a docling-eval dataset, or files of one format."""
     if (folder / "annotations").is_dir() and (folder / "ocr").is_dir():
         return "docile"
-    files = _files(folder)
+    files = regular_files(folder)
     if any(name.endswith(DOCTAGS_SUFFIXES) for name in (f.name for f in files)):
         return "doctags"
     shards = sorted(folder.glob("*/*.parquet")) + [f for f in files if f.suffix == ".parquet"]

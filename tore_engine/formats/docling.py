@@ -26,6 +26,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -35,7 +36,7 @@ from tore_engine.core.layout import LayoutSet, PageImage
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.image_refs import ImageFolder
 from tore_engine.formats.progress import advance
-from tore_engine.io.files import is_regular_file, read_json_bytes
+from tore_engine.io.files import input_files, is_regular_file, read_json_bytes
 from tore_engine.io.json import decode_json, path_text, scan_json
 from tore_engine.io.paths import confine
 
@@ -43,7 +44,11 @@ _document = optional_module("docling_core.types.doc.document", "docling", "docli
 _base = optional_module("docling_core.types.doc.base", "docling", "docling-core")
 _labels = optional_module("docling_core.types.doc.labels", "docling", "docling-core")
 _pydantic = optional_module("pydantic", "docling")
-DoclingDocument, ContentLayer = _document.DoclingDocument, _document.ContentLayer
+if TYPE_CHECKING:
+    from docling_core.types.doc.document import ContentLayer, DocItem, DoclingDocument
+    from pydantic import ValidationError
+else:
+    DoclingDocument, ContentLayer, DocItem = _document.DoclingDocument, _document.ContentLayer, _document.DocItem
 
 ALL_LAYERS = frozenset(ContentLayer)
 EMBEDDED_PAGES = "pages"  # PageImage.parquet_cell column of an image embedded in a DoclingDocument
@@ -88,7 +93,7 @@ def _shown(value: object) -> str:
     return f", got {text[:MAX_SHOWN_VALUE]}{'...' if len(text) > MAX_SHOWN_VALUE else ''}"
 
 
-def _validation_problem(error: "_pydantic.ValidationError", data: bytes) -> str:
+def _validation_problem(error: "ValidationError", data: bytes) -> str:
     """One of pydantic's errors, with its JSON path. Where an item matches none of a union's
     members (a text is a title, a heading, a list item, ... or a plain text), the member with the
     fewest errors is the one the item meant to be, and its error the one to fix."""
@@ -168,7 +173,9 @@ def _page_boxes(document: "DoclingDocument", source: str) -> dict[int, tuple[lis
     except DOCUMENT_ERRORS as error:
         raise InputError(f"its item tree cannot be walked ({type(error).__name__}: {error})", file=source) from None
     for item, _level in items:
-        for prov in getattr(item, "prov", ()):
+        if not isinstance(item, DocItem):
+            continue  # a group: no box of its own
+        for prov in item.prov:
             page = document.pages.get(prov.page_no)
             if page is None:
                 raise InputError(f"{item.self_ref} has a box on page {prov.page_no}, which 'pages' does not list", file=source)
@@ -207,13 +214,13 @@ def _has_embedded_image(document: "DoclingDocument", page_no: int) -> bool:
 
 def _page_images(document: "DoclingDocument", file: Path, page_images: Path | None, events: list[InputWarning]) -> PageImages:
     folder = ImageFolder.beside(file, page_images)
-    source = _source_file(document, folder.base)
-    is_pdf = source is not None and (document.origin.mimetype == PDF_MIMETYPE or source.suffix.lower() == ".pdf")
+    origin, source = document.origin, _source_file(document, folder.base)  # a source file is found only from an origin
+    is_pdf = source is not None and origin is not None and (origin.mimetype == PDF_MIMETYPE or source.suffix.lower() == ".pdf")
 
     def image(page_no: int) -> PageImage | None:
-        if source is not None:
+        if source is not None and origin is not None:
             page_id = f"{document.name}/{page_no}"
-            return folder.locate(document.origin.filename, page_id, "", events, page_no - 1 if is_pdf else None)
+            return folder.locate(origin.filename, page_id, "", events, page_no - 1 if is_pdf else None)
         if _has_embedded_image(document, page_no):
             return PageImage(file.resolve(), parquet_cell=(EMBEDDED_PAGES, page_no, None))
         return None
@@ -252,25 +259,13 @@ def embedded_page_image(path: Path, page_no: int) -> bytes:
 # --- reading --------------------------------------------------------------------------------------
 
 
-def _files(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return [path]
-    try:
-        files = sorted(child for child in path.iterdir() if child.suffix == ".json" and is_regular_file(child))
-    except OSError as error:
-        raise InputError(f"cannot list the folder ({error.strerror})", file=str(path)) from None
-    if not files:
-        raise InputError("holds no DoclingDocument .json files", file=str(path))
-    return files
-
-
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     """A DoclingDocument JSON file, or a folder of them (one document a file)."""
     path = Path(path)
     builder = ColumnsBuilder()
     events: list[InputWarning] = []
     named: dict[str, Path] = {}
-    for file in _files(path):
+    for file in input_files(path, (".json",), "DoclingDocument .json files"):
         data = read_json_bytes(file)
         document, messages = parse_document(data, str(file))
         advance(len(data))

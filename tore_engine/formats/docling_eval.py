@@ -34,7 +34,7 @@ from tore_engine.formats import (
 )
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.progress import advance
-from tore_engine.io.files import is_regular_file
+from tore_engine.io.files import is_regular_file, regular_files
 
 DOCUMENT_ID, GROUND_TRUTH, PREDICTION = "document_id", "GroundTruthDocument", "PredictedDocument"
 GROUND_TRUTH_IMAGES, PREDICTION_IMAGES = "GroundTruthPageImages", "PredictionPageImages"
@@ -46,7 +46,7 @@ def _shards(dataset: Path) -> list[Path]:
     """The shards of one split: the file itself, a split folder's files, or a dataset's `*/*.parquet`."""
     if not dataset.is_dir():
         return [dataset]
-    shards = sorted(f for f in dataset.glob("*.parquet") if is_regular_file(f))
+    shards = [file for file in regular_files(dataset) if file.name.endswith(".parquet")]
     shards = shards or sorted(f for f in dataset.glob(SHARD_PATTERN) if is_regular_file(f))
     if not shards:
         raise InputError(f"holds no docling-eval shards ({SHARD_PATTERN})", file=str(dataset))
@@ -96,12 +96,17 @@ def _as_bytes(value: str | bytes) -> bytes:
     return value.encode("utf-8") if isinstance(value, str) else value
 
 
-def _image(shard: Path, column: str, row: int, counts: np.ndarray):
+def _image(shard: Path, column: str, row: int, counts: np.ndarray) -> docling.PageImages:
     """The page image of page `page_no` of `row` in `column`, when the row's list holds it."""
     def image(page_no: int) -> PageImage | None:
         return PageImage(shard, parquet_cell=(column, row, page_no - 1)) if page_no - 1 < counts[row] else None
 
     return image
+
+
+def _either(own: docling.PageImages, truth: docling.PageImages) -> docling.PageImages:
+    """A prediction's own page image, else the reference's (the same page of the same document)."""
+    return lambda page_no: own(page_no) or truth(page_no)
 
 
 @dataclass
@@ -134,8 +139,7 @@ def _read_shard(shard: Path, sides: tuple[_Side, _Side], seen: dict[str, str]) -
             _add(sides[0], truth, document_id, f"{source}, row {row} ({GROUND_TRUTH})", truth_image)
             if predicted is not None:
                 own_image = _image(resolved, PREDICTION_IMAGES, row, predicted_images)
-                _add(sides[1], predicted, document_id, f"{source}, row {row} ({PREDICTION})",
-                     lambda page_no, own=own_image, truth=truth_image: own(page_no) or truth(page_no))
+                _add(sides[1], predicted, document_id, f"{source}, row {row} ({PREDICTION})", _either(own_image, truth_image))
     advance(shard.stat().st_size)
 
 

@@ -33,7 +33,7 @@ from tore_engine.core.layout import LayoutSet
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.detect import DOCTAGS_SUFFIXES
 from tore_engine.formats.progress import advance
-from tore_engine.io.files import is_regular_file, read_text
+from tore_engine.io.files import input_files, read_text
 from tore_engine.io.paths import confine
 
 GRID = 500  # locations run from 0 to GRID on both axes
@@ -170,24 +170,12 @@ def page_id(path: Path) -> str:
     return name[: len(name) - len(suffix)] if suffix else path.stem
 
 
-def _files(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return [path]
-    try:
-        files = sorted(child for child in path.iterdir() if child.name.endswith(DOCTAGS_SUFFIXES) and is_regular_file(child))
-    except OSError as error:
-        raise InputError(f"cannot list the folder ({error.strerror})", file=str(path)) from None
-    if not files:
-        raise InputError(f"holds no DocTags files ({', '.join(DOCTAGS_SUFFIXES)})", file=str(path))
-    return files
-
-
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     """A folder of DocTags pages (or one page's file). DocTags name no page image, so
     `page_images` is not used."""
     path = Path(path)
     builder = ColumnsBuilder()
-    for file in _files(path):
+    for file in input_files(path, DOCTAGS_SUFFIXES, f"DocTags files ({', '.join(DOCTAGS_SUFFIXES)})"):
         text = read_text(file, max_bytes=MAX_DOCTAGS_BYTES)
         labels, coordinates = parse(text, str(file))
         advance(len(text.encode("utf-8")))

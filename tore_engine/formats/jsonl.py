@@ -135,11 +135,14 @@ def _read_lines(handle: BinaryIO, path: Path, stamp: FileStamp, images: ImageFol
             pages = decode_json(b"[" + b",".join(lines) + b"]", source, list[PageIndex] if indexed else list[NativePage])
         except SchemaError as error:
             raise _located(error, numbers, source) from None
-        if indexed:
+        if isinstance(builder, IndexBuilder):
             builder.add(pages, spans, lambda page, page_id: page_image(page, images, page_id, warnings))
         else:
             add_pages(builder, pages, images, warnings)
-    pages = builder.build(path, stamp, lines=np.concatenate(all_lines or [np.zeros(0, np.int64)])) if indexed else builder.build()
+    if isinstance(builder, IndexBuilder):
+        pages = builder.build(path, stamp, lines=np.concatenate(all_lines or [np.zeros(0, np.int64)]))
+    else:
+        pages = builder.build()
     give_back_free_memory()  # the chunks and their parsed pages
     return LayoutSet(header.name or path.stem, pages, header.taxonomy, source, warnings)
 

@@ -199,7 +199,7 @@ class IndexBuilder:
         self._known: set[str] = set()
         self.images: dict[int, PageImage] = {}
 
-    def add(self, pages: Sequence[PageIndex], spans: Sequence[tuple[int, int]], image_of) -> None:
+    def add(self, pages: Sequence[PageIndex], spans: Sequence[tuple[int, int]] | np.ndarray, image_of) -> None:
         """Pages decoded as `PageIndex`, their spans, and `image_of(page, page_id)` for each page image."""
         self.spans.append(np.asarray(spans, dtype=np.int64).reshape(-1, 2) + self.start)
         self.counts.append(np.array([len(page.boxes) for page in pages], dtype=np.int64))

@@ -41,7 +41,7 @@ from tore_engine.io.files import (
     skip_bom,
 )
 from tore_engine.io.json import (
-    JsonStructure,
+    JsonSpans,
     SchemaError,
     decode_json,
     first_char,
@@ -85,16 +85,16 @@ def located(error: SchemaError, item_spans: list[tuple[int, int]], first: int, d
     return InputError(problem, file=error.file, page=str(page_id), box=box)
 
 
-def parsed(data: bytes, spans: Sequence[tuple[int, int]], compiled: bool) -> page_parser.ParsedPages | None:
+def parsed(data: bytes, spans: Sequence[tuple[int, int]] | np.ndarray, compiled: bool) -> page_parser.ParsedPages | None:
     """The pages at `spans` through the compiled parser, when `compiled` and they are its common
     case (else None: msgspec decodes them, and locates any error)."""
     return page_parser.parse_pages(data, np.asarray(spans, dtype=np.int64)) if compiled else None
 
 
 def _decode_batches(data: bytes, items: list[tuple[int, int]], source: str, images: ImageFolder, warnings: list[InputWarning],
-                    builder, schema: type, add_decoded: Callable[[list, list[tuple[int, int]]], None]) -> None:
+                    builder, batch_schema: object, add_decoded: Callable[[list, list[tuple[int, int]]], None]) -> None:
     """The page objects at `items` in batches: through the compiled parser when it takes a batch,
-    else decoded by msgspec against `schema` (which names any error) and given to
+    else decoded by msgspec against `batch_schema`, a list of page structs (which names any error), and given to
     `add_decoded(pages, batch)`."""
     compiled = page_parser.wanted(len(data))
     for first in range(0, len(items), PAGES_PER_BATCH):
@@ -104,13 +104,13 @@ def _decode_batches(data: bytes, items: list[tuple[int, int]], source: str, imag
             builder.extend(pages_in_columns, parsed_images(pages_in_columns, images, warnings))
             continue
         try:
-            pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, list[schema])
+            pages = decode_json(b"[" + data[batch[0][0] : batch[-1][1]] + b"]", source, batch_schema)
         except SchemaError as error:
             raise located(error, items, first, data) from None
         add_decoded(pages, batch)
 
 
-def _header(data: bytes, source: str) -> tuple[Header, JsonStructure, tuple[int, int]]:
+def _header(data: bytes, source: str) -> tuple[Header, JsonSpans, tuple[int, int]]:
     structure = scan_json(data, source)
     if first_char(data) != b"{":
         raise InputError("a layout JSON must be an object with 'pages' (formats.md section 1)", file=source)
@@ -126,7 +126,7 @@ def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
     header, structure, span = _header(data, source)
     warnings: list[InputWarning] = []
     builder = ColumnsBuilder()
-    _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, NativePage,
+    _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, list[NativePage],
                     lambda pages, _batch: add_pages(builder, pages, images, warnings))
     return LayoutSet(header.name or Path(source).stem, builder.build(), header.taxonomy, source, warnings)
 
@@ -140,7 +140,7 @@ def index(data: bytes, path: Path, images: ImageFolder, stamp: FileStamp, start:
     header, structure, span = _header(data, source)
     warnings: list[InputWarning] = []
     builder = IndexBuilder(start)
-    _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, PageIndex,
+    _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, list[PageIndex],
                     lambda pages, batch: builder.add(pages, batch, lambda page, page_id: page_image(page, images, page_id, warnings)))
     return LayoutSet(header.name or path.stem, builder.build(path, stamp), header.taxonomy, source, warnings)
 
@@ -203,7 +203,7 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
         header, _structure, _span = _header(head[: start + 1] + b"]" + rest, source)
     except InputError:
         return None  # named by the whole-file reader, at the place it has in the file
-    pages_read = builder.build(path, stamp) if lazy else builder.build()
+    pages_read = builder.build(path, stamp) if isinstance(builder, IndexBuilder) else builder.build()
     give_back_free_memory()  # the chunks and their parsed pages
     return LayoutSet(header.name or path.stem, pages_read, header.taxonomy, source, warnings)
 
@@ -263,11 +263,10 @@ def page_document(page: Page, folder: Path) -> dict:
             if not math.isnan(score):  # NaN: the box has no score
                 box["score"] = score
     document = {"id": page.id, "width": page.width, "height": page.height, "boxes": boxes}
-    name = image_name(page.image, folder) if page.image is not None else None
-    if name is not None and page.image.pdf_page is not None:
-        document |= {"pdf": name, "page_no": page.image.pdf_page}
-    elif name is not None:
-        document["image"] = name
+    image = page.image
+    name = image_name(image, folder) if image is not None else None
+    if image is not None and name is not None:
+        document |= {"pdf": name, "page_no": image.pdf_page} if image.pdf_page is not None else {"image": name}
     return document
 
 

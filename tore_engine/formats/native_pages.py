@@ -58,7 +58,8 @@ def parsed_images(pages: page_parser.ParsedPages, images: ImageFolder, warnings:
 
 def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: ImageFolder | None = None,
               warnings: list[InputWarning] | None = None) -> None:
-    """Append decoded pages to the columns (with their page images, when `images` is given)."""
+    """Append decoded pages to the columns (with their page images, when `images` and the list of
+    `warnings` to add to are given)."""
     for page in pages:
         page_id = str(page.id)
         boxes = page.boxes
@@ -69,6 +70,6 @@ def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: Imag
             [box.label for box in boxes],
             [value for box in boxes for value in box.bbox],
             [box.score for box in boxes],
-            page_image(page, images, page_id, warnings) if images is not None else None,
+            page_image(page, images, page_id, warnings) if images is not None and warnings is not None else None,
         )
 

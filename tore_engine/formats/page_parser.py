@@ -133,7 +133,7 @@ def _call(data: bytes, spans: np.ndarray, mode: int) -> tuple[int, int, ParsedPa
     try:
         ids = [data[start:end].decode() for start, end in id_spans.tolist()]
         labels = [data[start:end].decode() for start, end in label_spans.tolist()]
-        page_images = [_image(data, row) for row in images.tolist()] if (images[:, [0, 2]] >= 0).any() or (images[:, 4] != NO_PAGE_NUMBER).any() else [(None, None, None)] * len(ids)
+        page_images: list[tuple[str | None, str | None, int | None]] = [_image(data, row) for row in images.tolist()] if (images[:, [0, 2]] >= 0).any() or (images[:, 4] != NO_PAGE_NUMBER).any() else [(None, None, None)] * len(ids)
     except UnicodeDecodeError:  # msgspec names the string that is not UTF-8
         return FALLBACK, 0, None
     return status, int(offset), ParsedPages(page_spans.copy(), ids, sizes.copy(), counts.copy(), coordinates.copy(), codes.copy(), labels,

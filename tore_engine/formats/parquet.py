@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,8 +48,12 @@ from tore_engine.formats.parquet_files import (
 )
 from tore_engine.formats.progress import advance
 from tore_engine.formats.stored_images import page_image_bytes
-from tore_engine.io.files import is_regular_file
+from tore_engine.io.files import input_files
 from tore_engine.io.json import SchemaError, parse_json
+
+if TYPE_CHECKING:
+    import pyarrow
+    import pyarrow.parquet
 
 NAME_KEY, TAXONOMY_KEY = b"tore.name", b"tore.taxonomy"
 REQUIRED = ("id", "width", "height")
@@ -59,11 +64,11 @@ ROWS_PER_GROUP = 65536  # rows a written row group holds
 ROWS_PER_GROUP_WITH_IMAGES = 64  # with image bytes: bounds the images held while writing, and read back for one
 
 
-def _wrong_type(column: str, expected: str, kind: "pa.DataType", source: str) -> InputError:
+def _wrong_type(column: str, expected: str, kind: "pyarrow.DataType", source: str) -> InputError:
     return InputError(f"column '{column}' must hold {expected}, it holds {kind}", file=source)
 
 
-def _check_boxes_type(kind: "pa.DataType", source: str) -> None:
+def _check_boxes_type(kind: "pyarrow.DataType", source: str) -> None:
     if not is_list(kind) or not pa.types.is_struct(kind.value_type):
         raise _wrong_type("boxes", "a list of struct {label, bbox, score}", kind, source)
     box = kind.value_type
@@ -85,7 +90,7 @@ def _check_boxes_type(kind: "pa.DataType", source: str) -> None:
             raise _wrong_type(f"boxes.{name}", expected, box.field(name).type, source)
 
 
-def check_schema(schema: "pa.Schema", source: str) -> None:
+def check_schema(schema: "pyarrow.Schema", source: str) -> None:
     """The page-level columns and their types, before any data is read."""
     for name in schema.names:
         if name not in REQUIRED + OPTIONAL:
@@ -106,7 +111,7 @@ def check_schema(schema: "pa.Schema", source: str) -> None:
         raise _wrong_type(IMAGE_BYTES, "binary (PNG or JPEG bytes)", schema.field(IMAGE_BYTES).type, source)
 
 
-def _metadata(schema: "pa.Schema", source: str) -> tuple[str | None, list[str] | None]:
+def _metadata(schema: "pyarrow.Schema", source: str) -> tuple[str | None, list[str] | None]:
     metadata = schema.metadata or {}
     try:
         name = metadata[NAME_KEY].decode("utf-8") if NAME_KEY in metadata else None
@@ -137,7 +142,7 @@ class _Part:
     sizes: np.ndarray  # (pages, 2)
     counts: np.ndarray  # (pages,) boxes a page
     bboxes: np.ndarray  # (boxes, 4)
-    labels: "pa.Array"  # (boxes,) strings
+    labels: "pyarrow.Array"  # (boxes,) strings
     scores: np.ndarray | None  # (boxes,) NaN where a box has no score; None: no score column
     images: dict[int, PageImage]
     name: str | None
@@ -145,18 +150,18 @@ class _Part:
     warnings: list[InputWarning] = field(default_factory=list)
 
 
-def _first_null(array: "pa.Array") -> int:
+def _first_null(array: "pyarrow.Array") -> int:
     return int(np.flatnonzero(~pc.is_valid(array).to_numpy(zero_copy_only=False))[0])
 
 
-def _no_nulls(array: "pa.Array", column: str, ids: list[str] | None, source: str) -> None:
+def _no_nulls(array: "pyarrow.Array", column: str, ids: list[str] | None, source: str) -> None:
     if array.null_count:
         row = _first_null(array)
         page = ids[row] if ids is not None else None
         raise InputError(f"column '{column}' is null (row {row})", file=source, page=page)
 
 
-def _numbers(array: "pa.Array", column: str, error_at: Callable[[int, str], InputError]) -> np.ndarray:
+def _numbers(array: "pyarrow.Array", column: str, error_at: Callable[[int, str], InputError]) -> np.ndarray:
     """`array` as 64-bit floats, nulls as NaN. An integer beyond 2^53 in size has no exact float
     (pyarrow refuses the cast): `error_at(index, problem)` names where it is."""
     if pa.types.is_integer(array.type):
@@ -175,7 +180,7 @@ def _box_error(problem: str, box: int, offsets: np.ndarray, ids: list[str], sour
     return InputError(f"{problem} (row {page})", file=source, page=ids[page], box=box - int(offsets[page]))
 
 
-def _boxes(boxes: "pa.Array", ids: list[str], source: str) -> tuple[np.ndarray, np.ndarray, "pa.Array", np.ndarray | None]:
+def _boxes(boxes: "pyarrow.Array", ids: list[str], source: str) -> tuple[np.ndarray, np.ndarray, "pyarrow.Array", np.ndarray | None]:
     """Box counts, coordinates, labels and scores, from the flattened `boxes` column."""
     counts = list_lengths(boxes)
     offsets = np.concatenate([[0], np.cumsum(counts)])
@@ -200,7 +205,7 @@ def _boxes(boxes: "pa.Array", ids: list[str], source: str) -> tuple[np.ndarray, 
     return counts, bboxes.reshape(-1, 4), labels, scores
 
 
-def _image_rows(parquet: "pq.ParquetFile", source: str) -> np.ndarray:
+def _image_rows(parquet: "pyarrow.parquet.ParquetFile", source: str) -> np.ndarray:
     """Which rows have image bytes, read one row group at a time (the bytes are dropped at once)."""
     stored = [pc.is_valid(batch.column(0)).to_numpy(zero_copy_only=False)
               for group in range(parquet.metadata.num_row_groups)
@@ -208,7 +213,7 @@ def _image_rows(parquet: "pq.ParquetFile", source: str) -> np.ndarray:
     return np.concatenate(stored) if stored else np.zeros(0, dtype=bool)
 
 
-def _images(ids: list[str], table: "pa.Table", parquet: "pq.ParquetFile", path: Path, folder: ImageFolder,
+def _images(ids: list[str], table: "pyarrow.Table", parquet: "pyarrow.parquet.ParquetFile", path: Path, folder: ImageFolder,
             warnings: list[InputWarning]) -> dict[int, PageImage]:
     """Each row's page image: a path found through `folder`, or a cell of `image_bytes`."""
     names = table.column("image").to_pylist() if "image" in table.column_names else [None] * len(ids)
@@ -236,7 +241,7 @@ def _read_file(path: Path, folder: ImageFolder) -> _Part:
     return replace(part, name=name, taxonomy=taxonomy)
 
 
-def _pages(parquet: "pq.ParquetFile", path: Path, folder: ImageFolder) -> _Part:
+def _pages(parquet: "pyarrow.parquet.ParquetFile", path: Path, folder: ImageFolder) -> _Part:
     """One file's pages, its schema checked."""
     source = str(path)
     table = read_columns(parquet, [name for name in parquet.schema_arrow.names if name != IMAGE_BYTES], source)
@@ -292,22 +297,10 @@ def _columns(parts: list[_Part]) -> PageColumns:
     )
 
 
-def _files(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return [path]
-    try:
-        files = sorted(child for child in path.iterdir() if child.suffix == ".parquet" and is_regular_file(child))
-    except OSError as error:
-        raise InputError(f"cannot list the folder ({error.strerror})", file=str(path)) from None
-    if not files:
-        raise InputError("holds no .parquet files", file=str(path))
-    return files
-
-
 def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     """A Parquet file, or a folder of them, of pages."""
     path = Path(path)
-    parts = [_read_file(file, ImageFolder.beside(file, page_images)) for file in _files(path)]
+    parts = [_read_file(file, ImageFolder.beside(file, page_images)) for file in input_files(path, (".parquet",), ".parquet files")]
     name = _agreed(parts, "name", path) or path.stem
     taxonomy = _agreed(parts, "taxonomy", path)
     warnings = [warning for part in parts for warning in part.warnings]
@@ -317,7 +310,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
 BOX_TYPE_FIELDS = [("label", pa.string()), ("bbox", pa.list_(pa.float64(), 4))]
 
 
-def _box_array(columns: PageColumns, start: int, end: int) -> "pa.Array":
+def _box_array(columns: PageColumns, start: int, end: int) -> "pyarrow.Array":
     """The `boxes` of pages `start:end`: list<struct<label, bbox, score>>."""
     first, last = int(columns.offsets[start]), int(columns.offsets[end])
     labels = pa.array(columns.vocabulary, pa.string()).take(pa.array(columns.codes[first:last]))
@@ -331,7 +324,7 @@ def _box_array(columns: PageColumns, start: int, end: int) -> "pa.Array":
     return pa.ListArray.from_arrays(pa.array(columns.offsets[start : end + 1] - first, pa.int32()), struct)
 
 
-def _schema(layout: LayoutSet, columns: PageColumns, image_bytes: bool) -> "pa.Schema":
+def _schema(layout: LayoutSet, columns: PageColumns, image_bytes: bool) -> "pyarrow.Schema":
     box_fields = BOX_TYPE_FIELDS + ([("score", pa.float64())] if columns.scores is not None else [])
     fields = [("id", pa.string()), ("width", pa.float64()), ("height", pa.float64()),
               ("boxes", pa.list_(pa.struct(box_fields))), ("image", pa.string())]
@@ -342,7 +335,7 @@ def _schema(layout: LayoutSet, columns: PageColumns, image_bytes: bool) -> "pa.S
     return pa.schema(fields, metadata=metadata)
 
 
-def _row_group(columns: PageColumns, start: int, end: int, folder: Path, image_bytes: bool) -> list["pa.Array"]:
+def _row_group(columns: PageColumns, start: int, end: int, folder: Path, image_bytes: bool) -> list["pyarrow.Array"]:
     pictures = [columns.images.get(row) for row in range(start, end)]
     names = [None if picture is None or image_bytes else image_name(picture, folder) for picture in pictures]
     arrays = [pa.array(columns.ids[start:end], pa.string()), pa.array(columns.sizes[start:end, 0]),

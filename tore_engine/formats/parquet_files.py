@@ -8,12 +8,17 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import optional_module
 from tore_engine.io.files import MAX_INPUT_BYTES, open_regular
+
+if TYPE_CHECKING:
+    import pyarrow
+    import pyarrow.parquet
 
 pa = optional_module("pyarrow", "parquet")
 pc = optional_module("pyarrow.compute", "parquet")
@@ -27,7 +32,7 @@ def _problem(error: Exception) -> str:
 
 
 @contextmanager
-def open_parquet(path: Path) -> Iterator["pq.ParquetFile"]:
+def open_parquet(path: Path) -> Iterator["pyarrow.parquet.ParquetFile"]:
     """A Parquet file opened through the input layer (regular files only, non-blocking open)."""
     with os.fdopen(open_regular(Path(path)), "rb") as handle:
         try:
@@ -38,7 +43,7 @@ def open_parquet(path: Path) -> Iterator["pq.ParquetFile"]:
             yield parquet
 
 
-def check_declared_size(parquet: "pq.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> None:
+def check_declared_size(parquet: "pyarrow.parquet.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> None:
     """Refuse to decompress more than `MAX_INPUT_BYTES` of `columns` (a column is chosen by its
     top-level name): a small file may declare huge pages, and pyarrow would allocate them."""
     metadata = parquet.metadata
@@ -64,7 +69,7 @@ def arrow_errors(source: str, *also: type[Exception]) -> Iterator[None]:
         raise InputError(f"cannot be read as Parquet ({_problem(error)})", file=source) from None
 
 
-def read_columns(parquet: "pq.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> "pa.Table":
+def read_columns(parquet: "pyarrow.parquet.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> "pyarrow.Table":
     """Some columns (top-level names or leaf paths) of a file, or of some of its row groups."""
     check_declared_size(parquet, columns, source, groups)
     with arrow_errors(source, OSError, ValueError):
@@ -79,28 +84,28 @@ def is_docling_eval_shard(path: Path) -> bool:
         return DOCLING_EVAL_COLUMN in parquet.schema_arrow.names
 
 
-def is_number(kind: "pa.DataType") -> bool:
+def is_number(kind: "pyarrow.DataType") -> bool:
     return pa.types.is_integer(kind) or pa.types.is_floating(kind)
 
 
-def is_list(kind: "pa.DataType") -> bool:
+def is_list(kind: "pyarrow.DataType") -> bool:
     return pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
 
 
-def is_text(kind: "pa.DataType") -> bool:
+def is_text(kind: "pyarrow.DataType") -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
 
 
-def is_binary(kind: "pa.DataType") -> bool:
+def is_binary(kind: "pyarrow.DataType") -> bool:
     return pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind)
 
 
-def list_lengths(lists: "pa.Array") -> np.ndarray:
+def list_lengths(lists: "pyarrow.Array") -> np.ndarray:
     """The length of each list (0 for a null one)."""
     return pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _row_group_of(parquet: "pq.ParquetFile", row: int, source: str) -> tuple[int, int]:
+def _row_group_of(parquet: "pyarrow.parquet.ParquetFile", row: int, source: str) -> tuple[int, int]:
     """The row group that holds `row`, and the row's position in it."""
     metadata = parquet.metadata
     first = 0

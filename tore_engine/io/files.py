@@ -62,7 +62,7 @@ def open_regular(path: Path) -> int:
 
 
 def _os_error(error: OSError, path: Path) -> InputError:
-    reasons = {
+    reasons: dict[int | None, str] = {
         errno.ENOENT: "no such file",
         errno.EACCES: "cannot be read (permission denied)",
         errno.ELOOP: "cannot be opened (a symbolic-link loop)",
@@ -79,6 +79,28 @@ def is_regular_file(path: Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+def regular_files(folder: Path) -> list[Path]:
+    """A folder's regular files (after symbolic links), sorted by name: what a reader of a folder of
+    inputs reads, never a subfolder, a FIFO or a device. An InputError naming the folder when it
+    cannot be listed."""
+    try:
+        return sorted(child for child in folder.iterdir() if is_regular_file(child))
+    except OSError as error:
+        raise InputError(f"cannot list the folder ({error.strerror})", file=str(folder)) from None
+
+
+def input_files(path: Path, suffixes: tuple[str, ...], holds: str) -> list[Path]:
+    """The files a reader of one file or a folder of files reads: `path` itself when it is not a
+    folder (opening it says what is wrong with it), else the folder's regular files whose names end
+    with one of `suffixes`; an InputError saying it `holds` no such file when there is none."""
+    if not path.is_dir():
+        return [path]
+    files = [file for file in regular_files(path) if file.name.endswith(suffixes)]
+    if not files:
+        raise InputError(f"holds no {holds}", file=str(path))
+    return files
 
 
 def peek_bytes(path: str | Path, size: int) -> bytes:

@@ -9,9 +9,10 @@ missing keys and wrong types become errors that name where they are.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import numpy as np
@@ -44,6 +45,15 @@ def _string_quotes(chars: np.ndarray) -> np.ndarray:
     run_starts = np.flatnonzero(backslash & ~np.r_[False, backslash[:-1]])
     run_lengths = after_backslash - run_starts[np.searchsorted(run_starts, after_backslash - 1, side="right") - 1]
     return np.setdiff1d(quotes, after_backslash[run_lengths % 2 == 1], assume_unique=True)
+
+
+class JsonSpans(Protocol):
+    """What a reader asks of a scanned text, whichever scan made it: the byte spans of the
+    top-level object's values, and of an array's items."""
+
+    def top_level_values(self) -> dict[str, tuple[int, int]]: ...
+
+    def array_items(self, start: int, end: int) -> list[tuple[int, int]]: ...
 
 
 @dataclass(frozen=True)
@@ -287,7 +297,7 @@ def compiled_scan_wanted(size: int) -> bool:
     return json_kernel.prepared(size)
 
 
-def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH, compiled: bool | None = None) -> JsonStructure | ScannedJson:
+def scan_json(data: bytes, source: str, *, max_depth: int = MAX_JSON_DEPTH, compiled: bool | None = None) -> JsonSpans:
     """The structure of a JSON text; an `InputError` when it nests deeper than `max_depth` or an
     object repeats a key. (Syntax errors are left to the decoder, which names them better.)
 
@@ -340,11 +350,13 @@ class SchemaError(InputError):
         where = path_text(rest[2:] if box is not None else rest)
         return index, box, f"{self.detail} (at {where})" if where else self.detail
 
-    def __reduce__(self):
-        return SchemaError, (self.detail, self.location), {"file": self.file}
+    def __reduce__(self) -> tuple[Callable[..., SchemaError], tuple[str, tuple[str | int, ...], str | None]]:
+        """Keep every field when the error crosses a process boundary (a worker's failure)."""
+        return _rebuild_schema_error, (self.detail, self.location, self.file)
 
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(self.detail, self.location, **state)
+
+def _rebuild_schema_error(detail: str, location: tuple[str | int, ...], file: str | None) -> SchemaError:
+    return SchemaError(detail, location, file=file)
 
 
 def _readable(detail: str) -> str:
@@ -369,6 +381,7 @@ def _location(path: str) -> tuple[str | int, ...]:
 
 def schema_error(error: msgspec.ValidationError, source: str, prefix: tuple[str | int, ...] = ()) -> SchemaError:
     match = _LOCATION.match(str(error))
+    assert match is not None  # the pattern matches any text
     return SchemaError(_readable(match["detail"]), prefix + _location(match["path"] or ""), file=source)
 
 

@@ -52,8 +52,10 @@ def abandoned(folder: Path, prefix: str) -> list[Path]:
     found = []
     for entry in entries:
         match = pattern.match(entry.name)
+        if match is None:
+            continue
         try:
-            mine = match is not None and entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid()
+            mine = entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid()
         except OSError:
             continue
         if mine and int(match.group(1)) != os.getpid() and not process_alive(int(match.group(1))):
