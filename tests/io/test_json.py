@@ -4,6 +4,7 @@ on generated documents."""
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from tests.json_texts import documents, encode
 from tore_engine.core.errors import InputError
 from tore_engine.io.json import (
     MAX_JSON_DEPTH,
+    SchemaError,
     parse_json,
     scan_json,
     structure_of,
@@ -75,3 +77,11 @@ def test_top_level_values_and_array_items():
     assert data[slice(*spans["name"])].strip() == b'"m"'
     assert [data[a:b].strip() for a, b in structure.array_items(*spans["pages"])] == [b'{"id": "a"}', b'{"id": "b,]"}', b"3"]
     assert structure.keys_at(1) == ["name", "pages", "x"]
+
+
+def test_a_schema_error_keeps_its_fields_across_processes():
+    error = SchemaError("expected int, got str", (3, "boxes", 2, "bbox"), file="m.json")
+    copy = pickle.loads(pickle.dumps(error))
+    assert (type(copy), copy.detail, copy.location, copy.file) == (SchemaError, "expected int, got str", (3, "boxes", 2, "bbox"), "m.json")
+    assert str(copy) == "file m.json: expected int, got str (at [3].boxes[2].bbox)"
+    assert copy.in_item("boxes") == (3, 2, "expected int, got str (at bbox)")
