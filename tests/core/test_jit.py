@@ -1,9 +1,11 @@
 """The compiled kernels' cache folder (tore_engine.core.jit): per user, unless NUMBA_CACHE_DIR says otherwise,
-and the temporary folder when the home folder is unusable."""
+and the temporary folder when the home folder is unusable; and what `Kernels` reads of numba's private
+APIs (its cache index, helper options) on the installed numba."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,3 +39,46 @@ def test_an_unusable_home_falls_back_to_the_temporary_folder(monkeypatch, tmp_pa
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setattr(jit.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     assert jit.default_cache_folder() == tmp_path / "tmp" / f"tore-studio-{os.getuid()}" / "numba"
+
+
+PROBE_KERNELS = """
+from tore_engine.core.jit import Kernels
+
+kernels = Kernels(borrowing=True)
+
+
+@kernels.helper
+def _twice(x):
+    return 2 * x
+
+
+@kernels.entry(lambda types: (types.int64,))
+def entry(x):
+    return _twice(x) + 1
+"""
+
+PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import probe_kernels
+before = probe_kernels.kernels.is_cached()
+print(before, probe_kernels.kernels.load()(20), probe_kernels.kernels.is_cached())
+"""
+
+
+def test_is_cached_reads_numbas_index_on_the_installed_numba(tmp_path):
+    """`Kernels.is_cached` reads numba's private cache index (the reason numba is capped in
+    pyproject.toml): False on a cold cache, True once one process compiled, in the next process
+    before it loads anything. A numba whose internals moved would say False every time (slower
+    runs, never wrong ones): this test says so instead."""
+    pytest.importorskip("numba", reason="numba is not installed: the kernels are not used")
+    (tmp_path / "probe_kernels.py").write_text(PROBE_KERNELS)
+    env = {**os.environ, jit.CACHE_ENV: str(tmp_path / "cache")}
+
+    def run() -> str:
+        result = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert run() == "False 41 True"  # cold: compiled, then found in the index
+    assert run() == "True 41 True"  # warm: found before loading
