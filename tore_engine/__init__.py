@@ -10,6 +10,10 @@ The package's top level is what a notebook user needs (formats.md section 7)::
     ev.recall                                        # a pandas DataFrame, rows = reference classes
     ev.pages_for_cell("Text", "Table")               # the pages behind a cell, ranked
     tore.compare(ev_a, ev_b)                         # B minus A, per class and per page
+    ev_1.merge(ev_2)                                 # evaluations of disjoint pages as one, bit for bit
+
+What was clipped, skipped or defaulted is in `.warnings`, summed up in one `ToreWarning`; bad
+input is an `InputError` (a `ValueError`); a class name that is not there is a `KeyError`.
 
 Everything else stays importable but internal. The engine never imports Streamlit; pandas and
 Plotly are imported only by the methods that return them.

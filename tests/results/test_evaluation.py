@@ -1,7 +1,8 @@
 """The result of an evaluation (tore_engine.results.evaluation): its DataFrames hold the matrices' numbers;
 dual mode has no per-class rows; an unknown class is a KeyError naming the valid ones; `plot` takes
 a kind or a normalisation (never two that disagree) and a class subset; `summary` is what
-`tore evaluate` prints; what a matrix view shows (class subsets, the "all" normalisation)."""
+`tore evaluate` prints; what a matrix view shows (class subsets, the "all" normalisation); two
+evaluations of disjoint pages merged are bit for bit one evaluation of all of them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import DEMO
+import tore_engine as tore
+from tests.helpers import DEMO, load_shared_json, write_json
+from tests.helpers import small_layout as _layout
 from tore_engine.cli import main
 from tore_engine.results.evaluation import MatrixFrames, plot_kind, shown_matrices
 
@@ -114,3 +117,94 @@ def test_summary_is_what_tore_evaluate_prints(tmp_path, capsys, demo_a):
     printed = capsys.readouterr()
     assert printed.out == demo_a.summary(out) + "\n" and printed.err == ""
     assert demo_a.summary(out).startswith("TORE, single taxonomy: ")
+
+
+# --- merging evaluations of disjoint pages ------------------------------------------------------------
+
+
+def _document(pages: list[dict], name: str, ids: list[str] | None = None, **extra) -> dict:
+    return {"name": name, **extra, "pages": [page for page in pages if ids is None or page["id"] in ids]}
+
+
+def _write_halves(tmp_path, reference: dict, prediction: dict, first: set[str], second: set[str]) -> list[tuple]:
+    """The whole reference and prediction, and each half (its pages on both sides), as files."""
+    written = []
+    for name, ids in (("all", None), ("first", first), ("second", second)):
+        sides = [write_json(tmp_path / f"{name}_{side}.json", _document(document["pages"], document["name"], ids and sorted(ids),
+                                                                         **{k: v for k, v in document.items() if k not in ("name", "pages")}))
+                 for side, document in (("gt", reference), ("model", prediction))]
+        written.append(tuple(sides))
+    return written
+
+
+def _assert_the_same(merged, whole, tmp_path):
+    merged.to_json(tmp_path / "merged.json")
+    whole.to_json(tmp_path / "whole.json")
+    assert (tmp_path / "merged.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+    for name in ("page_pixels", "page_reduced", "contribution_page", "contribution_cell", "contribution_value"):
+        mine, theirs = getattr(merged, name), getattr(whole, name)
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs), name
+    assert merged.pages.equals(whole.pages) and merged.warnings == whole.warnings and repr(merged) == repr(whole)
+    assert merged.warning_groups == whole.warning_groups
+
+
+@pytest.mark.filterwarnings("ignore::tore_engine.core.errors.ToreWarning")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_two_halves_merged_are_one_evaluation_of_all_pages(tmp_path, workers):
+    """The public vectors' 60 pages split in two (both sides by page), each half evaluated, merged:
+    report.json's bytes, every page's contributions and the pages table are one evaluation's."""
+    document = load_shared_json("vectors", "tore_public_pages.json")
+    ids = [page["id"] for page in document["reference"]["pages"]]
+    (gt, model), *halves = _write_halves(tmp_path, document["reference"], document["prediction"], set(ids[:23]), set(ids[23:]))
+    whole = tore.evaluate(gt, model, workers=workers)
+    first, second = (tore.evaluate(*half, workers=workers) for half in halves)
+    _assert_the_same(first.merge(second), whole, tmp_path)
+    assert len(whole.warnings) == 33  # 32 clipped boxes and mAP's note on unscored boxes: from both halves, summed
+
+
+@pytest.mark.filterwarnings("ignore::tore_engine.core.errors.ToreWarning")
+def test_merged_warnings_are_one_evaluations_group_by_group(tmp_path):
+    """Every kind of warning on both halves: the label map's (a key one half uses is used by all
+    pages), each reader's, prediction pages without reference, the pages' own, mAP's note."""
+    def box(label, bbox, score=None):
+        return {"label": label, "bbox": bbox, **({} if score is None else {"score": score})}
+
+    reference = {"name": "gt", "pages": [
+        {"id": "a1", "width": 10, "height": 10, "image": "/etc/passwd", "boxes": [box("Text", [0, 0, 12, 2]), box("Texte", [1, 3, 3, 5])]},
+        {"id": "a2", "width": 10, "height": 10, "boxes": [box("Title", [0, 0, 5, 5])]},
+        {"id": "b1", "width": 10, "height": 10, "image": "/etc/passwd", "boxes": [box("Text", [20, 20, 30, 30]), box("Title", [0, 0, 4, 4])]},
+        {"id": "b2", "width": 10, "height": 10, "boxes": [box("Title", [0, 0, 5, 5])]},
+    ]}
+    prediction = {"name": "model", "pages": [
+        {"id": "a1", "width": 10, "height": 10, "boxes": [box("Text", [0, 0, 5, 5], 0.1), box("Title", [0, 0, 2, 2], 0.9)]},
+        {"id": "a2", "width": 10, "height": 10, "boxes": [box("Text", [0, 0, 5, 5])]},
+        {"id": "xa", "width": 10, "height": 10, "boxes": [box("Text", [0, 0, 5, 5], 0.5)]},
+        {"id": "b1", "width": 10, "height": 10, "boxes": [box("Text", [0, 0, 5, 5], 0.9), box("Title", [0, 0, 2, 2], 0.8)]},
+        {"id": "xb", "width": 10, "height": 10, "boxes": [box("Title", [0, 0, 5, 5], 0.7)]},
+    ]}
+    (gt, model), *halves = _write_halves(tmp_path, reference, prediction, {"a1", "a2", "xa"}, {"b1", "b2", "xb"})
+    options = {"label_map": {"Texte": "Text", "Tabel": "Table"}, "min_score": 0.5, "sweep": True}
+    whole = tore.evaluate(gt, model, **options)
+    first, second = (tore.evaluate(*half, **options) for half in halves)
+    assert [w["message"] for w in second.warnings][:2] == [  # 'Texte' is a label of the first half only
+        "label map key 'Texte' is no label of the reference or the prediction; it had no effect",
+        "label map key 'Tabel' is no label of the reference or the prediction; it had no effect"]
+    assert whole.warning_groups == (1, 2, 0, 2) and len(whole.warnings) == 10
+    _assert_the_same(first.merge(second), whole, tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore::tore_engine.core.errors.ToreWarning")
+def test_what_cannot_be_merged_is_a_value_error(tmp_path, small):
+    both = [{"label": "Text", "bbox": [0, 0, 5, 2]}, {"label": "Title", "bbox": [0, 3, 2, 5]}]
+    reference, prediction = _layout("gt", [("p3", both)]), _layout("model", [("p3", both)])
+    other = tore.evaluate(reference, prediction)
+    with pytest.raises(ValueError, match="both evaluations score the pages 'p1', 'p2'; merge evaluations of disjoint pages"):
+        small.merge(small)
+    with pytest.raises(ValueError, match="different taxonomies \\(single: 'Background', 'Text', 'Title'; dual: "):
+        small.merge(tore.evaluate(reference, prediction, taxonomy="dual"))
+    with pytest.raises(ValueError, match="other mAP settings, or one has no box to rank \\(coco; switched off"):
+        small.merge(tore.evaluate(reference, prediction, map="off"))
+    whole_prediction = _layout("model", [("p1", []), ("p2", []), ("p3", both)])
+    with pytest.raises(ValueError, match="the prediction pages 'p1', 'p2' were evaluated without their reference page"):
+        small.merge(tore.evaluate(reference, whole_prediction))
+    assert small.merge(other).page_ids == ["p1", "p2", "p3"]
