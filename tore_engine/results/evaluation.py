@@ -68,7 +68,7 @@ class Evaluation:
     # How many of `input_warnings`, from the first, came before any page was evaluated: the caller's
     # (the label map's), the reference reader's, the prediction reader's, and those of prediction
     # pages without a reference page. The pages' own follow, in page order, then mAP's note
-    # (`map_notes`). `merge` puts two evaluations' warnings together group by group.
+    # (`map_warnings`). `merge` puts two evaluations' warnings together group by group.
     warning_groups: tuple[int, ...] = (0, 0, 0, 0)
     # mAP and the sweep. Evaluations of consecutive runs of pages merge them with `MapState.merged`
     # (the match records joined in page order, `PageMatches.merged`) and `SweepState.merged` (each
@@ -124,7 +124,7 @@ class Evaluation:
         """What the writers write, handed down to them (they never see this type)."""
         return ReportContent(self.matrices, self.page_ids, self.page_pixels, self.page_reduced, self.input_warnings,
                              self.contribution_page, self.contribution_cell, self.contribution_value,
-                             self.map, self.map_reason, self.sweep_report)
+                             self.map, self.map_reason, self._made_sweep())
 
     # --- what a notebook user reads (formats.md section 7) -------------------------------------------
 
@@ -225,9 +225,8 @@ class Evaluation:
         """COCO-style mAP of the same boxes (report.json's `map`), or None: `map_reason` says why."""
         return None if self.map_state is None else self.map_state.report(self.matrices.classes)
 
-    @property
-    def sweep_report(self) -> SweepReport | None:
-        """The sweep (report.json's `sweep`), once made; `sweep()` makes it."""
+    def _made_sweep(self) -> SweepReport | None:
+        """The sweep's report (report.json's `sweep`), once its state is made; `sweep()` makes it."""
         if self._sweep_report is None and self.sweep_state is not None:
             state = self.sweep_state
             detection = None
@@ -251,7 +250,7 @@ class Evaluation:
             if self.sweep_source is None:
                 raise ValueError("this evaluation cannot make its sweep (it has no inputs to go back to); evaluate with sweep=True")
             self.sweep_state = self.sweep_source()
-        return pd.DataFrame(self.sweep_report.rows(), columns=list(SWEEP_COLUMNS))  # type: ignore[union-attr]
+        return pd.DataFrame(self._made_sweep().rows(), columns=list(SWEEP_COLUMNS))  # type: ignore[union-attr]
 
     def merge(self, other: Evaluation) -> Evaluation:
         """This evaluation and `other`, of other pages of the same reference and prediction (both
@@ -275,7 +274,7 @@ class Evaluation:
             contribution_value=np.concatenate([self.contribution_value, other.contribution_value]),
             counts=counts,
             matrices=ToreMatrices.from_counts(self.taxonomy.mode, self.taxonomy.classes, counts, page_reduced.sum(axis=0)),
-            input_warnings=[warning for group in groups for warning in group] + pages + map_notes(map_state),
+            input_warnings=[warning for group in groups for warning in group] + pages + map_warnings(map_state),
             warning_groups=tuple(len(group) for group in groups),
             map_state=map_state,
             map_reason=self.map_reason,
@@ -337,7 +336,7 @@ def frames(matrices: MatrixSet) -> MatrixFrames:
     return MatrixFrames(frame(matrices.confusion), frame(matrices.recall), frame(matrices.precision))
 
 
-def map_notes(state: MapState | None) -> list[InputWarning]:
+def map_warnings(state: MapState | None) -> list[InputWarning]:
     """mAP's note, the last of an evaluation's warnings, when it had to rank boxes without a score."""
     if state is None or not state.unscored:
         return []
@@ -367,7 +366,7 @@ def _check_mergeable(a: Evaluation, b: Evaluation) -> None:
 def _warning_parts(evaluation: Evaluation) -> list[list[InputWarning]]:
     """`input_warnings` cut into `warning_groups` and the pages' own; mAP's note left out."""
     warnings, bounds = evaluation.input_warnings, np.cumsum([0, *evaluation.warning_groups]).tolist()
-    notes = len(map_notes(evaluation.map_state))
+    notes = len(map_warnings(evaluation.map_state))
     return [warnings[start:end] for start, end in zip(bounds, bounds[1:])] + [warnings[bounds[-1]:len(warnings) - notes]]
 
 

@@ -46,7 +46,7 @@ from tore_engine.metrics.map_types import CONVENTIONS
 from tore_engine.metrics.matrices import ToreMatrices
 from tore_engine.metrics.mean_average_precision import convention_named, match_pages
 from tore_engine.metrics.sweep import POINTS, SweepState, score_levels
-from tore_engine.results.evaluation import Evaluation, map_notes
+from tore_engine.results.evaluation import Evaluation, map_warnings
 from tore_engine.run.workers import worker_pool
 
 Progress = Callable[[int, int], None]
@@ -395,7 +395,7 @@ def evaluate_dataset(
         outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
-    warnings += map_notes(map_state)
+    warnings += map_warnings(map_state)
     sweep_state = _merged_sweep(outcomes, resolved.size, map_state, threshold) if sweep else None
     source = partial(_sweep_of, reference, prediction, taxonomy=resolved.mode, workers=workers, min_score=threshold, map=map)
     evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
