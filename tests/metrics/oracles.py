@@ -46,44 +46,64 @@ def _annotations(pages: list, side: int) -> list[dict]:
     return annotations
 
 
+def _coco_run(pages: list, class_count: int, image_id: int | None = None, summarised: bool = True):
+    """pycocotools' COCOeval with its default parameters over all pages, or over page `image_id`
+    alone (its images restricted to it), evaluated (and accumulated and summarised)."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    def dataset(annotations: list[dict]) -> COCO:
+        coco = COCO()
+        coco.dataset = {"images": [{"id": page + 1} for page in range(len(pages))],
+                        "categories": [{"id": label + 1} for label in range(class_count)],
+                        "annotations": [a for a in annotations if image_id in (None, a["image_id"])]}
+        coco.createIndex()
+        return coco
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        evaluation = COCOeval(dataset(_annotations(pages, 0)), dataset(_annotations(pages, 1)), "bbox")
+        if image_id is not None:
+            evaluation.params.imgIds = [image_id]
+        evaluation.evaluate()
+        if summarised:
+            evaluation.accumulate()
+            evaluation.summarize()
+    return evaluation
+
+
 def coco_oracle(pages: list, class_count: int) -> dict:
     """pycocotools COCOeval with its default parameters: `stats` (the twelve figures, -1 where
     undefined), `per_class` {class: (ap, ar_100)} for the classes with a box on either side, and
     `pages` [(map, map_50, map_75)], each page evaluated alone."""
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
-
-    def dataset(side: int, annotations: list[dict]) -> COCO:
-        coco = COCO()
-        coco.dataset = {"images": [{"id": page + 1} for page in range(len(pages))],
-                        "categories": [{"id": label + 1} for label in range(class_count)],
-                        "annotations": annotations}
-        coco.createIndex()
-        return coco
-
-    sides = [_annotations(pages, side) for side in (0, 1)]
-
-    def run(image_id: int | None = None) -> COCOeval:
-        """COCOeval over all pages, or over page `image_id` alone (its images restricted to it)."""
-        chosen = [[a for a in side if image_id in (None, a["image_id"])] for side in sides]
-        with contextlib.redirect_stdout(io.StringIO()):
-            evaluation = COCOeval(dataset(0, chosen[0]), dataset(1, chosen[1]), "bbox")
-            if image_id is not None:
-                evaluation.params.imgIds = [image_id]
-            evaluation.evaluate()
-            evaluation.accumulate()
-            evaluation.summarize()
-        return evaluation
-
     def mean(values: np.ndarray) -> float:
         defined = values[values > -1]
         return float(np.mean(defined)) if len(defined) else -1.0
 
-    whole = run()
+    whole = _coco_run(pages, class_count)
     used = {int(label) for page in pages for side in page for label in np.asarray(side[1]).tolist()}
     per_class = {label: (mean(whole.eval["precision"][:, :, label, 0, -1]), mean(whole.eval["recall"][:, label, 0, -1])) for label in sorted(used)}
-    page_stats = [tuple(float(v) for v in run(page + 1).stats[:3]) for page in range(len(pages))]
+    page_stats = [tuple(float(v) for v in _coco_run(pages, class_count, page + 1).stats[:3]) for page in range(len(pages))]
     return {"stats": dict(zip(STATS, (float(v) for v in whole.stats))), "per_class": per_class, "pages": page_stats}
+
+
+def coco_detections(pages: list, class_count: int, min_score: float) -> tuple[np.ndarray, np.ndarray]:
+    """True and false positives of each class, as pycocotools' `evaluateImg` marks the predictions
+    scored at least `min_score` (unscored ones kept) when they are all it is given: IoU 0.50, area
+    range all, 100 detections a page and class; ignored detections neither."""
+    def kept(boxes: tuple) -> tuple:
+        xyxy, classes, scores = boxes
+        keep = np.ones(len(classes), bool) if scores is None else ~(np.asarray(scores) < min_score)
+        return np.asarray(xyxy).reshape(-1, 4)[keep], np.asarray(classes)[keep], None if scores is None else np.asarray(scores)[keep]
+
+    evaluation = _coco_run([(reference, kept(prediction)) for reference, prediction in pages], class_count, summarised=False)
+    true, false = np.zeros(class_count, np.int64), np.zeros(class_count, np.int64)
+    for image in evaluation.evalImgs:
+        if image is None or image["aRng"] != [0, 1e10]:
+            continue
+        hit, ignored = image["dtMatches"][0] > 0, image["dtIgnore"][0].astype(bool)
+        true[image["category_id"] - 1] += int((hit & ~ignored).sum())
+        false[image["category_id"] - 1] += int((~hit & ~ignored).sum())
+    return true, false
 
 
 def docling_case(pages: list, taxonomy: list[str], page_ids: list[str] | None = None) -> dict:
@@ -119,3 +139,18 @@ def timed_docling_reference(cases: list[dict]) -> list[dict]:
                     "faster-coco-eval==1.8.0 and torch")
     done = subprocess.run([str(REFERENCE_PYTHON), str(RUNNER)], input=json.dumps(cases), capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
+
+
+def layout_pages(reference, prediction, taxonomy: list[str]) -> list:
+    """Two layout sets as mAP pages: the reference's pages in order, each with the prediction page of
+    the same id (none: no boxes), classes as indices into `taxonomy`."""
+    index = {name: k for k, name in enumerate(taxonomy)}
+    predicted = {p.id: p for p in prediction.pages}
+    pages = []
+    for ref in reference.pages:
+        pred = predicted.get(ref.id)
+        labels = pred.labels if pred is not None else []
+        pages.append(((ref.bboxes, np.array([index[label] for label in ref.labels], np.int64)),
+                      (pred.bboxes if pred is not None else np.zeros((0, 4)), np.array([index[label] for label in labels], np.int64),
+                       pred.scores if pred is not None else None)))
+    return pages

@@ -20,6 +20,7 @@ from tests.metrics.oracles import (
     STATS,
     coco_oracle,
     docling_case,
+    layout_pages,
     run_docling_reference,
 )
 from tore_engine.api import load_pair
@@ -52,21 +53,6 @@ def page(reference: list, prediction: list) -> tuple:
     scores = np.array([np.nan if row[5] is None else row[5] for row in prediction], np.float64)
     pred = (np.array([row[1:5] for row in prediction], np.float64).reshape(-1, 4), np.array([row[0] for row in prediction], np.int64), scores)
     return ref, pred
-
-
-def layout_pages(reference, prediction, taxonomy: list[str]) -> list:
-    """Two layout sets as mAP pages: the reference's pages in order, each with the prediction page of
-    the same id (none: no boxes), classes as indices into `taxonomy`."""
-    index = {name: k for k, name in enumerate(taxonomy)}
-    predicted = {p.id: p for p in prediction.pages}
-    pages = []
-    for ref in reference.pages:
-        pred = predicted.get(ref.id)
-        labels = pred.labels if pred is not None else []
-        pages.append(((ref.bboxes, np.array([index[label] for label in ref.labels], np.int64)),
-                      (pred.bboxes if pred is not None else np.zeros((0, 4)), np.array([index[label] for label in labels], np.int64),
-                       pred.scores if pred is not None else None)))
-    return pages
 
 
 def vector_pages(case: dict) -> list:

@@ -7,12 +7,21 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.brute_force import confusion as brute_confusion
 from tests.brute_force import pixel_sets as brute_sets
-from tests.helpers import layout_json, load_shared_json, one_page, ranked_pages
+from tests.helpers import layout_json, load_shared_json, one_page, ranked_pages, shared_path
+from tests.metrics.oracles import coco_oracle, layout_pages
+from tore_engine.api import load_pair
+from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet
+from tore_engine.engine import page_kernel
 from tore_engine.formats.native import from_document as from_native
+from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF
+from tore_engine.metrics.rates import f1_score
+from tore_engine.metrics.sweep import MIN_SCORES
 from tore_engine.run.runner import evaluate_dataset
 
 
@@ -282,3 +291,137 @@ def test_ten_thousand_boxes_on_one_page_give_a_correct_total():
     numerators = evaluation.matrices.exact.numerators
     # Every reference label's row gets exactly one a pixel: row sums are the supports.
     assert int(np.asarray(numerators, dtype=object).sum()) == evaluation.matrices.exact.denominator * int(evaluation.page_reduced.sum())
+
+
+# --- mAP and the sweep through the runner ------------------------------------------------------------
+
+KERNEL_PATHS = ("always", "numpy")  # TORE_PAGE_KERNEL: the sweep kernel, or one NumPy run a point
+
+
+def _counts(counts) -> list[list]:
+    return [getattr(counts, name).tolist() for name in ("denominator", "row", "column", "numerator")]
+
+
+def assert_every_point_is_a_run(reference: LayoutSet, prediction: LayoutSet, **options) -> None:
+    """Each point of the sweep: the exact counts and the integer 2x2 matrix of a run with that
+    minimum score, and from them the same Foreground and per-class recall, precision and F1, bit
+    for bit (compared with ==)."""
+    swept = evaluate_dataset(reference, prediction, sweep=True, **options)
+    report = swept.report_content().sweep
+    for point, min_score in enumerate(MIN_SCORES):
+        run = evaluate_dataset(reference, prediction, min_score=min_score, map="off", taxonomy=swept.taxonomy.mode)
+        assert _counts(swept.sweep_state.counts[point]) == _counts(run.counts), min_score
+        assert [int(v) for v in swept.sweep_state.reduced[point].ravel()] == [int(v) for v in run.page_reduced.sum(axis=0).ravel()]
+        recall, precision = run.matrices.foreground
+        assert (report.foreground.recall[point], report.foreground.precision[point], report.foreground.f1[point]) == \
+               (recall, precision, f1_score(precision, recall))
+        if run.matrices.per_class is None:
+            assert report.per_class is None
+            continue
+        for name, curve in report.per_class.items():
+            scores = run.matrices.per_class[name]
+            assert (curve.recall[point], curve.precision[point], curve.f1[point]) == (scores["recall"], scores["precision"], scores["f1"])
+    if report.per_class is not None:
+        assert list(report.per_class) == evaluate_dataset(reference, prediction, min_score=MIN_SCORES[0], map="off").matrices.present_classes()
+
+
+def _map_vector_sets() -> list[tuple[str, LayoutSet, LayoutSet]]:
+    cases = load_shared_json("vectors", "map_public.json")["cases"]
+    return [(case["name"], from_native(case["reference"], "gt.json"), from_native(case["prediction"], "model.json")) for case in cases]
+
+
+def _two_models() -> tuple[LayoutSet, LayoutSet]:
+    """Real scored predictions on both sides: docling's pre-Heron layout model as the reference, Heron as the prediction."""
+    folder = shared_path("data", "layouts", "docling_two_layout_models")
+    return load_pair(folder / "coco_results_pre_heron_default_layout_model.json", folder / "coco_results_heron_layout_model.json",
+                     coco_images=folder / "coco_images_and_categories.json")
+
+
+@pytest.mark.parametrize("path", KERNEL_PATHS)
+def test_every_sweep_point_of_the_public_map_vectors_is_a_run(path, monkeypatch):
+    monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+    for _, reference, prediction in _map_vector_sets():
+        assert_every_point_is_a_run(reference, prediction)
+
+
+@pytest.mark.parametrize("path, workers", [("always", 1), ("numpy", 1), ("always", 2)])
+def test_every_sweep_point_of_real_scored_predictions_is_a_run(path, workers, monkeypatch):
+    monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+    reference, prediction = _two_models()
+    assert reference.pages[0].scores is not None  # both sides scored: the sweep drops reference boxes too, as --min-score does
+    assert_every_point_is_a_run(reference, prediction, workers=workers)
+    assert_every_point_is_a_run(reference, prediction, taxonomy="dual")  # Foreground only
+
+
+SCORES = st.sampled_from([None, 0.05, 0.1, 0.15, 0.95, 0.0499999, 0.9500001, 1.0, 0.0, 0.42])
+BOX = st.tuples(st.sampled_from(["A", "B", "C"]), st.integers(-3, 14), st.integers(-3, 14), st.integers(0, 9), st.integers(0, 9), SCORES)
+
+
+def _generated_page(page_id: str, boxes: list, width: int, height: int) -> dict:
+    return {"id": page_id, "width": width, "height": height,
+            "boxes": [{"label": label, "bbox": [x + 0.5 * (x % 2), y, x + w, y + h], **({} if score is None else {"score": score})}
+                      for label, x, y, w, h, score in boxes]}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.lists(BOX, max_size=6), st.lists(BOX, max_size=8), st.integers(4, 12), st.integers(4, 12)), min_size=1, max_size=4))
+def test_every_sweep_point_of_generated_pages_is_a_run(monkeypatch, pages):
+    """Scores at and beside the minimum scores, unscored boxes, scored reference boxes, boxes past
+    the page and boxes painting nothing, on both kernel paths."""
+    reference = from_native(layout_json("gt", [_generated_page(f"p{k}", ref, w, h) for k, (ref, _, w, h) in enumerate(pages)], ["A", "B", "C"]), "gt.json")
+    prediction = from_native(layout_json("model", [_generated_page(f"p{k}", pred, w, h) for k, (_, pred, w, h) in enumerate(pages)]), "model.json")
+    for path in KERNEL_PATHS:
+        monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+        assert_every_point_is_a_run(reference, prediction)
+
+
+def test_a_sweep_asked_for_later_is_the_one_made_with_the_evaluation():
+    reference, prediction = _two_models()
+    later = evaluate_dataset(reference, prediction, min_score=0.5)
+    assert later.sweep_state is None
+    table = later.sweep()
+    made = evaluate_dataset(reference, prediction, min_score=0.5, sweep=True)
+    assert table.equals(made.sweep()) and later.to_json()["sweep"] == made.to_json()["sweep"]
+    sweep = made.report_content().sweep
+    assert len(table) == len(MIN_SCORES) * (1 + len(set(sweep.per_class) | set(sweep.detection.per_class)))  # the Foreground, each class
+    # the minimum score does not narrow the sweep: its lowest point is a run at 0.05
+    assert made.report_content().sweep.foreground.f1[0] == evaluate_dataset(reference, prediction, sweep=True).report_content().sweep.foreground.f1[0]
+
+
+def test_map_is_made_of_the_boxes_left_by_the_minimum_score_and_equals_pycocotools():
+    reference, prediction = _two_models()
+    for min_score in (None, 0.5):
+        result = evaluate_dataset(reference, prediction, min_score=min_score).map
+        kept = [LayoutSet(side.name, [page.above_score(min_score)[0] if min_score else page for page in side.pages], side.taxonomy)
+                for side in (reference, prediction)]
+        taxonomy = evaluate_dataset(reference, prediction).taxonomy.classes
+        oracle = coco_oracle(layout_pages(*kept, taxonomy), len(taxonomy))
+        assert [_defined(result.figures[name]) for name in oracle["stats"]] == pytest.approx(list(oracle["stats"].values()), abs=1e-12)
+        assert {taxonomy[label] for label in oracle["per_class"]} == set(result.per_class)
+        for label, values in oracle["per_class"].items():
+            assert [_defined(value) for value in result.per_class[taxonomy[label]]] == pytest.approx(values, abs=1e-12)
+
+
+def _defined(value: float | None) -> float:
+    """A figure as pycocotools writes it: -1 where undefined."""
+    return -1.0 if value is None else value
+
+
+def test_map_merged_from_workers_is_the_map_of_one_process():
+    reference, prediction = _two_models()
+    one, two = (evaluate_dataset(reference, prediction, workers=workers, map="docling") for workers in (1, 2))
+    assert one.map.figures == two.map.figures and one.map.per_class == two.map.per_class
+    assert np.array_equal(one.map.pages, two.map.pages, equal_nan=True)
+
+
+def test_map_is_null_with_its_reason_in_dual_taxonomy_when_off_and_with_nothing_to_rank(paper):
+    _, reference, prediction = paper
+    assert evaluate_dataset(reference, prediction, taxonomy="dual").to_json()["map"] is None
+    assert evaluate_dataset(reference, prediction, taxonomy="dual").map_reason == DUAL_TAXONOMY
+    assert evaluate_dataset(reference, prediction, map="off").map_reason == SWITCHED_OFF
+    empty = [LayoutSet(side.name, [type(page)(page.id, page.width, page.height, [], np.zeros((0, 4)), None) for page in side.pages], side.taxonomy)
+             for side in (reference, prediction)]
+    nothing = evaluate_dataset(*empty)
+    assert (nothing.map, nothing.map_reason, nothing.to_json()["map_reason"]) == (None, NOTHING_TO_RANK, NOTHING_TO_RANK)
+    with pytest.raises(InputError, match="unknown mAP convention 'voc': expected one of coco, docling, or off"):
+        evaluate_dataset(reference, prediction, map="voc")
