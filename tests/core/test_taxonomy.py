@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import importlib
+import json
+from dataclasses import replace
 
 import pytest
 
-from tests.helpers import layout_json, one_page
+from tests.helpers import layout_json, load_shared_json, one_page, shared_path
 from tore_engine.api import load_pair
 from tore_engine.core.errors import InputError
+from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.core.taxonomy import (
+    DOCLING,
+    DOCTAGS,
+    VOCABULARIES,
     apply_label_map,
+    in_vocabulary_order,
     label_map_warnings,
     resolve_taxonomy,
 )
@@ -115,3 +122,66 @@ def test_a_label_map_may_merge_a_taxonomy_too_long_for_a_matrix():
 def test_unknown_prediction_labels_are_named_twenty_at_most():
     with pytest.raises(InputError, match=r"does not list: 'class-0', 'class-1', .*'class-19' and 119,980 more; use --taxonomy dual"):
         resolve_taxonomy(layout("gt", ["a"], ["a"]), layout("m", ["class-1"], HOSTILE_NAMES), "single")
+
+
+# --- declared vocabularies (issue 24) ---------------------------------------------------------------
+
+
+def _docling_set(name: str, labels: list[str]) -> LayoutSet:
+    return LayoutSet(name, [Page("d/1", 10, 10, labels, [[0, k, 1, k + 1] for k in range(len(labels))])], vocabulary=DOCLING)
+
+
+def test_two_sides_of_one_vocabulary_are_single_in_its_order():
+    reference, prediction = _docling_set("gt", ["text", "table", "caption"]), _docling_set("model", ["text", "code"])
+    taxonomy = resolve_taxonomy(reference, prediction)
+    assert taxonomy.mode == "single" and taxonomy.prediction_vocabulary == DOCLING
+    assert taxonomy.classes == ["Background", "caption", "table", "text", "code"]  # DocItemLabel's order, not sorted
+    assert resolve_taxonomy(reference, replace(prediction, vocabulary=None)).mode == "dual"  # the old rule without it
+    assert resolve_taxonomy(reference, replace(prediction, vocabulary=DOCTAGS)).mode == "dual"  # another vocabulary
+
+
+def test_a_label_outside_the_vocabulary_comes_after_its_labels():
+    taxonomy = resolve_taxonomy(_docling_set("gt", ["zeta", "text"]), _docling_set("m", ["alpha", "title"]))
+    assert taxonomy.classes == ["Background", "text", "title", "alpha", "zeta"]
+
+
+def test_the_docling_vocabulary_is_docling_cores():
+    labels = pytest.importorskip("docling_core.types.doc.labels", reason="docling-core is not installed (the docling extra)")
+    assert VOCABULARIES[DOCLING] == tuple(label.value for label in labels.DocItemLabel)
+
+
+def test_the_doctags_vocabulary_holds_every_located_token_of_docling_core():
+    tokens = pytest.importorskip("docling_core.types.doc.tokens", reason="docling-core is not installed (the docling extra)")
+    markers = {"doctag", "page_break"}  # the document and a page break carry no box
+    expected = {token.value for token in tokens.DocumentToken} - markers | {token.value.strip("<>") for token in tokens.TableToken}
+    assert expected <= set(VOCABULARIES[DOCTAGS]) and len(set(VOCABULARIES[DOCTAGS])) == len(VOCABULARIES[DOCTAGS])
+
+
+def test_a_docling_item_relabelled_as_code_stays_single(tmp_path):
+    """Issue 24, case 6: one text item of a Heron DoclingDocument relabelled `code`, which the
+    reference document lacks, used to turn the evaluation dual (18 classes, prefixed, no per-class
+    scores); both sides are Docling's one label set."""
+    pytest.importorskip("docling_core", reason="reading DoclingDocuments needs docling-core (the docling extra)")
+    document = load_shared_json("data", "layouts", "docling_documents", "heron", "2305.03393v1-pg9.json")
+    document["texts"][2]["label"] = "code"
+    (tmp_path / "heron_code.json").write_text(json.dumps(document), encoding="utf-8")
+    reference = shared_path("data", "layouts", "docling_documents", "pre_heron", "2305.03393v1-pg9.json")
+    evaluation = evaluate_dataset(*load_pair(reference, tmp_path / "heron_code.json"))
+    used = {"caption", "page_header", "section_header", "table", "text", "code"}
+    assert evaluation.matrices.mode == "single" and evaluation.classes == ["Background", *in_vocabulary_order(used, DOCLING)]
+    assert evaluation.classes[-2:] == ["text", "code"]  # DocItemLabel's order: code after text
+    assert evaluation.per_class.loc["code", "support"] == 0 and evaluation.per_class.loc["code", "precision"] == 0
+
+
+def test_one_reference_document_against_a_folder_stays_single():
+    """Issue 24, case 6: a single-document reference against the whole Heron folder (21 classes in
+    dual mode before): one taxonomy of the labels either side uses, the folder's other pages warned."""
+    pytest.importorskip("docling_core", reason="reading DoclingDocuments needs docling-core (the docling extra)")
+    folder = shared_path("data", "layouts", "docling_documents", "heron")
+    reference = shared_path("data", "layouts", "docling_documents", "pre_heron", "amt_handbook_sample.json")
+    pair = load_pair(reference, folder)
+    evaluation = evaluate_dataset(*pair)
+    used = set(pair[0].labels_in_use()) | set(pair[1].labels_in_use())
+    assert evaluation.matrices.mode == "single" and evaluation.classes == ["Background", *in_vocabulary_order(used, DOCLING)]
+    assert evaluation.page_ids == ["amt_handbook_sample/1"]
+    assert sum("no reference page" in warning["message"] for warning in evaluation.warnings) == len(pair[1].pages) - 1

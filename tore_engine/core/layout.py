@@ -392,6 +392,7 @@ class LayoutSet:
     taxonomy: list[str] | None = None  # declared class order, if any
     source: str = "<memory>"  # the file it came from, for error messages
     warnings: list[InputWarning] = field(default_factory=list)  # raised while loading
+    vocabulary: str | None = None  # the fixed label set its format's labels come from (core.taxonomy.VOCABULARIES)
 
     def __post_init__(self) -> None:
         try:

@@ -3,6 +3,12 @@
 Single taxonomy: both sides share one class list. Dual taxonomy: the matrix runs over the union of
 the two lists, each prefixed with its side's name, so that a model can be scored against a dataset
 with other classes, or against another model (tore.md section 6, formats.md section 3).
+
+A format whose labels come from one fixed set declares that set as the layout's `vocabulary`
+(Docling's item labels for DoclingDocuments and docling-eval datasets, DocTags' tag names): two
+sides of one vocabulary are one taxonomy, whatever labels each happens to use, so `auto` gives
+single mode there, with the vocabulary's class order (a relabelled item, or a reference of one
+document against a folder, no longer turns the matrix dual).
 """
 
 from __future__ import annotations
@@ -15,6 +21,23 @@ from tore_engine.core.layout import LayoutSet, Page, PageSource, named
 
 BACKGROUND = "Background"
 MODES = ("auto", "single", "dual")
+DOCLING = "docling"  # docling-core's DocItemLabel values, in its order (docling-core 2.104)
+DOCTAGS = "doctags"  # DocTags' located tag names: docling-core's DocumentToken and TableToken, section headers by level
+VOCABULARIES: dict[str, tuple[str, ...]] = {
+    DOCLING: (
+        "caption", "chart", "footnote", "formula", "list_item", "page_footer", "page_header", "picture", "section_header", "table",
+        "text", "title", "document_index", "code", "checkbox_selected", "checkbox_unselected", "form", "key_value_region",
+        "grading_scale", "handwritten_text", "empty_value", "paragraph", "reference", "field_region", "field_heading", "field_item",
+        "field_key", "field_value", "field_hint", "marker",
+    ),
+    DOCTAGS: (
+        "title", *(f"section_header_level_{level}" for level in range(1, 7)), "text", "paragraph", "list_item", "ordered_list",
+        "unordered_list", "caption", "footnote", "formula", "code", "picture", "chart", "otsl", "table", "page_header", "page_footer",
+        "document_index", "form", "key_value_region", "checkbox_selected", "checkbox_unselected", "reference", "handwritten_text",
+        "smiles", "inline", "ched", "rhed", "srow", "fcel", "ecel", "lcel", "ucel", "xcel", "nl", "column_header", "row_header",
+        "shed", "data",
+    ),
+}  # fmt: skip
 MAX_CLASSES = 2048  # a dense K x K report beyond this is tens of megabytes a matrix and unreadable
 
 
@@ -26,6 +49,7 @@ class Taxonomy:
     classes: list[str]
     reference_index: dict[str, int]
     prediction_index: dict[str, int]
+    prediction_vocabulary: str | None = None  # the prediction's declared vocabulary (`VOCABULARIES`)
 
     @property
     def size(self) -> int:
@@ -92,9 +116,25 @@ def _dual_prefixes(reference: LayoutSet, prediction: LayoutSet) -> tuple[str, st
     return reference.name, prediction.name
 
 
+def shared_vocabulary(reference: LayoutSet, prediction: LayoutSet) -> str | None:
+    """The vocabulary both sides declare, if they declare the same one."""
+    return reference.vocabulary if reference.vocabulary is not None and reference.vocabulary == prediction.vocabulary else None
+
+
+def in_vocabulary_order(labels: set[str], vocabulary: str | None) -> list[str]:
+    """`labels` in the vocabulary's order, any it does not list after them, sorted (a newer
+    library's label, say); sorted when there is no such vocabulary."""
+    order = {label: k for k, label in enumerate(VOCABULARIES.get(vocabulary or "", ()))}
+    return sorted(labels, key=lambda label: (order.get(label, len(order)), label))
+
+
 def _single_classes(reference: LayoutSet, prediction: LayoutSet) -> list[str]:
-    """The single-taxonomy matrix's classes, Background aside: the reference's declared ones, else
-    the sorted union of both sides'."""
+    """The single-taxonomy matrix's classes, Background aside: for two sides of one vocabulary,
+    every class either side declares or uses, in the vocabulary's order; else the reference's
+    declared ones, else the sorted union of both sides'."""
+    vocabulary = shared_vocabulary(reference, prediction)
+    if vocabulary is not None:
+        return in_vocabulary_order({*reference.class_list(), *reference.labels_in_use(), *prediction.class_list()}, vocabulary)
     if reference.taxonomy is not None:
         return list(reference.taxonomy)
     return sorted(set(reference.labels_in_use()) | set(prediction.class_list()))
@@ -110,7 +150,7 @@ def _single(reference: LayoutSet, prediction: LayoutSet, classes: list[str]) -> 
             file=prediction.source,
         )
     index = {label: position + 1 for position, label in enumerate(classes)}
-    return Taxonomy("single", [BACKGROUND, *classes], index, index)
+    return Taxonomy("single", [BACKGROUND, *classes], index, index, prediction.vocabulary)
 
 
 def _dual(reference: LayoutSet, prediction: LayoutSet) -> Taxonomy:
@@ -125,11 +165,14 @@ def _dual(reference: LayoutSet, prediction: LayoutSet) -> Taxonomy:
         *(f"{reference_prefix}_{label}" for label in reference_classes),
         *(f"{prediction_prefix}_{label}" for label in prediction_classes),
     ]
-    return Taxonomy("dual", classes, reference_index, prediction_index)
+    return Taxonomy("dual", classes, reference_index, prediction_index, prediction.vocabulary)
 
 
 def choose_mode(reference: LayoutSet, prediction: LayoutSet) -> str:
-    """`auto`: single when every prediction label (used or declared) is a reference class."""
+    """`auto`: single when both sides declare one vocabulary, or when every prediction label (used
+    or declared) is a reference class."""
+    if shared_vocabulary(reference, prediction) is not None:
+        return "single"
     return "single" if set(prediction.class_list()) <= set(reference.class_list()) else "dual"
 
 

@@ -33,6 +33,7 @@ import msgspec
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.extras import optional_module
 from tore_engine.core.layout import LayoutSet, PageImage
+from tore_engine.core.taxonomy import DOCLING
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.image_refs import ImageFolder
 from tore_engine.formats.progress import advance
@@ -275,7 +276,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
         named[document.name] = file
         events += loading_warnings(messages, document, document.name)
         add_document(builder, document, document.name, str(file), _page_images(document, file, page_images, events))
-    return LayoutSet(path.stem, builder.build(), None, str(path), events)
+    return LayoutSet(path.stem, builder.build(), None, str(path), events, vocabulary=DOCLING)
 
 
 # --- writing --------------------------------------------------------------------------------------

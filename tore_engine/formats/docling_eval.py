@@ -28,6 +28,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, PageImage
+from tore_engine.core.taxonomy import DOCLING
 from tore_engine.formats import (
     docling,  # first: without docling-core, the error names the 'docling' extra
     parquet,
@@ -155,5 +156,5 @@ def read_pair(dataset: Path, prediction: Path | None) -> tuple[LayoutSet, Layout
         _read_shard(shard, sides, seen)
     source = str(dataset)
     truth, predicted = sides
-    return (LayoutSet(REFERENCE_NAME, truth.builder.build(), None, source, truth.warnings),
-            LayoutSet(PREDICTION_NAME, predicted.builder.build(), None, source, predicted.warnings))
+    return (LayoutSet(REFERENCE_NAME, truth.builder.build(), None, source, truth.warnings, vocabulary=DOCLING),
+            LayoutSet(PREDICTION_NAME, predicted.builder.build(), None, source, predicted.warnings, vocabulary=DOCLING))

@@ -30,6 +30,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet
+from tore_engine.core.taxonomy import DOCTAGS
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.detect import DOCTAGS_SUFFIXES
 from tore_engine.formats.progress import advance
@@ -180,7 +181,7 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
         labels, coordinates = parse(text, str(file))
         advance(len(text.encode("utf-8")))
         builder.add(page_id(file), GRID, GRID, labels, coordinates)
-    return LayoutSet(path.stem, builder.build(), None, str(path))
+    return LayoutSet(path.stem, builder.build(), None, str(path), vocabulary=DOCTAGS)
 
 
 def _page_text(labels: list[str], cells: np.ndarray, source: str, page: str) -> str:
