@@ -1,0 +1,87 @@
+"""Benchmark: the sweep (issue 22 item 3), `tore evaluate --sweep`, against one evaluation, from
+files, process start included, in interleaved rounds of one process run (see bench_map_evaluate).
+
+The same synthetic pages (their predictions scored from 0.2 to 1.0, so every point keeps a
+different set of boxes). Configurations, round after round: one evaluation and the same with
+`--sweep`, with mAP off and with mAP on (the default; the sweep's detection view then reads mAP's
+own matching). The measure is `--sweep` over the plain run (target: the 19 points at most 5x one
+evaluation); the sweep's own cost is that minus one. A smaller in-process part (`--inside`) times
+a worker's batch: the page kernel once, the sweep kernel (all 19 points at once), and 19 runs of
+the page kernel, one a point (what sharing the rasterisation saves).
+
+    .venv/bin/python -m benchmarks.bench_sweep [--pages 100000] [--rounds 3] [--inside 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from benchmarks.bench_map_evaluate import interleaved, summary_table
+from benchmarks.common import machine_line, synthetic_files
+from benchmarks.synthetic import synthetic_layouts
+
+
+def inside(pages: int, repeats: int = 5) -> None:
+    """CPU µs a page of a worker's batch (256 pages), best of `repeats`: the page kernel once, the
+    sweep kernel with Algorithm 1 on its pairs, and the page kernel once a point."""
+    from tore_engine.core.layout import page_source
+    from tore_engine.core.taxonomy import resolve_taxonomy
+    from tore_engine.engine import page_kernel, sweep_kernel
+    from tore_engine.engine.preparation import prepare_columns
+    from tore_engine.metrics.sweep import POINTS, SweepState, score_levels
+    from tore_engine.run.runner import pair_positions
+
+    reference, prediction = synthetic_layouts(pages)
+    taxonomy = resolve_taxonomy(reference, prediction)
+    matched, _ = pair_positions(reference, prediction)
+    batches = []
+    for first in range(0, pages, 256):
+        chosen = np.arange(first, min(first + 256, pages))
+        batches.append(prepare_columns(page_source(reference).part(chosen).columns(), page_source(prediction).part(chosen).columns(),
+                                       matched[chosen] - first, taxonomy))
+    page_kernel._kernels.load(), sweep_kernel._kernels.load()
+
+    def once(prepared) -> None:
+        page_kernel.evaluate_arrays(prepared.frames, prepared.offsets, prepared.kernel_boxes(), taxonomy.size, pages)
+
+    def swept(prepared) -> None:
+        SweepState.from_pairs(*sweep_kernel.sweep_pairs(prepared, score_levels(prepared.scores, len(prepared.scores)), taxonomy.size, pages), taxonomy.size)
+
+    def per_point(prepared) -> None:
+        levels = score_levels(prepared.scores, len(prepared.scores))
+        for point in range(POINTS):
+            once(prepared.kept(levels > point))
+
+    for name, work in (("page kernel, once", once), ("sweep kernel + Algorithm 1 on its pairs, 19 points", swept), ("page kernel once a point, 19 runs", per_point)):
+        times = []
+        for _ in range(repeats):
+            start = time.process_time()
+            for prepared in batches:
+                work(prepared)
+            times.append(time.process_time() - start)
+        print(f"  {name}: {min(times) / pages * 1e6:.1f} us a page (CPU, best of {repeats})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--inside", type=int, default=1024, help="pages of the in-process part (0: leave it out)")
+    arguments = parser.parse_args(argv)
+    print(machine_line())
+    if arguments.inside:
+        inside(arguments.inside)
+    data = synthetic_files(arguments.pages)
+    configurations = {"one evaluation, mAP off": ["--map", "off"], "--sweep, mAP off": ["--map", "off", "--sweep"],
+                      "one evaluation (mAP on)": [], "--sweep (mAP on)": ["--sweep"]}
+    runs = interleaved(configurations, data, arguments.rounds)
+    print(summary_table(runs, "one evaluation, mAP off"))
+    print(summary_table({name: runs[name] for name in ("one evaluation (mAP on)", "--sweep (mAP on)")}, "one evaluation (mAP on)"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
