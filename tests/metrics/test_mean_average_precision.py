@@ -30,6 +30,7 @@ from tore_engine.metrics.mean_average_precision import (
     convention_named,
     match_pages,
     mean_average_precision,
+    page_statistics,
     summarise,
 )
 
@@ -311,6 +312,21 @@ def test_page_statistics_count_undefined_pages_as_minus_one():
     stats = result.page_stats["map"]
     assert (stats.total, stats.mean, stats.median, stats.std) == (2, 0.0, 0.0, math.sqrt(2))
     assert stats.hist == [0.0] * 19 + [1.0] and stats.bins[-1] == 1.0  # the -1 page is outside the histogram
+
+
+PAGE_VALUES = st.one_of(st.floats(-1, 1, allow_nan=False), st.sampled_from([-1.0, 0.0, 1.0, 0.5, 1e-300, 3e-17]),
+                        st.floats(0, 1, width=32).map(float))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PAGE_VALUES, min_size=1, max_size=40))
+def test_page_statistics_are_those_of_python_s_statistics_module(values):
+    """The reference's `compute_stats` uses `statistics.mean` and `statistics.stdev`: the same bits."""
+    import statistics
+
+    stats = page_statistics(values)
+    assert stats.mean == statistics.mean(values) and stats.median == statistics.median(values)
+    assert stats.std == (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
 def test_the_docling_thresholds_are_torch_float32():

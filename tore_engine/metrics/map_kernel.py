@@ -198,7 +198,8 @@ def _match_class(ious, references, reference_count, detections, detection_count,
     """`map_numpy.match_class` for one page and class: writes the detections' bits at
     `out:out + detection_count` of `matched` and `ignored`, and each area range's kept count.
 
-    A detection looks only at its candidates, the reference boxes (in matching order) it could
+    An area range with no reference box and no detection in it is skipped: whatever matches,
+    every detection is ignored there. A detection looks only at its candidates, the reference boxes (in matching order) it could
     match at the lowest threshold: any other fails `iou < best` at every threshold, and passing
     over it cannot change the outcome of the loop's early stop (the boxes after it are left out
     by the area range as well), so the matches are `match_class`'s (`candidates` and
@@ -222,6 +223,10 @@ def _match_class(ious, references, reference_count, detections, detection_count,
                     n += 1
             if outside == 0:
                 kept[area] = n
+        if kept[area] == 0 and _all_outside(area, detections, detection_count, detection_areas):
+            for d in range(detection_count):  # nothing to find, nothing inside: every detection ignored (most ranges, most classes)
+                ignored[out + d] |= _FIELD << np.uint64(area * THRESHOLDS)
+            continue
         lowest = min(thresholds[0], 1 - 1e-10)
         for d in range(detection_count):
             count = 0
@@ -252,6 +257,16 @@ def _match_class(ious, references, reference_count, detections, detection_count,
                     matched[out + d] |= _ONE << bit
                 if (match > -1 and skipped[match]) or (match == -1 and _outside(area, detection_areas[detections[d]])):
                     ignored[out + d] |= _ONE << bit
+    for d in range(detection_count):
+        matched[out + d] &= ~ignored[out + d]  # as `map_numpy.match_class`: no figure reads an ignored detection's match
+
+
+@matching.helper
+def _all_outside(area, detections, detection_count, detection_areas):
+    for d in range(detection_count):
+        if not _outside(area, detection_areas[detections[d]]):
+            return False
+    return True
 
 
 @matching.entry(lambda t: (t.int64[::1], t.float64[:, ::1], t.float64[::1], t.int64[::1],
@@ -260,7 +275,8 @@ def _match_class(ious, references, reference_count, detections, detection_count,
 def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_classes,
                  detection_offsets, detection_boxes, detection_areas, detection_classes, scores,
                  class_count, thresholds, recall_thresholds, epsilon):
-    """`map_numpy.match_pages` of prepared columns (COCO boxes, areas, convention scores)."""
+    """`map_numpy.match_pages` of prepared columns (COCO boxes, areas, convention scores), the
+    records in ranking order (a stable merge sort by class, then score descending)."""
     pages = len(reference_offsets) - 1
     most = 1
     for page in range(pages):
@@ -321,7 +337,13 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
         if scored > 0:
             points = len(recall_thresholds) * scored
             values[page, 0], values[page, 1], values[page, 2] = total_sum / (len(thresholds) * points), sum_50 / points, sum_75 / points
-    return out_classes[:records], out_scores[:records], out_ranks[:records], matched[:records], ignored[:records], ground_truths, values
+    order, buffer = np.zeros(records, np.int64), np.zeros(records, np.int64)
+    _sort_by_class(order, 0, records, out_classes, out_scores, True, buffer)  # `map_types.ranking`'s order
+    columns = (np.zeros(records, np.int64), np.zeros(records, np.float64), np.zeros(records, np.int64), np.zeros(records, np.uint64), np.zeros(records, np.uint64))
+    for k in range(records):
+        at = order[k]
+        columns[0][k], columns[1][k], columns[2][k], columns[3][k], columns[4][k] = out_classes[at], out_scores[at], out_ranks[at], matched[at], ignored[at]
+    return columns[0], columns[1], columns[2], columns[3], columns[4], ground_truths, values
 
 
 # --- accumulation ----------------------------------------------------------------------------------
@@ -391,7 +413,7 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
         np.ascontiguousarray(prediction.classes, np.int64), scores,
         class_count, convention.iou_thresholds, convention.recall_thresholds, convention.epsilon)
     boxes = np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count)
-    return PageMatches.ranked([classes, ranked, ranks, matched, ignored], ground_truths, boxes, values)
+    return PageMatches(classes, ranked, ranks, matched, ignored, ground_truths, boxes, values)
 
 
 def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:

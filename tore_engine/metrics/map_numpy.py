@@ -44,7 +44,7 @@ def match_class(ious: np.ndarray, reference_areas: np.ndarray, detection_areas: 
     """`evaluateImg` for one page and class, every area range at once: detections (rows of
     `ious`, in score order) take, greedily, the best still free reference box at IoU >= the
     threshold, reference boxes outside the area range last. Returns the detections' matched and
-    ignored bits and the count of reference boxes each area range keeps."""
+    ignored bits (a match only where not ignored) and the count of reference boxes each area range keeps."""
     matched, ignored = np.zeros(len(ious), np.uint64), np.zeros(len(ious), np.uint64)
     kept = np.zeros(AREAS, np.int64)
     for area, (low, high) in enumerate(AREA_RANGES):
@@ -71,7 +71,7 @@ def match_class(ious: np.ndarray, reference_areas: np.ndarray, detection_areas: 
                     matched[detection] |= bit
                 if (match > -1 and skipped[match]) or (match == -1 and detection_outside[detection]):
                     ignored[detection] |= bit
-    return matched, ignored, kept
+    return matched & ~ignored, ignored, kept  # an ignored detection's match is read by no figure: left 0
 
 
 def _curve_points(true: np.ndarray, false: np.ndarray, references: int, convention: Convention) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -135,7 +135,7 @@ class PageMatches:
     One record per kept detection (a page's 100 best of a class), in ranking order (`ranking`):
     its class, score and rank on its page (score order, ties in file order), and as bits (area
     range a, threshold t at bit `a * THRESHOLDS + t`) whether it matched a reference box and
-    whether COCOeval ignores it. `ground_truths[c, a]` counts the reference boxes of class c that
+    whether COCOeval ignores it (an ignored detection's match bit is 0: no figure reads it). `ground_truths[c, a]` counts the reference boxes of class c that
     area range a does not ignore; `boxes[c]` counts both sides' boxes of class c (classes with
     none get no per-class value). `page_values` holds each page's map, map_50 and map_75 in
     float64, NaN where the page has no reference box to score.

@@ -18,9 +18,11 @@ and every figure. `mean_average_precision` does all three for pages in memory.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -138,16 +140,50 @@ def _reported(value: float, convention: Convention) -> float | None:
 
 
 def page_statistics(values: Sequence[float]) -> PageStatistics:
-    """`compute_stats` of docling-metrics-layout 0.17.0 on per-page values (-1 for undefined)."""
+    """`compute_stats` of docling-metrics-layout 0.17.0 on per-page values (-1 for undefined): its
+    `statistics.mean` and `statistics.stdev` are the exact mean and the correctly rounded square
+    root of the exact sample variance, which `_exact_sums` gives ten times faster (the same bits)."""
     hist, bins = np.histogram(values, bins=HISTOGRAM_BINS, range=(0, 1.0))
+    count = len(values)
+    total, squares, shift = _exact_sums(np.asarray(values, np.float64))  # the values are integers over 2^shift
     return PageStatistics(
-        total=len(values),
-        mean=statistics.mean(values) if values else None,
-        median=statistics.median(values) if values else None,
-        std=statistics.stdev(values) if len(values) > 1 else 0.0,
+        total=count,
+        mean=float(Fraction(total, count << shift)) if count else None,
+        median=statistics.median(values) if count else None,
+        std=_square_root(count * squares - total * total, (count * (count - 1)) << (2 * shift)) if count > 1 else 0.0,
         bins=bins.tolist(),
         hist=hist.astype(np.float64).tolist(),
     )
+
+
+def _exact_sums(values: np.ndarray) -> tuple[int, int, int]:
+    """The sum and the sum of squares of finite float64 values, exactly, as integers (S, Q) and a
+    shift s with sum = S / 2^s and sum of squares = Q / 2^2s: each value is an integer mantissa
+    times a power of two, added up a power at a time."""
+    mantissas, exponents = np.frexp(values)
+    integers, powers = (mantissas * 2.0**53).astype(np.int64), exponents.astype(np.int64) - 53  # value = integer * 2^power, exactly
+    lowest = int(powers.min(initial=0))
+    total = squares = 0
+    for power in np.unique(powers).tolist():
+        group = integers[powers == power].tolist()
+        total += sum(group) << (power - lowest)
+        squares += sum(value * value for value in group) << (2 * (power - lowest))
+    return total, squares, -lowest
+
+
+def _square_root(numerator: int, denominator: int) -> float:
+    """The float nearest the square root of numerator / denominator (integers, the numerator not
+    negative): an integer square root of at least 60 bits, its last bit set when inexact (rounding
+    to odd), then one correctly rounded division by a power of two."""
+    if numerator == 0:
+        return 0.0
+    shift = max(0, 120 - (numerator.bit_length() - denominator.bit_length()))
+    shift += shift % 2
+    scaled, remainder = divmod(numerator << shift, denominator)
+    root = math.isqrt(scaled)
+    if remainder or root * root != scaled:
+        root |= 1
+    return root / (1 << (shift // 2))
 
 
 def summarise(matches: PageMatches, convention: Convention) -> MeanAveragePrecision:
