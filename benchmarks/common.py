@@ -25,6 +25,8 @@ import threading
 import time
 import types
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -342,3 +344,28 @@ def wait_healthy(url: str, process: subprocess.Popen, limit: float, poll: float)
         except OSError:
             time.sleep(poll)
     raise RuntimeError(f"the app server did not answer at {url} within {limit} s")
+
+
+APP_SCRIPT = REPOSITORY / "tore_engine" / "studio" / "app.py"
+
+
+@contextmanager
+def served_app(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m", "streamlit"), *, env: dict | None = None,
+               log=subprocess.DEVNULL) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The app served on a free loopback port by `launcher` (followed by streamlit's own arguments)
+    with this data root, until the block ends: its URL and its process (stderr to `log`)."""
+    port = free_port()
+    command = [*launcher, "run", str(APP_SCRIPT), "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
+               "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"]
+    environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "TORE_STUDIO_DATA_ROOT": str(data_root)}
+    process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=log, env=environment)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process, limit=60, poll=0.3)
+        yield url, process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()

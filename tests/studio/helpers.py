@@ -11,8 +11,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,9 +21,8 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.common import free_port, wait_healthy
+from benchmarks.common import served_app
 from tests.helpers import DEMO, REPOSITORY
-from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
 APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")
 
@@ -38,23 +35,10 @@ if not (DEMO / "reference.json").exists():
 
 @contextmanager
 def app_server(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m", "streamlit")) -> Iterator[str]:
-    """The app served on a free loopback port by `launcher` (followed by streamlit's own arguments)
-    with this data root, until the block ends; its URL."""
-    port = free_port()
-    command = [*launcher, "run", APP, "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
-               "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"]
-    process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1", DATA_ROOT_VARIABLE: str(data_root)})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process, limit=60, poll=0.3)
+    """The app served on a free loopback port by `launcher` with this data root, until the block
+    ends; its URL (`benchmarks.common.served_app`)."""
+    with served_app(data_root, launcher) as (url, _):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 # --- the app in AppTest ------------------------------------------------------------------------

@@ -14,14 +14,14 @@ import streamlit as st
 
 from tore_engine.studio import url_state
 from tore_engine.studio.messages import shown_errors
-from tore_engine.studio.sidebar import sidebar
+from tore_engine.studio.sidebar import SIDEBAR_WIDTH, sidebar
 
 PAGES = Path(__file__).with_name("app_pages")  # absolute, so that a launcher anywhere (the checkout's app.py) finds them
 
 
 def main() -> None:
     """One run of the app: the page set, the sidebar shared by every page, the current page."""
-    st.set_page_config(page_title="TORE Studio", layout="wide")
+    st.set_page_config(page_title="TORE Studio", layout="wide", initial_sidebar_state=SIDEBAR_WIDTH)
     st.set_option("client.showErrorDetails", "none")  # should anything escape `shown_errors`
     url_state.begin_run()
     # Streamlit serves the default page at `/` only; the hidden page runs the same file at `/matrices`,

@@ -24,6 +24,7 @@ from tore_engine.studio import url_state
 SCHEDULERS_VARIABLE = "TORE_STUDIO_DASK_SCHEDULERS"
 SCHEDULERS_SECRET = "dask_schedulers"
 LOCAL = ""  # the choice "no scheduler": local processes
+DEFAULT_MAX_WORKERS = 8  # as the command line's --workers
 _log = logging.getLogger(__name__)
 
 
@@ -55,13 +56,18 @@ def configured_schedulers() -> dict[str, str]:
     return {**_from_environment(), **_from_secrets()}
 
 
+def default_workers() -> int:
+    """As many local worker processes as `tore evaluate` uses by default: the cores, at most 8."""
+    return min(os.cpu_count() or 1, DEFAULT_MAX_WORKERS)
+
+
 def compute_choices() -> tuple[int, str | None]:
     """Local worker processes, and the name of a configured Dask scheduler (or None); the numbers
     are the same either way."""
     cpus = os.cpu_count() or 1
     schedulers = configured_schedulers()
     with st.sidebar.expander("Compute"):
-        url_state.seed("workers", 1, range(1, cpus + 1))
+        url_state.seed("workers", default_workers(), range(1, cpus + 1))
         workers = st.number_input("Local worker processes", 1, cpus, key="workers", persist_state="session",
                                   help="pages are evaluated in batches over this many processes")
         url_state.seed("dask", LOCAL, [LOCAL, *schedulers])

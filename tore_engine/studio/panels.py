@@ -212,9 +212,14 @@ def rows_shown(table: pd.DataFrame, key: str) -> pd.DataFrame:
     """The rows of `table` one screen shows, `PAGE_ROWS` at a time, with the controls that move
     through them (computed here, on the server): a table of 100,000 pages sends the browser 50
     rows, not 100,000."""
-    if len(table) <= PAGE_ROWS:
-        return table
-    last, state = (len(table) - 1) // PAGE_ROWS + 1, f"rows-{key}"
+    return table.iloc[shown_range(len(table), key)]
+
+
+def shown_range(total: int, key: str) -> slice:
+    """`rows_shown` for any sequence of `total` rows: the controls, and the slice shown."""
+    if total <= PAGE_ROWS:
+        return slice(0, total)
+    last, state = (total - 1) // PAGE_ROWS + 1, f"rows-{key}"
     if not 1 <= st.session_state.get(state, 1) <= last:
         st.session_state[state] = 1
     st.session_state.setdefault(state, 1)
@@ -225,8 +230,8 @@ def rows_shown(table: pd.DataFrame, key: str) -> pd.DataFrame:
     following.button("▶", key=f"{state}-next", on_click=_turn, args=(state, 1, last), disabled=st.session_state[state] == last,
                      help="the next rows")
     start = (st.session_state[state] - 1) * PAGE_ROWS
-    info.caption(f"Rows {start + 1:,} to {min(start + PAGE_ROWS, len(table)):,} of {len(table):,}.")
-    return table.iloc[start : start + PAGE_ROWS]
+    info.caption(f"Rows {start + 1:,} to {min(start + PAGE_ROWS, total):,} of {total:,}.")
+    return slice(start, start + PAGE_ROWS)
 
 
 def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], column_config: dict | None = None) -> None:
@@ -387,15 +392,12 @@ def _view_classes(evaluation: Evaluation, view: str) -> tuple[list[str], list[st
     return matrices.rows, matrices.columns
 
 
-def _warnings_table(evaluation: Evaluation) -> pd.DataFrame:
-    return pd.DataFrame([{**warning.to_json(), "message": gui_text(warning.message)} for warning in evaluation.input_warnings],
-                        columns=["page", "box", "side", "message"])
-
-
-def warnings_expander(evaluated: Evaluated) -> None:
-    """The input warnings, made into a table once an evaluation and shown a screen at a time."""
-    if not evaluated.evaluation.input_warnings:
+def warnings_expander(evaluation: Evaluation) -> None:
+    """The input warnings, a screen at a time (only the rows shown are put in the app's words:
+    100,000 pages may have as many warnings)."""
+    warnings = evaluation.input_warnings
+    if not warnings:
         return
-    with st.expander(f"{len(evaluated.evaluation.input_warnings):,} input warnings (the evaluation went on)"):
-        table = evaluated.derived.get("warnings_table", lambda: _warnings_table(evaluated.evaluation))
-        st.dataframe(rows_shown(table, "warnings"), hide_index=True, width="stretch")
+    with st.expander(f"{len(warnings):,} input warnings (the evaluation went on)"):
+        shown = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in warnings[shown_range(len(warnings), "warnings")]]
+        st.dataframe(pd.DataFrame(shown, columns=["page", "box", "side", "message"]), hide_index=True, width="stretch")

@@ -32,7 +32,7 @@ BOTH_SIDES_FORMAT = "docling-eval"  # one dataset holds the reference and the pr
 FORMAT_HELP = "auto: recognised from the content; or the format this input is in"
 LAYOUT_HELP = ("a layout in any format the app reads (layout JSON, JSON Lines, Parquet, COCO, DoclingDocument, DocTags, ...): "
                "one file, or several that make one set (the documents of a Docling folder, say)")
-PATH_CAPTION = (f"Paths are relative to the server's data folder (`${DATA_ROOT_VARIABLE}`, by default the folder the app was "
+PATH_CAPTION = (f"Paths are relative to the server's data folder (`{DATA_ROOT_VARIABLE}`, by default the folder the app was "
                 "started in), for example `shared/data/layouts/docling_documents/heron`; a file or a folder (Docling, "
                 "DocTags, Parquet, a docling-eval dataset).")
 COCO_IMAGES_HELP = ("the COCO images + categories file that COCO results lists refer to: needed when both models "

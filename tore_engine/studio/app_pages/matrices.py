@@ -18,5 +18,5 @@ if evaluated is not None:
     evaluated = documents.document_view(evaluated, model)
     st.fragment(panels.matrix_explorer)(evaluated, model)
     page_tables.all_pages(evaluated, model)
-    panels.warnings_expander(evaluated)
+    panels.warnings_expander(evaluated.evaluation)
     downloads.report_downloads(evaluated, model)
