@@ -74,6 +74,9 @@ def test_colour_scales():
     assert figures.colour_scale(values, "linear", is_ratio=False).tickvals is None
     ratios = figures.colour_scale(np.array([[0.001, 0.5]]), "log", is_ratio=True)
     assert ratios.z[0, 0] == pytest.approx(math.log10(2))
+    assert ratios.ticktext == ["0", "0.001", "0.01", "0.1"]  # not "0.00" twice (issue 24)
+    shares = figures.colour_scale(np.array([[0.0, 0.92]]), "power", is_ratio=True)
+    assert shares.ticktext == ["0", "0.00092", "0.0092", "0.092", "0.46", "0.92"] and len(set(shares.ticktext)) == 6
 
 
 def test_a_hundred_classes_stay_readable():

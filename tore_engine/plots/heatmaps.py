@@ -75,9 +75,15 @@ def colour_scale(values: np.ndarray, scale: str, is_ratio: bool) -> ColourScale:
     if scale == "log":
         unit = 1e-3 if is_ratio else 1.0
         ticks = [0.0] + [unit * 10**k for k in range(0, int(math.log10(top / unit)) + 1)]
-        return ColourScale(np.log10(1 + clipped / unit), [math.log10(1 + t / unit) for t in ticks], [_format_value(t, is_ratio) for t in ticks])
+        return ColourScale(np.log10(1 + clipped / unit), [math.log10(1 + t / unit) for t in ticks], [_tick_text(t, is_ratio) for t in ticks])
     ticks = [0.0] + [top * f for f in (0.001, 0.01, 0.1, 0.5, 1.0)]
-    return ColourScale(clipped**POWER, [t**POWER for t in ticks], [_format_value(t, is_ratio) for t in ticks])
+    return ColourScale(clipped**POWER, [t**POWER for t in ticks], [_tick_text(t, is_ratio) for t in ticks])
+
+
+def _tick_text(value: float, is_ratio: bool) -> str:
+    """A colour bar tick: a ratio to two significant digits (0, 0.001, 0.01, 0.1 and 1 of a log
+    scale are five labels, not "0.00" twice), pixels as a cell's number."""
+    return f"{value:.2g}" if is_ratio else _format_value(value, is_ratio)
 
 
 def _outline_path(mask: np.ndarray) -> str:

@@ -4,6 +4,7 @@ EC-FUNSD's page images from FUNSD's dataset beside it, and one report with every
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def test_ec_funsd_images_are_looked_for_in_funsd_beside_it(tmp_path):
         tmp_path / "funsd" / "testing_data" / "images", tmp_path / "funsd" / "training_data" / "images")
 
 
-def test_scored_for_panel_scores_the_given_prediction_or_a_simulated_one(tmp_path):
+def test_scored_for_panel_scores_the_given_prediction_or_a_simulated_one(tmp_path, monkeypatch):
     reference = _gold_folder(tmp_path / "gold")
     given = scored_for_panel("funsd", reference, reference)
     assert given == {"report": score_funsd(reference, reference).panel(), "simulation": None}
@@ -62,9 +63,13 @@ def test_scored_for_panel_scores_the_given_prediction_or_a_simulated_one(tmp_pat
         assert [(e["id"], e["label"], e["box"]) for e in document["overlay"]["gt_entities"]] == [(e["id"], e["label"], e["box"]) for e in form]
         assert [e["matched_pred_id"] for e in document["overlay"]["gt_entities"]] == [0, 1]
         assert [(link["from"], link["to"], link["found"]) for link in document["overlay"]["gt_links"]] == [(0, 1, True)]
+    temporary = tmp_path / "temporary"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     simulated = scored_for_panel("funsd", reference, None, seed=3, version="v")
-    folder = Path(simulated["simulation"]["folder"])
-    assert simulated["report"] == score_funsd(reference, folder).panel()
+    assert list(temporary.iterdir()) == []  # the simulated files are gone, and no folder is named (issue 24)
+    again = simulated_folder("funsd", reference, seed=3, version="v", root=tmp_path / "sim")
+    assert simulated == {"report": score_funsd(reference, again.folder).panel(), "simulation": {"totals": again.totals}}
 
 
 def test_ec_funsd_report_has_every_forms_overlay_and_funsd_image(tmp_path):

@@ -16,7 +16,6 @@ import json
 import math
 import random
 import string
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -309,7 +308,6 @@ def write_simulated_predictions(benchmark: str, reference_dir: Path, output_dir:
     return logs
 
 
-SIMULATED_ROOT = Path(tempfile.gettempdir()) / "tore_studio_funsd_simulated"
 FOLDER_NAME_LENGTH = 16  # hex digits of the folder's hash
 
 
@@ -325,7 +323,7 @@ class SimulatedFolder:
 
 
 def simulated_folder(
-    benchmark: str, reference_dir: Path, *, seed: int = 0, version: object = None, root: Path = SIMULATED_ROOT
+    benchmark: str, reference_dir: Path, *, seed: int = 0, version: object = None, root: Path
 ) -> SimulatedFolder:
     """`write_simulated_predictions` into a folder of `root` named after what the prediction is made
     from (benchmark, reference folder, its `version`, such as its files' stamps, and the seed): the
