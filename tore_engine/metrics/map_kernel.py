@@ -194,16 +194,19 @@ def _same_as(area, references, reference_count, detections, detection_count, ref
 
 @matching.helper
 def _match_class(ious, references, reference_count, detections, detection_count, reference_areas, detection_areas,
-                 thresholds, kept, taken, gt_order, skipped, matched, ignored, out, candidates, candidate_counts):
+                 thresholds, kept, taken, gt_order, skipped, matched, ignored, out, candidates):
     """`map_numpy.match_class` for one page and class: writes the detections' bits at
     `out:out + detection_count` of `matched` and `ignored`, and each area range's kept count.
 
-    An area range with no reference box and no detection in it is skipped: whatever matches,
-    every detection is ignored there. A detection looks only at its candidates, the reference boxes (in matching order) it could
-    match at the lowest threshold: any other fails `iou < best` at every threshold, and passing
-    over it cannot change the outcome of the loop's early stop (the boxes after it are left out
-    by the area range as well), so the matches are `match_class`'s (`candidates` and
-    `candidate_counts` are room for them)."""
+    The thresholds are matched independently (each its own taken boxes), so detection by detection
+    for all of them at once. An area range with no reference box and no detection in it is
+    skipped: whatever matches, every detection is ignored there. A detection looks only at its
+    candidates, the reference boxes (in matching order) it could match at the lowest threshold:
+    any other fails `iou < best` at every threshold, and passing over it cannot change the outcome
+    of the loop's early stop (the boxes after it are left out by the area range as well). With one
+    candidate (most detections) the thresholds it matches at are those its IoU reaches where the
+    box is still free, found for all at once. So the matches are `match_class`'s (`taken` and
+    `candidates` are room for them)."""
     for d in range(detection_count):
         matched[out + d], ignored[out + d] = np.uint64(0), np.uint64(0)
     for area in range(AREAS):
@@ -228,37 +231,67 @@ def _match_class(ious, references, reference_count, detections, detection_count,
                 ignored[out + d] |= _FIELD << np.uint64(area * THRESHOLDS)
             continue
         lowest = min(thresholds[0], 1 - 1e-10)
+        for position in range(reference_count):
+            taken[position] = _ZERO  # bit t: taken at threshold t
         for d in range(detection_count):
             count = 0
             for position in range(reference_count):
                 if not ious[d, gt_order[position]] < lowest:
-                    candidates[d, count] = position
+                    candidates[count] = position
                     count += 1
-            candidate_counts[d] = count
-        for t in range(len(thresholds)):
-            bit = np.uint64(area * THRESHOLDS + t)
-            for g in range(reference_count):
-                taken[g] = False
-            best_limit = min(thresholds[t], 1 - 1e-10)
-            for d in range(detection_count):
-                best, match = best_limit, -1
-                for candidate in range(candidate_counts[d]):
-                    position = candidates[d, candidate]
-                    if taken[position]:
-                        continue
-                    if match > -1 and not skipped[match] and skipped[position]:
-                        break
-                    iou = ious[d, gt_order[position]]
-                    if iou < best:
-                        continue
-                    best, match = iou, position
-                if match > -1:
-                    taken[match] = True
-                    matched[out + d] |= _ONE << bit
-                if (match > -1 and skipped[match]) or (match == -1 and _outside(area, detection_areas[detections[d]])):
-                    ignored[out + d] |= _ONE << bit
+            hits, lost = _ZERO, _ZERO
+            if count == 1:  # most detections: one box to match, or none
+                position = candidates[0]
+                hits = _one_candidate(ious[d, gt_order[position]], thresholds, taken[position])
+                taken[position] |= hits
+                lost = hits if skipped[position] else _ZERO
+            elif count > 1:
+                hits, lost = _greedy(ious, d, gt_order, candidates, count, skipped, taken, thresholds)
+            if _outside(area, detection_areas[detections[d]]):
+                lost |= _FIELD & ~hits
+            matched[out + d] |= hits << np.uint64(area * THRESHOLDS)
+            ignored[out + d] |= lost << np.uint64(area * THRESHOLDS)
     for d in range(detection_count):
         matched[out + d] &= ~ignored[out + d]  # as `map_numpy.match_class`: no figure reads an ignored detection's match
+
+
+@matching.helper
+def _one_candidate(iou, thresholds, taken):
+    """The thresholds at which a detection with one candidate matches it: those whose limit its
+    IoU reaches, where it is not taken yet (`taken`: bit t, taken at threshold t)."""
+    passing = _ZERO
+    for t in range(THRESHOLDS):
+        if not iou < min(thresholds[t], 1 - 1e-10):
+            passing |= _ONE << np.uint64(t)
+    return passing & ~taken
+
+
+@matching.helper
+def _greedy(ious, d, gt_order, candidates, count, skipped, taken, thresholds):
+    """COCOeval's choice for detection d at each threshold among its `count` candidates
+    (`candidates[:count]`, in matching order): the best IoU still free, the area range's own boxes before the others; what
+    it chooses is taken (`taken`, bit t at threshold t). Returns the thresholds where it matched,
+    and those where what it matched lies outside the area range."""
+    hits, lost = _ZERO, _ZERO
+    for t in range(THRESHOLDS):
+        bit = _ONE << np.uint64(t)
+        best, match = min(thresholds[t], 1 - 1e-10), -1
+        for candidate in range(count):
+            position = candidates[candidate]
+            if taken[position] & bit:
+                continue
+            if match > -1 and not skipped[match] and skipped[position]:
+                break
+            iou = ious[d, gt_order[position]]
+            if iou < best:
+                continue
+            best, match = iou, position
+        if match > -1:
+            taken[match] |= bit
+            hits |= bit
+            if skipped[match]:
+                lost |= bit
+    return hits, lost
 
 
 @matching.helper
@@ -288,9 +321,9 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
     values = np.full((pages, 3), np.nan)
     reference_order, detection_order, buffer = np.zeros(most, np.int64), np.zeros(most, np.int64), np.zeros(most, np.int64)
     ious = np.zeros((min(most, LIMIT), most))
-    kept, taken, gt_order, skipped = np.zeros(AREAS, np.int64), np.zeros(most, np.bool_), np.zeros(most, np.int64), np.zeros(most, np.bool_)
+    kept, taken, gt_order, skipped = np.zeros(AREAS, np.int64), np.zeros(most, np.uint64), np.zeros(most, np.int64), np.zeros(most, np.bool_)
     precisions, true_counts, falses = np.zeros((THRESHOLDS, LIMIT)), np.zeros(THRESHOLDS, np.int64), np.zeros(THRESHOLDS, np.int64)
-    candidates, candidate_counts = np.zeros((min(most, LIMIT), most), np.int64), np.zeros(min(most, LIMIT), np.int64)
+    candidates = np.zeros(most, np.int64)
     records = 0
     for page in range(pages):
         r0, r_count = reference_offsets[page], reference_offsets[page + 1] - reference_offsets[page]
@@ -318,7 +351,7 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
                     ious[d, g] = _iou(detections[d], references[g], detection_boxes, reference_boxes)
                 out_classes[records + d], out_scores[records + d], out_ranks[records + d] = label, scores[detections[d]], d
             _match_class(ious, references, g_count, detections, d_kept, reference_areas, detection_areas,
-                         thresholds, kept, taken, gt_order, skipped, matched, ignored, records, candidates, candidate_counts)
+                         thresholds, kept, taken, gt_order, skipped, matched, ignored, records, candidates)
             for area in range(AREAS):
                 ground_truths[label, area] += kept[area]
             if kept[0] > 0:
