@@ -2,6 +2,7 @@
 view they share, the pages of a cell or of a reference class's outcome (DataFrames with ASCII
 columns), unknown classes named, on pages counted by hand and on the demo."""
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers import small_layout as _layout
+from tore_engine.formats.native import from_document as from_native
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.results.comparison import (
     OUTCOMES,
@@ -131,3 +133,55 @@ def test_per_class_of_two_evaluations_without_shared_support_is_an_empty_table_w
     empty = evaluate_dataset(reference, _layout("model", [("p1", []), ("p2", [])]))
     shares = compare(empty, empty).per_class
     assert shares.empty and list(shares.columns)[:3] == ["background_a", "own_class_a", "elsewhere_a"]
+
+
+# --- two runs of one detector: aligned by their own labels (issue 24) ------------------------------
+
+
+def _detector(name: str, boxes: list[dict], vocabulary: str | None = None):
+    """One run of a detector that declares its classes (figure, text, title) or a vocabulary."""
+    layout = from_native({"name": name, "taxonomy": None if vocabulary else ["figure", "text", "title"],
+                          "pages": [{"id": "p1", "width": 10, "height": 10, "boxes": boxes}]}, name)
+    return replace(layout, vocabulary=vocabulary)
+
+
+REFERENCE = [("p1", [{"label": "Text", "bbox": [0, 0, 6, 2]}, {"label": "Title", "bbox": [0, 3, 4, 5]}])]
+STRICT = [{"label": "text", "bbox": [0, 0, 6, 2]}, {"label": "figure", "bbox": [5, 3, 6, 5]}]
+LENIENT = [{"label": "text", "bbox": [0, 0, 3, 2]}, {"label": "title", "bbox": [0, 3, 4, 5]}, {"label": "figure", "bbox": [5, 3, 6, 5]}]
+
+
+@pytest.mark.parametrize("vocabulary", [None, "docling"])
+def test_two_runs_of_one_detector_are_subtracted_by_their_own_labels(vocabulary):
+    """Two thresholds of one detector (one declared class list, or one vocabulary) against a
+    reference of other classes: both dual, prefixed cdla_ and cdla015_, yet their difference is
+    cell by cell, by the models' own labels."""
+    reference = _layout("gt", REFERENCE)
+    a, b = (evaluate_dataset(reference, _detector(name, boxes, vocabulary)) for name, boxes in (("cdla", STRICT), ("cdla015", LENIENT)))
+    assert a.matrices.mode == b.matrices.mode == "dual" and a.classes != b.classes
+    comparison = compare(a, b)
+    assert comparison.aligned("full") and comparison.difference_view("full") == "full"
+    difference = comparison.difference("full").confusion
+    assert difference.index.tolist() == ["Background", "gt_Text", "gt_Title"]
+    own_title = "cdla_title" if vocabulary is None else "cdla015_title"  # A's names, then B's for a label A never used
+    assert difference.columns.tolist() == ["Background", "cdla_figure", "cdla_text", own_title]
+    for row_label, row in (("Text", "gt_Text"), ("Title", "gt_Title")):
+        for column_label, column in (("figure", "cdla_figure"), ("text", "cdla_text"), ("title", own_title)):
+            expected = sum(sign * evaluation.matrices.full.confusion[evaluation.taxonomy.reference_index[row_label],
+                                                                     evaluation.taxonomy.prediction_index[column_label]]
+                           for sign, evaluation in ((-1, a), (1, b)) if column_label in evaluation.taxonomy.prediction_index)
+            assert difference.loc[row, column] == expected
+    assert difference.loc["gt_Text", "cdla_text"] == 6 - 12 and difference.loc["gt_Title", own_title] == 8
+    assert comparison.model_cell("b", "full", "gt_Text", "cdla_text") == ("gt_Text", "cdla015_text")
+    pages = comparison.pages_for_cell("gt_Title", own_title, view="full")
+    assert pages.to_dict("records") == [{"page": "p1", "pixels_a": 0.0, "pixels_b": 8.0, "b_minus_a": 8.0}]
+    assert comparison.difference("trimmed").confusion.columns.tolist() == ["Background", "cdla_figure", "cdla_text", own_title]
+
+
+def test_a_label_one_run_never_used_is_none_of_its_cells():
+    reference = _layout("gt", REFERENCE)
+    a, b = (evaluate_dataset(reference, _detector(name, boxes, "docling")) for name, boxes in (("cdla", STRICT), ("cdla015", LENIENT)))
+    assert compare(a, b).model_cell("a", "full", "gt_Title", "cdla015_title") is None
+
+
+def test_models_of_other_vocabularies_are_not_aligned(demo_a, demo_b):
+    assert not compare(demo_a, demo_b).aligned("full") and compare(demo_a, demo_b).difference_view("full") == "reduced"

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from tests.studio.helpers import _app, _no_exception
+from tore_engine.studio.compute import default_workers
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
 
@@ -56,7 +57,7 @@ def test_a_bad_url_parameter_is_ignored_with_one_notice(query, named):
     at = _app(**query)
     _no_exception(at)
     assert _notice(at) == f"{NOTICE}{named}."
-    assert at.session_state["_dataset"].taxonomy == "auto" and at.session_state["_dataset"].workers == 1
+    assert at.session_state["_dataset"].taxonomy == "auto" and at.session_state["_dataset"].workers == default_workers()
 
 
 def test_every_ignored_parameter_is_listed_in_the_same_notice_without_its_value(tmp_path, monkeypatch):

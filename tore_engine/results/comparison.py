@@ -1,9 +1,13 @@
 """Comparing two evaluations against the same reference: matrix differences and per-class deltas.
 
 A difference is only meaningful cell by cell when both matrices have the same rows and columns in
-the same order (single taxonomy, same classes). Across taxonomies, two views stay meaningful: the
-reduced 2x2 matrices, which are taxonomy-invariant (tore.md section 6.2), and, for each reference
-class, the shares of its pixels that go to Background, to its own class and elsewhere.
+the same order (single taxonomy, same classes), or when the two models predict one vocabulary
+(the same prediction labels, or one declared vocabulary such as Docling's: two thresholds or two
+checkpoints of one detector): then their matrices are aligned by their own labels, not by their
+class names, whose dual-taxonomy prefixes differ (`cdla_Text`, `cdla015_Text`). Otherwise two views
+stay meaningful: the reduced 2x2 matrices, which are taxonomy-invariant (tore.md section 6.2), and,
+for each reference class, the shares of its pixels that go to Background, to its own class and
+elsewhere.
 
 The tables a notebook reads are DataFrames with ASCII snake_case columns (`f1_a`, `f1_b`,
 `b_minus_a`, `own_class_b_minus_a`, ...); the app puts its own labels on them when it shows them.
@@ -132,12 +136,62 @@ def _page_changes(page_ids: list[str], a: np.ndarray, b: np.ndarray) -> pd.DataF
                          "b_minus_a": change[order]}, columns=CHANGE_COLUMNS)
 
 
-def _restricted(full: MatrixSet, a: MatrixSet, b: MatrixSet) -> MatrixSet:
-    """The full matrices' rows and columns that either trimmed view keeps, in class order."""
-    rows = [k for k, name in enumerate(full.rows) if name in a.rows or name in b.rows]
-    columns = [k for k, name in enumerate(full.columns) if name in a.columns or name in b.columns]
-    pick = np.ix_(rows, columns)
-    return MatrixSet([full.rows[k] for k in rows], [full.columns[k] for k in columns], full.confusion[pick], full.recall[pick], full.precision[pick])
+def shares_vocabulary(a: Evaluation, b: Evaluation) -> bool:
+    """Whether two models predict one vocabulary: the same prediction labels, or one declared
+    vocabulary (`Taxonomy.prediction_vocabulary`)."""
+    vocabulary = a.taxonomy.prediction_vocabulary
+    return (vocabulary is not None and vocabulary == b.taxonomy.prediction_vocabulary) or \
+        set(a.taxonomy.prediction_index) == set(b.taxonomy.prediction_index)
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """One axis of two matrices aligned by their own labels: the names shown (A's class names,
+    then B's for the labels A lacks), and each model's full-matrix index (None: it lacks the label)."""
+
+    names: list[str]
+    a: list[int | None]
+    b: list[int | None]
+
+    @classmethod
+    def of(cls, a: Evaluation, b: Evaluation, side: str) -> _Axis:
+        index_a, index_b = (getattr(e.taxonomy, f"{side}_index") for e in (a, b))
+        labels = list(dict.fromkeys([*sorted(index_a, key=index_a.__getitem__), *sorted(index_b, key=index_b.__getitem__)]))
+        names = [a.matrices.classes[0], *(a.matrices.classes[index_a[label]] if label in index_a else b.matrices.classes[index_b[label]]
+                                          for label in labels)]
+        return cls(names, [0, *(index_a.get(label) for label in labels)], [0, *(index_b.get(label) for label in labels)])
+
+    def index(self, model: str, name: str) -> int | None:
+        """A model's full-matrix index of the class shown as `name` (None: it lacks it)."""
+        return getattr(self, model)[self.names.index(name)]
+
+
+def _picked(values: np.ndarray, rows: list[int | None], columns: list[int | None]) -> np.ndarray:
+    """`values[rows][:, columns]`, zero where a row or column is None (the model lacks the label)."""
+    picked = np.zeros((len(rows), len(columns)))
+    have_rows = [(k, row) for k, row in enumerate(rows) if row is not None]
+    have_columns = [(k, column) for k, column in enumerate(columns) if column is not None]
+    picked[np.ix_([k for k, _ in have_rows], [k for k, _ in have_columns])] = values[np.ix_([row for _, row in have_rows],
+                                                                                          [column for _, column in have_columns])]
+    return picked
+
+
+def _aligned(comparison: Comparison, trimmed: bool) -> tuple[_Axis, _Axis, MatrixSet, MatrixSet]:
+    """Both models' full matrices on the axes of their own labels (reference labels down,
+    prediction labels across, Background first); with `trimmed`, without the rows and columns
+    that are zero in both."""
+    rows, columns = _Axis.of(comparison.a, comparison.b, "reference"), _Axis.of(comparison.a, comparison.b, "prediction")
+    sets = [MatrixSet(rows.names, columns.names, *(_picked(getattr(e.matrices.full, field), getattr(rows, model), getattr(columns, model))
+                                                    for field in ("confusion", "recall", "precision")))
+            for model, e in (("a", comparison.a), ("b", comparison.b))]
+    if trimmed:
+        either = (sets[0].confusion != 0) | (sets[1].confusion != 0)
+        kept_rows, kept_columns = np.flatnonzero(either.any(axis=1)).tolist(), np.flatnonzero(either.any(axis=0)).tolist()
+        rows = _Axis([rows.names[k] for k in kept_rows], [rows.a[k] for k in kept_rows], [rows.b[k] for k in kept_rows])
+        columns = _Axis([columns.names[k] for k in kept_columns], [columns.a[k] for k in kept_columns], [columns.b[k] for k in kept_columns])
+        pick = np.ix_(kept_rows, kept_columns)
+        sets = [MatrixSet(rows.names, columns.names, m.confusion[pick], m.recall[pick], m.precision[pick]) for m in sets]
+    return rows, columns, sets[0], sets[1]
 
 
 @dataclass(frozen=True, repr=False)
@@ -154,11 +208,28 @@ class Comparison:
 
     def difference_view(self, view: str = "trimmed") -> str:
         """The view `difference(view)` subtracts on: `view` itself when both models' matrices line
-        up, or, for two trimmed matrices of one class list, `trimmed` over the union of both trimmed
-        class lists; otherwise `reduced`, which is taxonomy-invariant."""
-        if comparable(view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)):
+        up, or when the two models predict one vocabulary (`aligned`); otherwise `reduced`, which is
+        taxonomy-invariant."""
+        if comparable(view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)) or self.aligned(view):
             return view
-        return "trimmed" if self.a.matrices.classes == self.b.matrices.classes and view == "trimmed" else "reduced"
+        return "reduced"
+
+    def aligned(self, view: str = "trimmed") -> bool:
+        """Whether `difference(view)` aligns the two models' classes by their own labels: a full or
+        trimmed view whose matrices do not line up as they are, of two models that predict one
+        vocabulary (`shares_vocabulary`)."""
+        return (view != "reduced" and shares_vocabulary(self.a, self.b)
+                and not comparable(view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)))
+
+    def model_cell(self, model: str, view: str, row: str, column: str) -> tuple[str, str] | None:
+        """The cell (row class, column class) of `difference(view)` in model `model`'s (`a` or `b`)
+        own class names; None when that model lacks either label."""
+        if not self.aligned(view):
+            return row, column
+        rows, columns, *_ = _aligned(self, view == "trimmed")
+        evaluation = {"a": self.a, "b": self.b}[model]
+        indices = rows.index(model, row), columns.index(model, column)
+        return None if None in indices else (evaluation.matrices.classes[indices[0]], evaluation.matrices.classes[indices[1]])  # type: ignore[index]
 
     def difference(self, view: str = "trimmed") -> MatrixFrames:
         """B minus A cell by cell as DataFrames (confusion, recall, precision), on the view both
@@ -174,7 +245,12 @@ class Comparison:
         basis, difference = self.difference_view(view), difference_arrays(self, view)
         class_index(difference.rows, row, f"reference (row) class of the {basis} difference")
         class_index(difference.columns, column, f"predicted (column) class of the {basis} difference")
-        return _page_changes(self.a.page_ids, cell_page_values(self.a, basis, row, column), cell_page_values(self.b, basis, row, column))
+
+        def values(model: str, evaluation: Evaluation) -> np.ndarray:
+            cell = self.model_cell(model, basis, row, column)
+            return np.zeros(len(evaluation.page_ids)) if cell is None else cell_page_values(evaluation, basis, *cell)
+
+        return _page_changes(self.a.page_ids, values("a", self.a), values("b", self.b))
 
     def pages_for_outcome(self, label: str, outcome: str) -> pd.DataFrame:
         """The pages behind one bar of `per_class` (reference class `label`, one of `OUTCOMES`),
@@ -205,15 +281,14 @@ class Comparison:
 
 
 def difference_arrays(comparison: Comparison, view: str = "trimmed") -> MatrixSet:
-    """`Comparison.difference` as arrays (what the app draws): full or trimmed, the union of the two
-    trimmed class lists in single mode; the reduced view otherwise."""
+    """`Comparison.difference` as arrays (what the app draws): full or trimmed, as they are or
+    aligned by the models' own labels (`Comparison.aligned`); the reduced view otherwise."""
     a_matrices, b_matrices = comparison.a.matrices, comparison.b.matrices
     if comparison.difference_view(view) == "reduced":
         return matrix_difference(a_matrices.reduced, b_matrices.reduced)
-    a, b = view_matrices(a_matrices, view), view_matrices(b_matrices, view)
-    if comparable(a, b):
-        return matrix_difference(a, b)
-    return matrix_difference(*(_restricted(m.full, a, b) for m in (a_matrices, b_matrices)))
+    if comparison.aligned(view):
+        return matrix_difference(*_aligned(comparison, view == "trimmed")[2:])
+    return matrix_difference(view_matrices(a_matrices, view), view_matrices(b_matrices, view))
 
 
 def compare(a: Evaluation, b: Evaluation) -> Comparison:

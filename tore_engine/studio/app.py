@@ -31,6 +31,7 @@ def main() -> None:
         st.Page(PAGES / "matrices.py", title="Matrices", url_path="start", default=True),
         st.Page(PAGES / "matrices.py", title="Matrices", url_path="matrices", visibility="hidden"),
         st.Page(PAGES / "overlays.py", title="Overlays", url_path="overlays"),
+        st.Page(PAGES / "models.py", title="Models", url_path="models"),
         st.Page(PAGES / "compare.py", title="Compare", url_path="compare"),
         st.Page(PAGES / "scores.py", title="Scores", url_path="scores"),
     ]

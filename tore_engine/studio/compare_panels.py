@@ -59,11 +59,12 @@ class Target:
     def name(self) -> str:
         return f"{self.row}: {self.outcome}" if self.outcome else cell_name((self.row, self.column))
 
-    def cell_of(self, evaluated: Evaluated) -> tuple[str, str] | None:
-        """The cell this target is in one model's own classes (None: no single cell)."""
+    def cell_of(self, comparison: Comparison, model: str) -> tuple[str, str] | None:
+        """The cell this target is in model `model`'s (`a` or `b`) own classes (None: no single
+        cell, or a label that model lacks)."""
         if self.outcome is None:
-            return self.row, self.column
-        return outcome_cell(evaluated.evaluation, self.row, self.outcome)
+            return comparison.model_cell(model, self.view, self.row, self.column)
+        return outcome_cell(getattr(comparison, model), self.row, self.outcome)
 
     def cell_view(self) -> str:
         return cell_view(self.view) if self.outcome is None else "full"
@@ -94,8 +95,10 @@ def _basis_caption(comparison: Comparison, view: str) -> str:
         return (f"The two models' {VIEW_LABELS[view]} matrices have different classes, so they cannot be subtracted cell by cell. "
                 "The reduced 2x2 Background/Foreground matrices are taxonomy-invariant (the same numbers in single and dual mode), "
                 "so B − A below compares those.")
-    if basis == "trimmed" and view == "trimmed" and difference_arrays(comparison, view).rows != comparison.a.matrices.trimmed.rows:
-        return "B − A over the union of both models' zero-trimmed classes (a class either model keeps is shown for both)."
+    if comparison.aligned(view):
+        return (f"B − A cell by cell on the {VIEW_LABELS[basis]} matrices, lined up by the models' own labels: they predict one "
+                "vocabulary (the same classes, or one declared label set), so a class either model has is shown for both, under "
+                "A's name where A has it (a model's class names may differ by their dual-taxonomy prefix).")
     return f"B − A cell by cell on the {VIEW_LABELS[basis]} matrices (both models have the same classes)."
 
 
@@ -144,9 +147,9 @@ def _pages(comparison: Comparison, target: Target) -> pd.DataFrame:
     return comparison.pages_for_cell(target.row, target.column, view=target.view)
 
 
-def target_pages(comparison: Comparison, target: Target, a: tuple[str, Evaluated], b: tuple[str, Evaluated], labels: dict[str, str]) -> None:
+def target_pages(comparison: Comparison, target: Target, models: tuple[str, str], labels: dict[str, str]) -> None:
     """The pages behind the chosen target, most changed first, each opening in Overlays with the
-    model (`a` and `b`: each model's letter and evaluation) chosen by its button."""
+    model (`models`: the letters of A and B) chosen by its button, on that model's own cell."""
     table = _pages(comparison, target).rename(columns=CHANGE_LABELS)
     name = plain_for_markdown(target.name())
     if table.empty:
@@ -154,16 +157,16 @@ def target_pages(comparison: Comparison, target: Target, a: tuple[str, Evaluated
         return
     st.markdown(f"**{name}: {len(table):,} pages**, where B differs most from A first (pixels of each model). "
                 "Select one to open it in Overlays, or show it below with the three panes.")
-    targets = [OpenTarget(model, target.cell_of(evaluated), target.cell_view(), f"Open {plain_for_markdown(labels[model])}")
-               for model, evaluated in (a, b)]
+    targets = [OpenTarget(model, target.cell_of(comparison, role), target.cell_view(), f"Open {plain_for_markdown(labels[model])}")
+               for role, model in zip("ab", models)]
     pages_to_open(table, f"target-{target.name()}", targets, CHANGE_CONFIG)
 
 
-def three_pane_cells(target: Target | None, a: Evaluated, b: Evaluated) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+def three_pane_cells(target: Target | None, comparison: Comparison) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
     """The cell each model's pane highlights for the chosen target (in its own classes)."""
     if target is None:
         return None, None
-    return target.cell_of(a), target.cell_of(b)
+    return target.cell_of(comparison, "a"), target.cell_of(comparison, "b")
 
 
 def target_view(target: Target | None) -> str:

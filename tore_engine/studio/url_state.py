@@ -27,6 +27,7 @@ VIEW_MODE = "_view_mode"  # the taxonomy mode the matrix view control last showe
 _SHARED = "_url"  # the values this run puts in the URL
 _IGNORED = "_url_ignored"  # parameter -> why it was ignored, this run
 _NOTICE = "_url_notice"  # the placeholder of the warning at the top of the page
+_SWITCH = "_switch_to"  # a page (and values for its URL) a callback asked to go to
 
 
 @dataclass(frozen=True)
@@ -177,9 +178,18 @@ def request_page(page_id: str, model: str, cell: tuple[str, str] | None = None, 
     st.session_state["_open_overlays"] = True
 
 
+def request_switch(page: str, **values: str) -> None:
+    """Widget callback: go to `page` on this run (see `follow_page_request`), these values in its URL."""
+    st.session_state[_SWITCH] = (page, values)
+
+
 def follow_page_request() -> None:
-    """Switch to the Overlays page if a callback asked for it, keeping the view in the URL."""
-    if st.session_state.pop("_open_overlays", False):
-        state = st.session_state
+    """Switch to the page a callback asked for (Overlays with a page, `request_page`; another with
+    `request_switch`), keeping the view in the URL."""
+    state = st.session_state
+    if state.pop("_open_overlays", False):
         st.switch_page(OVERLAYS_PAGE, query_params=url_params(page=state["page"], model=state["model"], cell=state.get("cell"),
                                                               view=state.get("view")))
+    if (switch := state.pop(_SWITCH, None)) is not None:
+        page, values = switch
+        st.switch_page(page, query_params=url_params(**values))

@@ -36,7 +36,7 @@ def both_against_the_reference(dataset: Dataset, first: str, second: str) -> Non
     target = compare_panels.chosen_target()
     labels = {first: a.title, second: b.title}
     if target is not None:
-        compare_panels.target_pages(comparison, target, (first, a), (second, b), labels)
+        compare_panels.target_pages(comparison, target, (first, second), labels)
     _three_panes(dataset, comparison, target, a, b)
 
 
@@ -46,7 +46,7 @@ def _three_panes(dataset: Dataset, comparison, target, a: Evaluated, b: Evaluate
     overlay_panels.page_picker_table(deltas.sort_values("B − A", kind="stable").head(20), "page-deltas",
                                      "Pages where B differs most from A (reduced Foreground F1, B worse first); select one to show it")
     page_id = navigator.page_navigator(a)
-    cell_a, cell_b = compare_panels.three_pane_cells(target, a, b)
+    cell_a, cell_b = compare_panels.three_pane_cells(target, comparison)
     models = [overlay_panels.PaneModel(a, f"A: {a.title}", cell_a), overlay_panels.PaneModel(b, f"B: {b.title}", cell_b)]
     if target is not None:
         st.caption(f"Highlighted in each model's pane: its pixels of {plain_for_markdown(target.name())} "

@@ -1,0 +1,21 @@
+"""Models: every model of the dataset against its one reference, side by side (`model_table`);
+a row opens its matrices, two rows go to Compare."""
+
+import streamlit as st
+
+from tore_engine.studio import model_table, url_state
+from tore_engine.studio.evaluations import model_evaluation
+from tore_engine.studio.sidebar import MODELS, Dataset
+
+dataset: Dataset = st.session_state["_dataset"]
+url_state.follow_page_request()
+st.title("Models against the reference")
+if dataset.is_demo:
+    st.caption("Demo: models A and B are simulated. Set more models under Number of models, with paths on the server or uploads.")
+models = [model for model in MODELS if model in dataset.models]
+if dataset.reference is None or not models:
+    st.info("Choose a reference and one or more predictions (models A, B, ...) in the sidebar.")
+    st.stop()
+evaluated = {model: entry for model in models if (entry := model_evaluation(dataset, model)) is not None}
+if evaluated:
+    model_table.models_view(evaluated)

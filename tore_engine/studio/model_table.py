@@ -1,0 +1,77 @@
+"""Several models against one reference, in one table: each model's reduced Foreground recall,
+precision and F1, its mAP when the evaluation has one, and each class's F1 (single taxonomy);
+a row opens that model's matrices, any two rows go to Compare.
+
+`models_table` is plain pandas (tested without Streamlit); `models_view` wires it to the page.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.evaluation import Evaluation
+from tore_engine.studio import tables, url_state
+from tore_engine.studio.evaluations import Evaluated
+
+MATRICES_PAGE, COMPARE_PAGE = "app_pages/matrices.py", "app_pages/compare.py"
+SCORES = {"foreground_recall": "Foreground recall", "foreground_precision": "Foreground precision", "foreground_f1": "Foreground F1"}
+MAP_COLUMNS = {"map": "mAP", "map_50": "mAP@50"}
+F1_PREFIX = "F1 "  # a class's F1 column: "F1 Text"
+TABLE_KEY = "models-table"
+
+
+def _foreground(evaluation: Evaluation) -> dict[str, float]:
+    recall, precision = evaluation.matrices.foreground
+    f1 = 2 * recall * precision / (recall + precision) if recall + precision else 0.0
+    return dict(zip(SCORES, (recall, precision, f1)))
+
+
+def _map(evaluation: Evaluation) -> dict[str, float | None]:
+    report = evaluation.map
+    return {name: None if report is None else getattr(report, name) for name in MAP_COLUMNS}
+
+
+def models_table(evaluated: dict[str, Evaluated]) -> pd.DataFrame:
+    """One row a model (its letter, title, taxonomy mode), the scores, mAP and mAP@50 (empty
+    without boxes to rank, or in dual mode), then one F1 column a class, in the order the classes
+    first come (empty where a model does not score that class: dual taxonomy, or another class
+    list)."""
+    rows = []
+    for model, entry in evaluated.items():
+        evaluation = entry.evaluation
+        per_class = evaluation.matrices.per_class or {}
+        rows.append({"model": model, "name": entry.title, "taxonomy": evaluation.matrices.mode, **_foreground(evaluation),
+                     **_map(evaluation), **{f"{F1_PREFIX}{name}": scores["f1"] for name, scores in per_class.items()}})
+    table = pd.DataFrame(rows)
+    return table.rename(columns={**SCORES, **MAP_COLUMNS}).astype({label: float for label in MAP_COLUMNS.values()})
+
+
+def _column_config(table: pd.DataFrame) -> dict:
+    return {name: tables.score_column() for name in table.columns if name in SCORES.values() or name in MAP_COLUMNS.values()
+            or name.startswith(F1_PREFIX)}
+
+
+def _open(page: str, **state: str) -> None:
+    """Button callback: go to `page` with these choices (`model`, or `cmp_a` and `cmp_b`)."""
+    st.session_state.update(state)
+    url_state.request_switch(page, **state)
+
+
+def models_view(evaluated: dict[str, Evaluated]) -> None:
+    """The table of models; select one row to open its matrices, two to compare them."""
+    table = models_table(evaluated)
+    st.dataframe(table, key=TABLE_KEY, hide_index=True, selection_mode="multi-row", on_select="rerun", width="stretch",
+                 column_config=_column_config(table))
+    chosen = [table["model"].iloc[row] for row in st.session_state[TABLE_KEY].selection.rows]
+    left, right, note = st.columns([2, 2, 5], vertical_alignment="center")
+    left.button("Open its matrices", type="primary", disabled=len(chosen) != 1, on_click=_open,
+                args=(MATRICES_PAGE,), kwargs={"model": chosen[0]} if len(chosen) == 1 else {})
+    right.button("Compare the two", type="primary", disabled=len(chosen) != 2, on_click=_open,
+                 args=(COMPARE_PAGE,), kwargs={"cmp_a": chosen[0], "cmp_b": chosen[1]} if len(chosen) == 2 else {})
+    note.caption("Select one row to open its matrices, two to compare them (the first selected is A). Foreground scores are the "
+                 "reduced 2x2 view's; mAP is COCO's over the same boxes (single taxonomy, scores ranked), empty otherwise.")
+    if table.filter(like=F1_PREFIX).isna().to_numpy().any():
+        st.caption(f"An empty {plain_for_markdown(F1_PREFIX.strip())} cell: that model does not score the class (another class "
+                   "list, or dual taxonomy, where the diagonal means nothing).")
