@@ -49,7 +49,7 @@ class ReportContent:
         rows = page_foreground_rows(self.page_ids, self.page_pixels, self.page_reduced)
         if self.map is None:
             return rows
-        return [(*row, *values) for row, values in zip(rows, self.map.page_values())]
+        return list(map(tuple.__add__, rows, self.map.page_values()))
 
     def per_class_columns(self) -> tuple[str, ...]:
         return PER_CLASS_COLUMNS + (MAP_CLASS_COLUMNS if self.map is not None else ())
