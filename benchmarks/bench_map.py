@@ -2,23 +2,25 @@
 2.0.11 on the same synthetic DocLayNet-like pages, in one run; then tore_engine alone at 100,000 pages.
 
 - 1,000 pages (`benchmarks/synthetic.py`, seed 0, 20 reference boxes a page, scored predictions):
-  tore_engine's compiled path (kernels loaded, CPU time of matching + summarising, best of 3), its
-  NumPy path (once), the reference's `MAPLayoutEvaluator.evaluate_dataset` (per page and over all
-  pages, as `LayoutMetrics` runs it; CPU time of that call, in its own environment: see
-  tests/metrics/oracles.py) and pycocotools (COCOeval over all pages, and once more per page).
+  tore_engine's compiled path (kernels loaded, CPU time of matching + summarising) and the
+  reference's `MAPLayoutEvaluator.evaluate_dataset` (per page and over all pages, as
+  `LayoutMetrics` runs it; CPU time of that call, in its own environment: see
+  tests/metrics/oracles.py) in turn, `--rounds` times (medians); then tore_engine's NumPy path and
+  pycocotools (COCOeval over all pages, and once more per page), once each.
   Every figure is compared: the `docling` convention with the reference exactly (float32 values),
   `coco` with pycocotools within 1e-12.
 - 100,000 pages (those 1,000 repeated): matching in one process, and in chunks of 5,000 pages on
   two worker processes forked after loading the kernels; merging and summarising in the driver.
   CPU times, which hardly depend on what else the shared machine runs, and wall times.
 
-    .venv/bin/python -m benchmarks.bench_map [--pages 1000] [--large 100000] [--skip-reference]
+    .venv/bin/python -m benchmarks.bench_map [--pages 1000] [--rounds 3] [--large 100000] [--skip-reference]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -96,18 +98,30 @@ def docling_agrees(result, expected: dict) -> bool:
             and all(same(result.per_class[names[name]][0], value) for name, value in expected["map_per_class"].items()))
 
 
-def compare_at(count: int, skip_reference: bool) -> None:
+def compare_at(count: int, skip_reference: bool, rounds: int) -> None:
+    """Ours and the reference in turn, `rounds` times (the shared machine's load falls on both
+    alike), then each convention's agreement with its reference."""
     pages = synthetic_pages(count)
     boxes = sum(len(p[0][1]) + len(p[1][1]) for p in pages)
     print(f"\n{count:,} pages, {boxes:,} boxes (both sides)")
     load_start = time.perf_counter()
     map_kernel.matching.load(), map_kernel.accumulating.load()
     print(f"  loading the two compiled kernels (numba import included): {time.perf_counter() - load_start:.2f} s wall")
-    results, ours_seconds = {}, {}
-    for convention in CONVENTIONS:
-        seconds, results[convention] = ours(pages, convention, map_kernel.ALWAYS, 3)
-        ours_seconds[convention] = seconds
-        print(f"  tore_engine {convention:8s} compiled: {seconds:.3f} s CPU ({seconds / count * 1e3:.3f} ms a page)")
+    with_reference = not skip_reference and REFERENCE_PYTHON.exists()
+    results, ours_seconds, reference_seconds, run = {}, {name: [] for name in CONVENTIONS}, [], None
+    for round_number in range(rounds):
+        for convention in CONVENTIONS:
+            seconds, results[convention] = ours(pages, convention, map_kernel.ALWAYS, 1)
+            ours_seconds[convention].append(seconds)
+        line = f"  round {round_number + 1}: tore_engine " + ", ".join(f"{name} {seconds[-1]:.3f} s" for name, seconds in ours_seconds.items())
+        if with_reference:
+            run = timed_docling_reference([docling_case(pages, [str(k) for k in range(CLASSES)])])[0]
+            reference_seconds.append(run["cpu_seconds"])
+            line += f"; docling-metrics-layout {run['cpu_seconds']:.2f} s (CPU)"
+        print(line, flush=True)
+    for convention, seconds in ours_seconds.items():
+        best, median = min(seconds), statistics.median(seconds)
+        print(f"  tore_engine {convention:8s} compiled: {median:.3f} s CPU median (best {best:.3f}; {median / count * 1e3:.3f} ms a page)")
     numpy_seconds, numpy_result = ours(pages, "coco", map_kernel.NUMPY, 1)
     print(f"  tore_engine coco     NumPy path: {numpy_seconds:.2f} s CPU ({numpy_seconds / count * 1e3:.2f} ms a page); "
           f"same figures as compiled: {numpy_result.per_class == results['coco'].per_class and np.array_equal(numpy_result.pages, results['coco'].pages, equal_nan=True)}")
@@ -116,15 +130,14 @@ def compare_at(count: int, skip_reference: bool) -> None:
     coco_seconds = time.process_time() - start
     print(f"  pycocotools (over all pages, then each page alone): {coco_seconds:.2f} s CPU; "
           f"coco convention's largest difference: {coco_agrees(results['coco'], oracle):.1e}")
-    if skip_reference or not REFERENCE_PYTHON.exists():
+    if run is None:
         print(f"  docling-metrics-layout: skipped (no reference environment at {REFERENCE_PYTHON})")
         return
-    run = timed_docling_reference([docling_case(pages, [str(k) for k in range(CLASSES)])])[0]
-    reference_seconds = run["cpu_seconds"]
-    print(f"  docling-metrics-layout 0.17.0 evaluate_dataset: {reference_seconds:.2f} s CPU ({reference_seconds / count * 1e3:.1f} ms a page); "
-          f"docling convention equal: {docling_agrees(results['docling'], run['evaluation'])}")
-    print(f"  ratio reference / tore_engine (docling convention, CPU): {reference_seconds / ours_seconds['docling']:.0f}x; "
-          f"pycocotools / tore_engine (coco): {coco_seconds / ours_seconds['coco']:.0f}x")
+    reference = statistics.median(reference_seconds)
+    print(f"  docling-metrics-layout 0.17.0 evaluate_dataset: {reference:.2f} s CPU median (best {min(reference_seconds):.2f}; "
+          f"{reference / count * 1e3:.1f} ms a page); docling convention equal: {docling_agrees(results['docling'], run['evaluation'])}")
+    print(f"  ratio reference / tore_engine (docling convention, CPU medians): {reference / statistics.median(ours_seconds['docling']):.0f}x; "
+          f"pycocotools / tore_engine (coco): {coco_seconds / statistics.median(ours_seconds['coco']):.0f}x")
 
 
 def _match_chunk(bounds: tuple[int, int]) -> tuple[PageMatches, float]:
@@ -179,9 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--skip-reference", action="store_true", help="leave out docling-metrics-layout")
+    parser.add_argument("--rounds", type=int, default=3, help="ours and the reference in turn, this many times")
     arguments = parser.parse_args(argv)
     print(machine_line())
-    compare_at(arguments.pages, arguments.skip_reference)
+    compare_at(arguments.pages, arguments.skip_reference, arguments.rounds)
     if arguments.large:
         large(arguments.large)
     return 0
