@@ -46,22 +46,23 @@ def _annotations(pages: list, side: int) -> list[dict]:
     return annotations
 
 
-def _coco_run(pages: list, class_count: int, image_id: int | None = None, summarised: bool = True):
-    """pycocotools' COCOeval with its default parameters over all pages, or over page `image_id`
-    alone (its images restricted to it), evaluated (and accumulated and summarised)."""
+def _coco_run(sides: list[list[dict]], page_count: int, class_count: int, image_id: int | None = None, summarised: bool = True):
+    """pycocotools' COCOeval with its default parameters on both sides' annotations (`_annotations`)
+    over all pages, or over page `image_id` alone (its images restricted to it), evaluated (and
+    accumulated and summarised)."""
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
     def dataset(annotations: list[dict]) -> COCO:
         coco = COCO()
-        coco.dataset = {"images": [{"id": page + 1} for page in range(len(pages))],
+        coco.dataset = {"images": [{"id": page + 1} for page in range(page_count)],
                         "categories": [{"id": label + 1} for label in range(class_count)],
                         "annotations": [a for a in annotations if image_id in (None, a["image_id"])]}
         coco.createIndex()
         return coco
 
     with contextlib.redirect_stdout(io.StringIO()):
-        evaluation = COCOeval(dataset(_annotations(pages, 0)), dataset(_annotations(pages, 1)), "bbox")
+        evaluation = COCOeval(dataset(sides[0]), dataset(sides[1]), "bbox")
         if image_id is not None:
             evaluation.params.imgIds = [image_id]
         evaluation.evaluate()
@@ -79,10 +80,11 @@ def coco_oracle(pages: list, class_count: int) -> dict:
         defined = values[values > -1]
         return float(np.mean(defined)) if len(defined) else -1.0
 
-    whole = _coco_run(pages, class_count)
+    sides = [_annotations(pages, side) for side in (0, 1)]
+    whole = _coco_run(sides, len(pages), class_count)
     used = {int(label) for page in pages for side in page for label in np.asarray(side[1]).tolist()}
     per_class = {label: (mean(whole.eval["precision"][:, :, label, 0, -1]), mean(whole.eval["recall"][:, label, 0, -1])) for label in sorted(used)}
-    page_stats = [tuple(float(v) for v in _coco_run(pages, class_count, page + 1).stats[:3]) for page in range(len(pages))]
+    page_stats = [tuple(float(v) for v in _coco_run(sides, len(pages), class_count, page + 1).stats[:3]) for page in range(len(pages))]
     return {"stats": dict(zip(STATS, (float(v) for v in whole.stats))), "per_class": per_class, "pages": page_stats}
 
 
@@ -95,7 +97,8 @@ def coco_detections(pages: list, class_count: int, min_score: float) -> tuple[np
         keep = np.ones(len(classes), bool) if scores is None else ~(np.asarray(scores) < min_score)
         return np.asarray(xyxy).reshape(-1, 4)[keep], np.asarray(classes)[keep], None if scores is None else np.asarray(scores)[keep]
 
-    evaluation = _coco_run([(reference, kept(prediction)) for reference, prediction in pages], class_count, summarised=False)
+    kept_pages = [(reference, kept(prediction)) for reference, prediction in pages]
+    evaluation = _coco_run([_annotations(kept_pages, side) for side in (0, 1)], len(pages), class_count, summarised=False)
     true, false = np.zeros(class_count, np.int64), np.zeros(class_count, np.int64)
     for image in evaluation.evalImgs:
         if image is None or image["aRng"] != [0, 1e10]:
