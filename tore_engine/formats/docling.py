@@ -13,7 +13,7 @@ of them, read with docling-core (the maintained library that defines the format)
   `--page-images` folder or beside the JSON, when it is there; else the page image the document
   embeds as a data URI (`pages[n].image.uri`), read by `embedded_page_image` when drawn.
 
-The file's bytes pass through `tore_engine.inputs` first (size bound, depth and duplicate keys);
+The file's bytes pass through `tore_engine.io` first (size bound, depth and duplicate keys);
 pydantic's validation errors become one paragraph naming the file and the JSON path.
 """
 

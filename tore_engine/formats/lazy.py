@@ -6,7 +6,7 @@ spans of its pages, a path and a few numbers, and the worker reads and decodes j
 into columns, checked as the whole-file reader checks them. So the driver's memory does not grow
 with the boxes, and with several workers (or a Dask cluster sharing the files at the same paths)
 the decoding is spread over them. The index records the version of the file it was read from
-(`inputs.FileStamp`: inode, size, write and change times), and a worker reads only from that
+(`io.files.FileStamp`: inode, size, write and change times), and a worker reads only from that
 version: a file rewritten or replaced during the run is an error that names it, never a report
 mixing two versions.
 

@@ -121,7 +121,7 @@ def _metadata(schema: "pyarrow.Schema", source: str) -> tuple[str | None, list[s
 
 
 def _taxonomy(text: bytes | None, source: str) -> list[str] | None:
-    """`tore.taxonomy`, read as any JSON input is (`inputs.parse_json`: its depth and keys scanned
+    """`tore.taxonomy`, read as any JSON input is (`io.json.parse_json`: its depth and keys scanned
     before a parser sees it), its problems named with the key."""
     if text is None:
         return None

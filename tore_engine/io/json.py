@@ -4,6 +4,12 @@ A JSON text is first scanned for its structure (`scan_json`): nesting deeper tha
 and duplicate keys are errors, so no parser ever sees a hostile depth and no value silently replaces
 another. Then msgspec decodes it against the reader's strict schema (`decode_json`): unknown keys,
 missing keys and wrong types become errors that name where they are.
+
+Below `KERNEL_MIN_BYTES` the rules are checked by the NumPy structure scan, the fastest check that
+loads no numba (benchmarks/RESULTS.md, "JSON rules (issue 21)": the standard library's
+`object_pairs_hook` is as fast up to about 1 MB but 1.5x slower at 8 MiB, and could not say where a
+repeated key is nor give the readers their spans); from there on, by the compiled scan, whose
+bounded memory pays for loading numba.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The JSON structure scan compiled with Numba: one pass over the bytes, memory bounded by the keys
 of the objects open at any moment, whatever the file's size.
 
-It checks the same rules as the NumPy scan in `tore_engine.inputs` (nesting depth, keys repeated in
+It checks the same rules as the NumPy scan in `tore_engine.io.json` (nesting depth, keys repeated in
 one object) and finds the same spans (the top-level object's values, the items of the top-level
 array or of the arrays directly in the top-level object), for files too large for the NumPy scan's
 whole-file arrays. The NumPy scan stays the reference: tests check both agree on generated texts.
 
 Keys written with escapes cannot be compared byte for byte; the kernel lists the objects that have
-one and `inputs` compares their keys by their decoded text.
+one and `io.json` compares their keys by their decoded text.
 """
 
 from __future__ import annotations
