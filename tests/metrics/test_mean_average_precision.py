@@ -30,6 +30,7 @@ from tore_engine.metrics.mean_average_precision import (
     convention_named,
     match_pages,
     mean_average_precision,
+    merged_matches,
     page_statistics,
     summarise,
 )
@@ -204,8 +205,11 @@ def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):
     chunks = [(0, 7), (7, 8), (8, 31), (31, 40)]
     parts = [match_pages(SideBoxes.from_pages([(xyxy, classes, None) for (xyxy, classes), _ in pages[a:b]]),
                          SideBoxes.from_pages([boxes for _, boxes in pages[a:b]]), 4, COCO) for a, b in chunks]
-    assert _matches_equal(PageMatches.merged(parts), whole)
-    assert summarise(PageMatches.merged(parts), COCO).per_class == summarise(whole, COCO).per_class
+    assert _matches_equal(PageMatches.merged(parts), whole) and _matches_equal(merged_matches(parts), whole)  # NumPy; this path
+    assert summarise(merged_matches(parts), COCO).per_class == summarise(whole, COCO).per_class
+    assert _matches_equal(map_kernel.merged(parts), whole)  # compiled, whatever the path
+    singles = [match_pages(SideBoxes.from_pages([(xyxy, classes, None)]), SideBoxes.from_pages([boxes]), 4, COCO) for (xyxy, classes), boxes in pages]
+    assert any(len(part.classes) == 0 for part in singles) and _matches_equal(map_kernel.merged(singles), whole)  # 40 runs, some empty
 
 
 def test_the_compiled_path_writes_the_numpy_records_bit_for_bit():

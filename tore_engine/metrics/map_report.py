@@ -19,6 +19,7 @@ from tore_engine.metrics.mean_average_precision import (
     MeanAveragePrecision,
     PageStatistics,
     convention_named,
+    merged_matches,
     summarise,
 )
 
@@ -43,7 +44,7 @@ class MapState:
     def merged(cls, parts: Sequence["MapState"]) -> "MapState":
         if not parts or len({part.convention for part in parts}) != 1:
             raise ValueError("mAP states merge only in one convention, and at least one is needed")
-        return cls(parts[0].convention, PageMatches.merged([part.matches for part in parts]),
+        return cls(parts[0].convention, merged_matches([part.matches for part in parts]),
                    sum(part.predicted for part in parts), sum(part.unscored for part in parts))
 
     @property
