@@ -208,7 +208,7 @@ def test_overlays_agreement_and_compare_pages(server, page):
     _wait_for_plot(page)
     _wait_idle(page)
     titles = _plot_titles(page)
-    assert "single taxonomy: model A (simulated)" in titles[0] and "dual taxonomy: model B (simulated)" in titles[1]  # each its own name
+    assert "single taxonomy: model A (model-a, simulated)" in titles[0] and "dual taxonomy: model B (model-b, simulated)" in titles[1]  # each its own name
     assert _checked(page, "Matrix") == "zero-trimmed"  # a dual model is compared: the trimmed view
     _shot(page, "05_compare")
     difference = _plot_index(page, "B − A, recall")
@@ -219,8 +219,11 @@ def test_overlays_agreement_and_compare_pages(server, page):
     listed.wait_for(timeout=20_000)
     _wait_idle(page)
     _shot(page, "05b_compare_difference_clicked")
-    page.get_by_role("tab", name="Model B against model A").click()
-    page.wait_for_timeout(1000)
+    page.get_by_role("tab", name="B read against A").click()
+    page.wait_for_url("**cmp=pair**", timeout=30_000)  # the tab in the URL
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert "recall (zero-trimmed), B against A" in _plot_titles(page)[0]  # only the open tab ran
     _shot(page, "06_model_against_model")
 
 
@@ -229,11 +232,11 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
     _wait_for_plot(page)
     _wait_idle(page)
     assert _checked(page, "Matrix") == "full"
-    page.locator("[data-testid=stRadio] label", has_text="model B (simulated)").click()
+    page.locator("[data-testid=stRadio] label", has_text="model B (").click()
     page.wait_for_function(f"() => document.querySelector('{PLOT}').layout.yaxis.ticktext.length === 12")
     _wait_idle(page)
     assert _checked(page, "Matrix") == "zero-trimmed"  # not the full 18 x 18 with its empty quadrants
-    page.locator("[data-testid=stRadio] label", has_text="model A (simulated)").click()
+    page.locator("[data-testid=stRadio] label", has_text="model A (").click()
     _wait_idle(page)
     assert _checked(page, "Matrix") == "full"
     subset = page.locator(".st-key-classes input")
@@ -378,3 +381,78 @@ def _wait_until(condition, limit: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.2)
+
+
+# --- issue 24: every control in the URL and followed, worst first, several models ---------------------
+
+
+def _bar_classes(page) -> list[str]:
+    """The classes of the per-class bar chart, as drawn."""
+    return page.evaluate(f"""() => [...document.querySelectorAll('{PLOT}')].map(p => p.data)
+        .find(data => data[0].type === 'bar')[0].x""")
+
+
+def test_classes_to_show_follow_the_url_into_every_chart_and_a_reduced_view_stays_on_compare(server, page):
+    page.goto(f"{server}/?classes=Text&classes=Table")
+    _wait_for_plot(page)
+    _wait_idle(page)
+    rows, columns = _heatmap_labels(page)
+    assert rows == columns == ["Table", "Text"] and _bar_classes(page) == ["Table", "Text"]
+    page.get_by_text("Unweighted means over the 2 classes shown chosen in Classes to show").wait_for()
+    page.locator("[data-testid=stRadio] label", has_text="reduced 2x2").click()
+    page.wait_for_url("**view=reduced**", timeout=30_000)
+    _wait_idle(page)
+    page.get_by_role("link", name="Compare").click()
+    page.wait_for_url("**/compare**", timeout=30_000)
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert _checked(page, "Matrix") == "reduced 2x2" and "view=reduced" in page.url  # not zero-trimmed (issue 24)
+    _shot(page, "12_compare_keeps_reduced")
+
+
+def test_worst_first_opens_the_worst_page(server, page, demo_evaluation):
+    page.goto(f"{server}/overlays?page=paper-b%2Fp3")
+    page.get_by_text("Page paper-b/p3:").wait_for(timeout=60_000)
+    _wait_idle(page)
+    page.locator(".st-key-order").get_by_role("combobox").click()
+    page.get_by_role("option", name="worst reduced F1 first").click()
+    worst = demo_evaluation.pages["foreground_f1"].idxmin()
+    page.get_by_text(f"Page {worst}: 1 of 26 in worst reduced F1 first").wait_for(timeout=30_000)
+    page.wait_for_url(f"**page={urllib.parse.quote(worst, safe='')}*", timeout=30_000)
+
+
+def _select_rows(page, key: str, rows: list[int]) -> None:
+    """Tick rows of a selectable table by their marker at the left of the grid (row 0 first)."""
+    grid = page.locator(f".st-key-{key} [data-testid=stDataFrameResizable]").first.bounding_box()
+    for row in rows:
+        page.mouse.click(grid["x"] + 12, grid["y"] + 35 * (row + 1) + 17)
+        _wait_idle(page)
+
+
+def test_the_models_page_opens_a_models_matrices_and_compares_any_two(server, page, tmp_path, tmp_path_factory):
+    for name in ("reference.json", "model_a.json", "model_b.json"):
+        (tmp_path / name).write_bytes((DEMO / name).read_bytes())
+    base = tmp_path.relative_to(tmp_path_factory.getbasetemp())  # the server's data root
+    query = urllib.parse.urlencode({"src": "path", "ref": f"{base}/reference.json", "a": f"{base}/model_a.json",
+                                    "b": f"{base}/model_b.json", "c": f"{base}/model_a.json", "models": "3"})
+    page.goto(f"{server}/models?{query}")
+    page.get_by_role("button", name="Compare the two").wait_for(timeout=120_000)
+    _wait_idle(page, 120_000)
+    _select_rows(page, "models-table", [0, 2])
+    _shot(page, "13_models_table")
+    page.get_by_role("button", name="Compare the two").click()
+    page.wait_for_url("**/compare**", timeout=30_000)
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert "cmp_b=C" in page.url
+    titles = _plot_titles(page)
+    assert "full, single taxonomy: model C (model-a)" in titles[1] and "B − A, recall (full)" in " ".join(titles)
+    page.goto(f"{server}/models?{query}")
+    page.get_by_role("button", name="Open its matrices").wait_for(timeout=60_000)
+    _wait_idle(page)
+    _select_rows(page, "models-table", [1])
+    page.get_by_role("button", name="Open its matrices").click()
+    page.wait_for_url("**/?*model=B*", timeout=30_000)  # the Matrices page, served at /
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert "model=B" in page.url and "dual taxonomy: model B (model-b)" in _plot_titles(page)[0]

@@ -243,11 +243,9 @@ def model_evaluation(dataset: Dataset, model: str, *, quiet: bool = False) -> Ev
                     else f"Model {model} is not set: choose its prediction in the sidebar.")
         return None
     options = dict(formats=(dataset.format_of(REFERENCE), dataset.format_of(model)), taxonomy=dataset.taxonomy, **_reading(dataset))
-    before = side_label(dataset, model)
-    evaluated = _evaluate_with_progress(dataset, (REFERENCE, model), dataset.reference, dataset.models[model], before, **options)
-    if evaluated is not None and side_label(dataset, model) != before:
-        st.rerun()  # the layouts were read for the first time: draw the page again under their names (once)
-    return evaluated
+    evaluated = _evaluate_with_progress(dataset, (REFERENCE, model), dataset.reference, dataset.models[model], side_label(dataset, model),
+                                        **options)
+    return None if evaluated is None else evaluated.titled(side_label(dataset, model))  # named now that the layout was read
 
 
 def _reading(dataset: Dataset) -> dict[str, Any]:

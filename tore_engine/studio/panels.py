@@ -25,7 +25,7 @@ from tore_engine.results.comparison import mean_scores
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
 from tore_engine.studio import gallery, tables, url_state
-from tore_engine.studio.evaluations import Evaluated, side_label
+from tore_engine.studio.evaluations import Evaluated, model_evaluation, side_label
 from tore_engine.studio.messages import gui_text, shown_errors
 from tore_engine.studio.sidebar import MODELS, Dataset
 from tore_engine.writers.outputs import matrix_rows
@@ -38,6 +38,7 @@ CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
 PAGE_ROWS = 50  # rows of a table sent to the browser at once
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
+_VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
 
 
 @dataclass(frozen=True)
@@ -57,14 +58,19 @@ class MatrixChoice:
         return shown_matrices(evaluation.matrices, self.view, self.classes or None, hide_background=self.hide_background)
 
 
-def model_picker(dataset: Dataset, label: str = "Model") -> str:
-    """Choose one of the models that are set (A, B, ...), each shown under its layout's name."""
+def picked_evaluation(dataset: Dataset) -> tuple[str, Evaluated | None]:
+    """The model picker (one of the models that are set: A, B, ...) and the chosen model's
+    evaluation. The picker is drawn once the evaluation is made, in its place above it, so that
+    it names each model after its layout from the first run on (a layout's name is known once it
+    was read)."""
     models = [model for model in MODELS if model in dataset.models] or ["A"]
     url_state.seed("model", models[0], models)
-    labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}  # as they read now
-    model = st.radio(label, models, key="model", format_func=labels.__getitem__, horizontal=True, persist_state="session")
+    picker = st.empty()
+    evaluated = model_evaluation(dataset, st.session_state["model"])
+    labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}
+    model = picker.radio("Model", models, key="model", format_func=labels.__getitem__, horizontal=True, persist_state="session")
     url_state.share(model=model)
-    return model
+    return model, evaluated
 
 
 def _seed_view(mode: str) -> None:
@@ -73,6 +79,9 @@ def _seed_view(mode: str) -> None:
     The trimmed and reduced views read the same in both modes: choosing one chooses it for both
     (`view_control`), so a reduced view stays reduced on the way to a dual model or to Compare."""
     memory = st.session_state.setdefault(_VIEW_BY_MODE, {})
+    chosen = st.session_state.get("view")
+    if chosen in SHARED_VIEWS and chosen != st.session_state.get(_VIEW_SHOWN, chosen):  # the user's choice since the last run
+        memory.update(dict.fromkeys(DEFAULT_VIEWS, chosen))
     if st.session_state.get(url_state.VIEW_MODE, mode) != mode:
         st.session_state["view"] = memory.get(mode, DEFAULT_VIEWS[mode])
     st.session_state[url_state.VIEW_MODE] = mode
@@ -82,9 +91,8 @@ def _seed_view(mode: str) -> None:
 def view_control(mode: str) -> str:
     """The matrix view: full, zero-trimmed or reduced 2x2."""
     _seed_view(mode)
-    view = st.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.get, horizontal=True, persist_state="session")
-    memory = st.session_state[_VIEW_BY_MODE]
-    memory.update(dict.fromkeys(DEFAULT_VIEWS, view) if view in SHARED_VIEWS else {mode: view})
+    view = st.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.__getitem__, horizontal=True, persist_state="session")
+    st.session_state[_VIEW_BY_MODE][mode] = st.session_state[_VIEW_SHOWN] = view
     url_state.share(view=view)
     return view
 

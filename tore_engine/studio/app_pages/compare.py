@@ -71,16 +71,22 @@ def b_read_against_a(dataset: Dataset, first: str, second: str) -> None:
 
 
 def _chosen_pair(dataset: Dataset) -> tuple[str, str]:
-    """The two models compared (any two that are set; A and B at first), in two pickers."""
+    """The two models compared (any two that are set; A and B at first): the pickers' values."""
     models = [model for model in MODELS if model in dataset.models]
-    first_column, second_column = st.columns(2)
     url_state.seed("cmp_a", models[0], models)
     url_state.seed("cmp_b", models[1], models)
-    labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}  # as they read now
-    first = first_column.selectbox("A (the first model)", models, key="cmp_a", format_func=labels.__getitem__, persist_state="session")
-    second = second_column.selectbox("B (the second model)", models, key="cmp_b", format_func=labels.__getitem__, persist_state="session")
+    first, second = st.session_state["cmp_a"], st.session_state["cmp_b"]
     url_state.share(cmp_a=None if first == models[0] else first, cmp_b=None if second == models[1] else second)
     return first, second
+
+
+def _pair_pickers(dataset: Dataset, slots) -> None:
+    """The two pickers, drawn once the page's evaluations are made, in their places at its top,
+    so that they name each model after its layout from the first run on."""
+    models = [model for model in MODELS if model in dataset.models]
+    labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}
+    for slot, key, label in zip(slots, ("cmp_a", "cmp_b"), ("A (the first model)", "B (the second model)")):
+        slot.selectbox(label, models, key=key, format_func=labels.__getitem__, persist_state="session")
 
 
 def _open_tab():
@@ -103,11 +109,13 @@ if dataset.is_demo:
 if len(dataset.models) < 2:
     st.info("Choose two predictions (models A and B, or more) in the sidebar to compare them.")
     st.stop()
+slots = [column.empty() for column in st.columns(2)]
 first, second = _chosen_pair(dataset)
 if dataset.reference is None:
     st.info("No reference is set: only B read against A is shown.")
     b_read_against_a(dataset, first, second)
-    st.stop()
-tab, container = _open_tab()
-with container:
-    (both_against_the_reference if tab == "reference" else b_read_against_a)(dataset, first, second)
+else:
+    tab, container = _open_tab()
+    with container:
+        (both_against_the_reference if tab == "reference" else b_read_against_a)(dataset, first, second)
+_pair_pickers(dataset, slots)

@@ -5,15 +5,13 @@ for the matrix are the chart's too); every page in one table."""
 import streamlit as st
 
 from tore_engine.studio import documents, downloads, page_tables, panels
-from tore_engine.studio.evaluations import model_evaluation
 from tore_engine.studio.sidebar import DEMO_NOTE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
 st.title("TORE matrices")
 if dataset.is_demo:
     st.info(DEMO_NOTE)
-model = panels.model_picker(dataset)
-evaluated = model_evaluation(dataset, model)
+model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
     evaluated = documents.document_view(evaluated, model)
     st.fragment(panels.matrix_explorer)(evaluated, model)

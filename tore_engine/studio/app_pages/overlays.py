@@ -4,15 +4,14 @@ exact pixels behind a matrix cell (the cell chosen in Matrices or Compare travel
 import streamlit as st
 
 from tore_engine.studio import documents, navigator, overlay_panels, panels, url_state
-from tore_engine.studio.evaluations import model_evaluation, side_label
+from tore_engine.studio.evaluations import side_label
 from tore_engine.studio.sidebar import REFERENCE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
 st.title("Page overlays")
 if dataset.is_demo:
     st.caption("Demo: the predictions of models A and B are simulated.")
-model = panels.model_picker(dataset)
-evaluated = model_evaluation(dataset, model)
+model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
     evaluated = documents.document_filter(evaluated)
     evaluation = evaluated.evaluation
