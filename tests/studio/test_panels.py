@@ -15,3 +15,21 @@ def test_matrix_csv_has_classes_on_both_axes(demo_evaluation):
     assert table.index.tolist() == demo_evaluation.matrices.trimmed.rows
     assert table.columns.tolist() == demo_evaluation.matrices.trimmed.columns
     assert np.allclose(table.to_numpy(), demo_evaluation.matrices.trimmed.recall)
+
+
+def test_long_dual_prefixes_are_cut_on_the_axes_and_never_merge_two_classes():
+    from tests.helpers import small_layout
+    from tore_engine.run.runner import evaluate_dataset
+    from tore_engine.studio.panels import axis_names
+
+    boxes = [{"label": "Text", "bbox": [0, 0, 5, 5]}]
+    reference = small_layout("gt", [("p", boxes)])
+    evaluation = evaluate_dataset(reference, small_layout("detection_prediction", [("p", [{**boxes[0], "label": "table"}])]))
+    assert evaluation.classes == ["Background", "gt_Text", "detection_prediction_table"]
+    assert axis_names(evaluation) == {"detection_prediction_table": "detecti…ediction_table"}  # the label whole
+    twins = evaluate_dataset(small_layout("checkpoint_0001_final_eval", [("p", boxes)]), small_layout("checkpoint_0002_final_eval", [("p", boxes)]),
+                             taxonomy="dual")
+    assert twins.classes[1:] == ["checkpoint_0001_final_eval_Text", "checkpoint_0002_final_eval_Text"]
+    assert axis_names(twins) == {}  # both would read checkpo…nal_eval_Text: the full names stay
+    single = evaluate_dataset(reference, reference)
+    assert single.matrices.mode == "single" and axis_names(single) == {}

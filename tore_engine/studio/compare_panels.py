@@ -30,11 +30,13 @@ from tore_engine.studio.panels import (
     VIEW_LABELS,
     MatrixChoice,
     OpenTarget,
+    axis_names,
     cell_view,
     clickable_chart,
     dual_mode_note,
     page_list,
     pages_to_open,
+    renamed,
     rows_shown,
     shown_matrix,
 )
@@ -181,8 +183,9 @@ def pair_matrices(pair: Evaluated, image_root: Path, reference_title: str) -> No
     lists its pages (a screen at a time), and one of them is drawn with the cell's pixels
     highlighted."""
     trimmed = shown_matrices(pair.evaluation.matrices, "trimmed")
+    shown = renamed(trimmed, axis_names(pair.evaluation))
     for metric in ("recall", "precision"):
-        fig = heatmaps.matrix_heatmap(trimmed, metric, title=f"{metric} (zero-trimmed), B against A")
+        fig = heatmaps.matrix_heatmap(shown, metric, title=f"{metric} (zero-trimmed), B against A")
         clicked = clickable_chart(fig, f"a-vs-b-{metric}", lambda event: heatmaps.clicked_cell(event, trimmed.rows, trimmed.columns))
         if clicked is not None:
             st.session_state[PAIR_CELL] = clicked

@@ -10,6 +10,7 @@ page's highlight picker.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ import streamlit as st
 from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
 from tore_engine.plots import heatmaps
-from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results.comparison import mean_scores
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
@@ -37,6 +38,7 @@ SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxono
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
 PAGE_ROWS = 50  # rows of a table sent to the browser at once
+PREFIX_LENGTH = 16  # characters of a dual-taxonomy side prefix on a matrix's axes
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 _VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
 
@@ -147,9 +149,30 @@ def clickable_chart(fig, key: str, read_click) -> object | None:
     return _new_click(key, read_click(event))
 
 
-def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str) -> tuple[str, str] | None:
-    """Draw one clickable matrix; returns the cell clicked, if a new click arrived."""
-    fig = heatmaps.matrix_heatmap(matrices, choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
+def axis_names(evaluation: Evaluation) -> dict[str, str]:
+    """Dual-taxonomy class names whose side prefix (a layout's name) is longer than
+    `PREFIX_LENGTH`, as a matrix's axes show them: the prefix cut in the middle, the label whole
+    (`detection_prediction_table` becomes `detecti…ediction_table`). Nothing when two would look alike."""
+    classes = evaluation.matrices.classes
+    names = {}
+    for index in (evaluation.taxonomy.reference_index, evaluation.taxonomy.prediction_index):
+        for label, k in index.items():
+            prefix = classes[k][: len(classes[k]) - len(label) - 1]
+            if evaluation.matrices.mode == "dual" and len(prefix) > PREFIX_LENGTH:
+                names[classes[k]] = f"{shortened(prefix, PREFIX_LENGTH)}_{label}"
+    return names if len({names.get(name, name) for name in classes}) == len(classes) else {}
+
+
+def renamed(matrices: MatrixSet, names: dict[str, str]) -> MatrixSet:
+    """The matrices with their classes shown as `names` says (`axis_names`)."""
+    return dataclasses.replace(matrices, rows=[names.get(row, row) for row in matrices.rows],
+                               columns=[names.get(column, column) for column in matrices.columns])
+
+
+def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str, names: dict[str, str] | None = None) -> tuple[str, str] | None:
+    """Draw one clickable matrix, its classes shown as `names` says (`axis_names`); returns the
+    cell clicked (by its class names), if a new click arrived."""
+    fig = heatmaps.matrix_heatmap(renamed(matrices, names or {}), choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
                                  outline_diagonal=mode == "single", title=title)
     return clickable_chart(fig, key, lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
 
@@ -340,7 +363,8 @@ def shown_matrix(evaluated: Evaluated, choice: MatrixChoice, mode: str, key: str
         st.info("None of the chosen classes is a row or a column of this matrix: choose others, or none to show all.")
         return None
     title = title or f"{heatmaps.NORMALISATIONS[choice.metric]}, {VIEW_LABELS[choice.view]}, {mode} taxonomy: {evaluated.title}"
-    return heatmap(matrices, choice, mode, title, f"{key}-{choice.view}-{choice.metric}-{choice.scale}-{choice.hide_diagonal}")
+    return heatmap(matrices, choice, mode, title, f"{key}-{choice.view}-{choice.metric}-{choice.scale}-{choice.hide_diagonal}",
+                   axis_names(evaluated.evaluation))
 
 
 @shown_errors()

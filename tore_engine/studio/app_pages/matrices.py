@@ -4,10 +4,11 @@ for the matrix are the chart's too); every page in one table."""
 
 import streamlit as st
 
-from tore_engine.studio import documents, downloads, page_tables, panels
+from tore_engine.studio import documents, downloads, page_tables, panels, url_state
 from tore_engine.studio.sidebar import DEMO_NOTE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
+url_state.follow_page_request()  # a row of a table was opened: straight to Overlays, nothing drawn here first
 st.title("TORE matrices")
 if dataset.is_demo:
     st.info(DEMO_NOTE)
