@@ -433,7 +433,8 @@ def _merge_runs(classes, scores, ranks, matched, ignored, starts):
 @accumulating.entry(lambda t: (t.int64[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
 def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
     """`map_numpy.accumulate` of records in ranking order (class c's at `bounds[c]:bounds[c + 1]`),
-    as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays."""
+    as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays: the curves at 100
+    detections a page, only the recall (true positives counted) at 1 and 10."""
     class_count, limits, points = len(bounds) - 1, len(MAX_DETECTIONS), len(recall_thresholds)
     precision = np.full(THRESHOLDS * points * class_count * AREAS * limits, -1.0)
     recall = np.full(THRESHOLDS * class_count * AREAS * limits, -1.0)
@@ -443,19 +444,7 @@ def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_threshold
     curve_matched, curve_ignored = np.zeros(most, np.uint64), np.zeros(most, np.uint64)
     precisions, true_counts, sampled, falses = np.zeros((THRESHOLDS, most)), np.zeros(THRESHOLDS, np.int64), np.zeros(points), np.zeros(THRESHOLDS, np.int64)
     for label in range(class_count):
-        deepest = 0
-        for k in range(bounds[label], bounds[label + 1]):
-            deepest = max(deepest, ranks[k])
         for limit_index in range(limits):
-            if limit_index > 0 and deepest < MAX_DETECTIONS_K[limit_index - 1]:  # the same records as the smaller limit
-                for t in range(THRESHOLDS):
-                    for area in range(AREAS):
-                        at = ((t * class_count + label) * AREAS + area) * limits + limit_index
-                        recall[at] = recall[at - 1]
-                        for r in range(points):
-                            at = (((t * points + r) * class_count + label) * AREAS + area) * limits + limit_index
-                            precision[at] = precision[at - 1]
-                continue
             count = 0
             for record in range(bounds[label], bounds[label + 1]):
                 if ranks[record] < MAX_DETECTIONS_K[limit_index]:
@@ -465,6 +454,11 @@ def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_threshold
                 references = ground_truths[label, area]
                 if references == 0:
                     continue
+                if limit_index < limits - 1:
+                    _true_positives(curve_matched, curve_ignored, count, np.uint64(area * THRESHOLDS), true_counts)
+                    for t in range(THRESHOLDS):
+                        recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
+                    continue
                 _positives(curve_matched, curve_ignored, count, np.uint64(area * THRESHOLDS), epsilon, precisions, true_counts, falses)
                 for t in range(THRESHOLDS):
                     _envelope(precisions[t], true_counts[t])
@@ -473,6 +467,17 @@ def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_threshold
                     for r in range(points):
                         precision[(((t * points + r) * class_count + label) * AREAS + area) * limits + limit_index] = sampled[r]
     return precision, recall
+
+
+@accumulating.helper
+def _true_positives(matched, ignored, count, shift, true_counts):
+    """The true positives at each threshold of one area range among the first `count` records."""
+    for t in range(THRESHOLDS):
+        true_counts[t] = 0
+    for k in range(count):
+        hits = (matched[k] >> shift) & ~(ignored[k] >> shift) & _FIELD
+        for t in range(THRESHOLDS):
+            true_counts[t] += np.int64((hits >> np.uint64(t)) & _ONE)
 
 
 AREA_RANGES_K = np.ascontiguousarray(AREA_RANGES)  # globals the compiled code reads as constants

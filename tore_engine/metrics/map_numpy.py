@@ -171,7 +171,8 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
 
 def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
     """COCOeval's `precision` (T, R, K, A, M) and `recall` (T, K, A, M) arrays, -1 where a class
-    has no reference box that the area range keeps."""
+    has no reference box that the area range keeps. Precision only at 100 detections a page (the
+    only one any figure reads; -1 at 1 and 10), recall at each."""
     class_count = len(matches.boxes)
     precision = -np.ones((THRESHOLDS, RECALL_POINTS, class_count, AREAS, len(MAX_DETECTIONS)))
     recall = -np.ones((THRESHOLDS, class_count, AREAS, len(MAX_DETECTIONS)))
@@ -187,6 +188,7 @@ def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray
                     continue
                 for threshold in range(THRESHOLDS):
                     sampled, final = precision_curve(*_flags(matched, ignored, area * THRESHOLDS + threshold), references, convention)
-                    precision[threshold, :, label, area, limit_index] = sampled
+                    if limit == MAX_DETECTIONS[-1]:
+                        precision[threshold, :, label, area, limit_index] = sampled
                     recall[threshold, label, area, limit_index] = final
     return precision, recall
