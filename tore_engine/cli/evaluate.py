@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tore_engine.api import FORMATS
 from tore_engine.cli.options import integer, number
+from tore_engine.metrics.map_types import CONVENTIONS
 from tore_engine.run.cluster import CONNECT_TIMEOUT_SECONDS, NO_WORKERS_TIMEOUT_SECONDS
 
 MAX_WORKERS = 256  # beyond this a typo (--workers 10000) would fork the machine to a halt
@@ -73,7 +74,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--map",
-        choices=("coco", "docling", "off"),
+        choices=(*CONVENTIONS, "off"),
         default="coco",
         help="COCO-style mAP of the same boxes beside TORE (single taxonomy only): coco (default) as pycocotools' "
         "COCOeval computes it, docling as docling-metrics-layout 0.17.0 reports it (float32 thresholds and values), "
