@@ -8,6 +8,7 @@ once in the process, which breaks deep links and AppTest's page switching). What
 raises becomes a short message (`messages.shown_errors`), never a traceback.
 """
 
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -19,9 +20,29 @@ from tore_engine.studio.sidebar import SIDEBAR_WIDTH, sidebar
 PAGES = Path(__file__).with_name("app_pages")  # absolute, so that a launcher anywhere (the checkout's app.py) finds them
 
 
+def _load_reading_kernels() -> None:
+    from tore_engine.formats import page_parser
+    from tore_engine.io import json_compiled
+
+    page_parser.warm()
+    json_compiled.warm()
+
+
+@st.cache_resource(show_spinner=False)
+def _kernels_loading() -> threading.Thread:
+    """The compiled kernels the server process itself runs (the page parser and the JSON scan; the
+    page kernel runs in the worker processes), loaded once in the background when the server
+    starts, so that the first evaluation does not wait about 1.5 s for them (a cold cache is
+    compiled there, once a machine)."""
+    thread = threading.Thread(target=_load_reading_kernels, name="tore-kernels", daemon=True)
+    thread.start()
+    return thread
+
+
 def main() -> None:
     """One run of the app: the page set, the sidebar shared by every page, the current page."""
     st.set_page_config(page_title="TORE Studio", layout="wide", initial_sidebar_state=SIDEBAR_WIDTH)
+    _kernels_loading()
     st.set_option("client.showErrorDetails", "none")  # should anything escape `shown_errors`
     url_state.begin_run()
     # Streamlit serves the default page at `/` only; the hidden page runs the same file at `/matrices`,

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tore_engine.results.evaluation import Evaluation
-
 FILE, WORST, CELL = "file", "worst", "cell"
 MAX_CELL_ORDERS = 16  # cell orders kept an evaluation (two arrays of page indices each)
 
@@ -61,10 +59,6 @@ class PageIndex:
     def __post_init__(self) -> None:
         self._positions = {page_id: position for position, page_id in enumerate(self.page_ids)}
         self._lowered = [page_id.casefold() for page_id in self.page_ids]
-
-    @classmethod
-    def of(cls, evaluation: Evaluation) -> PageIndex:
-        return cls(list(evaluation.page_ids), evaluation.pages["foreground_f1"].to_numpy(dtype=float))
 
     def __len__(self) -> int:
         return len(self.page_ids)
