@@ -434,46 +434,58 @@ def uploader(label: str, slot: str, help_text: str, types: tuple[str, ...] = LAY
     return Path(kept[1]) if kept else None
 
 
+def _files_uploader(label: str, slot: str, help_text: str, types: tuple[str, ...]) -> list:
+    """A sidebar uploader of several files (its widget is new after "Forget the uploaded files")."""
+    generation = st.session_state.get(_GENERATION, 0)
+    return st.sidebar.file_uploader(
+        label, type=list(types), key=f"upload_{slot}_{generation}", max_upload_size=MAX_UPLOAD_MB, accept_multiple_files=True,
+        help=f"{help_text}; {_types_text(types)}, at most {MAX_UPLOAD_MB} MB each, read as data and never executed",
+    ) or []
+
+
+def _kept(slot: str, files: list, present: Callable[[Path], bool], save: Callable[[], tuple]) -> tuple | None:
+    """What the slot keeps of these uploaded files: (their ids, the path `save` wrote, and what else
+    it returned), saved again when the files are new or their copy was released (`present` fails);
+    None when there are none, or when `save` refused them (its error shown in the sidebar)."""
+    ids = tuple(upload.file_id for upload in files)
+    kept = st.session_state.get(f"{_KEPT}{slot}")
+    if not ids:
+        return None
+    if kept is None or kept[0] != ids or not present(Path(kept[1])):
+        try:
+            kept = st.session_state[f"{_KEPT}{slot}"] = (ids, *save())
+        except InputError as error:
+            st.sidebar.error(plain_for_markdown(error.paragraph()))
+            return None
+    return kept
+
+
 def layouts_uploader(label: str, slot: str, help_text: str, set_name: str) -> Path | None:
     """An uploader of one input's layout: one file is kept as that file; several are kept together
     as one folder named `set_name` (the layout set's name where the format names a set after its
     folder: Docling, DocTags). Survives page switches as `uploader` does."""
-    generation = st.session_state.get(_GENERATION, 0)
-    files = st.sidebar.file_uploader(
-        label, type=list(LAYOUT_SET_TYPES), key=f"upload_{slot}_{generation}", max_upload_size=MAX_UPLOAD_MB, accept_multiple_files=True,
-        help=f"{help_text}; {_types_text(LAYOUT_SET_TYPES)}, at most {MAX_UPLOAD_MB} MB each, read as data and never executed",
-    )
-    ids = tuple(upload.file_id for upload in files or ())
-    kept = st.session_state.get(f"{_KEPT}{slot}")
-    if ids and (kept is None or kept[0] != ids or not Path(kept[1]).exists()):  # new, or released
-        try:
-            folder = _folder()
-            path = folder.save(slot, files[0].name, files[0]) if len(files) == 1 else \
-                folder.save_set(slot, set_name, [(upload.name, upload) for upload in files])
-        except InputError as error:
-            st.sidebar.error(plain_for_markdown(error.paragraph()))
-            return None
-        kept = st.session_state[f"{_KEPT}{slot}"] = (ids, str(path))
-    return Path(kept[1]) if kept and ids else None
+    files = _files_uploader(label, slot, help_text, LAYOUT_SET_TYPES)
+
+    def save() -> tuple[str]:
+        folder = _folder()
+        if len(files) == 1:
+            return (str(folder.save(slot, files[0].name, files[0])),)
+        return (str(folder.save_set(slot, set_name, [(upload.name, upload) for upload in files])),)
+
+    kept = _kept(slot, files, Path.exists, save)
+    return Path(kept[1]) if kept else None
 
 
 def pages_uploader(label: str, slot: str, help_text: str) -> Path | None:
     """An uploader of page images (image or PDF files, or zips of them) kept as one folder of the
     session's; the folder, or None before any upload."""
-    generation = st.session_state.get(_GENERATION, 0)
-    files = st.sidebar.file_uploader(
-        label, type=list(PAGE_IMAGE_TYPES), key=f"upload_{slot}_{generation}", max_upload_size=MAX_UPLOAD_MB, accept_multiple_files=True,
-        help=f"{help_text}; {_types_text(PAGE_IMAGE_TYPES)}, at most {MAX_UPLOAD_MB} MB each, read as data and never executed",
-    )
-    ids = tuple(upload.file_id for upload in files or ())
-    kept = st.session_state.get(f"{_KEPT}{slot}")
-    if ids and (kept is None or kept[0] != ids or not Path(kept[1]).is_dir()):
-        try:
-            saved = _folder().save_files(slot, [(upload.name, upload) for upload in files])
-        except InputError as error:
-            st.sidebar.error(plain_for_markdown(error.paragraph()))
-            return None
-        kept = st.session_state[f"{_KEPT}{slot}"] = (ids, str(saved.folder), saved.skipped)
+    files = _files_uploader(label, slot, help_text, PAGE_IMAGE_TYPES)
+
+    def save() -> tuple[str, list[str]]:
+        saved = _folder().save_files(slot, [(upload.name, upload) for upload in files])
+        return str(saved.folder), saved.skipped
+
+    kept = _kept(slot, files, Path.is_dir, save)
     if kept and kept[2]:
         st.sidebar.warning(plain_for_markdown(skipped_text(kept[2])))
     return Path(kept[1]) if kept else None
