@@ -10,6 +10,7 @@ loading); DocTags needs tag names and boxes on its 500 x 500 grid.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -92,7 +93,9 @@ def test_a_round_trip_gives_the_native_report_bit_for_bit(tmp_path, format_name)
         assert detect_format(target) == format_name
         written.append(load(target))
     assert [layout.name for layout in written] == [layout.name for layout in natives]
-    assert report(*written) == report(*natives)
+    # a reader that declares its format's vocabulary (docling, doctags) orders the classes by it
+    declared = [dataclasses.replace(layout, vocabulary=read.vocabulary) for layout, read in zip(natives, written)]
+    assert report(*written) == report(*declared)
 
 
 def test_the_adapted_vectors_keep_most_of_the_original():
