@@ -256,8 +256,8 @@ def test_every_page_opens_from_its_url_and_controls_keep_their_values(server, br
     context = browser.new_context(viewport={"width": 1500, "height": 1200})
     try:
         tab = context.new_page()
-        for path, title in (("matrices", "TORE matrices"), ("overlays", "Page overlays"), ("compare", "Compare two models"),
-                            ("scores", "Benchmark scores")):
+        for path, title in (("matrices", "TORE matrices"), ("overlays", "Page overlays"), ("models", "Models against the reference"),
+                            ("compare", "Compare two models"), ("scores", "Benchmark scores")):
             tab.goto(f"{server}/{path}")
             tab.get_by_role("heading", name=title).wait_for(timeout=60_000)
             assert tab.get_by_text("Page not found").count() == 0
