@@ -153,8 +153,9 @@ class Kernels:
 
     def is_cached(self) -> bool:
         """Whether the disk cache holds the entry for this machine, read from numba's index without
-        loading or compiling anything. This reads numba internals (numba 0.68), so any surprise
-        counts as not cached: the caller then treats the cache as cold, which is only slower."""
+        loading or compiling anything. This reads numba internals (checked on 0.59 to 0.68, the
+        versions pyproject.toml allows; tests/core/test_jit.py), so any surprise counts as not
+        cached: the caller then treats the cache as cold, which is only slower."""
         dispatcher = self._jitted()
         try:
             cache = dispatcher._cache
