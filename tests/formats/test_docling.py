@@ -30,8 +30,8 @@ from tests.mutations import paths_of
 from tore_engine.api import detect_format, load, load_pair
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import install_command
-from tore_engine.core.taxonomy import DOCLING, VOCABULARIES
 from tore_engine.core.layout import PageImage
+from tore_engine.core.taxonomy import DOCLING, VOCABULARIES
 from tore_engine.formats.stored_images import read_image_bytes
 
 DOCUMENTS = ("data", "layouts", "docling_documents")
