@@ -9,16 +9,16 @@ from tests.studio.helpers import _app, _charts, _layout, _no_exception, _page
 from tore_engine.plots.plain_text import plain_for_markdown, plain_for_plotly
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
-MODEL = "<img src=x onerror=alert(1)>"  # a file name
+MODEL = "<img src=x onerror=alert(1)>"  # a model's name
 HOSTILE_NAMES = ['<a href="https://example.org">link</a>', '<span style="font-size:120px">huge</span>', "![t](http://x.invalid/t.png)"]
 
 
 def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
     reference, swapped = [_page("p1", HOSTILE_NAMES), _page("p2", HOSTILE_NAMES[::-1])], [_page("p1", HOSTILE_NAMES[::-1]), _page("p2", HOSTILE_NAMES)]
     (tmp_path / "reference.json").write_bytes(_layout(reference, "gt"))
-    (tmp_path / f"{MODEL}.json").write_bytes(_layout(swapped, "m"))  # the first and last classes swapped on every page
+    (tmp_path / "model.json").write_bytes(_layout(swapped, MODEL))  # the first and last classes swapped on every page; the model's name is markup
     monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
-    at = _app(src="path", ref="reference.json", a=f"{MODEL}.json", tax="single")
+    at = _app(src="path", ref="reference.json", a="model.json", tax="single")
     _no_exception(at)
     heatmap, bars = _charts(at)[:2]
     escaped = [plain_for_plotly(name) for name in HOSTILE_NAMES]
@@ -41,7 +41,7 @@ def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
     overlay = _charts(at)[0]
-    assert [annotation["text"] for annotation in overlay["layout"]["annotations"]] == ["reference", f"model A ({plain_for_plotly(MODEL)})"]
+    assert [annotation["text"] for annotation in overlay["layout"]["annotations"]] == ["reference (gt)", f"model A ({plain_for_plotly(MODEL)})"]
     legend = {trace["name"] for trace in overlay["data"] if trace.get("showlegend", True)}
     assert legend == {*escaped, f"boxes behind {escaped[0]} → {escaped[2]}"}  # the chosen cell travels to the page, escaped
     assert all("<a href" not in text for trace in overlay["data"] for text in trace.get("text") or [] if text)

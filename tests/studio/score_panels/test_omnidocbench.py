@@ -180,6 +180,7 @@ def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample
     from tore_engine.api import load_pair
     from tore_engine.results.drilldown import view_matrices
     from tore_engine.run.runner import evaluate_dataset
+    from tore_engine.studio.panels import axis_names
 
     at = _panel()
     at.button(key="omnidocbench_matrices").click().run()
@@ -192,8 +193,10 @@ def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample
     assert evaluation.matrices.mode == "dual"
     expected = view_matrices(evaluation.matrices, "trimmed")
     heatmap = _charts(at)[0]
-    assert heatmap["layout"]["yaxis"]["ticktext"] == expected.rows
-    assert heatmap["layout"]["xaxis"]["ticktext"] == expected.columns
+    names = axis_names(evaluation)  # the layouts' names as prefixes, the long one cut in the middle (issue 24)
+    assert heatmap["layout"]["yaxis"]["ticktext"] == [names.get(row, row) for row in expected.rows]
+    assert heatmap["layout"]["xaxis"]["ticktext"] == [names.get(column, column) for column in expected.columns]
+    assert names["detection_prediction_title"] == "detecti…ediction_title"
     assert any("text_block" in row for row in expected.rows) and any("plain text" in column for column in expected.columns)
     assert at.query_params["fmt"] == "omnidocbench" and at.query_params["src"] == "path"
 
