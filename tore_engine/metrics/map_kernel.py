@@ -11,6 +11,7 @@ and `warm()` loads or compiles both into the cache folder ahead of a run.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -559,6 +560,14 @@ def use_kernels(kernels: jit.Kernels, pages: int) -> bool:
     if mode == NUMPY or not jit.numba_available():
         return False
     return _ready(kernels, pages, mode == ALWAYS)
+
+
+def preload_for_pool(share: int) -> None:
+    """Before a local pool forks: load the matching entry here from a warm cache when numba is
+    loaded already and each worker's `share` of pages would load it anyway, so that the forked
+    workers inherit it instead of each loading it (as `page_kernel.preload_for_pool`)."""
+    if "numba" in sys.modules and share >= LOAD_AFTER_PAGES and _mode() == AUTO and not matching.loaded:
+        jit.ready(matching, *_what(matching), wait=False, may_compile=False, lock_name=LOCK_NAME)
 
 
 def warm() -> list[str]:

@@ -34,6 +34,7 @@ from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
 from tore_engine.engine import page_kernel, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
 from tore_engine.engine.raster import PageTask, PairTable, label_sets, pair_table
+from tore_engine.metrics import map_kernel
 from tore_engine.metrics.algorithm1 import (
     ExactCounts,
     cell_values_by_page,
@@ -389,6 +390,8 @@ def evaluate_dataset(
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is None and workers > 1 and page_count > 1:
         page_kernel.preload_for_pool(worker_share(page_count, workers))
+        if convention is not None:
+            map_kernel.preload_for_pool(worker_share(page_count, workers))
         with worker_pool(workers) as pool:
             outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
     else:
