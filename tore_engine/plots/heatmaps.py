@@ -258,10 +258,29 @@ def _grouped_bars(series: dict[str, tuple[list[float], str, str]], classes: list
     return fig
 
 
-def per_class_bars(per_class: dict[str, dict[str, float]], *, title: str = "") -> go.Figure:
-    """Grouped recall / precision / F1 bars, one group per class; a click selects a class."""
-    series = {score: ([row[score] for row in per_class.values()], colour, f"{score}: %{{y:.4f}}") for score, colour in SCORE_COLOURS.items()}
-    return _grouped_bars(series, list(per_class), title=title, yaxis=dict(range=[0, 1], title="score"))
+BOX_SCORES = {"ap": ("AP", "#911eb4"), "ar_100": ("AR@100", "#bfef45")}  # mAP's per class: key -> (shown name, colour)
+
+
+def bar_series(per_class: dict[str, dict[str, float | None]]) -> list[str]:
+    """The bars of each class, in trace order (what `clicked_bar` needs): recall, precision, F1,
+    then AP and AR@100 when the rows carry them (single taxonomy with mAP)."""
+    first = next(iter(per_class.values()), {})
+    return [*SCORE_COLOURS, *(BOX_SCORES[key][0] for key in BOX_SCORES if key in first)]
+
+
+def per_class_bars(per_class: dict[str, dict[str, float | None]], *, title: str = "") -> go.Figure:
+    """Grouped recall / precision / F1 bars (TORE's, of the pixels), one group per class, and beside
+    them, hatched, AP and AR@100 (mAP's, of the boxes) when the rows have `ap` and `ar_100` (None:
+    no bar, the class has no box on either side); a click selects a class."""
+    def values(key: str) -> list[float]:
+        return [math.nan if (value := row[key]) is None else value for row in per_class.values()]
+
+    series = {score: (values(score), colour, f"{score}: %{{y:.4f}}") for score, colour in SCORE_COLOURS.items()}
+    boxes = {name: (values(key), colour, f"{name} (boxes): %{{y:.4f}}") for key, (name, colour) in BOX_SCORES.items()
+             if name in bar_series(per_class)}
+    fig = _grouped_bars(series | boxes, list(per_class), title=title, yaxis=dict(range=[0, 1], title="score"))
+    fig.for_each_trace(lambda bar: bar.update(marker_pattern_shape="/"), selector=lambda bar: bar.name in boxes)
+    return fig
 
 
 def outcome_bars(outcomes: pd.DataFrame, *, title: str = "") -> go.Figure:

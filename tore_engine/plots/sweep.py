@@ -32,7 +32,7 @@ FOREGROUND_COLOUR = "#222222"
 BEST_SYMBOL, POINT_SYMBOL = "star", "circle"
 BEST_SIZE, POINT_SIZE = 15, 6
 TORE_TITLE = "TORE: F1 of the pixels"
-DETECTION_TITLE = "mAP's view: F1 of the boxes at IoU 0.50"
+DETECTION_TITLE = "mAP's view: F1 of the boxes, IoU 0.50"
 PANELS = {"tore": ("f1", "recall", "precision", "best"),
           "detection": ("detection_f1", "detection_recall", "detection_precision", "detection_best")}
 
@@ -83,7 +83,7 @@ def _best_text(rows: pd.DataFrame) -> str:
     best = rows[rows["best"].to_numpy(dtype=bool)]
     if best.empty:
         return ""
-    return f" (best Foreground F1 {float(best['f1'].iloc[0]):.3f} at {float(best['min_score'].iloc[0]):.2f})"
+    return f" (best Foreground {float(best['f1'].iloc[0]):.3f} at {float(best['min_score'].iloc[0]):.2f})"
 
 
 def sweep_figure(sweep: pd.DataFrame, *, current: float | None = None, classes: Collection[str] | None = None,
@@ -96,7 +96,7 @@ def sweep_figure(sweep: pd.DataFrame, *, current: float | None = None, classes: 
     detection = [(name, rows) for name, rows in curves if not np.isnan(_numbers(rows["detection_f1"])).all()]
     mean_ap = _numbers(curves[0][1]["ap"])[0] if len(curves[0][1]) else np.nan
     panels = ["tore", "detection"] if detection else ["tore"]
-    titles = [f"{TORE_TITLE}{_best_text(curves[0][1])}", f"{DETECTION_TITLE}{'' if np.isnan(mean_ap) else f' (mAP {mean_ap:.3f}, no threshold)'}"][: len(panels)]
+    titles = [f"{TORE_TITLE}{_best_text(curves[0][1])}", f"{DETECTION_TITLE}{'' if np.isnan(mean_ap) else f' (mAP {mean_ap:.3f}, every box)'}"][: len(panels)]
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=titles)
     in_legend: set[str] = set()  # one legend entry a name, which hides or shows its curves in both panels
     for column, panel in enumerate(panels, start=1):
@@ -110,8 +110,10 @@ def sweep_figure(sweep: pd.DataFrame, *, current: float | None = None, classes: 
         if current is not None:
             fig.add_vline(x=current, line=dict(color="#d62728", dash="dot", width=1.5), row=1, col=column)
     fig.update_yaxes(title_text="F1", range=[0, 1.05], row=1, col=1)
+    fig.update_annotations(font_size=13)  # the panels' titles
     fig.update_layout(title=dict(text=plain_for_plotly(title), x=0, font=dict(size=13)), clickmode="event+select", hovermode="closest",
-                      height=440, margin=dict(l=10, r=10, t=80, b=10), legend=dict(title="click a name to hide its curves"))
+                      height=520, margin=dict(l=10, r=10, t=80, b=10),
+                      legend=dict(title="click a name to hide its curves:", orientation="h", yanchor="top", y=-0.18, x=0))
     return fig
 
 

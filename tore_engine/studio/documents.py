@@ -6,8 +6,9 @@ pages.
 The narrowed evaluation is `results.documents.subset_evaluation` with the exact counts of the
 document's pages, which the engine computes again from the two layouts (the evaluation keeps
 each page's contributions only as floats): its matrices are those of a separate evaluation of
-these pages. It is computed once a document and kept with the evaluation it came from (in its
-`derived` values, which every session shares).
+these pages (at the same minimum score: the pages are looked up without the boxes it drops). It
+is computed once a document and kept with the evaluation it came from (in its `derived` values,
+which every session shares).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _document_evaluation(evaluated: Evaluated, document: str) -> Evaluated:
     pages = documents(evaluated).pages(document)
     counts = evaluate_batch([page_pair(evaluated, evaluation.page_ids[k]) for k in pages.tolist()], evaluation.taxonomy).counts
     return dataclasses.replace(evaluated, title=f"{evaluated.title}, document {document}", evaluation=subset_evaluation(evaluation, pages, counts),
-                               derived=Derived())  # its own page index and tables
+                               derived=Derived(), sweep_key=None)  # its own page index and tables; no sweep of its own
 
 
 def document_evaluated(evaluated: Evaluated, document: str) -> Evaluated:

@@ -6,12 +6,17 @@ record and replay that bar; and `st.cache_data` copies its value for each caller
 100,000 pages costs seconds and hundreds of megabytes a rerun. Entries are read-only once stored,
 together with what the views derive from them once (`Derived`: the page index, the pages table),
 so that a link to a cached evaluation opens in a new tab as fast as a view switch. The key holds
-what changes the numbers (the files and their versions, formats, taxonomy mode, label map), not
-how they were computed (workers, scheduler: the numbers are the same) nor how they are titled.
+what changes the numbers (the files and their versions, formats, taxonomy mode, label map, minimum
+score, mAP's convention), not how they were computed (workers, scheduler: the numbers are the
+same) nor how they are titled. The sweep of minimum scores is made from all boxes whatever the
+minimum score, so it is kept once for every minimum score of a pair (`EvaluationStore.sweep`): a
+click on one of its points evaluates at that score without sweeping again.
 
 The label map is applied here, once: the layouts kept for drawing boxes are the ones the engine
 evaluated, so the engine gets no label map of its own (its warnings about unused keys are added
-where the engine puts them, first).
+where the engine puts them, first). The minimum score is applied to a page when it is looked up
+(`Evaluated.reference_page`), so the boxes drawn, lit and evaluated again for one document are
+those the engine kept.
 
 Titles come from the layouts' own names (`LayoutSet.name`), remembered once a side was read:
 "reference (ground-truth)", "model A (heron)".
@@ -26,13 +31,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from tore_engine.api import evaluate_pair
 from tore_engine.core.errors import InputError
-from tore_engine.core.layout import LayoutSet, Page
+from tore_engine.core.layout import LayoutSet, Page, PageColumns
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results.drilldown import pages_table
 from tore_engine.results.evaluation import Evaluation
@@ -74,14 +80,32 @@ class Evaluated:
     prediction: LayoutSet
     evaluation: Evaluation
     derived: Derived = field(default_factory=Derived, repr=False, compare=False)
+    min_score: float | None = None  # the evaluation's: a page's boxes scored below it are left out
+    sweep_key: tuple | None = field(default=None, repr=False, compare=False)  # its sweep in the store (None: made here)
 
     def titled(self, title: str) -> Evaluated:
         return replace(self, title=title)
 
     @property
     def index(self) -> PageIndex:
-        """Page ids, orders and search (`page_index`)."""
-        return self.derived.get("index", lambda: PageIndex(list(self.evaluation.page_ids), self.pages["foreground_f1"].to_numpy(dtype=float)))
+        """Page ids, orders and search (`page_index`), with each page's mAP when the evaluation has it."""
+        def made() -> PageIndex:
+            pages = self.pages
+            page_map = pages["map"].to_numpy(dtype=float) if "map" in pages.columns else None
+            return PageIndex(list(self.evaluation.page_ids), pages["foreground_f1"].to_numpy(dtype=float), page_map)
+
+        return self.derived.get("index", made)
+
+    @property
+    def scored_boxes(self) -> int:
+        """How many prediction boxes have a score: the sweep and mAP's ranking need them."""
+        return self.derived.get("scored_boxes", lambda: scored_boxes(self.prediction))
+
+    def sweep(self) -> pd.DataFrame:
+        """`Evaluation.sweep()`, made once for every minimum score of this pair (it reads all boxes)."""
+        if self.sweep_key is None:
+            return self.derived.get("sweep", self.evaluation.sweep)
+        return evaluation_store().sweep(self.sweep_key, self.evaluation.sweep)
 
     @property
     def pages(self) -> pd.DataFrame:
@@ -96,13 +120,27 @@ class Evaluated:
     def _positions(self, side: str, layout: LayoutSet) -> dict[str, int]:
         return self.derived.get(f"{side}_positions", lambda: {page_id: k for k, page_id in enumerate(layout.page_ids())})
 
+    def _page(self, side: str, layout: LayoutSet, page_id: str) -> Page | None:
+        """The page as evaluated: without its boxes scored below the minimum score."""
+        position = self._positions(side, layout).get(page_id)
+        if position is None:
+            return None
+        page = layout.pages[position]
+        return page if self.min_score is None else page.above_score(self.min_score)[0]
+
     def reference_page(self, page_id: str) -> Page | None:
-        position = self._positions("reference", self.reference).get(page_id)
-        return None if position is None else self.reference.pages[position]
+        return self._page("reference", self.reference, page_id)
 
     def prediction_page(self, page_id: str) -> Page | None:
-        position = self._positions("prediction", self.prediction).get(page_id)
-        return None if position is None else self.prediction.pages[position]
+        return self._page("prediction", self.prediction, page_id)
+
+
+def scored_boxes(layout: LayoutSet) -> int:
+    """The boxes of a layout that have a score."""
+    pages = layout.pages
+    if isinstance(pages, PageColumns):
+        return 0 if pages.scores is None else int(np.count_nonzero(~np.isnan(pages.scores)))
+    return sum(int(np.count_nonzero(~np.isnan(page.scores))) for page in pages if page.scores is not None)
 
 
 class EvaluationStore:
@@ -111,6 +149,7 @@ class EvaluationStore:
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self._entries: OrderedDict[tuple, Evaluated] = OrderedDict()
+        self._sweeps: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
         self._names: dict[tuple, str] = {}
         self._lock = threading.Lock()
         self._max_entries = max_entries
@@ -127,6 +166,19 @@ class EvaluationStore:
             self._entries[key] = value
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
+
+    def sweep(self, key: tuple, make: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+        """The sweep of the pair `key` names (made by `make` the first time), as many kept as evaluations."""
+        with self._lock:
+            if key in self._sweeps:
+                self._sweeps.move_to_end(key)
+                return self._sweeps[key]
+        made = make()
+        with self._lock:
+            made = self._sweeps.setdefault(key, made)
+            while len(self._sweeps) > self._max_entries:
+                self._sweeps.popitem(last=False)
+            return made
 
     def name(self, key: tuple) -> str | None:
         return self._names.get(key)
@@ -164,22 +216,27 @@ def evaluate(
     label_map: Path | None = None,
     coco_images: Path | None = None,
     page_images: Path | None = None,
+    min_score: float | None = None,
+    map_convention: str = "coco",
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     title: str = "",
 ) -> Evaluated:
-    """Load and evaluate one pair (`api.evaluate_pair`), cached by what changes the numbers (not
-    by `workers`, `scheduler` or `title`); `scheduler` is the name of a configured Dask scheduler.
-    Raises `InputError` for bad input."""
-    key = (_stamp(reference), _stamp(prediction), formats, taxonomy, _stamp(label_map), _stamp(coco_images), _stamp(page_images))
+    """Load and evaluate one pair (`api.evaluate_pair`, mAP in `map_convention`), cached by what
+    changes the numbers (not by `workers`, `scheduler` or `title`); `scheduler` is the name of a
+    configured Dask scheduler. Raises `InputError` for bad input."""
+    pair_key = (_stamp(reference), _stamp(prediction), formats, taxonomy, _stamp(label_map), _stamp(coco_images), _stamp(page_images),
+                map_convention)
+    key = (*pair_key, min_score)
     store = evaluation_store()
     cached = store.get(key)
     if cached is None:
         executor = dask_executor(scheduler) if scheduler else None
         pair = evaluate_pair(reference, prediction, format=formats, taxonomy=taxonomy, label_map=label_map, coco_images=coco_images,
-                             page_images=page_images, workers=workers, executor=executor, progress=progress)
-        cached = Evaluated("", pair.reference, pair.prediction, pair.evaluation)
+                             page_images=page_images, min_score=min_score, map=map_convention, workers=workers, executor=executor,
+                             progress=progress)
+        cached = Evaluated("", pair.reference, pair.prediction, pair.evaluation, min_score=min_score, sweep_key=pair_key)
         store.put(key, cached)
         # the page index in the background, so that the first step to Overlays finds it made (0.8 s at 100,000 pages)
         threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()
@@ -259,7 +316,8 @@ def model_evaluation(dataset: Dataset, model: str, *, quiet: bool = False) -> Ev
 def _reading(dataset: Dataset) -> dict[str, Any]:
     """How every pair of the dataset is read and computed, besides its formats and taxonomy."""
     return {"label_map": dataset.label_map, "coco_images": dataset.coco_images, "page_images": dataset.page_images,
-            "workers": dataset.workers, "scheduler": dataset.scheduler}
+            "min_score": dataset.min_score, "map_convention": dataset.map_convention, "workers": dataset.workers,
+            "scheduler": dataset.scheduler}
 
 
 def model_against_model(dataset: Dataset, first: str = "A", second: str = "B") -> Evaluated | None:

@@ -1,5 +1,6 @@
-"""The page navigator: the order pages are browsed in (file order, worst reduced F1 first, most
-pixels in the chosen cell first), Previous / Next, a position, and a search by page id.
+"""The page navigator: the order pages are browsed in (file order, worst reduced F1 first, lowest
+mAP first, most pixels in the chosen cell first), Previous / Next, a position, and a search by
+page id.
 
 Everything is computed on the server from the evaluation's `PageIndex`: the browser gets the
 current page, its position and at most `MATCHES` search results, never the list of page ids, so
@@ -9,15 +10,17 @@ that a step or a jump stays as fast at 100,000 pages as at 26. The page lives in
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from tore_engine.plots.plain_text import pixels, plain_for_markdown
 from tore_engine.results.drilldown import cell_page_values, page_cell
 from tore_engine.studio import url_state
 from tore_engine.studio.evaluations import Evaluated
-from tore_engine.studio.page_index import CELL, FILE, WORST, Ordering, PageIndex
+from tore_engine.studio.page_index import CELL, FILE, LOWEST_MAP, WORST, Ordering, PageIndex
 
-ORDERS = {FILE: "file order", WORST: "worst reduced F1 first", CELL: "most pixels in the highlighted cell first"}
+ORDERS = {FILE: "file order", WORST: "worst reduced F1 first", LOWEST_MAP: "lowest mAP first",
+          CELL: "most pixels in the highlighted cell first"}
 MATCHES = 20  # search results sent to the browser
 PAGE, ORDER, POSITION, FIND, MATCH = "page", "order", "page_position", "page_find", "page_match"
 
@@ -81,10 +84,18 @@ def _seeded_page(index: PageIndex, pages: Ordering) -> str:
     return st.session_state[PAGE]
 
 
+def _page_map(index: PageIndex, position: int) -> str:
+    """The page's mAP for the navigator's line, when the evaluation has mAP."""
+    if index.map is None:
+        return ""
+    value = index.map[position]
+    return ", mAP undefined: no reference box" if np.isnan(value) else f", mAP {value:.3f}"
+
+
 def page_navigator(evaluated: Evaluated, cell: tuple[str, str] | None = None, view: str = "full") -> str:
     """Order, Previous / Next, position and search; the page chosen."""
     index = evaluated.index
-    orders = [order for order in ORDERS if order != CELL or cell is not None]
+    orders = [order for order in index.orders() if order != CELL or cell is not None]
     url_state.seed(ORDER, FILE, orders)
     order_column, previous_column, position_column, next_column = st.columns([4, 2, 3, 2], vertical_alignment="bottom")
     order = order_column.selectbox("Order", orders, key=ORDER, format_func=ORDERS.__getitem__, persist_state="session",
@@ -101,6 +112,6 @@ def page_navigator(evaluated: Evaluated, cell: tuple[str, str] | None = None, vi
     _search(index)
     in_cell = f", {pixels(page_cell(evaluated.evaluation, view, position, *cell)[0])} px in the cell" if cell is not None else ""
     st.markdown(f"Page **{plain_for_markdown(page_id)}**: {rank + 1:,} of {len(pages):,} in {ORDERS[order]} "
-                f"(reduced Foreground F1 {index.f1[position]:.3f}{in_cell})")
+                f"(reduced Foreground F1 {index.f1[position]:.3f}{_page_map(index, position)}{in_cell})")
     url_state.share(order=order, page=page_id)
     return page_id

@@ -56,12 +56,18 @@ def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
 
 
 def page_scores(evaluated: Evaluated, page_id: str) -> None:
+    """The page's reduced Foreground scores, its pixels and, when the evaluation has mAP, its mAP."""
     row = evaluated.pages.loc[page_id]
-    columns = st.columns(4)
+    has_map = "map" in row.index
+    columns = st.columns(5 if has_map else 4)
     columns[0].metric("Foreground recall", f"{row['foreground_recall']:.3f}")
     columns[1].metric("Foreground precision", f"{row['foreground_precision']:.3f}")
     columns[2].metric("Foreground F1", f"{row['foreground_f1']:.3f}")
     columns[3].metric("Pixels", pixels(row["pixels"]))
+    if has_map:
+        columns[4].metric("mAP of the page", "—" if pd.isna(row["map"]) else f"{row['map']:.3f}",
+                          help="COCO-style, over this page's boxes (mAP@50 and mAP@75 in Matrices' table of all pages); "
+                               "— : the page has no reference box")
 
 
 def _highlight_from_picker() -> None:

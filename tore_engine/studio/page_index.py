@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-FILE, WORST, CELL = "file", "worst", "cell"
+FILE, WORST, LOWEST_MAP, CELL = "file", "worst", "map", "cell"
 MAX_CELL_ORDERS = 16  # cell orders kept an evaluation (two arrays of page indices each)
 
 
@@ -47,10 +47,12 @@ class Ordering:
 
 @dataclass
 class PageIndex:
-    """An evaluation's page ids, each page's reduced Foreground F1, and its orders."""
+    """An evaluation's page ids, each page's reduced Foreground F1 and mAP (None: the evaluation has
+    no mAP; NaN for a page without reference box), and its orders."""
 
     page_ids: list[str]
     f1: np.ndarray
+    map: np.ndarray | None = None
     _positions: dict[str, int] = field(init=False, repr=False)
     _orders: OrderedDict[Hashable, Ordering] = field(init=False, repr=False, default_factory=OrderedDict)
     _lowered: list[str] = field(init=False, repr=False)
@@ -73,9 +75,14 @@ class PageIndex:
         """The page's index in file order, or None when the evaluation has no such page."""
         return self._positions.get(page_id)
 
+    def orders(self) -> list[str]:
+        """The orders this index can make (a cell order needs a cell)."""
+        return [FILE, WORST, *([LOWEST_MAP] if self.map is not None else []), CELL]
+
     def ordering(self, order: str, cell_key: Hashable = None, cell_values: Callable[[], np.ndarray] | None = None) -> Ordering:
-        """File order, worst reduced F1 first, or most pixels in a cell first (`cell_values()`:
-        every page's pixels in the cell, asked for once a `cell_key`; the order is kept)."""
+        """File order, worst reduced F1 first, lowest mAP first (pages without a reference box, whose
+        mAP is undefined, last), or most pixels in a cell first (`cell_values()`: every page's
+        pixels in the cell, asked for once a `cell_key`; the order is kept)."""
         key = (order, cell_key) if order == CELL else order
         with self._lock:
             if key in self._orders:
@@ -85,10 +92,12 @@ class PageIndex:
             made = Ordering.sorted_by(np.zeros(len(self.page_ids)))
         elif order == WORST:
             made = Ordering.sorted_by(self.f1)
+        elif order == LOWEST_MAP and self.map is not None:
+            made = Ordering.sorted_by(self.map)  # NaN sorts last
         elif order == CELL and cell_values is not None:
             made = Ordering.sorted_by(-np.asarray(cell_values(), dtype=float))
         else:
-            raise ValueError(f"unknown order {order!r}, or a cell order without its values")
+            raise ValueError(f"unknown order {order!r}, a cell order without its values, or a mAP order without mAP")
         with self._lock:
             self._orders[key] = made
             cell_orders = [kept for kept in self._orders if isinstance(kept, tuple)]

@@ -1,6 +1,7 @@
 """Every page in one table (`drilldown.pages_table`): pixels of each class on each side, the
-reduced view's Foreground scores and the warnings, filtered by page id and by class, sorted by any
-column, each row opening its overlay.
+reduced view's Foreground scores, the page's mAP, mAP@50 and mAP@75 (when the evaluation has mAP)
+and the warnings, filtered by page id and by class, sorted by any column, each row opening its
+overlay.
 
 The table is made once an evaluation (`Evaluated.pages_table`); filtering, sorting and the rows
 shown are computed here, on the server, so the browser gets one screen of rows (`rows_shown`)
@@ -19,11 +20,14 @@ from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import OpenTarget, pages_to_open
 
 SCORE_COLUMNS = ("foreground recall", "foreground precision", "foreground F1")
+MAP_LABELS = {"map": "mAP", "map_50": "mAP@50", "map_75": "mAP@75"}  # the engine's columns as shown
 SIDE_SUFFIXES = (REFERENCE_SUFFIX, PREDICTION_SUFFIX)
 
 
 def _column_config(table: pd.DataFrame) -> dict:
     config = {name: tables.score_column() for name in SCORE_COLUMNS}
+    config |= {label: tables.score_column(help_text="COCO-style, over this page's boxes; empty: the page has no reference box")
+               for label in MAP_LABELS.values() if label in table.columns}
     config["warnings"] = st.column_config.NumberColumn(format="%d", help="input warnings about this page")
     config |= {name: tables.pixel_column() for name in table.columns if name == "pixels" or name.endswith(SIDE_SUFFIXES)}
     return config
@@ -60,7 +64,7 @@ def _sorted(table: pd.DataFrame) -> pd.DataFrame:
 def all_pages(evaluated: Evaluated, model: str) -> None:
     """The all-pages table with its filters and order; a selected row opens the page in Overlays."""
     st.subheader("All pages")
-    table = evaluated.pages_table
+    table = evaluated.pages_table.rename(columns=MAP_LABELS)
     labels = _class_labels(table)
     url_state.seed("pages_filter", "")
     url_state.seed_list("pages_classes", labels)
@@ -69,8 +73,10 @@ def all_pages(evaluated: Evaluated, model: str) -> None:
     chosen = class_column.multiselect("Pages with any of these classes (either side)", labels, key="pages_classes", persist_state="session")
     url_state.share(pages_filter=text, pages_classes=chosen)
     shown = _sorted(_filtered(table, text, chosen))
+    map_note = (" mAP, mAP@50, mAP@75: each page's own COCO-style mAP over its boxes (empty without a reference box); sort by mAP "
+                "for the pages mAP finds hardest." if "mAP" in table.columns else "")
     st.caption(f"{len(shown):,} of {len(table):,} pages. Select a row to open the page in Overlays. Class columns: the pixels of "
-               "each class in the reference (ref) and in the prediction (pred). A click on a column's header sorts the rows "
+               f"each class in the reference (ref) and in the prediction (pred).{map_note} A click on a column's header sorts the rows "
                "shown; Sort by sorts them all.")
     if len(shown):
         pages_to_open(shown, f"all-{model}", [OpenTarget(model)], _column_config(table))

@@ -393,26 +393,37 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     url_state.publish_url()
 
 
+def per_class_rows(evaluation: Evaluation, classes: tuple[str, ...]) -> dict[str, dict[str, float | None]]:
+    """Each class's recall, precision and F1 (single taxonomy), and its AP and AR@100 when the
+    evaluation has mAP (None for a class with no box on either side): of the classes shown (the
+    matrix's class subset, all when empty)."""
+    per_class = evaluation.matrices.per_class or {}
+    boxes = evaluation.map.per_class if evaluation.map is not None else None
+    return {name: {**scores, **({} if boxes is None else dict(zip(("ap", "ar_100"), boxes.get(name, (None, None)))))}
+            for name, scores in per_class.items() if not classes or name in classes}
+
+
 def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...]) -> None:
     """Recall, precision and F1 of each class shown (the matrix's class subset; single taxonomy),
-    their means over exactly those classes; a click on a bar lists the pages of its class."""
-    per_class = evaluated.evaluation.matrices.per_class
+    with AP and AR@100 beside them when the evaluation has mAP, their means over exactly those
+    classes; a click on any bar lists the pages of its class."""
+    per_class = per_class_rows(evaluated.evaluation, classes)
     if not per_class:
         return
-    if classes:
-        per_class = {name: scores for name, scores in per_class.items() if name in classes}
     st.subheader("Per-class scores")
     clicked = clickable_chart(heatmaps.per_class_bars(per_class, title=evaluated.title), f"bars-{model}",
-                              lambda event: heatmaps.clicked_bar(event, list(per_class), list(heatmaps.SCORE_COLOURS)))
+                              lambda event: heatmaps.clicked_bar(event, list(per_class), heatmaps.bar_series(per_class)))
     if clicked is not None:
         st.session_state[f"bar-class-{model}"] = clicked[0]
     means = mean_scores(per_class)
     subset = " chosen in Classes to show" if classes else ""
+    boxes = (" AP and AR@100 (hatched) are mAP's, of the boxes ranked by score (COCO-style, IoU 0.50:0.95, 100 boxes a page; "
+             "no bar: no box of the class on either side)." if "AP" in heatmaps.bar_series(per_class) else "")
     st.caption(
         f"Unweighted means over the {len(per_class)} classes shown{subset} (Background excluded; a class without "
         f"support or without predictions counts as 0): recall {means['recall']:.3f}, precision "
         f"{means['precision']:.3f}, F1 {means['f1']:.3f}. Each class's recall and precision are the "
-        "diagonal cells of the recall and precision matrices. Click a bar to list the pages of its class."
+        f"diagonal cells of the recall and precision matrices.{boxes} Click a bar to list the pages of its class."
     )
     if (label := st.session_state.get(f"bar-class-{model}")) in per_class:
         class_page_list(evaluated.evaluation, label, model, key=f"class-{model}")

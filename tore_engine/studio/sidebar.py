@@ -16,6 +16,7 @@ import streamlit as st
 
 from tore_engine.api import FORMATS, detect_format
 from tore_engine.core.errors import InputError
+from tore_engine.metrics.mean_average_precision import CONVENTIONS
 from tore_engine.studio import uploads, url_state
 from tore_engine.studio.compute import compute_choices
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, DEMO_DIR, data_root, server_path
@@ -24,6 +25,9 @@ from tore_engine.studio.messages import show_input_error, shown_errors
 DEMO_FILES = {"reference": "reference.json", "A": "model_a.json", "B": "model_b.json"}
 SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on the server"}
 TAXONOMY_MODES = ("auto", "single", "dual")
+NO_MIN_SCORE = 0.0  # the minimum score's "none": every box kept, as without --min-score
+MAP_CONVENTIONS = tuple(CONVENTIONS)  # coco (the command line's default), docling
+MAP_CONVENTION_LABELS = {"coco": "coco (pycocotools' COCOeval)", "docling": "docling (docling-metrics-layout 0.17.0)"}
 MODELS = tuple("ABCDEFGH")  # at most this many predictions a dataset
 DEFAULT_MODELS = 2
 REFERENCE = "reference"
@@ -77,6 +81,8 @@ class Dataset:
     page_images: Path | None = None
     workers: int = 1
     scheduler: str | None = None  # the name of a configured Dask scheduler
+    min_score: float | None = None  # boxes scored below it dropped on both sides (--min-score); None: all kept
+    map_convention: str = MAP_CONVENTIONS[0]  # mAP's convention (--map)
 
     @property
     def is_demo(self) -> bool:
@@ -215,6 +221,24 @@ def _image_root(source: str) -> Path:
     return uploads.session_root() if source == "upload" else data_root()
 
 
+def _scoring() -> tuple[float | None, str]:
+    """The minimum score (`--min-score`; 0 keeps every box) and mAP's convention (`--map`), in the
+    URL as `min_score` and `convention`: both change the numbers, so evaluations are kept by them."""
+    url_state.seed("min_score", NO_MIN_SCORE, url_state.Interval(0.0, 1.0))
+    min_score = st.sidebar.number_input(
+        "Minimum score", 0.0, 1.0, step=0.05, format="%.2f", key="min_score", persist_state="session",
+        help="boxes scored below it are dropped on both sides before TORE and mAP (as tore evaluate --min-score); 0 keeps every "
+             "box; boxes without a score are always kept. A click on a point of Matrices' operating-point chart sets it")
+    url_state.seed("convention", MAP_CONVENTIONS[0], list(MAP_CONVENTIONS))
+    convention = st.sidebar.selectbox(
+        "mAP convention", MAP_CONVENTIONS, key="convention", format_func=MAP_CONVENTION_LABELS.__getitem__, persist_state="session",
+        help="coco: pycocotools' COCOeval (the default of tore evaluate --map); docling: docling-metrics-layout 0.17.0's numbers "
+             "(float32 thresholds and values), as docling-eval prints them")
+    url_state.share(min_score=None if min_score == NO_MIN_SCORE else min_score,
+                    convention=None if convention == MAP_CONVENTIONS[0] else convention)
+    return (None if min_score == NO_MIN_SCORE else float(min_score)), convention
+
+
 def sidebar() -> Dataset:
     """Render the shared dataset choices in the sidebar and return them."""
     st.sidebar.header("Dataset")
@@ -229,6 +253,7 @@ def sidebar() -> Dataset:
              "class, or when both sides use one declared vocabulary (Docling's labels, say)",
     )
     url_state.share(tax=taxonomy)
+    min_score, convention = _scoring()
     workers, scheduler = compute_choices()
     return Dataset(source, chosen.reference, chosen.models, _image_root(source), chosen.formats, taxonomy, chosen.label_map,
-                   chosen.coco_images, chosen.page_images, workers, scheduler)
+                   chosen.coco_images, chosen.page_images, workers, scheduler, min_score, convention)

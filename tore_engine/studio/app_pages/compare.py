@@ -1,5 +1,5 @@
 """Compare: two of the dataset's models (A and B here; any two of models A, B, C, ...) against the
-same reference (`tore.compare`), and B read against A. Every matrix and bar is clickable and lists
+same reference (`tore.compare`, with their mAP side by side), and B read against A. Every matrix and bar is clickable and lists
 the pages behind it. Only the open tab runs (its name is in the URL, `cmp`)."""
 
 import streamlit as st
@@ -7,7 +7,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import compare
-from tore_engine.studio import compare_panels, documents, navigator, overlay_panels, panels, url_state
+from tore_engine.studio import compare_panels, documents, map_views, navigator, overlay_panels, panels, url_state
 from tore_engine.studio.evaluations import Evaluated, model_against_model, model_evaluation, side_label
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.sidebar import MODELS, REFERENCE, Dataset
@@ -26,6 +26,7 @@ def both_against_the_reference(dataset: Dataset, first: str, second: str) -> Non
     except InputError as error:
         show_input_error(error)
         return
+    map_views.compare_map(a, b)
     modes = {a.evaluation.matrices.mode, b.evaluation.matrices.mode}
     classes = list(dict.fromkeys(panels.matrix_classes(a.evaluation) + panels.matrix_classes(b.evaluation)))
     choice = panels.matrix_controls("single" if modes == {"single"} else "dual", classes)

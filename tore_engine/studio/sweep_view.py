@@ -1,0 +1,86 @@
+"""The operating point on Matrices: TORE's Foreground and per-class F1 at the minimum scores 0.05,
+0.10, ..., 0.95 beside mAP's view of the same scores (`plots.sweep`), the best minimum score of each
+curve, and a click on a point that evaluates at its minimum score.
+
+The click goes through the sidebar's "Minimum score" (`min_score`, in the URL): the chart's
+callback sets it before the run, so the whole run (sidebar, matrices, tables, Overlays) is the
+evaluation at that score, exactly `tore evaluate --min-score t`. The sweep itself reads every box
+whatever the minimum score, so it is made once a pair (`Evaluated.sweep`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+import streamlit as st
+
+from tore_engine.metrics.sweep import CLASS, MIN_SCORES
+from tore_engine.plots.sweep import FOREGROUND_NAME, clicked_min_score, sweep_figure
+from tore_engine.studio import tables
+from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.panels import CHART_CONFIG
+
+MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
+BEST_COLUMNS = {"curve": "curve", "tore": "best minimum score (TORE F1)", "tore_f1": "TORE F1 there",
+                "detection": "best minimum score (detection F1)", "detection_f1": "detection F1 there", "ap": "AP (no threshold)"}
+
+
+def _evaluate_at(key: str) -> None:
+    """Chart callback: a click on a point sets the sidebar's minimum score to the point's, so the
+    run it starts evaluates there."""
+    min_score = clicked_min_score(st.session_state[key])
+    if min_score is not None:
+        st.session_state[MIN_SCORE] = min_score
+
+
+def best_points(sweep: pd.DataFrame) -> pd.DataFrame:
+    """Each curve's best minimum score and its F1, TORE's and the detection view's (NaN: no defined
+    point), with AP: one row the Foreground (all classes pooled on the detection side), then each class."""
+    rows = []
+    for (scope, name), curve in sweep.groupby(["scope", sweep["class"].fillna("")], sort=False):
+        tore, detection = curve[curve["best"]], curve[curve["detection_best"]]
+        rows.append({"curve": name if scope == CLASS else FOREGROUND_NAME,
+                     "tore": tore["min_score"].iloc[0] if len(tore) else None, "tore_f1": tore["f1"].iloc[0] if len(tore) else None,
+                     "detection": detection["min_score"].iloc[0] if len(detection) else None,
+                     "detection_f1": detection["detection_f1"].iloc[0] if len(detection) else None, "ap": curve["ap"].iloc[0]})
+    return pd.DataFrame(rows, columns=list(BEST_COLUMNS)).astype({name: float for name in list(BEST_COLUMNS)[1:]})
+
+
+def _unavailable(evaluated: Evaluated) -> str | None:
+    """Why this evaluation has no operating point to show, if it has none."""
+    if evaluated.scored_boxes == 0:
+        return ("The predictions have no scores, so there is no threshold to choose: TORE scores them as they are, and the sweep "
+                "of minimum scores needs a model's confidences.")
+    evaluation = evaluated.evaluation
+    if evaluation.sweep_state is None and evaluation.sweep_source is None:
+        return "The operating point is the whole dataset's: choose (all documents) to see it."
+    return None
+
+
+def operating_point(evaluated: Evaluated, model: str) -> None:
+    """The sweep chart of the evaluation shown and each curve's best minimum score; a click on a
+    point evaluates at its minimum score. Outside the matrix's fragment, so that the click's run
+    is the whole app's (its legend hides a class's curves)."""
+    st.subheader("Operating point: the minimum score")
+    reason = _unavailable(evaluated)
+    if reason is not None:
+        st.info(reason, icon=":material/tune:")
+        return
+    with st.spinner(f"Evaluating at the {len(MIN_SCORES)} minimum scores {MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f}…"):
+        sweep = evaluated.sweep()
+    key = f"sweep-{model}"
+    fig = sweep_figure(sweep, current=evaluated.min_score, title=evaluated.title)
+    st.plotly_chart(fig, on_select=functools.partial(_evaluate_at, key), selection_mode="points", key=key, config=CHART_CONFIG,
+                    width="stretch")
+    st.caption(
+        "Each point is exactly what `tore evaluate --min-score t` gives: boxes scored below t dropped on both sides, then TORE's F1 of "
+        "the pixels (solid: the reduced view's Foreground and each class). Dashed, mAP's view of the same scores: the boxes scored at "
+        "least t matched at IoU 0.50 as COCOeval matches them, and their F1; mAP itself ranks the boxes and needs no threshold. "
+        "A star is a curve's best point (the lowest minimum score on a tie); the dotted line, the minimum score shown. "
+        "**Click a point to evaluate at its minimum score** (it becomes the sidebar's Minimum score; set 0 to keep every box)."
+    )
+    with st.expander("Best minimum score of each curve"):
+        best = best_points(sweep)
+        config = {name: tables.score_column(label) for name, label in BEST_COLUMNS.items() if name != "curve"}
+        st.dataframe(best, hide_index=True, width="stretch", column_config=config)
