@@ -45,7 +45,7 @@ def test_each_curve_is_the_f1_of_a_run_at_each_minimum_score_and_its_best_is_a_s
     table = sweep[(sweep["scope"] == "class") & (sweep["class"] == "Table")]["f1"].astype(float).tolist()
     table_curve = _traces(fig, "Table")
     assert list(table_curve.y) == table and list(table_curve.marker.symbol).index(BEST_SYMBOL) == _best_of(table)
-    assert f"best Foreground F1 {max(foreground.y):.3f}" in fig.layout.annotations[0].text
+    assert f"best Foreground {max(foreground.y):.3f} at" in fig.layout.annotations[0].text
     assert [shape.x0 for shape in fig.layout.shapes] == [0.5, 0.5]  # the minimum score shown, in both panels
 
 
