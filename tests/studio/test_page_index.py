@@ -4,8 +4,9 @@ checked against plain Python on pages made up here."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from tore_engine.studio.page_index import CELL, FILE, MAX_CELL_ORDERS, WORST, Ordering, PageIndex
+from tore_engine.studio.page_index import CELL, FILE, LOWEST_MAP, MAX_CELL_ORDERS, WORST, Ordering, PageIndex
 
 
 def _index(count: int = 1000) -> PageIndex:
@@ -57,3 +58,12 @@ def test_positions_and_membership():
     assert index.position("doc-2/4") == 23 and index.position("doc-9/9") is None
     assert "doc-0/1" in index and "doc-0/0" not in index and list(index)[:2] == ["doc-0/1", "doc-0/2"]
     assert Ordering.sorted_by(np.array([2.0, 1.0, 2.0])).pages.tolist() == [1, 0, 2]
+
+
+def test_lowest_map_first_puts_pages_without_a_reference_box_last():
+    page_map = np.array([0.5, np.nan, 0.25, 0.5, np.nan, 0.0])
+    index = PageIndex([f"p{k}" for k in range(6)], np.zeros(6), page_map)
+    assert index.ordering(LOWEST_MAP).pages.tolist() == [5, 2, 0, 3, 1, 4]  # ascending, ties and undefined ones in file order
+    assert LOWEST_MAP in index.orders() and LOWEST_MAP not in PageIndex(["p"], np.zeros(1)).orders()
+    with pytest.raises(ValueError, match="mAP order without mAP"):
+        PageIndex(["p"], np.zeros(1)).ordering(LOWEST_MAP)

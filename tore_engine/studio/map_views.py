@@ -34,17 +34,21 @@ def _shown(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
-def map_notes(evaluation: Evaluation, who: str = "") -> list[str]:
-    """What a reader must know about this mAP (Markdown, plain): its convention, or why it is
-    undefined, and whether it ranked unscored boxes by their order. `who` names the model."""
+def convention_note(report: MapReport) -> str:
+    """What the mAP shown is, in which convention (Markdown)."""
+    return f"mAP: COCO-style mean Average Precision of the same boxes, {CONVENTIONS.get(report.convention, report.convention)}."
+
+
+def caveat(evaluation: Evaluation, who: str = "") -> str | None:
+    """What a reader must know before reading this evaluation's mAP (Markdown, plain), if anything:
+    why it is undefined, or that it ranked unscored boxes by their order. `who` names the model."""
     report = evaluation.map
     if report is None:
-        return [f"{who}mAP is undefined: {plain_for_markdown(evaluation.map_reason or 'not computed')}."]
-    notes = [f"{who}mAP: COCO-style mean Average Precision of the same boxes, {CONVENTIONS.get(report.convention, report.convention)}."]
+        return f"{who}mAP is undefined: {plain_for_markdown(evaluation.map_reason or 'not computed')}."
     if report.unscored:
-        notes.append(f"{who}**{report.unscored:,} of {report.predicted:,} prediction boxes have no score**: mAP ranks them as score 1.0, "
-                     "in file order, so its result depends on the order of the boxes (TORE's scores do not).")
-    return notes
+        return (f"{who}**{report.unscored:,} of {report.predicted:,} prediction boxes have no score**: mAP ranks them as score 1.0, "
+                "in file order, so its result depends on the order of the boxes (TORE's scores do not).")
+    return None
 
 
 def scores_line(evaluated: Evaluated) -> None:
@@ -52,7 +56,8 @@ def scores_line(evaluated: Evaluated) -> None:
     evaluation = evaluated.evaluation
     recall, precision = evaluation.matrices.foreground
     report = evaluation.map
-    values: dict[str, float | None] = {"Foreground recall": recall, "Foreground precision": precision, "Foreground F1": f1_score(precision, recall)}
+    values: dict[str, float | None] = {"Foreground recall": recall, "Foreground precision": precision,
+                                       "Foreground F1": f1_score(precision, recall)}
     values |= {label: None if report is None else getattr(report, field) for field, label in FIGURES.items()}
     helps = {"Foreground recall": "TORE, reduced 2x2 view: the reference's foreground pixels found as foreground",
              "Foreground precision": "TORE, reduced 2x2 view: the predicted foreground pixels that are foreground in the reference",
@@ -61,12 +66,12 @@ def scores_line(evaluated: Evaluated) -> None:
              "mAP@50": "AP at IoU 0.50, averaged over the classes", "mAP@75": "AP at IoU 0.75, averaged over the classes"}
     for column, (label, value) in zip(st.columns(len(values)), values.items()):
         column.metric(label, _shown(value), help=helps[label])
-    convention, *unscored = map_notes(evaluation)
+    warning = caveat(evaluation)
     if report is None:
-        st.info(convention, icon=":material/block:")
-    st.caption(f"{convention if report is not None else ''} {_min_score_note(evaluated)}")
-    if unscored:
-        st.warning(unscored[0], icon=":material/sort:")
+        st.info(warning, icon=":material/block:")
+    st.caption(f"{convention_note(report) if report is not None else ''} {_min_score_note(evaluated)}")
+    if report is not None and warning:
+        st.warning(warning, icon=":material/sort:")
 
 
 def _min_score_note(evaluated: Evaluated) -> str:
@@ -102,12 +107,28 @@ def map_tables(a: Evaluation, b: Evaluation) -> tuple[pd.DataFrame, pd.DataFrame
     return _with_difference(overall, "mAP"), _with_difference(per_class, "AP")
 
 
+def _kept(table: pd.DataFrame, roles: list[str]) -> pd.DataFrame:
+    """The table's columns of these models (B − A only when both are kept)."""
+    def kept(name: str) -> bool:
+        if name.endswith(DIFFERENCE):
+            return len(roles) == 2
+        return name in ("figure", "class") or name.split(" ")[-1] in roles
+
+    return table[[name for name in table.columns if kept(name)]]
+
+
 def compare_map(a: Evaluated, b: Evaluated) -> None:
-    """Compare's mAP section: the two models' mAP and per-class AP, B minus A, and the notes of each."""
+    """Compare's mAP section: the two models' mAP and per-class AP, B minus A, and what to know
+    about each (a model whose mAP is undefined has no column)."""
     st.subheader("mAP, A against B")
-    overall, per_class = map_tables(a.evaluation, b.evaluation)
-    notes = [note for role, evaluated in zip(ROLES, (a, b)) for note in map_notes(evaluated.evaluation, f"{role}: ")]
-    st.caption(" ".join(notes) + " B − A: blank where either is undefined.")
+    reports = [evaluated.evaluation.map for evaluated in (a, b)]
+    roles = [role for role, report in zip(ROLES, reports) if report is not None]
+    caveats = [text for role, evaluated in zip(ROLES, (a, b)) if (text := caveat(evaluated.evaluation, f"{role}: "))]
+    convention = next((convention_note(report) for report in reports if report is not None), "")
+    st.caption(" ".join([convention, *caveats, *(["None: no box of the class on either side."] if roles else [])]))
+    if not roles:
+        return
+    overall, per_class = (_kept(table, roles) for table in map_tables(a.evaluation, b.evaluation))
     left, right = st.columns([2, 3])
     config = {name: tables.score_column() for name in [*overall.columns[1:], *per_class.columns[1:]]}
     left.dataframe(overall, hide_index=True, width="stretch", column_config=config)

@@ -85,7 +85,7 @@ def _pair_pickers(dataset: Dataset, slots) -> None:
     """The two pickers, drawn once the page's evaluations are made, in their places at its top,
     so that they name each model after its layout from the first run on."""
     models = [model for model in MODELS if model in dataset.models]
-    labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}
+    labels = {model: side_label(dataset, model) for model in models}  # a selectbox shows its options as plain text
     for slot, key, label in zip(slots, ("cmp_a", "cmp_b"), ("A (the first model)", "B (the second model)")):
         slot.selectbox(label, models, key=key, format_func=labels.__getitem__, persist_state="session")
 
