@@ -5,7 +5,9 @@ Each file is made only when its button is clicked (Streamlit runs the button's c
 its own thread): the workbook of a 100,000-page evaluation takes a while, and most views never ask
 for it. The writers write into a temporary folder that is removed as soon as the bytes are read,
 whatever happens. File names carry the evaluation's title (the model's name, and the document when
-one is chosen), reduced to letters, digits, `.`, `-` and `_`.
+one is chosen), reduced to letters, digits, `.`, `-` and `_`. They never hold the sweep of minimum
+scores, as `tore evaluate` without `--sweep`: whether the app had drawn its chart before the click
+must not change a file.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 import tempfile
 import unicodedata
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -66,7 +69,7 @@ def report_bytes(content: ReportContent, report: str, title: str) -> bytes:
 
 
 def _made_when_clicked(evaluated: Evaluated, report: str) -> Callable[[], bytes]:
-    return lambda: report_bytes(evaluated.evaluation.report_content(), report, evaluated.title)
+    return lambda: report_bytes(replace(evaluated.evaluation.report_content(), sweep=None), report, evaluated.title)
 
 
 def report_downloads(evaluated: Evaluated, key: str) -> None:
