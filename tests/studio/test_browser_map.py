@@ -1,0 +1,181 @@
+"""mAP and the operating point in a real browser (issue 22): Playwright driving Debian's Chromium, as
+tests/studio/test_browser.py does. On the demo and on the two docling layout models' scored
+predictions (../shared; skipped with the reason when absent), the numbers drawn equal
+`Evaluation.map`, `per_class` and `sweep()` of an evaluation made here; a click on an AP bar lists
+its class's pages; a click on a point of the operating-point chart evaluates at its minimum score,
+in the URL and the sidebar, and the matrix drawn is `tore evaluate --min-score t`'s confusion.csv.
+Screenshots go to tests/_artifacts/.
+"""
+
+from __future__ import annotations
+
+import math
+import urllib.parse
+
+import numpy as np
+import pytest
+
+from tests.helpers import DEMO, REPOSITORY, SHARED
+from tests.studio.helpers import app_server
+from tests.studio.test_browser import CHROMIUM, CHROMIUM_ARGS, PLOT, _shot, _wait_for_plot, _wait_idle, sync_api
+from tests.studio.test_sweep_view import cli_confusion
+from tore_engine.api import evaluate_pair
+from tore_engine.studio.map_views import FIGURES
+
+TWO_MODELS = SHARED / "data" / "layouts" / "docling_two_layout_models"
+TWO_MODELS_FILES = ("coco_results_pre_heron_default_layout_model.json", "coco_results_heron_layout_model.json",
+                    "coco_images_and_categories.json")
+DATA_ROOT = REPOSITORY.parent  # the demo as <repository>/tore_engine/demo/data, the samples as shared/data
+
+
+@pytest.fixture(scope="module")
+def server():
+    with app_server(DATA_ROOT) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 4200})  # the whole Matrices page in view
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def _relative(path) -> str:
+    return str(path.relative_to(DATA_ROOT))
+
+
+def _link(server: str, **query: str) -> str:
+    return f"{server}/?{urllib.parse.urlencode(query)}"
+
+
+def _metrics(page) -> dict[str, str]:
+    """The scores line: each metric's label and value, as drawn."""
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-testid=stMetric]')].map(m =>
+        [m.querySelector('[data-testid=stMetricLabel]').innerText.trim(), m.querySelector('[data-testid=stMetricValue]').innerText.trim()]))""")
+
+
+def _expected_map(evaluation) -> dict[str, str]:
+    report = evaluation.map
+    return {label: f"{getattr(report, field):.3f}" for field, label in FIGURES.items()}
+
+
+def _wait_for_sweep(page) -> None:
+    page.wait_for_function(f"""() => [...document.querySelectorAll('{PLOT}')].some(p => p._fullData &&
+        p._fullData.some(t => t.name === 'all classes'))""", timeout=120_000)
+    _wait_idle(page, 120_000)
+
+
+def _trace_values(page, chart: str, name: str, axis: str = "x") -> list[float]:
+    """A trace's y values as Plotly holds them (null: NaN), in the chart that has a trace called `chart`."""
+    values = page.evaluate("""([chart, name, axis]) => {
+        const plot = [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
+            .find(p => p._fullData && p._fullData.some(t => t.name === chart));
+        const trace = plot._fullData.find(t => t.name === name && (t.xaxis || 'x') === axis);
+        return Array.from(trace.y, v => (v === null || Number.isNaN(v)) ? null : v);
+    }""", [chart, name, axis])
+    return [math.nan if value is None else value for value in values]
+
+
+def _same(shown: list[float], expected) -> bool:
+    return np.array_equal(np.array(shown, dtype=float), np.asarray(expected, dtype=float), equal_nan=True)
+
+
+def _click_sweep_point(page, min_score: float) -> None:
+    """Click the Foreground curve's point at `min_score`, placed by Plotly's own axis mapping."""
+    x, y = page.evaluate("""(t) => {
+        const plot = [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
+            .find(p => p._fullData && p._fullData.some(d => d.name === 'all classes'));
+        plot.scrollIntoView({block: 'center'});
+        const trace = plot._fullData.find(d => d.name === 'Foreground' && d.xaxis === 'x');
+        const k = Array.from(trace.x).findIndex(x => Math.abs(x - t) < 1e-9);
+        const layout = plot._fullLayout, box = plot.getBoundingClientRect();
+        return [box.left + layout._size.l + layout.xaxis.d2p(trace.x[k]), box.top + layout._size.t + layout.yaxis.d2p(trace.y[k])];
+    }""", min_score)
+    page.mouse.click(x, y)
+
+
+def _heatmap(page) -> tuple[list[str], np.ndarray]:
+    """The first heatmap's rows and values (the confusion matrix, with metric=confusion)."""
+    rows, z = page.evaluate(f"""() => {{
+        const plot = document.querySelector('{PLOT}');
+        return [plot._fullLayout.yaxis.ticktext, Array.from(plot._fullData[0].z, row => Array.from(row))];
+    }}""")
+    return rows, np.array(z, dtype=float)
+
+
+def _evaluates_at_the_click(page, min_score: float, reference, prediction, out, *cli: str, **engine) -> None:
+    """Click the sweep's point at `min_score`: the URL, the sidebar, the matrix and mAP are those of
+    an evaluation at that minimum score."""
+    _click_sweep_point(page, min_score)
+    page.wait_for_url(f"**min_score={min_score}*", timeout=120_000)
+    _wait_for_plot(page)
+    _wait_idle(page, 120_000)
+    assert page.locator(".st-key-min_score input").input_value() == f"{min_score:.2f}"
+    classes, expected = cli_confusion(reference, prediction, min_score, out, *cli)
+    rows, shown = _heatmap(page)
+    assert rows == classes and np.array_equal(shown, expected)
+    at_threshold = evaluate_pair(reference, prediction, min_score=min_score, **engine).evaluation
+    assert {label: value for label, value in _metrics(page).items() if label in FIGURES.values()} == _expected_map(at_threshold)
+
+
+def test_the_demo_shows_map_ap_bars_and_the_sweep_and_a_click_evaluates_there(server, page, tmp_path):
+    reference, prediction = DEMO / "reference.json", DEMO / "model_a.json"
+    evaluation = evaluate_pair(reference, prediction).evaluation
+    page.goto(_link(server, metric="confusion"))
+    _wait_for_plot(page)
+    _wait_for_sweep(page)
+    shown = _metrics(page)
+    assert {label: shown[label] for label in FIGURES.values()} == _expected_map(evaluation)
+    assert shown["Foreground recall"] == f"{evaluation.matrices.foreground[0]:.3f}"
+    per_class = evaluation.per_class
+    assert _same(_trace_values(page, "AP", "AP"), per_class["ap"]) and _same(_trace_values(page, "AP", "AR@100"), per_class["ar_100"])
+    sweep = evaluation.sweep()
+    foreground = sweep[sweep["scope"] == "foreground"]
+    assert _same(_trace_values(page, "all classes", "Foreground"), foreground["f1"])
+    assert _same(_trace_values(page, "all classes", "all classes", "x2"), foreground["detection_f1"])
+    _shot(page, "20_map_and_sweep")
+
+    bar = page.evaluate("""() => {  // the AP bar of Table: trace 3 of the grouped bars, Table's place among the classes
+        const plot = [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
+            .find(p => p._fullData && p._fullData.some(t => t.name === 'AP'));
+        const index = Array.from(plot._fullData[3].x).indexOf('Table');
+        const box = plot.querySelectorAll('.barlayer .trace')[3].querySelectorAll('.point path')[index].getBoundingClientRect();
+        return [box.left + box.width / 2, box.top + box.height / 2];
+    }""")
+    page.mouse.click(*bar)
+    page.get_by_text("Pages with Table:").wait_for(timeout=30_000)
+    _wait_idle(page)
+    _shot(page, "21_ap_bar_clicked")
+
+    _evaluates_at_the_click(page, 0.75, reference, prediction, tmp_path / "cli")
+    _shot(page, "22_sweep_point_clicked")
+
+
+@pytest.mark.skipif(not TWO_MODELS.exists(), reason=f"the scored predictions of two docling layout models are not at {TWO_MODELS}")
+def test_real_scored_predictions_show_their_map_and_sweep_and_a_click_evaluates_there(server, page, tmp_path):
+    reference, prediction, images = (TWO_MODELS / name for name in TWO_MODELS_FILES)
+    evaluation = evaluate_pair(reference, prediction, coco_images=images).evaluation
+    page.goto(_link(server, src="path", ref=_relative(reference), a=_relative(prediction), coco=_relative(images), metric="confusion"))
+    _wait_for_plot(page)
+    _wait_for_sweep(page)
+    assert {label: _metrics(page)[label] for label in FIGURES.values()} == _expected_map(evaluation)
+    per_class = evaluation.per_class
+    assert _same(_trace_values(page, "AP", "AP"), per_class["ap"])
+    sweep = evaluation.sweep()
+    assert _same(_trace_values(page, "all classes", "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"])
+    for name in ("text", "picture", "section_header"):
+        assert _same(_trace_values(page, "all classes", name), sweep[sweep["class"] == name]["f1"])
+    _shot(page, "23_two_docling_models_sweep")
+    best = float(sweep[(sweep["scope"] == "foreground") & sweep["best"]]["min_score"].iloc[0])
+    _evaluates_at_the_click(page, best, reference, prediction, tmp_path / "cli", "--images", str(images), coco_images=images)
+    _shot(page, "24_two_docling_models_at_the_best_minimum_score")
