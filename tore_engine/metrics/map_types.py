@@ -156,7 +156,8 @@ class PageMatches:
     def ranked(cls, records: Sequence[np.ndarray], ground_truths: np.ndarray, boxes: np.ndarray, page_values: np.ndarray) -> "PageMatches":
         """From records in page order (then class, then rank), put in ranking order."""
         order = ranking(records[0], records[1])
-        return cls(*(column[order] for column in records), ground_truths, boxes, page_values)
+        classes, scores, ranks, matched, ignored = (column[order] for column in records)
+        return cls(classes, scores, ranks, matched, ignored, ground_truths, boxes, page_values)
 
     @classmethod
     def merged(cls, parts: Sequence["PageMatches"]) -> "PageMatches":
@@ -164,7 +165,7 @@ class PageMatches:
         if not parts:
             raise ValueError("no page matches to merge")
         return cls.ranked([np.concatenate([getattr(part, name) for part in parts]) for name in cls.RECORDS],
-                          sum(part.ground_truths for part in parts), sum(part.boxes for part in parts),
+                          np.sum([part.ground_truths for part in parts], axis=0), np.sum([part.boxes for part in parts], axis=0),
                           np.concatenate([part.page_values for part in parts]))
 
     def class_bounds(self) -> np.ndarray:

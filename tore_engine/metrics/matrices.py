@@ -199,7 +199,9 @@ PageRow = tuple[str, int, float, float, float]  # page id, pixels, Foreground re
 
 def _foreground_rates(reduced: np.ndarray) -> tuple[float, float, float]:
     scores = rates(int(reduced[1, 1]), int(reduced[:, 1].sum()), int(reduced[1].sum()))  # an empty side scores 0
-    return scores.recall, scores.precision, scores.f1
+    recall, precision, f1 = scores.recall, scores.precision, scores.f1
+    assert recall is not None and precision is not None and f1 is not None  # EmptyRule.ZERO: 0.0, never None
+    return recall, precision, f1
 
 
 def page_foreground_rows(page_ids: list[str], page_pixels: np.ndarray, page_reduced: np.ndarray) -> list[PageRow]:
