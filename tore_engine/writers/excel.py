@@ -210,9 +210,8 @@ def _table_sheet(workbook: Workbook, title: str, headers: tuple[str, ...], rows:
     writer.fit_columns()
 
 
-def _per_class_sheet(workbook: Workbook, content: ReportContent) -> None:
+def _per_class_sheet(workbook: Workbook, content: ReportContent, means: dict) -> None:
     rows: list[tuple] = content.per_class_rows()
-    means = content.matrices.means
     present, every = means["present_classes"], means["all_classes"]
     rows += [
         (f"mean over the {present['classes']} classes present", present["recall"], present["precision"], present["f1"], None),
@@ -242,8 +241,9 @@ def write_excel(content: ReportContent, path: Path) -> None:
     _matrix_sheet(workbook, "Trimmed", content, trimmed=True)
     page_columns = content.page_columns()
     _table_sheet(workbook, "Pages", page_columns, content.page_rows(), (None, COUNT_FORMAT, *(RATIO_FORMAT,) * (len(page_columns) - 2)))
-    if content.matrices.per_class is not None:
-        _per_class_sheet(workbook, content)
+    means = content.matrices.means  # None in dual mode, as per_class
+    if means is not None:
+        _per_class_sheet(workbook, content, means)
     if content.map is not None:
         _map_sheet(workbook, content.map)
     if content.sweep is not None:

@@ -63,12 +63,13 @@ def summary(content: ReportContent, out: Path | None = None) -> str:
         *map_lines(content.map, content.map_reason),
         *([sweep_line(content.sweep)] if content.sweep is not None else []),
     ]
-    if matrices.per_class:
+    means = matrices.means  # None in dual mode, as per_class
+    if matrices.per_class and means is not None:
         present = set(matrices.present_classes())
         ranked = sorted(((name, scores) for name, scores in matrices.per_class.items() if name in present), key=lambda item: item[1]["f1"])
         if ranked:
             lines.append("Lowest F1: " + ", ".join(f"{terminal_text(name)} {scores['f1']:.3f}" for name, scores in ranked[:5]))
-        lines.append(_mean_line(matrices.means))
+        lines.append(_mean_line(means))
     if content.warnings:
         lines.append(f"{len(content.warnings)} warnings (listed in report.json)")
     if out is not None:
