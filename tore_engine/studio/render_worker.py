@@ -78,13 +78,12 @@ def _picture(data: bytes, name: str, max_side: int, max_pixels: int) -> tuple[Im
     grey or RGB image reduced in its own mode, so that its full size is held once; other modes
     (palettes, bits, alpha) are converted first, since they resample badly."""
     try:
-        with Image.open(io.BytesIO(data)) as picture:
-            width, height = picture.size
+        with Image.open(io.BytesIO(data)) as opened:
+            width, height = opened.size
             if width * height > max_pixels:
                 raise Refused(f"{name} has {width} x {height} pixels, more than the {max_pixels:,} drawn")
-            picture.draft(None, (2 * max_side, 2 * max_side))
-            if picture.mode not in RESIZED_AS_IS:
-                picture = picture.convert("L" if picture.mode == "1" else "RGB")
+            opened.draft(None, (2 * max_side, 2 * max_side))
+            picture = opened if opened.mode in RESIZED_AS_IS else opened.convert("L" if opened.mode == "1" else "RGB")
             picture.thumbnail((max_side, max_side))
             return picture.convert("RGB"), float(width), float(height)
     except (Refused, MemoryError):

@@ -42,7 +42,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 import streamlit as st
 
@@ -170,7 +170,7 @@ class UploadFolder:
         shutil.rmtree(self.path / key, ignore_errors=True)
         _SERVER.give_back(self._held.pop(key, 0))
 
-    def _store(self, source: BinaryIO, relative: PurePosixPath, room: int, name: str) -> None:
+    def _store(self, source: IO[bytes], relative: PurePosixPath, room: int, name: str) -> None:
         """Copy `source` (from where it stands) into the staging folder at `relative`, counting
         every byte."""
         target = self.path.joinpath(_STAGING, *relative.parts)
