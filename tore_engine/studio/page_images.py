@@ -33,10 +33,8 @@ NO_PAGE_IMAGE = "No page image available for this page."
 MAX_PAGE_FILE_BYTES = 256 * 2**20  # one image or PDF file
 
 
-def drawable_path(image: PageImage | None, root: Path) -> Path | None:
+def drawable_path(image: PageImage, root: Path) -> Path | None:
     """The real path of the page's image if it lies inside `root` and is a regular file, else None."""
-    if image is None:
-        return None
     try:
         path = confine(image.path, root, what="page image")
     except InputError:
@@ -70,8 +68,7 @@ def _rendered(path: str, stamp: tuple[int, int], pdf_page: int | None,
 def rendered(image: PageImage | None, root: Path, max_side: int = rendering.MAX_SIDE) -> rendering.RenderedPage | str:
     """The page image drawn (`max_side` pixels long at most: smaller for thumbnails), or the text
     its placeholder shows."""
-    path = drawable_path(image, root)
-    if path is None:
+    if image is None or (path := drawable_path(image, root)) is None:
         return NO_PAGE_IMAGE
     try:
         info = os.stat(path)

@@ -13,10 +13,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
+from streamlit.typing import PlotlyState
 
 from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
@@ -41,6 +45,7 @@ PAGE_ROWS = 50  # rows of a table sent to the browser at once
 PREFIX_LENGTH = 16  # characters of a dual-taxonomy side prefix on a matrix's axes
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 _VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
+Click = TypeVar("Click")  # what a chart's click reader makes of a click: a cell, a bar
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,7 @@ def dual_mode_note() -> None:
     )
 
 
-def _new_click(key: str, clicked: object) -> object | None:
+def _new_click(key: str, clicked: Click | None) -> Click | None:
     """`clicked` if it is not the selection this chart already reported (a rerun repeats it)."""
     seen = st.session_state.setdefault("_clicks", {})
     if clicked is None or seen.get(key) == clicked:
@@ -143,7 +148,7 @@ def _new_click(key: str, clicked: object) -> object | None:
     return clicked
 
 
-def clickable_chart(fig, key: str, read_click) -> object | None:
+def clickable_chart(fig: go.Figure, key: str, read_click: Callable[[PlotlyState], Click | None]) -> Click | None:
     """Draw a chart whose clicks rerun the app; the new click, read by `read_click(event)`."""
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG, width="content")
     return _new_click(key, read_click(event))
@@ -397,10 +402,16 @@ def per_class_rows(evaluation: Evaluation, classes: tuple[str, ...]) -> dict[str
     """Each class's recall, precision and F1 (single taxonomy), and its AP and AR@100 when the
     evaluation has mAP (None for a class with no box on either side): of the classes shown (the
     matrix's class subset, all when empty)."""
-    per_class = evaluation.matrices.per_class or {}
     boxes = evaluation.map.per_class if evaluation.map is not None else None
     return {name: {**scores, **({} if boxes is None else dict(zip(("ap", "ar_100"), boxes.get(name, (None, None)))))}
-            for name, scores in per_class.items() if not classes or name in classes}
+            for name, scores in _class_scores(evaluation, classes).items()}
+
+
+def _class_scores(evaluation: Evaluation, classes: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """TORE's recall, precision and F1 of each class shown (all when `classes` is empty): what
+    the means average, never None, unlike AP and AR@100."""
+    per_class = evaluation.matrices.per_class or {}
+    return {name: scores for name, scores in per_class.items() if not classes or name in classes}
 
 
 def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...]) -> None:
@@ -415,7 +426,7 @@ def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...])
                               lambda event: heatmaps.clicked_bar(event, list(per_class), heatmaps.bar_series(per_class)))
     if clicked is not None:
         st.session_state[f"bar-class-{model}"] = clicked[0]
-    means = mean_scores(per_class)
+    means = mean_scores(_class_scores(evaluated.evaluation, classes))
     subset = " chosen in Classes to show" if classes else ""
     boxes = (" AP and AR@100 (hatched) are mAP's, of the boxes ranked by score (COCO-style, IoU 0.50:0.95, 100 boxes a page; "
              "no bar: no box of the class on either side)." if "AP" in heatmaps.bar_series(per_class) else "")
