@@ -119,10 +119,8 @@ def _path_input(label: str, key: str, help_text: str, where=st.sidebar) -> Path 
         return None
 
 
-def _holds_both_sides(path: Path | None, format_name: str) -> bool:
+def _holds_both_sides(path: Path, format_name: str) -> bool:
     """Whether the reference is a dataset that also holds model A's predictions (docling-eval)."""
-    if path is None:
-        return False
     if format_name != "auto":
         return format_name == BOTH_SIDES_FORMAT
     try:
@@ -161,7 +159,7 @@ def _demo() -> _Chosen:
 
 def _with_both_sides(reference: Path | None, models: dict[str, Path], formats: dict[str, str]) -> dict[str, Path]:
     """The models, model A being the reference itself when it holds both sides and none was given."""
-    if "A" not in models and _holds_both_sides(reference, formats[REFERENCE]):
+    if "A" not in models and reference is not None and _holds_both_sides(reference, formats[REFERENCE]):
         st.sidebar.caption("Model A: the predictions stored in this docling-eval dataset.")
         return {"A": reference, **models}
     return models

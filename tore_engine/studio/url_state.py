@@ -16,7 +16,7 @@ values, which may be long, hostile or name server paths).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +61,7 @@ def _parse(text: str, default: Any) -> Any:
     return text
 
 
-def _describe(options: Collection) -> str:
+def _describe(options: Container[Any]) -> str:
     if isinstance(options, range) and options.step == 1:
         return f"expected a whole number from {options.start} to {options.stop - 1}"
     if isinstance(options, Interval):
@@ -69,7 +69,7 @@ def _describe(options: Collection) -> str:
     return "not one of the choices"
 
 
-def seed(key: str, default: Any, options: Collection | None = None) -> None:
+def seed(key: str, default: Any, options: Container[Any] | None = None) -> None:
     """Give `key` its URL value on the session's first run (else `default`), and fall back to
     `default` whenever the stored value is not one of `options` (a list, a `range` of whole
     numbers, an `Interval`). A URL value that does not fit is ignored and named in the page's

@@ -70,10 +70,6 @@ class Inputs:
     seed: int | None  # set: simulated predictions with this seed
     iou_threshold: float
 
-    @property
-    def simulated(self) -> bool:
-        return self.seed is not None
-
 
 @st.cache_data(max_entries=16, show_spinner="Scoring DocILE...")
 def _scored(inputs: Inputs, stamps: tuple) -> dict:
@@ -81,7 +77,7 @@ def _scored(inputs: Inputs, stamps: tuple) -> dict:
     from tore_engine.scorers.docile import score_docile
     from tore_engine.scorers.docile.simulated import score_simulated
 
-    if inputs.simulated:
+    if inputs.seed is not None:
         return score_simulated(inputs.dataset_dir, inputs.split, inputs.seed, inputs.iou_threshold).panel()
     return score_docile(inputs.dataset_dir, inputs.split, inputs.kile_file, inputs.lir_file, inputs.iou_threshold).panel()
 
@@ -276,7 +272,7 @@ def render() -> None:
     except InputError as error:
         show_input_error(error)
         return
-    if inputs.simulated:
+    if inputs.seed is not None:
         st.info(SIMULATED_NOTE)
         _simulated_downloads(result, inputs.seed)
     _headline(result)

@@ -123,11 +123,15 @@ def _read_inputs() -> Inputs | None:
         st.info("Give the path of an OmniDocBench.json ground truth to score.")
         return None
     try:
-        paths = {name: server_path(text) if text else None for name, text in texts.items()}
+        return Inputs(server_path(texts["gt"]), _optional_path(texts["layout"]), _optional_path(texts["markdown"]))
     except InputError as error:
         show_input_error(error)
         return None
-    return Inputs(paths["gt"], paths["layout"], paths["markdown"])
+
+
+def _optional_path(text: str) -> Path | None:
+    """The path of an optional input inside the data root; None when left empty."""
+    return server_path(text) if text else None
 
 
 # --- headline -----------------------------------------------------------------------------------
@@ -208,8 +212,8 @@ def _request_matrices(query: dict[str, str]) -> None:
     st.session_state[OPEN_MATRICES] = query
 
 
-def _matrices_link(inputs: Inputs) -> None:
-    query = matrices_query(inputs.gt, inputs.layout)
+def _matrices_link(gt: Path, layout: Path) -> None:
+    query = matrices_query(gt, layout)
     left, right = st.columns([2, 3], vertical_alignment="center")
     left.button("Open the TORE matrices of this model against this ground truth", key="omnidocbench_matrices",
                 on_click=_request_matrices, args=(query,), icon=":material/grid_on:")
@@ -336,9 +340,9 @@ def render() -> None:
     if result["reference"]["size_swapped_pages"]:
         st.caption(f"{len(result['reference']['size_swapped_pages'])} of {result['pages']} pages have width and height "
                    "swapped in page_info; their frame is taken from the page image.")
-    if result["layout"]:
+    if inputs.layout is not None:  # a layout prediction always has its scores in result["layout"]
         _layout_headline(result["layout"], inputs)
-        _matrices_link(inputs)
+        _matrices_link(inputs.gt, inputs.layout)
     if result["end_to_end"]:
         _end_to_end_headline(result["end_to_end"], inputs)
     if result["layout"]:
