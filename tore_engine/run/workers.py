@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import multiprocessing
+import multiprocessing.context
 import multiprocessing.process
 import os
 import signal
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 from tore_engine.io.leftovers import process_alive
 
@@ -62,22 +64,27 @@ def _watch_parent(driver: int) -> None:
     threading.Thread(target=_poll_parent, args=(parent,), name="tore-parent-watch", daemon=True).start()
 
 
-class _RecordingContext:
+class _RecordingContext(multiprocessing.context.BaseContext):
     """A multiprocessing context that remembers every process it makes, for the pool to use. The
     pool's own record of its workers is written only after a worker has started: a stop signal
     between the two left a started worker that nothing killed, and the driver's exit, which joins
-    its children, waited for it forever."""
+    its children, waited for it forever. It is the default context otherwise: its start method,
+    its processes, and what `BaseContext` lacks; the locks and queues `BaseContext` makes read
+    the start method from it."""
 
     def __init__(self) -> None:
         self._context = multiprocessing.get_context()
         self.processes: list[multiprocessing.process.BaseProcess] = []
 
-    def Process(self, *args, **kwargs):  # noqa: N802 - the name the pool calls
+    def Process(self, *args: Any, **kwargs: Any) -> multiprocessing.process.BaseProcess:  # noqa: N802 - the name the pool calls
         process = self._context.Process(*args, **kwargs)
         self.processes.append(process)
         return process
 
-    def __getattr__(self, name: str):
+    def get_start_method(self, allow_none: bool = False) -> str:
+        return self._context.get_start_method(allow_none)
+
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
 
 

@@ -62,7 +62,10 @@ class _Worker:
     def __init__(self, memory: int) -> None:
         self.process = subprocess.Popen([sys.executable, "-P", str(WORKER), str(memory)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        os.set_blocking(self.process.stdin.fileno(), False)
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None  # both are pipes (PIPE)
+        self.stdin, self.stdout = stdin, stdout
+        os.set_blocking(self.stdin.fileno(), False)
 
     def draw(self, header: dict, data: bytes, deadline: float) -> tuple[dict, bytes]:
         """The reply to one request, sent and received before `deadline` (a `time.monotonic` value)."""
@@ -79,10 +82,10 @@ class _Worker:
 
     def _send(self, view: memoryview, deadline: float) -> None:
         while view:
-            if not select.select([], [self.process.stdin], [], _left(deadline))[1]:
+            if not select.select([], [self.stdin], [], _left(deadline))[1]:
                 raise _Overran
             try:
-                view = view[os.write(self.process.stdin.fileno(), view[:_CHUNK]):]
+                view = view[os.write(self.stdin.fileno(), view[:_CHUNK]):]
             except BrokenPipeError:
                 raise _Overran from None
 
@@ -95,9 +98,9 @@ class _Worker:
     def _receive(self, size: int, deadline: float) -> bytes:
         parts, missing = [], size
         while missing:
-            if not select.select([self.process.stdout], [], [], _left(deadline))[0]:
+            if not select.select([self.stdout], [], [], _left(deadline))[0]:
                 raise _Overran
-            part = os.read(self.process.stdout.fileno(), min(missing, _CHUNK))
+            part = os.read(self.stdout.fileno(), min(missing, _CHUNK))
             if not part:  # the process ended
                 raise _Overran
             parts.append(part)
@@ -107,8 +110,8 @@ class _Worker:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait()
-        self.process.stdin.close()
-        self.process.stdout.close()
+        self.stdin.close()
+        self.stdout.close()
 
 
 def _left(deadline: float) -> float:
@@ -178,10 +181,10 @@ def _overran(name: str, seconds: float, memory: int, late: bool) -> str:
 
 def _source_size(reply: dict, name: str) -> tuple[float, float]:
     """The width and height a drawing process reported, if they are sizes at all."""
-    size = reply.get("width"), reply.get("height")
-    if not all(isinstance(side, (int, float)) and math.isfinite(side) and side > 0 for side in size):
+    sizes = [side for side in (reply.get("width"), reply.get("height")) if isinstance(side, (int, float)) and math.isfinite(side) and side > 0]
+    if len(sizes) != 2:
         raise PageImageError(f"{name} could not be drawn: its drawing process answered out of protocol")
-    return float(size[0]), float(size[1])
+    return float(sizes[0]), float(sizes[1])
 
 
 _POOL = RenderPool()
