@@ -21,6 +21,7 @@ from tore_engine.plots import page_overlays
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
 from tore_engine.results.drilldown import page_cell, page_cells
 from tore_engine.studio import tables, url_state
+from tore_engine.studio.documents import page_pair
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
 from tore_engine.studio.panels import (
@@ -70,6 +71,14 @@ def page_scores(evaluated: Evaluated, page_id: str) -> None:
                                "— : the page has no reference box")
 
 
+def _position(evaluated: Evaluated, page_id: str) -> int:
+    """The page's index in the evaluation."""
+    position = evaluated.index.position(page_id)
+    if position is None:  # every page shown is one of the evaluation's
+        raise KeyError(f"no page {page_id!r} in the evaluation")
+    return position
+
+
 def _highlight_from_picker() -> None:
     row, separator, column = st.session_state["highlight"].partition("|")
     choose_cell((row, column) if separator else None)
@@ -79,7 +88,7 @@ def highlight_picker(evaluated: Evaluated, page_id: str, view: str) -> tuple[str
     """The cell to highlight on this page: the session's cell (the one clicked in a matrix), or one
     of the page's non-zero cells, largest first."""
     evaluation = evaluated.evaluation
-    page_index = evaluated.index.position(page_id)
+    page_index = _position(evaluated, page_id)
     matrix = cell_view(view)
     cells = {url_state.cell_text((row, column)): (value, share) for row, column, value, share in page_cells(evaluation, matrix, page_index)}
     classes = cell_classes(evaluation, view)
@@ -93,7 +102,8 @@ def highlight_picker(evaluated: Evaluated, page_id: str, view: str) -> tuple[str
         if option == NO_HIGHLIGHT:
             return "(no cell)"
         value, share = cells.get(option, (0.0, 0.0))
-        return f"{cell_name(tuple(option.split('|', 1)))}: {pixels(value)} px here ({percent(share)} of the cell)"
+        row, _, column = option.partition("|")
+        return f"{cell_name((row, column))}: {pixels(value)} px here ({percent(share)} of the cell)"
 
     st.selectbox("Highlight the pixels of a cell (this page's cells, largest first)", options, key="highlight", format_func=label,
                  on_change=_highlight_from_picker, help="a cell of the matrix: the page's pixels that make it are lit, the rest veiled")
@@ -104,7 +114,7 @@ def highlight_picker(evaluated: Evaluated, page_id: str, view: str) -> tuple[str
 def contribution(evaluated: Evaluated, view: str, page_id: str, cell: tuple[str, str], regions: CellRegions) -> None:
     """The cell's contribution on this page, in pixels and as a share of the cell (the engine's
     page matrix), and what makes it."""
-    value, share = page_cell(evaluated.evaluation, cell_view(view), evaluated.index.position(page_id), *cell)
+    value, share = page_cell(evaluated.evaluation, cell_view(view), _position(evaluated, page_id), *cell)
     name = plain_for_markdown(cell_name(cell))
     left, middle, right = st.columns([3, 2, 4])
     left.metric(f"{name} on this page", f"{pixels(value)} px", help="this page's pixels in the cell (split pixels count by their share)")
@@ -126,8 +136,7 @@ class PaneModel:
 
 def cell_regions(evaluated: Evaluated, page_id: str, view: str, cell: tuple[str, str]) -> CellRegions:
     """Where on the page the cell's pixels are, for this evaluation (its own taxonomy)."""
-    return page_regions(evaluated.reference_page(page_id), evaluated.prediction_page(page_id), evaluated.evaluation.taxonomy,
-                        cell_view(view), *cell)
+    return page_regions(*page_pair(evaluated, page_id), evaluated.evaluation.taxonomy, cell_view(view), *cell)
 
 
 def model_regions(models: list[PaneModel], page_id: str, view: str) -> dict[str, CellRegions]:
@@ -150,7 +159,7 @@ def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, reg
     highlighted in its pane, and the first one's also in the reference pane when
     `reference_highlight`."""
     first = models[0].evaluated
-    reference = first.reference_page(page_id)
+    reference, first_prediction = page_pair(first, page_id)
     regions = regions or {}
     first_regions = regions.get(models[0].title) if reference_highlight else None
     panes = [page_overlays.Pane(reference_title, reference, _highlight(first_regions, models[0].cell, "reference"))]
@@ -160,7 +169,7 @@ def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, reg
         panes.append(page_overlays.Pane(model.title, drawn, _highlight(regions.get(model.title), model.cell, "prediction")))
     raster = None
     if agreement:
-        raster = agreement_raster(reference, first.prediction_page(page_id), compare_classes=first.evaluation.matrices.mode == "single")
+        raster = agreement_raster(reference, first_prediction, compare_classes=first.evaluation.matrices.mode == "single")
     fig = page_overlays.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
     st.plotly_chart(fig, key=key, config=CHART_CONFIG)
     st.caption("Hover a box for its label, score and coordinates; click a class in the legend to hide it in every pane; "
