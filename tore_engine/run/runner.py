@@ -110,18 +110,20 @@ def numpy_cells(tasks: list[PageTask], class_count: int) -> page_kernel.Cells:
     return bounds, cells, values, reduced, ExactCounts.summed(class_count, denominator, row, column, numerator)
 
 
-def _outcome(tasks: list[PageTask] | None, prepared: PreparedBatch | None, taxonomy: Taxonomy, warnings: list[InputWarning], job_pages: int) -> BatchOutcome:
-    """Evaluate prepared pages with the compiled page kernel or, when it declines
-    (`page_kernel.evaluate_arrays`), the NumPy path (to the same bits), into flat per-batch arrays."""
+def _outcome(pages: list[PageTask] | PreparedBatch, taxonomy: Taxonomy, warnings: list[InputWarning], job_pages: int) -> BatchOutcome:
+    """Evaluate prepared pages (page by page, or a batch prepared at once) with the compiled page
+    kernel or, when it declines (`page_kernel.evaluate_arrays`), the NumPy path (to the same
+    bits), into flat per-batch arrays."""
     class_count = taxonomy.size
-    if prepared is not None:
-        compiled = page_kernel.evaluate_arrays(prepared.frames, prepared.offsets, prepared.kernel_boxes(), class_count, job_pages)
+    if isinstance(pages, PreparedBatch):
+        compiled = page_kernel.evaluate_arrays(pages.frames, pages.offsets, pages.kernel_boxes(), class_count, job_pages)
+        frames = pages.frames
     else:
-        compiled = page_kernel.evaluate(tasks, class_count, job_pages)
+        compiled = page_kernel.evaluate(pages, class_count, job_pages)
+        frames = np.array([(task.width, task.height) for task in pages], dtype=np.int64).reshape(-1, 2)
     if compiled is None:
-        tasks = tasks if tasks is not None else prepared.tasks()
-    bounds, cells, values, reduced, counts = compiled if compiled is not None else numpy_cells(tasks, class_count)
-    frames = prepared.frames if prepared is not None else np.array([(task.width, task.height) for task in tasks], dtype=np.int64).reshape(-1, 2)
+        compiled = numpy_cells(pages.tasks() if isinstance(pages, PreparedBatch) else pages, class_count)
+    bounds, cells, values, reduced, counts = compiled
     reduced = np.asarray(reduced).reshape(-1, 2, 2)
     return BatchOutcome(frames[:, 0] * frames[:, 1], np.asarray(bounds), np.asarray(cells).astype(np.int32), values, reduced, counts, warnings)
 
@@ -131,7 +133,7 @@ def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, jo
     `evaluate_task`'s batch preparation (`preparation.prepare_columns`) is checked against."""
     prepared = [prepare_page(reference, prediction, taxonomy) for reference, prediction in pages]
     warnings = [warning for _, page_warnings in prepared for warning in page_warnings]
-    return _outcome([task for task, _ in prepared], None, taxonomy, warnings, job_pages)
+    return _outcome([task for task, _ in prepared], taxonomy, warnings, job_pages)
 
 
 def pair_positions(reference: LayoutSet, prediction: LayoutSet) -> tuple[np.ndarray, list[InputWarning]]:
@@ -167,8 +169,9 @@ def worker_share(pages: int, workers: int) -> int:
     return math.ceil(pages / max(workers, 1))
 
 
-def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, workers: int, asked: PageBatch) -> Iterator[PageBatch]:
-    """The evaluation's tasks, made only as they are sent, each with what `asked` asks for (its
+def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, workers: int, *,
+             min_score: float | None, map_convention: str | None, sweep: bool) -> Iterator[PageBatch]:
+    """The evaluation's tasks, made only as they are sent, each with what the run asks for (its
     minimum score, mAP's convention, the sweep). Each says how many pages its worker will see (its
     share of the job), which is what loading the page kernel must pay for."""
     share = worker_share(len(matched), workers)
@@ -177,7 +180,8 @@ def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray,
         present = chosen[chosen >= 0]
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
-        yield replace(asked, reference=reference.part(np.arange(start, start + len(chosen))), prediction=prediction.part(present), matched=local, job_pages=share)
+        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score=min_score,
+                        job_pages=share, map_convention=map_convention, sweep=sweep)
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -213,7 +217,7 @@ def _original_boxes(warnings: list[InputWarning], within: dict, references: Page
 
     def original(warning: InputWarning) -> InputWarning:
         columns, indices = within[warning.side]
-        if warning.box is None or indices is None:
+        if warning.box is None or warning.page is None or indices is None:
             return warning
         page = position[warning.page] if warning.side == "reference" else matched[position[warning.page]]
         return replace(warning, box=int(indices[columns.offsets[page] + warning.box]))
@@ -233,13 +237,13 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     box_warnings = prepared.warnings
     if batch.min_score is not None:
         box_warnings = _original_boxes(box_warnings, within, references, batch.matched)
-    outcome = _outcome(None, prepared, taxonomy, score_warnings + box_warnings, batch.job_pages)
+    outcome = _outcome(prepared, taxonomy, score_warnings + box_warnings, batch.job_pages)
     map_state = _map_state(prepared, taxonomy.size, batch.map_convention, batch.job_pages) if batch.map_convention else None
     if not batch.sweep:
         return replace(outcome, map_state=map_state)
     everything = prepared if batch.min_score is None else prepare_columns(all_references, all_predictions, batch.matched, taxonomy)
-    own_records = batch.map_convention is not None and batch.min_score is not None  # else the driver takes mAP's (or none)
-    detection = _map_state(everything, taxonomy.size, batch.map_convention, batch.job_pages) if own_records else None  # type: ignore[arg-type]
+    own_convention = batch.map_convention if batch.min_score is not None else None  # else the driver takes mAP's (or none)
+    detection = _map_state(everything, taxonomy.size, own_convention, batch.job_pages) if own_convention is not None else None
     return replace(outcome, map_state=map_state, sweep_state=replace(_sweep_state(everything, taxonomy, batch.job_pages), detection=detection))
 
 
@@ -259,7 +263,7 @@ def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int) ->
     pairs = sweep_kernel.sweep_pairs(prepared, levels, taxonomy.size, job_pages)
     if pairs is not None:
         return SweepState.from_pairs(*pairs, taxonomy.size)
-    runs = [_outcome(None, prepared.kept(levels > point), taxonomy, [], job_pages) for point in range(POINTS)]
+    runs = [_outcome(prepared.kept(levels > point), taxonomy, [], job_pages) for point in range(POINTS)]
     return SweepState(tuple(run.counts for run in runs), np.stack([run.reduced.sum(axis=0) for run in runs]))
 
 
@@ -280,10 +284,10 @@ def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, e
     pending: dict[Future, int] = {}
     done = 0
 
-    def record(position: int, future: Future | None, batch: PageBatch | None = None) -> None:
+    def record(position: int, outcome_of: Callable[[], BatchOutcome]) -> None:
         nonlocal done
         try:
-            outcome = evaluate_task(batch, taxonomy) if future is None else future.result()
+            outcome = outcome_of()
         except InputError as error:
             errors[position] = error
             return
@@ -296,14 +300,14 @@ def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, e
         if errors:
             break  # no new work after bad input; the batches already running finish
         if executor is None:
-            record(position, None, batch)
+            record(position, partial(evaluate_task, batch, taxonomy))
             continue
         pending[executor.submit(evaluate_task, batch, taxonomy)] = position
         if len(pending) >= in_flight:
             for future in wait(pending, return_when=FIRST_COMPLETED).done:
-                record(pending.pop(future), future)
+                record(pending.pop(future), future.result)
     for future in as_completed(list(pending)):
-        record(pending.pop(future), future)
+        record(pending.pop(future), future.result)
     if errors:
         raise errors[min(errors)]
     return [outcomes[position] for position in range(len(outcomes))]
@@ -385,8 +389,8 @@ def evaluate_dataset(
     warnings = [warning for group in before for warning in group]
     threshold = None if min_score is None else _checked_threshold(min_score)
     page_count = len(reference.pages)
-    asked = PageBatch(None, None, None, threshold, map_convention=convention, sweep=sweep)  # type: ignore[arg-type]
-    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), workers, asked)
+    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), workers,
+                       min_score=threshold, map_convention=convention, sweep=sweep)
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is None and workers > 1 and page_count > 1:
         page_kernel.preload_for_pool(worker_share(page_count, workers))
@@ -440,7 +444,7 @@ def _sweep_of(reference: LayoutSet, prediction: LayoutSet, **options) -> SweepSt
     return evaluate_dataset(reference, prediction, sweep=True, **options).sweep_state
 
 
-def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome | None], warnings: list[InputWarning], **merged) -> Evaluation:
+def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning], **merged) -> Evaluation:
     """The evaluation from the batches' outcomes, which it consumes: each batch's arrays are copied
     into the evaluation's and let go of at once, so the driver never holds the cells twice.
     `merged`: the other state already merged from them (mAP's, the sweep's)."""
@@ -450,8 +454,9 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
     pixels, page_reduced = np.empty(pages, exact), np.empty((pages, 2, 2), exact)
     contribution_page, contribution_cell, contribution_value = np.empty(cells, np.int32), np.empty(cells, np.int32), np.empty(cells)
     page = cell = 0
-    for position, outcome in enumerate(outcomes):
-        outcomes[position] = None
+    outcomes.reverse()  # taken from the end, in batch order
+    while outcomes:
+        outcome = outcomes.pop()
         batch_pages, batch_cells = slice(page, page + outcome.page_count), slice(cell, cell + len(outcome.cells))
         pixels[batch_pages], page_reduced[batch_pages] = outcome.pixels, outcome.reduced
         contribution_cell[batch_cells], contribution_value[batch_cells] = outcome.cells, outcome.values
