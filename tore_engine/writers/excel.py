@@ -27,7 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from tore_engine.metrics.map_report import MapReport
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.metrics.mean_average_precision import FIELDS as MAP_FIELDS
-from tore_engine.metrics.sweep import SWEEP_COLUMNS
+from tore_engine.metrics.sweep import SWEEP_COLUMNS, SweepReport
 from tore_engine.writers.content import ReportContent
 from tore_engine.writers.tables import MATRIX_CORNER as CORNER
 from tore_engine.writers.tables import (
@@ -228,9 +228,9 @@ def _map_sheet(workbook: Workbook, report: MapReport) -> None:
     _table_sheet(workbook, "mAP", ("figure", f"value ({report.convention})"), rows, (None, RATIO_FORMAT), map_notes(report))
 
 
-def _sweep_sheet(workbook: Workbook, content: ReportContent) -> None:
+def _sweep_sheet(workbook: Workbook, sweep: SweepReport) -> None:
     formats = (RATIO_FORMAT, None, None, *(RATIO_FORMAT,) * 3, None, *(RATIO_FORMAT,) * 4, None)
-    _table_sheet(workbook, "Sweep", SWEEP_COLUMNS, content.sweep.rows(), formats)  # type: ignore[union-attr]
+    _table_sheet(workbook, "Sweep", SWEEP_COLUMNS, sweep.rows(), formats)
 
 
 def write_excel(content: ReportContent, path: Path) -> None:
@@ -247,6 +247,6 @@ def write_excel(content: ReportContent, path: Path) -> None:
     if content.map is not None:
         _map_sheet(workbook, content.map)
     if content.sweep is not None:
-        _sweep_sheet(workbook, content)
+        _sweep_sheet(workbook, content.sweep)
     _table_sheet(workbook, "Warnings", WARNING_COLUMNS, warning_rows(content.warnings), (None, COUNT_FORMAT, None, None))
     workbook.save(path)
