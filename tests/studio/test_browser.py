@@ -9,6 +9,7 @@ or the playwright package is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import stat
@@ -16,7 +17,9 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +41,17 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright pac
 TIMINGS: dict[str, float] = {}
 
 
+@contextlib.contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (no browser download), closed at the end."""
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app on a free loopback port; its data root is pytest's temporary folder, where the
@@ -48,10 +62,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "browser_timings.json").write_text(json.dumps(TIMINGS, indent=1) + "\n", encoding="utf-8")
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY, SHARED
 from tests.studio.helpers import app_server
-from tests.studio.test_browser import CHROMIUM, CHROMIUM_ARGS, PLOT, _shot, _wait_for_plot, _wait_idle, sync_api
+from tests.studio.test_browser import PLOT, _shot, _wait_for_plot, _wait_idle, launched_chromium
 from tests.studio.test_sweep_view import cli_confusion
 from tore_engine.api import evaluate_pair
 from tore_engine.studio.map_views import FIGURES
@@ -36,10 +36,8 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

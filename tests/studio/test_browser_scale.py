@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from tests.studio.helpers import app_server
-from tests.studio.test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _shot, _wait_for_plot, _wait_idle, sync_api
+from tests.studio.test_browser import ARTIFACTS, _shot, _wait_for_plot, _wait_idle, launched_chromium
 
 PAGES = 20_000
 PAGE_ID = re.compile(rb"page_\d{6}")
@@ -54,8 +54,7 @@ def test_twenty_thousand_pages_are_browsed_without_sending_their_ids(dataset):
     query = urllib.parse.urlencode({"src": "path", "ref": "data/reference.json", "a": "data/prediction.json"})
     received: list[bytes] = []
     timings: dict[str, float] = {}
-    with app_server(dataset) as url, sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    with app_server(dataset) as url, launched_chromium() as browser:
         page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
         page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: received.append(
             frame if isinstance(frame, bytes) else frame.encode())))
