@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.brute_force import confusion as brute_confusion
 from tests.brute_force import pixel_sets as brute_sets
-from tests.helpers import layout_json, load_shared_json, one_page, ranked_pages, shared_path
+from tests.helpers import layout_json, load_shared_json, one_page, ranked_pages, shared_path, small_layout
 from tests.metrics.oracles import coco_oracle, layout_pages
 from tore_engine.api import load_pair
 from tore_engine.core.errors import InputError
@@ -22,6 +22,7 @@ from tore_engine.formats.native import from_document as from_native
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF
 from tore_engine.metrics.rates import f1_score
 from tore_engine.metrics.sweep import MIN_SCORES
+from tore_engine.results.documents import subset_evaluation
 from tore_engine.run.runner import evaluate_dataset
 
 
@@ -425,3 +426,47 @@ def test_map_is_null_with_its_reason_in_dual_taxonomy_when_off_and_with_nothing_
     assert (nothing.map, nothing.map_reason, nothing.to_json()["map_reason"]) == (None, NOTHING_TO_RANK, NOTHING_TO_RANK)
     with pytest.raises(InputError, match="unknown mAP convention 'voc': expected one of coco, docling, or off"):
         evaluate_dataset(reference, prediction, map="voc")
+
+
+# --- each page's scored prediction boxes ---------------------------------------------------------------
+
+
+def _scored_pages(seed: int, ids: slice = slice(None)):
+    """Reference and prediction pages (those of `ids`) with some boxes scored, a reference page
+    without its prediction and a prediction page without its reference; the scored boxes of each
+    reference page's prediction, counted from the boxes as written."""
+    rng = np.random.default_rng(seed)
+
+    def boxes(count: int, scored: bool) -> list[dict]:
+        made = [{"label": "text", "bbox": [1, 1, 5, 5]} for _ in range(count)]
+        for box in made:
+            if scored and rng.random() < 0.6:
+                box["score"] = float(rng.random())
+        return made
+
+    every_id = [f"p{k}" for k in range(12)]
+    predicted = {page_id: boxes(int(rng.integers(0, 6)), scored=True) for page_id in every_id if page_id != "p3"}
+    predicted["extra"] = boxes(4, scored=True)
+    chosen = every_id[ids]
+    reference = small_layout("gt", [(page_id, [{"label": "text", "bbox": [2, 2, 6, 6]}]) for page_id in chosen])
+    prediction = small_layout("model", [(page_id, page) for page_id, page in predicted.items() if page_id in chosen or page_id == "extra"])
+    expected = [sum("score" in box for box in predicted.get(page_id, [])) for page_id in chosen]
+    return reference, prediction, expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("options", [{}, {"workers": 2}, {"min_score": 0.5}, {"map": "off", "taxonomy": "dual"}])
+def test_each_pages_scored_prediction_boxes_are_counted(seed, options):
+    reference, prediction, expected = _scored_pages(seed)
+    evaluation = evaluate_dataset(reference, prediction, **options)
+    assert evaluation.page_scored.tolist() == expected  # before the minimum score, whatever the run
+    assert evaluation.scored_boxes == sum(expected)
+
+
+def test_scored_boxes_follow_a_merge_and_a_subset():
+    _, _, expected = _scored_pages(7)
+    first, second = (evaluate_dataset(*_scored_pages(7, part)[:2]) for part in (slice(0, 5), slice(5, None)))
+    assert first.merge(second).page_scored.tolist() == expected
+    whole = evaluate_dataset(*_scored_pages(7)[:2])
+    chosen = np.array([1, 3, 4])
+    assert subset_evaluation(whole, chosen, whole.counts).page_scored.tolist() == [expected[k] for k in chosen]

@@ -108,4 +108,5 @@ def subset_evaluation(evaluation: Evaluation, pages: np.ndarray, counts: ExactCo
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
         input_warnings=[warning for warning in evaluation.input_warnings if warning.page is None or warning.page in shown],
         map_reason=PAGE_SUBSET,
+        page_scored=None if evaluation.page_scored is None else evaluation.page_scored[pages],
     )

@@ -77,12 +77,21 @@ class Evaluation:
     map_reason: str | None = None
     sweep_state: SweepState | None = None  # None until the sweep is made (`sweep=True`, or `sweep()`)
     sweep_source: Callable[[], SweepState | None] | None = field(default=None, repr=False, compare=False)  # makes it later
+    # (pages,) each page's prediction boxes that have a score, before the minimum score: whether
+    # the sweep and mAP's ranking have scores to go by, known without reading the boxes again.
+    page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)
     _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def pixels(self) -> int:
         """Every page's pixels, summed."""
         return int(self.page_pixels.sum())
+
+    @property
+    def scored_boxes(self) -> int | None:
+        """The evaluated pages' prediction boxes that have a score (before the minimum score), or
+        None when the evaluation was not told."""
+        return None if self.page_scored is None else int(self.page_scored.sum())
 
     def _cell_index(self, view: str, row: str, column: str) -> tuple[int, int]:
         """Where cell (row class, column class) of a view is: in the reduced matrix for the reduced
@@ -279,6 +288,7 @@ class Evaluation:
             map_state=map_state,
             map_reason=self.map_reason,
             sweep_state=_merged_sweep(self, other, map_state),
+            page_scored=None if self.page_scored is None or other.page_scored is None else np.concatenate([self.page_scored, other.page_scored]),
         )
 
     def summary(self, out: str | Path | None = None) -> str:

@@ -76,6 +76,7 @@ class BatchOutcome:
     warnings: list[InputWarning]
     map_state: MapState | None = None  # mAP's records of the batch's pages, when asked for
     sweep_state: SweepState | None = None  # the sweep's counts of the batch's pages, when asked for
+    scored: np.ndarray | None = None  # (pages,) each page's prediction boxes with a score, before the minimum score
 
     @property
     def page_count(self) -> int:
@@ -237,7 +238,8 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     box_warnings = prepared.warnings
     if batch.min_score is not None:
         box_warnings = _original_boxes(box_warnings, within, references, batch.matched)
-    outcome = _outcome(prepared, taxonomy, score_warnings + box_warnings, batch.job_pages)
+    outcome = replace(_outcome(prepared, taxonomy, score_warnings + box_warnings, batch.job_pages),
+                      scored=_scored_boxes(all_predictions, batch.matched))
     map_state = _map_state(prepared, taxonomy.size, batch.map_convention, batch.job_pages) if batch.map_convention else None
     if not batch.sweep:
         return replace(outcome, map_state=map_state)
@@ -245,6 +247,15 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     own_convention = batch.map_convention if batch.min_score is not None else None  # else the driver takes mAP's (or none)
     detection = _map_state(everything, taxonomy.size, own_convention, batch.job_pages) if own_convention is not None else None
     return replace(outcome, map_state=map_state, sweep_state=replace(_sweep_state(everything, taxonomy, batch.job_pages), detection=detection))
+
+
+def _scored_boxes(predictions: PageColumns, matched: np.ndarray) -> np.ndarray:
+    """Each reference page's prediction boxes that have a score (0 without a prediction page)."""
+    if predictions.scores is None:
+        return np.zeros(len(matched), dtype=np.int64)
+    before = np.concatenate([[0], np.cumsum(~np.isnan(predictions.scores), dtype=np.int64)])[predictions.offsets]
+    per_page = np.append(np.diff(before), 0)  # matched -1 (no prediction page) reads the 0 at the end
+    return per_page[matched]
 
 
 def _map_state(prepared: PreparedBatch, class_count: int, convention: str, job_pages: int) -> MapState:
@@ -453,12 +464,14 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
     exact = object if any(outcome.reduced.dtype == object or outcome.pixels.dtype == object for outcome in outcomes) else np.int64  # Python integers where a batch needed them
     pixels, page_reduced = np.empty(pages, exact), np.empty((pages, 2, 2), exact)
     contribution_page, contribution_cell, contribution_value = np.empty(cells, np.int32), np.empty(cells, np.int32), np.empty(cells)
+    page_scored = np.empty(pages, np.int64)
     page = cell = 0
     outcomes.reverse()  # taken from the end, in batch order
     while outcomes:
         outcome = outcomes.pop()
         batch_pages, batch_cells = slice(page, page + outcome.page_count), slice(cell, cell + len(outcome.cells))
-        pixels[batch_pages], page_reduced[batch_pages] = outcome.pixels, outcome.reduced
+        assert outcome.scored is not None, "evaluate_task counts every batch's scored boxes"
+        pixels[batch_pages], page_reduced[batch_pages], page_scored[batch_pages] = outcome.pixels, outcome.reduced, outcome.scored
         contribution_cell[batch_cells], contribution_value[batch_cells] = outcome.cells, outcome.values
         contribution_page[batch_cells] = np.repeat(np.arange(page, page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
         page, cell = batch_pages.stop, batch_cells.stop
@@ -474,5 +487,6 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
         input_warnings=warnings,
+        page_scored=page_scored,
         **merged,
     )
