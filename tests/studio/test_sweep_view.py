@@ -77,6 +77,23 @@ def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_lin
     assert "Evaluated at minimum score 0.75" in _shown_text(at)
 
 
+def test_a_large_evaluation_makes_its_sweep_when_asked_then_keeps_it(store, monkeypatch):
+    monkeypatch.setattr(sweep_view, "AUTO_SWEEP_PAGES", 10)  # the demo's 26 pages count as large
+    at = _app(metric="confusion")
+    _no_exception(at)
+    assert not any(any(trace.get("name") == "all classes" for trace in chart["data"]) for chart in _charts(at))
+    assert not store._sweeps  # nothing run again before the button
+    assert "evaluates the 26 pages again" in _shown_text(at)
+    at.button(key="sweep-A-make").click().run()
+    _no_exception(at)
+    sweep = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json").evaluation.sweep()
+    assert np.array_equal(_curve(_sweep_chart(at), "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"].to_numpy(dtype=float))
+    again = _app(metric="confusion")  # another tab: the sweep made is shown at once
+    _no_exception(again)
+    assert np.array_equal(_curve(_sweep_chart(again), "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"].to_numpy(dtype=float))
+    assert len(store._sweeps) == 1
+
+
 def test_click_callback_sets_the_sidebars_minimum_score(monkeypatch):
     state = {"sweep-A": {"selection": {"points": [{"x": 0.35000000001, "y": 0.9, "curve_number": 3, "point_index": 6}]}}}
     monkeypatch.setattr(sweep_view.st, "session_state", state)

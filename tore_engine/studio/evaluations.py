@@ -24,7 +24,9 @@ Titles come from the layouts' own names (`LayoutSet.name`), remembered once a si
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -48,6 +50,7 @@ from tore_engine.studio.page_index import PageIndex
 from tore_engine.studio.sidebar import REFERENCE, Dataset
 
 MAX_ENTRIES = 8  # evaluations kept for all sessions
+PROGRESS_INTERVAL = 0.25  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
 T = TypeVar("T")
 
@@ -66,6 +69,10 @@ class Derived:
         value = make()
         with self._lock:
             return self._values.setdefault(name, value)
+
+    def has(self, name: str) -> bool:
+        with self._lock:
+            return name in self._values
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,12 @@ class Evaluated:
         if self.sweep_key is None:
             return self.derived.get("sweep", self.evaluation.sweep)
         return evaluation_store().sweep(self.sweep_key, self.evaluation.sweep)
+
+    def sweep_made(self) -> bool:
+        """Whether `sweep()` is made already, so that showing it costs nothing."""
+        if self.evaluation.sweep_state is not None:
+            return True
+        return self.derived.has("sweep") if self.sweep_key is None else evaluation_store().has_sweep(self.sweep_key)
 
     @property
     def pages(self) -> pd.DataFrame:
@@ -169,6 +182,10 @@ class EvaluationStore:
             self._entries[key] = value
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
+
+    def has_sweep(self, key: tuple) -> bool:
+        with self._lock:
+            return key in self._sweeps
 
     def sweep(self, key: tuple, make: Callable[[], pd.DataFrame]) -> pd.DataFrame:
         """The sweep of the pair `key` names (made by `make` the first time), as many kept as evaluations."""
@@ -289,8 +306,15 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
     preload.plotly_chart(go.Figure(layout={"height": 20, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False},
                                            "yaxis": {"visible": False}}), config={"staticPlot": True}, key=f"preload-{'-'.join(sides)}")
 
+    shown_at = [-math.inf]
+
     def progress(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"Evaluating {plain_for_markdown(title)}: {done:,} of {total:,} pages")
+        """The bar, at most a few times a second: each update is a message the browser draws, and at
+        100,000 pages the batches end 40 times a second, on the cores the workers need."""
+        now = time.monotonic()
+        if now - shown_at[0] >= PROGRESS_INTERVAL or done == total:
+            shown_at[0] = now
+            bar.progress(done / max(total, 1), text=f"Evaluating {plain_for_markdown(title)}: {done:,} of {total:,} pages")
 
     try:
         return evaluate(reference, prediction, progress=progress, title=title, **options)

@@ -22,6 +22,10 @@ from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import CHART_CONFIG
 
 MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
+# Pages up to which the sweep is made with the page; a larger evaluation makes it when asked: it
+# evaluates every page again (at all 19 minimum scores at once), and on a few cores that run would
+# take the processor from the browser drawing the page the user is waiting for.
+AUTO_SWEEP_PAGES = 5_000
 BEST_COLUMNS = {"curve": "curve", "tore": "best minimum score (TORE F1)", "tore_f1": "TORE F1 there",
                 "detection": "best minimum score (detection F1)", "detection_f1": "detection F1 there", "ap": "AP (no threshold)"}
 
@@ -47,6 +51,18 @@ def best_points(sweep: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(BEST_COLUMNS)).astype({name: float for name in list(BEST_COLUMNS)[1:]})
 
 
+def _asked_for(evaluated: Evaluated, key: str) -> bool:
+    """Whether to show the sweep on this run: a small evaluation's, or one made already, at once;
+    a larger one's once its button is pressed (then it is kept for every session)."""
+    pages = len(evaluated.evaluation.page_ids)
+    if pages <= AUTO_SWEEP_PAGES or evaluated.sweep_made():
+        return True
+    st.caption(f"The operating point evaluates the {pages:,} pages again, at the {len(MIN_SCORES)} minimum scores "
+               f"{MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f} at once: about 1.4 times the time of one evaluation. It is then kept "
+               "for every tab and every minimum score of these files.")
+    return st.button("Compute the operating point", key=f"{key}-make", icon=":material/tune:")
+
+
 def _unavailable(evaluated: Evaluated) -> str | None:
     """Why this evaluation has no operating point to show, if it has none."""
     if evaluated.scored_boxes == 0:
@@ -67,9 +83,11 @@ def operating_point(evaluated: Evaluated, model: str) -> None:
     if reason is not None:
         st.info(reason, icon=":material/tune:")
         return
+    key = f"sweep-{model}"
+    if not _asked_for(evaluated, key):
+        return
     with st.spinner(f"Evaluating at the {len(MIN_SCORES)} minimum scores {MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f}…"):
         sweep = evaluated.sweep()
-    key = f"sweep-{model}"
     fig = sweep_figure(sweep, current=evaluated.min_score, title=evaluated.title)
     st.plotly_chart(fig, on_select=functools.partial(_evaluate_at, key), selection_mode="points", key=key, config=CHART_CONFIG,
                     width="stretch")
