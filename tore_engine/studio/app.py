@@ -59,6 +59,10 @@ def main() -> None:
         st.Page(PAGES / "scores.py", title="Scores", url_path="scores"),
     ]
     current = st.navigation(pages)
+    # A callback asked for another page (a table's row opened in Overlays, a model to Compare): go
+    # there before drawing anything, the sidebar included. Fragments' callbacks rerun only their
+    # fragment, which follows the request itself.
+    url_state.follow_page_request()
     with shown_errors():
         st.session_state["_dataset"] = sidebar()
         current.run()

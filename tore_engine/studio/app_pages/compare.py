@@ -103,7 +103,6 @@ def _tab_changed() -> None:
 
 
 dataset: Dataset = st.session_state["_dataset"]
-url_state.follow_page_request()
 st.title("Compare two models")
 if dataset.is_demo:
     st.caption("Demo: models A and B are simulated.")

@@ -5,11 +5,10 @@ fragment, so that the classes chosen for the matrix are the chart's too); the op
 
 import streamlit as st
 
-from tore_engine.studio import documents, downloads, map_views, page_tables, panels, sweep_view, url_state
+from tore_engine.studio import documents, downloads, map_views, page_tables, panels, sweep_view
 from tore_engine.studio.sidebar import DEMO_NOTE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
-url_state.follow_page_request()  # a row of a table was opened: straight to Overlays, nothing drawn here first
 st.title("TORE matrices")
 if dataset.is_demo:
     st.info(DEMO_NOTE)

@@ -3,12 +3,11 @@ a row opens its matrices, two rows go to Compare."""
 
 import streamlit as st
 
-from tore_engine.studio import model_table, url_state
+from tore_engine.studio import model_table
 from tore_engine.studio.evaluations import model_evaluation
 from tore_engine.studio.sidebar import MODELS, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
-url_state.follow_page_request()
 st.title("Models against the reference")
 if dataset.is_demo:
     st.caption("Demo: models A and B are simulated. Set more models under Number of models, with paths on the server or uploads.")
