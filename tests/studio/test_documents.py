@@ -127,3 +127,26 @@ def test_compare_narrows_both_models_to_the_document(demo):
     deltas = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns)
     assert sorted(deltas["page"]) == [f"paper-b/p{k}" for k in range(1, 9)]
     assert _same_matrix(at, _alone(reference, prediction, "paper-b", "single"))  # model A's matrix, first
+
+
+def test_many_documents_are_typed_by_name_and_listed_a_page_of_rows_at_a_time(demo, monkeypatch):
+    """Above `MAX_LISTED` documents the picker is a name typed, never a list of every name, and the
+    documents table is sent `PAGE_ROWS` rows at a time (here 1 and 2, for the demo's 3 documents)."""
+    from tore_engine.studio import tables
+
+    reference, prediction, _ = demo
+    monkeypatch.setattr(documents, "MAX_LISTED", 1)
+    monkeypatch.setattr(tables, "PAGE_ROWS", 2)
+    at = _app(metric="confusion")
+    _no_exception(at)
+    assert not [box for box in at.selectbox if box.key == documents.DOCUMENT]
+    table = next(frame.value for frame in at.dataframe if "document" in frame.value.columns)
+    assert table["document"].tolist() == DEMO_DOCUMENTS[:2]
+    at.number_input(key="rows-documents-A").set_value(2).run()
+    assert next(frame.value for frame in at.dataframe if "document" in frame.value.columns)["document"].tolist() == DEMO_DOCUMENTS[2:]
+    at.text_input(key=documents.DOCUMENT).input("manual-c").run()
+    _no_exception(at)
+    assert at.query_params["doc"] == "manual-c" and _same_matrix(at, _alone(reference, prediction, "manual-c", "single"))
+    at.text_input(key=documents.DOCUMENT).input("no-such").run()
+    _no_exception(at)
+    assert "No document is named no-such" in at.warning[0].value and "doc" not in at.query_params

@@ -37,7 +37,6 @@ from tore_engine.studio.panels import (
     page_list,
     pages_to_open,
     renamed,
-    rows_shown,
     shown_matrix,
 )
 
@@ -197,7 +196,7 @@ def pair_matrices(pair: Evaluated, image_root: Path, reference_title: str) -> No
     if pages.empty:
         st.info(f"No page has pixels in {plain_for_markdown(cell_name(cell))}.")
         return
-    shown = rows_shown(pages, "pair-pages")["page"].tolist()
+    shown = tables.rows_shown(pages, "pair-pages")["page"].tolist()
     page_id = st.selectbox(f"Pages of {plain_for_markdown(cell_name(cell))}, most pixels first", shown, key="pair_page")
     model = PaneModel(pair, f"B: {pair.title.split(' against ')[0]}", cell)
     page_overlay([model], page_id, image_root, regions=model_regions([model], page_id, "full"), reference_title=f"A: {reference_title}",

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.core.layout import Page
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.documents import Documents, document_table, page_documents, subset_evaluation
 from tore_engine.run.runner import evaluate_batch
 from tore_engine.studio import tables, url_state
@@ -27,6 +28,8 @@ from tore_engine.studio.evaluations import Derived, Evaluated
 
 DOCUMENT = "doc"  # session state key and URL parameter
 ALL = ""  # no document chosen: the whole evaluation
+PICKER_HELP = "only this document's pages, in every view (page ids are document/page)"
+MAX_LISTED = 1_000  # documents a picker lists; above, a name is typed (the browser is never sent them all)
 TABLE_LABELS = {"foreground_recall": "Foreground recall", "foreground_precision": "Foreground precision", "foreground_f1": "Foreground F1"}
 
 
@@ -66,10 +69,17 @@ def chosen_document(evaluated: Evaluated) -> str:
     names = documents(evaluated).names
     if len(names) < 2:
         return ALL
-    url_state.seed(DOCUMENT, ALL, [ALL, *names])
-    chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session",
-                          format_func=lambda name: "(all documents)" if name == ALL else name,
-                          help="only this document's pages, in every view (page ids are document/page)")
+    if len(names) <= MAX_LISTED:
+        url_state.seed(DOCUMENT, ALL, [ALL, *names])
+        chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session",
+                              format_func=lambda name: "(all documents)" if name == ALL else name, help=PICKER_HELP)
+    else:
+        url_state.seed(DOCUMENT, ALL)  # a name not found stays typed, and is said
+        chosen = st.text_input(f"Document (one of {len(names):,}, by its name; empty: all)", key=DOCUMENT, persist_state="session",
+                               help=f"{PICKER_HELP}; or select a row of the Documents table")
+        if chosen != ALL and chosen not in documents(evaluated).names:
+            st.warning(f"No document is named {plain_for_markdown(chosen)}: all documents are shown.")
+            chosen = ALL
     url_state.share(**{DOCUMENT: chosen})
     return chosen
 
@@ -100,9 +110,10 @@ def document_table_view(evaluated: Evaluated, key: str) -> None:
         st.caption("Each document's pages summed: its pixels, and the Foreground recall, precision and F1 of its pages' reduced "
                    "matrices added together (exact ratios of pixel counts, not means of the pages' scores).")
         table_key = f"documents-{key}"
+        shown = tables.rows_shown(table, table_key)  # a dataset of thousands of documents sends the browser 50 rows
         config = {"pixels": tables.pixel_column()} | {name: tables.score_column(label) for name, label in TABLE_LABELS.items()}
-        st.dataframe(table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=config,
-                     on_select=functools.partial(_choose_row, table_key, table["document"].tolist()))
+        st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=config,
+                     on_select=functools.partial(_choose_row, table_key, shown["document"].tolist()))
 
 
 def document_view(evaluated: Evaluated, key: str) -> Evaluated:

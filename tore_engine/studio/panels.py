@@ -41,7 +41,6 @@ DEFAULT_VIEWS = {"single": "full", "dual": "trimmed"}  # dual: the full matrix i
 SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxonomy modes
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
-PAGE_ROWS = 50  # rows of a table sent to the browser at once
 PREFIX_LENGTH = 16  # characters of a dual-taxonomy side prefix on a matrix's axes
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 _VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
@@ -240,42 +239,12 @@ def _open_selected_row(table_key: str, page_ids: list[str], target: OpenTarget) 
         target.open(page_ids[rows[0]])
 
 
-def _turn(state: str, delta: int, last: int) -> None:
-    st.session_state[state] = min(max(st.session_state.get(state, 1) + delta, 1), last)
-
-
-def rows_shown(table: pd.DataFrame, key: str) -> pd.DataFrame:
-    """The rows of `table` one screen shows, `PAGE_ROWS` at a time, with the controls that move
-    through them (computed here, on the server): a table of 100,000 pages sends the browser 50
-    rows, not 100,000."""
-    return table.iloc[shown_range(len(table), key)]
-
-
-def shown_range(total: int, key: str) -> slice:
-    """`rows_shown` for any sequence of `total` rows: the controls, and the slice shown."""
-    if total <= PAGE_ROWS:
-        return slice(0, total)
-    last, state = (total - 1) // PAGE_ROWS + 1, f"rows-{key}"
-    if not 1 <= st.session_state.get(state, 1) <= last:
-        st.session_state[state] = 1
-    st.session_state.setdefault(state, 1)
-    previous, number, following, info = st.columns([1, 2, 1, 5], vertical_alignment="bottom")
-    previous.button("◀", key=f"{state}-previous", on_click=_turn, args=(state, -1, last), disabled=st.session_state[state] == 1,
-                    help="the previous rows")
-    number.number_input(f"Rows page (of {last:,})", 1, last, key=state)
-    following.button("▶", key=f"{state}-next", on_click=_turn, args=(state, 1, last), disabled=st.session_state[state] == last,
-                     help="the next rows")
-    start = (st.session_state[state] - 1) * PAGE_ROWS
-    info.caption(f"Rows {start + 1:,} to {min(start + PAGE_ROWS, total):,} of {total:,}.")
-    return slice(start, start + PAGE_ROWS)
-
-
 def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], column_config: dict | None = None) -> None:
-    """A table of pages (a `page` column first), `PAGE_ROWS` rows at a time: selecting a row opens
+    """A table of pages (a `page` column first), `tables.PAGE_ROWS` rows at a time: selecting a row opens
     that page as the first target says; a page picker and one button a target do the same from
     the keyboard."""
     table_key = f"pages-{key}"
-    shown = rows_shown(table, key)
+    shown = tables.rows_shown(table, key)
     st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", height=_table_height(len(shown)),
                  on_select=functools.partial(_open_selected_row, table_key, shown["page"].tolist(), targets[0]),
                  column_config=column_config)
@@ -453,5 +422,5 @@ def warnings_expander(evaluation: Evaluation) -> None:
     if not warnings:
         return
     with st.expander(f"{len(warnings):,} input warnings (the evaluation went on)"):
-        shown = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in warnings[shown_range(len(warnings), "warnings")]]
+        shown = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in warnings[tables.shown_range(len(warnings), "warnings")]]
         st.dataframe(pd.DataFrame(shown, columns=["page", "box", "side", "message"]), hide_index=True, width="stretch")

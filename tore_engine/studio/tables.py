@@ -10,6 +10,7 @@ import streamlit as st
 
 PERCENT_FORMAT = "%.1f%%"  # as plain_text.percent
 SCORE_FORMAT = "%.3f"
+PAGE_ROWS = 50  # rows of a table sent to the browser at once
 
 
 def pixel_column(label: str | None = None, help_text: str | None = None):
@@ -30,3 +31,33 @@ def score_column(label: str | None = None, help_text: str | None = None):
 def as_percent(values: pd.Series) -> pd.Series:
     """Shares (0..1) as the percentages `percent_column` shows."""
     return values * 100
+
+
+def _turn(state: str, delta: int, last: int) -> None:
+    st.session_state[state] = min(max(st.session_state.get(state, 1) + delta, 1), last)
+
+
+def rows_shown(table: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The rows of `table` one screen shows, `PAGE_ROWS` at a time, with the controls that move
+    through them (computed here, on the server): a table of 100,000 pages sends the browser 50
+    rows, not 100,000."""
+    return table.iloc[shown_range(len(table), key)]
+
+
+def shown_range(total: int, key: str) -> slice:
+    """`rows_shown` for any sequence of `total` rows: the controls, and the slice shown."""
+    if total <= PAGE_ROWS:
+        return slice(0, total)
+    last, state = (total - 1) // PAGE_ROWS + 1, f"rows-{key}"
+    if not 1 <= st.session_state.get(state, 1) <= last:
+        st.session_state[state] = 1
+    st.session_state.setdefault(state, 1)
+    previous, number, following, info = st.columns([1, 2, 1, 5], vertical_alignment="bottom")
+    previous.button("◀", key=f"{state}-previous", on_click=_turn, args=(state, -1, last), disabled=st.session_state[state] == 1,
+                    help="the previous rows")
+    number.number_input(f"Rows page (of {last:,})", 1, last, key=state)
+    following.button("▶", key=f"{state}-next", on_click=_turn, args=(state, 1, last), disabled=st.session_state[state] == last,
+                     help="the next rows")
+    start = (st.session_state[state] - 1) * PAGE_ROWS
+    info.caption(f"Rows {start + 1:,} to {min(start + PAGE_ROWS, total):,} of {total:,}.")
+    return slice(start, start + PAGE_ROWS)
