@@ -8,7 +8,7 @@ pages, against the targets:
   Chromium's PerformanceObserver reports them, over the whole session);
 - the server's memory (PSS of its process tree) with the evaluation held, at most 1 GB.
 
-The app is served by `streamlit run` (benchmarks.common.served_app) and driven by Playwright in
+The app is served by `tore app`, as `./run.sh app` serves it (benchmarks.common.served_tore_app), and driven by Playwright in
 Debian's Chromium (/usr/bin/chromium; no browser download). The data are `benchmarks/synthetic.py`'s
 pages (seed 0, 40 boxes a page), written once into benchmarks/_work/.
 
@@ -28,7 +28,7 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import REPOSITORY, machine_line, served_app, synthetic_files, tore_command, tree_pss
+from benchmarks.common import REPOSITORY, machine_line, served_tore_app, synthetic_files, tore_command, tree_pss
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -151,7 +151,7 @@ def measure(pages: int, repeats: int) -> dict[str, object]:
     result: dict[str, object] = {"pages": pages, "machine": machine_line(), "cli_s": _cli_seconds(reference, prediction)}
     query = {"src": "path", "ref": str(reference.relative_to(folder.parent)), "a": str(prediction.relative_to(folder.parent))}
     page_ids = [f"page_{k:06d}" for k in range(pages)]
-    with served_app(folder.parent) as (url, server), sync_playwright() as playwright:
+    with served_tore_app(folder.parent) as (url, server), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         session = Session(browser, url)
         page, result["first_heatmap_s"] = session.open("", query)

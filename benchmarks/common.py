@@ -357,6 +357,20 @@ def served_app(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m
     port = free_port()
     command = [*launcher, "run", str(APP_SCRIPT), "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
                "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"]
+    with _serving(command, port, data_root, env, log) as served:
+        yield served
+
+
+@contextmanager
+def served_tore_app(data_root: Path, *, log=subprocess.DEVNULL) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`served_app` as a user starts it: `tore app` (what `./run.sh app` runs)."""
+    port = free_port()
+    with _serving([sys.executable, "-m", "tore_engine", "app", "--port", str(port), "--address", "127.0.0.1"], port, data_root, None, log) as served:
+        yield served
+
+
+@contextmanager
+def _serving(command: list[str], port: int, data_root: Path, env: dict | None, log) -> Iterator[tuple[str, subprocess.Popen]]:
     environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "TORE_STUDIO_DATA_ROOT": str(data_root)}
     process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=log, env=environment)
     url = f"http://127.0.0.1:{port}"

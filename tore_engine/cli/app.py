@@ -41,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
         from streamlit.web import cli as streamlit_cli
     except ImportError:
         raise InputError(f"the app needs its extra: {install_command('app')}") from None
+    from tore_engine.studio import warm_up
+
+    warm_up.start()  # while the server starts, not in its first session
     settings = {**STREAMLIT_SETTINGS, "server.port": str(args.port), "server.address": args.address}
     options = [f"--{key}={value}" for key, value in settings.items()]
     return int(streamlit_cli.main(["run", str(APP_SCRIPT), *options], standalone_mode=False) or 0)

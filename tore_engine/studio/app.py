@@ -8,43 +8,21 @@ once in the process, which breaks deep links and AppTest's page switching). What
 raises becomes a short message (`messages.shown_errors`), never a traceback.
 """
 
-import threading
 from pathlib import Path
 
 import streamlit as st
 
-from tore_engine.studio import url_state
+from tore_engine.studio import url_state, warm_up
 from tore_engine.studio.messages import shown_errors
 from tore_engine.studio.sidebar import SIDEBAR_WIDTH, sidebar
 
 PAGES = Path(__file__).with_name("app_pages")  # absolute, so that a launcher anywhere (the checkout's app.py) finds them
 
 
-def _warm_up() -> None:
-    import pandas  # noqa: F401  (the pages' tables: about 1 s to import, 2 s on a busy machine)
-
-    from tore_engine.formats import page_parser
-    from tore_engine.io import json_compiled
-
-    page_parser.warm()
-    json_compiled.warm()
-
-
-@st.cache_resource(show_spinner=False)
-def _warming_up() -> threading.Thread:
-    """What the first evaluation would otherwise wait for, made once in the background from the
-    server's first run on: pandas imported, and the compiled kernels the server process itself runs loaded
-    (the page parser and the JSON scan, about 1.5 s; the page kernel runs in the worker processes;
-    a cold cache is compiled there, once a machine)."""
-    thread = threading.Thread(target=_warm_up, name="tore-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
 def main() -> None:
     """One run of the app: the page set, the sidebar shared by every page, the current page."""
     st.set_page_config(page_title="TORE Studio", layout="wide", initial_sidebar_state=SIDEBAR_WIDTH)
-    _warming_up()
+    warm_up.start()  # when the server was not started by `tore app`, which starts it first
     st.set_option("client.showErrorDetails", "none")  # should anything escape `shown_errors`
     url_state.begin_run()
     # Streamlit serves the default page at `/` only; the hidden page runs the same file at `/matrices`,
