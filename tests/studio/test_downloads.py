@@ -99,3 +99,20 @@ def test_the_matrices_page_offers_each_report():
     _no_exception(at)
     buttons = at.get("download_button")
     assert [button.proto.label for button in buttons][-3:] == [label for label, _, _ in downloads.REPORTS.values()]
+
+
+def test_a_download_never_holds_the_sweep_whether_or_not_the_chart_made_it(cli_reports):
+    """As `tore evaluate --xlsx --html --cells` (no --sweep): the same file before and after the
+    sweep chart made the evaluation's sweep."""
+    from tore_engine.api import evaluate_pair
+    from tore_engine.studio.evaluations import Evaluated
+
+    pair = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json")
+    evaluated = Evaluated("model A (simulated)", pair.reference, pair.prediction, pair.evaluation)
+    before = downloads._made_when_clicked(evaluated, "html")()
+    pair.evaluation.sweep()  # what the Matrices page's chart does
+    assert pair.evaluation.report_content().sweep is not None
+    after = downloads._made_when_clicked(evaluated, "html")()
+    assert after == before and b"Minimum score sweep" not in after
+    expected = (cli_reports / "report.html").read_text(encoding="utf-8").replace(DEFAULT_TITLE, downloads.report_title(evaluated.title))
+    assert after.decode("utf-8") == expected
