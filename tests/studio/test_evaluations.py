@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from tests.helpers import DEMO
 from tests.studio.helpers import _app, _charts, _no_exception
 from tore_engine.api import evaluate as api_evaluate
 from tore_engine.api import load_pair
+from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet, Page, PageColumns
 from tore_engine.studio import evaluations
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
@@ -73,3 +75,45 @@ def test_pages_are_made_one_at_a_time_on_demand():
     assert evaluated.reference_page("p7").bboxes.tolist() == [[7, 0, 17, 10]]
     assert evaluated.prediction_page("p7").id == "p7" and evaluated.prediction_page("nowhere") is None
     assert CountingColumns.made == 2
+
+
+def _demo_evaluated() -> evaluations.Evaluated:
+    from tore_engine.api import evaluate_pair
+
+    pair = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json")
+    return evaluations.Evaluated("model A", pair.reference, pair.prediction, pair.evaluation)
+
+
+def test_held_bytes_counts_the_evaluations_and_the_layouts_arrays_once():
+    evaluated = _demo_evaluated()
+    evaluation, columns = evaluated.evaluation, evaluated.reference.pages
+    assert isinstance(columns, PageColumns)
+    some = sum(array.nbytes for array in (evaluation.contribution_page, evaluation.contribution_cell, evaluation.contribution_value,
+                                          columns.bboxes, columns.codes, columns.offsets))
+    held = evaluations.held_bytes(evaluated)
+    assert some <= held < 4 * some
+    assert evaluations.held_bytes([evaluated, evaluated, evaluated.titled("again")]) == held  # shared arrays counted once
+
+
+def test_the_store_keeps_what_its_budget_holds_the_newest_always():
+    first, second = _demo_evaluated(), _demo_evaluated()
+    size = evaluations.held_bytes(first)
+    roomy = evaluations.EvaluationStore(budget=3 * size)
+    roomy.put(("a",), first)
+    roomy.put(("b",), second)
+    assert roomy.get(("a",)) is first and roomy.get(("b",)) is second
+    tight = evaluations.EvaluationStore(budget=size + size // 2)
+    tight.put(("a",), first)
+    tight.put(("b",), second)  # both would hold more than the budget: the least recently used leaves
+    assert tight.get(("a",)) is None and tight.get(("b",)) is second
+    tiny = evaluations.EvaluationStore(budget=1)
+    tiny.put(("a",), first)
+    assert tiny.get(("a",)) is first  # the one just made is kept whatever its size
+
+
+def test_the_store_budget_comes_from_the_operator(monkeypatch):
+    monkeypatch.setenv(evaluations.STORE_BUDGET_VARIABLE, "3")
+    assert evaluations.EvaluationStore()._budget == 3 * 2**20
+    monkeypatch.setenv(evaluations.STORE_BUDGET_VARIABLE, "lots")
+    with pytest.raises(InputError, match="TORE_STUDIO_STORE_BUDGET is not a whole number of megabytes"):
+        evaluations.EvaluationStore()

@@ -28,7 +28,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,9 +47,12 @@ from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio.compute import dask_executor
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.page_index import PageIndex
+from tore_engine.studio.server_settings import megabytes
 from tore_engine.studio.sidebar import REFERENCE, Dataset
 
 MAX_ENTRIES = 8  # evaluations kept for all sessions
+STORE_BUDGET_VARIABLE = "TORE_STUDIO_STORE_BUDGET"  # MB the kept evaluations may hold together
+DEFAULT_STORE_BUDGET_MB = 1024  # about four 100,000-page evaluations (0.24 GB of arrays each with its layouts, measured)
 PROGRESS_INTERVAL = 0.25  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
 T = TypeVar("T")
@@ -159,11 +162,38 @@ def scored_boxes(layout: LayoutSet) -> int:
     return sum(int(np.count_nonzero(~np.isnan(page.scores))) for page in pages if page.scores is not None)
 
 
+def held_bytes(value: object, depth: int = 6, seen: set[int] | None = None) -> int:
+    """The bytes of the NumPy arrays and DataFrames `value` holds, followed through dataclass
+    fields, attributes, lists, tuples and dicts (each object once): what an evaluation and its
+    layouts cost, for the store's budget. Strings and small Python objects are left out."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or depth < 0 or callable(value):
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(index=True, deep=False).sum())
+    if isinstance(value, dict):
+        children: Iterable[object] = value.values()
+    elif isinstance(value, (list, tuple)):
+        children = value
+    elif hasattr(value, "__dict__") or hasattr(value, "__slots__"):
+        children = [getattr(value, name, None) for name in (*getattr(value, "__slots__", ()), *getattr(value, "__dict__", {}))]
+    else:
+        return 0
+    return sum(held_bytes(child, depth - 1, seen) for child in children if not isinstance(child, (str, bytes, int, float)))
+
+
 class EvaluationStore:
     """A small process-wide LRU of evaluations, shared by all sessions, and the names of the
-    layouts read so far (by side and file version)."""
+    layouts read so far (by side and file version). It keeps at most `max_entries` evaluations,
+    and the least recently used leave once those kept hold more than `budget` bytes
+    (`$TORE_STUDIO_STORE_BUDGET` MB; each measured when stored), the last one always kept."""
 
-    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(self, max_entries: int = MAX_ENTRIES, budget: int | None = None) -> None:
+        self._budget = megabytes(STORE_BUDGET_VARIABLE, DEFAULT_STORE_BUDGET_MB) if budget is None else budget
+        self._sizes: dict[tuple, int] = {}
         self._entries: OrderedDict[tuple, Evaluated] = OrderedDict()
         self._sweeps: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
         self._names: dict[tuple, str] = {}
@@ -178,10 +208,13 @@ class EvaluationStore:
         return None
 
     def put(self, key: tuple, value: Evaluated) -> None:
+        size = held_bytes(value)
         with self._lock:
-            self._entries[key] = value
-            while len(self._entries) > self._max_entries:
-                self._entries.popitem(last=False)
+            self._entries[key], self._sizes[key] = value, size
+            self._entries.move_to_end(key)
+            while len(self._entries) > 1 and (len(self._entries) > self._max_entries or sum(self._sizes.values()) > self._budget):
+                gone, _ = self._entries.popitem(last=False)
+                del self._sizes[gone]
 
     def has_sweep(self, key: tuple) -> bool:
         with self._lock:

@@ -29,7 +29,6 @@ streaming, from the uploaded file itself (never a copy of it held whole).
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
 import stat
@@ -49,6 +48,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.io import leftovers
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
+from tore_engine.studio.server_settings import megabytes
 
 MAX_UPLOAD_MB = 200  # one file; larger datasets: paths on the server
 MAX_SESSION_UPLOAD_MB = 400  # every file a session holds at once
@@ -91,10 +91,7 @@ def _safe_name(name: str) -> str:
 
 def upload_budget_bytes() -> int:
     """What every session's uploads may hold together: the operator's `$TORE_STUDIO_UPLOAD_BUDGET` MB."""
-    text = os.environ.get(UPLOAD_BUDGET_VARIABLE, "").strip() or str(DEFAULT_UPLOAD_BUDGET_MB)
-    if not text.isdecimal():
-        raise InputError(f"the server's {UPLOAD_BUDGET_VARIABLE} is not a whole number of megabytes; its operator can fix it")
-    return int(text) * 2**20
+    return megabytes(UPLOAD_BUDGET_VARIABLE, DEFAULT_UPLOAD_BUDGET_MB)
 
 
 class _ServerBudget:
