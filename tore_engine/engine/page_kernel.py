@@ -375,7 +375,8 @@ def _run(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count
 # --- when to use it ------------------------------------------------------------------------------
 
 
-def _mode() -> str:
+def kernel_mode() -> str:
+    """`$TORE_PAGE_KERNEL`: auto, numpy or always (the sweep kernel follows it too)."""
     mode = os.environ.get(KERNEL_ENV) or AUTO
     if mode not in (AUTO, NUMPY, ALWAYS):
         raise ValueError(f"{KERNEL_ENV} must be {AUTO!r}, {NUMPY!r} or {ALWAYS!r}, not {mode!r}")
@@ -399,7 +400,7 @@ def preload_for_pool(share: int) -> None:
     read a large input) and each worker's `share` of pages would load the kernel anyway, load it
     here from a warm cache (about 0.01 s once numba is up), so that forked workers inherit it
     instead of each importing numba and loading it (0.3-0.4 s of CPU a worker)."""
-    if "numba" in sys.modules and share >= LOAD_AFTER_PAGES and _mode() == AUTO and not _kernels.loaded:
+    if "numba" in sys.modules and share >= LOAD_AFTER_PAGES and kernel_mode() == AUTO and not _kernels.loaded:
         _load(wait=False, may_compile=False)
 
 
@@ -426,7 +427,7 @@ def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, 
     """
     global _pages_seen
     _pages_seen = max(_pages_seen + len(frames), job_pages)
-    mode = _mode()
+    mode = kernel_mode()
     if mode == NUMPY or class_count > MAX_CLASSES or not jit.numba_available():
         return None
     if len(frames) and (offsets[2::2] - offsets[0:-1:2]).max() > MAX_BOXES:

@@ -21,8 +21,6 @@ more than 2^62 pixels and a missing numba leave it to the runner's other path (o
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from tore_engine.core import jit
@@ -247,10 +245,6 @@ def _inputs(prepared: PreparedBatch, levels: np.ndarray) -> tuple[np.ndarray, np
     return np.ascontiguousarray(prepared.frames, np.int64), bounds, np.ascontiguousarray(boxes), down, up
 
 
-def _mode() -> str:
-    return os.environ.get(page_kernel.KERNEL_ENV) or page_kernel.AUTO
-
-
 def _applies(prepared: PreparedBatch, class_count: int) -> bool:
     """Whether the kernel takes this batch (else the runner's other path, one run a point)."""
     if class_count > MAX_CLASSES or not jit.numba_available():
@@ -275,7 +269,7 @@ def sweep_pairs(prepared: PreparedBatch, levels: np.ndarray, class_count: int, j
     when the kernel declines (see the module) or is not loaded for a job of `job_pages` pages:
     from `LOAD_AFTER_PAGES` on it is loaded from a warm cache, compiled on a cold one from
     `COMPILE_AFTER_PAGES`; at once with `TORE_PAGE_KERNEL=always`, never with `numpy`."""
-    mode = _mode()
+    mode = page_kernel.kernel_mode()
     if mode == page_kernel.NUMPY or not _applies(prepared, class_count):
         return None
     if not _ready(max(job_pages, len(prepared.frames)), mode == page_kernel.ALWAYS):

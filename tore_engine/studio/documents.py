@@ -30,7 +30,6 @@ DOCUMENT = "doc"  # session state key and URL parameter
 ALL = ""  # no document chosen: the whole evaluation
 PICKER_HELP = "only this document's pages, in every view (page ids are document/page)"
 MAX_LISTED = 1_000  # documents a picker lists; above, a name is typed (the browser is never sent them all)
-TABLE_LABELS = {"foreground_recall": "Foreground recall", "foreground_precision": "Foreground precision", "foreground_f1": "Foreground F1"}
 
 
 def documents(evaluated: Evaluated) -> Documents:
@@ -111,7 +110,7 @@ def document_table_view(evaluated: Evaluated, key: str) -> None:
                    "matrices added together (exact ratios of pixel counts, not means of the pages' scores).")
         table_key = f"documents-{key}"
         shown = tables.rows_shown(table, table_key)  # a dataset of thousands of documents sends the browser 50 rows
-        config = {"pixels": tables.pixel_column()} | {name: tables.score_column(label) for name, label in TABLE_LABELS.items()}
+        config = {"pixels": tables.pixel_column()} | {name: tables.score_column(label) for name, label in tables.FOREGROUND_LABELS.items()}
         st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=config,
                      on_select=functools.partial(_choose_row, table_key, shown["document"].tolist()))
 

@@ -40,7 +40,7 @@ import streamlit as st
 
 from tore_engine.api import evaluate_pair
 from tore_engine.core.errors import InputError
-from tore_engine.core.layout import LayoutSet, Page, PageColumns
+from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results.drilldown import pages_table
 from tore_engine.results.evaluation import Evaluation
@@ -108,11 +108,9 @@ class Evaluated:
 
     @property
     def scored_boxes(self) -> int:
-        """How many prediction boxes have a score: the sweep and mAP's ranking need them. The
-        evaluation counted those of its pages (reading a lazily read layout's boxes again took 6 s
-        at 100,000 pages); an evaluation made elsewhere without the count has its layout's counted."""
-        counted = self.evaluation.scored_boxes
-        return counted if counted is not None else self.derived.get("scored_boxes", lambda: scored_boxes(self.prediction))
+        """How many prediction boxes of the evaluated pages have a score (the workers counted them):
+        the sweep and mAP's ranking need them."""
+        return self.evaluation.scored_boxes or 0
 
     def sweep(self) -> pd.DataFrame:
         """`Evaluation.sweep()`, made once for every minimum score of this pair (it reads all boxes)."""
@@ -152,14 +150,6 @@ class Evaluated:
 
     def prediction_page(self, page_id: str) -> Page | None:
         return self._page("prediction", self.prediction, page_id)
-
-
-def scored_boxes(layout: LayoutSet) -> int:
-    """The boxes of a layout that have a score."""
-    pages = layout.pages
-    if isinstance(pages, PageColumns):
-        return 0 if pages.scores is None else int(np.count_nonzero(~np.isnan(pages.scores)))
-    return sum(int(np.count_nonzero(~np.isnan(page.scores))) for page in pages if page.scores is not None)
 
 
 def held_bytes(value: object, depth: int = 6, seen: set[int] | None = None) -> int:
@@ -274,6 +264,7 @@ def evaluate(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    starting: Callable[[], None] | None = None,
     title: str = "",
 ) -> Evaluated:
     """Load and evaluate one pair (`api.evaluate_pair`, mAP in `map_convention`), cached by what
@@ -286,6 +277,8 @@ def evaluate(
     cached = store.get(key)
     if cached is None:
         executor = dask_executor(scheduler) if scheduler else None
+        if starting is not None:
+            starting()
         pair = evaluate_pair(reference, prediction, format=formats, taxonomy=taxonomy, label_map=label_map, coco_images=coco_images,
                              page_images=page_images, min_score=min_score, map=map_convention, workers=workers, executor=executor,
                              progress=progress)
@@ -336,8 +329,11 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
     chart component (a 4.7 MB script that takes it a second or two to run), which the first
     heatmap would otherwise wait for once the evaluation is done."""
     bar, preload = st.empty(), st.empty()
-    preload.plotly_chart(go.Figure(layout={"height": 20, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False},
-                                           "yaxis": {"visible": False}}), config={"staticPlot": True}, key=f"preload-{'-'.join(sides)}")
+
+    def starting() -> None:
+        """Only when it evaluates (not for a stored evaluation): the blank chart."""
+        preload.plotly_chart(go.Figure(layout={"height": 20, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False},
+                                               "yaxis": {"visible": False}}), config={"staticPlot": True}, key=f"preload-{'-'.join(sides)}")
 
     shown_at = [-math.inf]
 
@@ -350,7 +346,7 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
             bar.progress(done / max(total, 1), text=f"Evaluating {plain_for_markdown(title)}: {done:,} of {total:,} pages")
 
     try:
-        return evaluate(reference, prediction, progress=progress, title=title, **options)
+        return evaluate(reference, prediction, progress=progress, starting=starting, title=title, **options)
     except InputError as error:
         show_input_error(error, title=_failed_input(error, dataset, sides))
         return None

@@ -10,21 +10,23 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tore_engine.metrics.rates import f1_score
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio import tables, url_state
 from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.map_views import FIGURES
 
 MATRICES_PAGE, COMPARE_PAGE = "app_pages/matrices.py", "app_pages/compare.py"
-SCORES = {"foreground_recall": "Foreground recall", "foreground_precision": "Foreground precision", "foreground_f1": "Foreground F1"}
-MAP_COLUMNS = {"map": "mAP", "map_50": "mAP@50"}
+SCORES = tables.FOREGROUND_LABELS
+MAP_COLUMNS = {field: FIGURES[field] for field in ("map", "map_50")}
 F1_PREFIX = "F1 "  # a class's F1 column: "F1 Text"
 TABLE_KEY = "models-table"
 
 
 def _foreground(evaluation: Evaluation) -> dict[str, float]:
     recall, precision = evaluation.matrices.foreground
-    f1 = 2 * recall * precision / (recall + precision) if recall + precision else 0.0
+    f1 = f1_score(precision, recall)
     return dict(zip(SCORES, (recall, precision, f1)))
 
 

@@ -17,17 +17,17 @@ import streamlit as st
 from tore_engine.results.drilldown import PREDICTION_SUFFIX, REFERENCE_SUFFIX
 from tore_engine.studio import tables, url_state
 from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.map_views import FIGURES
 from tore_engine.studio.panels import OpenTarget, pages_to_open
 
 SCORE_COLUMNS = ("foreground recall", "foreground precision", "foreground F1")
-MAP_LABELS = {"map": "mAP", "map_50": "mAP@50", "map_75": "mAP@75"}  # the engine's columns as shown
 SIDE_SUFFIXES = (REFERENCE_SUFFIX, PREDICTION_SUFFIX)
 
 
 def _column_config(table: pd.DataFrame) -> dict:
     config = {name: tables.score_column() for name in SCORE_COLUMNS}
     config |= {label: tables.score_column(help_text="COCO-style, over this page's boxes; empty: the page has no reference box")
-               for label in MAP_LABELS.values() if label in table.columns}
+               for label in FIGURES.values() if label in table.columns}
     config["warnings"] = st.column_config.NumberColumn(format="%d", help="input warnings about this page")
     config |= {name: tables.pixel_column() for name in table.columns if name == "pixels" or name.endswith(SIDE_SUFFIXES)}
     return config
@@ -64,7 +64,7 @@ def _sorted(table: pd.DataFrame) -> pd.DataFrame:
 def all_pages(evaluated: Evaluated, model: str) -> None:
     """The all-pages table with its filters and order; a selected row opens the page in Overlays."""
     st.subheader("All pages")
-    table = evaluated.pages_table.rename(columns=MAP_LABELS)
+    table = evaluated.pages_table.rename(columns=FIGURES)
     labels = _class_labels(table)
     url_state.seed("pages_filter", "")
     url_state.seed_list("pages_classes", labels)

@@ -11,6 +11,7 @@ import streamlit as st
 PERCENT_FORMAT = "%.1f%%"  # as plain_text.percent
 SCORE_FORMAT = "%.3f"
 PAGE_ROWS = 50  # rows of a table sent to the browser at once
+FOREGROUND_LABELS = {"foreground_recall": "Foreground recall", "foreground_precision": "Foreground precision", "foreground_f1": "Foreground F1"}  # the engine's columns as shown
 
 
 def pixel_column(label: str | None = None, help_text: str | None = None):

@@ -16,7 +16,7 @@ values, which may be long, hostile or name server paths).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Container
+from collections.abc import Collection, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,13 +100,6 @@ def seed_list(key: str, options: Collection[str]) -> None:
             ignore(key, "not one of the choices")
         st.session_state[key] = list(dict.fromkeys(given))
     st.session_state[key] = [value for value in st.session_state[key] if value in options]
-
-
-def remember(key: str, default: Any, valid: Callable[[Any], Any] | None = None) -> None:
-    """`seed` for a value that never comes from the URL (a list, say): kept for the session,
-    passed through `valid` (which may drop what no longer fits) and written back."""
-    value = st.session_state.get(key, default)
-    st.session_state[key] = valid(value) if valid is not None else value
 
 
 def ignore(key: str, reason: str) -> None:
