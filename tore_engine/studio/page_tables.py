@@ -39,7 +39,10 @@ def _class_labels(table: pd.DataFrame) -> list[str]:
 
 
 def _filtered(table: pd.DataFrame, text: str, labels: list[str]) -> pd.DataFrame:
-    """The pages whose id contains `text` and that have any of `labels` on either side."""
+    """The pages whose id contains `text` and that have any of `labels` on either side (the table
+    itself, not a copy, when neither is asked for)."""
+    if not text and not labels:
+        return table
     keep = table["page"].str.contains(text, case=False, regex=False) if text else pd.Series(True, index=table.index)
     if labels:
         columns = [f"{label}{suffix}" for label in labels for suffix in SIDE_SUFFIXES if f"{label}{suffix}" in table.columns]
