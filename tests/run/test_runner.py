@@ -23,6 +23,7 @@ from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITC
 from tore_engine.metrics.rates import f1_score
 from tore_engine.metrics.sweep import MIN_SCORES
 from tore_engine.results.documents import subset_evaluation
+from tore_engine.run import runner
 from tore_engine.run.runner import evaluate_dataset
 
 
@@ -387,6 +388,22 @@ def test_a_sweep_asked_for_later_is_the_one_made_with_the_evaluation():
     assert len(table) == len(MIN_SCORES) * (1 + len(set(sweep.per_class) | set(sweep.detection.per_class)))  # the Foreground, each class
     # the minimum score does not narrow the sweep: its lowest point is a run at 0.05
     assert made.report_content().sweep.foreground.f1[0] == evaluate_dataset(reference, prediction, sweep=True).report_content().sweep.foreground.f1[0]
+
+
+def test_a_sweep_asked_for_later_matches_boxes_for_map_again_only_under_a_minimum_score(monkeypatch):
+    """Without a minimum score the detection view is the evaluation's own mAP state: the later run
+    does not match the boxes again (with one, it must: mAP of all boxes, not of those kept)."""
+    reference, prediction = _two_models()
+    matched = []
+    original = runner._map_state
+    monkeypatch.setattr(runner, "_map_state", lambda *args: matched.append(args[2]) or original(*args))
+    for min_score, matchings in ((None, []), (0.5, ["coco"])):
+        later = evaluate_dataset(reference, prediction, min_score=min_score)
+        matched.clear()
+        table = later.sweep()
+        assert sorted(set(matched)) == matchings, min_score
+        assert table.equals(evaluate_dataset(reference, prediction, min_score=min_score, sweep=True).sweep())
+        assert (later.sweep_state.detection is None) == (min_score is None)
 
 
 def test_map_is_made_of_the_boxes_left_by_the_minimum_score_and_equals_pycocotools():

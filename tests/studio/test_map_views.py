@@ -103,8 +103,8 @@ def test_unscored_predictions_are_said_to_make_map_depend_on_box_order(root, sto
     _no_exception(at)
     assert _metrics(at) == _expected_line(engine)
     assert [warning.value for warning in at.warning] == [
-        "**6 of 6 prediction boxes have no score**: mAP ranks them as score 1.0, in file order, so its result depends on the order "
-        "of the boxes (TORE's scores do not)."]
+        "6 of 6 prediction boxes have no score: mAP ranks them as score 1.0, as the reference does, so in file order, and its result "
+        "depends on the order of the boxes (TORE's scores do not)."]
     assert any("The predictions have no scores, so there is no threshold to choose" in info.value for info in at.info)
 
 

@@ -29,6 +29,12 @@ PAGE_SUBSET = "a subset of an evaluation's pages: mAP's records are not kept by 
 NOTHING_TO_RANK = "no box on either side (after the minimum score): nothing to rank, nothing to find"
 
 
+def unscored_note(unscored: int, predicted: int) -> str:
+    """The one sentence every output gives when mAP had to rank boxes without a score."""
+    return (f"{unscored:,} of {predicted:,} prediction boxes have no score: mAP ranks them as score 1.0, as the reference "
+            "does, so in file order, and its result depends on the order of the boxes")
+
+
 @dataclass(frozen=True)
 class MapState:
     """mAP's mergeable state: the records of a run of pages (`PageMatches`), the convention they

@@ -43,9 +43,10 @@ def score_levels(scores: np.ndarray | None, count: int) -> np.ndarray:
 @dataclass(frozen=True)
 class SweepState:
     """The sweep's mergeable state: for each point, the exact counts and the integer 2x2
-    Background/Foreground matrix of the pages so far, and mAP's state of all their boxes (before
-    any minimum score; None without mAP), for the detection view. `merged` adds runs of pages (in
-    page order, for mAP's records), exactly."""
+    Background/Foreground matrix of the pages so far, and, for the detection view, mAP's state of
+    all their boxes when a minimum score made the evaluation's own mAP state of fewer boxes (None:
+    the evaluation's mAP state is the detection view's, or there is no mAP). `merged` adds runs of
+    pages (in page order, for mAP's records), exactly."""
 
     counts: tuple[ExactCounts, ...]
     reduced: np.ndarray  # (POINTS, 2, 2) integers

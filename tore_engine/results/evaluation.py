@@ -11,7 +11,7 @@ the app alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +23,7 @@ from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
-from tore_engine.metrics.map_report import MapReport, MapState
+from tore_engine.metrics.map_report import MapReport, MapState, unscored_note
 from tore_engine.metrics.matrices import (
     REDUCED_CLASSES,
     MatrixSet,
@@ -237,12 +237,13 @@ class Evaluation:
     def _made_sweep(self) -> SweepReport | None:
         """The sweep's report (report.json's `sweep`), once its state is made; `sweep()` makes it."""
         if self._sweep_report is None and self.sweep_state is not None:
-            state = self.sweep_state
+            state, classes = self.sweep_state, self.matrices.classes
             detection = None
-            if state.detection is not None:
-                shown = self.map if state.detection is self.map_state else state.detection.report(self.matrices.classes)
-                detection = DetectionView.build(state.detection, shown, self.matrices.classes)  # type: ignore[arg-type]
-            self._sweep_report = SweepReport.build(state, self.matrices.mode, self.matrices.classes, detection)
+            if state.detection is not None:  # a minimum score: mAP of all boxes, not the evaluation's
+                detection = DetectionView.build(state.detection, state.detection.report(classes), classes)
+            elif self.map_state is not None and self.map is not None:
+                detection = DetectionView.build(self.map_state, self.map, classes)
+            self._sweep_report = SweepReport.build(state, self.matrices.mode, classes, detection)
         return self._sweep_report
 
     def sweep(self) -> pd.DataFrame:
@@ -287,7 +288,8 @@ class Evaluation:
             warning_groups=tuple(len(group) for group in groups),
             map_state=map_state,
             map_reason=self.map_reason,
-            sweep_state=_merged_sweep(self, other, map_state),
+            sweep_state=None if self.sweep_state is None or other.sweep_state is None else SweepState.merged(
+                [self.sweep_state, other.sweep_state], self.taxonomy.size),
             page_scored=None if self.page_scored is None or other.page_scored is None else np.concatenate([self.page_scored, other.page_scored]),
         )
 
@@ -350,8 +352,7 @@ def map_warnings(state: MapState | None) -> list[InputWarning]:
     """mAP's note, the last of an evaluation's warnings, when it had to rank boxes without a score."""
     if state is None or not state.unscored:
         return []
-    return [InputWarning(None, None, "prediction", f"{state.unscored:,} of {state.predicted:,} prediction boxes have no score: mAP ranks "
-                         "them as score 1.0, as the reference does, so in file order, and its result depends on the order of the boxes")]
+    return [InputWarning(None, None, "prediction", unscored_note(state.unscored, state.predicted))]
 
 
 def _check_mergeable(a: Evaluation, b: Evaluation) -> None:
@@ -388,15 +389,6 @@ def _merged_warnings(a: Evaluation, b: Evaluation) -> tuple[list[list[InputWarni
     unused_by_both = set(second[0])
     groups = [[warning for warning in first[0] if warning in unused_by_both], *(x + y for x, y in zip(first[1:-1], second[1:-1]))]
     return groups, first[-1] + second[-1]
-
-
-def _merged_sweep(a: Evaluation, b: Evaluation, map_state: MapState | None) -> SweepState | None:
-    """Both sweeps as one (None unless both were made), reading the merged mAP state for its
-    detection view where both read their own (no minimum score), as one evaluation's does."""
-    if a.sweep_state is None or b.sweep_state is None:
-        return None
-    merged = SweepState.merged([a.sweep_state, b.sweep_state], a.taxonomy.size)
-    return replace(merged, detection=map_state) if a.sweep_state.detection is a.map_state and b.sweep_state.detection is b.map_state else merged
 
 
 def plot_kind(kind: str, normalize: str | None) -> str:

@@ -244,7 +244,7 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     if not batch.sweep:
         return replace(outcome, map_state=map_state)
     everything = prepared if batch.min_score is None else prepare_columns(all_references, all_predictions, batch.matched, taxonomy)
-    own_convention = batch.map_convention if batch.min_score is not None else None  # else the driver takes mAP's (or none)
+    own_convention = batch.map_convention if batch.min_score is not None else None  # else the evaluation's mAP state is the view's
     detection = _map_state(everything, taxonomy.size, own_convention, batch.job_pages) if own_convention is not None else None
     return replace(outcome, map_state=map_state, sweep_state=replace(_sweep_state(everything, taxonomy, batch.job_pages), detection=detection))
 
@@ -414,8 +414,10 @@ def evaluate_dataset(
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
     warnings += map_warnings(map_state)
-    sweep_state = _merged_sweep(outcomes, resolved.size, map_state, threshold) if sweep else None
-    source = partial(_sweep_of, reference, prediction, taxonomy=resolved.mode, workers=workers, min_score=threshold, map=map)
+    sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
+    # Made later, the sweep matches boxes for mAP again only when a minimum score needs its own matching.
+    source = partial(_sweep_of, reference, prediction, taxonomy=resolved.mode, workers=workers, min_score=threshold,
+                     map=map if threshold is not None else "off")
     evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
                            map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source)
     give_back_free_memory()  # the batches' outcomes, received and let go of one by one
@@ -440,13 +442,6 @@ def _merged_map(outcomes: list[BatchOutcome], reason: str | None) -> tuple[MapSt
         return None, reason
     state = MapState.merged(parts)
     return (state, None) if state.boxes else (None, NOTHING_TO_RANK)
-
-
-def _merged_sweep(outcomes: list[BatchOutcome], class_count: int, map_state: MapState | None, threshold: float | None) -> SweepState:
-    """The sweep's counts of all pages; its detection view takes mAP's state unless a minimum
-    score made it of fewer boxes (then the workers matched all boxes for it)."""
-    state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], class_count)
-    return replace(state, detection=map_state) if threshold is None else state
 
 
 def _sweep_of(reference: LayoutSet, prediction: LayoutSet, **options) -> SweepState | None:

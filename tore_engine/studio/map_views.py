@@ -13,7 +13,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from tore_engine.metrics.map_report import MapReport
+from tore_engine.metrics.map_report import MapReport, unscored_note
 from tore_engine.metrics.rates import f1_score
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.evaluation import Evaluation
@@ -46,8 +46,7 @@ def caveat(evaluation: Evaluation, who: str = "") -> str | None:
     if report is None:
         return f"{who}mAP is undefined: {plain_for_markdown(evaluation.map_reason or 'not computed')}."
     if report.unscored:
-        return (f"{who}**{report.unscored:,} of {report.predicted:,} prediction boxes have no score**: mAP ranks them as score 1.0, "
-                "in file order, so its result depends on the order of the boxes (TORE's scores do not).")
+        return f"{who}{unscored_note(report.unscored, report.predicted)} (TORE's scores do not)."
     return None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tore_engine.core.text_safety import terminal_text
-from tore_engine.metrics.map_report import SWITCHED_OFF, MapReport
+from tore_engine.metrics.map_report import SWITCHED_OFF, MapReport, unscored_note
 from tore_engine.metrics.sweep import MIN_SCORES, Curve, SweepReport
 from tore_engine.writers.content import ReportContent
 
@@ -31,8 +31,7 @@ def map_lines(report: MapReport | None, reason: str | None) -> list[str]:
         return [] if reason in (None, SWITCHED_OFF) else [f"mAP: none ({reason})"]
     lines = [f"mAP ({report.convention}) {_number(report.map)}, mAP50 {_number(report.map_50)}, mAP75 {_number(report.map_75)}"]
     if report.unscored:
-        lines.append(f"mAP ranks the {report.unscored:,} of {report.predicted:,} prediction boxes without a score as 1.0, in file order: "
-                     "its result depends on the order of the boxes")
+        lines.append(unscored_note(report.unscored, report.predicted))
     return lines
 
 

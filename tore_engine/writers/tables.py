@@ -5,7 +5,7 @@ per class (with support), per page, warnings. Kept here so that the two reports 
 from __future__ import annotations
 
 from tore_engine.core.errors import InputWarning
-from tore_engine.metrics.map_report import MapReport
+from tore_engine.metrics.map_report import MapReport, unscored_note
 from tore_engine.metrics.matrices import ToreMatrices
 
 MATRIX_KINDS = ("confusion", "recall", "precision")
@@ -33,17 +33,18 @@ def per_class_rows(matrices: ToreMatrices) -> list[tuple[str, float, float, floa
     return rows
 
 
+def ap_note(report: MapReport) -> str:
+    """What the per-class `ap` and `ar_100` columns are, in which convention."""
+    return (f"ap, ar_100: COCO-style AP (IoU 0.50:0.95) and AR@100 of each class, {report.convention} convention; "
+            "blank where undefined (no reference box of the class)")
+
+
 def map_notes(report: MapReport | None) -> tuple[str, ...]:
     """What a reader of mAP's numbers must know: the convention and, when some prediction boxes had
     no score, that the ranking fell back to their order."""
     if report is None:
         return ()
-    notes: tuple[str, ...] = (f"ap, ar_100: COCO-style AP (IoU 0.50:0.95) and AR@100 of each class, {report.convention} convention; "
-             "blank where undefined (no reference box of the class)",)
-    if report.unscored:
-        notes += (f"{report.unscored:,} of {report.predicted:,} prediction boxes have no score: mAP ranks them as 1.0, in file order, "
-                  "so it depends on the order of the boxes",)
-    return notes
+    return (ap_note(report), *([unscored_note(report.unscored, report.predicted)] if report.unscored else []))
 
 
 def warning_rows(warnings: list[InputWarning]) -> list[tuple[str | None, int | None, str | None, str]]:
