@@ -8,6 +8,10 @@ pages, against the targets:
   Chromium's PerformanceObserver reports them, over the whole session);
 - the server's memory (PSS of its process tree) with the evaluation held, at most 1 GB.
 
+Beside the demo's new tab, the same browser opens tabs of the floor, a bare Streamlit app of one
+title and one 2x2 Plotly heatmap served alike, one after the other with the demo's: what any
+Streamlit page with a Plotly chart costs on this machine.
+
 The app is served by `tore app`, as `./run.sh app` serves it (benchmarks.common.served_tore_app), and driven by Playwright in
 Debian's Chromium (/usr/bin/chromium; no browser download). The data are `benchmarks/synthetic.py`'s
 pages (seed 0, 40 boxes a page), written once into benchmarks/_work/.
@@ -28,7 +32,7 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import REPOSITORY, machine_line, served_tore_app, synthetic_files, tore_command, tree_pss
+from benchmarks.common import REPOSITORY, machine_line, served_app, served_tore_app, synthetic_files, tore_command, tree_pss
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -39,6 +43,12 @@ window.__longest = 0;
 new PerformanceObserver(list => {
     for (const entry of list.getEntries()) window.__longest = Math.max(window.__longest, entry.duration);
 }).observe({type: 'longtask', buffered: true});
+"""
+BARE_APP = """import plotly.graph_objects as go
+import streamlit as st
+
+st.title("Bare")
+st.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])))
 """
 TIMEOUT_MS = 300_000
 MB = 2**20
@@ -162,11 +172,26 @@ def measure(pages: int, repeats: int) -> dict[str, object]:
         result["cached_new_tab_s"] = [_closed(*session.open("", query)) for _ in range(repeats)]
         result |= _overlays(session, query, page_ids, repeats)
         result |= _row_to_overlays(session, query, page_ids[0], repeats)
-        _closed(*session.open("", {}))  # the demo, evaluated once
-        result["demo_new_tab_s"] = [_closed(*session.open("", {})) for _ in range(repeats)]
         result["server_pss_after_mb"] = tree_pss(server.pid) / MB
+        result |= _demo_beside_floor(browser, session, repeats)
         browser.close()
     return result
+
+
+def _demo_beside_floor(browser, demo: Session, repeats: int) -> dict[str, list[float]]:
+    """The demo in a new tab, each beside a new tab of the bare app (`BARE_APP`)."""
+    times: dict[str, list[float]] = {"demo_new_tab_s": [], "bare_app_new_tab_s": []}
+    with tempfile.TemporaryDirectory(prefix="bench_app_bare_") as folder:
+        script = Path(folder) / "bare.py"
+        script.write_text(BARE_APP, encoding="utf-8")
+        with served_app(Path(folder), script=script) as (url, _):
+            bare = Session(browser, url)
+            _closed(*demo.open("", {}))  # the demo, evaluated once
+            _closed(*bare.open("", {}))
+            for _ in range(repeats):
+                times["demo_new_tab_s"].append(_closed(*demo.open("", {})))
+                times["bare_app_new_tab_s"].append(_closed(*bare.open("", {})))
+    return times
 
 
 def _summary(result: dict[str, object]) -> str:

@@ -351,11 +351,12 @@ APP_SCRIPT = REPOSITORY / "tore_engine" / "studio" / "app.py"
 
 @contextmanager
 def served_app(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m", "streamlit"), *, env: dict | None = None,
-               log=subprocess.DEVNULL) -> Iterator[tuple[str, subprocess.Popen]]:
-    """The app served on a free loopback port by `launcher` (followed by streamlit's own arguments)
-    with this data root, until the block ends: its URL and its process (stderr to `log`)."""
+               log=subprocess.DEVNULL, script: Path = APP_SCRIPT) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The app (or another Streamlit `script`) served on a free loopback port by `launcher` (followed
+    by streamlit's own arguments) with this data root, until the block ends: its URL and its
+    process (stderr to `log`)."""
     port = free_port()
-    command = [*launcher, "run", str(APP_SCRIPT), "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
+    command = [*launcher, "run", str(script), "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
                "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"]
     with _serving(command, port, data_root, env, log) as served:
         yield served
