@@ -177,10 +177,10 @@ def target_view(target: Target | None) -> str:
 PAIR_CELL = "_pair_cell"  # session state: the cell chosen in a matrix of model B against model A
 
 
-def pair_matrices(pair: Evaluated, image_root: Path, reference_title: str) -> None:
+def pair_matrices(pair: Evaluated, image_root: Path, titles: tuple[str, str]) -> None:
     """B read against A (zero-trimmed recall and precision, each full width): a click on a cell
     lists its pages (a screen at a time), and one of them is drawn with the cell's pixels
-    highlighted."""
+    highlighted. `titles`: A's and B's names (plain text)."""
     trimmed = shown_matrices(pair.evaluation.matrices, "trimmed")
     shown = renamed(trimmed, axis_names(pair.evaluation))
     for metric in ("recall", "precision"):
@@ -198,6 +198,6 @@ def pair_matrices(pair: Evaluated, image_root: Path, reference_title: str) -> No
         return
     shown = tables.rows_shown(pages, "pair-pages")["page"].tolist()
     page_id = st.selectbox(f"Pages of {plain_for_markdown(cell_name(cell))}, most pixels first", shown, key="pair_page")
-    model = PaneModel(pair, f"B: {pair.title.split(' against ')[0]}", cell)
-    page_overlay([model], page_id, image_root, regions=model_regions([model], page_id, "full"), reference_title=f"A: {reference_title}",
+    model = PaneModel(pair, f"B: {titles[1]}", cell)
+    page_overlay([model], page_id, image_root, regions=model_regions([model], page_id, "full"), reference_title=f"A: {titles[0]}",
                  key="pair-overlay")

@@ -246,8 +246,10 @@ def _stamp(path: Path | None) -> tuple:
         return (str(path), None, None)
 
 
-def _name_key(role: str, path: Path, format_name: str) -> tuple:
-    return role, _stamp(path), format_name
+def _name_key(path: Path, format_name: str) -> tuple:
+    """A layout's name is its file's, whichever side it was read on (model A is the reference of
+    "B read against A")."""
+    return _stamp(path), format_name
 
 
 def evaluate(
@@ -286,8 +288,8 @@ def evaluate(
         store.put(key, cached)
         # the page index in the background, so that the first step to Overlays finds it made (0.8 s at 100,000 pages)
         threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()
-        store.remember_name(_name_key("reference", reference, formats[0]), pair.reference.name)
-        store.remember_name(_name_key("prediction", prediction, formats[1]), pair.prediction.name)
+        store.remember_name(_name_key(reference, formats[0]), pair.reference.name)
+        store.remember_name(_name_key(prediction, formats[1]), pair.prediction.name)
     return cached.titled(title)
 
 
@@ -296,7 +298,7 @@ def layout_name(dataset: Dataset, side: str) -> str | None:
     path = dataset.reference if side == REFERENCE else dataset.models.get(side)
     if path is None:
         return None
-    return evaluation_store().name(_name_key("reference" if side == REFERENCE else "prediction", path, dataset.format_of(side)))
+    return evaluation_store().name(_name_key(path, dataset.format_of(side)))
 
 
 def side_label(dataset: Dataset, side: str) -> str:

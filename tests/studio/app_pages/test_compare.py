@@ -4,6 +4,8 @@ model on its own cell. Expected numbers come from the engine directly."""
 
 from __future__ import annotations
 
+import json
+
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import DEMO
@@ -54,6 +56,26 @@ def test_any_two_models_are_compared(tmp_path, whole_disk_as_data_root):
     assert titles[:2] == ["row (recall), full, single taxonomy: model A (model-a)", "row (recall), full, single taxonomy: model C (model-a)"]
     assert "B − A, recall (full)" in titles  # the same classes: subtracted cell by cell
     assert at.query_params["cmp_b"] == "C"
+
+
+def test_b_read_against_a_names_each_model_whatever_its_name_says(tmp_path, whole_disk_as_data_root):
+    """The page drawn for a cell of B against A titles its panes with each model's own name, even a
+    name with " against " in it (it was cut out of the pair's title)."""
+    paths = {}
+    for model, name in (("a", "left against right"), ("b", "checkpoint 2 against 1")):
+        layout = json.loads((DEMO / f"model_{model}.json").read_text(encoding="utf-8")) | {"name": name}
+        paths[model] = tmp_path / f"{model}.json"
+        paths[model].write_text(json.dumps(layout), encoding="utf-8")
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in {"src": "path", "ref": str(DEMO / "reference.json"), "a": str(paths["a"]), "b": str(paths["b"]), "cmp": "pair"}.items():
+        at.query_params[key] = value
+    at.switch_page("app_pages/compare.py").run()
+    at.session_state["_pair_cell"] = ("left against right_Text", "checkpoint 2 against 1_text")  # dual: each side prefixed by its name
+    at.run()
+    _no_exception(at)
+    panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 2]
+    assert [a["text"] for a in panes[0]["layout"]["annotations"]] == [
+        "A: model A (left against right)", "B: model B (checkpoint 2 against 1)"]
 
 
 def test_compare_page_lists_the_pages_where_b_differs_most(demo_evaluation):

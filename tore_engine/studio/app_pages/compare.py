@@ -68,7 +68,7 @@ def b_read_against_a(dataset: Dataset, first: str, second: str) -> None:
     )
     pair = model_against_model(dataset, first, second)
     if pair is not None:
-        compare_panels.pair_matrices(pair, dataset.image_root, side_label(dataset, first))
+        compare_panels.pair_matrices(pair, dataset.image_root, (side_label(dataset, first), side_label(dataset, second)))
 
 
 def _chosen_pair(dataset: Dataset) -> tuple[str, str]:
