@@ -68,6 +68,8 @@ def _expected_map(evaluation) -> dict[str, str]:
 
 
 def _wait_for_sweep(page) -> None:
+    """Open the operating point's section, as a user does, and wait for its chart."""
+    page.locator(".st-key-sweep_open summary").click()
     page.wait_for_function(f"""() => [...document.querySelectorAll('{PLOT}')].some(p => p._fullData &&
         p._fullData.some(t => t.name === 'all classes'))""", timeout=120_000)
     _wait_idle(page, 120_000)

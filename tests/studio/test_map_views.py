@@ -99,7 +99,7 @@ def _unscored(root, name: str, shift: float) -> str:
 def test_unscored_predictions_are_said_to_make_map_depend_on_box_order(root, store):
     reference, prediction = _unscored(root, "truth", 0), _unscored(root, "model", 8)
     engine = evaluate_pair(root / reference, root / prediction).evaluation
-    at = _app(src="path", ref=reference, a=prediction)
+    at = _app(src="path", ref=reference, a=prediction, sweep_open="1")
     _no_exception(at)
     assert _metrics(at) == _expected_line(engine)
     assert [warning.value for warning in at.warning] == [

@@ -50,7 +50,7 @@ def cli_confusion(reference, prediction, min_score: float, out, *extra: str) -> 
 def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_line(store, tmp_path):
     engine = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json").evaluation
     sweep = engine.sweep()
-    at = _app(metric="confusion")
+    at = _app(metric="confusion", sweep_open="1")
     _no_exception(at)
     chart = _sweep_chart(at)
     foreground = sweep[sweep["scope"] == "foreground"]
@@ -77,9 +77,30 @@ def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_lin
     assert "Evaluated at minimum score 0.75" in _shown_text(at)
 
 
+def test_the_section_draws_nothing_until_opened_and_keeps_its_state_in_the_url(store):
+    at = _app(metric="confusion")
+    _no_exception(at)
+    assert not any(any(trace.get("name") == "all classes" for trace in chart["data"]) for chart in _charts(at))
+    assert not store._sweeps and "sweep_open" not in at.query_params
+    at.session_state[sweep_view.SECTION_OPEN] = True  # what opening the section does (on_change="rerun")
+    at.run()
+    _no_exception(at)
+    assert _sweep_chart(at) and len(store._sweeps) == 1 and at.query_params["sweep_open"] == "1"
+
+
+def test_a_parameter_read_after_a_fragment_rewrote_the_url_is_still_read(store):
+    """The matrix's fragment writes the URL before the sections below it read theirs (the sweep's,
+    the pages table's sort): a link's values still reach them."""
+    at = _app(metric="confusion", sweep_open="1", pages_sort="foreground F1", pages_desc="1")
+    _no_exception(at)
+    assert _sweep_chart(at)
+    assert (at.session_state["pages_sort"], at.session_state["pages_desc"]) == ("foreground F1", True)
+    assert (at.query_params["pages_sort"], at.query_params["pages_desc"], at.query_params["sweep_open"]) == ("foreground F1", "1", "1")
+
+
 def test_a_large_evaluation_makes_its_sweep_when_asked_then_keeps_it(store, monkeypatch):
     monkeypatch.setattr(sweep_view, "AUTO_SWEEP_PAGES", 10)  # the demo's 26 pages count as large
-    at = _app(metric="confusion")
+    at = _app(metric="confusion", sweep_open="1")
     _no_exception(at)
     assert not any(any(trace.get("name") == "all classes" for trace in chart["data"]) for chart in _charts(at))
     assert not store._sweeps  # nothing run again before the button
@@ -88,7 +109,7 @@ def test_a_large_evaluation_makes_its_sweep_when_asked_then_keeps_it(store, monk
     _no_exception(at)
     sweep = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json").evaluation.sweep()
     assert np.array_equal(_curve(_sweep_chart(at), "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"].to_numpy(dtype=float))
-    again = _app(metric="confusion")  # another tab: the sweep made is shown at once
+    again = _app(metric="confusion", sweep_open="1")  # another tab: the sweep made is shown at once
     _no_exception(again)
     assert np.array_equal(_curve(_sweep_chart(again), "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"].to_numpy(dtype=float))
     assert len(store._sweeps) == 1
@@ -117,7 +138,7 @@ def test_best_points_are_each_curves_highest_f1_at_its_lowest_minimum_score(demo
 
 
 def test_boxes_drawn_and_a_documents_matrices_follow_the_minimum_score(store):
-    at = _app(min_score="0.6", metric="confusion")
+    at = _app(min_score="0.6", metric="confusion", sweep_open="1")
     _no_exception(at)
     (evaluated,) = store._entries.values()
     reference, prediction = load_pair(DEMO / "reference.json", DEMO / "model_a.json")
@@ -156,7 +177,7 @@ def test_the_sweep_of_real_scored_predictions(store, monkeypatch):
                                                                 "coco_results_heron_layout_model.json", "coco_images_and_categories.json"))
     engine = evaluate_pair(reference, prediction, coco_images=images).evaluation
     relative = {key: str(path.relative_to(REPOSITORY.parent)) for key, path in (("ref", reference), ("a", prediction), ("coco", images))}
-    at = _app(src="path", **relative)
+    at = _app(src="path", **relative, sweep_open="1")
     _no_exception(at)
     chart = _sweep_chart(at)
     sweep = engine.sweep()

@@ -201,7 +201,7 @@ def _cell_from_pickers() -> None:
 def _cell_pickers(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
     """The keyboard-accessible pair of selectboxes; they show the session's cell and choose it."""
     cell = chosen_cell(rows, columns)
-    if st.session_state["cell"] and cell is None and "cell" in st.query_params and not st.session_state.get("_cell_checked"):
+    if st.session_state["cell"] and cell is None and url_state.given_values("cell") and not st.session_state.get("_cell_checked"):
         url_state.ignore("cell", "not a cell of this matrix")
     st.session_state["_cell_checked"] = True
     if cell is not None:

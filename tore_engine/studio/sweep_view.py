@@ -2,6 +2,10 @@
 0.10, ..., 0.95 beside mAP's view of the same scores (`plots.sweep`), the best minimum score of each
 curve, and a click on a point that evaluates at its minimum score.
 
+It is a section opened on demand (`sweep_open`, in the URL): its chart alone, 36 curves, took the
+browser a third to a half of a second in every new tab before the heatmap could be seen, and the
+section draws nothing while closed.
+
 The click goes through the sidebar's "Minimum score" (`min_score`, in the URL): the chart's
 callback sets it before the run, so the whole run (sidebar, matrices, tables, Overlays) is the
 evaluation at that score, exactly `tore evaluate --min-score t`. The sweep itself reads every box
@@ -17,11 +21,13 @@ import streamlit as st
 
 from tore_engine.metrics.sweep import CLASS, MIN_SCORES
 from tore_engine.plots.sweep import FOREGROUND_NAME, clicked_min_score, sweep_figure
-from tore_engine.studio import tables
+from tore_engine.studio import tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import CHART_CONFIG
 
 MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
+SECTION_OPEN = "sweep_open"  # whether the section is open (session state and URL)
+SECTION_LABEL = "Operating point: the minimum score, TORE's F1 beside mAP's"
 # Pages up to which the sweep is made with the page; a larger evaluation makes it when asked: it
 # evaluates every page again (at all 19 minimum scores at once), and on a few cores that run would
 # take the processor from the browser drawing the page the user is waiting for.
@@ -75,10 +81,18 @@ def _unavailable(evaluated: Evaluated) -> str | None:
 
 
 def operating_point(evaluated: Evaluated, model: str) -> None:
-    """The sweep chart of the evaluation shown and each curve's best minimum score; a click on a
-    point evaluates at its minimum score. Outside the matrix's fragment, so that the click's run
-    is the whole app's (its legend hides a class's curves)."""
-    st.subheader("Operating point: the minimum score")
+    """The section of the sweep, drawn only while open: the sweep chart of the evaluation shown and
+    each curve's best minimum score; a click on a point evaluates at its minimum score. Outside the
+    matrix's fragment, so that the click's run is the whole app's (its legend hides a class's curves)."""
+    url_state.seed(SECTION_OPEN, False, [False, True])
+    section = st.expander(SECTION_LABEL, key=SECTION_OPEN, on_change="rerun", icon=":material/tune:")
+    url_state.share(**{SECTION_OPEN: st.session_state[SECTION_OPEN] or None})
+    if section.open:
+        with section:
+            _section(evaluated, model)
+
+
+def _section(evaluated: Evaluated, model: str) -> None:
     reason = _unavailable(evaluated)
     if reason is not None:
         st.info(reason, icon=":material/tune:")
@@ -98,7 +112,6 @@ def operating_point(evaluated: Evaluated, model: str) -> None:
         "A star is a curve's best point (the lowest minimum score on a tie); the dotted line, the minimum score shown. "
         "**Click a point to evaluate at its minimum score** (it becomes the sidebar's Minimum score; set 0 to keep every box)."
     )
-    with st.expander("Best minimum score of each curve"):
-        best = best_points(sweep)
-        config = {name: tables.score_column(label) for name, label in BEST_COLUMNS.items() if name != "curve"}
-        st.dataframe(best, hide_index=True, width="stretch", column_config=config)
+    st.markdown("**Best minimum score of each curve**")
+    config = {name: tables.score_column(label) for name, label in BEST_COLUMNS.items() if name != "curve"}
+    st.dataframe(best_points(sweep), hide_index=True, width="stretch", column_config=config)

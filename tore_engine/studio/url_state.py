@@ -28,6 +28,7 @@ _SHARED = "_url"  # the values this run puts in the URL
 _IGNORED = "_url_ignored"  # parameter -> why it was ignored, this run
 _NOTICE = "_url_notice"  # the placeholder of the warning at the top of the page
 _SWITCH = "_switch_to"  # a page (and values for its URL) a callback asked to go to
+_GIVEN = "_url_given"  # the URL's parameters as this run began (a fragment's run: its page's last run)
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,9 @@ def seed(key: str, default: Any, options: Container[Any] | None = None) -> None:
     every page (see the module's docstring)."""
     if key not in st.session_state:
         st.session_state[key] = default
-        if key in st.query_params:
+        if given := given_values(key):
             try:
-                value = _parse(st.query_params[key], default)
+                value = _parse(given[-1], default)
                 if options is not None and value not in options:
                     raise _Refused(_describe(options))
                 st.session_state[key] = value
@@ -95,11 +96,18 @@ def seed_list(key: str, options: Collection[str]) -> None:
     the URL's values on the session's first run, and always only those among `options` (a choice
     that does not fit is ignored and named in the page's notice, once)."""
     if key not in st.session_state:
-        given = st.query_params.get_all(key)
+        given = given_values(key)
         if any(value not in options for value in given):
             ignore(key, "not one of the choices")
         st.session_state[key] = list(dict.fromkeys(given))
     st.session_state[key] = [value for value in st.session_state[key] if value in options]
+
+
+def given_values(key: str) -> list[str]:
+    """The values the URL gave `key` as this run began: a control drawn after the URL was rewritten
+    in the same run (by a fragment, which publishes its own values) still finds its parameter."""
+    given = st.session_state.get(_GIVEN)
+    return list(given.get(key, [])) if given is not None else st.query_params.get_all(key)
 
 
 def ignore(key: str, reason: str) -> None:
@@ -113,8 +121,9 @@ def ignore(key: str, reason: str) -> None:
 
 
 def begin_run() -> None:
-    """Start collecting the values this run puts in the URL, and place the notice of ignored
-    parameters at the top of the page."""
+    """Note the URL as this run begins (what `seed` reads), start collecting the values this run
+    puts in the URL, and place the notice of ignored parameters at the top of the page."""
+    st.session_state[_GIVEN] = {key: st.query_params.get_all(key) for key in st.query_params}
     st.session_state[_SHARED] = {}
     st.session_state[_IGNORED] = {}
     st.session_state[_NOTICE] = st.empty()
