@@ -15,7 +15,7 @@ The tables a notebook reads are DataFrames with ASCII snake_case columns (`f1_a`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -200,6 +200,7 @@ class Comparison:
 
     a: Evaluation
     b: Evaluation
+    _alignments: dict[str, tuple[_Axis, _Axis, MatrixSet, MatrixSet]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __repr__(self) -> str:
         (recall_a, precision_a), (recall_b, precision_b) = self.a.matrices.foreground, self.b.matrices.foreground
@@ -221,12 +222,18 @@ class Comparison:
         return (view != "reduced" and shares_vocabulary(self.a, self.b)
                 and not comparable(view_matrices(self.a.matrices, view), view_matrices(self.b.matrices, view)))
 
+    def _alignment(self, view: str) -> tuple[_Axis, _Axis, MatrixSet, MatrixSet]:
+        """`_aligned` for a full (or trimmed) view, made once a comparison."""
+        if view not in self._alignments:
+            self._alignments[view] = _aligned(self, view == "trimmed")
+        return self._alignments[view]
+
     def model_cell(self, model: str, view: str, row: str, column: str) -> tuple[str, str] | None:
         """The cell (row class, column class) of `difference(view)` in model `model`'s (`a` or `b`)
         own class names; None when that model lacks either label."""
         if not self.aligned(view):
             return row, column
-        rows, columns, *_ = _aligned(self, view == "trimmed")
+        rows, columns, *_ = self._alignment(view)
         evaluation = {"a": self.a, "b": self.b}[model]
         indices = rows.index(model, row), columns.index(model, column)
         return None if None in indices else (evaluation.matrices.classes[indices[0]], evaluation.matrices.classes[indices[1]])  # type: ignore[index]
@@ -287,7 +294,7 @@ def difference_arrays(comparison: Comparison, view: str = "trimmed") -> MatrixSe
     if comparison.difference_view(view) == "reduced":
         return matrix_difference(a_matrices.reduced, b_matrices.reduced)
     if comparison.aligned(view):
-        return matrix_difference(*_aligned(comparison, view == "trimmed")[2:])
+        return matrix_difference(*comparison._alignment(view)[2:])
     return matrix_difference(view_matrices(a_matrices, view), view_matrices(b_matrices, view))
 
 
