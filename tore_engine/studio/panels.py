@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -155,16 +156,33 @@ def clickable_chart(fig: go.Figure, key: str, read_click: Callable[[PlotlyState]
 
 def axis_names(evaluation: Evaluation) -> dict[str, str]:
     """Dual-taxonomy class names whose side prefix (a layout's name) is longer than
-    `PREFIX_LENGTH`, as a matrix's axes show them: the prefix cut in the middle, the label whole
-    (`detection_prediction_table` becomes `detecti…ediction_table`). Nothing when two would look alike."""
+    `PREFIX_LENGTH`, as a matrix's axes show them: the prefix reduced to what tells it from the
+    other side's (`_telling_part`) and cut in the middle, the label whole
+    (`detection_prediction_table` becomes `detecti…ediction_table`; two checkpoints' `…0001…_Text`
+    and `…0002…_Text`). Nothing when two would look alike."""
+    if evaluation.matrices.mode != "dual":
+        return {}
     classes = evaluation.matrices.classes
-    names = {}
-    for index in (evaluation.taxonomy.reference_index, evaluation.taxonomy.prediction_index):
-        for label, k in index.items():
-            prefix = classes[k][: len(classes[k]) - len(label) - 1]
-            if evaluation.matrices.mode == "dual" and len(prefix) > PREFIX_LENGTH:
-                names[classes[k]] = f"{shortened(prefix, PREFIX_LENGTH)}_{label}"
+    sides = [{classes[k]: (classes[k][: len(classes[k]) - len(label) - 1], label) for label, k in index.items()}
+             for index in (evaluation.taxonomy.reference_index, evaluation.taxonomy.prediction_index)]
+    prefixes = [next(iter(side.values()))[0] if side else "" for side in sides]
+    names = {name: f"{_telling_part(prefix, prefixes[1 - s])}_{label}"
+             for s, side in enumerate(sides) for name, (prefix, label) in side.items() if len(prefix) > PREFIX_LENGTH}
     return names if len({names.get(name, name) for name in classes}) == len(classes) else {}
+
+
+def _telling_part(prefix: str, other: str) -> str:
+    """`prefix` without the words it shares with `other` at either end (words end at `_`, `-`, `.`
+    or a space), an ellipsis where words were left out (all of it when nothing would be left), cut
+    in the middle to `PREFIX_LENGTH` characters."""
+    words, others = re.split(r"(?<=[_\-. ])", prefix), re.split(r"(?<=[_\-. ])", other)
+    head = next((k for k, (a, b) in enumerate(zip(words, others)) if a != b), min(len(words), len(others)))
+    tail = next((k for k, (a, b) in enumerate(zip(reversed(words), reversed(others))) if a.strip("_-. ") != b.strip("_-. ")),
+                min(len(words), len(others)))
+    kept = words[head: len(words) - tail]
+    if not kept or head + tail == 0:
+        return shortened(prefix, PREFIX_LENGTH)
+    return f"{'…' if head else ''}{shortened(''.join(kept).strip('_-. '), PREFIX_LENGTH)}{'…' if tail else ''}"
 
 
 def renamed(matrices: MatrixSet, names: dict[str, str]) -> MatrixSet:
