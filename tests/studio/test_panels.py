@@ -34,7 +34,7 @@ def test_long_dual_prefixes_are_cut_on_the_axes_and_never_merge_two_classes():
     assert axis_names(twins) == {"checkpoint_0001_final_eval_Text": "…0001…_Text", "checkpoint_0002_final_eval_Text": "…0002…_Text"}
     family = evaluate_dataset(small_layout("coco_results_pre_heron_default_layout_model", [("p", boxes)]),
                               small_layout("coco_results_heron_layout_model", [("p", boxes)]), taxonomy="dual")
-    assert axis_names(family) == {"coco_results_pre_heron_default_layout_model_Text": "…pre_her…_default…_Text",
+    assert axis_names(family) == {"coco_results_pre_heron_default_layout_model_Text": "…pre_heron_default…_Text",
                                   "coco_results_heron_layout_model_Text": "…heron…_Text"}
     same = evaluate_dataset(small_layout("checkpoint_0001_final_eval", [("p", boxes)]), small_layout("checkpoint_0001_final_eval_", [("p", boxes)]),
                             taxonomy="dual")

@@ -43,6 +43,7 @@ SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxono
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
 PREFIX_LENGTH = 16  # characters of a dual-taxonomy side prefix on a matrix's axes
+TELLING_LENGTH = 20  # characters of the part of a prefix that tells it from the other side's
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 _VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
 Click = TypeVar("Click")  # what a chart's click reader makes of a click: a cell, a bar
@@ -182,7 +183,7 @@ def _telling_part(prefix: str, other: str) -> str:
     kept = words[head: len(words) - tail]
     if not kept or head + tail == 0:
         return shortened(prefix, PREFIX_LENGTH)
-    return f"{'…' if head else ''}{shortened(''.join(kept).strip('_-. '), PREFIX_LENGTH)}{'…' if tail else ''}"
+    return f"{'…' if head else ''}{shortened(''.join(kept).strip('_-. '), TELLING_LENGTH)}{'…' if tail else ''}"
 
 
 def renamed(matrices: MatrixSet, names: dict[str, str]) -> MatrixSet:
