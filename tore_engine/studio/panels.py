@@ -174,8 +174,8 @@ def axis_names(evaluation: Evaluation) -> dict[str, str]:
 
 def _telling_part(prefix: str, other: str) -> str:
     """`prefix` without the words it shares with `other` at either end (words end at `_`, `-`, `.`
-    or a space), an ellipsis where words were left out (all of it when nothing would be left), cut
-    in the middle to `PREFIX_LENGTH` characters."""
+    or a space), an ellipsis where words were left out, cut in the middle to `TELLING_LENGTH`
+    characters; all of it, cut to `PREFIX_LENGTH`, when nothing would be left."""
     words, others = re.split(r"(?<=[_\-. ])", prefix), re.split(r"(?<=[_\-. ])", other)
     head = next((k for k, (a, b) in enumerate(zip(words, others)) if a != b), min(len(words), len(others)))
     tail = next((k for k, (a, b) in enumerate(zip(reversed(words), reversed(others))) if a.strip("_-. ") != b.strip("_-. ")),
