@@ -363,17 +363,21 @@ def served_app(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m
 
 
 @contextmanager
-def served_tore_app(data_root: Path, *, log=subprocess.DEVNULL) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`served_app` as a user starts it: `tore app` (what `./run.sh app` runs)."""
+def served_tore_app(data_root: Path, *, log=subprocess.DEVNULL, tree: Path = REPOSITORY) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`served_app` as a user starts it: `tore app` (what `./run.sh app` runs), from this checkout
+    or another `tree` of the repository (a worktree of an older commit, for an A/B)."""
     port = free_port()
-    with _serving([sys.executable, "-m", "tore_engine", "app", "--port", str(port), "--address", "127.0.0.1"], port, data_root, None, log) as served:
+    env = None if tree == REPOSITORY else {"PYTHONPATH": str(tree)}
+    with _serving([sys.executable, "-m", "tore_engine", "app", "--port", str(port), "--address", "127.0.0.1"], port, data_root, env, log,
+                  cwd=tree) as served:
         yield served
 
 
 @contextmanager
-def _serving(command: list[str], port: int, data_root: Path, env: dict | None, log) -> Iterator[tuple[str, subprocess.Popen]]:
+def _serving(command: list[str], port: int, data_root: Path, env: dict | None, log, *, cwd: Path = REPOSITORY
+             ) -> Iterator[tuple[str, subprocess.Popen]]:
     environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "TORE_STUDIO_DATA_ROOT": str(data_root)}
-    process = subprocess.Popen(command, cwd=REPOSITORY, stdout=subprocess.DEVNULL, stderr=log, env=environment)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=log, env=environment)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, process, limit=60, poll=0.3)

@@ -1,0 +1,86 @@
+"""The app's new-tab and Overlays times of this checkout against another commit's, in one run (the
+machine is shared and noisy: runs minutes apart differ by more than most changes do). Both are
+served at once by `tore app` (the other commit from a temporary `git worktree`, imported through
+PYTHONPATH), and one browser opens their tabs in turn: the demo in a new tab, a cached link to
+`benchmarks/synthetic.py`'s pages in a new tab, and that page's first all-pages row opened in
+Overlays (as `bench_app` measures them).
+
+    python -m benchmarks.bench_app_ab --against REV [--pages 20000] [--tabs 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+from benchmarks.bench_app import CHROMIUM, CHROMIUM_ARGS, Session, _closed, _idle, _open_first_row, _timed
+from benchmarks.common import REPOSITORY, machine_line, served_tore_app, synthetic_files
+
+
+@contextlib.contextmanager
+def _worktree(revision: str):
+    """A checkout of `revision` in a temporary folder, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="bench_app_ab_") as folder:
+        tree = Path(folder) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), revision], cwd=REPOSITORY, check=True)
+        try:
+            yield tree
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPOSITORY, check=True)
+
+
+def _row_to_overlays(session: Session, query: dict[str, str]) -> float:
+    page, _ = session.open("", query)
+    _idle(page)
+    page.locator(".st-key-open-button-all-A-A button").scroll_into_view_if_needed()
+    seconds = _timed(functools.partial(_open_first_row, page, "page_000000"))
+    page.close()
+    return seconds
+
+
+def measure(revision: str, pages: int, tabs: int) -> dict[str, dict[str, list[float]]]:
+    from playwright.sync_api import sync_playwright
+
+    folder = synthetic_files(pages)
+    query = {"src": "path", "ref": str((folder / "reference.json").relative_to(folder.parent)),
+             "a": str((folder / "prediction.json").relative_to(folder.parent))}
+    steps = {"demo_new_tab_s": lambda s: _closed(*s.open("", {})), "cached_new_tab_s": lambda s: _closed(*s.open("", query)),
+             "row_to_overlays_s": lambda s: _row_to_overlays(s, query)}
+    times: dict[str, dict[str, list[float]]] = {step: {revision: [], "this checkout": []} for step in steps}
+    with contextlib.ExitStack() as stack, sync_playwright() as playwright:
+        trees = {revision: stack.enter_context(_worktree(revision)), "this checkout": REPOSITORY}
+        urls = {name: stack.enter_context(served_tore_app(folder.parent, tree=tree))[0] for name, tree in trees.items()}
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        sessions = {name: Session(browser, url) for name, url in urls.items()}
+        for session in sessions.values():  # each evaluated once: every later tab finds it cached
+            _closed(*session.open("", {}))
+            _closed(*session.open("", query))
+        for _ in range(tabs):
+            for step, action in steps.items():
+                for name, session in sessions.items():
+                    times[step][name].append(action(session))
+        browser.close()
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_app_ab", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", required=True, help="the commit to compare with (any git revision)")
+    parser.add_argument("--pages", type=int, default=20_000)
+    parser.add_argument("--tabs", type=int, default=6, help="tabs of each step and each version, opened in turn")
+    args = parser.parse_args(argv)
+    print(machine_line(), flush=True)
+    for step, by_version in measure(args.against, args.pages, args.tabs).items():
+        before, after = (statistics.median(values) for values in by_version.values())
+        shown = "; ".join(f"{name} median {statistics.median(values):.2f} s {[round(v, 2) for v in values]}" for name, values in by_version.items())
+        print(f"{step} ({args.pages:,} pages): {shown}; ratio {after / before:.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
