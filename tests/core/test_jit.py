@@ -5,6 +5,7 @@ APIs (its cache index, helper options) on the installed numba."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,34 @@ def test_is_cached_reads_numbas_index_on_the_installed_numba(tmp_path):
 
     assert run() == "False 41 True"  # cold: compiled, then found in the index
     assert run() == "True 41 True"  # warm: found before loading
+
+
+FORK_DURING_COMPILE = """
+import concurrent.futures, multiprocessing, threading, time
+from tore_engine.formats import page_parser
+from tore_engine.io import json_compiled
+
+compiling = threading.Thread(target=page_parser.warm)  # the app's warm-up, on a cold cache
+compiling.start()
+time.sleep(1.0)  # numba imported, the parser compiling: its locks held
+with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+    print(pool.submit(json_compiled.warm).result())  # the forked worker compiles too
+compiling.join()
+"""
+
+
+@pytest.mark.skipif(not jit.numba_available() or not hasattr(os, "fork"), reason="needs numba and fork")
+def test_a_worker_forked_while_another_thread_compiles_does_not_wait_forever(tmp_path):
+    """A fresh server's first evaluation forked its workers while the warm-up thread compiled: they
+    inherited numba's compiler lock held and waited forever (seen on a cold cache at 20,000 pages)."""
+    environment = {**os.environ, jit.CACHE_ENV: str(tmp_path / "cold")}  # a cold cache: everything compiles
+    process = subprocess.Popen([sys.executable, "-c", FORK_DURING_COMPILE], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the worker too
+        process.communicate()
+        pytest.fail("the forked worker waited on the lock its parent's compiling thread held")
+    assert process.returncode == 0, err
+    assert "compiled" in out

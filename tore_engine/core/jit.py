@@ -8,6 +8,10 @@
 - **Lazy compilation.** `Kernels` collects plain Python functions and turns them into numba
   functions on first use, so importing `tore_engine` costs no numba import (about 0.15 s), and runs
   without numba at all.
+- **Fork-safe.** A forked process gets numba's and LLVM's locks as they were at the fork: a worker
+  forked while another thread compiled (the app's warm-up, on a cold cache) waited forever on them.
+  All our numba work holds one process-wide lock, which a fork waits for (`os.register_at_fork`);
+  the child starts with a fresh one.
 """
 
 from __future__ import annotations
@@ -33,6 +37,19 @@ if sys.platform == "win32":  # pragma: no cover - two processes may both compile
     fcntl = None
 else:
     import fcntl
+
+
+_numba_work = threading.RLock()  # held while this process imports, inspects, loads or compiles with numba
+
+
+def _fresh_lock_in_child() -> None:
+    global _numba_work
+    _numba_work = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(before=lambda: _numba_work.acquire(), after_in_parent=lambda: _numba_work.release(),
+                        after_in_child=_fresh_lock_in_child)
 
 
 def _writable(folder: Path) -> bool:
@@ -98,7 +115,8 @@ class Kernels:
 
     Helpers are compiled into the one entry point, which alone is cached on disk: loading it from
     the cache needs no helper compiled. Until then every function stays plain Python. Threads
-    may share it (the app evaluates in threads): it is made and loaded under a lock.
+    may share it (the app evaluates in threads): it is made and loaded under the process's numba
+    lock (see the module's docstring).
 
     `borrowing=True` compiles the helpers without numba's reference counting (its `_nrt=False`):
     for helpers that only read and write the arrays they are given, never making one, it saves
@@ -118,7 +136,6 @@ class Kernels:
         self._entry: Callable | None = None
         self._signature: Callable | None = None
         self._dispatcher = None
-        self._lock = threading.RLock()
 
     def helper(self, function: Callable) -> Callable:
         self._helpers.append(function)
@@ -135,7 +152,7 @@ class Kernels:
 
     def _jitted(self):
         """The entry's numba dispatcher, made once."""
-        with self._lock:
+        with _numba_work:
             if self._dispatcher is None:
                 self._make_dispatcher()
         return self._dispatcher
@@ -158,9 +175,10 @@ class Kernels:
         cached: the caller then treats the cache as cold, which is only slower."""
         dispatcher = self._jitted()
         try:
-            cache = dispatcher._cache
-            key = cache._index_key(self._argument_types, dispatcher.targetctx.codegen())
-            return key in cache._cache_file._load_index()
+            with _numba_work:  # the key asks LLVM for the machine (its lock)
+                cache = dispatcher._cache
+                key = cache._index_key(self._argument_types, dispatcher.targetctx.codegen())
+                return key in cache._cache_file._load_index()
         except Exception:  # noqa: BLE001 - see the docstring
             return False
 
@@ -172,7 +190,7 @@ class Kernels:
         """The compiled entry, loaded from the disk cache or compiled (and saved there); no other
         signature is ever compiled, so a call with wrongly typed arrays fails instead."""
         dispatcher = self._jitted()
-        with self._lock:
+        with _numba_work:
             if not self.loaded:
                 with _without_blas_probe():
                     dispatcher.compile(self._argument_types)
