@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import os
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,11 +26,16 @@ from benchmarks.common import REPOSITORY, machine_line, served_tore_app, synthet
 
 @contextlib.contextmanager
 def _worktree(revision: str):
-    """A checkout of `revision` in a temporary folder, removed afterwards."""
+    """A checkout of `revision` in a temporary folder, its kernels compiled first (numba's cache is
+    per source path, so a new folder is a cold cache; before commit "Fork-safe kernels" a server's
+    first evaluation could hang when it forked its workers while the warm-up compiled), removed
+    afterwards."""
     with tempfile.TemporaryDirectory(prefix="bench_app_ab_") as folder:
         tree = Path(folder) / "tree"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), revision], cwd=REPOSITORY, check=True)
         try:
+            subprocess.run([sys.executable, "-m", "tore_engine.run.warm"], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                           check=True, stdout=subprocess.DEVNULL)
             yield tree
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPOSITORY, check=True)
