@@ -138,19 +138,29 @@ def _open_first_row(page, first_page: str) -> None:
     _shown_page(page, first_page)
 
 
-def _row_to_overlays(session: Session, query: dict[str, str], first_page: str, repeats: int) -> dict[str, list[float]]:
+def row_to_overlays(session: Session, query: dict[str, str], first_page: str) -> tuple[float, float]:
     """A page of the all-pages table opened in Overlays (the table's button, as the keyboard does;
-    the first row: pages in file order)."""
-    times: dict[str, list[float]] = {"row_to_overlays_s": [], "longest_task_row_to_overlays_s": []}
-    for _ in range(repeats):
-        page, _ = session.open("", query)
-        _idle(page)
-        page.locator(".st-key-open-button-all-A-A button").scroll_into_view_if_needed()
-        _forget_long_tasks(page)
-        times["row_to_overlays_s"].append(_timed(functools.partial(_open_first_row, page, first_page)))
-        times["longest_task_row_to_overlays_s"].append(_longest_task(page))
-        page.close()
-    return times
+    the first row: pages in file order), in a new tab: the seconds, and the longest main-thread task."""
+    page, _ = session.open("", query)
+    _idle(page)
+    page.locator(".st-key-open-button-all-A-A button").scroll_into_view_if_needed()
+    _forget_long_tasks(page)
+    seconds = _timed(functools.partial(_open_first_row, page, first_page))
+    longest = _longest_task(page)
+    page.close()
+    return seconds, longest
+
+
+def _rows_to_overlays(session: Session, query: dict[str, str], first_page: str, repeats: int) -> dict[str, list[float]]:
+    times = [row_to_overlays(session, query, first_page) for _ in range(repeats)]
+    return {"row_to_overlays_s": [seconds for seconds, _ in times], "longest_task_row_to_overlays_s": [longest for _, longest in times]}
+
+
+def link_query(folder: Path) -> dict[str, str]:
+    """The link's parameters for `synthetic_files`' reference and prediction in `folder` (the data
+    root is its parent)."""
+    return {"src": "path", "ref": str((folder / "reference.json").relative_to(folder.parent)),
+            "a": str((folder / "prediction.json").relative_to(folder.parent))}
 
 
 def measure(pages: int, repeats: int) -> dict[str, object]:
@@ -159,7 +169,7 @@ def measure(pages: int, repeats: int) -> dict[str, object]:
     folder = synthetic_files(pages)
     reference, prediction = folder / "reference.json", folder / "prediction.json"
     result: dict[str, object] = {"pages": pages, "machine": machine_line(), "cli_s": _cli_seconds(reference, prediction)}
-    query = {"src": "path", "ref": str(reference.relative_to(folder.parent)), "a": str(prediction.relative_to(folder.parent))}
+    query = link_query(folder)
     page_ids = [f"page_{k:06d}" for k in range(pages)]
     with served_tore_app(folder.parent) as (url, server), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -171,7 +181,7 @@ def measure(pages: int, repeats: int) -> dict[str, object]:
         result["server_pss_mb"] = tree_pss(server.pid) / MB
         result["cached_new_tab_s"] = [_closed(*session.open("", query)) for _ in range(repeats)]
         result |= _overlays(session, query, page_ids, repeats)
-        result |= _row_to_overlays(session, query, page_ids[0], repeats)
+        result |= _rows_to_overlays(session, query, page_ids[0], repeats)
         result["server_pss_after_mb"] = tree_pss(server.pid) / MB
         result |= _demo_beside_floor(browser, session, repeats)
         browser.close()

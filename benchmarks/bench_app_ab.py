@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import os
 import statistics
 import subprocess
@@ -20,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_app import CHROMIUM, CHROMIUM_ARGS, Session, _closed, _idle, _open_first_row, _timed
+from benchmarks.bench_app import CHROMIUM, CHROMIUM_ARGS, Session, _closed, link_query, row_to_overlays
 from benchmarks.common import REPOSITORY, machine_line, served_tore_app, synthetic_files
 
 
@@ -41,23 +40,13 @@ def _worktree(revision: str):
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPOSITORY, check=True)
 
 
-def _row_to_overlays(session: Session, query: dict[str, str]) -> float:
-    page, _ = session.open("", query)
-    _idle(page)
-    page.locator(".st-key-open-button-all-A-A button").scroll_into_view_if_needed()
-    seconds = _timed(functools.partial(_open_first_row, page, "page_000000"))
-    page.close()
-    return seconds
-
-
 def measure(revision: str, pages: int, tabs: int) -> dict[str, dict[str, list[float]]]:
     from playwright.sync_api import sync_playwright
 
     folder = synthetic_files(pages)
-    query = {"src": "path", "ref": str((folder / "reference.json").relative_to(folder.parent)),
-             "a": str((folder / "prediction.json").relative_to(folder.parent))}
+    query = link_query(folder)
     steps = {"demo_new_tab_s": lambda s: _closed(*s.open("", {})), "cached_new_tab_s": lambda s: _closed(*s.open("", query)),
-             "row_to_overlays_s": lambda s: _row_to_overlays(s, query)}
+             "row_to_overlays_s": lambda s: row_to_overlays(s, query, "page_000000")[0]}
     times: dict[str, dict[str, list[float]]] = {step: {revision: [], "this checkout": []} for step in steps}
     with contextlib.ExitStack() as stack, sync_playwright() as playwright:
         trees = {revision: stack.enter_context(_worktree(revision)), "this checkout": REPOSITORY}

@@ -76,7 +76,7 @@ def chosen_document(evaluated: Evaluated) -> str:
         url_state.seed(DOCUMENT, ALL)  # a name not found stays typed, and is said
         chosen = st.text_input(f"Document (one of {len(names):,}, by its name; empty: all)", key=DOCUMENT, persist_state="session",
                                help=f"{PICKER_HELP}; or select a row of the Documents table")
-        if chosen != ALL and chosen not in documents(evaluated).names:
+        if chosen != ALL and chosen not in names:
             st.warning(f"No document is named {plain_for_markdown(chosen)}: all documents are shown.")
             chosen = ALL
     url_state.share(**{DOCUMENT: chosen})
