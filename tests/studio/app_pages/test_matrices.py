@@ -113,6 +113,17 @@ def test_the_classes_to_show_are_in_the_url_and_the_per_class_chart_follows_them
     assert at.query_params["classes"] == ["Title", "Text"]  # a repeated parameter
 
 
+def test_a_reduced_view_given_by_a_link_stays_reduced_on_compare_and_for_a_dual_model():
+    """As a click on it does (below): the link's view was kept only in its own taxonomy mode."""
+    at = _app(view="reduced")
+    assert at.radio(key="view").value == "reduced"
+    at.switch_page("app_pages/compare.py").run()
+    assert at.radio(key="view").value == "reduced"
+    at.switch_page("app_pages/matrices.py").run()
+    at.radio(key="model").set_value("B").run()
+    assert at.radio(key="view").value == "reduced"
+
+
 def test_a_dual_model_opens_on_the_trimmed_view_and_a_reduced_view_stays_reduced():
     at = _app()
     assert at.radio(key="view").value == "full"
