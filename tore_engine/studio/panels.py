@@ -84,12 +84,13 @@ def picked_evaluation(dataset: Dataset) -> tuple[str, Evaluated | None]:
 def _seed_view(mode: str) -> None:
     """Open each taxonomy mode on the view last chosen in it (at first its default: trimmed in dual
     mode), so that moving from a single-taxonomy model to a dual one does not keep the full matrix.
-    The trimmed and reduced views read the same in both modes: choosing one (a click, or a link) chooses it for both
-    (`view_control`), so a reduced view stays reduced on the way to a dual model or to Compare."""
+    The trimmed and reduced views read the same in both modes: choosing one (a click, or a link)
+    chooses it for both, so a reduced view stays reduced on the way to a dual model or to Compare."""
     memory = st.session_state.setdefault(_VIEW_BY_MODE, {})
     chosen = st.session_state.get("view")
     if _VIEW_SHOWN not in st.session_state:  # the first matrix of the session: a link's view is a choice too
-        chosen = (url_state.given_values("view") or [None])[-1]
+        given = url_state.given_values("view")
+        chosen = given[-1] if given else None
     if chosen in SHARED_VIEWS and chosen != st.session_state.get(_VIEW_SHOWN):  # the user's choice since the last run
         memory.update(dict.fromkeys(DEFAULT_VIEWS, chosen))
     if st.session_state.get(url_state.VIEW_MODE, mode) != mode:
