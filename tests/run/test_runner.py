@@ -390,17 +390,24 @@ def test_a_sweep_asked_for_later_is_the_one_made_with_the_evaluation():
     assert made.report_content().sweep.foreground.f1[0] == evaluate_dataset(reference, prediction, sweep=True).report_content().sweep.foreground.f1[0]
 
 
+def _not_again(*_args):
+    raise AssertionError("a sweep made later evaluated its pages again")
+
+
 def test_a_sweep_asked_for_later_matches_boxes_for_map_again_only_under_a_minimum_score(monkeypatch):
     """Without a minimum score the detection view is the evaluation's own mAP state: the later run
-    does not match the boxes again (with one, it must: mAP of all boxes, not of those kept)."""
+    does not match the boxes again (with one, it must: mAP of all boxes, not of those kept); and
+    it never makes the evaluation's own counts again."""
     reference, prediction = _two_models()
     matched = []
-    original = runner._map_state
-    monkeypatch.setattr(runner, "_map_state", lambda *args: matched.append(args[2]) or original(*args))
+    original_map, original_task = runner._map_state, runner.evaluate_task
+    monkeypatch.setattr(runner, "_map_state", lambda *args: matched.append(args[2]) or original_map(*args))
     for min_score, matchings in ((None, []), (0.5, ["coco"])):
         later = evaluate_dataset(reference, prediction, min_score=min_score)
         matched.clear()
+        monkeypatch.setattr(runner, "evaluate_task", _not_again)
         table = later.sweep()
+        monkeypatch.setattr(runner, "evaluate_task", original_task)
         assert sorted(set(matched)) == matchings, min_score
         assert table.equals(evaluate_dataset(reference, prediction, min_score=min_score, sweep=True).sweep())
         assert (later.sweep_state.detection is None) == (min_score is None)

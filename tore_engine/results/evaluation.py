@@ -76,7 +76,7 @@ class Evaluation:
     map_state: MapState | None = None  # None: no mAP, `map_reason` says why
     map_reason: str | None = None
     sweep_state: SweepState | None = None  # None until the sweep is made (`sweep=True`, or `sweep()`)
-    sweep_source: Callable[[], SweepState | None] | None = field(default=None, repr=False, compare=False)  # makes it later
+    sweep_source: Callable[[], SweepState] | None = field(default=None, repr=False, compare=False)  # makes it later
     # (pages,) each page's prediction boxes that have a score, before the minimum score: whether
     # the sweep and mAP's ranking have scores to go by, known without reading the boxes again.
     page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)

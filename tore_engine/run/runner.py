@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -51,6 +52,7 @@ from tore_engine.results.evaluation import Evaluation, map_warnings
 from tore_engine.run.workers import worker_pool
 
 Progress = Callable[[int, int], None]
+Outcome = TypeVar("Outcome")  # what a task gives back: an evaluation's BatchOutcome, or a sweep's SweepState
 MAX_BATCH_PAGES = 256  # pages a task: enough to amortise a task's overhead, small enough to balance workers
 BATCHES_PER_WORKER = 8  # a small job still gives each worker several tasks
 MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER = 16, 4  # tasks sent ahead of the results, so no worker waits
@@ -244,9 +246,21 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     if not batch.sweep:
         return replace(outcome, map_state=map_state)
     everything = prepared if batch.min_score is None else prepare_columns(all_references, all_predictions, batch.matched, taxonomy)
-    own_convention = batch.map_convention if batch.min_score is not None else None  # else the evaluation's mAP state is the view's
+    return replace(outcome, map_state=map_state, sweep_state=_batch_sweep(everything, batch, taxonomy))
+
+
+def sweep_task(batch: PageBatch, taxonomy: Taxonomy) -> SweepState:
+    """A worker's unit of a sweep made after its evaluation (`sweep_dataset`): the sweep's counts of
+    all the batch's boxes, without the evaluation's own counts or mAP records, which it has."""
+    return _batch_sweep(prepare_columns(batch.reference.columns(), batch.prediction.columns(), batch.matched, taxonomy), batch, taxonomy)
+
+
+def _batch_sweep(everything: PreparedBatch, batch: PageBatch, taxonomy: Taxonomy) -> SweepState:
+    """The sweep's counts of all the batch's boxes, with mAP's records of them when a minimum score
+    made the evaluation's own records those of the boxes it kept (without one, they are the same)."""
+    own_convention = batch.map_convention if batch.min_score is not None else None
     detection = _map_state(everything, taxonomy.size, own_convention, batch.job_pages) if own_convention is not None else None
-    return replace(outcome, map_state=map_state, sweep_state=replace(_sweep_state(everything, taxonomy, batch.job_pages), detection=detection))
+    return replace(_sweep_state(everything, taxonomy, batch.job_pages), detection=detection)
 
 
 def _scored_boxes(predictions: PageColumns, matched: np.ndarray) -> np.ndarray:
@@ -286,16 +300,17 @@ def _batch_size(pages: int, workers: int) -> int:
     return max(1, min(MAX_BATCH_PAGES, math.ceil(pages / (max(workers, 1) * BATCHES_PER_WORKER))))
 
 
-def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, executor: Executor | None, in_flight: int, progress: Progress | None) -> list[BatchOutcome]:
-    """Outcomes in batch order, whatever the order in which they complete; at most `in_flight`
-    batches are pending at once. Bad input found by a worker ends the run with the error of the
-    earliest batch, so the message is the same for any number of workers."""
-    outcomes: dict[int, BatchOutcome] = {}
+def _run_batches(batches: Iterator[PageBatch], total: int, task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy,
+                 executor: Executor | None, in_flight: int, progress: Progress | None) -> list[Outcome]:
+    """`task`'s outcomes in batch order, whatever the order in which they complete; at most
+    `in_flight` batches are pending at once. Bad input found by a worker ends the run with the
+    error of the earliest batch, so the message is the same for any number of workers."""
+    outcomes: dict[int, Outcome] = {}
     errors: dict[int, InputError] = {}
-    pending: dict[Future, int] = {}
+    pending: dict[Future, tuple[int, int]] = {}
     done = 0
 
-    def record(position: int, outcome_of: Callable[[], BatchOutcome]) -> None:
+    def record(position: int, pages: int, outcome_of: Callable[[], Outcome]) -> None:
         nonlocal done
         try:
             outcome = outcome_of()
@@ -303,7 +318,7 @@ def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, e
             errors[position] = error
             return
         outcomes[position] = outcome
-        done += outcome.page_count
+        done += pages
         if progress:
             progress(done, total)
 
@@ -311,14 +326,14 @@ def _run_batches(batches: Iterator[PageBatch], total: int, taxonomy: Taxonomy, e
         if errors:
             break  # no new work after bad input; the batches already running finish
         if executor is None:
-            record(position, partial(evaluate_task, batch, taxonomy))
+            record(position, len(batch.matched), partial(task, batch, taxonomy))
             continue
-        pending[executor.submit(evaluate_task, batch, taxonomy)] = position
+        pending[executor.submit(task, batch, taxonomy)] = (position, len(batch.matched))
         if len(pending) >= in_flight:
             for future in wait(pending, return_when=FIRST_COMPLETED).done:
-                record(pending.pop(future), future.result)
+                record(*pending.pop(future), future.result)
     for future in as_completed(list(pending)):
-        record(pending.pop(future), future.result)
+        record(*pending.pop(future), future.result)
     if errors:
         raise errors[min(errors)]
     return [outcomes[position] for position in range(len(outcomes))]
@@ -402,22 +417,12 @@ def evaluate_dataset(
     page_count = len(reference.pages)
     batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), workers,
                        min_score=threshold, map_convention=convention, sweep=sweep)
-    in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
-    if executor is None and workers > 1 and page_count > 1:
-        page_kernel.preload_for_pool(worker_share(page_count, workers))
-        if convention is not None:
-            map_kernel.preload_for_pool(worker_share(page_count, workers))
-        with worker_pool(workers) as pool:
-            outcomes = _run_batches(batches, page_count, resolved, pool, in_flight, progress)
-    else:
-        outcomes = _run_batches(batches, page_count, resolved, executor, in_flight, progress)
+    outcomes = _run(batches, page_count, evaluate_task, resolved, workers, executor, progress, mapping=convention is not None)
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
     warnings += map_warnings(map_state)
     sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
-    # Made later, the sweep matches boxes for mAP again only when a minimum score needs its own matching.
-    source = partial(_sweep_of, reference, prediction, taxonomy=resolved.mode, workers=workers, min_score=threshold,
-                     map=map if threshold is not None else "off")
+    source = partial(sweep_dataset, reference, prediction, resolved, workers=workers, min_score=threshold, map_convention=convention)
     evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
                            map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source)
     give_back_free_memory()  # the batches' outcomes, received and let go of one by one
@@ -444,10 +449,31 @@ def _merged_map(outcomes: list[BatchOutcome], reason: str | None) -> tuple[MapSt
     return (state, None) if state.boxes else (None, NOTHING_TO_RANK)
 
 
-def _sweep_of(reference: LayoutSet, prediction: LayoutSet, **options) -> SweepState | None:
-    """The sweep of an evaluation made without it (`Evaluation.sweep()` later): the same run again,
-    sweep included, on local workers."""
-    return evaluate_dataset(reference, prediction, sweep=True, **options).sweep_state
+def _run(batches: Iterator[PageBatch], page_count: int, task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy,
+         workers: int, executor: Executor | None, progress: Progress | None, *, mapping: bool) -> list[Outcome]:
+    """`task` over the batches: on the caller's executor, on a local pool of `workers` processes
+    (the kernels loaded first, mAP's when `mapping`, so that the workers inherit them), or here."""
+    in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
+    if executor is not None or workers <= 1 or page_count <= 1:
+        return _run_batches(batches, page_count, task, taxonomy, executor, in_flight, progress)
+    page_kernel.preload_for_pool(worker_share(page_count, workers))
+    if mapping:
+        map_kernel.preload_for_pool(worker_share(page_count, workers))
+    with worker_pool(workers) as pool:
+        return _run_batches(batches, page_count, task, taxonomy, pool, in_flight, progress)
+
+
+def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, taxonomy: Taxonomy, *, workers: int, min_score: float | None,
+                  map_convention: str | None) -> SweepState:
+    """The sweep of an evaluation made without it (`Evaluation.sweep()` later), on local workers:
+    its counts only, the evaluation's own counts and mAP records being made already. mAP's
+    records are made again only under a minimum score (the evaluation's are of the boxes it kept)."""
+    matched, _ = pair_positions(reference, prediction)
+    page_count = len(reference.pages)
+    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), workers,
+                       min_score=min_score, map_convention=map_convention, sweep=True)
+    states = _run(batches, page_count, sweep_task, taxonomy, workers, None, None, mapping=min_score is not None and map_convention is not None)
+    return SweepState.merged(states, taxonomy.size)
 
 
 def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning], **merged) -> Evaluation:
