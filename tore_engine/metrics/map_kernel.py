@@ -511,8 +511,7 @@ def merged(parts: list[PageMatches]) -> PageMatches:
     columns = [np.ascontiguousarray(np.concatenate([getattr(part, name) for part in parts]), dtype)
                for name, dtype in zip(PageMatches.RECORDS, (np.int64, np.float64, np.int64, np.uint64, np.uint64))]
     classes, scores, ranks, matched, ignored = merging.load()(*columns, starts)
-    return PageMatches(classes, scores, ranks, matched, ignored, np.add.reduce([part.ground_truths for part in parts]),
-                       np.add.reduce([part.boxes for part in parts]), np.concatenate([part.page_values for part in parts]))
+    return PageMatches(classes, scores, ranks, matched, ignored, *PageMatches.totals(parts))
 
 
 def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:

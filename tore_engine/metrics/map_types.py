@@ -164,9 +164,14 @@ class PageMatches:
         """The records of consecutive runs of pages, in order, as one."""
         if not parts:
             raise ValueError("no page matches to merge")
-        return cls.ranked([np.concatenate([getattr(part, name) for part in parts]) for name in cls.RECORDS],
-                          np.sum([part.ground_truths for part in parts], axis=0), np.sum([part.boxes for part in parts], axis=0),
-                          np.concatenate([part.page_values for part in parts]))
+        return cls.ranked([np.concatenate([getattr(part, name) for part in parts]) for name in cls.RECORDS], *cls.totals(parts))
+
+    @staticmethod
+    def totals(parts: Sequence["PageMatches"]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What merging runs adds up besides their records (also the compiled merge's): the
+        ground truths and boxes summed, the page values in page order."""
+        return (np.sum([part.ground_truths for part in parts], axis=0), np.sum([part.boxes for part in parts], axis=0),
+                np.concatenate([part.page_values for part in parts]))
 
     def class_bounds(self) -> np.ndarray:
         """Where each class's records start (and, last, where they end)."""
