@@ -38,6 +38,10 @@ def test_long_dual_prefixes_are_cut_on_the_axes_and_never_merge_two_classes():
                                   "coco_results_heron_layout_model_Text": "…heron…_Text"}
     same = evaluate_dataset(small_layout("checkpoint_0001_final_eval", [("p", boxes)]), small_layout("checkpoint_0001_final_eval_", [("p", boxes)]),
                             taxonomy="dual")
-    assert axis_names(same) == {}  # nothing tells them apart on the axes: the full names stay
+    assert same.classes[1:] == ["checkpoint_0001_final_eval_Text", "checkpoint_0001_final_eval__Text"]
+    assert axis_names(same) == {}  # their words are the same, only a separator differs: the full names stay
+    nested = evaluate_dataset(small_layout("coco_results_model", [("p", boxes)]), small_layout("coco_results_model_v2", [("p", boxes)]),
+                              taxonomy="dual")
+    assert axis_names(nested) == {"coco_results_model_v2_Text": "…v2_Text"}  # the shorter one is all shared: whole
     single = evaluate_dataset(reference, reference)
     assert single.matrices.mode == "single" and axis_names(single) == {}

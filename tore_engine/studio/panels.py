@@ -44,6 +44,7 @@ CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
 PREFIX_LENGTH = 16  # characters of a dual-taxonomy side prefix on a matrix's axes
 TELLING_LENGTH = 20  # characters of the part of a prefix that tells it from the other side's
+WORD_SEPARATORS = "_-. "  # what ends a word of a side prefix
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 _VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
 Click = TypeVar("Click")  # what a chart's click reader makes of a click: a cell, a bar
@@ -170,23 +171,36 @@ def axis_names(evaluation: Evaluation) -> dict[str, str]:
     sides = [{classes[k]: (classes[k][: len(classes[k]) - len(label) - 1], label) for label, k in index.items()}
              for index in (evaluation.taxonomy.reference_index, evaluation.taxonomy.prediction_index)]
     prefixes = [next(iter(side.values()))[0] if side else "" for side in sides]
-    names = {name: f"{_telling_part(prefix, prefixes[1 - s])}_{label}"
+    shown = {name: f"{_telling_part(prefix, prefixes[1 - s])}_{label}"
              for s, side in enumerate(sides) for name, (prefix, label) in side.items() if len(prefix) > PREFIX_LENGTH}
+    names = {name: short for name, short in shown.items() if short != name}
     return names if len({names.get(name, name) for name in classes}) == len(classes) else {}
 
 
 def _telling_part(prefix: str, other: str) -> str:
     """`prefix` without the words it shares with `other` at either end (words end at `_`, `-`, `.`
     or a space), an ellipsis where words were left out, cut in the middle to `TELLING_LENGTH`
-    characters; all of it, cut to `PREFIX_LENGTH`, when nothing would be left."""
-    words, others = re.split(r"(?<=[_\-. ])", prefix), re.split(r"(?<=[_\-. ])", other)
-    head = next((k for k, (a, b) in enumerate(zip(words, others)) if a != b), min(len(words), len(others)))
-    tail = next((k for k, (a, b) in enumerate(zip(reversed(words), reversed(others))) if a.strip("_-. ") != b.strip("_-. ")),
-                min(len(words), len(others)))
+    characters; cut to `PREFIX_LENGTH` when it shares nothing, whole when all its words are shared."""
+    words, others = _words(prefix), _words(other)
+    head, tail = _shared_words(words, others), _shared_words(words[::-1], others[::-1])
     kept = words[head: len(words) - tail]
-    if not kept or head + tail == 0:
+    if not kept:
+        return prefix
+    if head + tail == 0:
         return shortened(prefix, PREFIX_LENGTH)
-    return f"{'…' if head else ''}{shortened(''.join(kept).strip('_-. '), TELLING_LENGTH)}{'…' if tail else ''}"
+    return f"{'…' if head else ''}{shortened(''.join(kept).strip(WORD_SEPARATORS), TELLING_LENGTH)}{'…' if tail else ''}"
+
+
+def _words(name: str) -> list[str]:
+    """`name`'s words, each with the separators that follow it."""
+    separator = f"[{re.escape(WORD_SEPARATORS)}]"
+    return re.findall(f"{separator}+|[^{re.escape(WORD_SEPARATORS)}]+{separator}*", name)
+
+
+def _shared_words(words: list[str], others: list[str]) -> int:
+    """How many words two names share from their start, compared without their separators."""
+    return next((k for k, (a, b) in enumerate(zip(words, others)) if a.strip(WORD_SEPARATORS) != b.strip(WORD_SEPARATORS)),
+                min(len(words), len(others)))
 
 
 def renamed(matrices: MatrixSet, names: dict[str, str]) -> MatrixSet:
