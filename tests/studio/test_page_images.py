@@ -120,3 +120,32 @@ def test_the_placeholder_never_names_a_folder(tmp_path):
     broken.write_bytes(b"not a pdf")
     uri = page_images.page_image_uri(Page("p", 100, 50, [], [], image=PageImage(broken, 0)), tmp_path)
     assert uri == _placeholder_uri("broken.pdf is not a readable PDF")
+
+
+def test_a_page_not_drawn_because_the_server_was_busy_is_drawn_at_the_next_look(tmp_path, monkeypatch):
+    """A busy server's answer (every drawing process busy, or none could start) is not the page's:
+    the next look draws it (it was cached like a page's own failure, a placeholder until evicted).
+    A page over the drawing limits is remembered, not drawn again at every look."""
+    from tore_engine.studio import rendering
+
+    image, hostile = tmp_path / "page.png", tmp_path / "bomb.png"
+    image.write_bytes(_png("red"))
+    hostile.write_bytes(_png("blue"))
+    calls: list[str] = []
+    original = rendering.render_page
+
+    def render(data, name, *args):
+        calls.append(name)
+        if name == "bomb.png":
+            raise rendering.PageImageError("bomb.png could not be drawn in time (within 10 s)")
+        if calls.count(name) == 1:
+            raise rendering.DrawingBusy("page.png could not be drawn in time: the server is busy drawing other pages")
+        return original(data, name, *args)
+
+    monkeypatch.setattr(rendering, "render_page", render)
+    page_images._rendered.clear()
+    assert page_images.rendered(PageImage(image), tmp_path) == "page.png could not be drawn in time: the server is busy drawing other pages"
+    drawn = page_images.rendered(PageImage(image), tmp_path)
+    assert isinstance(drawn, rendering.RenderedPage) and (drawn.width, drawn.height) == (100, 50)
+    assert [page_images.rendered(PageImage(hostile), tmp_path) for _ in range(2)] == ["bomb.png could not be drawn in time (within 10 s)"] * 2
+    assert calls == ["page.png", "page.png", "bomb.png"]

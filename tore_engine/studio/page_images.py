@@ -54,13 +54,16 @@ def _rendered(path: str, stamp: tuple[int, int], pdf_page: int | None,
               stored: tuple[str, int, int | None] | None, max_side: int = rendering.MAX_SIDE) -> rendering.RenderedPage | str:
     """The page drawn from a confined regular file, or from the image stored in it at `stored`
     (cached by path, modification time, size, page number, cell and drawn size), or the reason it
-    cannot be drawn."""
+    cannot be drawn. A busy server (`rendering.DrawingBusy`) is raised, so that it is not cached:
+    the next look draws the page; a page over the drawing limits is remembered, not drawn again."""
     try:
         data = _image_bytes(path, pdf_page, stored)
     except InputError:  # removed, swapped for a FIFO or grown since the check, no image there: as if missing
         return NO_PAGE_IMAGE
     try:
         return rendering.render_page(data, Path(path).name, None if stored else pdf_page, max_side)
+    except rendering.DrawingBusy:
+        raise
     except rendering.PageImageError as error:
         return str(error)
 
@@ -74,7 +77,10 @@ def rendered(image: PageImage | None, root: Path, max_side: int = rendering.MAX_
         info = os.stat(path)
     except OSError:
         return NO_PAGE_IMAGE
-    return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page, image.parquet_cell, max_side)
+    try:
+        return _rendered(str(path), (info.st_mtime_ns, info.st_size), image.pdf_page, image.parquet_cell, max_side)
+    except rendering.DrawingBusy as busy:
+        return str(busy)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,11 @@ class PageImageError(Exception):
     """The page image cannot be drawn; the message says why, naming the file but not its folder."""
 
 
+class DrawingBusy(PageImageError):
+    """The page was not drawn because of the server's state, not the page's (every drawing process
+    busy, none could be started): worth trying again, so never remembered as the page's answer."""
+
+
 @dataclass(frozen=True)
 class RenderedPage:
     """A page drawn as JPEG, with the size of its source (pixels of an image, points of a PDF)."""
@@ -134,7 +139,7 @@ class RenderPool:
         page = (pdf_page or 0) if pdf_page is not None or name.lower().endswith(".pdf") else None
         header = {"name": name, "page": page, "max_side": max_side, "max_pixels": MAX_PIXELS, "seconds": self.seconds}
         if not self._free.acquire(timeout=2 * self.seconds):  # every busy process ends or is killed within `seconds`
-            raise PageImageError(f"{name} could not be drawn in time: the server is busy drawing other pages")
+            raise DrawingBusy(f"{name} could not be drawn in time: the server is busy drawing other pages")
         try:
             reply, jpeg = self._draw(header, data)
         finally:
@@ -148,7 +153,7 @@ class RenderPool:
         try:
             worker = self._take()
         except OSError:
-            raise PageImageError(f"{header['name']} could not be drawn: no drawing process could be started") from None
+            raise DrawingBusy(f"{header['name']} could not be drawn: no drawing process could be started") from None
         try:
             reply = worker.draw(header, data, deadline)
         except _Overran:
