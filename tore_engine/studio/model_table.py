@@ -73,7 +73,7 @@ def models_view(evaluated: dict[str, Evaluated]) -> None:
     right.button("Compare the two", type="primary", disabled=len(chosen) != 2, on_click=_open,
                  args=(COMPARE_PAGE,), kwargs={"cmp_a": chosen[0], "cmp_b": chosen[1]} if len(chosen) == 2 else {})
     note.caption("Select one row to open its matrices, two to compare them (the first selected is A). Foreground scores are the "
-                 "reduced 2x2 view's; mAP is COCO-style over the same boxes, in the sidebar's convention (single taxonomy, boxes ranked by score), empty otherwise.")
+                 "reduced 2x2 view's; mAP is COCO-style over the same boxes, in the sidebar's convention (single taxonomy, boxes ranked by score), None otherwise.")
     if table.filter(like=F1_PREFIX).isna().to_numpy().any():
-        st.caption(f"An empty {plain_for_markdown(F1_PREFIX.strip())} cell: that model does not score the class (another class "
+        st.caption(f"None in an {plain_for_markdown(F1_PREFIX.strip())} cell: that model does not score the class (another class "
                    "list, or dual taxonomy, where the diagonal means nothing).")
