@@ -22,6 +22,7 @@ from tore_engine.core.errors import InputError, InputWarning
 
 BACKGROUND = "Background"
 MAX_PAGE_SIDE = 2**31  # pixels; a side beyond this is a unit mistake, not a page
+MAX_IMAGE_PIXELS = 120_000_000  # of a page image decoded or drawn (an A0 poster at 300 dpi): more risks the memory
 NAMES_SHOWN = 20  # names listed in one message
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import optional_module
-from tore_engine.core.layout import PageImage
+from tore_engine.core.layout import MAX_IMAGE_PIXELS, PageImage
 from tore_engine.formats.detect import PARQUET_MAGIC
 from tore_engine.io.files import peek_bytes, read_bytes
 
@@ -34,11 +34,20 @@ def read_image_bytes(image: PageImage) -> bytes:
 
 
 def _render_pdf_page(data: bytes, page: int, source: str) -> bytes:
+    """Page `page` of a PDF as PNG at `PDF_RENDER_DPI`; refused when the page is larger than
+    `MAX_IMAGE_PIXELS` would be at that resolution (its size is the file's word, not checked)."""
     pymupdf = optional_module("pymupdf", "app")
     try:
         with pymupdf.open(stream=data, filetype="pdf") as document:
+            size = document[page].rect
+            width, height = (round(side * PDF_RENDER_DPI / 72) for side in (size.width, size.height))
+            if width * height > MAX_IMAGE_PIXELS:
+                raise InputError(f"page {page + 1} of this PDF would be {width:,} x {height:,} pixels at {PDF_RENDER_DPI} dpi, more than "
+                                 f"the {MAX_IMAGE_PIXELS:,} a page image may have", file=source)
             return document[page].get_pixmap(dpi=PDF_RENDER_DPI).tobytes("png")
-    except (RuntimeError, ValueError, IndexError) as error:
+    except InputError:
+        raise
+    except (RuntimeError, ValueError, IndexError, pymupdf.mupdf.FzErrorBase) as error:  # MuPDF's own errors are not RuntimeErrors
         raise InputError(f"cannot render page {page + 1} of this PDF ({error})", file=source) from None
 
 

@@ -27,10 +27,11 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
+from tore_engine.core.layout import MAX_IMAGE_PIXELS
 from tore_engine.studio.render_worker import FRAME
 
 MAX_SIDE = 1400  # pixels of the longer side: sharp enough to read, small enough to send
-MAX_PIXELS = 120_000_000  # of a source image: an A0 poster at 300 dpi; decoding more risks the memory
+MAX_PIXELS = MAX_IMAGE_PIXELS  # of a source image
 TIME_LIMIT = 10.0  # seconds a page may take to draw, counted from its request
 MEMORY_LIMIT = 2**30  # bytes of address space of a drawing process (about 100 MB of it its libraries)
 WORKERS = 2  # drawing processes at most: pages wait for a free one; bounds their memory together
