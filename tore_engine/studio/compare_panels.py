@@ -19,6 +19,7 @@ from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import MODELS, OUTCOMES, Comparison, difference_arrays, outcome_cell, outcome_column
 from tore_engine.results.evaluation import shown_matrices
 from tore_engine.studio import tables
+from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.overlay_panels import (
     PaneModel,
@@ -30,13 +31,11 @@ from tore_engine.studio.panels import (
     VIEW_LABELS,
     MatrixChoice,
     OpenTarget,
-    axis_names,
     cell_view,
     clickable_chart,
     dual_mode_note,
     page_list,
     pages_to_open,
-    renamed,
     shown_matrix,
 )
 

@@ -10,10 +10,8 @@ page's highlight picker.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import io
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -26,11 +24,12 @@ from streamlit.typing import PlotlyState
 from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
 from tore_engine.plots import heatmaps
-from tore_engine.plots.plain_text import plain_for_markdown, shortened
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import mean_scores
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
 from tore_engine.studio import gallery, tables, url_state
+from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated, model_evaluation, side_label
 from tore_engine.studio.messages import gui_text, shown_errors
 from tore_engine.studio.sidebar import MODELS, Dataset
@@ -42,9 +41,6 @@ DEFAULT_VIEWS = {"single": "full", "dual": "trimmed"}  # dual: the full matrix i
 SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxonomy modes
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
-PREFIX_LENGTH = 16  # characters of a dual-taxonomy side prefix on a matrix's axes
-TELLING_LENGTH = 20  # characters of the part of a prefix that tells it from the other side's
-WORD_SEPARATORS = "_-. "  # what ends a word of a side prefix
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 _VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
 Click = TypeVar("Click")  # what a chart's click reader makes of a click: a cell, a bar
@@ -157,56 +153,6 @@ def clickable_chart(fig: go.Figure, key: str, read_click: Callable[[PlotlyState]
     """Draw a chart whose clicks rerun the app; the new click, read by `read_click(event)`."""
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG, width="content")
     return _new_click(key, read_click(event))
-
-
-def axis_names(evaluation: Evaluation) -> dict[str, str]:
-    """Dual-taxonomy class names whose side prefix (a layout's name) is longer than
-    `PREFIX_LENGTH`, as a matrix's axes show them: the prefix reduced to what tells it from the
-    other side's (`_telling_part`) and cut in the middle, the label whole
-    (`detection_prediction_table` becomes `detecti…ediction_table`; two checkpoints' `…0001…_Text`
-    and `…0002…_Text`). Nothing when two would look alike."""
-    if evaluation.matrices.mode != "dual":
-        return {}
-    classes = evaluation.matrices.classes
-    sides = [{classes[k]: (classes[k][: len(classes[k]) - len(label) - 1], label) for label, k in index.items()}
-             for index in (evaluation.taxonomy.reference_index, evaluation.taxonomy.prediction_index)]
-    prefixes = [next(iter(side.values()))[0] if side else "" for side in sides]
-    shown = {name: f"{_telling_part(prefix, prefixes[1 - s])}_{label}"
-             for s, side in enumerate(sides) for name, (prefix, label) in side.items() if len(prefix) > PREFIX_LENGTH}
-    names = {name: short for name, short in shown.items() if short != name}
-    return names if len({names.get(name, name) for name in classes}) == len(classes) else {}
-
-
-def _telling_part(prefix: str, other: str) -> str:
-    """`prefix` without the words it shares with `other` at either end (words end at `_`, `-`, `.`
-    or a space), an ellipsis where words were left out, cut in the middle to `TELLING_LENGTH`
-    characters; cut to `PREFIX_LENGTH` when it shares nothing, whole when all its words are shared."""
-    words, others = _words(prefix), _words(other)
-    head, tail = _shared_words(words, others), _shared_words(words[::-1], others[::-1])
-    kept = words[head: len(words) - tail]
-    if not kept:
-        return prefix
-    if head + tail == 0:
-        return shortened(prefix, PREFIX_LENGTH)
-    return f"{'…' if head else ''}{shortened(''.join(kept).strip(WORD_SEPARATORS), TELLING_LENGTH)}{'…' if tail else ''}"
-
-
-def _words(name: str) -> list[str]:
-    """`name`'s words, each with the separators that follow it."""
-    separator = f"[{re.escape(WORD_SEPARATORS)}]"
-    return re.findall(f"{separator}+|[^{re.escape(WORD_SEPARATORS)}]+{separator}*", name)
-
-
-def _shared_words(words: list[str], others: list[str]) -> int:
-    """How many words two names share from their start, compared without their separators."""
-    return next((k for k, (a, b) in enumerate(zip(words, others)) if a.strip(WORD_SEPARATORS) != b.strip(WORD_SEPARATORS)),
-                min(len(words), len(others)))
-
-
-def renamed(matrices: MatrixSet, names: dict[str, str]) -> MatrixSet:
-    """The matrices with their classes shown as `names` says (`axis_names`)."""
-    return dataclasses.replace(matrices, rows=[names.get(row, row) for row in matrices.rows],
-                               columns=[names.get(column, column) for column in matrices.columns])
 
 
 def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str, names: dict[str, str] | None = None) -> tuple[str, str] | None:

@@ -180,7 +180,7 @@ def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample
     from tore_engine.api import load_pair
     from tore_engine.results.drilldown import view_matrices
     from tore_engine.run.runner import evaluate_dataset
-    from tore_engine.studio.panels import axis_names
+    from tore_engine.studio.axis_names import axis_names
 
     at = _panel()
     at.button(key="omnidocbench_matrices").click().run()
