@@ -39,8 +39,17 @@ def test_the_format_is_told_whatever_comes_first(tmp_path, text, expected):
     assert detect_format(path) == expected
 
 
-@pytest.mark.parametrize("text", [json.dumps({"info": {"names": NAMES}}).encode(), lines({"info": NAMES})], ids=["object", "one line"])
-def test_an_object_without_a_telling_key_is_still_refused(tmp_path, text):
+UNTOLD = {
+    "an object without a telling key": json.dumps({"info": {"names": NAMES}}).encode(),
+    "a line without a telling key": lines({"info": NAMES}),
+    "CVAT's XML annotations (not DocTags)": b"<?xml version='1.0' encoding='utf-8'?>\n<annotations>\n<image id='1'>"
+                                             b"<box label='text' xtl='1' ytl='1' xbr='5' ybr='5'><attribute name='a'>x</attribute></box></image>",
+    "an HTML page (not DocTags)": b"<!DOCTYPE html>\n<html><body><p>page</p></body></html>",
+}
+
+
+@pytest.mark.parametrize("text", UNTOLD.values(), ids=UNTOLD)
+def test_an_input_of_no_known_format_is_refused(tmp_path, text):
     path = tmp_path / "input.json"
     path.write_bytes(text)
     with pytest.raises(InputError, match="cannot tell its format from its content"):

@@ -52,7 +52,7 @@ def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
 
         return "docling-eval" if is_docling_eval_shard(path) else "parquet"
     text = prefix.lstrip()
-    if text.startswith(b"<"):
+    if text.startswith(b"<") and not text.startswith((b"<?", b"<!")):  # an XML declaration or a doctype: CVAT's XML, HTML
         return "doctags"
     if text.startswith(b"["):
         first_item = structure_of(prefix).keys_at(2)
