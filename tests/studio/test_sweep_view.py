@@ -104,7 +104,7 @@ def test_a_large_evaluation_makes_its_sweep_when_asked_then_keeps_it(store, monk
     _no_exception(at)
     assert not any(any(trace.get("name") == "all classes" for trace in chart["data"]) for chart in _charts(at))
     assert not store._sweeps  # nothing run again before the button
-    assert "evaluates the 26 pages again" in _shown_text(at)
+    assert "rasterises the 26 pages again" in _shown_text(at)
     at.button(key="sweep-A-make").click().run()
     _no_exception(at)
     sweep = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json").evaluation.sweep()

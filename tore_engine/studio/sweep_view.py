@@ -29,7 +29,7 @@ MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
 SECTION_OPEN = "sweep_open"  # whether the section is open (session state and URL)
 SECTION_LABEL = "Operating point: the minimum score, TORE's F1 beside mAP's"
 # Pages up to which the sweep is made with the page; a larger evaluation makes it when asked: it
-# evaluates every page again (at all 19 minimum scores at once), and on a few cores that run would
+# rasterises every page again (for all 19 minimum scores at once), and on a few cores that run would
 # take the processor from the browser drawing the page the user is waiting for.
 AUTO_SWEEP_PAGES = 5_000
 BEST_COLUMNS = {"curve": "curve", "tore": "best minimum score (TORE F1)", "tore_f1": "TORE F1 there",
@@ -63,8 +63,8 @@ def _asked_for(evaluated: Evaluated, key: str) -> bool:
     pages = len(evaluated.evaluation.page_ids)
     if pages <= AUTO_SWEEP_PAGES or evaluated.sweep_made():
         return True
-    st.caption(f"The operating point evaluates the {pages:,} pages again, at the {len(MIN_SCORES)} minimum scores "
-               f"{MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f} at once: about 1.4 times the time of one evaluation. It is then kept "
+    st.caption(f"The operating point rasterises the {pages:,} pages again, for the {len(MIN_SCORES)} minimum scores "
+               f"{MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f} at once: less than the time of one evaluation. It is then kept "
                "for every tab and every minimum score of these files.")
     return st.button("Compute the operating point", key=f"{key}-make", icon=":material/tune:")
 
