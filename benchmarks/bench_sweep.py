@@ -83,14 +83,15 @@ def later(pages: int, rounds: int) -> None:
     import statistics
 
     from tore_engine.api import load_pair
-    from tore_engine.run.runner import evaluate_dataset, sweep_dataset
+    from tore_engine.run.runner import evaluate_dataset, pair_positions, sweep_dataset
 
     folder = synthetic_files(pages)
     reference, prediction = load_pair(folder / "reference.json", folder / "prediction.json")
     for min_score in (None, 0.5):
         made = evaluate_dataset(reference, prediction, workers=2, min_score=min_score)
         convention = made.map_state.convention if made.map_state is not None else None
-        ways = {"the sweep's own run": partial(sweep_dataset, reference, prediction, made.taxonomy, workers=2, min_score=min_score,
+        matched, _ = pair_positions(reference, prediction)
+        ways = {"the sweep's own run": partial(sweep_dataset, reference, prediction, matched, made.taxonomy, workers=2, min_score=min_score,
                                                map_convention=convention),
                 "the evaluation again, with its sweep": partial(_sweep_made_with, reference, prediction, min_score)}
         times: dict[str, list[float]] = {name: [] for name in ways}

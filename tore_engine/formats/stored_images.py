@@ -39,12 +39,12 @@ def _render_pdf_page(data: bytes, page: int, source: str) -> bytes:
     pymupdf = optional_module("pymupdf", "app")
     try:
         with pymupdf.open(stream=data, filetype="pdf") as document:
-            size = document[page].rect
-            width, height = (round(side * PDF_RENDER_DPI / 72) for side in (size.width, size.height))
+            pdf_page = document[page]
+            width, height = (round(side * PDF_RENDER_DPI / 72) for side in (pdf_page.rect.width, pdf_page.rect.height))
             if width * height > MAX_IMAGE_PIXELS:
                 raise InputError(f"page {page + 1} of this PDF would be {width:,} x {height:,} pixels at {PDF_RENDER_DPI} dpi, more than "
                                  f"the {MAX_IMAGE_PIXELS:,} a page image may have", file=source)
-            return document[page].get_pixmap(dpi=PDF_RENDER_DPI).tobytes("png")
+            return pdf_page.get_pixmap(dpi=PDF_RENDER_DPI).tobytes("png")
     except InputError:
         raise
     except (RuntimeError, ValueError, IndexError, pymupdf.mupdf.FzErrorBase) as error:  # MuPDF's own errors are not RuntimeErrors

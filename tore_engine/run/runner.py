@@ -27,7 +27,6 @@ from tore_engine.core.layout import (
     Page,
     PageColumns,
     PagePart,
-    PageSource,
     page_source,
 )
 from tore_engine.core.memory import give_back_free_memory
@@ -172,18 +171,20 @@ def worker_share(pages: int, workers: int) -> int:
     return math.ceil(pages / max(workers, 1))
 
 
-def _batches(reference: PageSource, prediction: PageSource, matched: np.ndarray, size: int, workers: int, *,
+def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, workers: int, *,
              min_score: float | None, map_convention: str | None, sweep: bool) -> Iterator[PageBatch]:
-    """The evaluation's tasks, made only as they are sent, each with what the run asks for (its
-    minimum score, mAP's convention, the sweep). Each says how many pages its worker will see (its
-    share of the job), which is what loading the page kernel must pay for."""
-    share = worker_share(len(matched), workers)
+    """The evaluation's tasks (`matched`: `pair_positions`), made only as they are sent, each with
+    what the run asks for (its minimum score, mAP's convention, the sweep). Each says how many
+    pages its worker will see (its share of the job), which is what loading the page kernel must
+    pay for."""
+    reference_pages, prediction_pages = page_source(reference), page_source(prediction)
+    size, share = _batch_size(len(matched), workers), worker_share(len(matched), workers)
     for start in range(0, len(matched), size):
         chosen = matched[start : start + size]
         present = chosen[chosen >= 0]
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
-        yield PageBatch(reference.part(np.arange(start, start + len(chosen))), prediction.part(present), local, min_score=min_score,
+        yield PageBatch(reference_pages.part(np.arange(start, start + len(chosen))), prediction_pages.part(present), local, min_score=min_score,
                         job_pages=share, map_convention=map_convention, sweep=sweep)
 
 
@@ -414,15 +415,13 @@ def evaluate_dataset(
     before = (list(warnings or []), _sided(reference.warnings, "reference"), _sided(prediction.warnings, "prediction"), unscored)
     warnings = [warning for group in before for warning in group]
     threshold = None if min_score is None else _checked_threshold(min_score)
-    page_count = len(reference.pages)
-    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), workers,
-                       min_score=threshold, map_convention=convention, sweep=sweep)
-    outcomes = _run(batches, page_count, evaluate_task, resolved, workers, executor, progress, mapping=convention is not None)
+    batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep)
+    outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None)
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
     warnings += map_warnings(map_state)
     sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
-    source = partial(sweep_dataset, reference, prediction, resolved, workers=workers, min_score=threshold, map_convention=convention)
+    source = partial(sweep_dataset, reference, prediction, matched, resolved, workers=workers, min_score=threshold, map_convention=convention)
     evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
                            map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source)
     give_back_free_memory()  # the batches' outcomes, received and let go of one by one
@@ -463,16 +462,14 @@ def _run(batches: Iterator[PageBatch], page_count: int, task: Callable[[PageBatc
         return _run_batches(batches, page_count, task, taxonomy, pool, in_flight, progress)
 
 
-def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, taxonomy: Taxonomy, *, workers: int, min_score: float | None,
-                  map_convention: str | None) -> SweepState:
-    """The sweep of an evaluation made without it (`Evaluation.sweep()` later), on local workers:
-    its counts only, the evaluation's own counts and mAP records being made already. mAP's
-    records are made again only under a minimum score (the evaluation's are of the boxes it kept)."""
-    matched, _ = pair_positions(reference, prediction)
-    page_count = len(reference.pages)
-    batches = _batches(page_source(reference), page_source(prediction), matched, _batch_size(page_count, workers), workers,
-                       min_score=min_score, map_convention=map_convention, sweep=True)
-    states = _run(batches, page_count, sweep_task, taxonomy, workers, None, None, mapping=min_score is not None and map_convention is not None)
+def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, taxonomy: Taxonomy, *, workers: int,
+                  min_score: float | None, map_convention: str | None) -> SweepState:
+    """The sweep of an evaluation made without it (`Evaluation.sweep()` later; `matched`: its
+    `pair_positions`), on local workers: its counts only, the evaluation's own counts and mAP
+    records being made already. mAP's records are made again only under a minimum score (the
+    evaluation's are of the boxes it kept)."""
+    batches = _batches(reference, prediction, matched, workers, min_score=min_score, map_convention=map_convention, sweep=True)
+    states = _run(batches, len(matched), sweep_task, taxonomy, workers, None, None, mapping=min_score is not None and map_convention is not None)
     return SweepState.merged(states, taxonomy.size)
 
 
