@@ -1,5 +1,5 @@
-"""The matrix figure builders (tore_engine.plots.heatmaps), without Streamlit: hover data, trimmed axes,
-colour scales, the hidden diagonal, many classes, the difference heatmap, per-class bars."""
+"""The reports' matrix figure (tore_engine.plots.heatmaps), without Streamlit: hover data, trimmed axes,
+colour scales, the hidden diagonal, many classes. The app's charts: test_vega_charts.py."""
 
 from __future__ import annotations
 
@@ -50,8 +50,6 @@ def test_trimmed_heatmap_has_only_the_kept_rows_and_columns(evaluation):
     assert list(fig.layout.yaxis.ticktext) == trimmed.rows
     assert list(fig.layout.xaxis.ticktext) == trimmed.columns
     assert len(fig.data[1].x) == len(trimmed.rows) * len(trimmed.columns)
-    assert figures.clicked_cell({"selection": {"points": [{"x": 2, "y": 1}]}}, trimmed.rows, trimmed.columns) == ("Text", "Title")
-    assert figures.clicked_cell({"selection": {"points": []}}, trimmed.rows, trimmed.columns) is None
 
 
 def test_hide_diagonal_blanks_class_with_itself_and_outline_frames_it(evaluation):
@@ -86,18 +84,3 @@ def test_a_hundred_classes_stay_readable():
     assert fig.data[0].texttemplate is None  # no cell text beyond 30 classes
     assert fig.layout.xaxis.showticklabels is False  # no tick labels beyond 60
     assert fig.layout.height < 1000
-
-
-def test_difference_heatmap_is_centred_on_zero():
-    difference = np.array([[0.1, -0.3], [0.0, 0.2]])
-    fig = figures.difference_heatmap(MatrixSet(["a", "b"], ["a", "b"], difference, difference, difference), "recall")
-    assert (fig.data[0].zmid, fig.data[0].zmin, fig.data[0].zmax) == (0, -0.3, 0.3)
-    assert fig.data[1].customdata[1][0] == pytest.approx(-0.3)
-
-
-def test_per_class_bars_show_every_class(evaluation):
-    per_class = evaluation.matrices.per_class
-    fig = figures.per_class_bars(per_class)
-    assert [bar.name for bar in fig.data] == ["recall", "precision", "f1"]
-    assert list(fig.data[0].x) == ["Caption", "Table", "Text", "Title"]
-    assert fig.data[0].y[2] == per_class["Text"]["recall"] == 0.5

@@ -77,7 +77,62 @@ def _upload(at, slot: str, name: str, data: bytes):
 
 
 def _charts(at: AppTest) -> list[dict]:
+    """The Plotly figures (page overlays, the sweep, the score panels)."""
     return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+
+
+def _vega_charts(at: AppTest) -> list[dict]:
+    """The Vega-Lite specifications (`plots.vega_charts`: heatmaps and bar charts), in page order,
+    with their records back in `data.values` (Streamlit sends them to the browser as Arrow; null
+    as None)."""
+    import pyarrow as pa
+
+    charts = []
+    for element in at.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        if element.proto.data.data:
+            frame = pa.ipc.open_stream(element.proto.data.data).read_all().to_pandas()
+            spec["data"] = {"values": frame.astype(object).where(frame.notna(), None).to_dict("records")}
+        charts.append(spec)
+    return charts
+
+
+def _heatmaps(at: AppTest) -> list[dict]:
+    return [spec for spec in _vega_charts(at) if "layer" in spec]
+
+
+def _bar_charts(at: AppTest) -> list[dict]:
+    return [spec for spec in _vega_charts(at) if "layer" not in spec]
+
+
+def _param(spec: dict, name: str):
+    return next(param["value"] for param in spec["params"] if param["name"] == name)
+
+
+def _axes(heatmap: dict) -> tuple[list[str], list[str]]:
+    """A heatmap's row and column names, in order."""
+    return _param(heatmap, "rowNames"), _param(heatmap, "columnNames")
+
+
+def _title(spec: dict) -> str:
+    return spec["title"]["text"]
+
+
+def _cells(heatmap: dict, field: str = "value") -> np.ndarray:
+    """A field of every cell of a heatmap as a matrix (NaN for null): `value` (the number shown),
+    `colour`, `pixels`, `recall`, `precision`, `text`."""
+    rows, columns = _axes(heatmap)
+    text = field == "text"
+    cells = np.full((len(rows), len(columns)), "" if text else np.nan, dtype=object if text else float)
+    for record in heatmap["data"]["values"]:
+        value = record[field]
+        cells[record["i"], record["j"]] = value if text or value is not None else np.nan
+    return cells
+
+
+def _bars(chart: dict) -> dict[tuple[str, str], float | None]:
+    """A bar chart's bars: (class, series) -> value (None: no bar)."""
+    return {(record["class"], record["series"]): record["value"] for record in chart["data"]["values"]}
 
 
 def _page_table(at: AppTest):

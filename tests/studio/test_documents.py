@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO, shared_path
-from tests.studio.helpers import _app, _array, _charts, _no_exception
+from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception
 from tore_engine.api import evaluate_pair, load_pair
 from tore_engine.core.layout import LayoutSet
 from tore_engine.results.documents import document_table
@@ -30,8 +30,8 @@ def _alone(reference: LayoutSet, prediction: LayoutSet, document: str, taxonomy:
 
 def _heatmap(at) -> tuple[list[str], list[str], np.ndarray]:
     """The first heatmap's rows, columns and values."""
-    chart = _charts(at)[0]
-    return chart["layout"]["yaxis"]["ticktext"], chart["layout"]["xaxis"]["ticktext"], _array(chart["data"][0]["z"])
+    heatmap = _heatmaps(at)[0]
+    return *_axes(heatmap), _cells(heatmap, "colour")
 
 
 def _same_matrix(at, alone) -> bool:

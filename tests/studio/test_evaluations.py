@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _charts, _no_exception
+from tests.studio.helpers import _app, _axes, _heatmaps, _no_exception, _title, _vega_charts
 from tore_engine.api import evaluate as api_evaluate
 from tore_engine.api import load_pair
 from tore_engine.core.errors import InputError
@@ -42,7 +42,7 @@ def test_a_chained_label_map_is_applied_once_to_the_numbers_and_the_boxes(tmp_pa
             original.page_ids().index(page_id)].labels]
     drawn = {label for page_id in engine.page_ids for label in evaluated.reference_page(page_id).labels}
     assert "Title" not in drawn and "Section-header" in drawn  # once: Title became Section-header, not Text
-    assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", *[c for c in engine.matrices.full.rows[1:]]]
+    assert _axes(_heatmaps(at)[0])[0] == ["Background", *[c for c in engine.matrices.full.rows[1:]]]
 
 
 def test_each_model_keeps_its_own_title_when_both_are_the_same_file(monkeypatch):
@@ -52,7 +52,7 @@ def test_each_model_keeps_its_own_title_when_both_are_the_same_file(monkeypatch)
     at = _app(src="path", ref=str(DEMO / "reference.json"), a=model, b=model)
     at.switch_page("app_pages/compare.py").run()
     _no_exception(at)
-    titles = [chart["layout"]["title"]["text"].split(": ", 1)[1] for chart in _charts(at)[:2]]
+    titles = [_title(chart).split(": ", 1)[1] for chart in _vega_charts(at)[:2]]
     assert titles == ["model A (model-a)", "model B (model-a)"]  # the layout's own name
 
 

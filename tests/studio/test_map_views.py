@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _array, _charts, _no_exception, _shown_text
+from tests.studio.helpers import _app, _bar_charts, _bars, _no_exception, _shown_text
 from tore_engine.api import evaluate_pair
-from tore_engine.plots import heatmaps
+from tore_engine.plots import vega_charts
 from tore_engine.studio import evaluations, map_views
 
 
@@ -40,10 +40,6 @@ def _expected_line(evaluation) -> dict[str, str]:
             **{label: _shown(None if report is None else getattr(report, field)) for field, label in map_views.FIGURES.items()}}
 
 
-def _bars(at) -> dict:
-    return next(chart for chart in _charts(at) if chart["data"] and chart["data"][0]["type"] == "bar")
-
-
 @pytest.mark.parametrize("convention", ["coco", "docling"])
 def test_the_scores_line_per_class_bars_and_page_table_are_the_evaluations_map(store, convention):
     engine = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json", map=convention).evaluation
@@ -51,13 +47,15 @@ def test_the_scores_line_per_class_bars_and_page_table_are_the_evaluations_map(s
     _no_exception(at)
     assert _metrics(at) == _expected_line(engine)
     assert f"convention {convention}:" in _shown_text(at)
-    bars = {trace["name"]: trace for trace in _bars(at)["data"]}
-    assert list(bars) == ["recall", "precision", "f1", "AP", "AR@100"]
+    chart = _bar_charts(at)[0]
+    bars = _bars(chart)
+    assert list(dict.fromkeys(series for _, series in bars)) == ["recall", "precision", "f1", "AP", "AR@100"]
     per_class = engine.per_class
-    assert bars["AP"]["x"] == per_class.index.tolist()
-    assert np.array_equal(_array(bars["AP"]["y"]), per_class["ap"].to_numpy(dtype=float), equal_nan=True)
-    assert np.array_equal(_array(bars["AR@100"]["y"]), per_class["ar_100"].to_numpy(dtype=float), equal_nan=True)
-    assert bars["AP"]["marker"]["pattern"]["shape"] == "/"  # hatched: the boxes', not the pixels'
+    assert [name for name, series in bars if series == "AP"] == per_class.index.tolist()
+    for series, column in (("AP", "ap"), ("AR@100", "ar_100")):
+        shown = np.array([np.nan if bars[name, series] is None else bars[name, series] for name in per_class.index], dtype=float)
+        assert np.array_equal(shown, per_class[column].to_numpy(dtype=float), equal_nan=True)
+    assert {record["series"] for record in chart["data"]["values"] if record["lighter"]} == {"AP", "AR@100"}  # the boxes', not the pixels'
     table = next(frame.value for frame in at.dataframe if "mAP" in frame.value.columns)
     for column, label in map_views.FIGURES.items():
         assert np.array_equal(table[label].to_numpy(dtype=float), engine.pages[column].to_numpy(dtype=float), equal_nan=True)
@@ -67,10 +65,10 @@ def test_the_scores_line_per_class_bars_and_page_table_are_the_evaluations_map(s
 
 def test_an_ap_bar_lists_the_pages_of_its_class(demo_evaluation):
     per_class = {name: {"recall": 0.5, "precision": 0.5, "f1": 0.5, "ap": 0.25, "ar_100": None} for name in ("Table", "Text")}
-    series = heatmaps.bar_series(per_class)
+    series = vega_charts.bar_series(per_class)
     assert series == ["recall", "precision", "f1", "AP", "AR@100"]
-    click = {"selection": {"points": [{"point_index": 1, "curve_number": series.index("AP")}]}}
-    assert heatmaps.clicked_bar(click, list(per_class), series) == ("Text", "AP")
+    click = {"selection": {"bar": [{"c": 1, "series": "AP"}]}}
+    assert vega_charts.clicked_bar(click, list(per_class), series) == ("Text", "AP")
     at = _app()
     at.session_state["bar-class-A"] = "Table"  # what the click on Table's AP bar stores (AppTest cannot click)
     at.run()

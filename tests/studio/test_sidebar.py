@@ -11,13 +11,16 @@ from tests.studio.helpers import (
     PAGES,
     PREDICTED,
     _app,
+    _axes,
     _charts,
     _coco,
     _decoded,
+    _heatmaps,
     _image_source,
     _native,
     _no_exception,
     _png,
+    _title,
 )
 from tore_engine.api import load_pair
 from tore_engine.plots.plain_text import plain_for_markdown, plain_for_plotly, shortened
@@ -57,7 +60,7 @@ def test_a_label_map_path_is_applied(tmp_path, whole_disk_as_data_root):
     label_map.write_text(json.dumps({"Title": "Section-header"}), encoding="utf-8")
     at = _app(map=str(label_map))
     _no_exception(at)
-    assert "Title" not in _charts(at)[0]["layout"]["yaxis"]["ticktext"]
+    assert "Title" not in _axes(_heatmaps(at)[0])[0]
 
 
 def test_page_images_from_a_folder_on_the_server(root):
@@ -81,9 +84,9 @@ def test_two_coco_results_lists_are_compared_against_one_images_file(root):
     at.switch_page("app_pages/compare.py").run()
     _no_exception(at)
     assert any("only B read against A is shown" in info.value for info in at.info)
-    recall = next(chart for chart in _charts(at) if chart["layout"]["title"]["text"] == "recall (zero-trimmed), B against A")
+    recall = next(chart for chart in _heatmaps(at) if _title(chart) == "recall (zero-trimmed), B against A")
     engine = evaluate_dataset(*load_pair(root / "a.results.json", root / "b.results.json", coco_images=root / "images.json"), taxonomy="dual")
-    assert recall["layout"]["yaxis"]["ticktext"] == engine.matrices.trimmed.rows
+    assert _axes(recall)[0] == engine.matrices.trimmed.rows
 
 
 def test_each_input_has_its_own_format(root):
@@ -93,7 +96,7 @@ def test_each_input_has_its_own_format(root):
     _no_exception(at)
     assert [at.selectbox(key=key).value for key in ("fmt", "fmt_a", "fmt_b")] == ["tore", "jsonl", "auto"]
     assert (at.query_params["fmt"], at.query_params["fmt_a"]) == ("tore", "jsonl")
-    assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", "Table", "Text"]
+    assert _axes(_heatmaps(at)[0])[0] == ["Background", "Table", "Text"]
 
 
 def test_a_docling_eval_dataset_gives_the_reference_and_model_a(root):
@@ -104,8 +107,8 @@ def test_a_docling_eval_dataset_gives_the_reference_and_model_a(root):
     _no_exception(at)
     assert any("predictions stored in this docling-eval dataset" in caption.value for caption in at.sidebar.caption)
     engine = evaluate_dataset(*load_pair(root / "dataset", format="docling-eval"))
-    heatmap = _charts(at)[0]
-    assert heatmap["layout"]["yaxis"]["ticktext"] == (engine.matrices.full.rows if engine.matrices.mode == "single" else engine.matrices.trimmed.rows)
+    heatmap = _heatmaps(at)[0]
+    assert _axes(heatmap)[0] == (engine.matrices.full.rows if engine.matrices.mode == "single" else engine.matrices.trimmed.rows)
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
     assert _image_source(_charts(at)[0]).startswith("data:image/jpeg;base64,")  # the dataset's own page image

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers import DEMO, REPOSITORY
-from tests.studio.helpers import _app, _array, _charts, _no_exception, _shown_text
+from tests.studio.helpers import _app, _array, _axes, _cells, _charts, _heatmaps, _no_exception, _shown_text
 from tore_engine.api import evaluate_pair, load_pair
 from tore_engine.core.layout import LayoutSet
 from tore_engine.metrics.sweep import MIN_SCORES
@@ -67,8 +67,8 @@ def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_lin
     _no_exception(at)
     assert at.query_params["min_score"] == "0.75"
     classes, expected = cli_confusion(DEMO / "reference.json", DEMO / "model_a.json", 0.75, tmp_path / "cli")
-    heatmap = _charts(at)[0]
-    assert heatmap["layout"]["yaxis"]["ticktext"] == classes and np.array_equal(_array(heatmap["data"][0]["z"]), expected)
+    heatmap = _heatmaps(at)[0]
+    assert _axes(heatmap)[0] == classes and np.array_equal(_cells(heatmap, "pixels"), expected)
     at_threshold = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json", min_score=0.75).evaluation
     assert at.metric[3].value == f"{at_threshold.map.map:.3f}"
     assert [shape["x0"] for shape in _sweep_chart(at)["layout"]["shapes"]] == [0.75, 0.75]
@@ -152,12 +152,12 @@ def test_boxes_drawn_and_a_documents_matrices_follow_the_minimum_score(store):
         return LayoutSet(layout.name, [page for page in layout.pages if page.id.startswith("paper-b/")], layout.taxonomy)
 
     separate = evaluate_dataset(alone(reference), alone(prediction), min_score=0.6)
-    heatmap = _charts(at)[0]
+    heatmap = _heatmaps(at)[0]
     names = separate.matrices.classes
-    rows, columns = heatmap["layout"]["yaxis"]["ticktext"], heatmap["layout"]["xaxis"]["ticktext"]
+    rows, columns = _axes(heatmap)
     expected = np.array([[separate.matrices.full.confusion[names.index(r), names.index(c)] if {r, c} <= set(names) else 0.0
                           for c in columns] for r in rows])
-    assert np.array_equal(_array(heatmap["data"][0]["z"]), expected)
+    assert np.array_equal(_cells(heatmap, "pixels"), expected)
     assert "The operating point is the whole dataset's" in _shown_text(at)
 
 

@@ -1,4 +1,5 @@
-"""Plotly figures of matrices and per-class scores, built from engine results.
+"""Plotly figures of matrices, built from engine results (the reports' and `Evaluation.plot`'s; the
+app draws the same matrices with Vega-Lite, `vega_charts`, from this module's numbers and sizes).
 
 Pure functions: they take `MatrixSet`s and score dictionaries and return `go.Figure`s, so they are
 unit-tested without Streamlit. Class names and titles are plain text: every one is escaped here
@@ -11,16 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.plots.plain_text import plain_for_plotly
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 METRICS = ("confusion", "recall", "precision", "share")  # matrices' fields (`share`: drilldown.ShownMatrices)
 NORMALISATIONS = {"confusion": "none (pixels)", "recall": "row (recall)", "precision": "column (precision)",
@@ -56,7 +53,7 @@ def _format_value(value: float, is_ratio: bool) -> str:
     return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
 
 
-def _cell_text(value: float, metric: str) -> str:
+def cell_text(value: float, metric: str) -> str:
     """A cell's number as printed on it (nothing for a hidden cell)."""
     if not math.isfinite(value):
         return ""
@@ -178,7 +175,7 @@ def matrix_heatmap(
         hoverinfo="skip",
         colorbar=dict(title=COLOUR_BAR_TITLES[metric], tickvals=colours.tickvals,
                       ticktext=colours.ticktext, thickness=14, tickformat=PERCENT_FORMAT if metric == "share" else None),
-        text=[[_cell_text(v, metric) for v in row] for row in shown] if small else None,
+        text=[[cell_text(v, metric) for v in row] for row in shown] if small else None,
         texttemplate="%{text}" if small else None,
         textfont=dict(size=10),
     )
@@ -197,114 +194,3 @@ def matrix_heatmap(
     if outline_diagonal and diagonal.any():
         fig.update_layout(shapes=[dict(type="path", path=_outline_path(diagonal), xref="x", yref="y", line=dict(color="#222", width=1.5))])
     return fig
-
-
-def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "", max_cell: int = 44) -> go.Figure:
-    """B minus A on a diverging scale centred on 0 (red: B lower, blue: B higher)."""
-    rows, columns = difference.rows, difference.columns
-    values = np.asarray(getattr(difference, metric), dtype=float)
-    bound = float(np.nanmax(np.abs(values))) if values.size else 0.0
-    bound = bound or 1.0
-    small = max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
-    heatmap = go.Heatmap(
-        z=values,
-        x=list(range(len(columns))),
-        y=list(range(len(rows))),
-        colorscale="RdBu",
-        zmid=0,
-        zmin=-bound,
-        zmax=bound,
-        hoverinfo="skip",
-        colorbar=dict(title=f"Δ {metric}", thickness=14),
-        text=[[f"{v:+.2f}" for v in row] for row in values] if small else None,
-        texttemplate="%{text}" if small else None,
-        textfont=dict(size=10),
-    )
-    hovertemplate = f"reference: %{{text}}<br>B − A {metric}: %{{customdata[0]:+.4f}}<extra></extra>"
-    cell = cell_size(rows, columns, max_cell)
-    fig = go.Figure([heatmap, _cell_overlay(rows, columns, values[..., None], hovertemplate, cell)])
-    _matrix_layout(fig, rows, columns, title, cell)
-    return fig
-
-
-def clicked_cell(event: dict | None, rows: list[str], columns: list[str]) -> tuple[str, str] | None:
-    """(reference class, predicted class) of the cell a heatmap click selected, if any."""
-    points = ((event or {}).get("selection") or {}).get("points") or []
-    for point in points:
-        x, y = point.get("x"), point.get("y")
-        if isinstance(x, (int, float)) and isinstance(y, (int, float)):
-            i, j = int(round(y)), int(round(x))
-            if 0 <= i < len(rows) and 0 <= j < len(columns):
-                return rows[i], columns[j]
-    return None
-
-
-SCORE_COLOURS = {"recall": "#4363d8", "precision": "#f58231", "f1": "#3cb44b"}
-OUTCOME_COLOURS = {"Background": "#7f7f7f", "own class": "#3cb44b", "elsewhere": "#e6194b"}
-
-
-def _grouped_bars(series: dict[str, tuple[list[float], str, str]], classes: list[str], *, title: str, yaxis: dict,
-                  customdata: dict[str, np.ndarray] | None = None) -> go.Figure:
-    """Grouped bars, one group per class and one bar a series: name -> (values, colour, Plotly
-    hover template of a bar). Clicking a bar selects it (`clicked_bar`)."""
-    shown = [plain_for_plotly(label) for label in classes]
-    fig = go.Figure([
-        go.Bar(name=plain_for_plotly(name), x=shown, y=values, marker_color=colour, hovertemplate=f"%{{x}}<br>{hover}<extra></extra>",
-               customdata=(customdata or {}).get(name))
-        for name, (values, colour, hover) in series.items()
-    ])
-    fig.update_layout(barmode="group", title=dict(text=plain_for_plotly(title), x=0), yaxis=yaxis, clickmode="event+select",
-                      height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
-    return fig
-
-
-BOX_SCORES = {"ap": ("AP", "#911eb4"), "ar_100": ("AR@100", "#bfef45")}  # mAP's per class: key -> (shown name, colour)
-
-
-def bar_series(per_class: dict[str, dict[str, float | None]]) -> list[str]:
-    """The bars of each class, in trace order (what `clicked_bar` needs): recall, precision, F1,
-    then AP and AR@100 when the rows carry them (single taxonomy with mAP)."""
-    first = next(iter(per_class.values()), {})
-    return [*SCORE_COLOURS, *(BOX_SCORES[key][0] for key in BOX_SCORES if key in first)]
-
-
-def per_class_bars(per_class: dict[str, dict[str, float | None]], *, title: str = "") -> go.Figure:
-    """Grouped recall / precision / F1 bars (TORE's, of the pixels), one group per class, and beside
-    them, hatched, AP and AR@100 (mAP's, of the boxes) when the rows have `ap` and `ar_100` (None:
-    no bar, the class has no box on either side); a click selects a class."""
-    def values(key: str) -> list[float]:
-        return [math.nan if (value := row[key]) is None else value for row in per_class.values()]
-
-    series = {score: (values(score), colour, f"{score}: %{{y:.4f}}") for score, colour in SCORE_COLOURS.items()}
-    boxes = {name: (values(key), colour, f"{name} (boxes): %{{y:.4f}}") for key, (name, colour) in BOX_SCORES.items()
-             if name in bar_series(per_class)}
-    fig = _grouped_bars(series | boxes, list(per_class), title=title, yaxis=dict(range=[0, 1], title="score"))
-    fig.for_each_trace(lambda bar: bar.update(marker_pattern_shape="/"), selector=lambda bar: bar.name in boxes)
-    return fig
-
-
-def outcome_bars(outcomes: pd.DataFrame, *, title: str = "") -> go.Figure:
-    """B minus A per reference class and outcome (`comparison.Comparison.per_class`: shares of the
-    class's pixels going to Background, to its own class, elsewhere, in columns `<outcome>_a`,
-    `<outcome>_b` and `<outcome>_b_minus_a`, the outcome in snake_case), with A's and B's shares in
-    the hover; a click selects a class and an outcome."""
-    series: dict[str, tuple[list[float], str, str]] = {}
-    customdata: dict[str, np.ndarray] = {}
-    for outcome, colour in OUTCOME_COLOURS.items():
-        hover = (f"{outcome}: B − A %{{y:+{PERCENT_FORMAT}}}<br>A %{{customdata[0]:{PERCENT_FORMAT}}}, "
-                 f"B %{{customdata[1]:{PERCENT_FORMAT}}}")
-        column = outcome.lower().replace(" ", "_")
-        series[outcome] = (outcomes[f"{column}_b_minus_a"].tolist(), colour, hover)
-        customdata[outcome] = np.stack([outcomes[f"{column}_a"], outcomes[f"{column}_b"]], axis=-1)
-    return _grouped_bars(series, outcomes.index.tolist(), title=title, customdata=customdata,
-                         yaxis=dict(title="B − A, share of the class's pixels", zeroline=True, tickformat=PERCENT_FORMAT))
-
-
-def clicked_bar(event: dict | None, classes: list[str], series: list[str]) -> tuple[str, str] | None:
-    """(class, series) of the bar a click selected, if any."""
-    points = ((event or {}).get("selection") or {}).get("points") or []
-    for point in points:
-        index, curve = point.get("point_index"), point.get("curve_number")
-        if isinstance(index, int) and isinstance(curve, int) and 0 <= index < len(classes) and 0 <= curve < len(series):
-            return classes[index], series[curve]
-    return None

@@ -35,7 +35,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from tore_engine.api import evaluate_pair
@@ -55,6 +54,7 @@ STORE_BUDGET_VARIABLE = "TORE_STUDIO_STORE_BUDGET"  # MB the kept evaluations ma
 DEFAULT_STORE_BUDGET_MB = 1024  # about four 100,000-page evaluations (0.24 GB of arrays each with its layouts, measured)
 PROGRESS_INTERVAL = 0.25  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
+BLANK_CHART = {"width": 1, "height": 1, "data": {"values": []}, "mark": "point", "config": {"view": {"stroke": None}}}
 T = TypeVar("T")
 
 
@@ -327,15 +327,14 @@ def _failed_input(error: InputError, dataset: Dataset, sides: tuple[str, str]) -
 def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference: Path, prediction: Path, title: str,
                             **options: Any) -> Evaluated | None:
     """`evaluate`, with a progress bar while it runs and the engine's message for bad input,
-    titled with the input it is about. While it runs, a blank chart makes the browser load its
-    chart component (a 4.7 MB script that takes it a second or two to run), which the first
-    heatmap would otherwise wait for once the evaluation is done."""
+    titled with the input it is about. While it runs, a blank chart makes the browser load the
+    heatmap's chart component (Vega's scripts), which the first heatmap would otherwise wait for
+    once the evaluation is done."""
     bar, preload = st.empty(), st.empty()
 
     def starting() -> None:
         """Only when it evaluates (not for a stored evaluation): the blank chart."""
-        preload.plotly_chart(go.Figure(layout={"height": 20, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False},
-                                               "yaxis": {"visible": False}}), config={"staticPlot": True}, key=f"preload-{'-'.join(sides)}")
+        preload.vega_lite_chart(spec=BLANK_CHART, key=f"preload-{'-'.join(sides)}", width="content")
 
     shown_at = [-math.inf]
 

@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from streamlit.typing import PlotlyState
+from streamlit.typing import VegaLiteState
 
 from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
-from tore_engine.plots import heatmaps
+from tore_engine.plots import heatmaps, vega_charts
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import mean_scores
 from tore_engine.results.drilldown import class_pages, top_confusions
@@ -149,18 +148,19 @@ def _new_click(key: str, clicked: Click | None) -> Click | None:
     return clicked
 
 
-def clickable_chart(fig: go.Figure, key: str, read_click: Callable[[PlotlyState], Click | None]) -> Click | None:
-    """Draw a chart whose clicks rerun the app; the new click, read by `read_click(event)`."""
-    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, config=CHART_CONFIG, width="content")
+def clickable_chart(spec: vega_charts.Spec, selection: str, key: str, read_click: Callable[[VegaLiteState], Click | None]) -> Click | None:
+    """Draw a Vega-Lite chart (`vega_charts`) whose clicks on its point selection `selection` rerun
+    the app; the new click, read by `read_click(event)`."""
+    event = st.vega_lite_chart(spec=spec, on_select="rerun", selection_mode=[selection], key=key, width="content")
     return _new_click(key, read_click(event))
 
 
 def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str, names: dict[str, str] | None = None) -> tuple[str, str] | None:
     """Draw one clickable matrix, its classes shown as `names` says (`axis_names`); returns the
     cell clicked (by its class names), if a new click arrived."""
-    fig = heatmaps.matrix_heatmap(renamed(matrices, names or {}), choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
-                                 outline_diagonal=mode == "single", title=title)
-    return clickable_chart(fig, key, lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
+    spec = vega_charts.matrix_heatmap(renamed(matrices, names or {}), choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
+                                      outline_diagonal=mode == "single", title=title)
+    return clickable_chart(spec, vega_charts.CELL, key, lambda event: vega_charts.clicked_cell(event, matrices.rows, matrices.columns))
 
 
 def chosen_cell(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
@@ -336,7 +336,7 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     clicked = shown_matrix(evaluated, choice, mode, f"heatmap-{model}")
     if clicked is not None:
         choose_cell(clicked)
-    st.caption("Click a cell (or choose it below) to list the pages behind it. Drag to zoom, double-click to reset.")
+    st.caption(f"Click a cell (or choose it below) to list the pages behind it. {vega_charts.ZOOM_HELP}")
     matrices = choice.shown(evaluation)
     _largest_cells(matrices, f"{model}-{choice.view}")
     st.download_button("Download this matrix as CSV", matrix_csv(matrices, choice.metric), file_name=f"{choice.metric}_{choice.view}.csv",
@@ -373,14 +373,14 @@ def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...])
     if not per_class:
         return
     st.subheader("Per-class scores")
-    clicked = clickable_chart(heatmaps.per_class_bars(per_class, title=evaluated.title), f"bars-{model}",
-                              lambda event: heatmaps.clicked_bar(event, list(per_class), heatmaps.bar_series(per_class)))
+    clicked = clickable_chart(vega_charts.per_class_bars(per_class, title=evaluated.title), vega_charts.BAR, f"bars-{model}",
+                              lambda event: vega_charts.clicked_bar(event, list(per_class), vega_charts.bar_series(per_class)))
     if clicked is not None:
         st.session_state[f"bar-class-{model}"] = clicked[0]
     means = mean_scores(_class_scores(evaluated.evaluation, classes))
     subset = " chosen in Classes to show" if classes else ""
-    boxes = (" AP and AR@100 (hatched) are mAP's, of the boxes ranked by score (COCO-style, IoU 0.50:0.95, 100 boxes a page; "
-             "no bar: no box of the class on either side)." if "AP" in heatmaps.bar_series(per_class) else "")
+    boxes = (" AP and AR@100 (paler) are mAP's, of the boxes ranked by score (COCO-style, IoU 0.50:0.95, 100 boxes a page; "
+             "no bar: no box of the class on either side)." if "AP" in vega_charts.bar_series(per_class) else "")
     st.caption(
         f"Unweighted means over the {len(per_class)} classes shown{subset} (Background excluded; a class without "
         f"support or without predictions counts as 0): recall {means['recall']:.3f}, precision "

@@ -9,7 +9,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import APP, _app, _charts, _no_exception, _spotlight
+from tests.studio.helpers import APP, _app, _charts, _no_exception, _spotlight, _title, _vega_charts
 from tore_engine.api import load_pair
 from tore_engine.results.comparison import compare, outcome_cell
 from tore_engine.run.runner import evaluate_dataset
@@ -22,12 +22,17 @@ def test_compare_page_explains_why_it_compares_reduced_matrices():
     _no_exception(at)
     assert [tab.label for tab in at.tabs] == ["Both against the reference", "B read against A"]
     assert any("cannot be subtracted cell by cell" in caption.value for caption in at.caption)
-    titles = [chart["layout"].get("title", {}).get("text") for chart in _charts(at)]
+    titles = _titles(at)
     assert "B − A, recall (reduced 2x2)" in titles and "B − A, precision (reduced 2x2)" in titles
     assert "recall (zero-trimmed), B against A" not in titles  # only the open tab runs
     three_panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 3]
     assert [a["text"] for a in three_panes[0]["layout"]["annotations"]] == [
         "reference (ground-truth)", "A: model A (model-a, simulated)", "B: model B (model-b, simulated)"]
+
+
+def _titles(at: AppTest) -> list[str]:
+    """The titles of the page's matrices and bar charts, in page order."""
+    return [_title(spec) for spec in _vega_charts(at)]
 
 
 def _compare(**query: str) -> AppTest:
@@ -41,7 +46,7 @@ def _compare(**query: str) -> AppTest:
 def test_the_open_tab_is_in_the_url_and_only_it_runs():
     at = _compare(cmp="pair")
     _no_exception(at)
-    titles = [chart["layout"].get("title", {}).get("text") for chart in _charts(at)]
+    titles = _titles(at)
     assert "recall (zero-trimmed), B against A" in titles and "B − A, recall (reduced 2x2)" not in titles
     assert at.query_params["cmp"] == "pair"
 
@@ -52,7 +57,7 @@ def test_any_two_models_are_compared(tmp_path, whole_disk_as_data_root):
                   c=str(DEMO / "model_a.json"), models="3", cmp_b="C")
     _no_exception(at)
     assert (at.selectbox(key="cmp_a").value, at.selectbox(key="cmp_b").value) == ("A", "C")
-    titles = [chart["layout"]["title"]["text"] for chart in _charts(at) if chart["layout"].get("title")]
+    titles = _titles(at)
     assert titles[:2] == ["row (recall), full, single taxonomy: model A (model-a)", "row (recall), full, single taxonomy: model C (model-a)"]
     assert "B − A, recall (full)" in titles  # the same classes: subtracted cell by cell
     assert at.query_params["cmp_b"] == "C"
@@ -119,7 +124,7 @@ def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(de
 def test_compare_names_each_model_in_its_own_matrix_and_labels_the_difference():
     at = _app()
     at.switch_page("app_pages/compare.py").run()
-    titles = [chart["layout"]["title"]["text"] for chart in _charts(at) if chart["layout"].get("title")]
+    titles = _titles(at)
     assert titles[:2] == ["row (recall), zero-trimmed, single taxonomy: model A (model-a, simulated)",
                           "row (recall), zero-trimmed, dual taxonomy: model B (model-b, simulated)"]
     assert "B − A per reference class" in titles

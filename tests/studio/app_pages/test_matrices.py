@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.helpers import ranked_pages
-from tests.studio.helpers import _app, _array, _charts, _no_exception, _page_table
+from tests.studio.helpers import _app, _axes, _bar_charts, _bars, _cells, _charts, _heatmaps, _no_exception, _page_table
 from tore_engine.results.drilldown import class_pages
 from tore_engine.results.evaluation import shown_matrices
 
@@ -16,11 +16,10 @@ def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
     at = _app()
     _no_exception(at)
     assert any("simulated" in info.value for info in at.info)
-    charts = _charts(at)
-    heatmap = charts[0]
-    assert heatmap["data"][0]["type"] == "heatmap" and heatmap["data"][1]["type"] == "scatter"
-    assert heatmap["layout"]["yaxis"]["ticktext"][:2] == ["Background", "Caption"]
-    assert charts[1]["data"][0]["type"] == "bar"  # per-class scores
+    heatmap = _heatmaps(at)[0]
+    assert _axes(heatmap)[0][:2] == ["Background", "Caption"]
+    assert [layer["mark"]["type"] for layer in heatmap["layer"]] == ["rect", "text", "rect", "rect"]  # cells, numbers, diagonal, click
+    assert ("Text", "f1") in _bars(_bar_charts(at)[0])  # per-class scores
     assert any("Unweighted means over the 11 classes" in caption.value for caption in at.caption)
     assert at.query_params["src"] == "demo"
     largest = next(frame.value for frame in at.dataframe if "row % (recall)" in frame.value.columns)
@@ -64,20 +63,21 @@ def test_reduced_view_in_the_url_lists_pages_of_a_reduced_cell(demo_b):
     table = _page_table(at)  # every page with Foreground pixels that model B calls Background, most first
     assert len(missed) > 1 and dict(zip(table["page"], table["contribution (pixels)"])) == missed
     assert table["contribution (pixels)"].is_monotonic_decreasing and len(table) == len(missed)
-    assert _charts(at)[0]["layout"]["yaxis"]["ticktext"] == ["Background", "Foreground"]
+    assert _axes(_heatmaps(at)[0]) == (["Background", "Foreground"], ["Background", "Foreground"])
 
 
 def test_normalisation_all_is_each_cell_over_the_total_and_hidden_cells_have_no_number(demo):
     _, _, evaluation = demo
     at = _app(metric="share", hide="1")
     _no_exception(at)
-    heatmap = _charts(at)[0]["data"][0]
+    heatmap = _heatmaps(at)[0]
     expected = shown_matrices(evaluation.matrices, "full").share
     diagonal = np.eye(len(expected), dtype=bool)
-    z = _array(heatmap["z"])
+    z, text = _cells(heatmap, "colour"), _cells(heatmap, "text")
     assert np.allclose(z[~diagonal], expected[~diagonal]) and np.isnan(z[diagonal]).all()
-    assert all(heatmap["text"][k][k] == "" for k in range(len(expected)))  # hidden: no number either
-    assert heatmap["text"][0][1] == f"{expected[0, 1]:.1%}"
+    assert np.allclose(_cells(heatmap), expected)  # the hover still has every cell's share
+    assert all(text[k, k] == "" for k in range(len(expected)))  # hidden: no number either
+    assert text[0, 1] == f"{expected[0, 1]:.1%}"
 
 
 def test_a_class_subset_and_hiding_background_keep_the_values(demo):
@@ -86,11 +86,11 @@ def test_a_class_subset_and_hiding_background_keep_the_values(demo):
     at.multiselect(key="classes").set_value(["Text", "Table", "Title"]).run()
     at.toggle(key="nobg").set_value(True).run()
     _no_exception(at)
-    heatmap = _charts(at)[0]
-    assert heatmap["layout"]["yaxis"]["ticktext"] == heatmap["layout"]["xaxis"]["ticktext"] == ["Table", "Text", "Title"]
+    heatmap = _heatmaps(at)[0]
+    assert _axes(heatmap) == (["Table", "Text", "Title"], ["Table", "Text", "Title"])
     full = evaluation.matrices.full
     rows = [full.rows.index(name) for name in ("Table", "Text", "Title")]
-    assert np.allclose(_array(heatmap["data"][0]["z"]), full.recall[np.ix_(rows, rows)])
+    assert np.allclose(_cells(heatmap), full.recall[np.ix_(rows, rows)])
     at.switch_page("app_pages/compare.py").run()  # the subset is kept across pages
     assert at.multiselect(key="classes").value == ["Text", "Table", "Title"]
 
@@ -101,8 +101,8 @@ def test_the_classes_to_show_are_in_the_url_and_the_per_class_chart_follows_them
     _no_exception(at)
     assert at.multiselect(key="classes").value == ["Text", "Table"]
     assert any("`classes` (not one of the choices)" in warning.value for warning in at.warning)
-    bars = _charts(at)[1]
-    assert bars["data"][0]["type"] == "bar" and list(bars["data"][0]["x"]) == ["Table", "Text"]  # in the matrix's class order
+    bars = _bar_charts(at)[0]
+    assert [name for name, series in _bars(bars) if series == "recall"] == ["Table", "Text"]  # in the matrix's class order
     per_class = evaluation.matrices.per_class
     f1 = (per_class["Table"]["f1"] + per_class["Text"]["f1"]) / 2
     assert any("means over the 2 classes shown chosen in Classes to show" in caption.value and f"F1 {f1:.3f}" in caption.value

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import REPOSITORY, SHARED
-from tests.studio.helpers import APP, _charts
+from tests.studio.helpers import APP, _axes, _charts, _heatmaps
 from tests.studio.helpers import _no_exception as assert_no_exception
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
@@ -192,10 +192,10 @@ def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample
     evaluation = evaluate_dataset(*load_pair(GT, LAYOUT, "omnidocbench"))
     assert evaluation.matrices.mode == "dual"
     expected = view_matrices(evaluation.matrices, "trimmed")
-    heatmap = _charts(at)[0]
+    rows, columns = _axes(_heatmaps(at)[0])
     names = axis_names(evaluation)  # the layouts' names as prefixes, the long one cut in the middle (issue 24)
-    assert heatmap["layout"]["yaxis"]["ticktext"] == [names.get(row, row) for row in expected.rows]
-    assert heatmap["layout"]["xaxis"]["ticktext"] == [names.get(column, column) for column in expected.columns]
+    assert rows == [names.get(row, row) for row in expected.rows]
+    assert columns == [names.get(column, column) for column in expected.columns]
     assert names["detection_prediction_title"] == "detecti…ediction_title"
     assert any("text_block" in row for row in expected.rows) and any("plain text" in column for column in expected.columns)
     assert at.query_params["fmt"] == "omnidocbench" and at.query_params["src"] == "path"
