@@ -9,8 +9,8 @@ pages, against the targets:
 - the server's memory (PSS of its process tree) with the evaluation held, at most 1 GB.
 
 Beside the demo's new tab, the same browser opens tabs of the floor, a bare Streamlit app of one
-title and one 2x2 Plotly heatmap served alike, one after the other with the demo's: what any
-Streamlit page with a Plotly chart costs on this machine.
+title and one 2x2 Vega-Lite heatmap (the app's chart library) served alike, one after the other with
+the demo's: what any Streamlit page with such a chart costs on this machine.
 
 The app is served by `tore app`, as `./run.sh app` serves it (benchmarks.common.served_tore_app), and driven by Playwright in
 Debian's Chromium (/usr/bin/chromium; no browser download). The data are `benchmarks/synthetic.py`'s
@@ -38,17 +38,19 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
+VEGA_CELLS = "[data-testid=stVegaLiteChart] svg .mark-rect path"  # a Vega-Lite heatmap's cells (plots.vega_charts)
 LONG_TASKS = """
 window.__longest = 0;
 new PerformanceObserver(list => {
     for (const entry of list.getEntries()) window.__longest = Math.max(window.__longest, entry.duration);
 }).observe({type: 'longtask', buffered: true});
 """
-BARE_APP = """import plotly.graph_objects as go
-import streamlit as st
+BARE_APP = """import streamlit as st
 
 st.title("Bare")
-st.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])))
+st.vega_lite_chart(spec={"data": {"values": [{"x": x, "y": y, "z": x + 2 * y} for x in (0, 1) for y in (0, 1)]}, "mark": "rect",
+                         "encoding": {"x": {"field": "x", "type": "ordinal"}, "y": {"field": "y", "type": "ordinal"},
+                                      "color": {"field": "z", "type": "quantitative"}}})
 """
 TIMEOUT_MS = 300_000
 MB = 2**20
@@ -61,7 +63,8 @@ def _idle(page, timeout: float = TIMEOUT_MS) -> None:
 
 
 def _heatmap(page, timeout: float = TIMEOUT_MS) -> None:
-    page.wait_for_selector(f"{PLOT} .nsewdrag", timeout=timeout)
+    """Until the page's first chart is drawn: a heatmap's cells (Vega-Lite) or a Plotly plot area (Overlays)."""
+    page.wait_for_selector(f"{VEGA_CELLS}, {PLOT} .nsewdrag", timeout=timeout)
 
 
 def _timed(action: Callable[[], None]) -> float:

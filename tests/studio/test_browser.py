@@ -31,6 +31,7 @@ ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
+VEGA_CELLS = "[data-testid=stVegaLiteChart] svg .mark-rect path[aria-label^='cell ']"
 
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",
@@ -82,7 +83,8 @@ def _shot(page, name: str) -> None:
 
 
 def _wait_for_plot(page, timeout: float = 60_000) -> None:
-    page.wait_for_selector(f"{PLOT} .nsewdrag", timeout=timeout)
+    """Until a chart is drawn: a Vega-Lite heatmap's cells (Matrices, Compare) or a Plotly plot area (Overlays)."""
+    page.wait_for_selector(f"{VEGA_CELLS}, {PLOT} .nsewdrag", timeout=timeout)
 
 
 def _wait_idle(page, timeout: float = 30_000) -> None:
@@ -91,40 +93,55 @@ def _wait_idle(page, timeout: float = 30_000) -> None:
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
 
 
-def _cell_position(page, row: int, column: int, plot_index: int = 0) -> tuple[float, float]:
-    """The cell's centre in page pixels, from Plotly's own axis mapping (app.md section 5.2)."""
-    return tuple(page.evaluate(
-        """([row, column, index]) => {
-            const plot = document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[index];
-            const layout = plot._fullLayout, box = plot.getBoundingClientRect();
-            return [box.left + layout._size.l + layout.xaxis.d2p(column) + window.scrollX,
-                    box.top + layout._size.t + layout.yaxis.d2p(row) + window.scrollY];
-        }""",
-        [row, column, plot_index],
-    ))
+HEATMAP_LABELS = """(i) => {
+    const chart = document.querySelectorAll('[data-testid=stVegaLiteChart]')[i];
+    const axis = (letter) => chart && [...chart.querySelectorAll('.role-axis')]
+        .find(axis => (axis.getAttribute('aria-label') || '').startsWith(letter + '-axis'));
+    const labels = (letter) => axis(letter) ? [...axis(letter).querySelectorAll('.role-axis-label text')].map(text => text.textContent) : [];
+    return [labels('Y'), labels('X')];
+}"""
 
 
-def _heatmap_labels(page) -> tuple[list[str], list[str]]:
-    return tuple(page.evaluate(
-        """() => {
-            const layout = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')._fullLayout;
-            return [layout.yaxis.ticktext, layout.xaxis.ticktext];
-        }"""
-    ))
+def _heatmap_labels(page, index: int = 0) -> tuple[list[str], list[str]]:
+    """The row and column names of the `index`-th Vega-Lite chart, as its axes draw them."""
+    return tuple(page.evaluate(HEATMAP_LABELS, index))
 
 
-def _click_cell(page, row_name: str, column_name: str) -> float:
+def _cell_records(page, index: int = 0) -> list[dict]:
+    """The data behind each drawn cell of the `index`-th Vega-Lite chart (Vega keeps each SVG
+    element's scene item, and its datum, on the element)."""
+    return page.evaluate("""(i) => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')[i]
+        .querySelectorAll("path[aria-label^='cell ']")].map(path => path.__data__.datum)""", index)
+
+
+def _wait_for_rows(page, count: int) -> None:
+    """Until the first heatmap is drawn with `count` rows."""
+    page.wait_for_function(f"() => ({HEATMAP_LABELS})(0)[0].length === {count}")
+
+
+def _cell(page, row_name: str, column_name: str, index: int = 0):
+    """The drawn cell (its SVG path, named by its aria-label) of the `index`-th Vega-Lite chart."""
+    label = json.dumps(f"cell {row_name} {column_name}")
+    return page.locator("[data-testid=stVegaLiteChart]").nth(index).locator(f"path[aria-label={label}]")
+
+
+def _click_cell(page, row_name: str, column_name: str, index: int = 0) -> float:
     """Click a heatmap cell; returns the seconds until the contributing-pages list shows it."""
-    rows, columns = _heatmap_labels(page)
-    page.locator(PLOT).first.scroll_into_view_if_needed()
-    x, y = _cell_position(page, rows.index(row_name), columns.index(column_name))
+    cell = _cell(page, row_name, column_name, index)
+    cell.scroll_into_view_if_needed()
     start = time.monotonic()
-    page.mouse.click(x - page.evaluate("window.scrollX"), y - page.evaluate("window.scrollY"))
+    cell.click()
     heading = page.locator("[data-testid=stMarkdownContainer]", has_text=f"for reference {row_name} → prediction {column_name}")
     heading.wait_for(timeout=20_000)
     elapsed = time.monotonic() - start
     assert "Contributing pages" in heading.inner_text()
     return elapsed
+
+
+def _chart_titles(page) -> list[str]:
+    """The titles of the page's Vega-Lite charts (matrices, bars), in page order."""
+    return page.evaluate("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
+                         ".map(chart => (chart.querySelector('.role-title-text') || {}).textContent || '')")
 
 
 def _checked(page, label: str) -> str:
@@ -200,14 +217,6 @@ def test_a_cell_opens_its_worst_page_with_the_cells_pixels_lit(server, page, tex
     _shot(page, "03_overlay_cell_lit")
 
 
-def _plot_titles(page) -> list[str]:
-    return page.evaluate(f"() => [...document.querySelectorAll('{PLOT}')].map(p => (p.layout.title && p.layout.title.text) || '')")
-
-
-def _plot_index(page, title: str) -> int:
-    return next(k for k, text in enumerate(_plot_titles(page)) if title in text)
-
-
 def test_overlays_agreement_and_compare_pages(server, page):
     page.goto(f"{server}/overlays?page=paper-b%2Fp1&agree=1&model=B")
     _wait_for_plot(page)
@@ -219,14 +228,14 @@ def test_overlays_agreement_and_compare_pages(server, page):
     page.goto(f"{server}/compare")
     _wait_for_plot(page)
     _wait_idle(page)
-    titles = _plot_titles(page)
+    titles = _chart_titles(page)
     assert "single taxonomy: model A (model-a, simulated)" in titles[0] and "dual taxonomy: model B (model-b, simulated)" in titles[1]  # each its own name
     assert _checked(page, "Matrix") == "zero-trimmed"  # a dual model is compared: the trimmed view
     _shot(page, "05_compare")
-    difference = _plot_index(page, "B − A, recall")
-    page.locator(PLOT).nth(difference).scroll_into_view_if_needed()
-    x, y = _cell_position(page, 1, 0, difference)  # Foreground predicted as Background
-    page.mouse.click(x - page.evaluate("window.scrollX"), y - page.evaluate("window.scrollY"))
+    difference = next(k for k, title in enumerate(_chart_titles(page)) if "B − A, recall" in title)
+    cell = _cell(page, "Foreground", "Background", difference)  # Foreground predicted as Background
+    cell.scroll_into_view_if_needed()
+    cell.click()
     listed = page.locator("[data-testid=stMarkdownContainer]", has_text="Foreground → Background: 26 pages")
     listed.wait_for(timeout=20_000)
     _wait_idle(page)
@@ -235,7 +244,7 @@ def test_overlays_agreement_and_compare_pages(server, page):
     page.wait_for_url("**cmp=pair**", timeout=30_000)  # the tab in the URL
     _wait_for_plot(page)
     _wait_idle(page)
-    assert "recall (zero-trimmed), B against A" in _plot_titles(page)[0]  # only the open tab ran
+    assert "recall (zero-trimmed), B against A" in _chart_titles(page)[0]  # only the open tab ran
     _shot(page, "06_model_against_model")
 
 
@@ -245,7 +254,7 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
     _wait_idle(page)
     assert _checked(page, "Matrix") == "full"
     page.locator("[data-testid=stRadio] label", has_text="model B (").click()
-    page.wait_for_function(f"() => document.querySelector('{PLOT}').layout.yaxis.ticktext.length === 12")
+    _wait_for_rows(page, 12)
     _wait_idle(page)
     assert _checked(page, "Matrix") == "zero-trimmed"  # not the full 18 x 18 with its empty quadrants
     page.locator("[data-testid=stRadio] label", has_text="model A (").click()
@@ -258,7 +267,7 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
         page.keyboard.press("Enter")
         _wait_idle(page)
     page.keyboard.press("Escape")
-    page.wait_for_function(f"() => document.querySelector('{PLOT}').layout.yaxis.ticktext.length === 2")
+    _wait_for_rows(page, 2)
     rows, columns = _heatmap_labels(page)
     assert rows == columns == ["Table", "Text"]
     _shot(page, "10_class_subset")
@@ -359,11 +368,11 @@ def test_markup_in_class_names_is_drawn_as_text(server, page, tmp_path):
     shown = heading.inner_text().replace("\u2060", "")  # the word joiners that break bare links are invisible
     assert f"for reference {HOSTILE['link']} → prediction {HOSTILE['image']}" in shown
     assert heading.locator("a, img, span[style]").count() == 0
-    plot = page.locator(PLOT).first
-    for axis in ("xtick", "ytick"):  # the tick labels read as written: Plotly decoded the entities, drew no markup
-        assert set(names) <= set(plot.locator(f".{axis} text").all_text_contents())
-    assert plot.locator("a").count() == 0 and plot.locator("[style*='font-size: 120px'], [style*='font-size:120px']").count() == 0
-    assert plot.locator(".ytick text", has_text=HOSTILE["huge"]).count() == 1
+    rows, columns = _heatmap_labels(page)  # the tick labels read as written: Vega drew them as text, no markup
+    assert set(names) <= set(rows) and set(names) <= set(columns)
+    chart = page.locator("[data-testid=stVegaLiteChart]").first
+    assert chart.locator("a").count() == 0 and chart.locator("[style*='font-size: 120px'], [style*='font-size:120px']").count() == 0
+    assert chart.locator(".role-axis-label text", has_text=HOSTILE["huge"]).count() == 2  # a row and a column
     assert outside == []
     _shot(page, "09_markup_names_as_text")
 
@@ -399,9 +408,8 @@ def _wait_until(condition, limit: float = 30) -> None:
 
 
 def _bar_classes(page) -> list[str]:
-    """The classes of the per-class bar chart, as drawn."""
-    return page.evaluate(f"""() => [...document.querySelectorAll('{PLOT}')].map(p => p.data)
-        .find(data => data[0].type === 'bar')[0].x""")
+    """The classes of the per-class bar chart (the second chart), as its axis draws them."""
+    return _heatmap_labels(page, 1)[1]
 
 
 def test_classes_to_show_follow_the_url_into_every_chart_and_a_reduced_view_stays_on_compare(server, page):
@@ -457,7 +465,7 @@ def test_the_models_page_opens_a_models_matrices_and_compares_any_two(server, pa
     _wait_for_plot(page)
     _wait_idle(page)
     assert "cmp_b=C" in page.url
-    titles = _plot_titles(page)
+    titles = _chart_titles(page)
     assert "full, single taxonomy: model C (model-a)" in titles[1] and "B − A, recall (full)" in " ".join(titles)
     page.goto(f"{server}/models?{query}")
     page.get_by_role("button", name="Open its matrices").wait_for(timeout=60_000)
@@ -467,4 +475,4 @@ def test_the_models_page_opens_a_models_matrices_and_compares_any_two(server, pa
     page.wait_for_url("**/?*model=B*", timeout=30_000)  # the Matrices page, served at /
     _wait_for_plot(page)
     _wait_idle(page)
-    assert "model=B" in page.url and "dual taxonomy: model B (model-b)" in _plot_titles(page)[0]
+    assert "model=B" in page.url and "dual taxonomy: model B (model-b)" in _chart_titles(page)[0]

@@ -19,7 +19,17 @@ import pytest
 from tests.helpers import DEMO, REPOSITORY, ranked_pages
 from tests.studio import test_browser
 from tests.studio.helpers import app_server
-from tests.studio.test_browser import PLOT, TIMINGS, _click_cell, _heatmap_labels, _lit_cells, _shot, _wait_for_plot, _wait_idle
+from tests.studio.test_browser import (
+    TIMINGS,
+    _cell_records,
+    _click_cell,
+    _heatmap_labels,
+    _lit_cells,
+    _shot,
+    _wait_for_plot,
+    _wait_for_rows,
+    _wait_idle,
+)
 
 THUMBNAILS = "img[alt^='page ']"
 browser, page = test_browser.browser, test_browser.page  # its fixtures: Chromium, a tab
@@ -136,10 +146,8 @@ def _navigator(page) -> str:
 
 
 def _matrix(page) -> dict[tuple[str, str], float]:
-    """The first heatmap's shown cells (not hidden, not NaN), by their classes."""
-    rows, columns = _heatmap_labels(page)
-    z = page.evaluate(f"() => Array.from(document.querySelector('{PLOT}')._fullData[0].z).map(row => Array.from(row))")
-    return {(row, column): value for row, line in zip(rows, z) for column, value in zip(columns, line) if value is not None}
+    """The first heatmap's shown cells (not hidden), by their classes: the values drawn in the browser."""
+    return {(cell["row"], cell["column"]): cell["colour"] for cell in _cell_records(page) if cell["colour"] is not None}
 
 
 def _separately(reference, prediction, document: str, taxonomy: str):
@@ -192,7 +200,7 @@ def test_the_docling_documents_one_document_at_a_time(server, page):
     _choose_document(page, "picture_classification")
     page.wait_for_url("**doc=picture_classification**")
     trimmed = alone.matrices.trimmed
-    page.wait_for_function(f"n => document.querySelector('{PLOT}').layout.yaxis.ticktext.length === n", arg=len(trimmed.rows))
+    _wait_for_rows(page, len(trimmed.rows))
     assert list(_heatmap_labels(page)) == [trimmed.rows, trimmed.columns]
     assert _equals_confusion(_matrix(page), alone)
     _shot(page, "g05_docling_document")

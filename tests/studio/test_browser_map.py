@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY, SHARED
 from tests.studio.helpers import app_server
-from tests.studio.test_browser import PLOT, _shot, _wait_for_plot, _wait_idle, launched_chromium
+from tests.studio.test_browser import PLOT, _cell_records, _heatmap_labels, _shot, _wait_for_plot, _wait_idle, launched_chromium
 from tests.studio.test_sweep_view import cli_confusion
 from tore_engine.api import evaluate_pair
 from tore_engine.studio.map_views import FIGURES
@@ -86,6 +86,14 @@ def _trace_values(page, chart: str, name: str, axis: str = "x") -> list[float]:
     return [math.nan if value is None else value for value in values]
 
 
+def _bar_values(page, series: str, classes) -> list[float]:
+    """The drawn bars of one series of the per-class chart, class by class (no bar: NaN), from the
+    data Vega keeps on each bar."""
+    drawn = {datum["class"]: datum["value"] for datum in page.evaluate("""() => [...document.querySelectorAll(
+        "[data-testid=stVegaLiteChart] path[aria-label^='bar ']")].map(path => path.__data__.datum)""") if datum["series"] == series}
+    return [drawn.get(name, math.nan) for name in classes]
+
+
 def _same(shown: list[float], expected) -> bool:
     return np.array_equal(np.array(shown, dtype=float), np.asarray(expected, dtype=float), equal_nan=True)
 
@@ -106,11 +114,11 @@ def _click_sweep_point(page, min_score: float) -> None:
 
 def _heatmap(page) -> tuple[list[str], np.ndarray]:
     """The first heatmap's rows and values (the confusion matrix, with metric=confusion)."""
-    rows, z = page.evaluate(f"""() => {{
-        const plot = document.querySelector('{PLOT}');
-        return [plot._fullLayout.yaxis.ticktext, Array.from(plot._fullData[0].z, row => Array.from(row))];
-    }}""")
-    return rows, np.array(z, dtype=float)
+    rows, columns = _heatmap_labels(page)
+    z = np.full((len(rows), len(columns)), np.nan)
+    for cell in _cell_records(page):
+        z[cell["i"], cell["j"]] = cell["pixels"]
+    return rows, z
 
 
 def _evaluates_at_the_click(page, min_score: float, reference, prediction, out, *cli: str, **engine) -> None:
@@ -145,21 +153,17 @@ def test_the_demo_shows_map_ap_bars_and_the_sweep_and_a_click_evaluates_there(se
     assert {label: shown[label] for label in FIGURES.values()} == _expected_map(evaluation)
     assert shown["Foreground recall"] == f"{evaluation.matrices.foreground[0]:.3f}"
     per_class = evaluation.per_class
-    assert _same(_trace_values(page, "AP", "AP"), per_class["ap"]) and _same(_trace_values(page, "AP", "AR@100"), per_class["ar_100"])
+    assert _same(_bar_values(page, "AP", per_class.index), per_class["ap"])
+    assert _same(_bar_values(page, "AR@100", per_class.index), per_class["ar_100"])
     sweep = evaluation.sweep()
     foreground = sweep[sweep["scope"] == "foreground"]
     assert _same(_trace_values(page, "all classes", "Foreground"), foreground["f1"])
     assert _same(_trace_values(page, "all classes", "all classes", "x2"), foreground["detection_f1"])
     _shot(page, "20_map_and_sweep")
 
-    bar = page.evaluate("""() => {  // the AP bar of Table: trace 3 of the grouped bars, Table's place among the classes
-        const plot = [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
-            .find(p => p._fullData && p._fullData.some(t => t.name === 'AP'));
-        const index = Array.from(plot._fullData[3].x).indexOf('Table');
-        const box = plot.querySelectorAll('.barlayer .trace')[3].querySelectorAll('.point path')[index].getBoundingClientRect();
-        return [box.left + box.width / 2, box.top + box.height / 2];
-    }""")
-    page.mouse.click(*bar)
+    bar = page.locator("[data-testid=stVegaLiteChart] path[aria-label='bar Table AP']")  # the AP bar of Table
+    bar.scroll_into_view_if_needed()
+    bar.click()
     page.get_by_text("Pages with Table:").wait_for(timeout=30_000)
     _wait_idle(page)
     _shot(page, "21_ap_bar_clicked")
@@ -177,7 +181,7 @@ def test_real_scored_predictions_show_their_map_and_sweep_and_a_click_evaluates_
     _wait_for_sweep(page)
     assert {label: _metrics(page)[label] for label in FIGURES.values()} == _expected_map(evaluation)
     per_class = evaluation.per_class
-    assert _same(_trace_values(page, "AP", "AP"), per_class["ap"])
+    assert _same(_bar_values(page, "AP", per_class.index), per_class["ap"])
     sweep = evaluation.sweep()
     assert _same(_trace_values(page, "all classes", "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"])
     for name in ("text", "picture", "section_header"):
