@@ -77,6 +77,27 @@ def colour_scale(values: np.ndarray, scale: str, is_ratio: bool) -> ColourScale:
     return ColourScale(clipped**POWER, [t**POWER for t in ticks], [_tick_text(t, is_ratio) for t in ticks])
 
 
+@dataclass(frozen=True)
+class MatrixPicture:
+    """What every drawing of a matrix shows (this module's figure, `vega_charts`' heatmap)."""
+
+    values: np.ndarray  # the metric's value of each cell
+    diagonal: np.ndarray  # the cells of a class with itself
+    shown: np.ndarray  # `values`, NaN where hidden (the diagonal, when hidden)
+    colours: ColourScale  # of `shown`
+    small: bool  # numbers printed on the cells
+
+
+def matrix_picture(matrices: MatrixSet, metric: str, *, scale: str = "linear", hide_diagonal: bool = False) -> MatrixPicture:
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+    values = np.asarray(getattr(matrices, metric), dtype=float)
+    diagonal = matrices.same_class()
+    shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
+    return MatrixPicture(values, diagonal, shown, colour_scale(shown, scale, is_ratio=metric != "confusion"),
+                         max(len(matrices.rows), len(matrices.columns)) <= CELL_TEXT_LIMIT)
+
+
 def _tick_text(value: float, is_ratio: bool) -> str:
     """A colour bar tick: a ratio to two significant digits (0, 0.001, 0.01, 0.1 and 1 of a log
     scale are five labels, not "0.00" twice), pixels as a cell's number."""
@@ -158,15 +179,9 @@ def matrix_heatmap(
     (colour and number) and rescales the colours to the confusions; `outline_diagonal` frames them
     (single taxonomy). The `share` metric (each cell over the view's total) needs `ShownMatrices`.
     """
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
     rows, columns = matrices.rows, matrices.columns
-    values = np.asarray(getattr(matrices, metric), dtype=float)
-    diagonal = matrices.same_class()
-    shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
-    is_ratio = metric != "confusion"
-    colours = colour_scale(shown, scale, is_ratio=is_ratio)
-    small = max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
+    picture = matrix_picture(matrices, metric, scale=scale, hide_diagonal=hide_diagonal)
+    values, diagonal, shown, colours, small = picture.values, picture.diagonal, picture.shown, picture.colours, picture.small
     heatmap = go.Heatmap(
         z=colours.z,
         x=list(range(len(columns))),

@@ -25,14 +25,13 @@ from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.plots.heatmaps import (
     CELL_TEXT_LIMIT,
     COLOUR_BAR_TITLES,
-    METRICS,
     NORMALISATIONS,
     PERCENT_FORMAT,
     PIXELS_FORMAT,
     TICK_LABEL_LIMIT,
     cell_size,
     cell_text,
-    colour_scale,
+    matrix_picture,
 )
 
 if TYPE_CHECKING:
@@ -129,15 +128,9 @@ def matrix_heatmap(matrices: MatrixSet, metric: str, *, scale: str = "linear", h
                    title: str = "") -> Spec:
     """`heatmaps.matrix_heatmap` for the app: a clickable, zoomable heatmap of one matrix whose
     hover shows both class names, the value, the pixels and the row and column percentages."""
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
     rows, columns = matrices.rows, matrices.columns
-    values = np.asarray(getattr(matrices, metric), dtype=float)
-    diagonal = matrices.same_class()
-    shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
-    is_ratio = metric != "confusion"
-    colours = colour_scale(shown, scale, is_ratio=is_ratio)
-    small = max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
+    picture = matrix_picture(matrices, metric, scale=scale, hide_diagonal=hide_diagonal)
+    values, diagonal, shown, colours, small = picture.values, picture.diagonal, picture.shown, picture.colours, picture.small
     texts = [[cell_text(v, metric) if small else "" for v in row] for row in shown]
     fields = {"value": values, "pixels": np.asarray(matrices.confusion, dtype=float), "recall": np.asarray(matrices.recall, dtype=float),
               "precision": np.asarray(matrices.precision, dtype=float)}
