@@ -25,6 +25,7 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY
 from tests.studio.helpers import app_server
+from tore_engine.studio import chart_preload
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
@@ -271,6 +272,29 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
     rows, columns = _heatmap_labels(page)
     assert rows == columns == ["Table", "Text"]
     _shot(page, "10_class_subset")
+
+
+def test_the_overlays_chart_component_loads_after_the_matrices_are_drawn_and_the_timer_ends(server, browser):
+    """The matrices are Vega-Lite; the Overlays page's Plotly component is loaded by a blank chart
+    drawn after the page (studio.chart_preload), then the page is quiet: no more timed runs."""
+    context = browser.new_context(viewport={"width": 1500, "height": 1200})
+    try:
+        tab = context.new_page()
+        frames: list[float] = []
+        tab.on("websocket", lambda socket: socket.on("framereceived", lambda _: frames.append(time.monotonic())))
+        tab.goto(server)
+        tab.wait_for_selector(VEGA_CELLS, timeout=60_000)
+        tab.locator("[data-testid=stPlotlyChart]").first.wait_for(state="attached", timeout=30_000)  # the blank chart, after the heatmap
+        _wait_idle(tab)
+        tab.wait_for_timeout(1000)
+        quiet_from = time.monotonic()
+        tab.wait_for_timeout(2 * chart_preload.AFTER.total_seconds() * 1000)
+        assert [at for at in frames if at > quiet_from] == []  # the timer ended: no run after the one that drew it
+        tab.locator(".st-key-open-button-all-A-A button").click()  # and Overlays draws its figure
+        tab.wait_for_url("**/overlays**", timeout=30_000)
+        tab.wait_for_selector(f"{PLOT} .nsewdrag", timeout=30_000)
+    finally:
+        context.close()
 
 
 def test_every_page_opens_from_its_url_and_controls_keep_their_values(server, browser):
