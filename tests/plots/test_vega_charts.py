@@ -46,6 +46,7 @@ def test_each_cell_carries_the_matrix_numbers_and_the_reports_text_and_colour(ev
                     assert (record["pixels"], record["recall"]) == (float(matrices.confusion[i, j]), float(matrices.recall[i, j]))
                     assert record["text"] == figure.data[0].text[i][j]  # the number the report prints
                     assert record["colour"] == pytest.approx(colours[i, j])
+                    assert record["dark"] == bool(colours[i, j] > vega_charts.DARK_TEXT_FROM * np.nanmax(colours))  # white text
     text_to_title = _cell(vega_charts.matrix_heatmap(matrices, "recall"), "Text", "Title")
     assert (text_to_title["value"], text_to_title["pixels"], text_to_title["precision"]) == (0.5, 4.0, pytest.approx(4 / 6))
 
@@ -108,6 +109,7 @@ def test_difference_heatmap_is_centred_on_zero():
     assert (scale["domain"], scale["domainMid"]) == ([-0.3, 0.3], 0)
     assert _cell(spec, "a", "b")["value"] == _cell(spec, "a", "b")["colour"] == pytest.approx(-0.3)
     assert _cell(spec, "a", "b")["text"] == "-0.30" and _cell(spec, "b", "b")["text"] == "+0.20"
+    assert [_cell(spec, "a", "b")["dark"], _cell(spec, "b", "b")["dark"], _cell(spec, "a", "a")["dark"]] == [True, True, False]  # |B - A| over 0.6 of 0.3
 
 
 def test_per_class_bars_show_every_score_and_a_click_reads_back(evaluation):

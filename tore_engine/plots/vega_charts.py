@@ -3,7 +3,7 @@ grouped bars (per-class scores, Compare's outcomes).
 
 Why not the Plotly figures of `heatmaps`: a browser runs plotly.js's 4.7 MB script for about 0.7 s
 before it draws anything, Vega's in a fraction of that, and the first heatmap of a new tab is the
-app's first picture (the demo's new tab: 2.2 s with Plotly, 1.5 s with Vega-Lite, RESULTS.md). The
+app's first picture (the demo's new tab, one A/B: 2.9 s with Plotly, 2.0 s with Vega-Lite, RESULTS.md). The
 reports and `Evaluation.plot` keep Plotly figures; both read their numbers, colours, sizes and texts
 from `heatmaps`, so a matrix looks the same in either.
 
@@ -110,18 +110,15 @@ def _heatmap_spec(matrices: MatrixSet, cells: list[Spec], colour: Spec, tooltip:
 
 
 def _cell_records(rows: list[str], columns: list[str], diagonal: np.ndarray, fields: dict[str, np.ndarray], texts: list[list[str]],
-                  colour: np.ndarray) -> list[Spec]:
-    """One record a cell: its indices and names, its colour value (null: hidden), its number, and
-    `fields`' values for the hover."""
-    top = float(np.nanmax(colour)) if np.isfinite(colour).any() else 0.0
-    records = []
-    for i, row in enumerate(rows):
-        for j, column in enumerate(columns):
-            value = colour[i, j]
-            records.append({"i": i, "j": j, "row": row, "column": column, "label": f"cell {row} {column}", "colour": _number(value),
-                            "text": texts[i][j], "dark": bool(top > 0 and math.isfinite(value) and value > DARK_TEXT_FROM * top),
-                            "diagonal": bool(diagonal[i, j]), **{name: _number(values[i, j]) for name, values in fields.items()}})
-    return records
+                  colour: np.ndarray, strength: np.ndarray) -> list[Spec]:
+    """One record a cell: its indices and names, its colour value (null: hidden), its number (white
+    where `strength`, how far the colour is from white, is high), and `fields`' values for the hover."""
+    top = float(np.nanmax(strength)) if np.isfinite(strength).any() else 0.0
+    dark = np.isfinite(strength) & (strength > DARK_TEXT_FROM * top) if top > 0 else np.zeros_like(diagonal)
+    return [{"i": i, "j": j, "row": row, "column": column, "label": f"cell {row} {column}", "colour": _number(colour[i, j]),
+             "text": texts[i][j], "dark": bool(dark[i, j]), "diagonal": bool(diagonal[i, j]),
+             **{name: _number(values[i, j]) for name, values in fields.items()}}
+            for i, row in enumerate(rows) for j, column in enumerate(columns)]
 
 
 def matrix_heatmap(matrices: MatrixSet, metric: str, *, scale: str = "linear", hide_diagonal: bool = False, outline_diagonal: bool = False,
@@ -145,7 +142,8 @@ def matrix_heatmap(matrices: MatrixSet, metric: str, *, scale: str = "linear", h
                         ("value", NORMALISATIONS[metric], {"confusion": PIXELS_FORMAT, "share": PERCENT_FORMAT}.get(metric, ".4f")),
                         ("pixels", "pixels", PIXELS_FORMAT), ("recall", "row % (recall)", PERCENT_FORMAT),
                         ("precision", "column % (precision)", PERCENT_FORMAT)])
-    spec = _heatmap_spec(matrices, _cell_records(rows, columns, diagonal, fields, texts, np.asarray(colours.z, dtype=float)), colour, tooltip,
+    colour_values = np.asarray(colours.z, dtype=float)
+    spec = _heatmap_spec(matrices, _cell_records(rows, columns, diagonal, fields, texts, colour_values, colour_values), colour, tooltip,
                          title=title, small=small, outline_diagonal=outline_diagonal and bool(diagonal.any()))
     if colours.tickvals is not None:
         spec["params"] += [{"name": "colourValues", "value": colours.tickvals}, {"name": "colourTicks", "value": colours.ticktext}]
@@ -162,9 +160,7 @@ def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "") -
     colour = {"field": "colour", "type": "quantitative", "scale": {"scheme": "redblue", "domain": [-bound, bound], "domainMid": 0},
               "legend": {"title": f"Δ {metric}"}}
     tooltip = _tooltip([("row", "reference", None), ("column", "prediction", None), ("value", f"B − A {metric}", "+.4f")])
-    cells = _cell_records(rows, columns, difference.same_class(), {"value": values}, texts, np.abs(values))
-    for record, value in zip(cells, values.ravel().tolist()):
-        record["colour"] = _number(value)
+    cells = _cell_records(rows, columns, difference.same_class(), {"value": values}, texts, values, np.abs(values))
     return _heatmap_spec(difference, cells, colour, tooltip, title=title, small=small, outline_diagonal=False)
 
 
