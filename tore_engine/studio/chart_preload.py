@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-AFTER = datetime.timedelta(seconds=1.5)  # after the page arrives: its heatmap is drawn by then (RESULTS.md, "App at scale")
+AFTER = datetime.timedelta(seconds=1.0)  # after the page arrives: its heatmap is about drawn (RESULTS.md, "App at scale")
 _STATE = "_chart_preload"  # session state: "waiting" (the timer runs), "drawn" (the session's tab has the component)
 BLANK = go.Figure(layout={"height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False}, "yaxis": {"visible": False}})
 
