@@ -297,6 +297,30 @@ def test_the_overlays_chart_component_loads_after_the_matrices_are_drawn_and_the
         context.close()
 
 
+def test_ctrl_scroll_zooms_the_heatmap_a_plain_scroll_does_not_and_a_double_click_resets(server, page):
+    """The heatmap's zoom (plots.vega_charts.ZOOM); a scroll without ctrl scrolls the page, as before."""
+    page.goto(server)
+    cell = _cell(page, "Text", "Table")
+    cell.wait_for(timeout=60_000)
+    _wait_idle(page)
+    cell.scroll_into_view_if_needed()
+    side = cell.bounding_box()["width"]
+
+    def wheel(ctrl: bool) -> float:  # a synthetic event: Playwright's wheel carries no modifier keys
+        cell.evaluate("""(path, ctrl) => { const box = path.getBoundingClientRect();
+            path.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, ctrlKey: ctrl, bubbles: true, cancelable: true,
+                                                        clientX: box.x + box.width / 2, clientY: box.y + box.height / 2})); }""", ctrl)
+        page.wait_for_timeout(500)
+        return cell.bounding_box()["width"]
+
+    assert wheel(False) == side
+    assert wheel(True) > 1.2 * side
+    box = cell.bounding_box()
+    page.mouse.dblclick(box["x"] + 3, box["y"] + 3)
+    page.wait_for_timeout(500)
+    assert cell.bounding_box()["width"] == side
+
+
 def test_every_page_opens_from_its_url_and_controls_keep_their_values(server, browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1200})
     try:

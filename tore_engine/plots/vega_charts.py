@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
 Spec = dict[str, Any]
 CELL, BAR = "cell", "bar"  # the point selections a click makes
-ZOOM = "zoom"  # the interval selection bound to the axes (a plain scroll still scrolls the page)
-ZOOM_HELP = "Shift + scroll to zoom, drag to pan, double-click to reset."
+ZOOM = "zoom"  # the interval selection bound to the axes (a plain scroll still scrolls the page; Chrome sends shift + scroll sideways)
+ZOOM_HELP = "Ctrl + scroll (or pinch) to zoom, drag to pan, double-click to reset."
 FIXED_SIZE = {"type": "pad"}  # width and height are the plot's (square cells); axes, legend and title add to them
 SELECTED_STROKE = "#ff2b2b"
 BAR_WIDTH = 14  # pixels a bar (a class: one bar a series, and a gap)
@@ -85,7 +85,7 @@ def _heatmap_spec(matrices: MatrixSet, cells: list[Spec], colour: Spec, tooltip:
     frame = {"type": "rect", "filled": False}
     layers: list[Spec] = [{
         "params": [{"name": CELL, "select": {"type": "point", "fields": ["i", "j"], "on": "click", "clear": False}},
-                   {"name": ZOOM, "select": {"type": "interval", "encodings": ["x", "y"], "zoom": "wheel![event.shiftKey]"}, "bind": "scales"}],
+                   {"name": ZOOM, "select": {"type": "interval", "encodings": ["x", "y"], "zoom": "wheel![event.ctrlKey]"}, "bind": "scales"}],
         "mark": {"type": "rect"},
         "encoding": {**spans, "color": colour, "tooltip": tooltip, "description": {"field": "label"}},
     }]
