@@ -83,9 +83,14 @@ class MatrixPicture:
 
     values: np.ndarray  # the metric's value of each cell
     diagonal: np.ndarray  # the cells of a class with itself
-    shown: np.ndarray  # `values`, NaN where hidden (the diagonal, when hidden)
-    colours: ColourScale  # of `shown`
-    small: bool  # numbers printed on the cells
+    colours: ColourScale  # of `values`, NaN where hidden (the diagonal, when hidden)
+    small: bool  # numbers printed on the cells (`numbered`)
+    texts: list[list[str]]  # each cell's number as printed ("" where hidden, or everywhere when not `small`)
+
+
+def numbered(matrices: MatrixSet) -> bool:
+    """Whether a matrix this size has its numbers printed on its cells."""
+    return max(len(matrices.rows), len(matrices.columns)) <= CELL_TEXT_LIMIT
 
 
 def matrix_picture(matrices: MatrixSet, metric: str, *, scale: str = "linear", hide_diagonal: bool = False) -> MatrixPicture:
@@ -94,8 +99,9 @@ def matrix_picture(matrices: MatrixSet, metric: str, *, scale: str = "linear", h
     values = np.asarray(getattr(matrices, metric), dtype=float)
     diagonal = matrices.same_class()
     shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
-    return MatrixPicture(values, diagonal, shown, colour_scale(shown, scale, is_ratio=metric != "confusion"),
-                         max(len(matrices.rows), len(matrices.columns)) <= CELL_TEXT_LIMIT)
+    small = numbered(matrices)
+    texts = [[cell_text(v, metric) if small else "" for v in row] for row in shown]
+    return MatrixPicture(values, diagonal, colour_scale(shown, scale, is_ratio=metric != "confusion"), small, texts)
 
 
 def _tick_text(value: float, is_ratio: bool) -> str:
@@ -181,7 +187,7 @@ def matrix_heatmap(
     """
     rows, columns = matrices.rows, matrices.columns
     picture = matrix_picture(matrices, metric, scale=scale, hide_diagonal=hide_diagonal)
-    values, diagonal, shown, colours, small = picture.values, picture.diagonal, picture.shown, picture.colours, picture.small
+    values, diagonal, colours, small = picture.values, picture.diagonal, picture.colours, picture.small
     heatmap = go.Heatmap(
         z=colours.z,
         x=list(range(len(columns))),
@@ -190,7 +196,7 @@ def matrix_heatmap(
         hoverinfo="skip",
         colorbar=dict(title=COLOUR_BAR_TITLES[metric], tickvals=colours.tickvals,
                       ticktext=colours.ticktext, thickness=14, tickformat=PERCENT_FORMAT if metric == "share" else None),
-        text=[[cell_text(v, metric) for v in row] for row in shown] if small else None,
+        text=picture.texts if small else None,
         texttemplate="%{text}" if small else None,
         textfont=dict(size=10),
     )

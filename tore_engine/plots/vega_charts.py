@@ -23,15 +23,14 @@ import numpy as np
 
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.plots.heatmaps import (
-    CELL_TEXT_LIMIT,
     COLOUR_BAR_TITLES,
     NORMALISATIONS,
     PERCENT_FORMAT,
     PIXELS_FORMAT,
     TICK_LABEL_LIMIT,
     cell_size,
-    cell_text,
     matrix_picture,
+    numbered,
 )
 
 if TYPE_CHECKING:
@@ -128,8 +127,7 @@ def matrix_heatmap(matrices: MatrixSet, metric: str, *, scale: str = "linear", h
     hover shows both class names, the value, the pixels and the row and column percentages."""
     rows, columns = matrices.rows, matrices.columns
     picture = matrix_picture(matrices, metric, scale=scale, hide_diagonal=hide_diagonal)
-    values, diagonal, shown, colours, small = picture.values, picture.diagonal, picture.shown, picture.colours, picture.small
-    texts = [[cell_text(v, metric) if small else "" for v in row] for row in shown]
+    values, diagonal, colours = picture.values, picture.diagonal, picture.colours
     fields = {"value": values, "pixels": np.asarray(matrices.confusion, dtype=float), "recall": np.asarray(matrices.recall, dtype=float),
               "precision": np.asarray(matrices.precision, dtype=float)}
     legend: Spec = {"title": COLOUR_BAR_TITLES[metric], "gradientLength": max(120, min(400, cell_size(rows, columns) * len(rows)))}
@@ -144,8 +142,8 @@ def matrix_heatmap(matrices: MatrixSet, metric: str, *, scale: str = "linear", h
                         ("pixels", "pixels", PIXELS_FORMAT), ("recall", "row % (recall)", PERCENT_FORMAT),
                         ("precision", "column % (precision)", PERCENT_FORMAT)])
     colour_values = np.asarray(colours.z, dtype=float)
-    spec = _heatmap_spec(matrices, _cell_records(rows, columns, diagonal, fields, texts, colour_values, colour_values), colour, tooltip,
-                         title=title, small=small, outline_diagonal=outline_diagonal and bool(diagonal.any()))
+    spec = _heatmap_spec(matrices, _cell_records(rows, columns, diagonal, fields, picture.texts, colour_values, colour_values), colour,
+                         tooltip, title=title, small=picture.small, outline_diagonal=outline_diagonal and bool(diagonal.any()))
     if colours.tickvals is not None:
         spec["params"] += [{"name": "colourValues", "value": colours.tickvals}, {"name": "colourTicks", "value": colours.ticktext}]
     return spec
@@ -156,7 +154,7 @@ def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "") -
     rows, columns = difference.rows, difference.columns
     values = np.asarray(getattr(difference, metric), dtype=float)
     bound = (float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0) or 1.0
-    small = max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
+    small = numbered(difference)
     texts = [[f"{v:+.2f}" if small and math.isfinite(v) else "" for v in row] for row in values]
     colour = {"field": "colour", "type": "quantitative", "scale": {"scheme": "redblue", "domain": [-bound, bound], "domainMid": 0},
               "legend": {"title": f"Δ {metric}"}}
