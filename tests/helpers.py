@@ -66,3 +66,41 @@ def input_error_without(module: str, call: str, **names: object) -> str:
 def ranked_pages(evaluation, view: str, row: str, column: str, limit: int | None = None) -> list[tuple]:
     """`Evaluation.pages_for_cell` as (page, pixels, share) tuples, for comparing with expected lists."""
     return list(evaluation.pages_for_cell(row, column, view=view, limit=limit).itertuples(index=False, name=None))
+
+
+def valid_vega_lite(spec: dict) -> dict:
+    """`spec`, once checked against the Vega-Lite schema Altair ships (the version Streamlit draws)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    altair = pytest.importorskip("altair")
+    jsonschema.validate(spec, altair.vegalite.v6.schema.core.load_schema())
+    return spec
+
+
+EXPRESSION_KEYS = ("filter", "test", "calculate", "labelExpr", "expr")
+
+
+def vega_expressions(spec) -> list[str]:
+    """Every Vega expression in a specification (the text Vega parses as code)."""
+    if isinstance(spec, dict):
+        own = [value for key, value in spec.items() if key in EXPRESSION_KEYS and isinstance(value, str)]
+        return own + [text for value in spec.values() for text in vega_expressions(value)]
+    if isinstance(spec, list):
+        return [text for value in spec for text in vega_expressions(value)]
+    return []
+
+
+def page_box_colours(spec: dict, row: dict) -> tuple[str, str]:
+    """(fill, outline): the colours a page chart (`plots.page_chart`) draws one of its box rows in,
+    as Vega resolves them: a colour of the row's own where a condition names its index, else its
+    legend group's."""
+    layer = next(layer for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "rect")
+
+    def resolved(channel: str, field: str) -> str:
+        encoding = layer["encoding"][channel]
+        index = row[field]
+        for condition in encoding.get("condition", []):
+            if index is not None and condition["test"] == f"datum.{field} === {int(index)}":
+                return condition["value"]
+        return dict(zip(encoding["scale"]["domain"], encoding["scale"]["range"]))[row["group"]]
+
+    return resolved("fill", "fill_colour"), resolved("stroke", "outline")

@@ -1,84 +1,131 @@
-"""The page figures (tore_engine.plots.page_overlays), without Streamlit: one colour a class in every
-pane, the agreement pane's colours and hatches, and the outline trace the panels draw boxes with."""
+"""The page charts (tore_engine.plots.page_overlays over plots.page_chart), without Streamlit: valid
+Vega-Lite, one colour a class in every pane, the hover's numbers, the veil exactly on the cell's
+pixels, the agreement pane's colours and hatches, and names kept out of expressions."""
 
 from __future__ import annotations
 
 import io
 
 import numpy as np
+import pytest
 from PIL import Image
 
+from tests.helpers import valid_vega_lite, vega_expressions
 from tore_engine.core.layout import Page
-from tore_engine.engine.agreement import (
-    DIFFERENT_CLASS,
-    ONLY_PREDICTION,
-    ONLY_REFERENCE,
-    SAME_CLASS,
-    agreement_raster,
-)
-from tore_engine.plots import page_overlays as page_figures
-from tore_engine.plots.page_overlays import outline_trace
+from tore_engine.core.taxonomy import BACKGROUND, Taxonomy
+from tore_engine.engine.agreement import DIFFERENT_CLASS, ONLY_PREDICTION, ONLY_REFERENCE, SAME_CLASS, agreement_raster
+from tore_engine.engine.cell_regions import page_regions
+from tore_engine.plots import page_chart, page_overlays
+from tore_engine.plots.page_overlays import Highlight, Pane
 from tore_engine.plots.palette import AGREEMENT_STYLES, class_color
 
 
-def _page(labels_boxes, scores=None):
+def _page(labels_boxes, scores=None, size=10):
     labels = [label for label, _ in labels_boxes]
-    return Page("p", 10, 10, labels, np.array([box for _, box in labels_boxes], dtype=float).reshape(-1, 4),
+    return Page("p", size, size, labels, np.array([box for _, box in labels_boxes], dtype=float).reshape(-1, 4),
                 None if scores is None else np.array(scores, dtype=float))
 
 
-def test_palette_is_keyed_by_class_name_across_panes():
-    assert class_color("Table") == class_color("table") == class_color(" TABLE ")
-    assert class_color("Some new class") == class_color("some new class")
-    assert len({class_color(name) for name in ["Caption", "Footnote", "Formula", "List-item", "Page-footer", "Page-header",
-                                                 "Picture", "Section-header", "Table", "Text", "Title"]}) == 11
+def _taxonomy(*classes: str) -> Taxonomy:
+    index = {name: k + 1 for k, name in enumerate(classes)}
+    return Taxonomy("single", [BACKGROUND, *classes], index, index)
+
+
+def _rows(spec: dict, kind: str) -> list[dict]:
+    return [row for row in spec["data"]["values"] if row["kind"] == kind]
+
+
+def _box_layer(spec: dict) -> dict:
+    return next(layer for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "rect")
+
+
+def _png(uri: str) -> np.ndarray:
+    return np.array(Image.open(io.BytesIO(page_overlays.base64.b64decode(uri.split(",", 1)[1]))))
+
+
+def test_one_colour_a_class_in_every_pane_its_hover_and_one_zoom():
     reference = _page([("Text", [0, 0, 4, 4]), ("Title", [0, 5, 4, 6])])
     prediction = _page([("Title", [0, 0, 4, 4]), ("Text", [5, 5, 9, 9])], scores=[0.9, float("nan")])
-    fig = page_figures.page_overlay([page_figures.Pane("reference", reference), page_figures.Pane("model", prediction)], 10, 10, None)
-    outlines = [trace for trace in fig.data if trace.mode == "lines"]
-    by_class = {}
-    for trace in outlines:
-        by_class.setdefault(trace.name, []).append(trace)
-    for name, traces in by_class.items():
-        assert {trace.line.color for trace in traces} == {class_color(name)}
-        assert {trace.legendgroup for trace in traces} == {name}
-        assert sum(bool(trace.showlegend) for trace in traces) == 1  # one legend entry toggles both panes
-    hovers = [text for trace in fig.data if trace.xaxis == "x2" for text in trace.text if text]
-    assert any("score 0.900" in text and "[0.0, 0.0, 4.0, 4.0]" in text for text in hovers)
-    assert any("no score" in text for text in hovers)
-    assert fig.layout.xaxis2.matches == "x" and fig.layout.yaxis2.matches == "y"  # synchronised zoom
+    spec = valid_vega_lite(page_overlays.page_overlay([Pane("reference", reference), Pane("model", prediction)], 10, 10, "data:image/png;base64,"))
+    boxes = _rows(spec, "box")
+    assert sorted((row["pane"], row["group"]) for row in boxes) == [(0, "Text"), (0, "Title"), (1, "Text"), (1, "Title")]
+    scale = _box_layer(spec)["encoding"]["fill"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"])) == {"Text": class_color("Text"), "Title": class_color("Title")}  # one entry a class
+    assert _box_layer(spec)["encoding"]["stroke"] == _box_layer(spec)["encoding"]["fill"]
+    scored = next(row for row in boxes if row["pane"] == 1 and row["group"] == "Title")
+    assert scored["tip"] == {"title": "Title", "box": "0", "score": "0.900", "x1, y1, x2, y2": "0.0, 0.0, 4.0, 4.0"}
+    assert next(row for row in boxes if row["pane"] == 1 and row["group"] == "Text")["tip"]["score"] == "no score"
+    assert {"name": "paneTitles", "value": ["reference", "model"]} in spec["params"] and spec["columns"] == 2
+    zoom = next(param for param in _box_layer(spec)["params"] if param["name"] == page_chart.ZOOM)
+    assert zoom["bind"] == "scales" and "resolve" not in spec  # the panes share their scales: one zoom moves all
+    assert _box_layer(spec)["encoding"]["x"]["scale"]["domain"] == [0, 10]
+    assert spec["spec"]["layer"][0]["mark"]["url"] == "data:image/png;base64,"  # the page image, once, under every pane
+
+
+def test_a_small_box_inside_a_large_one_is_drawn_after_it():
+    page = _page([("Text", [1, 1, 2, 2]), ("Table", [0, 0, 9, 9])])
+    spec = page_overlays.page_overlay([Pane("reference", page)], 10, 10, None)
+    assert [row["group"] for row in _rows(spec, "box")] == ["Table", "Text"]  # so the small box keeps its hover
+
+
+def test_the_veil_clears_exactly_the_cells_pixels_by_their_share():
+    reference = _page([("Text", [0, 0, 6, 4]), ("Table", [2, 0, 6, 4])])  # [2, 6) x [0, 4): {Text, Table}
+    prediction = _page([("Table", [0, 0, 4, 4])])
+    taxonomy = _taxonomy("Table", "Text")
+    regions = page_regions(reference, prediction, taxonomy, "full", "Text", "Table")
+    veil = _png(page_overlays.data_uri(page_overlays.veil_png(regions, 10, 10)))
+    lit = veil[..., 3] < page_overlays.VEIL_ALPHA
+    expected = np.zeros((10, 10), dtype=bool)
+    for x0, x1, y0, y1 in zip(regions.x0, regions.x1, regions.y0, regions.y1):
+        expected[y0:y1, x0:x1] = True
+    assert lit.tolist() == expected.tolist() and expected.any()
+    given = (1 - veil[..., 3] / page_overlays.VEIL_ALPHA).sum()  # each pixel's share, to the veil's 1/140
+    assert given == pytest.approx(float(regions.contribution()), abs=expected.sum() * 0.5 / page_overlays.VEIL_ALPHA)
+    spec = page_overlays.page_overlay([Pane("reference", reference, Highlight("Text → Table", regions, regions.reference_boxes.tolist()))],
+                                      10, 10, None)
+    assert [row["url"] for row in _rows(spec, "picture")] == [page_overlays.data_uri(page_overlays.veil_png(regions, 10, 10))]
+    outlined = [row for row in _rows(spec, "box") if row["group"] == "boxes behind Text → Table"]
+    assert sorted(int(row["tip"]["box"]) for row in outlined) == sorted(regions.reference_boxes.tolist()) and outlined[0]["line"] == 3
+    assert outlined[0]["fill"] == 0
+
+
+def test_a_huge_pages_veil_is_drawn_smaller():
+    reference = _page([("Text", [0, 0, 30_000, 100])], size=40_000)
+    regions = page_regions(reference, _page([], size=40_000), _taxonomy("Text"), "full", "Text", "Background")
+    veil = _png(page_overlays.data_uri(page_overlays.veil_png(regions, 40_000, 40_000)))
+    assert veil.shape[:2] == (page_overlays.MAX_VEIL_SIDE, page_overlays.MAX_VEIL_SIDE)
+    assert veil[0, 0, 3] == 0 and veil[-1, -1, 3] == page_overlays.VEIL_ALPHA
 
 
 def test_agreement_pane_paints_each_category_in_its_colour_and_hatch():
     reference = _page([("Text", [0, 0, 4, 4]), ("Table", [0, 6, 2, 8])])
     prediction = _page([("Text", [2, 2, 6, 6]), ("Title", [0, 6, 2, 8])])
     raster = agreement_raster(reference, prediction, compare_classes=True)
-    picture = np.array(Image.open(io.BytesIO(page_figures.agreement_png(raster))))
+    picture = np.array(Image.open(io.BytesIO(page_overlays.agreement_png(raster))))
     for (row, column), code in {(0, 0): ONLY_REFERENCE, (5, 5): ONLY_PREDICTION, (3, 3): SAME_CLASS, (7, 1): DIFFERENT_CLASS}.items():
         colour, _ = AGREEMENT_STYLES[code]
         assert picture[row, column, :3].tolist() == [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
-    assert picture[0, 0, 3] == page_figures.AGREEMENT_ALPHA  # on a "\\" hatch line ((x + y) % 9 < 3)
-    assert picture[0, 3, 3] == page_figures.AGREEMENT_TINT_ALPHA  # between two lines
+    assert picture[0, 0, 3] == page_overlays.AGREEMENT_ALPHA  # on a "\\" hatch line ((x + y) % 9 < 3)
+    assert picture[0, 3, 3] == page_overlays.AGREEMENT_TINT_ALPHA  # between two lines
     assert picture[9, 9, 3] == 0  # transparent where neither side has a box
-    fig = page_figures.page_overlay([page_figures.Pane("reference", reference)], 10, 10, "data:image/png;base64,", agreement=raster)
-    assert [a.text for a in fig.layout.annotations] == ["reference", "agreement"]
-    assert fig.layout.images[-1].xref == "x2" and fig.layout.images[-1].layer == "above"
-    legend = {trace.name: trace for trace in fig.data if trace.legendgroup and trace.legendgroup.startswith("agreement")}
-    same = legend["in both, same class (4.0% of the page)"]
-    assert same.type == "bar" and same.marker.pattern.fgcolor == AGREEMENT_STYLES[SAME_CLASS][0]
-    assert legend["only in the reference (12.0% of the page)"].marker.pattern.shape == "\\"
+    spec = valid_vega_lite(page_overlays.page_overlay([Pane("reference", reference)], 10, 10, "data:image/png;base64,", agreement=raster))
+    assert {"name": "paneTitles", "value": ["reference", "agreement"]} in spec["params"] and spec["columns"] == 2
+    assert [(row["pane"], row["url"]) for row in _rows(spec, "picture")] == [(1, page_overlays.data_uri(page_overlays.agreement_png(raster)))]
+    scale = _box_layer(spec)["encoding"]["fill"]["scale"]
+    legend = dict(zip(scale["domain"], scale["range"]))
+    assert legend["in both, same class (4.0% of the page, solid)"] == AGREEMENT_STYLES[SAME_CLASS][0]
+    assert legend["only in the reference (12.0% of the page, hatched \\)"] == AGREEMENT_STYLES[ONLY_REFERENCE][0]
 
 
-def test_outline_trace_draws_every_box_closed_with_a_gap():
-    trace = outline_trace([(0, 0, 10, 5), np.array([20.0, 20, 30, 40])], ["a", "b"], line=dict(color="#000000"), name="<b>x</b>",
-                          fill_colour="rgba(0,0,0,0.1)", column=2, legendgroup="x")
-    assert list(trace.x) == [0, 10, 10, 0, 0, None, 20, 30, 30, 20, 20, None]
-    assert list(trace.y) == [0, 0, 5, 5, 0, None, 20, 20, 40, 40, 20, None]
-    assert list(trace.text) == ["a"] * 5 + [None] + ["b"] * 5 + [None]
-    assert (trace.fill, trace.xaxis, trace.yaxis, trace.legendgroup) == ("toself", "x2", "y2", "x")
-    assert trace.name == "&lt;b&gt;x&lt;/b&gt;"  # plain text
+def test_names_and_titles_are_data_never_expressions():
+    hostile = "<img src=x onerror=alert(1)>'); alert(1); ('"
+    page = _page([(hostile, [0, 0, 4, 4])])
+    spec = valid_vega_lite(page_overlays.page_overlay([Pane(hostile, page)], 10, 10, None))
+    expressions = vega_expressions(spec)
+    assert expressions and not any("alert" in text for text in expressions)
+    assert _rows(spec, "box")[0]["tip"]["title"] == hostile and {"name": "paneTitles", "value": [hostile]} in spec["params"]
 
 
-def test_outline_trace_without_hover_or_fill():
-    trace = outline_trace([(0, 0, 1, 1)], None, line=dict(color="#000000"), name="x")
-    assert trace.hoverinfo == "skip" and trace.text is None and trace.fill is None and trace.xaxis == "x"
+def test_panes_keep_the_pages_proportions_within_the_row():
+    assert page_chart.pane_size(612, 792, 2, 740) == (364, 471)
+    assert page_chart.pane_size(100, 10_000, 1, 740) == (50, page_chart.MAX_PANE_HEIGHT)  # a very tall page: at most 1,000 px high

@@ -13,7 +13,8 @@ import pytest
 from tests.helpers import DEMO
 from tore_engine.api import load_pair
 from tore_engine.metrics.sweep import MIN_SCORES, SWEEP_COLUMNS
-from tore_engine.plots.sweep import BEST_SYMBOL, clicked_min_score, sweep_figure
+from tests.helpers import valid_vega_lite, vega_expressions
+from tore_engine.plots.sweep import POINT, clicked_min_score, sweep_chart
 from tore_engine.run.runner import evaluate_dataset
 
 
@@ -22,8 +23,14 @@ def demo_pair():
     return load_pair(DEMO / "reference.json", DEMO / "model_a.json")
 
 
-def _traces(fig, name: str, dash: str = "solid"):
-    return next(trace for trace in fig.data if trace.name == name and trace.line.dash == dash)
+def _curve(spec: dict, name: str, panel: int = 0) -> list[dict]:
+    """A curve's points in one panel (0: TORE's, 1: the detection view), in minimum-score order."""
+    return sorted((row for row in spec["data"]["values"] if row["kind"] == "point" and row["shown"] == name and row["panel"] == panel),
+                  key=lambda row: row["min_score"])
+
+
+def _f1(points: list[dict]) -> list[float]:
+    return [math.nan if point["f1"] is None else point["f1"] for point in points]
 
 
 def _best_of(values: list[float]) -> int:
@@ -34,52 +41,54 @@ def _best_of(values: list[float]) -> int:
 
 def test_each_curve_is_the_f1_of_a_run_at_each_minimum_score_and_its_best_is_a_star(demo_a, demo_pair):
     sweep = demo_a.sweep()
-    fig = sweep_figure(sweep, current=0.5, title="demo")
-    foreground = _traces(fig, "Foreground")
-    assert list(foreground.x) == list(MIN_SCORES)
-    at_half = evaluate_dataset(*demo_pair, min_score=0.5).matrices.foreground  # an independent run at one point
-    recall, precision = at_half
-    assert foreground.y[MIN_SCORES.index(0.5)] == pytest.approx(2 * recall * precision / (recall + precision), abs=1e-12)
-    symbols = list(foreground.marker.symbol)
-    assert symbols.count(BEST_SYMBOL) == 1 and symbols.index(BEST_SYMBOL) == _best_of(list(foreground.y))
+    spec = valid_vega_lite(sweep_chart(sweep, current=0.5, title="demo"))
+    foreground = _curve(spec, "Foreground")
+    assert [point["min_score"] for point in foreground] == list(MIN_SCORES)
+    recall, precision = evaluate_dataset(*demo_pair, min_score=0.5).matrices.foreground  # an independent run at one point
+    assert _f1(foreground)[MIN_SCORES.index(0.5)] == pytest.approx(2 * recall * precision / (recall + precision), abs=1e-12)
+    best = [point["best"] for point in foreground]
+    assert best.count(True) == 1 and best.index(True) == _best_of(_f1(foreground))
     table = sweep[(sweep["scope"] == "class") & (sweep["class"] == "Table")]["f1"].astype(float).tolist()
-    table_curve = _traces(fig, "Table")
-    assert list(table_curve.y) == table and list(table_curve.marker.symbol).index(BEST_SYMBOL) == _best_of(table)
-    assert f"best Foreground {max(foreground.y):.3f} at" in fig.layout.annotations[0].text
-    assert [shape.x0 for shape in fig.layout.shapes] == [0.5, 0.5]  # the minimum score shown, in both panels
+    assert _f1(_curve(spec, "Table")) == table and [point["best"] for point in _curve(spec, "Table")].index(True) == _best_of(table)
+    titles = next(param["value"] for param in spec["params"] if param["name"] == "panelTitles")
+    assert f"best Foreground {max(_f1(foreground)):.3f} at" in titles[0]
+    assert [(row["panel"], row["min_score"]) for row in spec["data"]["values"] if row["kind"] == "current"] == [(0, 0.5), (1, 0.5)]
 
 
 def test_maps_view_is_the_second_panel_with_map_in_its_title(demo_a):
     sweep = demo_a.sweep()
-    fig = sweep_figure(sweep)
-    pooled = _traces(fig, "all classes", "dash")
+    spec = sweep_chart(sweep)
+    pooled = _curve(spec, "all classes", panel=1)
     rows = sweep[sweep["scope"] == "foreground"]
-    assert list(pooled.y) == rows["detection_f1"].astype(float).tolist() and pooled.xaxis == "x2"
-    assert f"mAP {demo_a.map.map:.3f}" in fig.layout.annotations[1].text
-    assert pooled.customdata[0][2] == demo_a.map.map  # AP in the hover
-    assert fig.layout.shapes == ()  # no minimum score: no line
-    names_in_legend = [trace.name for trace in fig.data if trace.showlegend]
-    assert len(names_in_legend) == len(set(names_in_legend)) and "Foreground" in names_in_legend  # one entry a curve's name
+    assert _f1(pooled) == rows["detection_f1"].astype(float).tolist() and {point["curve"] for point in pooled} == {"Foreground"}
+    titles = next(param["value"] for param in spec["params"] if param["name"] == "panelTitles")
+    assert f"mAP {demo_a.map.map:.3f}" in titles[1]
+    assert pooled[0]["ap"] == demo_a.map.map and pooled[0]["dashed"]  # AP in the hover, the detection side dashed
+    assert not [row for row in spec["data"]["values"] if row["kind"] == "current"]  # no minimum score: no line
+    domain = spec["spec"]["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    assert len(domain) == len(set(domain)) and domain[0] == "Foreground"  # one legend entry a curve's name, for both panels
 
 
 def test_a_dual_evaluation_has_one_panel_and_a_subset_of_classes_draws_only_those(demo_b, demo_a):
-    fig = sweep_figure(demo_b.sweep())
-    assert [trace.name for trace in fig.data] == ["Foreground"] and len(fig.layout.annotations) == 1
-    narrowed = sweep_figure(demo_a.sweep(), classes=["Text", "Table"])
-    assert {trace.name for trace in narrowed.data} == {"Foreground", "Table", "Text", "all classes"}
+    spec = sweep_chart(demo_b.sweep())
+    assert {row["shown"] for row in spec["data"]["values"]} == {"Foreground"}
+    assert len(next(param["value"] for param in spec["params"] if param["name"] == "panelTitles")) == 1
+    narrowed = sweep_chart(demo_a.sweep(), classes=["Text", "Table"])
+    assert {row["shown"] for row in narrowed["data"]["values"]} == {"Foreground", "Table", "Text", "all classes"}
 
 
-def test_class_names_are_drawn_as_text():
-    hostile = '<a href="https://example.org/">x</a>'
+def test_class_names_are_data_never_expressions():
+    hostile = '<a href="https://example.org/">x</a>\'); alert(1); (\''
     rows = [(t, scope, name, 0.5, 0.5, 0.5 + t / 10, t == 0.95, None, None, None, None, False)
             for t in MIN_SCORES for scope, name in (("foreground", None), ("class", hostile))]
-    fig = sweep_figure(pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)), title=hostile)
-    assert {trace.name for trace in fig.data} == {"Foreground", "&lt;a href=\"https://example.org/\"&gt;x&lt;/a&gt;"}
-    assert "<a" not in fig.layout.title.text and all("<a" not in trace.hovertemplate for trace in fig.data)
+    spec = valid_vega_lite(sweep_chart(pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)), title=hostile))
+    assert {row["shown"] for row in spec["data"]["values"]} == {"Foreground", hostile}
+    expressions = vega_expressions(spec)
+    assert expressions and not any("alert" in text or "example.org" in text for text in expressions)
 
 
 def test_a_click_gives_the_minimum_score_of_its_point():
-    assert clicked_min_score({"selection": {"points": [{"x": 0.7500000001, "y": 0.9}]}}) == 0.75 == MIN_SCORES[14]
-    assert clicked_min_score({"selection": {"points": [{"x": 0.33}]}}) is None  # not a point of the sweep
-    assert clicked_min_score({"selection": {"points": []}}) is None and clicked_min_score(None) is None
-    assert np.isclose(clicked_min_score({"selection": {"points": [{"x": 0.05}]}}), 0.05)
+    assert clicked_min_score({"selection": {POINT: [{"min_score": 0.7500000001}]}}) == 0.75 == MIN_SCORES[14]
+    assert clicked_min_score({"selection": {POINT: [{"min_score": 0.33}]}}) is None  # not a point of the sweep
+    assert clicked_min_score({"selection": {POINT: []}}) is None and clicked_min_score(None) is None
+    assert np.isclose(clicked_min_score({"selection": {POINT: [{"min_score": 0.05}]}}), 0.05)

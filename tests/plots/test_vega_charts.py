@@ -11,16 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.helpers import valid_vega_lite as _valid
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.plots import heatmaps, vega_charts
 
-jsonschema = pytest.importorskip("jsonschema")
-altair = pytest.importorskip("altair")
-
-
-def _valid(spec: dict) -> dict:
-    jsonschema.validate(spec, altair.vegalite.v6.schema.core.load_schema())
-    return spec
 
 
 def _cell(spec: dict, row: str, column: str) -> dict:

@@ -76,11 +76,6 @@ def _upload(at, slot: str, name: str, data: bytes):
 # --- what AppTest gives back ---------------------------------------------------------------------
 
 
-def _charts(at: AppTest) -> list[dict]:
-    """The Plotly figures (page overlays, the sweep, the score panels)."""
-    return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
-
-
 def _vega_charts(at: AppTest) -> list[dict]:
     """The Vega-Lite specifications (`plots.vega_charts`: heatmaps and bar charts), in page order,
     with their records back in `data.values` (Streamlit sends them to the browser as Arrow; null
@@ -97,16 +92,44 @@ def _vega_charts(at: AppTest) -> list[dict]:
     return charts
 
 
+def _has_param(spec: dict, name: str) -> bool:
+    return any(param.get("name") == name for param in spec.get("params", []))
+
+
 def _heatmaps(at: AppTest) -> list[dict]:
-    return [spec for spec in _vega_charts(at) if "layer" in spec]
+    return [spec for spec in _vega_charts(at) if _has_param(spec, "rowNames")]
 
 
 def _bar_charts(at: AppTest) -> list[dict]:
-    return [spec for spec in _vega_charts(at) if "layer" not in spec]
+    return [spec for spec in _vega_charts(at) if _has_param(spec, "classNames")]
+
+
+def _page_charts(at: AppTest) -> list[dict]:
+    """The pages drawn (`plots.page_chart`: Overlays, Compare, the score panels' pages)."""
+    return [spec for spec in _vega_charts(at) if _has_param(spec, "paneTitles")]
+
+
+def _sweep_charts(at: AppTest) -> list[dict]:
+    return [spec for spec in _vega_charts(at) if _has_param(spec, "panelTitles")]
 
 
 def _param(spec: dict, name: str):
     return next(param["value"] for param in spec["params"] if param["name"] == name)
+
+
+def _pane_titles(chart: dict) -> list[str]:
+    return _param(chart, "paneTitles")
+
+
+def _page_rows(chart: dict, kind: str, pane: int | None = None) -> list[dict]:
+    """A page chart's rows of one kind (`box`, `picture`, `line`), of every pane or of one."""
+    return [row for row in chart["data"]["values"] if row["kind"] == kind and (pane is None or row["pane"] == pane)]
+
+
+def _legend(chart: dict) -> dict[str, str]:
+    """A page chart's legend: entry -> colour."""
+    scale = next(layer for layer in chart["spec"]["layer"] if layer["mark"]["type"] == "rect")["encoding"]["fill"]["scale"]
+    return dict(zip(scale["domain"], scale["range"]))
 
 
 def _axes(heatmap: dict) -> tuple[list[str], list[str]]:
@@ -144,19 +167,13 @@ def _metric(at, label: str) -> str:
 
 
 def _spotlight(chart: dict) -> list[dict]:
-    return [trace for trace in chart["data"] if trace["type"] == "heatmap"]
-
-
-def _array(value) -> np.ndarray:
-    """A figure array as AppTest gives it: a list, or a typed array {"dtype", "bdata", "shape"}."""
-    if not isinstance(value, dict):
-        return np.array(value, dtype=float)
-    shape = [int(side) for side in str(value.get("shape", "-1")).split(",")]
-    return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape).astype(float)
+    """The highlighted cell's veils, one a pane that lights it."""
+    return _page_rows(chart, "picture")
 
 
 def _image_source(chart: dict) -> str:
-    return chart["layout"]["images"][0]["source"]
+    """The page image under a page chart's panes."""
+    return chart["spec"]["layer"][0]["mark"]["url"]
 
 
 def _decoded(uri: str) -> Image.Image:

@@ -13,7 +13,8 @@ from PIL import Image
 
 from tests.studio.helpers import (
     _app,
-    _charts,
+    _image_source,
+    _page_charts,
     _layout,
     _no_exception,
     _page,
@@ -32,8 +33,8 @@ def _png(colour: str) -> bytes:
     return buffer.getvalue()
 
 
-def _image_source(at) -> str:
-    return _charts(at)[0]["layout"]["images"][0]["source"]
+def _shown_image(at) -> str:
+    return _image_source(_page_charts(at)[0])
 
 
 def _placeholder_uri(text: str = page_images.NO_PAGE_IMAGE) -> str:
@@ -89,7 +90,7 @@ def test_an_uploaded_layout_cannot_show_a_server_file(tmp_path, reads):
     for page_id in ("absolute", "climbing", "missing"):
         at.text_input(key="page_find").set_value(page_id).run()
         _no_exception(at)
-        sources[page_id] = _image_source(at)
+        sources[page_id] = _shown_image(at)
     assert set(sources.values()) == {_placeholder_uri()}  # the same placeholder for outside and missing
     assert reads == []
     assert str(tmp_path) not in _shown_text(at)
@@ -107,9 +108,9 @@ def test_a_page_image_path_in_a_server_layout_stays_in_the_data_root(tmp_path, m
     at = _app(src="path", ref="reference.json", a="model.json", page="escape")
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
-    assert _image_source(at) == _placeholder_uri()
+    assert _shown_image(at) == _placeholder_uri()
     at.text_input(key="page_find").set_value("inside").run()
-    assert _image_source(at).startswith("data:image/jpeg;base64,")
+    assert _shown_image(at).startswith("data:image/jpeg;base64,")
     assert reads == [str(root / "page.png")]
 
 

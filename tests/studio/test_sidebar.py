@@ -12,7 +12,8 @@ from tests.studio.helpers import (
     PREDICTED,
     _app,
     _axes,
-    _charts,
+    _page_charts,
+    _pane_titles,
     _coco,
     _decoded,
     _heatmaps,
@@ -71,10 +72,10 @@ def test_page_images_from_a_folder_on_the_server(root):
     (root / "layouts" / "model.json").write_bytes(_native("model", PREDICTED))
     at = _app(src="path", ref="layouts/gt.json", a="layouts/model.json")
     at.switch_page("app_pages/overlays.py").run()
-    assert _image_source(_charts(at)[0]).startswith("data:image/png;base64,")  # beside the layouts there is none: the placeholder
+    assert _image_source(_page_charts(at)[0]).startswith("data:image/png;base64,")  # beside the layouts there is none: the placeholder
     at.text_input(key="imgdir").set_value("pictures").run()
     _no_exception(at)
-    assert _decoded(_image_source(_charts(at)[0])).getpixel((20, 10))[0] > 200  # red: p1, from the chosen folder
+    assert _decoded(_image_source(_page_charts(at)[0])).getpixel((20, 10))[0] > 200  # red: p1, from the chosen folder
     assert at.query_params["imgdir"] == "pictures"
 
 
@@ -111,7 +112,7 @@ def test_a_docling_eval_dataset_gives_the_reference_and_model_a(root):
     assert _axes(heatmap)[0] == (engine.matrices.full.rows if engine.matrices.mode == "single" else engine.matrices.trimmed.rows)
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
-    assert _image_source(_charts(at)[0]).startswith("data:image/jpeg;base64,")  # the dataset's own page image
+    assert _image_source(_page_charts(at)[0]).startswith("data:image/jpeg;base64,")  # the dataset's own page image
 
 
 def test_inputs_are_named_by_their_layouts_and_an_error_by_its_input(root):
@@ -125,8 +126,7 @@ def test_inputs_are_named_by_their_layouts_and_an_error_by_its_input(root):
     label = f"model A ({shortened(long, NAME_LENGTH)})"
     assert at.radio(key="model").options == [plain_for_markdown(label)] and len(label) < len(long)
     at.switch_page("app_pages/overlays.py").run()
-    annotations = [a["text"] for a in _charts(at)[0]["layout"]["annotations"]]
-    assert annotations == ["reference (gold standard)", plain_for_plotly(label)]
+    assert _pane_titles(_page_charts(at)[0]) == ["reference (gold standard)", label]  # as data, drawn as text
     at = _app(src="path", ref="nowhere/gt.json", a="b.json")
     errors = [error.value for error in at.error]
     assert len(errors) == 1 and errors[0].startswith("**reference**") and "model A" not in errors[0]

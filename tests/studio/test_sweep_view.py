@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers import DEMO, REPOSITORY
-from tests.studio.helpers import _app, _array, _axes, _cells, _charts, _heatmaps, _no_exception, _shown_text
+from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception, _shown_text, _sweep_charts
 from tore_engine.api import evaluate_pair, load_pair
 from tore_engine.core.layout import LayoutSet
 from tore_engine.metrics.sweep import MIN_SCORES
@@ -30,12 +30,19 @@ def store(monkeypatch) -> evaluations.EvaluationStore:
 
 
 def _sweep_chart(at) -> dict:
-    return next(chart for chart in _charts(at) if any(trace.get("name") == "all classes" for trace in chart["data"]))
+    return _sweep_charts(at)[0]
 
 
-def _curve(chart: dict, name: str, axis: str = "x") -> np.ndarray:
-    trace = next(trace for trace in chart["data"] if trace["name"] == name and trace.get("xaxis", "x") == axis)
-    return _array(trace["y"])
+def _curve(chart: dict, name: str, panel: int = 0) -> np.ndarray:
+    """A curve's F1 at each minimum score, in one panel (0: TORE's, 1: the detection view)."""
+    points = sorted((row for row in chart["data"]["values"] if row["kind"] == "point" and row["shown"] == name and row["panel"] == panel),
+                    key=lambda row: row["min_score"])
+    return np.array([np.nan if row["f1"] is None else row["f1"] for row in points], dtype=float)
+
+
+def _current(chart: dict) -> list[float]:
+    """The dotted line of the minimum score shown, in each panel."""
+    return [row["min_score"] for row in chart["data"]["values"] if row["kind"] == "current"]
 
 
 def cli_confusion(reference, prediction, min_score: float, out, *extra: str) -> tuple[list[str], np.ndarray]:
@@ -55,10 +62,10 @@ def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_lin
     chart = _sweep_chart(at)
     foreground = sweep[sweep["scope"] == "foreground"]
     assert np.array_equal(_curve(chart, "Foreground"), foreground["f1"].to_numpy(dtype=float))
-    assert np.array_equal(_curve(chart, "all classes", "x2"), foreground["detection_f1"].to_numpy(dtype=float))
+    assert np.array_equal(_curve(chart, "all classes", 1), foreground["detection_f1"].to_numpy(dtype=float))
     text = sweep[sweep["class"] == "Text"]
     assert np.array_equal(_curve(chart, "Text"), text["f1"].to_numpy(dtype=float))
-    assert "shapes" not in chart["layout"]  # no minimum score yet
+    assert not _current(chart)  # no minimum score yet
     best = next(frame.value for frame in at.dataframe if "curve" in frame.value.columns)
     assert best.equals(sweep_view.best_points(sweep))
 
@@ -71,7 +78,7 @@ def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_lin
     assert _axes(heatmap)[0] == classes and np.array_equal(_cells(heatmap, "pixels"), expected)
     at_threshold = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json", min_score=0.75).evaluation
     assert at.metric[3].value == f"{at_threshold.map.map:.3f}"
-    assert [shape["x0"] for shape in _sweep_chart(at)["layout"]["shapes"]] == [0.75, 0.75]
+    assert _current(_sweep_chart(at)) == [0.75, 0.75]
     assert len(store._entries) == 2 and len(store._sweeps) == 1  # one sweep for both minimum scores ...
     assert next(iter(store._sweeps.values())).equals(at_threshold.sweep())  # ... which is the threshold's own too
     assert "Evaluated at minimum score 0.75" in _shown_text(at)
@@ -80,7 +87,7 @@ def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_lin
 def test_the_section_draws_nothing_until_opened_and_keeps_its_state_in_the_url(store):
     at = _app(metric="confusion")
     _no_exception(at)
-    assert not any(any(trace.get("name") == "all classes" for trace in chart["data"]) for chart in _charts(at))
+    assert not _sweep_charts(at)
     assert not store._sweeps and "sweep_open" not in at.query_params
     at.session_state[sweep_view.SECTION_OPEN] = True  # what opening the section does (on_change="rerun")
     at.run()
@@ -102,7 +109,7 @@ def test_a_large_evaluation_makes_its_sweep_when_asked_then_keeps_it(store, monk
     monkeypatch.setattr(sweep_view, "AUTO_SWEEP_PAGES", 10)  # the demo's 26 pages count as large
     at = _app(metric="confusion", sweep_open="1")
     _no_exception(at)
-    assert not any(any(trace.get("name") == "all classes" for trace in chart["data"]) for chart in _charts(at))
+    assert not _sweep_charts(at)
     assert not store._sweeps  # nothing run again before the button
     assert "rasterises the 26 pages again" in _shown_text(at)
     at.button(key="sweep-A-make").click().run()
@@ -116,7 +123,7 @@ def test_a_large_evaluation_makes_its_sweep_when_asked_then_keeps_it(store, monk
 
 
 def test_click_callback_sets_the_sidebars_minimum_score(monkeypatch):
-    state = {"sweep-A": {"selection": {"points": [{"x": 0.35000000001, "y": 0.9, "curve_number": 3, "point_index": 6}]}}}
+    state = {"sweep-A": {"selection": {"point": [{"min_score": 0.35000000001}]}}}  # as Streamlit sends a Vega-Lite click
     monkeypatch.setattr(sweep_view.st, "session_state", state)
     sweep_view._evaluate_at("sweep-A")
     assert state["min_score"] == MIN_SCORES[6] == 0.35

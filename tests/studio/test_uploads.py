@@ -23,7 +23,7 @@ from tests.studio.helpers import (
     PAGES,
     PREDICTED,
     _app,
-    _charts,
+    _page_charts,
     _decoded,
     _image_source,
     _native,
@@ -145,7 +145,7 @@ def test_uploaded_page_images_in_a_zip_are_drawn():
     at.file_uploader(key="upload_pages_0").set_value([("pages.zip", archive, "application/zip")]).run()
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
-    assert _decoded(_image_source(_charts(at)[0])).getpixel((20, 10))[0] > 200  # red: p1, from the zip
+    assert _decoded(_image_source(_page_charts(at)[0])).getpixel((20, 10))[0] > 200  # red: p1, from the zip
 
 
 @pytest.mark.parametrize(("members", "modes", "problem"), [

@@ -1,36 +1,40 @@
-"""The operating point as a figure: TORE's F1 at each minimum score of the sweep, beside mAP's view
-of the same scores, built from `Evaluation.sweep()`'s table.
+"""The operating point as a Vega-Lite chart: TORE's F1 at each minimum score of the sweep, beside
+mAP's view of the same scores, built from `Evaluation.sweep()`'s table.
 
 A pure function of that table (one row a minimum score and scope, `metrics.sweep.SWEEP_COLUMNS`):
 the left panel draws the Foreground F1 (the reduced view's) and each class's F1 against the
 minimum score; the right one, when the evaluation has mAP, the F1 of the boxes scored at least
 that much matched at IoU 0.50 (COCOeval's matching), pooled and per class, with AP in the hover
 (mAP needs no threshold). Each curve's best point is a star, the Foreground's best is named in
-its panel's title, and the minimum score the evaluation shown was made at is a dotted line. Every
-point is a scatter marker, so a click selects it (`clicked_min_score`). Names are escaped here.
+its panel's title, and the minimum score the evaluation shown was made at is a dotted line. A click
+on a point selects its minimum score (`clicked_min_score`); a click on a legend entry shows that
+curve alone in both panels. Names travel as data, never inside an expression.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from tore_engine.metrics.sweep import CLASS, FOREGROUND, MIN_SCORES
 from tore_engine.plots.palette import class_color
-from tore_engine.plots.plain_text import plain_for_plotly
 
 if TYPE_CHECKING:
     import pandas as pd
 
+Spec = dict[str, Any]
+POINT = "point"  # the point selection a click makes (its field: min_score)
+CURVES = "curves"  # the point selection bound to the legend
 FOREGROUND_NAME = "Foreground"
 POOLED_NAME = "all classes"
 FOREGROUND_COLOUR = "#222222"
-BEST_SYMBOL, POINT_SYMBOL = "star", "circle"
-BEST_SIZE, POINT_SIZE = 15, 6
+CURRENT_COLOUR = "#d62728"
+STAR = "M0,-1L0.24,-0.33L0.95,-0.31L0.39,0.12L0.59,0.81L0,0.4L-0.59,0.81L-0.39,0.12L-0.95,-0.31L-0.24,-0.33Z"
+BEST_SIZE, POINT_SIZE = 260, 30
+PANEL_WIDTH = 340  # pixels: both panels fit the app's main column on a 1280-pixel screen
 TORE_TITLE = "TORE: F1 of the pixels"
 DETECTION_TITLE = "mAP's view: F1 of the boxes, IoU 0.50"
 PANELS = {"tore": ("f1", "recall", "precision", "best"),
@@ -42,6 +46,10 @@ def _numbers(values: pd.Series) -> np.ndarray:
     return np.array([np.nan if value is None else value for value in values.tolist()], dtype=float)
 
 
+def _json(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
 def _curves(sweep: pd.DataFrame, classes: Collection[str] | None) -> list[tuple[str, pd.DataFrame]]:
     """(shown name, its rows in minimum-score order): the Foreground first, then each class (all,
     or those in `classes`) in the table's order."""
@@ -51,31 +59,21 @@ def _curves(sweep: pd.DataFrame, classes: Collection[str] | None) -> list[tuple[
     return [(FOREGROUND_NAME, foreground)] + [(name, per_class[per_class["class"] == name].sort_values("min_score")) for name in names]
 
 
-def _trace(name: str, rows: pd.DataFrame, panel: str, rank: int, shown_in_legend: bool) -> go.Scatter | None:
-    """One curve of a panel (None when it has no defined point): F1 against the minimum score,
-    its best point a star; the hover gives recall, precision (and AP on the detection side).
-    `rank`: its place in the legend."""
-    f1_column, recall_column, precision_column, best_column = PANELS[panel]
+def _points(name: str, rows: pd.DataFrame, panel: int, kind: str) -> list[Spec]:
+    """One record a minimum score of one curve of a panel (none when the curve has no defined
+    point): its F1, recall, precision, AP (the detection side's hover) and whether it is the best."""
+    f1_column, recall_column, precision_column, best_column = PANELS[kind]
     f1 = _numbers(rows[f1_column])
     if np.isnan(f1).all():
-        return None
-    best = rows[best_column].to_numpy(dtype=bool)
+        return []
     foreground = name == FOREGROUND_NAME
-    label = (POOLED_NAME if panel == "detection" else FOREGROUND_NAME) if foreground else name
-    colour = FOREGROUND_COLOUR if foreground else class_color(name)
-    ap = _numbers(rows["ap"])
-    customdata = np.stack([_numbers(rows[recall_column]), _numbers(rows[precision_column]), ap], axis=-1)
-    ap_line = f"<br>{'mAP' if foreground else 'AP'} %{{customdata[2]:.4f}} (no threshold)" if panel == "detection" else ""
-    return go.Scatter(
-        x=rows["min_score"].to_numpy(dtype=float), y=f1, customdata=customdata, mode="lines+markers",
-        name=plain_for_plotly(label), legendgroup=plain_for_plotly(name), showlegend=shown_in_legend, legendrank=rank,
-        line=dict(color=colour, width=3 if foreground else 1.5, dash="dash" if panel == "detection" else "solid"),
-        marker=dict(color=colour, symbol=np.where(best, BEST_SYMBOL, POINT_SYMBOL).tolist(),
-                    size=np.where(best, BEST_SIZE, POINT_SIZE).tolist()),
-        selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1)),
-        hovertemplate=(f"{plain_for_plotly(label)}<br>minimum score %{{x:.2f}}<br>F1 %{{y:.4f}}<br>recall %{{customdata[0]:.4f}}, "
-                       f"precision %{{customdata[1]:.4f}}{ap_line}<extra></extra>"),
-    )
+    shown = (POOLED_NAME if kind == "detection" else FOREGROUND_NAME) if foreground else name
+    recall, precision, ap = _numbers(rows[recall_column]), _numbers(rows[precision_column]), _numbers(rows["ap"])
+    best = rows[best_column].to_numpy(dtype=bool)
+    return [{"kind": "point", "panel": panel, "curve": name, "shown": shown, "min_score": float(score), "f1": _json(f1[k]),
+             "recall": _json(recall[k]), "precision": _json(precision[k]), "ap": _json(ap[k]) if kind == "detection" else None,
+             "best": bool(best[k]), "width": 3 if foreground else 1.5, "dashed": kind == "detection"}
+            for k, score in enumerate(rows["min_score"].to_numpy(dtype=float))]
 
 
 def _best_text(rows: pd.DataFrame) -> str:
@@ -86,43 +84,73 @@ def _best_text(rows: pd.DataFrame) -> str:
     return f" (best Foreground {float(best['f1'].iloc[0]):.3f} at {float(best['min_score'].iloc[0]):.2f})"
 
 
-def sweep_figure(sweep: pd.DataFrame, *, current: float | None = None, classes: Collection[str] | None = None,
-                 title: str = "") -> go.Figure:
+def _layers(colour: Spec) -> list[Spec]:
+    """The curves, their points (a click selects one; the best a star) and the current minimum score."""
+    x = {"field": "min_score", "type": "quantitative", "title": "minimum score",
+         "scale": {"domain": [0, 1], "nice": False}, "axis": {"values": [k / 10 for k in range(11)]}}
+    y = {"field": "f1", "type": "quantitative", "title": "F1", "scale": {"domain": [0, 1.05], "nice": False}}
+    shown = {"condition": {"param": CURVES, "value": 1}, "value": 0.1}
+    tooltip = [{"field": "shown", "title": "curve"}, {"field": "min_score", "title": "minimum score", "format": ".2f"},
+               {"field": "f1", "title": "F1", "format": ".4f"}, {"field": "recall", "title": "recall", "format": ".4f"},
+               {"field": "precision", "title": "precision", "format": ".4f"}, {"field": "ap", "title": "AP (no threshold)", "format": ".4f"}]
+    points = "datum.kind === 'point'"
+    return [
+        {"transform": [{"filter": points}], "mark": {"type": "line", "clip": True},
+         "encoding": {"x": x, "y": y, "color": colour, "detail": {"field": "curve"}, "opacity": shown,
+                      "strokeWidth": {"field": "width", "type": "quantitative", "scale": None},
+                      "strokeDash": {"condition": {"test": "datum.dashed", "value": [6, 4]}, "value": [1, 0]}}},
+        {"params": [{"name": POINT, "select": {"type": "point", "fields": ["min_score"], "on": "click", "clear": False}},
+                    {"name": CURVES, "select": {"type": "point", "fields": ["curve"]}, "bind": "legend"}],
+         "transform": [{"filter": f"{points} && isValid(datum.f1)"}],
+         "mark": {"type": "point", "filled": True, "clip": True},
+         "encoding": {"x": x, "y": y, "color": colour, "opacity": shown, "tooltip": tooltip,
+                      "shape": {"condition": {"test": "datum.best", "value": STAR}, "value": "circle"},
+                      "size": {"condition": {"test": "datum.best", "value": BEST_SIZE}, "value": POINT_SIZE},
+                      "description": {"field": "label"}}},
+        {"transform": [{"filter": "datum.kind === 'current'"}],
+         "mark": {"type": "rule", "strokeDash": [2, 3], "strokeWidth": 1.5, "color": CURRENT_COLOUR}, "encoding": {"x": x}},
+    ]
+
+
+def sweep_chart(sweep: pd.DataFrame, *, current: float | None = None, classes: Collection[str] | None = None, title: str = "") -> Spec:
     """F1 against the minimum score (`Evaluation.sweep()`'s table): TORE's Foreground and per-class
     curves, and, when the table has a detection view, mAP's beside them (its panel title gives
     mAP). `current`: the minimum score the evaluation shown was made at (None: no minimum score),
     drawn as a dotted line. `classes`: the classes to draw (None: all)."""
     curves = _curves(sweep, classes)
-    detection = [(name, rows) for name, rows in curves if not np.isnan(_numbers(rows["detection_f1"])).all()]
+    records = [point for name, rows in curves for point in _points(name, rows, 0, "tore")]
+    detection = [point for name, rows in curves for point in _points(name, rows, 1, "detection")]
     mean_ap = _numbers(curves[0][1]["ap"])[0] if len(curves[0][1]) else np.nan
-    panels = ["tore", "detection"] if detection else ["tore"]
-    titles = [f"{TORE_TITLE}{_best_text(curves[0][1])}", f"{DETECTION_TITLE}{'' if np.isnan(mean_ap) else f' (mAP {mean_ap:.3f}, every box)'}"][: len(panels)]
-    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=titles)
-    in_legend: set[str] = set()  # one legend entry a name, which hides or shows its curves in both panels
-    for column, panel in enumerate(panels, start=1):
-        shown = curves if panel == "tore" else detection
-        for rank, (name, rows) in reversed(list(enumerate(shown))):  # the Foreground drawn last, on top; listed first
-            trace = _trace(name, rows, panel, rank, shown_in_legend=name not in in_legend)
-            if trace is not None:
-                fig.add_trace(trace, row=1, col=column)
-                in_legend.add(name)
-        fig.update_xaxes(title_text="minimum score", range=[0, 1], dtick=0.1, row=1, col=column)
-        if current is not None:
-            fig.add_vline(x=current, line=dict(color="#d62728", dash="dot", width=1.5), row=1, col=column)
-    fig.update_yaxes(title_text="F1", range=[0, 1.05], row=1, col=1)
-    fig.update_annotations(font_size=13)  # the panels' titles
-    fig.update_layout(title=dict(text=plain_for_plotly(title), x=0, font=dict(size=13)), clickmode="event+select", hovermode="closest",
-                      height=520, margin=dict(l=10, r=10, t=80, b=10),
-                      legend=dict(title="click a name to hide its curves:", orientation="h", yanchor="top", y=-0.18, x=0))
-    return fig
+    titles = [f"{TORE_TITLE}{_best_text(curves[0][1])}"]
+    if detection:
+        titles.append(f"{DETECTION_TITLE}{'' if np.isnan(mean_ap) else f' (mAP {mean_ap:.3f}, every box)'}")
+    records += detection
+    for record in records:
+        record["label"] = f"point {record['shown']} {record['min_score']:.2f} {'detection' if record['panel'] else 'tore'}"
+    if current is not None:
+        records += [{"kind": "current", "panel": panel, "min_score": float(current)} for panel in range(len(titles))]
+    drawn = [name for name in dict.fromkeys(record["curve"] for record in records if record["kind"] == "point")]
+    colour = {"field": "curve", "type": "nominal", "title": "click a name to show its curves alone (shift + click: more)",
+              "scale": {"domain": drawn, "range": [FOREGROUND_COLOUR if name == FOREGROUND_NAME else class_color(name) for name in drawn]},
+              "legend": {"orient": "bottom", "direction": "horizontal", "columns": 5, "labelLimit": 200, "titleLimit": 600}}
+    return {
+        "title": {"text": title, "anchor": "start", "fontSize": 13},
+        "data": {"values": records},
+        "params": [{"name": "panelTitles", "value": titles}],
+        "facet": {"field": "panel", "type": "ordinal", "title": None,
+                  "header": {"labelExpr": "panelTitles[datum.value]", "labelFontSize": 13, "labelLimit": PANEL_WIDTH + 40}},
+        "columns": 2,
+        "spacing": 20,
+        "spec": {"width": PANEL_WIDTH, "height": 340, "layer": _layers(colour)},
+    }
 
 
-def clicked_min_score(event: dict | None) -> float | None:
+def clicked_min_score(event: Any) -> float | None:
     """The sweep's minimum score at the point a click selected (one of `MIN_SCORES`, as the
     command line reads it), if any."""
-    points = ((event or {}).get("selection") or {}).get("points") or []
+    points = ((event or {}).get("selection") or {}).get(POINT) or []
     for point in points:
-        x = point.get("x")
+        x = point.get("min_score") if isinstance(point, dict) else None
         if isinstance(x, (int, float)):
             nearest = min(MIN_SCORES, key=lambda score: abs(score - x))
             if abs(nearest - x) < 1e-6:

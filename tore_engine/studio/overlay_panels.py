@@ -18,6 +18,7 @@ import streamlit as st
 from tore_engine.engine.agreement import agreement_raster
 from tore_engine.engine.cell_regions import CellRegions, page_regions
 from tore_engine.plots import page_overlays
+from tore_engine.plots.page_chart import ZOOM_HELP
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
 from tore_engine.results.drilldown import page_cell, page_cells
 from tore_engine.studio import tables, url_state
@@ -25,7 +26,6 @@ from tore_engine.studio.documents import page_pair
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
 from tore_engine.studio.panels import (
-    CHART_CONFIG,
     cell_classes,
     cell_view,
     choose_cell,
@@ -170,7 +170,7 @@ def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, reg
     raster = None
     if agreement:
         raster = agreement_raster(reference, first_prediction, compare_classes=first.evaluation.matrices.mode == "single")
-    fig = page_overlays.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
-    st.plotly_chart(fig, key=key, config=CHART_CONFIG)
-    st.caption("Hover a box for its label, score and coordinates; click a class in the legend to hide it in every pane; "
-               "drag to zoom (all panes follow), double-click to reset.")
+    spec = page_overlays.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
+    st.vega_lite_chart(spec, key=key, width="content")
+    st.caption(f"Hover a box for its label, score and coordinates; click a class in the legend to show it alone in every pane "
+               f"(shift + click: more, a click beside the entries: all). {ZOOM_HELP}")

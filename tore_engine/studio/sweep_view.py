@@ -20,10 +20,9 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.metrics.sweep import CLASS, MIN_SCORES
-from tore_engine.plots.sweep import FOREGROUND_NAME, clicked_min_score, sweep_figure
+from tore_engine.plots.sweep import FOREGROUND_NAME, POINT, clicked_min_score, sweep_chart
 from tore_engine.studio import tables, url_state
 from tore_engine.studio.evaluations import Evaluated
-from tore_engine.studio.panels import CHART_CONFIG
 
 MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
 SECTION_OPEN = "sweep_open"  # whether the section is open (session state and URL)
@@ -83,7 +82,7 @@ def _unavailable(evaluated: Evaluated) -> str | None:
 def operating_point(evaluated: Evaluated, model: str) -> None:
     """The section of the sweep, drawn only while open: the sweep chart of the evaluation shown and
     each curve's best minimum score; a click on a point evaluates at its minimum score. Outside the
-    matrix's fragment, so that the click's run is the whole app's (its legend hides a class's curves)."""
+    matrix's fragment, so that the click's run is the whole app's (a click on its legend shows one curve alone)."""
     url_state.seed(SECTION_OPEN, False, [False, True])
     section = st.expander(SECTION_LABEL, key=SECTION_OPEN, on_change="rerun", icon=":material/tune:")
     url_state.share(**{SECTION_OPEN: st.session_state[SECTION_OPEN] or None})
@@ -102,9 +101,8 @@ def _section(evaluated: Evaluated, model: str) -> None:
         return
     with st.spinner(f"Evaluating at the {len(MIN_SCORES)} minimum scores {MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f}…"):
         sweep = evaluated.sweep()
-    fig = sweep_figure(sweep, current=evaluated.min_score, title=evaluated.title)
-    st.plotly_chart(fig, on_select=functools.partial(_evaluate_at, key), selection_mode="points", key=key, config=CHART_CONFIG,
-                    width="stretch")
+    spec = sweep_chart(sweep, current=evaluated.min_score, title=evaluated.title)
+    st.vega_lite_chart(spec, on_select=functools.partial(_evaluate_at, key), selection_mode=[POINT], key=key, width="content")
     st.caption(
         "Each point is exactly what `tore evaluate --min-score t` gives: boxes scored below t dropped on both sides, then TORE's F1 of "
         "the pixels (solid: the reduced view's Foreground and each class). Dashed, mAP's view of the same scores: the boxes scored at "

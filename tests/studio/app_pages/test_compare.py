@@ -9,7 +9,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import APP, _app, _charts, _no_exception, _spotlight, _title, _vega_charts
+from tests.studio.helpers import APP, _app, _no_exception, _page_charts, _pane_titles, _spotlight, _title, _vega_charts
 from tore_engine.api import load_pair
 from tore_engine.results.comparison import compare, outcome_cell
 from tore_engine.run.runner import evaluate_dataset
@@ -25,14 +25,14 @@ def test_compare_page_explains_why_it_compares_reduced_matrices():
     titles = _titles(at)
     assert "B − A, recall (reduced 2x2)" in titles and "B − A, precision (reduced 2x2)" in titles
     assert "recall (zero-trimmed), B against A" not in titles  # only the open tab runs
-    three_panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 3]
-    assert [a["text"] for a in three_panes[0]["layout"]["annotations"]] == [
+    three_panes = [chart for chart in _page_charts(at) if len(_pane_titles(chart)) == 3]
+    assert _pane_titles(three_panes[0]) == [
         "reference (ground-truth)", "A: model A (model-a, simulated)", "B: model B (model-b, simulated)"]
 
 
 def _titles(at: AppTest) -> list[str]:
     """The titles of the page's matrices and bar charts, in page order."""
-    return [_title(spec) for spec in _vega_charts(at)]
+    return [_title(spec) for spec in _vega_charts(at) if "paneTitles" not in str(spec.get("params"))]
 
 
 def _compare(**query: str) -> AppTest:
@@ -78,8 +78,8 @@ def test_b_read_against_a_names_each_model_whatever_its_name_says(tmp_path, whol
     at.session_state["_pair_cell"] = ("left against right_Text", "checkpoint 2 against 1_text")  # dual: each side prefixed by its name
     at.run()
     _no_exception(at)
-    panes = [chart for chart in _charts(at) if len(chart["layout"].get("annotations", [])) == 2]
-    assert [a["text"] for a in panes[0]["layout"]["annotations"]] == [
+    panes = [chart for chart in _page_charts(at) if len(_pane_titles(chart)) == 2]
+    assert _pane_titles(panes[0]) == [
         "A: model A (left against right)", "B: model B (checkpoint 2 against 1)"]
 
 
@@ -118,7 +118,8 @@ def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(de
     b_cell = outcome_cell(demo_b, "Text", "Background")
     assert at.radio(key="model").value == "B" and at.session_state["page"] == page
     assert at.query_params["cell"] == f"{b_cell[0]}|{b_cell[1]}"  # B's own row name for reference Text
-    assert [trace["name"] for trace in _spotlight(_charts(at)[0])] == [f"{b_cell[0]} → {b_cell[1]}"] * 2
+    overlay = _page_charts(at)[0]
+    assert [row["pane"] for row in _spotlight(overlay)] == [0, 1]  # the Overlays page: the reference and B, on B's cell
 
 
 def test_compare_names_each_model_in_its_own_matrix_and_labels_the_difference():

@@ -7,7 +7,19 @@ from __future__ import annotations
 import numpy as np
 
 from tests.helpers import ranked_pages
-from tests.studio.helpers import _app, _axes, _bar_charts, _bars, _cells, _charts, _heatmaps, _no_exception, _page_table
+from tests.studio.helpers import (
+    _app,
+    _axes,
+    _bar_charts,
+    _bars,
+    _cells,
+    _heatmaps,
+    _image_source,
+    _no_exception,
+    _page_charts,
+    _page_table,
+    _pane_titles,
+)
 from tore_engine.results.drilldown import class_pages
 from tore_engine.results.evaluation import shown_matrices
 
@@ -50,9 +62,9 @@ def test_open_in_overlays_switches_to_that_page_with_the_cell():
     assert any(title.value == "Page overlays" for title in at.title)
     assert at.session_state["page"] == page_id
     assert at.selectbox(key="highlight").value == "Title|Section-header" and at.query_params["cell"] == "Title|Section-header"
-    overlay = _charts(at)[0]
-    assert overlay["layout"]["annotations"][0]["text"] == "reference (ground-truth)"
-    assert len(overlay["layout"]["images"]) == 2  # the page image under both panes
+    overlay = _page_charts(at)[0]
+    assert _pane_titles(overlay)[0] == "reference (ground-truth)" and len(_pane_titles(overlay)) == 2
+    assert _image_source(overlay).startswith("data:image/")  # the page image, under both panes
 
 
 def test_reduced_view_in_the_url_lists_pages_of_a_reduced_cell(demo_b):

@@ -16,20 +16,26 @@ from tests.studio.helpers import (
     PAGES,
     PREDICTED,
     _app,
-    _array,
-    _charts,
     _decoded,
     _image_source,
     _metric,
     _native,
     _no_exception,
+    _page_charts,
+    _page_rows,
+    _pane_titles,
     _png,
     _spotlight,
 )
 from tore_engine.api import load
 from tore_engine.engine.cell_regions import page_regions
-from tore_engine.plots.page_overlays import SHARE_LEVELS
+from tore_engine.plots import page_overlays
 from tore_engine.plots.plain_text import percent, pixels
+
+
+def _page_size(layouts, page_id: str) -> tuple[float, float]:
+    page = layouts.pages[layouts.page_ids().index(page_id)]
+    return page.width, page.height
 
 
 def _button(at, label: str):
@@ -54,8 +60,7 @@ def test_overlays_navigator_agreement_and_model_b(demo_evaluation):
     at.toggle(key="agree").set_value(True).run()
     at.radio(key="model").set_value("B").run()
     _no_exception(at)
-    overlay = _charts(at)[0]
-    assert [a["text"] for a in overlay["layout"]["annotations"]] == ["reference (ground-truth)", "model B (model-b, simulated)", "agreement"]
+    assert _pane_titles(_page_charts(at)[0]) == ["reference (ground-truth)", "model B (model-b, simulated)", "agreement"]
     assert at.query_params["agree"] == "1" and at.query_params["model"] == "B"
 
 
@@ -69,11 +74,11 @@ def test_pages_without_a_drawable_image_get_a_placeholder(tmp_path, whole_disk_a
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
     assert at.session_state["page"] == "lost-pdf"
-    assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")  # the placeholder
+    assert _image_source(_page_charts(at)[0]).startswith("data:image/png;base64,")  # the placeholder
     at.text_input(key="page_find").set_value("no-image").run()  # an exact id opens at once
     assert at.session_state["page"] == "no-image"
     _no_exception(at)
-    assert _charts(at)[0]["layout"]["images"][0]["source"].startswith("data:image/png;base64,")
+    assert _image_source(_page_charts(at)[0]).startswith("data:image/png;base64,")
 
 
 CELL = ("Text", "Table")
@@ -104,14 +109,13 @@ def test_the_worst_page_of_a_cell_opens_with_its_pixels_lit_and_its_contribution
     regions = page_regions(reference.pages[reference.page_ids().index(worst)], model_a.pages[model_a.page_ids().index(worst)],
                            evaluation.taxonomy, "full", *CELL)
     assert regions.contribution() == engine
-    overlay = _charts(at)[0]
-    lit = _spotlight(overlay)
-    assert [trace["name"] for trace in lit] == ["Text → Table", "Text → Table"]  # the reference pane and the prediction pane
-    z, xs, ys = _array(lit[0]["z"]), _array(lit[0]["x"]), _array(lit[0]["y"])
-    areas = np.diff(ys)[:, None] * np.diff(xs)[None, :]
-    assert (areas * z / SHARE_LEVELS).sum() == pytest.approx(float(regions.contribution()))  # exactly the cell's pixels are lit
-    outlined = [trace for trace in overlay["data"] if trace.get("name") == "boxes behind Text → Table"]
-    assert len(outlined) == 2 and outlined[0]["line"]["width"] == 3
+    overlay = _page_charts(at)[0]
+    veil = page_overlays.data_uri(page_overlays.veil_png(regions, *_page_size(reference, worst)))  # exactly the cell's pixels lit
+    assert [(row["pane"], row["url"]) for row in _spotlight(overlay)] == [(0, veil), (1, veil)]  # the reference and the prediction
+    outlined = [row for row in _page_rows(overlay, "box") if row["group"] == "boxes behind Text → Table"]
+    assert sorted((row["pane"], int(row["tip"]["box"])) for row in outlined) == [
+        *((0, k) for k in sorted(regions.reference_boxes.tolist())), *((1, k) for k in sorted(regions.prediction_boxes.tolist()))]
+    assert {row["line"] for row in outlined} == {page_overlays.CELL_BOX_WIDTH}
 
 
 def test_a_reduced_cell_highlights_the_reduced_pixels(demo):
@@ -129,10 +133,10 @@ def test_a_reduced_cell_highlights_the_reduced_pixels(demo):
 def test_the_highlight_picker_lists_the_pages_cells_and_chooses_one(demo):
     _, _, evaluation = demo
     at = _overlays(page="paper-b/p8")
-    assert not _spotlight(_charts(at)[0])
+    assert not _spotlight(_page_charts(at)[0])
     at.selectbox(key="highlight").set_value("Text|Table").run()
     _no_exception(at)
-    assert at.query_params["cell"] == "Text|Table" and len(_spotlight(_charts(at)[0])) == 2
+    assert at.query_params["cell"] == "Text|Table" and len(_spotlight(_page_charts(at)[0])) == 2
     at.selectbox(key="order").set_value("cell").run()
     ranked = [page for page, *_ in ranked_pages(evaluation, "full", *CELL)]
     seen = [at.session_state["page"]]
@@ -173,6 +177,6 @@ def test_images_stored_in_a_parquet_file_are_drawn(root):
     at = _app(src="path", ref="stored/gt.parquet", fmt="parquet", a="model.json", fmt_a="tore")
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
-    source = _image_source(_charts(at)[0])
+    source = _image_source(_page_charts(at)[0])
     assert source.startswith("data:image/jpeg;base64,")  # the page, not the placeholder (a PNG)
     assert _decoded(source).getpixel((20, 10))[0] > 200  # red: p1's stored image

@@ -16,7 +16,6 @@ from PIL import Image
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.score_panels import common
 from tore_engine.studio.score_panels.common import (
-    CHART_CONFIG,
     chart,
     choosing_table,
     file_stamp,
@@ -32,8 +31,8 @@ class _Recorder:
     def dataframe(self, data, **options):
         self.data, self.options = data, options
 
-    def plotly_chart(self, figure, **options):
-        self.figure, self.options = figure, options
+    def vega_lite_chart(self, spec, **options):
+        self.spec, self.options = spec, options
 
 
 # --- how a number is written ---------------------------------------------------------------------
@@ -82,10 +81,10 @@ def test_a_clicked_row_sets_the_chooser_before_it_is_drawn(monkeypatch):
     assert state["doc"] == "b"
 
 
-def test_charts_get_the_panels_settings():
+def test_charts_are_drawn_at_their_own_size():
     where = _Recorder()
-    chart("figure", key="k", where=where)
-    assert where.figure == "figure" and where.options == {"key": "k", "config": CHART_CONFIG}
+    chart({"mark": "bar"}, key="k", where=where)
+    assert where.spec == {"mark": "bar"} and where.options == {"key": "k", "width": "content"}
 
 
 # --- page images -------------------------------------------------------------------------------------

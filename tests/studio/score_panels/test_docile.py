@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.helpers import SHARED
 from tests.studio.helpers import _no_exception as assert_no_exception
-from tests.studio.helpers import open_scores_page
+from tests.studio.helpers import _image_source, _legend, _page_charts, open_scores_page
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.scorers.docile import evaluate, load_dataset, score_docile
 from tore_engine.scorers.docile.simulated import simulate
@@ -79,7 +79,7 @@ def test_default_view_scores_the_sample_against_the_simulated_model(simulated_re
     per_document = _frame(at, "document")
     assert per_document["document"].tolist() == [DOCID]
     assert per_document["TP"].tolist() == [simulated_result.kile.metrics(docid=DOCID).TP]
-    assert not at.get("plotly_chart")  # no document chosen yet
+    assert not _page_charts(at)  # no document chosen yet
 
 
 def test_choosing_a_document_shows_its_page_overlay(simulated_result):
@@ -87,24 +87,23 @@ def test_choosing_a_document_shows_its_page_overlay(simulated_result):
     at.selectbox(key="docile_doc").set_value(DOCID).run()
     assert_no_exception(at)
     assert at.query_params["docile_doc"] == DOCID
-    charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    charts = _page_charts(at)
     assert len(charts) == 1
-    names = {trace["name"] for trace in charts[0]["data"] if trace.get("showlegend", True)}
+    names = set(_legend(charts[0]))
     metrics = simulated_result.kile.metrics(docid=DOCID)
     assert names == {
         f"gold, matched (TP): {metrics.TP}", f"gold, missed (FN): {metrics.FN}",
         f"prediction, matched (TP): {metrics.TP}", f"prediction, unmatched (FP): {metrics.FP}",
     }
-    assert charts[0]["layout"]["images"][0]["source"].startswith("data:image/jpeg")  # the PDF page, not a placeholder
+    assert _image_source(charts[0]).startswith("data:image/jpeg")  # the PDF page, not a placeholder
     fields = _frame(at, "side")
     assert len(fields) == len(simulated_result.kile.documents[0].kile_golds) + len(simulated_result.kile.predictions[DOCID])
 
 
 def test_the_overlay_follows_the_task_and_the_url(simulated_result):
     at = _scores_page(docile_doc=DOCID, docile_task="lir")
-    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
     metrics = simulated_result.lir.metrics(docid=DOCID)
-    assert f"gold, missed (FN): {metrics.FN}" in {trace["name"] for trace in chart["data"]}
+    assert f"gold, missed (FN): {metrics.FN}" in _legend(_page_charts(at)[0])
     assert at.markdown and any("LIR fields of document" in block.value for block in at.markdown)
 
 

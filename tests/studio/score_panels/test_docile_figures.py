@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import valid_vega_lite
+
 from tore_engine.studio.score_panels.docile_figures import (
     DEFAULT_PAGE_SIZE,
     document_overlay,
@@ -41,20 +43,21 @@ def test_page_fields_scale_boxes_and_pair_them():
 
 
 def test_overlay_draws_golds_solid_predictions_dashed_and_colours_the_match():
-    fig = document_overlay(DOCUMENT, 0, "data:image/png;base64,AAAA")
-    outlines = {trace.name: trace for trace in fig.data if trace.mode == "lines"}
-    assert set(outlines) == {"gold, matched (TP): 1", "gold, missed (FN): 1", "prediction, matched (TP): 1", "prediction, unmatched (FP): 1"}
-    assert outlines["gold, missed (FN): 1"].line.dash == "solid" and outlines["prediction, unmatched (FP): 1"].line.dash == "dash"
-    assert outlines["gold, matched (TP): 1"].line.color == outlines["prediction, matched (TP): 1"].line.color != outlines["gold, missed (FN): 1"].line.color
-    assert list(outlines["gold, missed (FN): 1"].x) == [50, 90, 90, 50, 50, None]
-    assert list(outlines["gold, missed (FN): 1"].y) == [100, 100, 120, 120, 100, None]
-    hovers = [text for trace in fig.data if trace.mode == "markers" for text in trace.text]
-    assert "<b>date</b><br>prediction 1: matched (TP) to gold 0<br>text: '1/2/03'<br>score 0.900" in hovers
-    assert "<b>total</b><br>gold 1: missed (FN)<br>text: '12.00'<br>no score" in hovers
-    assert fig.layout.images[0].sizex == 100 and fig.layout.images[0].sizey == 200
-    assert list(fig.layout.yaxis.range) == [200, 0]
+    spec = valid_vega_lite(document_overlay(DOCUMENT, 0, "data:image/png;base64,AAAA"))
+    boxes = {row["group"]: row for row in spec["data"]["values"] if row["kind"] == "box"}
+    assert set(boxes) == {"gold, matched (TP): 1", "gold, missed (FN): 1", "prediction, matched (TP): 1", "prediction, unmatched (FP): 1"}
+    assert boxes["gold, missed (FN): 1"]["dash"] == "solid" and boxes["prediction, unmatched (FP): 1"]["dash"] == "dash"
+    legend = dict(zip(*(spec["spec"]["layer"][2]["encoding"]["fill"]["scale"][key] for key in ("domain", "range"))))
+    assert legend["gold, matched (TP): 1"] == legend["prediction, matched (TP): 1"] != legend["gold, missed (FN): 1"]
+    missed = boxes["gold, missed (FN): 1"]
+    assert (missed["x"], missed["y"], missed["x2"], missed["y2"]) == (50, 100, 90, 120) and missed["fill"] == 0  # an outline
+    assert boxes["prediction, matched (TP): 1"]["tip"] == {"title": "date", "field": "prediction 1: matched (TP) to gold 0",
+                                                            "text": "'1/2/03'", "score": "0.900"}
+    assert missed["tip"] == {"title": "total", "field": "gold 1: missed (FN)", "text": "'12.00'", "score": "no score"}
+    assert spec["spec"]["layer"][2]["encoding"]["x"]["scale"]["domain"] == [0, 100]
+    assert spec["spec"]["layer"][2]["encoding"]["y"]["scale"] == {"domain": [0, 200], "nice": False, "zero": False, "reverse": True}
 
 
 def test_hover_names_the_line_item():
     field = page_fields({**DOCUMENT, "golds": [{**DOCUMENT["golds"][0], "line_item_id": 4}]}, 0)[0]
-    assert hover_text(field).endswith("<br>line item 4")
+    assert hover_text(field)["line item"] == "4"

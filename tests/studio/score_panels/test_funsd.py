@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import SHARED
-from tests.studio.helpers import _charts, open_scores_page
+from tests.helpers import SHARED, page_box_colours
+from tests.studio.helpers import _image_source, _page_charts, _page_rows, _pane_titles, open_scores_page
 from tests.studio.helpers import _no_exception as assert_no_exception
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.scorers.funsd import score_ec_funsd, score_funsd
@@ -113,16 +113,14 @@ def test_choosing_a_document_draws_its_overlay(simulated):
     assert_no_exception(at)
     assert at.query_params["funsd_doc"] == doc
     assert any(markdown.value.startswith(f"#### {doc}") for markdown in at.markdown)
-    figure = _charts(at)[0]
+    figure = _page_charts(at)[0]
     overlay = overlays[doc]
-    titles = [annotation["text"] for annotation in figure["layout"]["annotations"]]
-    assert titles == [f"ground truth: {len(overlay['gt_entities'])} entities, {len(overlay['gt_links'])} links",
+    assert _pane_titles(figure) == [f"ground truth: {len(overlay['gt_entities'])} entities, {len(overlay['gt_links'])} links",
                       f"prediction (simulated): {len(overlay['pred_entities'])} entities, {len(overlay['pred_links'])} links"]
-    assert figure["layout"]["images"][0]["source"].startswith("data:image/jpeg")  # the form's PNG, re-encoded
+    assert _image_source(figure).startswith("data:image/jpeg")  # the form's PNG, re-encoded
     unmatched = sum(entity_outcome(e) == "unmatched" for e in overlay["gt_entities"] + overlay["pred_entities"])
-    red_dashed = [trace for trace in figure["data"] if trace.get("line", {}).get("dash") == "dash"
-                  and trace["line"]["color"] == UNMATCHED_RED and trace.get("fill") == "toself"]
-    assert unmatched > 0 and sum(trace["x"].count(None) for trace in red_dashed) == unmatched
+    red_dashed = [row for row in _page_rows(figure, "box") if row["dash"] == "dash" and page_box_colours(figure, row)[1] == UNMATCHED_RED]
+    assert unmatched > 0 and len(red_dashed) == unmatched
     numbers = _frame(at, "number").set_index("number")["value"].to_dict()
     document = next(d for d in report["documents"] if d["doc"] == doc)
     assert numbers == {item["label"]: shown(document["row"][item["key"]]) for item in report["headline"]}

@@ -3,6 +3,9 @@ outcomes, their outlines and links, the hover's match rule, the page size."""
 
 from __future__ import annotations
 
+from tests.helpers import page_box_colours, valid_vega_lite
+from tore_engine.plots.palette import class_color
+
 from tore_engine.studio.score_panels.funsd_figures import (
     UNMATCHED_RED,
     entity_outcome,
@@ -27,8 +30,8 @@ OVERLAY = {
 }
 
 
-def _traces(figure, **where) -> list:
-    return [trace for trace in figure.data if all(getattr(trace, key, None) == value for key, value in where.items())]
+def _boxes(spec: dict, pane: int) -> list[dict]:
+    return [row for row in spec["data"]["values"] if row["kind"] == "box" and row["pane"] == pane]
 
 
 def test_entity_outcomes():
@@ -37,35 +40,35 @@ def test_entity_outcomes():
 
 
 def test_overlay_figure_marks_outcomes_and_links():
-    figure = funsd_overlay_figure(OVERLAY, None, 200, 150)
-    outlines = [trace for trace in figure.data if trace.fill == "toself"]
-    # ground truth (x): question matched, answer unmatched, answer matched; prediction (x2): three outcomes
-    styles = sorted((trace.xaxis, trace.name, trace.line.dash, trace.line.color) for trace in outlines)
+    spec = valid_vega_lite(funsd_overlay_figure(OVERLAY, None, 200, 150))
+    # ground truth (pane 0): question matched, answer unmatched, answer matched; prediction (pane 1): three outcomes
+    styles = sorted((row["pane"], row["group"], row["dash"], page_box_colours(spec, row)) for pane in (0, 1) for row in _boxes(spec, pane))
+    colours = {name: class_color(name) for name in ("answer", "question", "header", "other")}
     assert styles == [
-        ("x", "answer", "dash", UNMATCHED_RED), ("x", "answer", "solid", "#843c39"), ("x", "question", "solid", "#9e9ac8"),
-        ("x2", "header", "dot", "#17becf"), ("x2", "other", "dash", UNMATCHED_RED), ("x2", "question", "solid", "#9e9ac8"),
+        (0, "answer", "dash", (colours["answer"], UNMATCHED_RED)), (0, "answer", "solid", (colours["answer"],) * 2),
+        (0, "question", "solid", (colours["question"],) * 2), (1, "header", "dot", (colours["header"],) * 2),
+        (1, "other", "dash", (colours["other"], UNMATCHED_RED)), (1, "question", "solid", (colours["question"],) * 2),
     ]
-    gt_box = next(t for t in outlines if t.xaxis == "x" and t.line.dash == "dash")
-    assert list(gt_box.x) == [60, 90, 90, 60, 60, None] and list(gt_box.y) == [10, 10, 20, 20, 10, None]
-    assert "missed: no predicted entity at IoU >= 0.5" in gt_box.text[0]
-    lines = [trace for trace in figure.data if trace.mode == "lines" and trace.fill is None and trace.x[0] is not None]
-    links = sorted((trace.xaxis, trace.line.color, trace.line.dash, tuple(trace.x)) for trace in lines)
-    assert links == [
-        ("x", "#2ca02c", "solid", (30.0, 75.0, None)), ("x", UNMATCHED_RED, "dash", (30.0, 75.0, None)),
-        ("x2", "#2ca02c", "solid", (30.5, 75.0, None)), ("x2", UNMATCHED_RED, "dash", (30.5, 110.0, None)),
-    ]
-    assert [a.text for a in figure.layout.annotations] == ["ground truth: 3 entities, 2 links", "prediction: 3 entities, 2 links"]
-    legend = [trace.name for trace in figure.data if trace.showlegend is not False and trace.x == (None,)]
-    assert legend[:4] == ["header", "question", "answer", "other"]  # FUNSD_CLASSES order
+    missed = next(row for row in _boxes(spec, 0) if row["dash"] == "dash")
+    assert (missed["x"], missed["y"], missed["x2"], missed["y2"]) == (60, 10, 90, 20)
+    assert missed["tip"]["match"] == "missed: no predicted entity at IoU >= 0.5"
+    links = sorted((row["pane"], row["group"], row["dash"], row["x"], row["x2"]) for row in spec["data"]["values"] if row["kind"] == "line")
+    assert links == [(0, "link found / correct", "solid", 30.0, 75.0), (0, "link missed / wrong", "dash", 30.0, 75.0),
+                     (1, "link found / correct", "solid", 30.5, 75.0), (1, "link missed / wrong", "dash", 30.5, 110.0)]
+    assert next(param["value"] for param in spec["params"] if param["name"] == "paneTitles") == [
+        "ground truth: 3 entities, 2 links", "prediction: 3 entities, 2 links"]
+    legend = dict(zip(*(spec["spec"]["layer"][2]["encoding"]["fill"]["scale"][key] for key in ("domain", "range"))))
+    assert list(legend)[:4] == ["header", "question", "answer", "other"]  # FUNSD_CLASSES order
+    assert legend["question"] == class_color("question") and legend["link missed / wrong"] == UNMATCHED_RED
 
 
 def test_overlay_figure_hover_says_the_match_rule():
-    figure = funsd_overlay_figure(OVERLAY, None, 200, 150, match_rule="over the same words", prediction_title="prediction (simulated)")
-    hovers = [text for trace in figure.data if trace.mode == "markers" and trace.text for text in trace.text]
-    assert "<b>question</b> entity 1 (ground truth)<br>matched to predicted 7, IoU 0.900" in hovers
-    assert "<b>other</b> entity 9 (prediction)<br>false alarm: no ground-truth entity over the same words" in hovers
-    assert "<b>header</b> entity 8 (prediction)<br>matched to ground truth 3, wrong class" in hovers
-    assert figure.layout.annotations[1].text.startswith("prediction (simulated)")
+    spec = funsd_overlay_figure(OVERLAY, None, 200, 150, match_rule="over the same words", prediction_title="prediction (simulated)")
+    tips = [row["tip"] for row in spec["data"]["values"] if row["kind"] == "box"]
+    assert {"title": "question", "entity": "1 (ground truth)", "match": "matched to predicted 7, IoU 0.900"} in tips
+    assert {"title": "other", "entity": "9 (prediction)", "match": "false alarm: no ground-truth entity over the same words"} in tips
+    assert {"title": "header", "entity": "8 (prediction)", "match": "matched to ground truth 3, wrong class"} in tips
+    assert next(param["value"] for param in spec["params"] if param["name"] == "paneTitles")[1].startswith("prediction (simulated)")
 
 
 def test_page_size_holds_every_box():

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import REPOSITORY, SHARED
-from tests.studio.helpers import APP, _axes, _charts, _heatmaps
+from tests.studio.helpers import APP, _axes, _heatmaps, _image_source, _page_charts, _page_rows, _pane_titles, _vega_charts
 from tests.studio.helpers import _no_exception as assert_no_exception
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
@@ -100,10 +100,10 @@ def test_official_results_shipped_with_the_sample_sit_beside_ours(sample):
 
 def test_per_class_bars_and_attribute_breakdowns_are_the_engines(sample, engine_result):
     at = _panel()
-    charts = _charts(at)
-    per_class = next(chart for chart in charts if chart["layout"]["title"]["text"].startswith("AP@[.5:.95] per eval class"))
-    assert per_class["data"][0]["y"] == list(engine_result["layout"]["per_class"])
-    assert per_class["data"][0]["x"] == pytest.approx(list(engine_result["layout"]["per_class"].values()))
+    per_class = next(chart for chart in _vega_charts(at) if chart.get("title", {}).get("text", "").startswith("AP@[.5:.95] per eval class"))
+    expected_ap = engine_result["layout"]["per_class"]
+    assert [row["label"] for row in per_class["data"]["values"]] == [name if value is not None else f"{name} (n/a)" for name, value in expected_ap.items()]
+    assert [row["value"] for row in per_class["data"]["values"]] == pytest.approx(list(expected_ap.values()))
     assert [tab.label for tab in at.tabs] == ["data source", "language", "layout"]
     by_source = next(frame.value for frame in at.dataframe if "value" in frame.value.columns and "newspaper" in frame.value["value"].tolist())
     expected = engine_result["layout"]["by_attribute"]["data_source"]
@@ -145,10 +145,10 @@ def test_choosing_a_page_draws_its_blocks_against_the_predicted_boxes(sample, en
     assert at.query_params["omnidocbench_page"] == page_id
     reference = load_reference(GT)
     page = next(p for p in box_matches_at_iou50(reference, load_layout_prediction(LAYOUT, reference)) if p.page == page_id)
-    overlay = next(chart for chart in _charts(at) if chart["layout"].get("annotations", [{}])[0].get("text", "").startswith("ground truth"))
-    assert [a["text"] for a in overlay["layout"]["annotations"][:2]] == [
-        f"ground truth: {len(page.reference)} blocks", f"prediction: {len(page.prediction)} boxes"]
-    assert len(overlay["layout"]["images"]) == 2 and overlay["layout"]["images"][0]["source"].startswith("data:image/")
+    overlay = _page_charts(at)[0]
+    assert _pane_titles(overlay) == [f"ground truth: {len(page.reference)} blocks", f"prediction: {len(page.prediction)} boxes"]
+    assert _image_source(overlay).startswith("data:image/")  # under both panes
+    assert [len(_page_rows(overlay, "box", pane)) for pane in (0, 1)] == [len(page.reference), len(page.prediction)]
     row = next(r for r in engine_result["per_page"] if r["page"] == page_id)["layout"]
     assert any(f"{row['tp']} matched, {row['fn']} ground-truth blocks missed, {row['fp']} predicted" in c.value for c in at.caption)
     assert any("swaps width and height" in c.value for c in at.caption)  # a page of the demo whose page_info is swapped

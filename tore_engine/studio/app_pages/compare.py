@@ -7,7 +7,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import compare
-from tore_engine.studio import chart_preload, compare_panels, documents, map_views, navigator, overlay_panels, panels, url_state
+from tore_engine.studio import compare_panels, documents, map_views, navigator, overlay_panels, panels, url_state
 from tore_engine.studio.evaluations import Evaluated, model_against_model, model_evaluation, side_label
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.sidebar import MODELS, REFERENCE, Dataset
@@ -119,4 +119,3 @@ else:
     with container:
         (both_against_the_reference if tab == "reference" else b_read_against_a)(dataset, first, second)
 _pair_pickers(dataset, slots)
-chart_preload.preload_later()

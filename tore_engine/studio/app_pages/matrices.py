@@ -5,7 +5,7 @@ fragment, so that the classes chosen for the matrix are the chart's too); the op
 
 import streamlit as st
 
-from tore_engine.studio import chart_preload, documents, downloads, map_views, page_tables, panels, sweep_view
+from tore_engine.studio import documents, downloads, map_views, page_tables, panels, sweep_view
 from tore_engine.studio.sidebar import DEMO_NOTE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
@@ -21,4 +21,3 @@ if evaluated is not None:
     page_tables.all_pages(evaluated, model)
     panels.warnings_expander(evaluated.evaluation)
     downloads.report_downloads(evaluated, model)
-chart_preload.preload_later()

@@ -5,7 +5,7 @@
 - `choosing_table`: a table whose clicked row chooses, beside the selectbox that also does.
 - `page_image`: a page image named in a scorer's result, through `page_images` (confined to the
   data root, one placeholder for outside, missing and undrawable), never through a made-up `Page`.
-- `chart`: a Plotly chart with the panels' settings.
+- `chart`: a Vega-Lite chart at its own size.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from tore_engine.core.layout import PageImage
@@ -27,7 +26,6 @@ from tore_engine.studio.data_root import data_root
 from tore_engine.studio.page_images import ImageUri, image_uri
 
 SCORE_DIGITS = 4
-CHART_CONFIG = {"displaylogo": False, "scrollZoom": False}  # as on the other pages: scrolling the page never zooms
 
 
 def _stat_stamp(info: os.stat_result) -> tuple[int, int]:
@@ -83,6 +81,6 @@ def page_image(path: str | Path | None, size: tuple[float, float], pdf_page: int
     return image_uri(PageImage(Path(path), pdf_page) if path is not None else None, size, data_root())
 
 
-def chart(figure: go.Figure, key: str, where: Any = st) -> None:
-    """`figure` with the panels' chart settings."""
-    where.plotly_chart(figure, key=key, config=CHART_CONFIG)
+def chart(spec: dict, key: str, where: Any = st) -> None:
+    """A Vega-Lite chart (`plots.page_chart`, the panels' figures) at the size its specification sets."""
+    where.vega_lite_chart(spec, key=key, width="content")

@@ -2,21 +2,16 @@
 
 Built from one document of `TaskResult.to_json()["documents"]` (plain JSON, as the panel caches
 it). Golds are solid outlines, predictions dashed; matched fields are green, missed golds (FN) red,
-unmatched predictions (FP) orange. One outline trace per group and one invisible marker per box
-centre that carries the hover (field type, text, score, and what it matched), over the page as
-`page_figures.page_overlay` draws it. Field types and texts come from the input files: they are
-escaped as plain text (`plain_for_plotly`).
+unmatched predictions (FP) orange, one legend entry a group; each box's hover gives its field type,
+text, score and what it matched. Drawn as `plots.page_chart` draws a page: field types and texts
+from the input files travel as data, drawn as text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import plotly.graph_objects as go
-
-from tore_engine.plots.page_overlays import Pane, page_overlay
-from tore_engine.plots.plain_text import plain_for_plotly
-from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
+from tore_engine.plots.page_chart import Box, PaneLayout, Spec, page_chart
 
 DEFAULT_PAGE_SIZE = (1700, 2200)  # US letter at 200 DPI, for documents without page sizes
 GOLD, PREDICTION = "gold", "prediction"
@@ -27,7 +22,6 @@ STYLES = {  # (side, status) -> legend name, colour, dash, line width
     (PREDICTION, MATCHED): ("prediction, matched (TP)", "#2ca02c", "dash", 1.5),
     (PREDICTION, UNMATCHED): ("prediction, unmatched (FP)", "#ff7f0e", "dash", 1.5),
 }
-CENTRE_MARKER_SIZE = 12
 
 
 @dataclass(frozen=True)
@@ -66,33 +60,25 @@ def page_fields(document: dict, page: int) -> list[FieldBox]:
     return golds + predictions
 
 
-def hover_text(field: FieldBox) -> str:
+def hover_text(field: FieldBox) -> dict[str, str]:
+    """A field's hover lines (its title is its field type)."""
     partner = "" if field.partner is None else f" by prediction {field.partner}" if field.side == GOLD else f" to gold {field.partner}"
-    lines = [
-        f"<b>{plain_for_plotly(field.fieldtype)}</b>",
-        f"{field.side} {field.index}: {field.status}{partner}",
-        f"text: {plain_for_plotly(repr(field.text))}" if field.text is not None else "no text",
-        "no score" if field.score is None else f"score {field.score:.3f}",
-    ]
+    lines = {"field": f"{field.side} {field.index}: {field.status}{partner}",
+             "text": repr(field.text) if field.text is not None else "no text",
+             "score": "no score" if field.score is None else f"{field.score:.3f}"}
     if field.line_item_id is not None:
-        lines.append(f"line item {field.line_item_id}")
-    return "<br>".join(lines)
+        lines["line item"] = str(field.line_item_id)
+    return lines
 
 
-def _group_traces(fields: list[FieldBox], side: str, status: str) -> list[go.Scatter]:
-    name, colour, dash, width = STYLES[(side, status)]
-    return outlined_boxes([field.box for field in fields], [hover_text(field) for field in fields], marker_size=CENTRE_MARKER_SIZE,
-                          corner_hover=False, line=dict(color=colour, dash=dash, width=width), name=f"{name}: {len(fields)}",
-                          legendgroup=f"{side}-{status}")
-
-
-def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 640) -> go.Figure:
+def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 440) -> Spec:
     """The page image with every gold and predicted field of the page, grouped by side and match."""
     width, height = page_size(document, page)
     fields = page_fields(document, page)
-    fig = page_overlay([Pane(f"page {page + 1} of {document['page_count']}", None)], width, height, image_uri, width_hint=width_hint)
-    for side, status in STYLES:
-        group = [field for field in fields if field.side == side and field.status == status]
-        if group:
-            fig.add_traces(_group_traces(group, side, status))
-    return fig
+    counts = {key: sum((field.side, field.status) == key for field in fields) for key in STYLES}
+    boxes = []
+    for field in fields:
+        name, colour, dash, line_width = STYLES[(field.side, field.status)]
+        boxes.append(Box(0, field.box, f"{name}: {counts[(field.side, field.status)]}", colour, str(field.fieldtype), hover_text(field),
+                         f"{field.side} {field.index}", line_width=line_width, dash=dash, fill=0.0))
+    return page_chart([PaneLayout(f"page {page + 1} of {document['page_count']}")], boxes, width, height, image_uri, width_hint=width_hint)

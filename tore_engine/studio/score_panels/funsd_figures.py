@@ -1,26 +1,22 @@
-"""Plotly figure of one FUNSD form: ground-truth and predicted entities side by side over the page,
-with their links, from the engine's overlay (`FunsdResult.panel()["documents"][k]["overlay"]`).
+"""The page of one FUNSD form: ground-truth and predicted entities side by side over the page, with
+their links, from the engine's overlay (`FunsdResult.panel()["documents"][k]["overlay"]`), drawn as
+`plots.page_chart` draws a page.
 
-Colour says the class; the outline says the outcome: solid when matched (FUNSD: IoU >= 0.5;
-EC-FUNSD: the same words, `tore_engine.scorers.funsd.ec_overlay`), dotted when
-matched with the wrong class, red dashed when unmatched. Links join entity centres, green when
-found (predicted side: correct), red dashed when missed (wrong), with a dot on the value end.
-One scatter trace per class, outcome and pane (never one shape per box, app.md section 3). Labels
-and ids come from the input files: they are escaped as plain text (`plain_for_plotly`).
+Colour says the class (one legend entry a class, for both panes); the outline says the outcome:
+solid when matched (FUNSD: IoU >= 0.5; EC-FUNSD: the same words, `tore_engine.scorers.funsd.ec_overlay`),
+dotted when matched with the wrong class, red dashed when unmatched. Links join entity centres,
+green when found (predicted side: correct), red dashed when missed (wrong), with a dot on the value
+end. Labels and ids come from the input files: they travel as data, drawn as text.
 """
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
-from tore_engine.plots.page_overlays import Pane, page_overlay
-from tore_engine.plots.palette import class_color, with_alpha
-from tore_engine.plots.plain_text import plain_for_plotly
+from tore_engine.plots.page_chart import Box, Line, PaneLayout, Spec, page_chart
+from tore_engine.plots.palette import class_color
 from tore_engine.scorers.funsd.documents import FUNSD_CLASSES
-from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 UNMATCHED_RED = "#ff0000"
-LINK_WORDS = {"found": {True: "found", False: "missed"}, "correct": {True: "correct", False: "wrong"}}
+LINK_NAMES = {True: "link found / correct", False: "link missed / wrong"}
 LINK_FOUND = "#2ca02c"
 # outcome -> (legend text, line dash, outline colour or None for the class colour, line width)
 OUTCOMES = {
@@ -29,7 +25,6 @@ OUTCOMES = {
     "unmatched": ("unmatched (red dashed)", "dash", UNMATCHED_RED, 2.0),
 }
 FILL_ALPHA = 0.15
-CENTRE_MARKER_SIZE = 12
 
 
 def entity_outcome(entity: dict) -> str:
@@ -40,96 +35,63 @@ def entity_outcome(entity: dict) -> str:
     return "wrong label" if entity.get("label_correct") is False else "matched"
 
 
-def _hover(entity: dict, side: str, match_rule: str) -> str:
-    head = f"<b>{plain_for_plotly(entity['label'])}</b> entity {plain_for_plotly(entity['id'])} ({side})"
+def _hover(entity: dict, side: str, match_rule: str) -> dict[str, str]:
+    """An entity's hover lines (its title is its class)."""
+    head = {"entity": f"{entity['id']} ({side})"}
     if side == "ground truth":
         if entity["matched_pred_id"] is None:
-            return f"{head}<br>missed: no predicted entity {match_rule}"
+            return head | {"match": f"missed: no predicted entity {match_rule}"}
         overlap = f"IoU {entity['iou']:.3f}" if entity.get("iou") is not None else match_rule
-        return f"{head}<br>matched to predicted {entity['matched_pred_id']}, {overlap}"
+        return head | {"match": f"matched to predicted {entity['matched_pred_id']}, {overlap}"}
     if entity["matched_gt_id"] is None:
-        return f"{head}<br>false alarm: no ground-truth entity {match_rule}"
+        return head | {"match": f"false alarm: no ground-truth entity {match_rule}"}
     verdict = "right class" if entity["label_correct"] else "wrong class"
-    return f"{head}<br>matched to ground truth {entity['matched_gt_id']}, {verdict}"
+    return head | {"match": f"matched to ground truth {entity['matched_gt_id']}, {verdict}"}
 
 
-def _axes(column: int) -> dict:
-    return {"xaxis": "x" if column == 1 else f"x{column}", "yaxis": "y" if column == 1 else f"y{column}"}
-
-
-def entity_traces(entities: list[dict], side: str, column: int, match_rule: str = "at IoU >= 0.5") -> list[go.Scatter]:
-    """Outlines (one trace per class and outcome) and invisible centre markers carrying the hover."""
-    traces = []
+def _classes(entities: list[dict]) -> list[str]:
+    """The classes of the entities, FUNSD's first in their order, then any other by name."""
     labels = [label for label in FUNSD_CLASSES if any(e["label"] == label for e in entities)]
-    labels += sorted({e["label"] for e in entities} - set(labels))
-    for label in labels:
-        colour = class_color(label)
-        for outcome, (_, dash, outline, width) in OUTCOMES.items():
-            chosen = [e for e in entities if e["label"] == label and entity_outcome(e) == outcome]
-            if chosen:
-                traces += outlined_boxes(
-                    [e["box"] for e in chosen], [_hover(e, side, match_rule) for e in chosen], marker_size=CENTRE_MARKER_SIZE,
-                    line=dict(color=outline or colour, dash=dash, width=width), name=label,
-                    fill_colour=with_alpha(colour, FILL_ALPHA), column=column, legendgroup=label, showlegend=False,
-                )
-    return traces
+    return labels + sorted({str(e["label"]) for e in entities} - set(labels))
 
 
-def link_traces(links: list[dict], entities: list[dict], verdict_key: str, column: int) -> list[go.Scatter]:
+def entity_boxes(entities: list[dict], side: str, pane: int, match_rule: str = "at IoU >= 0.5") -> list[Box]:
+    """Each entity in its class's colour, outlined by its outcome, with its match in the hover."""
+    boxes = []
+    for entity in entities:
+        label = str(entity["label"])
+        _, dash, outline, width = OUTCOMES[entity_outcome(entity)]
+        boxes.append(Box(pane, tuple(entity["box"]), label, class_color(label), label, _hover(entity, side, match_rule),
+                         f"{side} entity {entity['id']}", line_width=width, dash=dash, outline=outline, fill=FILL_ALPHA))
+    return boxes
+
+
+def link_lines(links: list[dict], entities: list[dict], verdict_key: str, pane: int) -> list[Line]:
     """Links as lines between entity centres: green when `link[verdict_key]`, else red dashed."""
     centres = {e["id"]: ((e["box"][0] + e["box"][2]) / 2, (e["box"][1] + e["box"][3]) / 2) for e in entities}
-    traces = []
-    for good in (True, False):
-        xs, ys, ends_x, ends_y = [], [], [], []
-        for link in links:
-            if bool(link[verdict_key]) != good or link["from"] not in centres or link["to"] not in centres:
-                continue
+    lines = []
+    for link in links:
+        if link["from"] in centres and link["to"] in centres:
+            good = bool(link[verdict_key])
             (ax, ay), (bx, by) = centres[link["from"]], centres[link["to"]]
-            xs += [ax, bx, None]
-            ys += [ay, by, None]
-            ends_x.append(bx)
-            ends_y.append(by)
-        if not xs:
-            continue
-        colour = LINK_FOUND if good else UNMATCHED_RED
-        name = "link " + LINK_WORDS[verdict_key][good]
-        traces.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=2, dash="solid" if good else "dash"),
-                                 name=name, legendgroup=f"links-{good}", showlegend=False, hoverinfo="skip", **_axes(column)))
-        traces.append(go.Scatter(x=ends_x, y=ends_y, mode="markers", marker=dict(color=colour, size=6), name=name,
-                                 legendgroup=f"links-{good}", showlegend=False, hoverinfo="skip", **_axes(column)))
-    return traces
-
-
-def _legend(labels: list[str]) -> list[go.Scatter]:
-    """Legend-only entries: one per class (toggles the class in both panes), per outcome and per link verdict."""
-    entries = [go.Scatter(x=[None], y=[None], mode="markers", marker=dict(symbol="square", size=12, color=class_color(label)),
-                          name=plain_for_plotly(label), legendgroup=label) for label in labels]
-    entries += [go.Scatter(x=[None], y=[None], mode="lines", line=dict(color=outline or "#555555", dash=dash, width=width),
-                           name=text) for text, dash, outline, width in OUTCOMES.values()]
-    entries += [go.Scatter(x=[None], y=[None], mode="lines+markers", line=dict(color=colour, dash=dash, width=2),
-                           marker=dict(size=6), name=text, legendgroup=f"links-{good}")
-                for good, colour, dash, text in ((True, LINK_FOUND, "solid", "link found / correct (dot: value end)"),
-                                                  (False, UNMATCHED_RED, "dash", "link missed / wrong"))]
-    return entries
+            lines.append(Line(pane, (ax, ay, bx, by), LINK_NAMES[good], LINK_FOUND if good else UNMATCHED_RED, "solid" if good else "dash"))
+    return lines
 
 
 def funsd_overlay_figure(
     overlay: dict, image_uri: str | None, width: float, height: float, *, prediction_title: str = "prediction",
-    match_rule: str = "at IoU >= 0.5", width_hint: int = 1000,
-) -> go.Figure:
+    match_rule: str = "at IoU >= 0.5",
+) -> Spec:
     """Ground truth (left) and prediction (right) of one form over its page image, zoom shared.
     `match_rule` says in the hover what matching means (EC-FUNSD: "over the same words")."""
     gt, pred = overlay["gt_entities"], overlay["pred_entities"]
-    titles = (f"ground truth: {len(gt)} entities, {len(overlay['gt_links'])} links",
-              f"{prediction_title}: {len(pred)} entities, {len(overlay['pred_links'])} links")
-    fig = page_overlay([Pane(titles[0], None), Pane(titles[1], None)], width, height, image_uri, width_hint=width_hint)
-    labels = [label for label in FUNSD_CLASSES if any(e["label"] == label for e in gt + pred)]
-    fig.add_traces(
-        entity_traces(gt, "ground truth", 1, match_rule) + link_traces(overlay["gt_links"], gt, "found", 1)
-        + entity_traces(pred, "prediction", 2, match_rule) + link_traces(overlay["pred_links"], pred, "correct", 2)
-        + _legend(labels)
-    )
-    return fig
+    panes = [PaneLayout(f"ground truth: {len(gt)} entities, {len(overlay['gt_links'])} links"),
+             PaneLayout(f"{prediction_title}: {len(pred)} entities, {len(overlay['pred_links'])} links")]
+    order = {label: rank for rank, label in enumerate(_classes(gt + pred))}
+    boxes = sorted(entity_boxes(gt, "ground truth", 0, match_rule) + entity_boxes(pred, "prediction", 1, match_rule),
+                   key=lambda box: order[box.group])  # the legend lists the classes in FUNSD's order
+    lines = link_lines(overlay["gt_links"], gt, "found", 0) + link_lines(overlay["pred_links"], pred, "correct", 1)
+    return page_chart(panes, boxes, width, height, image_uri, lines=lines)
 
 
 def page_size(overlay: dict) -> tuple[float, float]:

@@ -1,19 +1,19 @@
-"""Plotly figures of the OmniDocBench panel, built from `tore score omnidocbench` results and the
+"""The OmniDocBench panel's charts (Vega-Lite), built from `tore score omnidocbench` results and the
 engine's box matches: per-class AP bars, a score by page-attribute value, and a page with its
-ground-truth blocks beside the predicted layout boxes, matched and unmatched marked.
+ground-truth blocks beside the predicted layout boxes, matched and unmatched marked (as
+`plots.page_chart` draws a page).
 
 Pure functions (no Streamlit), unit-tested directly. A missing score (`None`) is never drawn as 0:
 its bar is absent and its label says "n/a". Class names and attribute values come from the input
-files: they are escaped as plain text (`plain_for_plotly`).
+files: they travel as data, drawn by Vega as text.
 """
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+from typing import Any
 
-from tore_engine.plots.page_overlays import Pane, page_overlay
-from tore_engine.plots.palette import class_color, with_alpha
-from tore_engine.plots.plain_text import plain_for_plotly
+from tore_engine.plots.page_chart import Box, PaneLayout, Spec, page_chart
+from tore_engine.plots.palette import class_color
 from tore_engine.scorers.common import MISSING, format_score
 from tore_engine.scorers.omnidocbench.box_matches import (
     MATCHED,
@@ -22,13 +22,12 @@ from tore_engine.scorers.omnidocbench.box_matches import (
     MatchedBox,
     PageMatches,
 )
-from tore_engine.studio.score_panels.overlay_traces import outlined_boxes
 
 # Outline of a box by its match status: colour and dash differ, so the marking survives greyscale.
-STATUS_STYLES = {
-    MATCHED: dict(color="#2ca02c", dash="solid", width=2.0),
-    UNMATCHED: dict(color="#d62728", dash="dash", width=2.0),
-    NOT_EVALUATED: dict(color="#7f7f7f", dash="dot", width=1.5),
+STATUS_STYLES = {  # status -> colour, dash (`page_chart.DASHES`), line width
+    MATCHED: ("#2ca02c", "solid", 2.0),
+    UNMATCHED: ("#d62728", "dash", 2.0),
+    NOT_EVALUATED: ("#7f7f7f", "dot", 1.5),
 }
 STATUS_NAMES = {
     MATCHED: "matched at IoU 0.5",
@@ -37,77 +36,74 @@ STATUS_NAMES = {
 }
 BAR_DIGITS = 3  # the bars' labels; tables and headline numbers have four
 FILL_ALPHA = 0.15
-CENTRE_MARKER_SIZE = 14
+BAR_HEIGHT = 26  # pixels a bar
+BAR_WIDTH = 300  # pixels of the longest bar's axis
 
 
-def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> go.Figure:
+def _horizontal_bars(rows: list[dict[str, Any]], *, axis_title: str, top: float, title: str) -> Spec:
+    """One bar a row (`label`, `value` or None: no bar, `colour`), in the rows' order, its value
+    written at its end ("n/a" when missing)."""
+    records = [{**row, "text": format_score(row["value"], BAR_DIGITS), "bar": f"bar {row['label']}"} for row in rows]
+    y = {"field": "label", "type": "nominal", "sort": None, "title": None, "axis": {"labelLimit": 260}}
+    x = {"field": "value", "type": "quantitative", "title": axis_title, "scale": {"domain": [0, top]}}
+    return {
+        "title": {"text": title, "anchor": "start"},
+        "data": {"values": records},
+        "width": BAR_WIDTH, "height": {"step": BAR_HEIGHT},
+        "encoding": {"y": y},
+        "layer": [
+            {"transform": [{"filter": "isValid(datum.value)"}], "mark": {"type": "bar"},
+             "encoding": {"x": x, "color": {"field": "colour", "type": "nominal", "scale": None},
+                          "tooltip": [{"field": "label", "title": "value"}, {"field": "value", "title": axis_title, "format": ".4f"}],
+                          "description": {"field": "bar"}}},
+            {"mark": {"type": "text", "align": "left", "dx": 4},
+             "encoding": {"x": {**x, "field": "at"}, "text": {"field": "text"}}, "transform": [{"calculate": "isValid(datum.value) ? datum.value : 0", "as": "at"}]},
+        ],
+    }
+
+
+def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> Spec:
     """Horizontal AP@[.5:.95] bars, one per eval class in the evaluator's order (top to bottom)."""
-    classes = list(per_class)
-    values = [per_class[name] for name in classes]
-    shown = [plain_for_plotly(name) for name in classes]
-    fig = go.Figure(
-        go.Bar(x=values, y=shown, orientation="h", marker_color=[class_color(name) for name in classes],
-               text=[format_score(value, BAR_DIGITS) for value in values], textposition="outside", cliponaxis=False,
-               hovertemplate="%{y}: AP %{x:.4f}<extra></extra>")
-    )
-    fig.update_layout(title=dict(text=plain_for_plotly(title), x=0), xaxis=dict(range=[0, 1.08], title="AP@[.5:.95]"),
-                      yaxis=dict(autorange="reversed", ticktext=[f"{label} ({MISSING})" if per_class[name] is None else label for name, label in zip(classes, shown)],
-                                 tickvals=shown),
-                      height=60 + 28 * len(classes), margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    rows = [{"label": f"{name} ({MISSING})" if value is None else name, "value": value, "colour": class_color(name)}
+            for name, value in per_class.items()]
+    return _horizontal_bars(rows, axis_title="AP@[.5:.95]", top=1.08, title=title)
 
 
-def attribute_bars(values: dict[str, float | None], pages: dict[str, int], *, metric: str, title: str = "") -> go.Figure:
+def attribute_bars(values: dict[str, float | None], pages: dict[str, int], *, metric: str, title: str = "") -> Spec:
     """One bar a value of a page attribute (e.g. data_source = newspaper), labelled with its page count."""
-    names = list(values)
-    labels = [plain_for_plotly(f"{name} ({pages.get(name, '?')} p.)") for name in names]
-    fig = go.Figure(
-        go.Bar(x=[values[name] for name in names], y=labels, orientation="h", marker_color="#4363d8",
-               text=[format_score(values[name], BAR_DIGITS) for name in names], textposition="outside", cliponaxis=False,
-               hovertemplate=f"%{{y}}: {metric} %{{x:.4f}}<extra></extra>")
-    )
-    fig.update_layout(title=dict(text=plain_for_plotly(title), x=0), xaxis=dict(range=[0, 1.1], title=metric), yaxis=dict(autorange="reversed"),
-                      height=70 + 26 * len(names), margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    rows = [{"label": f"{name} ({pages.get(name, '?')} p.)", "value": value, "colour": "#4363d8"} for name, value in values.items()]
+    return _horizontal_bars(rows, axis_title=metric, top=1.1, title=title)
 
 
-def _box_hover(box: MatchedBox, index: int, others: list[MatchedBox], other_side: str) -> str:
+def _box_hover(box: MatchedBox, index: int, others: list[MatchedBox], other_side: str) -> dict[str, str]:
+    """A box's hover lines (its title is its label)."""
     x1, y1, x2, y2 = box.bbox
-    lines = [f"<b>{plain_for_plotly(box.label)}</b> (box {index})", f"eval class: {plain_for_plotly(box.eval_class or 'none, not evaluated')}"]
+    lines = {"box": str(index), "eval class": box.eval_class or "none, not evaluated"}
     if box.score is not None:
-        lines.append(f"score {box.score:.3f}")
+        lines["score"] = f"{box.score:.3f}"
     if box.partner is not None:
-        lines.append(f"matched to {other_side} box {box.partner} ({plain_for_plotly(others[box.partner].label)})")
+        lines["match"] = f"matched to {other_side} box {box.partner} ({others[box.partner].label})"
     elif box.eval_class is not None:
-        lines.append("unmatched at IoU 0.5")
-    lines.append(f"[{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]")
-    return "<br>".join(lines)
+        lines["match"] = "unmatched at IoU 0.5"
+    lines["x1, y1, x2, y2"] = f"{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}"
+    return lines
 
 
-def _pane_traces(boxes: list[MatchedBox], others: list[MatchedBox], other_side: str, column: int, legend_shown: set[str]) -> list[go.Scatter]:
-    """One outline trace per (status, class): outline by status, light fill by class; plus
-    invisible centre markers that carry the hover."""
-    traces = []
-    groups: dict[tuple[str, str], list[int]] = {}
+def _pane_boxes(boxes: list[MatchedBox], others: list[MatchedBox], other_side: str, pane: int, side: str) -> list[Box]:
+    """Each box outlined by its status (the legend's groups), filled lightly in its class's colour."""
+    drawn = []
     for index, box in enumerate(boxes):
-        groups.setdefault((box.status, box.label), []).append(index)
-    for (status, label), indices in sorted(groups.items()):
-        traces += outlined_boxes(
-            [boxes[k].bbox for k in indices], [_box_hover(boxes[k], k, others, other_side) for k in indices],
-            marker_size=CENTRE_MARKER_SIZE, line=STATUS_STYLES[status], name=STATUS_NAMES[status],
-            fill_colour=with_alpha(class_color(label), FILL_ALPHA), column=column, legendgroup=status,
-            showlegend=status not in legend_shown,
-        )
-        legend_shown.add(status)
-    return traces
+        colour, dash, width = STATUS_STYLES[box.status]
+        drawn.append(Box(pane, box.bbox, STATUS_NAMES[box.status], colour, box.label, _box_hover(box, index, others, other_side),
+                         f"{side} box {index}", line_width=width, dash=dash, fill=FILL_ALPHA, fill_colour=class_color(box.label)))
+    return drawn
 
 
-def page_match_overlay(page: PageMatches, image_uri: str | None, *, width_hint: int = 1100) -> go.Figure:
+def page_match_overlay(page: PageMatches, image_uri: str | None) -> Spec:
     """The page image twice, ground-truth blocks on the left and predicted boxes on the right, with
     shared zoom; outlines say matched (solid green), unmatched (dashed red) or not evaluated (dotted grey)."""
-    panes = [Pane(f"ground truth: {len(page.reference)} blocks", None), Pane(f"prediction: {len(page.prediction)} boxes", None)]
-    fig = page_overlay(panes, page.width, page.height, image_uri, width_hint=width_hint)
-    legend_shown: set[str] = set()
-    fig.add_traces(_pane_traces(page.reference, page.prediction, "predicted", 1, legend_shown))
-    fig.add_traces(_pane_traces(page.prediction, page.reference, "ground-truth", 2, legend_shown))
-    return fig
+    panes = [PaneLayout(f"ground truth: {len(page.reference)} blocks"), PaneLayout(f"prediction: {len(page.prediction)} boxes")]
+    boxes = (_pane_boxes(page.reference, page.prediction, "predicted", 0, "ground truth")
+             + _pane_boxes(page.prediction, page.reference, "ground-truth", 1, "prediction"))
+    order = list(STATUS_NAMES.values())
+    return page_chart(panes, sorted(boxes, key=lambda box: order.index(box.group)), page.width, page.height, image_uri)
