@@ -37,8 +37,8 @@ from benchmarks.common import REPOSITORY, machine_line, served_app, served_tore_
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
-VEGA_CELLS = "[data-testid=stVegaLiteChart] svg .mark-rect path"  # a Vega-Lite heatmap's cells (plots.vega_charts)
+# a heatmap's cells (plots.vega_charts) or a page's image (plots.page_chart): every chart of the app is Vega-Lite
+CHART_DRAWN = "[data-testid=stVegaLiteChart] svg .mark-rect path, [data-testid=stVegaLiteChart] svg .mark-image image"
 LONG_TASKS = """
 window.__longest = 0;
 new PerformanceObserver(list => {
@@ -63,8 +63,8 @@ def _idle(page, timeout: float = TIMEOUT_MS) -> None:
 
 
 def _heatmap(page, timeout: float = TIMEOUT_MS) -> None:
-    """Until the page's first chart is drawn: a heatmap's cells (Vega-Lite) or a Plotly plot area (Overlays)."""
-    page.wait_for_selector(f"{VEGA_CELLS}, {PLOT} .nsewdrag", timeout=timeout)
+    """Until the page's first chart is drawn: a heatmap's cells (Matrices) or a page's image (Overlays)."""
+    page.wait_for_selector(CHART_DRAWN, state="attached", timeout=timeout)
 
 
 def _timed(action: Callable[[], None]) -> float:
@@ -141,13 +141,12 @@ def _open_first_row(page, first_page: str) -> None:
     _shown_page(page, first_page)
 
 
-def row_to_overlays(session: Session, query: dict[str, str], first_page: str, read_for: float = 0.0) -> tuple[float, float]:
+def row_to_overlays(session: Session, query: dict[str, str], first_page: str) -> tuple[float, float]:
     """A page of the all-pages table opened in Overlays (the table's button, as the keyboard does;
-    the first row: pages in file order), in a new tab, clicked as soon as the page is drawn or after
-    `read_for` seconds on it: the seconds, and the longest main-thread task."""
+    the first row: pages in file order), in a new tab, clicked as soon as the page is drawn: the
+    seconds, and the longest main-thread task."""
     page, _ = session.open("", query)
     _idle(page)
-    page.wait_for_timeout(read_for * 1000)
     page.locator(".st-key-open-button-all-A-A button").scroll_into_view_if_needed()
     _forget_long_tasks(page)
     seconds = _timed(functools.partial(_open_first_row, page, first_page))
@@ -156,16 +155,9 @@ def row_to_overlays(session: Session, query: dict[str, str], first_page: str, re
     return seconds, longest
 
 
-READ_FOR = 3.0  # seconds a user spends on a page before opening a row: the Overlays page's charts are loaded by then (studio.chart_preload)
-
-
 def _rows_to_overlays(session: Session, query: dict[str, str], first_page: str, repeats: int) -> dict[str, list[float]]:
-    result: dict[str, list[float]] = {}
-    for label, read_for in (("", 0.0), ("_after_reading", READ_FOR)):
-        times = [row_to_overlays(session, query, first_page, read_for) for _ in range(repeats)]
-        result[f"row_to_overlays{label}_s"] = [seconds for seconds, _ in times]
-        result[f"longest_task_row_to_overlays{label}_s"] = [longest for _, longest in times]
-    return result
+    times = [row_to_overlays(session, query, first_page) for _ in range(repeats)]
+    return {"row_to_overlays_s": [seconds for seconds, _ in times], "longest_task_row_to_overlays_s": [longest for _, longest in times]}
 
 
 def link_query(folder: Path) -> dict[str, str]:

@@ -255,7 +255,7 @@ def measure_jit(plan: argparse.Namespace, checks: Checks, results: dict) -> None
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
-PLOT_DRAWN = "[data-testid=stPlotlyChart] .js-plotly-plot .nsewdrag"  # what tests/app/test_browser.py waits for
+HEATMAP_DRAWN = "[data-testid=stVegaLiteChart] svg .mark-rect path[aria-label^='cell ']"  # what tests/studio/test_browser.py waits for
 
 
 def measure_app(plan: argparse.Namespace, results: dict) -> None:
@@ -281,7 +281,7 @@ def measure_app(plan: argparse.Namespace, results: dict) -> None:
                     page = context.new_page()
                     opened = time.monotonic()
                     page.goto(url)
-                    page.wait_for_selector(PLOT_DRAWN, timeout=300_000)
+                    page.wait_for_selector(HEATMAP_DRAWN, timeout=300_000)
                     drawn = time.monotonic()
                     context.close()
                 finally:

@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import DEMO
+from tests.helpers import DEMO, valid_vega_lite, vega_expressions
 from tore_engine.api import load_pair
 from tore_engine.metrics.sweep import MIN_SCORES, SWEEP_COLUMNS
-from tests.helpers import valid_vega_lite, vega_expressions
 from tore_engine.plots.sweep import POINT, clicked_min_score, sweep_chart
 from tore_engine.run.runner import evaluate_dataset
 

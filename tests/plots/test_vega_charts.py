@@ -16,7 +16,6 @@ from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.plots import heatmaps, vega_charts
 
 
-
 def _cell(spec: dict, row: str, column: str) -> dict:
     return next(record for record in spec["data"]["values"] if (record["row"], record["column"]) == (row, column))
 

@@ -25,14 +25,14 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY
 from tests.studio.helpers import app_server
-from tore_engine.studio import chart_preload
+from tore_engine.plots import page_overlays
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-PLOT = "[data-testid=stPlotlyChart] .js-plotly-plot"
 VEGA_CELLS = "[data-testid=stVegaLiteChart] svg .mark-rect path[aria-label^='cell ']"
+PAGE_IMAGES = "[data-testid=stVegaLiteChart] svg .mark-image image"  # a page chart's page images and pictures
 
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",
@@ -84,8 +84,8 @@ def _shot(page, name: str) -> None:
 
 
 def _wait_for_plot(page, timeout: float = 60_000) -> None:
-    """Until a chart is drawn: a Vega-Lite heatmap's cells (Matrices, Compare) or a Plotly plot area (Overlays)."""
-    page.wait_for_selector(f"{VEGA_CELLS}, {PLOT} .nsewdrag", timeout=timeout)
+    """Until a chart is drawn: a heatmap's cells (Matrices, Compare) or a page's image (Overlays)."""
+    page.wait_for_selector(f"{VEGA_CELLS}, {PAGE_IMAGES}", state="attached", timeout=timeout)
 
 
 def _wait_idle(page, timeout: float = 30_000) -> None:
@@ -151,24 +151,25 @@ def _checked(page, label: str) -> str:
     return radio.locator("label").filter(has=page.locator("input:checked")).inner_text()
 
 
-def _plot_data(page, index: int = 0):
-    return page.evaluate("(i) => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[i].data", index)
+PAGE_CHART = "[...document.querySelectorAll('[data-testid=stVegaLiteChart]')].find(chart => chart.querySelector('.mark-image'))"
 
 
-def _lit_cells(page, index: int = 0) -> list[int]:
-    """For each highlight (heatmap) trace of an overlay: how many grid rectangles are lit."""
-    return page.evaluate(
-        """(i) => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[i]._fullData
-            .filter(trace => trace.type === 'heatmap')  // decoded: one typed array a row
-            .map(trace => Array.from(trace.z).reduce((count, row) => count + Array.from(row).filter(v => v > 0).length, 0))""",
-        index,
-    )
+def _drawn_page(page) -> dict:
+    """What the page chart drew, as Vega holds it: each drawn mark's record (page images, pictures,
+    boxes, lines), its element's tag and, for images, the image drawn; and the panes' titles."""
+    return page.evaluate(f"""() => {{
+        const chart = {PAGE_CHART};
+        const marks = [...chart.querySelectorAll('svg *')].filter(e => e.__data__ && e.__data__.datum && e.__data__.datum.kind)
+            .map(e => ({{...e.__data__.datum, tag: e.tagName, href: e.getAttribute('href')}}));
+        const titles = [...chart.querySelectorAll('.role-title-text text')].map(t => t.textContent);
+        return {{marks, titles}};
+    }}""")
 
 
 @pytest.fixture(scope="module")
 def text_as_table():
     """The engine's answer for the demo's cell reference Text -> predicted Table: its worst page,
-    that page's pixels in the cell, their share, and the page's grid rectangles behind it."""
+    that page's pixels in the cell, their share, the page's grid rectangles behind it and its size."""
     from tests.helpers import ranked_pages
     from tore_engine.api import load_pair
     from tore_engine.engine.cell_regions import page_regions
@@ -177,14 +178,14 @@ def text_as_table():
     reference, prediction = load_pair(DEMO / "reference.json", DEMO / "model_a.json")
     evaluation = evaluate_dataset(reference, prediction)
     worst, pixels, share = ranked_pages(evaluation, "full", "Text", "Table")[0]
-    regions = page_regions(reference.pages[reference.page_ids().index(worst)], prediction.pages[prediction.page_ids().index(worst)],
-                           evaluation.taxonomy, "full", "Text", "Table")
-    return worst, pixels, share, regions
+    page = reference.pages[reference.page_ids().index(worst)]
+    regions = page_regions(page, prediction.pages[prediction.page_ids().index(worst)], evaluation.taxonomy, "full", "Text", "Table")
+    return worst, pixels, share, regions, (page.width, page.height)
 
 
 def test_a_cell_opens_its_worst_page_with_the_cells_pixels_lit(server, page, text_as_table):
     """Issue 15: reference Text predicted as Table on the demo, its worst page, the exact region."""
-    worst, pixels, share, regions = text_as_table
+    worst, pixels, share, regions, size = text_as_table
     start = time.monotonic()
     page.goto(server)
     _wait_for_plot(page)
@@ -207,10 +208,13 @@ def test_a_cell_opens_its_worst_page_with_the_cells_pixels_lit(server, page, tex
     TIMINGS["demo_open_cell_page_in_overlays_s"] = round(time.monotonic() - start, 2)
     url = urllib.parse.unquote(page.url)
     assert f"page={worst}" in url and "cell=Text|Table" in url
-    assert page.evaluate(f"() => document.querySelector('{PLOT}').layout.images.length") >= 2  # the page image under both panes
-    names = [trace.get("name") for trace in _plot_data(page)]
-    assert names.count("Text → Table") == 2 and names.count("boxes behind Text → Table") == 2  # reference and prediction panes
-    assert _lit_cells(page) == [len(regions.x0)] * 2  # exactly the engine's rectangles are lit
+    drawn = _drawn_page(page)
+    assert [(mark["pane"], mark["tag"]) for mark in drawn["marks"] if mark["kind"] == "page"] == [(0, "image"), (1, "image")]
+    veils = [mark for mark in drawn["marks"] if mark["kind"] == "picture"]
+    veil = page_overlays.data_uri(page_overlays.veil_png(regions, *size))  # exactly the engine's pixels of the cell lit
+    assert [(mark["pane"], mark["href"]) for mark in veils] == [(0, veil), (1, veil)]  # on the reference and the prediction
+    outlined = {(mark["pane"], mark["tip"]["box"]) for mark in drawn["marks"] if mark.get("group") == "boxes behind Text → Table"}
+    assert outlined == {*((0, str(k)) for k in regions.reference_boxes.tolist()), *((1, str(k)) for k in regions.prediction_boxes.tolist())}
     metrics = page.get_by_test_id("stMetric")
     contribution = metrics.filter(has_text="Text → Table on this page").get_by_test_id("stMetricValue").inner_text()
     assert contribution == f"{pixels:,.0f} px" == f"{float(regions.contribution()):,.0f} px"
@@ -222,8 +226,9 @@ def test_overlays_agreement_and_compare_pages(server, page):
     page.goto(f"{server}/overlays?page=paper-b%2Fp1&agree=1&model=B")
     _wait_for_plot(page)
     _wait_idle(page)
-    titles = page.evaluate(f"() => [...document.querySelector('{PLOT}')._fullLayout.annotations].map(a => a.text)")
-    assert titles[-1] == "agreement" and "paper-b/p1" in page.content()
+    drawn = _drawn_page(page)
+    assert drawn["titles"] == ["reference (ground-truth)", "model B (model-b, simulated)", "agreement"] and "paper-b/p1" in page.content()
+    assert [mark["pane"] for mark in drawn["marks"] if mark["kind"] == "picture"] == [2]  # the categories painted on the third pane
     _shot(page, "04_overlay_agreement_model_b")
 
     page.goto(f"{server}/compare")
@@ -274,27 +279,42 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
     _shot(page, "10_class_subset")
 
 
-def test_the_overlays_chart_component_loads_after_the_matrices_are_drawn_and_the_timer_ends(server, browser):
-    """The matrices are Vega-Lite; the Overlays page's Plotly component is loaded by a blank chart
-    drawn after the page (studio.chart_preload), then the page is quiet: no more timed runs."""
-    context = browser.new_context(viewport={"width": 1500, "height": 1200})
-    try:
-        tab = context.new_page()
-        frames: list[float] = []
-        tab.on("websocket", lambda socket: socket.on("framereceived", lambda _: frames.append(time.monotonic())))
-        tab.goto(server)
-        tab.wait_for_selector(VEGA_CELLS, timeout=60_000)
-        tab.locator("[data-testid=stPlotlyChart]").first.wait_for(state="attached", timeout=30_000)  # the blank chart, after the heatmap
-        _wait_idle(tab)
-        tab.wait_for_timeout(1000)
-        quiet_from = time.monotonic()
-        tab.wait_for_timeout(2 * chart_preload.AFTER.total_seconds() * 1000)
-        assert [at for at in frames if at > quiet_from] == []  # the timer ended: no run after the one that drew it
-        tab.locator(".st-key-open-button-all-A-A button").click()  # and Overlays draws its figure
-        tab.wait_for_url("**/overlays**", timeout=30_000)
-        tab.wait_for_selector(f"{PLOT} .nsewdrag", timeout=30_000)
-    finally:
-        context.close()
+def test_the_apps_pages_load_no_plotly(server, page):
+    """Every chart of the app is Vega-Lite: a tab that opens Matrices, a cell's page in Overlays,
+    Compare and Models never fetches Streamlit's Plotly component (4.7 MB of script, 0.7 s of
+    main-thread work on this machine). Plotly stays in the reports."""
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(f"{server}/?cell=Text%7CTable&sweep_open=1")
+    _wait_for_plot(page)
+    page.wait_for_selector("[data-testid=stVegaLiteChart] svg .mark-symbol path", state="attached", timeout=120_000)  # the sweep's points
+    _wait_idle(page, 120_000)
+    page.locator(".st-key-open-button-A-full-Text-Table-A button").click()
+    page.wait_for_url("**/overlays**", timeout=30_000)
+    page.wait_for_selector(PAGE_IMAGES, state="attached", timeout=60_000)
+    for path in ("compare", "models"):
+        page.goto(f"{server}/{path}")
+        page.wait_for_selector("[data-testid=stVegaLiteChart], [data-testid=stDataFrame]", timeout=60_000)
+        _wait_idle(page, 60_000)
+    assert any("/embed." in url for url in fetched)  # Vega's component was fetched ...
+    assert not [url for url in fetched if "Plotly" in url]  # ... Plotly's never was
+
+
+def test_a_legend_click_shows_one_class_alone_in_every_pane(server, page):
+    page.goto(f"{server}/overlays?page=report-a%2Fp3")  # tables in the reference and in model A's prediction
+    _wait_for_plot(page)
+    _wait_idle(page)
+    chart = page.locator("[data-testid=stVegaLiteChart]").filter(has=page.locator(".mark-image")).first
+    chart.locator(".role-legend-label text", has_text="Table").first.click()
+    page.wait_for_timeout(500)
+    opacity = page.evaluate(f"""() => {{
+        const chart = {PAGE_CHART};
+        return [...chart.querySelectorAll('.mark-rect path')].filter(e => e.__data__ && e.__data__.datum && e.__data__.datum.kind === 'box')
+            .map(e => [e.__data__.datum.pane, e.__data__.datum.group, Number(e.getAttribute('opacity') ?? 1)]);
+    }}""")
+    shown = {(pane, group) for pane, group, value in opacity if value == 1}
+    assert {group for _, group in shown} == {"Table"} and {pane for pane, _ in shown} == {0, 1}  # the tables of both panes
+    assert all(value < 1 for _, group, value in opacity if group != "Table")
 
 
 def test_ctrl_scroll_zooms_the_heatmap_a_plain_scroll_does_not_and_a_double_click_resets(server, page):

@@ -17,9 +17,10 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY, SHARED
 from tests.studio.helpers import app_server
-from tests.studio.test_browser import PLOT, _cell_records, _heatmap_labels, _shot, _wait_for_plot, _wait_idle, launched_chromium
+from tests.studio.test_browser import _cell_records, _heatmap_labels, _shot, _wait_for_plot, _wait_idle, launched_chromium
 from tests.studio.test_sweep_view import cli_confusion
 from tore_engine.api import evaluate_pair
+from tore_engine.metrics.sweep import MIN_SCORES
 from tore_engine.studio.map_views import FIGURES
 
 TWO_MODELS = SHARED / "data" / "layouts" / "docling_two_layout_models"
@@ -67,23 +68,24 @@ def _expected_map(evaluation) -> dict[str, str]:
     return {label: f"{getattr(report, field):.3f}" for field, label in FIGURES.items()}
 
 
+SWEEP_POINTS = "[data-testid=stVegaLiteChart] path[aria-label^='point ']"
+
+
 def _wait_for_sweep(page) -> None:
-    """Open the operating point's section, as a user does, and wait for its chart."""
+    """Open the operating point's section, as a user does, and wait for its chart's points."""
     page.locator(".st-key-sweep_open summary").click()
-    page.wait_for_function(f"""() => [...document.querySelectorAll('{PLOT}')].some(p => p._fullData &&
-        p._fullData.some(t => t.name === 'all classes'))""", timeout=120_000)
+    page.wait_for_selector(f"{SWEEP_POINTS}[aria-label$=' detection']", state="attached", timeout=120_000)
     _wait_idle(page, 120_000)
 
 
-def _trace_values(page, chart: str, name: str, axis: str = "x") -> list[float]:
-    """A trace's y values as Plotly holds them (null: NaN), in the chart that has a trace called `chart`."""
-    values = page.evaluate("""([chart, name, axis]) => {
-        const plot = [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
-            .find(p => p._fullData && p._fullData.some(t => t.name === chart));
-        const trace = plot._fullData.find(t => t.name === name && (t.xaxis || 'x') === axis);
-        return Array.from(trace.y, v => (v === null || Number.isNaN(v)) ? null : v);
-    }""", [chart, name, axis])
-    return [math.nan if value is None else value for value in values]
+def _curve_values(page, name: str, panel: str = "tore") -> list[float]:
+    """A curve's F1 at each minimum score of the sweep as drawn (no point: NaN), from the records
+    Vega keeps on the points of one panel (`tore` or `detection`)."""
+    drawn = page.evaluate(f"""([name, panel]) => [...document.querySelectorAll("{SWEEP_POINTS}")]
+        .map(path => path.__data__.datum).filter(d => d.shown === name && (d.panel ? 'detection' : 'tore') === panel)
+        .map(d => [d.min_score, d.f1])""", [name, panel])
+    by_score = {round(score, 2): f1 for score, f1 in drawn}
+    return [by_score.get(round(score, 2), math.nan) for score in MIN_SCORES]
 
 
 def _bar_values(page, series: str, classes) -> list[float]:
@@ -99,17 +101,11 @@ def _same(shown: list[float], expected) -> bool:
 
 
 def _click_sweep_point(page, min_score: float) -> None:
-    """Click the Foreground curve's point at `min_score`, placed by Plotly's own axis mapping."""
-    x, y = page.evaluate("""(t) => {
-        const plot = [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
-            .find(p => p._fullData && p._fullData.some(d => d.name === 'all classes'));
-        plot.scrollIntoView({block: 'center'});
-        const trace = plot._fullData.find(d => d.name === 'Foreground' && d.xaxis === 'x');
-        const k = Array.from(trace.x).findIndex(x => Math.abs(x - t) < 1e-9);
-        const layout = plot._fullLayout, box = plot.getBoundingClientRect();
-        return [box.left + layout._size.l + layout.xaxis.d2p(trace.x[k]), box.top + layout._size.t + layout.yaxis.d2p(trace.y[k])];
-    }""", min_score)
-    page.mouse.click(x, y)
+    """Click the Foreground curve's point at `min_score` (TORE's panel), where the browser drew it."""
+    point = page.locator(f"{SWEEP_POINTS}[aria-label='point Foreground {min_score:.2f} tore']")
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
 
 def _heatmap(page) -> tuple[list[str], np.ndarray]:
@@ -157,8 +153,8 @@ def test_the_demo_shows_map_ap_bars_and_the_sweep_and_a_click_evaluates_there(se
     assert _same(_bar_values(page, "AR@100", per_class.index), per_class["ar_100"])
     sweep = evaluation.sweep()
     foreground = sweep[sweep["scope"] == "foreground"]
-    assert _same(_trace_values(page, "all classes", "Foreground"), foreground["f1"])
-    assert _same(_trace_values(page, "all classes", "all classes", "x2"), foreground["detection_f1"])
+    assert _same(_curve_values(page, "Foreground"), foreground["f1"])
+    assert _same(_curve_values(page, "all classes", "detection"), foreground["detection_f1"])
     _shot(page, "20_map_and_sweep")
 
     bar = page.locator("[data-testid=stVegaLiteChart] path[aria-label='bar Table AP']")  # the AP bar of Table
@@ -183,9 +179,9 @@ def test_real_scored_predictions_show_their_map_and_sweep_and_a_click_evaluates_
     per_class = evaluation.per_class
     assert _same(_bar_values(page, "AP", per_class.index), per_class["ap"])
     sweep = evaluation.sweep()
-    assert _same(_trace_values(page, "all classes", "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"])
+    assert _same(_curve_values(page, "Foreground"), sweep[sweep["scope"] == "foreground"]["f1"])
     for name in ("text", "picture", "section_header"):
-        assert _same(_trace_values(page, "all classes", name), sweep[sweep["class"] == name]["f1"])
+        assert _same(_curve_values(page, name), sweep[sweep["class"] == name]["f1"])
     _shot(page, "23_two_docling_models_sweep")
     best = float(sweep[(sweep["scope"] == "foreground") & sweep["best"]]["min_score"].iloc[0])
     _evaluates_at_the_click(page, best, reference, prediction, tmp_path / "cli", "--images", str(images), coco_images=images)

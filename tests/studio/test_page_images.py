@@ -14,10 +14,10 @@ from PIL import Image
 from tests.studio.helpers import (
     _app,
     _image_source,
-    _page_charts,
     _layout,
     _no_exception,
     _page,
+    _page_charts,
     _shown_text,
     _upload,
 )

@@ -12,19 +12,19 @@ from tests.studio.helpers import (
     PREDICTED,
     _app,
     _axes,
-    _page_charts,
-    _pane_titles,
     _coco,
     _decoded,
     _heatmaps,
     _image_source,
     _native,
     _no_exception,
+    _page_charts,
+    _pane_titles,
     _png,
     _title,
 )
 from tore_engine.api import load_pair
-from tore_engine.plots.plain_text import plain_for_markdown, plain_for_plotly, shortened
+from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.run.runner import evaluate_dataset
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.evaluations import NAME_LENGTH

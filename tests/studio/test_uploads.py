@@ -23,11 +23,11 @@ from tests.studio.helpers import (
     PAGES,
     PREDICTED,
     _app,
-    _page_charts,
     _decoded,
     _image_source,
     _native,
     _no_exception,
+    _page_charts,
     _png,
     _upload,
 )

@@ -158,7 +158,7 @@ def page_chart(
     width, height = _extent(width), _extent(height)
     columns = columns or len(panes)
     pane_width, pane_height = pane_size(width, height, columns, width_hint)
-    position = {
+    position: dict[str, Spec] = {
         "x": {"field": "x", "type": "quantitative", "title": None, "axis": {"labelFontSize": 9},
               "scale": {"domain": [0, width], "nice": False, "zero": False}},
         "x2": {"field": "x2"},
@@ -166,7 +166,7 @@ def page_chart(
               "scale": {"domain": [0, height], "nice": False, "zero": False, "reverse": True}},
         "y2": {"field": "y2"},
     }
-    own = "isValid(datum.x)"  # boxes and lines; the page and the pictures cover the whole frame
+    own = "datum.kind === 'box' || datum.kind === 'line'"  # their own place; the page and the pictures cover the frame
     frame = [{"calculate": f"{own} ? datum.x : 0", "as": "x"}, {"calculate": f"{own} ? datum.x2 : {width}", "as": "x2"},
              {"calculate": f"{own} ? datum.y : 0", "as": "y"}, {"calculate": f"{own} ? datum.y2 : {height}", "as": "y2"}]
     image = {"type": "image", "aspect": False, "align": "left", "baseline": "top", "clip": True}
@@ -175,27 +175,30 @@ def page_chart(
     picture_layer: Spec = {"transform": [{"filter": "datum.kind === 'picture'"}], "mark": {**image, "smooth": False},
                            "encoding": {**position, "url": {"field": "url", "type": "nominal"}, "order": {"field": "order"}}}
     colour = {"field": "group", "type": "nominal", "scale": _legend_scale([*boxes, *lines], legend_extra or {}),
-              "legend": {"title": legend_title, "orient": "bottom", "direction": "horizontal", "columns": 4, "labelLimit": 260, "titleLimit": 600,
+              "legend": {"title": legend_title, "orient": "bottom", "direction": "horizontal", "columns": 4, "labelLimit": 360, "titleLimit": 600,
                          "symbolType": "square"}}
     overrides = _overrides(boxes)
     dash = {"condition": [{"test": f"datum.dash === '{name}'", "value": pattern} for name, pattern in DASHES.items() if name != "solid"],
-            "value": DASHES["solid"]}
+            "value": DASHES["solid"]}  # a rule's dash is an encoding
     shown = {"condition": {"param": GROUPS, "value": 1}, "value": FADED}
-    box_layer: Spec = {
-        "params": [{"name": ZOOM, "select": {"type": "interval", "encodings": ["x", "y"], "zoom": "wheel![event.ctrlKey]"}, "bind": "scales"},
-                   {"name": GROUPS, "select": {"type": "point", "fields": ["group"]}, "bind": "legend"}],
-        "transform": [{"filter": "datum.kind === 'box'"}],
-        "mark": {"type": "rect", "clip": True, "tooltip": {"expr": "datum.tip"}},
-        "encoding": {
-            **position,
-            "fill": _with_overrides(colour, "fill_colour", overrides["fill_colour"]),
-            "stroke": _with_overrides(colour, "outline", overrides["outline"]),
-            "fillOpacity": {"field": "fill", "type": "quantitative", "scale": None},
-            "strokeWidth": {"field": "line", "type": "quantitative", "scale": None},
-            "strokeDash": dash, "opacity": shown,
-            "description": {"field": "label"},
-        },
+    box_encoding: Spec = {
+        **position,
+        "fill": _with_overrides(colour, "fill_colour", overrides["fill_colour"]),
+        "stroke": _with_overrides(colour, "outline", overrides["outline"]),
+        "fillOpacity": {"field": "fill", "type": "quantitative", "scale": None},
+        "strokeWidth": {"field": "line", "type": "quantitative", "scale": None},
+        "opacity": shown,
+        "description": {"field": "label"},
     }
+    box_layers: list[Spec] = [  # a rect's dash is a property of its mark, not an encoding: one layer a style
+        {"transform": [{"filter": f"datum.kind === 'box' && datum.dash === '{style}'"}],
+         "mark": {"type": "rect", "clip": True, "strokeDash": pattern, "tooltip": {"expr": "datum.tip"}}, "encoding": box_encoding}
+        for style, pattern in DASHES.items()
+    ]
+    box_layers[0]["params"] = [
+        {"name": ZOOM, "select": {"type": "interval", "encodings": ["x", "y"], "zoom": "wheel![event.ctrlKey]"}, "bind": "scales"},
+        {"name": GROUPS, "select": {"type": "point", "fields": ["group"]}, "bind": "legend"},
+    ]
     line_layers: list[Spec] = [
         {"transform": [{"filter": "datum.kind === 'line'"}], "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
          "encoding": {**position, "stroke": colour, "strokeDash": dash, "opacity": shown}},
@@ -210,6 +213,6 @@ def page_chart(
                   "header": {"labelExpr": "paneTitles[datum.value]", "labelFontSize": 13, "labelLimit": pane_width}},
         "columns": columns,
         "spacing": SPACING,
-        "spec": {"width": pane_width, "height": pane_height, "layer": [page_layer, picture_layer, box_layer, *line_layers]},
+        "spec": {"width": pane_width, "height": pane_height, "layer": [page_layer, picture_layer, *box_layers, *line_layers]},
         "config": {"view": {"stroke": "#d0d0d0"}},
     }

@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import SHARED
-from tests.studio.helpers import _no_exception as assert_no_exception
 from tests.studio.helpers import _image_source, _legend, _page_charts, open_scores_page
+from tests.studio.helpers import _no_exception as assert_no_exception
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.scorers.docile import evaluate, load_dataset, score_docile
 from tore_engine.scorers.docile.simulated import simulate

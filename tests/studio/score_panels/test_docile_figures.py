@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import valid_vega_lite
-
 from tore_engine.studio.score_panels.docile_figures import (
     DEFAULT_PAGE_SIZE,
     document_overlay,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from tests.helpers import page_box_colours, valid_vega_lite
 from tore_engine.plots.palette import class_color
-
 from tore_engine.scorers.omnidocbench.box_matches import (
     MATCHED,
     NOT_EVALUATED,
