@@ -23,13 +23,14 @@ from tests.studio.test_browser import (
     TIMINGS,
     _cell_records,
     _click_cell,
+    _drawn_page,
     _heatmap_labels,
-    _lit_cells,
     _shot,
     _wait_for_plot,
     _wait_for_rows,
     _wait_idle,
 )
+from tore_engine.plots import page_overlays
 
 THUMBNAILS = "img[alt^='page ']"
 browser, page = test_browser.browser, test_browser.page  # its fixtures: Chromium, a tab
@@ -121,7 +122,8 @@ def test_the_gallery_pages_through_a_cell_and_opens_a_page_in_overlays(server, p
     assert f"page={chosen}" in url and "cell=Foreground|Foreground" in url and "view=reduced" in url
     reference = demo_evaluated.reference_page(chosen)
     regions = page_regions(reference, demo_evaluated.prediction_page(chosen), evaluation.taxonomy, "reduced", "Foreground", "Foreground")
-    assert _lit_cells(page) == [len(regions.x0)] * 2
+    veil = page_overlays.data_uri(page_overlays.veil_png(regions, reference.width, reference.height))  # the cell's exact pixels
+    assert [(mark["pane"], mark["href"]) for mark in _drawn_page(page)["marks"] if mark["kind"] == "picture"] == [(0, veil), (1, veil)]
     _shot(page, "g03_gallery_page_in_overlays")
 
 

@@ -31,6 +31,7 @@ MAX_PANE_HEIGHT = 1000
 # sizes a chart of several panes in pixels; it cannot fill its container)
 WIDTH = 740
 FADED = 0.12  # opacity of a box whose legend group is not the one clicked
+LEGEND_CHARACTER, LEGEND_SYMBOL = 6.5, 30  # pixels of a legend label's character (about), of its symbol and gap
 
 
 DASHES = {"solid": [1, 0], "dash": [6, 3], "dot": [2, 2]}
@@ -139,6 +140,12 @@ def _legend_scale(marks: Sequence[Box | Line], extra: dict[str, str]) -> Spec:
     return {"domain": list(colours), "range": list(colours.values())}
 
 
+def _legend_columns(names: list[str], width_hint: int) -> int:
+    """As many columns of legend entries as fit the row of panes with the longest name."""
+    widest = max((len(name) for name in names), default=1) * LEGEND_CHARACTER + LEGEND_SYMBOL
+    return max(1, min(len(names), int(width_hint // widest)))
+
+
 def page_chart(
     panes: Sequence[PaneLayout],
     boxes: Sequence[Box],
@@ -174,8 +181,10 @@ def page_chart(
                         "encoding": position}
     picture_layer: Spec = {"transform": [{"filter": "datum.kind === 'picture'"}], "mark": {**image, "smooth": False},
                            "encoding": {**position, "url": {"field": "url", "type": "nominal"}, "order": {"field": "order"}}}
-    colour = {"field": "group", "type": "nominal", "scale": _legend_scale([*boxes, *lines], legend_extra or {}),
-              "legend": {"title": legend_title, "orient": "bottom", "direction": "horizontal", "columns": 4, "labelLimit": 360, "titleLimit": 600,
+    scale = _legend_scale([*boxes, *lines], legend_extra or {})
+    colour = {"field": "group", "type": "nominal", "scale": scale,
+              "legend": {"title": legend_title, "orient": "bottom", "direction": "horizontal", "columns": _legend_columns(scale["domain"], width_hint),
+                         "labelLimit": width_hint - LEGEND_SYMBOL, "titleLimit": width_hint,
                          "symbolType": "square"}}
     overrides = _overrides(boxes)
     dash = {"condition": [{"test": f"datum.dash === '{name}'", "value": pattern} for name, pattern in DASHES.items() if name != "solid"],

@@ -257,7 +257,7 @@ def _document_view(task_result: dict, label: str, docid: str) -> None:
               key="docile_overlay")
     with right:
         st.caption("Gold: solid outlines; predictions: dashed. Green: matched; red: missed gold (FN); "
-                   "orange: unmatched prediction (FP). Hover a box's centre for its type, text and score.")
+                   "orange: unmatched prediction (FP). Hover a box for its type, text and score.")
         st.dataframe(_field_frame(document, page), hide_index=True, key="docile_fields",
                      column_config={"score": st.column_config.NumberColumn(format="%.3f")})
 

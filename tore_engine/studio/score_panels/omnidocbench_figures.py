@@ -49,7 +49,7 @@ def _horizontal_bars(rows: list[dict[str, Any]], *, axis_title: str, top: float,
     return {
         "title": {"text": title, "anchor": "start"},
         "data": {"values": records},
-        "width": BAR_WIDTH, "height": {"step": BAR_HEIGHT},
+        "width": BAR_WIDTH, "height": {"step": BAR_HEIGHT}, "autosize": {"type": "pad"},  # a step height cannot fit a container
         "encoding": {"y": y},
         "layer": [
             {"transform": [{"filter": "isValid(datum.value)"}], "mark": {"type": "bar"},
