@@ -341,6 +341,32 @@ def test_ctrl_scroll_zooms_the_heatmap_a_plain_scroll_does_not_and_a_double_clic
     assert cell.bounding_box()["width"] == side
 
 
+def test_ctrl_scroll_on_one_pane_zooms_every_pane_and_a_double_click_resets(server, page):
+    """The page chart's panes share their scales (plots.page_chart.ZOOM): a zoom on the reference's
+    pane shows the same region of the page in the prediction's."""
+    page.goto(f"{server}/overlays?page=report-a%2Fp3")
+    _wait_for_plot(page)
+    _wait_idle(page)
+    chart = "[data-testid=stVegaLiteChart] .mark-rect path"
+    reference, prediction = (page.locator(f"{chart}[aria-label^='{pane}']").first for pane in ("reference", "model A"))
+
+    def widths() -> tuple[float, float]:
+        return reference.bounding_box()["width"], prediction.bounding_box()["width"]
+
+    reference.scroll_into_view_if_needed()
+    before = widths()
+    reference.evaluate("""(path) => { const area = path.getBoundingClientRect();
+        path.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, ctrlKey: true, bubbles: true, cancelable: true,
+                                                    clientX: area.x + area.width / 2, clientY: area.y + area.height / 2})); }""")
+    page.wait_for_timeout(500)
+    zoomed = widths()
+    assert zoomed[0] > 1.2 * before[0] and zoomed[1] / before[1] == pytest.approx(zoomed[0] / before[0], rel=0.02)  # both panes alike
+    area = reference.bounding_box()
+    page.mouse.dblclick(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
+    page.wait_for_timeout(500)
+    assert widths() == pytest.approx(before)
+
+
 def test_every_page_opens_from_its_url_and_controls_keep_their_values(server, browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1200})
     try:

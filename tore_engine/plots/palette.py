@@ -64,7 +64,7 @@ def with_alpha(color: str, alpha: float) -> str:
     return f"rgba({red},{green},{blue},{alpha})"
 
 
-# Agreement category -> (Okabe-Ito colour, Plotly pattern shape of its hatch; "" is solid).
+# Agreement category -> (Okabe-Ito colour, its hatch: "\\", "/", "x" or "." lines, "" solid).
 AGREEMENT_STYLES = {
     ONLY_REFERENCE: ("#D55E00", "\\"),  # vermillion
     ONLY_PREDICTION: ("#0072B2", "/"),  # blue

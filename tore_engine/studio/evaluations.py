@@ -302,7 +302,7 @@ def layout_name(dataset: Dataset, side: str) -> str | None:
 
 
 def side_label(dataset: Dataset, side: str) -> str:
-    """Plain text (escape it where Markdown or Plotly reads it): "reference (its name)", "model A
+    """Plain text (escape it where Markdown reads it; Vega draws it as text): "reference (its name)", "model A
     (its name)", the name once the layout was read, shortened in the middle when long."""
     role = "reference" if side == REFERENCE else f"model {side}"
     details = [shortened(name, NAME_LENGTH)] if (name := layout_name(dataset, side)) else []

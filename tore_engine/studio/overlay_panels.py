@@ -37,7 +37,7 @@ ARROW = " → "
 
 
 def cell_name(cell: tuple[str, str]) -> str:
-    """Plain text: escape it where Markdown or Plotly reads it."""
+    """Plain text: escape it where Markdown reads it (Vega draws it as text)."""
     return f"{cell[0]}{ARROW}{cell[1]}"
 
 

@@ -1,5 +1,5 @@
 """What a fresh server's first session would wait for, done in the background as soon as the server
-starts: the app's modules imported (pandas, Plotly and the pages' own, about 1 s) and the compiled
+starts: the app's modules imported (pandas, Plotly for the reports and the pages' own, about 1 s) and the compiled
 kernels the server process itself runs loaded (the page parser and the JSON scan, about 1 s; the
 page kernel runs in the worker processes; a cold cache is compiled here, once a machine).
 
