@@ -37,8 +37,10 @@ from benchmarks.common import REPOSITORY, machine_line, served_app, served_tore_
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-# a heatmap's cells (plots.vega_charts) or a page's image (plots.page_chart): every chart of the app is Vega-Lite
-CHART_DRAWN = "[data-testid=stVegaLiteChart] svg .mark-rect path, [data-testid=stVegaLiteChart] svg .mark-image image"
+# a heatmap's cells (plots.vega_charts) or a page's image (plots.page_chart): every chart of the app is Vega-Lite;
+# or a Plotly plot area, the Overlays page of the commits before 9f6c34e (`bench_app_ab --against` one of them)
+CHART_DRAWN = ("[data-testid=stVegaLiteChart] svg .mark-rect path, [data-testid=stVegaLiteChart] svg .mark-image image, "
+               "[data-testid=stPlotlyChart] .nsewdrag")
 LONG_TASKS = """
 window.__longest = 0;
 new PerformanceObserver(list => {
