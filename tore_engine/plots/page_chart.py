@@ -110,6 +110,11 @@ def _with_overrides(channel: Spec, field: str, colours: list[str]) -> Spec:
     return {**channel, "condition": [{"test": f"datum.{field} === {index}", "value": colour} for index, colour in enumerate(colours)]}
 
 
+def _area(box: Box) -> float:
+    x1, y1, x2, y2 = box.box
+    return abs((x2 - x1) * (y2 - y1))
+
+
 def _records(panes: Sequence[PaneLayout], boxes: Sequence[Box], lines: Sequence[Line], overrides: dict[str, list[str]]) -> list[Spec]:
     """The chart's rows: each pane's page image and pictures, its boxes, the largest first (so that a
     small box inside a large one is on top and keeps its hover), and its lines."""
@@ -117,10 +122,7 @@ def _records(panes: Sequence[PaneLayout], boxes: Sequence[Box], lines: Sequence[
     for index, pane in enumerate(panes):
         rows.append({"pane": index, "kind": "page"})
         rows += [{"pane": index, "kind": "picture", "url": uri, "order": order} for order, uri in enumerate(pane.pictures)]
-    def area(box: Box) -> float:
-        x1, y1, x2, y2 = box.box
-        return abs((x2 - x1) * (y2 - y1))
-    for box in sorted(boxes, key=area, reverse=True):
+    for box in sorted(boxes, key=_area, reverse=True):
         x1, y1, x2, y2 = (float(value) for value in box.box)
         rows.append({"pane": box.pane, "kind": "box", "x": x1, "y": y1, "x2": x2, "y2": y2, "group": box.group,
                      "line": box.line_width, "dash": box.dash, "outline": _index(overrides["outline"], box.outline), "fill": box.fill,
