@@ -58,12 +58,6 @@ def class_color(name: str) -> str:
     return HASHED[zlib.crc32(key.encode("utf-8")) % len(HASHED)]
 
 
-def with_alpha(color: str, alpha: float) -> str:
-    """`#rrggbb` as an `rgba(...)` string with the given opacity."""
-    red, green, blue = (int(color[k : k + 2], 16) for k in (1, 3, 5))
-    return f"rgba({red},{green},{blue},{alpha})"
-
-
 # Agreement category -> (Okabe-Ito colour, its hatch: "\\", "/", "x" or "." lines, "" solid).
 AGREEMENT_STYLES = {
     ONLY_REFERENCE: ("#D55E00", "\\"),  # vermillion
