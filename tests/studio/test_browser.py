@@ -151,6 +151,17 @@ def _checked(page, label: str) -> str:
     return radio.locator("label").filter(has=page.locator("input:checked")).inner_text()
 
 
+def _checked_once_drawn(page, label: str, expected: str, timeout: float = 30.0) -> str:
+    """`_checked`, read again until it shows `expected` or `timeout` seconds pass: a click's run can
+    end before the browser has drawn its widgets (the status widget gone, the radio not yet redrawn)."""
+    deadline = time.monotonic() + timeout
+    shown = _checked(page, label)
+    while shown != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        shown = _checked(page, label)
+    return shown
+
+
 PAGE_CHART = "[...document.querySelectorAll('[data-testid=stVegaLiteChart]')].find(chart => chart.querySelector('.mark-image'))"
 
 
@@ -262,10 +273,10 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
     page.locator("[data-testid=stRadio] label", has_text="model B (").click()
     _wait_for_rows(page, 12)
     _wait_idle(page)
-    assert _checked(page, "Matrix") == "zero-trimmed"  # not the full 18 x 18 with its empty quadrants
+    assert _checked_once_drawn(page, "Matrix", "zero-trimmed") == "zero-trimmed"  # not the full 18 x 18 with its empty quadrants
     page.locator("[data-testid=stRadio] label", has_text="model A (").click()
     _wait_idle(page)
-    assert _checked(page, "Matrix") == "full"
+    assert _checked_once_drawn(page, "Matrix", "full") == "full"
     subset = page.locator(".st-key-classes input")
     for name in ("Table", "Text"):
         subset.click()
