@@ -220,6 +220,9 @@ def test_the_reports_download_as_tore_evaluate_writes_them(server, page, demo_ev
     _wait_for_plot(page)
     _wait_idle(page)
     content = demo_evaluated.evaluation.report_content()
+    assert page.get_by_role("button", name=REPORTS["xlsx"][0]).count() == 0  # drawn once its section is opened
+    page.get_by_text("Reports: the files").click()
+    page.wait_for_url("**reports_open=1**")
     saved = {}
     for report, (label, _, _) in REPORTS.items():
         button = page.get_by_role("button", name=label)

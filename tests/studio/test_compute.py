@@ -42,7 +42,7 @@ def _connections(listener: socket.socket) -> int:
 
 def test_a_scheduler_address_in_the_url_never_connects(listening_socket):
     port = listening_socket.getsockname()[1]
-    at = _app(src="demo", tax="single", dask=f"tcp://127.0.0.1:{port}")
+    at = _app(src="demo", tax="single", dask=f"tcp://127.0.0.1:{port}", compute_open="1")
     _no_exception(at)
     assert _connections(listening_socket) == 0
     assert [warning.value for warning in at.warning if "`dask`" in warning.value] == [
@@ -66,7 +66,7 @@ def test_a_configured_scheduler_is_chosen_by_name_and_gives_the_local_numbers(mo
             return original(address)
 
         monkeypatch.setattr(compute, "_client_executor", spy)
-        at = _app(dask="lab")
+        at = _app(dask="lab", compute_open="1")
         _no_exception(at)
         assert used == [cluster.scheduler_address]
         assert at.sidebar.selectbox(key="dask").options == ["none: local processes", "lab"]
@@ -76,14 +76,14 @@ def test_a_configured_scheduler_is_chosen_by_name_and_gives_the_local_numbers(mo
 
 
 def test_a_malformed_scheduler_secret_is_skipped():
-    at = _app(secrets={compute.SCHEDULERS_SECRET: "tcp://10.0.0.2:8786"})
+    at = _app(secrets={compute.SCHEDULERS_SECRET: "tcp://10.0.0.2:8786"}, compute_open="1")
     _no_exception(at)
     assert not at.error and any("No Dask scheduler is configured" in caption.value for caption in at.sidebar.caption)
 
 
 def test_schedulers_also_come_from_the_secrets(monkeypatch):
     monkeypatch.setenv(compute.SCHEDULERS_VARIABLE, "lab=tcp://10.0.0.1:8786")
-    at = _app(secrets={compute.SCHEDULERS_SECRET: {"gpu": "tcp://10.0.0.2:8786", "lab": "tcp://10.0.0.3:8786"}})
+    at = _app(secrets={compute.SCHEDULERS_SECRET: {"gpu": "tcp://10.0.0.2:8786", "lab": "tcp://10.0.0.3:8786"}}, compute_open="1")
     _no_exception(at)
     assert at.sidebar.selectbox(key="dask").options == ["none: local processes", "lab", "gpu"]
 

@@ -49,9 +49,12 @@ def test_the_demos_documents_are_listed_with_their_exact_scores(demo_evaluation)
     at = _app()
     _no_exception(at)
     assert at.selectbox(key=documents.DOCUMENT).options == ["(all documents)", *DEMO_DOCUMENTS]
+    assert not [frame for frame in at.dataframe if "document" in frame.value.columns]  # drawn once its section is opened
+    at.session_state[documents.DOCUMENTS_OPEN] = True  # what opening the section does (on_change="rerun")
+    at.run()
     table = next(frame.value for frame in at.dataframe if "document" in frame.value.columns)
     assert table.equals(document_table(demo_evaluation))
-    assert "doc" not in at.query_params
+    assert "doc" not in at.query_params and at.query_params[documents.DOCUMENTS_OPEN] == "1"
 
 
 def test_choosing_a_document_narrows_the_matrices_and_the_page_lists(demo):
@@ -137,7 +140,7 @@ def test_many_documents_are_typed_by_name_and_listed_a_page_of_rows_at_a_time(de
     reference, prediction, _ = demo
     monkeypatch.setattr(documents, "MAX_LISTED", 1)
     monkeypatch.setattr(tables, "PAGE_ROWS", 2)
-    at = _app(metric="confusion")
+    at = _app(metric="confusion", documents_open="1")
     _no_exception(at)
     assert not [box for box in at.selectbox if box.key == documents.DOCUMENT]
     table = next(frame.value for frame in at.dataframe if "document" in frame.value.columns)

@@ -97,8 +97,11 @@ def test_a_failing_writer_leaves_no_folder(monkeypatch, demo_evaluation):
 def test_the_matrices_page_offers_each_report():
     at = _app()
     _no_exception(at)
-    buttons = at.get("download_button")
-    assert [button.proto.label for button in buttons][-3:] == [label for label, _, _ in downloads.REPORTS.values()]
+    labels = [label for label, _, _ in downloads.REPORTS.values()]
+    assert not {button.proto.label for button in at.get("download_button")} & set(labels)  # drawn once the section is opened
+    at = _app(reports_open="1")
+    _no_exception(at)
+    assert [button.proto.label for button in at.get("download_button")][-3:] == labels
 
 
 def test_a_download_never_holds_the_sweep_whether_or_not_the_chart_made_it(cli_reports):

@@ -95,9 +95,11 @@ def test_each_input_has_its_own_format(root):
     (root / "model.jsonl").write_text("\n".join(json.dumps(page) for page in PREDICTED) + "\n", encoding="utf-8")
     at = _app(src="path", ref="gt.json", fmt="tore", a="model.jsonl", fmt_a="jsonl")
     _no_exception(at)
-    assert [at.selectbox(key=key).value for key in ("fmt", "fmt_a", "fmt_b")] == ["tore", "jsonl", "auto"]
+    assert not [box for box in at.selectbox if box.key in ("fmt", "fmt_a", "fmt_b")]  # the Formats section is closed
     assert (at.query_params["fmt"], at.query_params["fmt_a"]) == ("tore", "jsonl")
     assert _axes(_heatmaps(at)[0])[0] == ["Background", "Table", "Text"]
+    at = _app(src="path", ref="gt.json", fmt="tore", a="model.jsonl", fmt_a="jsonl", formats_open="1")
+    assert [at.selectbox(key=key).value for key in ("fmt", "fmt_a", "fmt_b")] == ["tore", "jsonl", "auto"]
 
 
 def test_a_docling_eval_dataset_gives_the_reference_and_model_a(root):

@@ -23,11 +23,12 @@ from tore_engine.core.layout import Page
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.documents import Documents, document_table, page_documents, subset_evaluation
 from tore_engine.run.runner import evaluate_batch
-from tore_engine.studio import tables, url_state
+from tore_engine.studio import sections, tables, url_state
 from tore_engine.studio.evaluations import Derived, Evaluated
 
 DOCUMENT = "doc"  # session state key and URL parameter
 ALL = ""  # no document chosen: the whole evaluation
+DOCUMENTS_OPEN = "documents_open"  # the section of the document table (session state and URL)
 PICKER_HELP = "only this document's pages, in every view (page ids are document/page)"
 MAX_LISTED = 1_000  # documents a picker lists; above, a name is typed (the browser is never sent them all)
 
@@ -105,7 +106,10 @@ def document_table_view(evaluated: Evaluated, key: str) -> None:
     table = _table(evaluated)
     if len(table) < 2:
         return
-    with st.expander(f"Documents: {len(table):,} (select one to show only its pages)"):
+    section = sections.opened(f"Documents: {len(table):,} (select one to show only its pages)", DOCUMENTS_OPEN)
+    if section is None:
+        return
+    with section:
         st.caption("Each document's pages summed: its pixels, and the Foreground recall, precision and F1 of its pages' reduced "
                    "matrices added together (exact ratios of pixel counts, not means of the pages' scores).")
         table_key = f"documents-{key}"

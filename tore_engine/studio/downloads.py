@@ -20,8 +20,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-import streamlit as st
-
+from tore_engine.studio import sections
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.writers.cells import write_cells
 from tore_engine.writers.content import ReportContent
@@ -29,6 +28,7 @@ from tore_engine.writers.excel import write_excel
 from tore_engine.writers.html import DEFAULT_TITLE, write_html
 from tore_engine.writers.outputs import REPORT_FILES
 
+REPORTS_OPEN = "reports_open"  # the section of the downloads (session state and URL)
 MAX_STEM = 80  # characters of a file name's part taken from the title
 # report -> (button label, MIME type, what it holds)
 REPORTS = {
@@ -74,10 +74,11 @@ def _made_when_clicked(evaluated: Evaluated, report: str) -> Callable[[], bytes]
 
 def report_downloads(evaluated: Evaluated, key: str) -> None:
     """One download button a report; each file is made when its button is clicked."""
-    st.subheader("Reports")
-    st.caption("The files `tore evaluate` writes with --xlsx, --html and --cells, of the evaluation shown (of the chosen "
-               "document's pages only, when one is chosen). Each is made when its button is clicked, which takes a while "
-               "for a large evaluation.")
-    for column, (report, (label, mime, holds)) in zip(st.columns(len(REPORTS)), REPORTS.items()):
+    section = sections.opened("Reports: the files `tore evaluate` writes", REPORTS_OPEN, icon=":material/download:")
+    if section is None:
+        return
+    section.caption("With --xlsx, --html and --cells, of the evaluation shown (of the chosen document's pages only, when one is "
+                    "chosen). Each is made when its button is clicked, which takes a while for a large evaluation.")
+    for column, (report, (label, mime, holds)) in zip(section.columns(len(REPORTS)), REPORTS.items()):
         column.download_button(label, _made_when_clicked(evaluated, report), file_name=file_name(evaluated.title, report), mime=mime,
                                key=f"download-{report}-{key}", help=holds, on_click="ignore", icon=":material/download:", width="stretch")

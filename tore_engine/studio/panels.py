@@ -27,7 +27,7 @@ from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import mean_scores
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
-from tore_engine.studio import gallery, tables, url_state
+from tore_engine.studio import gallery, sections, tables, url_state
 from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated, model_evaluation, side_label
 from tore_engine.studio.messages import gui_text, shown_errors
@@ -278,6 +278,8 @@ def _choose_listed_cell(table_key: str, cells: list[tuple[str, str]]) -> None:
         choose_cell(cells[rows[0]])
 
 
+LARGEST_OPEN = "largest_open"  # the section of the largest cells (session state and URL)
+WARNINGS_OPEN = "warnings_open"  # the section of the input warnings
 LARGEST_CONFIG = {"pixels": tables.pixel_column(), "row % (recall)": tables.percent_column(),
                   "column % (precision)": tables.percent_column()}
 
@@ -287,7 +289,11 @@ def _largest_cells(matrices: MatrixSet, key: str) -> None:
     cells = top_confusions(matrices, count=10)
     if not cells:
         return
-    with st.expander("Largest cells off the diagonal (top 10)", expanded=len(matrices.rows) > heatmaps.CELL_TEXT_LIMIT):
+    section = sections.opened("Largest cells off the diagonal (top 10)", LARGEST_OPEN,
+                              expanded=len(matrices.rows) > heatmaps.CELL_TEXT_LIMIT)
+    if section is None:
+        return
+    with section:
         table = pd.DataFrame(cells, columns=["reference", "prediction", "pixels", "row % (recall)", "column % (precision)"])
         for name in ("row % (recall)", "column % (precision)"):
             table[name] = tables.as_percent(table[name])
@@ -402,6 +408,9 @@ def warnings_expander(evaluation: Evaluation) -> None:
     warnings = evaluation.input_warnings
     if not warnings:
         return
-    with st.expander(f"{len(warnings):,} input warnings (the evaluation went on)"):
+    section = sections.opened(f"{len(warnings):,} input warnings (the evaluation went on)", WARNINGS_OPEN)
+    if section is None:
+        return
+    with section:
         shown = [{**warning.to_json(), "message": gui_text(warning.message)} for warning in warnings[tables.shown_range(len(warnings), "warnings")]]
         st.dataframe(pd.DataFrame(shown, columns=["page", "box", "side", "message"]), hide_index=True, width="stretch")

@@ -17,7 +17,7 @@ import streamlit as st
 from tore_engine.api import FORMATS, detect_format
 from tore_engine.core.errors import InputError
 from tore_engine.metrics.mean_average_precision import CONVENTIONS
-from tore_engine.studio import uploads, url_state
+from tore_engine.studio import sections, uploads, url_state
 from tore_engine.studio.compute import compute_choices
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, DEMO_DIR, data_root, server_path
 from tore_engine.studio.messages import show_input_error, shown_errors
@@ -33,6 +33,7 @@ DEFAULT_MODELS = 2
 REFERENCE = "reference"
 SIDEBAR_WIDTH = 400  # pixels: room for a path
 BOTH_SIDES_FORMAT = "docling-eval"  # one dataset holds the reference and the predictions of model A
+FORMATS_OPEN = "formats_open"  # the section of the format pickers (session state and URL)
 FORMAT_HELP = "auto: recognised from the content; or the format this input is in"
 LAYOUT_HELP = ("a layout in any format the app reads (layout JSON, JSON Lines, Parquet, COCO, DoclingDocument, DocTags, ...): "
                "one file, or several that make one set (the documents of a Docling folder, say)")
@@ -94,14 +95,16 @@ class Dataset:
 
 def _format_pickers(sides: tuple[str, ...]) -> dict[str, str]:
     """One format picker an input, together under one expander (auto suits most inputs)."""
-    formats = {}
-    with st.sidebar.expander("Formats (auto: recognised from the content)"):
-        for side in sides:
-            key = input_keys(side)[1]
-            url_state.seed(key, "auto", list(FORMATS))
-            formats[side] = st.selectbox(f"Format of {'the reference' if side == REFERENCE else f'model {side}'}", FORMATS, key=key,
-                                         persist_state="session", help=FORMAT_HELP)
-    return formats
+    keys = {side: input_keys(side)[1] for side in sides}
+    for key in keys.values():
+        url_state.seed(key, "auto", list(FORMATS))
+    section = sections.opened("Formats (auto: recognised from the content)", FORMATS_OPEN, where=st.sidebar)
+    if section is not None:
+        with section:
+            for side, key in keys.items():
+                st.selectbox(f"Format of {'the reference' if side == REFERENCE else f'model {side}'}", FORMATS, key=key,
+                             persist_state="session", help=FORMAT_HELP)
+    return {side: st.session_state[key] for side, key in keys.items()}
 
 
 def _path_input(label: str, key: str, help_text: str, where=st.sidebar) -> Path | None:

@@ -21,7 +21,7 @@ import streamlit as st
 
 from tore_engine.metrics.sweep import CLASS, MIN_SCORES
 from tore_engine.plots.sweep import FOREGROUND_NAME, POINT, clicked_min_score, sweep_chart
-from tore_engine.studio import tables, url_state
+from tore_engine.studio import sections, tables
 from tore_engine.studio.evaluations import Evaluated
 
 MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
@@ -83,10 +83,8 @@ def operating_point(evaluated: Evaluated, model: str) -> None:
     """The section of the sweep, drawn only while open: the sweep chart of the evaluation shown and
     each curve's best minimum score; a click on a point evaluates at its minimum score. Outside the
     matrix's fragment, so that the click's run is the whole app's (a click on its legend shows one curve alone)."""
-    url_state.seed(SECTION_OPEN, False, [False, True])
-    section = st.expander(SECTION_LABEL, key=SECTION_OPEN, on_change="rerun", icon=":material/tune:")
-    url_state.share(**{SECTION_OPEN: st.session_state[SECTION_OPEN] or None})
-    if section.open:
+    section = sections.opened(SECTION_LABEL, SECTION_OPEN, icon=":material/tune:")
+    if section is not None:
         with section:
             _section(evaluated, model)
 

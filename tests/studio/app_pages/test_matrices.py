@@ -34,6 +34,8 @@ def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
     assert ("Text", "f1") in _bars(_bar_charts(at)[0])  # per-class scores
     assert any("Unweighted means over the 11 classes" in caption.value for caption in at.caption)
     assert at.query_params["src"] == "demo"
+    assert not [frame for frame in at.dataframe if "row % (recall)" in frame.value.columns]  # drawn once its section is opened
+    at = _app(largest_open="1")
     largest = next(frame.value for frame in at.dataframe if "row % (recall)" in frame.value.columns)
     assert largest.columns[:3].tolist() == ["reference", "prediction", "pixels"]
     assert (largest["reference"] != largest["prediction"]).all()

@@ -186,7 +186,7 @@ def test_matrices_button_opens_the_dual_taxonomy_matrix_of_the_demo_model(sample
     at.button(key="omnidocbench_matrices").click().run()
     assert_no_exception(at)
     assert [title.value for title in at.title] == ["TORE matrices"]
-    assert at.radio(key="src").value == "path" and at.selectbox(key="fmt").value == "omnidocbench"
+    assert at.radio(key="src").value == "path" and at.session_state["fmt"] == "omnidocbench"
     assert at.text_input(key="ref").value == "shared/data/omnidocbench/OmniDocBench_demo.json"
     assert any(caption.value.startswith("Dual taxonomy") for caption in at.caption)
     evaluation = evaluate_dataset(*load_pair(GT, LAYOUT, "omnidocbench"))
