@@ -311,6 +311,37 @@ def test_the_apps_pages_load_no_plotly(server, page):
     assert not [url for url in fetched if "Plotly" in url]  # ... Plotly's never was
 
 
+NESTED_BOXES = """
+import streamlit as st
+from tore_engine.plots.page_chart import Box, PaneLayout, page_chart
+boxes = [Box(0, (10, 10, 390, 290), "prediction", "#1f77b4", "large dashed", {}, "large dashed", dash="dash"),
+         Box(0, (150, 100, 250, 200), "gold", "#d62728", "small solid", {}, "small solid")]
+st.vega_lite_chart(page_chart([PaneLayout("page")], boxes, 400, 300, None), width="content")
+"""
+
+
+def test_a_small_solid_box_inside_a_large_dashed_one_keeps_its_hover(page, tmp_path):
+    """A dashed style is a layer of its own (Vega-Lite has no dash encoding for rects): drawn above
+    the solid boxes, it must not take their pointer (DocILE's dashed predictions over solid golds)."""
+    from benchmarks.common import served_app
+
+    script = tmp_path / "nested_boxes.py"
+    script.write_text(NESTED_BOXES, encoding="utf-8")
+    with served_app(tmp_path, script=script) as (url, _):
+        page.goto(url)
+        hovers = {}
+        for label, (dx, dy) in {"small solid": (0.5, 0.5), "large dashed": (0.05, 0.05)}.items():
+            box = page.locator(f"[aria-label='{label}']").first
+            box.wait_for(state="attached", timeout=60_000)
+            bounds = box.bounding_box()
+            page.mouse.move(bounds["x"] + dx * bounds["width"], bounds["y"] + dy * bounds["height"])
+            page.locator("#vg-tooltip-element.visible").wait_for(timeout=10_000)
+            hovers[label] = page.locator("#vg-tooltip-element").inner_text().strip()
+        assert hovers == {"small solid": "small solid", "large dashed": "large dashed"}
+        dashes = page.evaluate("""() => [...document.querySelectorAll('.mark-rect path')].map(e => e.getAttribute('stroke-dasharray'))""")
+        assert "6,3" in dashes  # the dashed box is still drawn dashed
+
+
 def test_a_legend_click_shows_one_class_alone_in_every_pane(server, page):
     page.goto(f"{server}/overlays?page=report-a%2Fp3")  # tables in the reference and in model A's prediction
     _wait_for_plot(page)

@@ -8,8 +8,6 @@ from streamlit.testing.v1 import AppTest
 
 def _page(expanded: bool, **query: str) -> AppTest:
     def script(expanded: bool) -> None:
-        import streamlit as st
-
         from tore_engine.studio import sections, url_state
 
         url_state.begin_run()

@@ -201,14 +201,22 @@ def page_chart(
         "opacity": shown,
         "description": {"field": "label"},
     }
-    box_layers: list[Spec] = [  # a rect's dash is a property of its mark, not an encoding: one layer a style
-        {"transform": [{"filter": f"datum.kind === 'box' && datum.dash === '{style}'"}],
-         "mark": {"type": "rect", "clip": True, "strokeDash": pattern, "tooltip": {"expr": "datum.tip"}}, "encoding": box_encoding}
-        for style, pattern in DASHES.items()
-    ]
-    box_layers[0]["params"] = [
-        {"name": ZOOM, "select": {"type": "interval", "encodings": ["x", "y"], "zoom": "wheel![event.ctrlKey]"}, "bind": "scales"},
-        {"name": GROUPS, "select": {"type": "point", "fields": ["group"]}, "bind": "legend"},
+    tooltip = {"expr": "datum.tip"}
+    # Every box in one layer, the largest first, so that a small box inside a large one is on top
+    # and keeps its hover; a rect's dash is a property of its mark, not an encoding, so a dashed
+    # box's outline is drawn again by a layer of its style: unfilled, it catches the pointer on its
+    # line only, never over the boxes inside it.
+    box_layers: list[Spec] = [
+        {"transform": [{"filter": "datum.kind === 'box'"}], "mark": {"type": "rect", "clip": True, "tooltip": tooltip},
+         "encoding": {**box_encoding, "strokeOpacity": {"condition": {"test": "datum.dash === 'solid'", "value": 1}, "value": 0}},
+         "params": [
+             {"name": ZOOM, "select": {"type": "interval", "encodings": ["x", "y"], "zoom": "wheel![event.ctrlKey]"}, "bind": "scales"},
+             {"name": GROUPS, "select": {"type": "point", "fields": ["group"]}, "bind": "legend"},
+         ]},
+        *({"transform": [{"filter": f"datum.kind === 'box' && datum.dash === '{style}'"}],
+           "mark": {"type": "rect", "clip": True, "filled": False, "strokeDash": pattern, "tooltip": tooltip, "aria": False},
+           "encoding": {name: box_encoding[name] for name in (*position, "stroke", "strokeWidth", "opacity")}}
+          for style, pattern in DASHES.items() if style != "solid"),
     ]
     line_layers: list[Spec] = [
         {"transform": [{"filter": "datum.kind === 'line'"}], "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
