@@ -67,8 +67,10 @@ def data_uri(data: bytes) -> str:
 
 
 def _png(picture: np.ndarray) -> bytes:
+    """PNG at zlib's default level, without `optimize`: measured on a veil of 1,000 x 1,300 pixels,
+    optimize took 80 ms instead of 41 ms to save 13 % of 8.6 KB."""
     buffer = io.BytesIO()
-    Image.fromarray(picture, mode="RGBA").save(buffer, format="PNG", optimize=True)
+    Image.fromarray(picture, mode="RGBA").save(buffer, format="PNG")
     return buffer.getvalue()
 
 
