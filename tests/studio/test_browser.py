@@ -472,7 +472,7 @@ def test_a_scheduler_address_in_a_link_never_connects(server, page):
         _wait_idle(page)
         notice = page.locator("[data-testid=stAlertContentWarning]", has_text="Some parameters of this link were ignored")
         assert notice.inner_text().endswith("dask (not one of the choices).")
-        page.get_by_text("Compute").click()
+        page.get_by_text("Compute: ").click()
         page.get_by_text("No Dask scheduler is configured on this server").wait_for()
         assert page.get_by_label("Dask scheduler").count() == 0  # no free-text field either
         page.wait_for_timeout(1000)

@@ -96,6 +96,7 @@ def test_each_input_has_its_own_format(root):
     at = _app(src="path", ref="gt.json", fmt="tore", a="model.jsonl", fmt_a="jsonl")
     _no_exception(at)
     assert not [box for box in at.selectbox if box.key in ("fmt", "fmt_a", "fmt_b")]  # the Formats section is closed
+    assert [section.label for section in at.sidebar.expander if section.label.startswith("Formats")] == ["Formats: tore (reference), jsonl (model A)"]
     assert (at.query_params["fmt"], at.query_params["fmt_a"]) == ("tore", "jsonl")
     assert _axes(_heatmaps(at)[0])[0] == ["Background", "Table", "Text"]
     at = _app(src="path", ref="gt.json", fmt="tore", a="model.jsonl", fmt_a="jsonl", formats_open="1")

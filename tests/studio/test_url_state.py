@@ -39,6 +39,7 @@ def test_a_valid_whole_number_in_the_url_is_taken():
     at = _app(workers="2")
     _no_exception(at)
     assert at.session_state["_dataset"].workers == 2  # its section closed: the URL's value all the same
+    assert "Compute: 2 local worker processes" in [section.label for section in at.sidebar.expander]
     at = _app(workers="2", compute_open="1")
     assert at.number_input(key="workers").value == 2 and at.session_state["_dataset"].workers == 2
     assert _notice(at) is None

@@ -69,7 +69,9 @@ def compute_choices() -> tuple[int, str | None]:
     schedulers = configured_schedulers()
     url_state.seed("workers", default_workers(), range(1, cpus + 1))
     url_state.seed("dask", LOCAL, [LOCAL, *schedulers])
-    section = sections.opened("Compute", COMPUTE_OPEN, where=st.sidebar)
+    scheduler = st.session_state["dask"]
+    label = f"Compute: Dask scheduler {scheduler}" if scheduler else f"Compute: {st.session_state['workers']} local worker processes"
+    section = sections.opened(label, COMPUTE_OPEN, where=st.sidebar)
     if section is not None:
         with section:
             st.number_input("Local worker processes", 1, cpus, key="workers", persist_state="session",

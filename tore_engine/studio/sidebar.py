@@ -94,11 +94,15 @@ class Dataset:
 
 
 def _format_pickers(sides: tuple[str, ...]) -> dict[str, str]:
-    """One format picker an input, together under one expander (auto suits most inputs)."""
+    """One format picker an input, together under one section (auto suits most inputs), whose label
+    names the formats chosen, so that a closed section does not hide them."""
     keys = {side: input_keys(side)[1] for side in sides}
     for key in keys.values():
         url_state.seed(key, "auto", list(FORMATS))
-    section = sections.opened("Formats (auto: recognised from the content)", FORMATS_OPEN, where=st.sidebar)
+    chosen = [f"{st.session_state[key]} ({'reference' if side == REFERENCE else f'model {side}'})" for side, key in keys.items()
+              if st.session_state[key] != "auto"]
+    label = f"Formats: {', '.join(chosen)}" if chosen else "Formats (auto: recognised from the content)"
+    section = sections.opened(label, FORMATS_OPEN, where=st.sidebar)
     if section is not None:
         with section:
             for side, key in keys.items():
