@@ -25,6 +25,7 @@ from tests.studio.test_browser import (
     _click_cell,
     _drawn_page,
     _heatmap_labels,
+    _select_rows,
     _shot,
     _wait_for_plot,
     _wait_for_rows,
@@ -182,6 +183,23 @@ def test_a_document_narrows_the_matrices_and_the_navigator(server, page, demo_ev
     _to_overlays(page)
     assert "doc=manual-c" in page.url
     assert _navigator(page).startswith("Page manual-c/p1: 1 of 6 in file order")
+
+
+def test_the_document_table_opens_on_a_click_and_a_row_chooses_its_document(server, page, demo_evaluated):
+    page.goto(f"{server}/?metric=confusion")
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert page.locator(".st-key-documents-A").count() == 0  # its section closed: not sent to the browser
+    page.get_by_text("Documents: 4").click()
+    page.wait_for_url("**documents_open=1**")
+    page.locator(".st-key-documents-A [data-testid=stDataFrameResizable]").wait_for(timeout=30_000)
+    _select_rows(page, "documents-A", [1])  # the demo's documents in file order: report-a, paper-b, ...
+    page.wait_for_url("**doc=paper-b**", timeout=30_000)
+    _wait_for_plot(page)
+    _wait_idle(page)
+    alone = _separately(demo_evaluated.reference, demo_evaluated.prediction, "paper-b", "single")
+    assert _equals_confusion(_matrix(page), alone)
+    _shot(page, "g04b_document_table")
 
 
 def test_the_docling_documents_one_document_at_a_time(server, page):
