@@ -82,7 +82,7 @@ def compute_choices() -> tuple[int, str | None]:
                              help="a cluster listed in the server's configuration; the numbers are the same")
             else:
                 st.caption(f"No Dask scheduler is configured on this server (the operator lists them in `{SCHEDULERS_VARIABLE}`).")
-    return int(st.session_state["workers"]), st.session_state["dask"] or None
+    return int(st.session_state["workers"]), scheduler or None
 
 
 @st.cache_resource(show_spinner=False)

@@ -103,12 +103,13 @@ def _choose_row(table_key: str, names: list[str]) -> None:
 def document_table_view(evaluated: Evaluated, key: str) -> None:
     """The documents, one row each: pages, pixels and Foreground scores of their summed pages;
     selecting a row chooses the document."""
-    table = _table(evaluated)
-    if len(table) < 2:
+    count = len(documents(evaluated).names)  # the picker's too; the table is made only once the section is open
+    if count < 2:
         return
-    section = sections.opened(f"Documents: {len(table):,} (select one to show only its pages)", DOCUMENTS_OPEN)
+    section = sections.opened(f"Documents: {count:,} (select one to show only its pages)", DOCUMENTS_OPEN)
     if section is None:
         return
+    table = _table(evaluated)
     with section:
         st.caption("Each document's pages summed: its pixels, and the Foreground recall, precision and F1 of its pages' reduced "
                    "matrices added together (exact ratios of pixel counts, not means of the pages' scores).")
