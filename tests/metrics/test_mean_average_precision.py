@@ -25,6 +25,7 @@ from tests.metrics.oracles import (
 )
 from tore_engine.api import load_pair
 from tore_engine.metrics import map_kernel, map_numpy
+from tore_engine.metrics.map_report import MapState
 from tore_engine.metrics.map_types import COCO, DOCLING, PageMatches, SideBoxes
 from tore_engine.metrics.mean_average_precision import (
     convention_named,
@@ -210,6 +211,10 @@ def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):
     assert _matches_equal(map_kernel.merged(parts), whole)  # compiled, whatever the path
     singles = [match_pages(SideBoxes.from_pages([(xyxy, classes, None)]), SideBoxes.from_pages([boxes]), 4, COCO) for (xyxy, classes), boxes in pages]
     assert any(len(part.classes) == 0 for part in singles) and _matches_equal(map_kernel.merged(singles), whole)  # 40 runs, some empty
+    states = [MapState("coco", (part,), len(part.classes), 0) for part in parts]
+    state = MapState.merged([MapState.merged(states[:2]), MapState.merged(states[2:])])
+    assert len(state.runs) == 4 and state.boxes == int(whole.boxes.sum())  # kept as runs until read
+    assert _matches_equal(state.matches, whole) and state.runs == (state.matches,)  # then merged once, held once
 
 
 def test_the_compiled_path_writes_the_numpy_records_bit_for_bit():

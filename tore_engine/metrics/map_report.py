@@ -8,6 +8,7 @@ and report.json's `map` block (`to_json`).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -35,14 +36,19 @@ def unscored_note(unscored: int, predicted: int) -> str:
             "does, so in file order, and its result depends on the order of the boxes")
 
 
+_MERGING = threading.Lock()  # a state's runs are merged once, whichever thread asks first
+
+
 @dataclass(frozen=True)
 class MapState:
-    """mAP's mergeable state: the records of a run of pages (`PageMatches`), the convention they
-    were matched in, and the prediction boxes counted (`unscored` of them without a score, which
-    rank as 1.0 in file order). `merged` joins consecutive runs of pages exactly, in order."""
+    """mAP's mergeable state: the records of consecutive runs of pages (`PageMatches`), the
+    convention they were matched in, and the prediction boxes counted (`unscored` of them without a
+    score, which rank as 1.0 in file order). `merged` puts states' runs one after the other;
+    `matches` merges them, exactly and in order, when first read (1 s at 100,000 pages, which the
+    app's first heatmap need not wait for), then keeps the merged run only."""
 
     convention: str
-    matches: PageMatches
+    runs: tuple[PageMatches, ...]
     predicted: int
     unscored: int
 
@@ -50,13 +56,21 @@ class MapState:
     def merged(cls, parts: Sequence["MapState"]) -> "MapState":
         if not parts or len({part.convention for part in parts}) != 1:
             raise ValueError("mAP states merge only in one convention, and at least one is needed")
-        return cls(parts[0].convention, merged_matches([part.matches for part in parts]),
+        return cls(parts[0].convention, tuple(run for part in parts for run in part.runs),
                    sum(part.predicted for part in parts), sum(part.unscored for part in parts))
+
+    @property
+    def matches(self) -> PageMatches:
+        """The records of all pages, in page order."""
+        with _MERGING:
+            if len(self.runs) > 1:
+                object.__setattr__(self, "runs", (merged_matches(self.runs),))  # the same records, held once
+            return self.runs[0]
 
     @property
     def boxes(self) -> int:
         """Boxes of both sides."""
-        return int(self.matches.boxes.sum())
+        return int(sum(run.boxes.sum() for run in self.runs))
 
     def report(self, classes: Sequence[str]) -> "MapReport":
         """Every figure, classes named by their taxonomy index into `classes`."""

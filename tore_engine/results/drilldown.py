@@ -84,15 +84,16 @@ def _side_classes(side_index: dict[str, int], pixels: np.ndarray) -> dict[str, i
     return {label: index for label, index in sorted(side_index.items(), key=lambda item: item[1]) if present[index]}
 
 
-def pages_table(evaluation: Evaluation) -> pd.DataFrame:
+def pages_table(evaluation: Evaluation, pages: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row a page, in page order: its pixels, the reduced view's Foreground recall, precision
     and F1, its number of input warnings, then the pixels of each class on the reference side
-    (`<label> (ref)`) and on the prediction side (`<label> (pred)`), for the classes that occur."""
+    (`<label> (ref)`) and on the prediction side (`<label> (pred)`), for the classes that occur.
+    `pages`: `evaluation.pages` when the caller has it made already."""
     import pandas as pd
 
     reference, predicted = page_class_pixels(evaluation)
     warnings = Counter(warning.page for warning in evaluation.input_warnings)
-    table = evaluation.pages.reset_index().rename(columns={
+    table = (evaluation.pages if pages is None else pages).reset_index().rename(columns={
         "foreground_recall": "foreground recall", "foreground_precision": "foreground precision", "foreground_f1": "foreground F1"})
     table["warnings"] = [warnings[page] for page in evaluation.page_ids]
     taxonomy = evaluation.taxonomy

@@ -278,7 +278,7 @@ def _map_state(prepared: PreparedBatch, class_count: int, convention: str, job_p
     reference, prediction = prepared.side_boxes()
     matches = match_pages(reference, prediction, class_count, CONVENTIONS[convention], job_pages)
     unscored = int(np.isnan(prediction.scores).sum()) if prediction.scores is not None else len(prediction.classes)
-    return MapState(convention, matches, len(prediction.classes), unscored)
+    return MapState(convention, (matches,), len(prediction.classes), unscored)
 
 
 def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int) -> SweepState:

@@ -38,7 +38,7 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.api import evaluate_pair
-from tore_engine.core.errors import InputError
+from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results.drilldown import pages_table
@@ -56,22 +56,32 @@ PROGRESS_INTERVAL = 0.25  # seconds between two updates of the evaluation's prog
 NAME_LENGTH = 40  # characters of a layout's name in a title
 BLANK_CHART = {"width": 1, "height": 1, "data": {"values": []}, "mark": "point", "config": {"view": {"stroke": None}}}
 T = TypeVar("T")
+_HOLDING_NO_ARRAY = (str, bytes, int, float, InputWarning)
 
 
 class Derived:
-    """What the views compute once from an evaluation and share (thread-safe, made on first use)."""
+    """What the views compute once from an evaluation and share, made on first use, once: a
+    second thread asking for a value being made waits for it (the page index, made in the
+    background, and the script's page table both need the pages' frame, 0.4 s at 100,000 pages)."""
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
+        self._making: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
     def get(self, name: str, make: Callable[[], T]) -> T:
         with self._lock:
             if name in self._values:
                 return self._values[name]
-        value = make()
-        with self._lock:
-            return self._values.setdefault(name, value)
+            making = self._making.setdefault(name, threading.Lock())
+        with making:
+            with self._lock:
+                if name in self._values:
+                    return self._values[name]
+            value = make()
+            with self._lock:
+                self._values[name] = value
+                return value
 
     def has(self, name: str) -> bool:
         with self._lock:
@@ -132,7 +142,7 @@ class Evaluated:
     @property
     def pages_table(self) -> pd.DataFrame:
         """`drilldown.pages_table`: per page, each class's pixels on each side, scores, warnings."""
-        return self.derived.get("pages_table", lambda: pages_table(self.evaluation))
+        return self.derived.get("pages_table", lambda: pages_table(self.evaluation, self.pages))
 
     def _positions(self, side: str, layout: LayoutSet) -> dict[str, int]:
         return self.derived.get(f"{side}_positions", lambda: {page_id: k for k, page_id in enumerate(layout.page_ids())})
@@ -155,7 +165,8 @@ class Evaluated:
 def held_bytes(value: object, depth: int = 6, seen: set[int] | None = None) -> int:
     """The bytes of the NumPy arrays and DataFrames `value` holds, followed through dataclass
     fields, attributes, lists, tuples and dicts (each object once): what an evaluation and its
-    layouts cost, for the store's budget. Strings and small Python objects are left out."""
+    layouts cost, for the store's budget. Strings, small Python objects and input warnings (text
+    only, and 100,000 of them take 0.36 s to walk) are left out."""
     seen = set() if seen is None else seen
     if id(value) in seen or depth < 0 or callable(value):
         return 0
@@ -172,7 +183,7 @@ def held_bytes(value: object, depth: int = 6, seen: set[int] | None = None) -> i
         children = [getattr(value, name, None) for name in (*getattr(value, "__slots__", ()), *getattr(value, "__dict__", {}))]
     else:
         return 0
-    return sum(held_bytes(child, depth - 1, seen) for child in children if not isinstance(child, (str, bytes, int, float)))
+    return sum(held_bytes(child, depth - 1, seen) for child in children if not isinstance(child, _HOLDING_NO_ARRAY))
 
 
 class EvaluationStore:

@@ -15,8 +15,9 @@ if dataset.is_demo:
 model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
     evaluated = documents.document_view(evaluated, model)
-    map_views.scores_line(evaluated)
+    fill_map_scores = map_views.scores_line(evaluated)
     st.fragment(panels.matrix_explorer)(evaluated, model)
+    fill_map_scores()  # mAP's summary made while the browser draws the heatmap
     sweep_view.operating_point(evaluated, model)
     page_tables.all_pages(evaluated, model)
     panels.warnings_expander(evaluated.evaluation)
