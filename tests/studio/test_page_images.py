@@ -1,16 +1,21 @@
 """Page images (tore_engine.studio.page_images) come from their root only (issue 10): outside it, or not a
 regular file, they are never read and get the same placeholder as a missing one, which names no
-folder; also for layouts uploaded or read from the server."""
+folder; also for layouts uploaded or read from the server. A page that draws forever leaves the
+server answering."""
 
 from __future__ import annotations
 
 import base64
 import io
 import os
+import sys
+import time
+import urllib.request
 
 import pytest
 from PIL import Image
 
+from tests.io.test_rendering import nested_forms_pdf
 from tests.studio.helpers import (
     _app,
     _image_source,
@@ -20,8 +25,10 @@ from tests.studio.helpers import (
     _page_charts,
     _shown_text,
     _upload,
+    app_server,
 )
 from tore_engine.core.layout import Page, PageImage
+from tore_engine.io import rendering
 from tore_engine.plots import page_overlays
 from tore_engine.studio import page_images
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
@@ -38,7 +45,6 @@ def _shown_image(at) -> str:
 
 
 def _placeholder_uri(text: str = page_images.NO_PAGE_IMAGE) -> str:
-    from tore_engine.studio import rendering
 
     return page_overlays.data_uri(rendering.placeholder(100, 50, text))
 
@@ -127,7 +133,6 @@ def test_a_page_not_drawn_because_the_server_was_busy_is_drawn_at_the_next_look(
     """A busy server's answer (every drawing process busy, or none could start) is not the page's:
     the next look draws it (it was cached like a page's own failure, a placeholder until evicted).
     A page over the drawing limits is remembered, not drawn again at every look."""
-    from tore_engine.studio import rendering
 
     image, hostile = tmp_path / "page.png", tmp_path / "bomb.png"
     image.write_bytes(_png("red"))
@@ -140,13 +145,58 @@ def test_a_page_not_drawn_because_the_server_was_busy_is_drawn_at_the_next_look(
         if name == "bomb.png":
             raise rendering.PageImageError("bomb.png could not be drawn in time (within 10 s)")
         if calls.count(name) == 1:
-            raise rendering.DrawingBusy("page.png could not be drawn in time: the server is busy drawing other pages")
+            raise rendering.DrawingBusy("page.png could not be drawn in time: the drawing processes are busy with other pages")
         return original(data, name, *args)
 
     monkeypatch.setattr(rendering, "render_page", render)
     page_images._rendered.clear()
-    assert page_images.rendered(PageImage(image), tmp_path) == "page.png could not be drawn in time: the server is busy drawing other pages"
+    assert page_images.rendered(PageImage(image), tmp_path) == "page.png could not be drawn in time: the drawing processes are busy with other pages"
     drawn = page_images.rendered(PageImage(image), tmp_path)
     assert isinstance(drawn, rendering.RenderedPage) and (drawn.width, drawn.height) == (100, 50)
     assert [page_images.rendered(PageImage(hostile), tmp_path) for _ in range(2)] == ["bomb.png could not be drawn in time (within 10 s)"] * 2
     assert calls == ["page.png", "page.png", "bomb.png"]
+
+
+BUSY_SERVER = """
+import sys, threading
+from tore_engine.io import rendering
+
+def draw_forever_page(path, log):
+    data = open(path, "rb").read()
+    while True:
+        try:
+            rendering.render_page(data, "bomb.pdf", 0)
+        except rendering.PageImageError as error:
+            with open(log, "a") as out:
+                print(error, file=out)
+
+threading.Thread(target=draw_forever_page, args=sys.argv[1:3], daemon=True).start()
+from streamlit.web.cli import main
+sys.argv = ["streamlit", *sys.argv[3:]]
+main()
+"""
+
+
+def _health_wait(url: str) -> float:
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+            assert response.status == 200
+    except OSError:
+        return float("inf")
+    return time.monotonic() - start
+
+
+def test_the_app_server_answers_its_health_check_while_a_page_draws_forever(tmp_path):
+    bomb, log = tmp_path / "bomb.pdf", tmp_path / "drawn.txt"
+    bomb.write_bytes(nested_forms_pdf())
+    with app_server(tmp_path, (sys.executable, "-c", BUSY_SERVER, str(bomb), str(log))) as url:
+        start, waits = time.monotonic(), []
+        while time.monotonic() - start < rendering.TIME_LIMIT + 2 or not log.exists():
+            assert time.monotonic() - start < 60, "the page never ended"
+            waits.append(_health_wait(url))
+            time.sleep(0.2)
+    # which limit stops it first depends on the machine's speed: the 10 s or the 1 GiB (seen both in CI)
+    assert log.read_text().splitlines()[0] in ("bomb.pdf could not be drawn in time (within 10 s)",
+                                               "bomb.pdf could not be drawn within memory (1,024 MB)")
+    assert len(waits) > 20 and max(waits) < 2, waits

@@ -8,10 +8,13 @@ and only writers that store images (Parquet's `image_bytes=True`) ask it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import optional_module
-from tore_engine.core.layout import MAX_IMAGE_PIXELS, PageImage
+from tore_engine.core.layout import PageImage
 from tore_engine.formats.detect import PARQUET_MAGIC
+from tore_engine.io import rendering
 from tore_engine.io.files import peek_bytes, read_bytes
 
 PDF_RENDER_DPI = 144  # PDF pages written as image bytes: the resolution of the shared page renders
@@ -34,21 +37,14 @@ def read_image_bytes(image: PageImage) -> bytes:
 
 
 def _render_pdf_page(data: bytes, page: int, source: str) -> bytes:
-    """Page `page` of a PDF as PNG at `PDF_RENDER_DPI`; refused when the page is larger than
-    `MAX_IMAGE_PIXELS` would be at that resolution (its size is the file's word, not checked)."""
-    pymupdf = optional_module("pymupdf", "app")
+    """Page `page` of a PDF as PNG at `PDF_RENDER_DPI`, drawn in a drawing process within its time
+    and memory limits (`io.rendering`: a crafted PDF can draw for hours); refused when the page is
+    larger than `MAX_IMAGE_PIXELS` would be at that resolution (its size is the file's word)."""
+    optional_module("pymupdf", "app")  # the drawing process needs it: say how to install it
     try:
-        with pymupdf.open(stream=data, filetype="pdf") as document:
-            pdf_page = document[page]
-            width, height = (round(side * PDF_RENDER_DPI / 72) for side in (pdf_page.rect.width, pdf_page.rect.height))
-            if width * height > MAX_IMAGE_PIXELS:
-                raise InputError(f"page {page + 1} of this PDF would be {width:,} x {height:,} pixels at {PDF_RENDER_DPI} dpi, more than "
-                                 f"the {MAX_IMAGE_PIXELS:,} a page image may have", file=source)
-            return pdf_page.get_pixmap(dpi=PDF_RENDER_DPI).tobytes("png")
-    except InputError:
-        raise
-    except (RuntimeError, ValueError, IndexError, pymupdf.mupdf.FzErrorBase) as error:  # MuPDF's own errors are not RuntimeErrors
-        raise InputError(f"cannot render page {page + 1} of this PDF ({error})", file=source) from None
+        return rendering.pdf_page_png(data, Path(source).name, page, PDF_RENDER_DPI)
+    except rendering.PageImageError as error:
+        raise InputError(str(error), file=source) from None
 
 
 def page_image_bytes(image: PageImage) -> bytes:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from tore_engine.core.memory import give_back_free_memory
 from tore_engine.metrics.map_types import PAGE_FIELDS, PageMatches
 from tore_engine.metrics.mean_average_precision import (
     FIELDS,
@@ -65,6 +66,7 @@ class MapState:
         with _MERGING:
             if len(self.runs) > 1:
                 object.__setattr__(self, "runs", (merged_matches(self.runs),))  # the same records, held once
+                give_back_free_memory()  # the runs' many small arrays (116 MB of PSS at 100,000 pages otherwise)
             return self.runs[0]
 
     @property

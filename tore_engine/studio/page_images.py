@@ -24,10 +24,10 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import Page, PageImage
 from tore_engine.formats.stored_images import read_image_bytes
+from tore_engine.io import rendering
 from tore_engine.io.files import is_regular_file, read_bytes
 from tore_engine.io.paths import confine
 from tore_engine.plots import page_overlays
-from tore_engine.studio import rendering
 
 NO_PAGE_IMAGE = "No page image available for this page."
 MAX_PAGE_FILE_BYTES = 256 * 2**20  # one image or PDF file

@@ -1,5 +1,5 @@
-"""The drawing process: page images drawn from bytes, away from the app server (`studio.rendering`
-starts it, sends it the files, and kills it when a drawing overruns its time).
+"""The drawing process: page images drawn from bytes, away from the app server or the writer that
+asked (`io.rendering` starts it, sends it the files, and kills it when a drawing overruns its time).
 
 An untrusted PDF or image can make a drawing library run for hours (form XObjects that draw each
 other 4^24 times) or take a gigabyte (a 120-million-pixel PNG decodes into 360 MB). Here that costs
@@ -11,9 +11,11 @@ its framing, without PyMuPDF.
 
 Protocol, on stdin and stdout: a message is frames, each an 8-byte big-endian length and that many
 bytes. A request is a JSON header {"name", "page" (a PDF page index, or null for an image file),
-"max_side", "max_pixels", "seconds"} and the file's bytes; the reply a JSON header {"width",
-"height"} (the source's size) or {"problem": the placeholder's text}, and the JPEG (empty with a
-problem). File descriptor 1 is pointed at stderr, so that MuPDF's messages cannot garble a reply.
+"max_side" or "dpi", "max_pixels", "seconds"} and the file's bytes; the reply a JSON header
+{"width", "height"} (the source's size) or {"problem": the placeholder's text}, and the picture
+(empty with a problem): a JPEG at most `max_side` pixels a side, or with `dpi` (a PDF page for a
+writer that stores it) a PNG at that resolution. File descriptor 1 is pointed at stderr, so that
+MuPDF's messages cannot garble a reply.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import os
 import resource
 import struct
 import sys
-from typing import BinaryIO
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO
 
 from PIL import Image
 
@@ -54,23 +58,43 @@ def write_frames(stream: BinaryIO, *frames: bytes) -> None:
     stream.flush()
 
 
-def _pdf_page(data: bytes, name: str, page_no: int, max_side: int) -> tuple[Image.Image, float, float]:
+@contextmanager
+def _pdf_page_of(data: bytes, name: str, page_no: int) -> Iterator[Any]:
+    """Page `page_no` of the PDF in `data`; whatever MuPDF raises while it is used says the file
+    is not a readable PDF, or (a failed allocation) is a `MemoryError`."""
     import pymupdf  # here, not above: the server imports this module for its protocol
 
     try:
         with pymupdf.open(stream=data, filetype="pdf") as document:
             if not 0 <= page_no < document.page_count:
                 raise Refused(f"{name} has {document.page_count} pages, no page {page_no + 1}")
-            page = document[page_no]
-            zoom = max_side / max(page.rect.width, page.rect.height)
-            pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-            return Image.frombytes("RGB", (pixmap.width, pixmap.height), pixmap.samples), page.rect.width, page.rect.height
+            yield document[page_no]
     except (Refused, MemoryError):
         raise
     except pymupdf.mupdf.FzErrorSystem:  # how MuPDF reports a failed allocation
         raise MemoryError from None
     except Exception:  # PyMuPDF raises its own types for damaged files
         raise Refused(f"{name} is not a readable PDF") from None
+
+
+def _pdf_page(data: bytes, name: str, page_no: int, max_side: int) -> tuple[Image.Image, float, float]:
+    import pymupdf
+
+    with _pdf_page_of(data, name, page_no) as page:
+        zoom = max_side / max(page.rect.width, page.rect.height)
+        pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        return Image.frombytes("RGB", (pixmap.width, pixmap.height), pixmap.samples), page.rect.width, page.rect.height
+
+
+def _pdf_png(data: bytes, name: str, page_no: int, dpi: float, max_pixels: int) -> tuple[bytes, float, float]:
+    """The page as PNG at `dpi`, refused before drawing when it would have more than `max_pixels`
+    (its size is the file's word)."""
+    with _pdf_page_of(data, name, page_no) as page:
+        width, height = (round(side * dpi / 72) for side in (page.rect.width, page.rect.height))
+        if width * height > max_pixels:
+            raise Refused(f"page {page_no + 1} of {name} would be {width:,} x {height:,} pixels at {dpi:g} dpi, more than the "
+                          f"{max_pixels:,} a page image may have")
+        return page.get_pixmap(dpi=dpi).tobytes("png"), page.rect.width, page.rect.height
 
 
 def _picture(data: bytes, name: str, max_side: int, max_pixels: int) -> tuple[Image.Image, float, float]:
@@ -102,20 +126,24 @@ def _limit_cpu(seconds: float) -> None:
 
 
 def draw(request: dict, data: bytes, memory: int) -> tuple[dict, bytes]:
-    """The reply to one request: the JPEG and its source's size, or the problem."""
+    """The reply to one request: the picture and its source's size, or the problem."""
     name = str(request["name"])
     try:
-        if request["page"] is None:
-            picture, width, height = _picture(data, name, request["max_side"], request["max_pixels"])
+        if request.get("dpi") is not None:
+            encoded, width, height = _pdf_png(data, name, request["page"], request["dpi"], request["max_pixels"])
         else:
-            picture, width, height = _pdf_page(data, name, request["page"], request["max_side"])
-        buffer = io.BytesIO()
-        picture.save(buffer, format="JPEG", quality=85)
+            if request["page"] is None:
+                picture, width, height = _picture(data, name, request["max_side"], request["max_pixels"])
+            else:
+                picture, width, height = _pdf_page(data, name, request["page"], request["max_side"])
+            buffer = io.BytesIO()
+            picture.save(buffer, format="JPEG", quality=85)
+            encoded = buffer.getvalue()
     except Refused as problem:
         return {"problem": str(problem)}, b""
     except MemoryError:
         return {"problem": f"{name} could not be drawn within memory ({memory // 2**20:,} MB)"}, b""
-    return {"width": width, "height": height}, buffer.getvalue()
+    return {"width": width, "height": height}, encoded
 
 
 def main() -> None:
@@ -130,9 +158,9 @@ def main() -> None:
     while (header := read_frame(requests)) is not None and (data := read_frame(requests)) is not None:
         request = json.loads(header)
         _limit_cpu(request["seconds"])
-        reply, jpeg = draw(request, data, memory)
+        reply, picture = draw(request, data, memory)
         del data
-        write_frames(replies, json.dumps(reply).encode(), jpeg)
+        write_frames(replies, json.dumps(reply).encode(), picture)
 
 
 if __name__ == "__main__":

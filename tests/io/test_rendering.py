@@ -1,7 +1,7 @@
-"""Page rendering (tore_engine.studio.rendering), without Streamlit: PDF pages and image files drawn from
-bytes in drawing processes, placeholders, images beyond the pixel limit never decoded; a page that
-would draw for hours or take gigabytes ends as a placeholder within the time and memory limits,
-while other pages draw and the app server answers."""
+"""Page rendering (tore_engine.io.rendering): PDF pages and image files drawn from bytes in drawing
+processes, placeholders, images beyond the pixel limit never decoded; a page that would draw for
+hours or take gigabytes ends as a placeholder within the time and memory limits, while other pages
+draw (the app server answering meanwhile: tests/studio/test_page_images.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 import zlib
 
 import pymupdf
@@ -19,9 +18,8 @@ import pytest
 from PIL import Image
 
 from tests.helpers import DEMO
-from tests.studio.helpers import app_server
+from tore_engine.io import rendering
 from tore_engine.plots import page_overlays
-from tore_engine.studio import rendering
 
 
 def test_pdf_pages_render_and_broken_pages_get_a_placeholder(tmp_path):
@@ -143,7 +141,7 @@ def _white_png(side: int) -> bytes:
 
 MEASURE_SERVER = """
 import re, sys
-from tore_engine.studio import rendering
+from tore_engine.io import rendering
 drawn = rendering.render_page(open(sys.argv[1], "rb").read(), "huge.png")
 with open("/proc/self/status") as status:  # not ru_maxrss, which keeps the peak of the process that started this one
     print(drawn.width, drawn.height, int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read())[1]) // 1024)
@@ -157,48 +155,3 @@ def test_a_120_megapixel_image_is_decoded_outside_the_server(tmp_path):
     done = subprocess.run([sys.executable, "-c", MEASURE_SERVER, str(huge)], capture_output=True, text=True, timeout=120, check=True)
     width, height, peak_mb = done.stdout.split()
     assert (width, height) == ("10950.0", "10950.0") and int(peak_mb) < 150  # decoding it here took 934 MB
-
-
-BUSY_SERVER = """
-import sys, threading
-from tore_engine.studio import rendering
-
-def draw_forever_page(path, log):
-    data = open(path, "rb").read()
-    while True:
-        try:
-            rendering.render_page(data, "bomb.pdf", 0)
-        except rendering.PageImageError as error:
-            with open(log, "a") as out:
-                print(error, file=out)
-
-threading.Thread(target=draw_forever_page, args=sys.argv[1:3], daemon=True).start()
-from streamlit.web.cli import main
-sys.argv = ["streamlit", *sys.argv[3:]]
-main()
-"""
-
-
-def _health_wait(url: str) -> float:
-    start = time.monotonic()
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
-            assert response.status == 200
-    except OSError:
-        return float("inf")
-    return time.monotonic() - start
-
-
-def test_the_app_server_answers_its_health_check_while_a_page_draws_forever(tmp_path):
-    bomb, log = tmp_path / "bomb.pdf", tmp_path / "drawn.txt"
-    bomb.write_bytes(nested_forms_pdf())
-    with app_server(tmp_path, (sys.executable, "-c", BUSY_SERVER, str(bomb), str(log))) as url:
-        start, waits = time.monotonic(), []
-        while time.monotonic() - start < rendering.TIME_LIMIT + 2 or not log.exists():
-            assert time.monotonic() - start < 60, "the page never ended"
-            waits.append(_health_wait(url))
-            time.sleep(0.2)
-    # which limit stops it first depends on the machine's speed: the 10 s or the 1 GiB (seen both in CI)
-    assert log.read_text().splitlines()[0] in ("bomb.pdf could not be drawn in time (within 10 s)",
-                                               "bomb.pdf could not be drawn within memory (1,024 MB)")
-    assert len(waits) > 20 and max(waits) < 2, waits

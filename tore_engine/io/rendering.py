@@ -1,14 +1,15 @@
-"""Page images as JPEG/PNG bytes, drawn in separate processes that the server can kill.
+"""Page images as JPEG/PNG bytes, drawn in separate processes that the caller can kill.
 
-Both PDF pages (PyMuPDF) and image files (Pillow) are drawn from bytes already read
-(`studio.page_images` reads them, confined and from regular files only), never from a path, so
-nothing here can open a file it was not meant to. An untrusted file can make a drawing run for
-hours or take gigabytes, so no drawing runs in the server: a few drawing processes
-(`studio.render_worker`) each take one page at a time, within `TIME_LIMIT` seconds (then the
-process is killed, and a new one started for the next page) and `MEMORY_LIMIT` bytes of address
-space. The server's thread only waits on a pipe, without the GIL or a lock, so the other sessions,
-and `/_stcore/health`, go on meanwhile. A page that cannot be drawn gets a placeholder image that
-says why, never an error.
+Both PDF pages (PyMuPDF) and image files (Pillow) are drawn from bytes already read (the app's
+`studio.page_images` reads them, confined and from regular files only; a writer that stores PDF
+pages as images, `formats.stored_images`), never from a path, so nothing here can open a file it
+was not meant to. An untrusted file can make a drawing run for hours or take gigabytes, so no
+drawing runs in the caller's process: a few drawing processes (`io.render_worker`) each take one
+page at a time, within `TIME_LIMIT` seconds (then the process is killed, and a new one started for
+the next page) and `MEMORY_LIMIT` bytes of address space. The caller's thread only waits on a
+pipe, without the GIL or a lock, so the app server's other sessions, and `/_stcore/health`, go on
+meanwhile. A page that cannot be drawn raises `PageImageError`, which says why: the app shows it
+on a placeholder image (`placeholder`), a writer as an input error.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from tore_engine.core.layout import MAX_IMAGE_PIXELS
-from tore_engine.studio.render_worker import FRAME
+from tore_engine.io.render_worker import FRAME
 
 MAX_SIDE = 1400  # pixels of the longer side: sharp enough to read, small enough to send
 MAX_PIXELS = MAX_IMAGE_PIXELS  # of a source image
@@ -37,6 +38,7 @@ MEMORY_LIMIT = 2**30  # bytes of address space of a drawing process (about 100 M
 WORKERS = 2  # drawing processes at most: pages wait for a free one; bounds their memory together
 WORKER = Path(__file__).with_name("render_worker.py")
 MAX_REPLY = 64 * 2**20  # bytes a drawing process may send back: a JPEG of MAX_SIDE is far smaller
+MAX_PNG_REPLY = 4 * MAX_PIXELS  # a PNG of at most MAX_PIXELS: 3 bytes a pixel and its headers
 _CHUNK = 2**20
 
 
@@ -73,8 +75,9 @@ class _Worker:
         self.stdin, self.stdout = stdin, stdout
         os.set_blocking(self.stdin.fileno(), False)
 
-    def draw(self, header: dict, data: bytes, deadline: float) -> tuple[dict, bytes]:
-        """The reply to one request, sent and received before `deadline` (a `time.monotonic` value)."""
+    def draw(self, header: dict, data: bytes, deadline: float, reply_limit: int) -> tuple[dict, bytes]:
+        """The reply to one request, sent and received before `deadline` (a `time.monotonic` value),
+        its picture at most `reply_limit` bytes."""
         request = json.dumps(header).encode()
         for frame in (FRAME.pack(len(request)), request, FRAME.pack(len(data)), data):
             self._send(memoryview(frame), deadline)
@@ -84,7 +87,7 @@ class _Worker:
             raise _Overran from None
         if not isinstance(reply, dict):
             raise _Overran
-        return reply, self._frame(deadline, limit=MAX_REPLY)
+        return reply, self._frame(deadline, limit=reply_limit)
 
     def _send(self, view: memoryview, deadline: float) -> None:
         while view:
@@ -138,25 +141,35 @@ class RenderPool:
         """The page in `data` (page `pdf_page` of a PDF, or an image file called `name`) as JPEG;
         raises `PageImageError` when it cannot be drawn, in time or within memory."""
         page = (pdf_page or 0) if pdf_page is not None or name.lower().endswith(".pdf") else None
-        header = {"name": name, "page": page, "max_side": max_side, "max_pixels": MAX_PIXELS, "seconds": self.seconds}
+        reply, jpeg = self._request({"name": name, "page": page, "max_side": max_side}, data, MAX_REPLY)
+        return RenderedPage(jpeg, *_source_size(reply, name))
+
+    def pdf_page_png(self, data: bytes, name: str, page: int, dpi: float) -> bytes:
+        """Page `page` of the PDF in `data` as PNG at `dpi`, refused when it would have more than
+        `MAX_PIXELS`; raises `PageImageError` as `render` does."""
+        return self._request({"name": name, "page": page, "dpi": dpi}, data, MAX_PNG_REPLY)[1]
+
+    def _request(self, header: dict, data: bytes, reply_limit: int) -> tuple[dict, bytes]:
+        """A drawing process's reply to `header` and `data`, once one is free; its problem raised."""
+        header = {**header, "max_pixels": MAX_PIXELS, "seconds": self.seconds}
         if not self._free.acquire(timeout=2 * self.seconds):  # every busy process ends or is killed within `seconds`
-            raise DrawingBusy(f"{name} could not be drawn in time: the server is busy drawing other pages")
+            raise DrawingBusy(f"{header['name']} could not be drawn in time: the drawing processes are busy with other pages")
         try:
-            reply, jpeg = self._draw(header, data)
+            reply, picture = self._draw(header, data, reply_limit)
         finally:
             self._free.release()
         if "problem" in reply:
             raise PageImageError(str(reply["problem"])[:500])
-        return RenderedPage(jpeg, *_source_size(reply, name))
+        return reply, picture
 
-    def _draw(self, header: dict, data: bytes) -> tuple[dict, bytes]:
+    def _draw(self, header: dict, data: bytes, reply_limit: int) -> tuple[dict, bytes]:
         deadline = time.monotonic() + self.seconds
         try:
             worker = self._take()
         except OSError:
             raise DrawingBusy(f"{header['name']} could not be drawn: no drawing process could be started") from None
         try:
-            reply = worker.draw(header, data, deadline)
+            reply = worker.draw(header, data, deadline, reply_limit)
         except _Overran:
             worker.kill()
             raise PageImageError(_overran(header["name"], self.seconds, self.memory, time.monotonic() >= deadline)) from None
@@ -197,8 +210,13 @@ _POOL = RenderPool()
 
 
 def render_page(data: bytes, name: str, pdf_page: int | None = None, max_side: int = MAX_SIDE) -> RenderedPage:
-    """`RenderPool.render` on the server's one pool of drawing processes."""
+    """`RenderPool.render` on the process's one pool of drawing processes."""
     return _POOL.render(data, name, pdf_page, max_side)
+
+
+def pdf_page_png(data: bytes, name: str, page: int, dpi: float) -> bytes:
+    """`RenderPool.pdf_page_png` on the process's one pool of drawing processes."""
+    return _POOL.pdf_page_png(data, name, page, dpi)
 
 
 def placeholder(width: float, height: float, message: str) -> bytes:
