@@ -3,9 +3,12 @@ machine is shared and noisy: runs minutes apart differ by more than most changes
 served at once by `tore app` (the other commit from a temporary `git worktree`, imported through
 PYTHONPATH), and one browser opens their tabs in turn: the demo in a new tab, a cached link to
 `benchmarks/synthetic.py`'s pages in a new tab, and that page's first all-pages row opened in
-Overlays (as `bench_app` measures them).
+Overlays (as `bench_app` measures them). With `--first-heatmaps N`, instead: a fresh server's first
+heatmap of those pages, the link typed as soon as it answers in a fresh browser (`bench_app`'s
+first step), N times for each version, in turn.
 
     python -m benchmarks.bench_app_ab --against REV [--pages 20000] [--tabs 6]
+    python -m benchmarks.bench_app_ab --against REV --pages 100000 --first-heatmaps 3
 """
 
 from __future__ import annotations
@@ -64,14 +67,35 @@ def measure(revision: str, pages: int, tabs: int) -> dict[str, dict[str, list[fl
     return times
 
 
+def first_heatmaps(revision: str, pages: int, rounds: int) -> dict[str, dict[str, list[float]]]:
+    """Each version's first heatmap on a server of its own started for it, in turn."""
+    from playwright.sync_api import sync_playwright
+
+    folder = synthetic_files(pages)
+    query = link_query(folder)
+    times: dict[str, list[float]] = {revision: [], "this checkout": []}
+    with _worktree(revision) as tree, sync_playwright() as playwright:
+        trees = {revision: tree, "this checkout": REPOSITORY}
+        for _ in range(rounds):
+            for name, checkout in trees.items():
+                with served_tore_app(folder.parent, tree=checkout) as (url, _):
+                    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+                    times[name].append(_closed(*Session(browser, url).open("", query)))
+                    browser.close()
+    return {"first_heatmap_s": times}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_app_ab", description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", required=True, help="the commit to compare with (any git revision)")
     parser.add_argument("--pages", type=int, default=20_000)
     parser.add_argument("--tabs", type=int, default=6, help="tabs of each step and each version, opened in turn")
+    parser.add_argument("--first-heatmaps", type=int, default=0, metavar="N", help="measure N fresh servers' first heatmaps of each version instead")
     args = parser.parse_args(argv)
     print(machine_line(), flush=True)
-    for step, by_version in measure(args.against, args.pages, args.tabs).items():
+    measured = (first_heatmaps(args.against, args.pages, args.first_heatmaps) if args.first_heatmaps
+                else measure(args.against, args.pages, args.tabs))
+    for step, by_version in measured.items():
         before, after = (statistics.median(values) for values in by_version.values())
         shown = "; ".join(f"{name} median {statistics.median(values):.2f} s {[round(v, 2) for v in values]}" for name, values in by_version.items())
         print(f"{step} ({args.pages:,} pages): {shown}; ratio {after / before:.2f}", flush=True)

@@ -52,7 +52,7 @@ from tore_engine.studio.sidebar import REFERENCE, Dataset
 MAX_ENTRIES = 8  # evaluations kept for all sessions
 STORE_BUDGET_VARIABLE = "TORE_STUDIO_STORE_BUDGET"  # MB the kept evaluations may hold together
 DEFAULT_STORE_BUDGET_MB = 1024  # about four 100,000-page evaluations (0.24 GB of arrays each with its layouts, measured)
-PROGRESS_INTERVAL = 0.25  # seconds between two updates of the evaluation's progress bar
+PROGRESS_INTERVAL = 1.0  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
 BLANK_CHART = {"width": 1, "height": 1, "data": {"values": []}, "mark": "point", "config": {"view": {"stroke": None}}}
 T = TypeVar("T")
@@ -350,8 +350,9 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
     shown_at = [-math.inf]
 
     def progress(done: int, total: int) -> None:
-        """The bar, at most a few times a second: each update is a message the browser draws, and at
-        100,000 pages the batches end 40 times a second, on the cores the workers need."""
+        """The bar, at most once a second: each update is a message the browser draws, on the cores
+        the workers need (at 100,000 pages the batches end 40 times a second; a bar updated 4 times
+        a second took 0.22 of a core in Chromium, once a second 0.14, none 0.05: benchmarks/RESULTS.md)."""
         now = time.monotonic()
         if now - shown_at[0] >= PROGRESS_INTERVAL or done == total:
             shown_at[0] = now
