@@ -104,3 +104,24 @@ def page_box_colours(spec: dict, row: dict) -> tuple[str, str]:
         return dict(zip(encoding["scale"]["domain"], encoding["scale"]["range"]))[row["group"]]
 
     return resolved("fill", "fill_colour"), resolved("stroke", "outline")
+
+
+def nested_forms_pdf(levels: int = 24, fan_out: int = 4) -> bytes:
+    """A one-page PDF of about 7 KB, written by hand, whose form XObject k draws form k+1 `fan_out`
+    times: fan_out ** levels drawings (4^24, 2.8e14: hours for any renderer)."""
+    def stream(dictionary: bytes, content: bytes) -> bytes:
+        return b"<< " + dictionary + b" /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+
+    forms = [stream(b"/Type /XObject /Subtype /Form /BBox [0 0 200 200] /Resources << /XObject << /X %d 0 R >> >>" % (6 + level),
+                    b"q 0.5 0 0 0.5 0 0 cm /X Do Q " * fan_out) for level in range(levels - 1)]
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /XObject << /X 5 0 R >> >> >>",
+               stream(b"", b"/X Do"), *forms, stream(b"/Type /XObject /Subtype /Form /BBox [0 0 200 200]", b"0 0 200 200 re f")]
+    document, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(document))
+        document += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    table = len(document)
+    document += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    document += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, table)
+    return bytes(document)

@@ -10,13 +10,13 @@ import time
 import pytest
 from PIL import Image
 
+from tests.helpers import nested_forms_pdf
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import MAX_IMAGE_PIXELS, PageImage
 from tore_engine.formats.stored_images import PDF_RENDER_DPI, page_image_bytes
 from tore_engine.io import rendering
 
 pymupdf = pytest.importorskip("pymupdf")
-from tests.io.test_rendering import nested_forms_pdf  # noqa: E402 (it needs PyMuPDF)
 
 
 def _pdf(path, *sizes: tuple[float, float]):

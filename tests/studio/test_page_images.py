@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 from PIL import Image
 
-from tests.io.test_rendering import nested_forms_pdf
+from tests.helpers import nested_forms_pdf
 from tests.studio.helpers import (
     _app,
     _image_source,

@@ -125,6 +125,17 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
+def _jpeg(request: dict, data: bytes, name: str) -> tuple[bytes, float, float]:
+    """The image file, or the PDF page, as JPEG at most `max_side` pixels a side."""
+    if request["page"] is None:
+        picture, width, height = _picture(data, name, request["max_side"], request["max_pixels"])
+    else:
+        picture, width, height = _pdf_page(data, name, request["page"], request["max_side"])
+    buffer = io.BytesIO()
+    picture.save(buffer, format="JPEG", quality=85)
+    return buffer.getvalue(), width, height
+
+
 def draw(request: dict, data: bytes, memory: int) -> tuple[dict, bytes]:
     """The reply to one request: the picture and its source's size, or the problem."""
     name = str(request["name"])
@@ -132,13 +143,7 @@ def draw(request: dict, data: bytes, memory: int) -> tuple[dict, bytes]:
         if request.get("dpi") is not None:
             encoded, width, height = _pdf_png(data, name, request["page"], request["dpi"], request["max_pixels"])
         else:
-            if request["page"] is None:
-                picture, width, height = _picture(data, name, request["max_side"], request["max_pixels"])
-            else:
-                picture, width, height = _pdf_page(data, name, request["page"], request["max_side"])
-            buffer = io.BytesIO()
-            picture.save(buffer, format="JPEG", quality=85)
-            encoded = buffer.getvalue()
+            encoded, width, height = _jpeg(request, data, name)
     except Refused as problem:
         return {"problem": str(problem)}, b""
     except MemoryError:
