@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import REPOSITORY
 from tore_engine.core.errors import InputError
-from tore_engine.core.extras import install_command, optional_module
+from tore_engine.core.extras import install_command, optional_module, require_installed
 
 CHECKOUT = {"url": f"file://{REPOSITORY}", "dir_info": {"editable": True}}
 
@@ -45,3 +45,14 @@ def test_a_missing_library_is_an_input_error_with_the_command():
     with pytest.raises(InputError) as raised:
         optional_module("no_such_library_here", "docling", "docling-core")
     assert raised.value.paragraph() == f"reading this format needs docling-core, which is not installed: {install_command('docling')}"
+
+
+def test_a_library_another_process_needs_is_checked_without_importing_it():
+    """The writer's PDF pages are drawn by the drawing processes: this process only checks PyMuPDF is there."""
+    with pytest.raises(InputError) as raised:
+        require_installed("no_such_library_here", "app", "PyMuPDF")
+    assert raised.value.paragraph() == f"reading this format needs PyMuPDF, which is not installed: {install_command('app')}"
+    code = ("import sys; from tore_engine.core.extras import require_installed; require_installed('pymupdf', 'app'); "
+            "print('pymupdf' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert shown.strip() == "False"

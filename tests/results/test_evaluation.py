@@ -208,3 +208,35 @@ def test_what_cannot_be_merged_is_a_value_error(tmp_path, small):
     with pytest.raises(ValueError, match="the prediction pages 'p1', 'p2' were evaluated without their reference page"):
         small.merge(tore.evaluate(reference, whole_prediction))
     assert small.merge(other).page_ids == ["p1", "p2", "p3"]
+
+
+def test_maps_summary_is_made_once_when_two_threads_ask_at_once(monkeypatch):
+    """The app's page index (a thread) and its script both read `Evaluation.map`: one summary is made,
+    the other thread waits for it and gets the same report (Python 3.12's cached_property has no lock)."""
+    import threading
+    import time
+
+    from tore_engine.metrics.map_report import MapState
+
+    summary, made, both_asked = MapState.report, [], threading.Barrier(2)
+
+    def counted(self, classes):
+        made.append(threading.get_ident())
+        time.sleep(0.2)  # the other thread asks meanwhile
+        return summary(self, classes)
+
+    monkeypatch.setattr(MapState, "report", counted)
+    evaluation = tore.evaluate(DEMO / "reference.json", DEMO / "model_a.json")
+    reports = []
+
+    def ask():
+        both_asked.wait(timeout=20)
+        reports.append(evaluation.map)
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(made) == 1 and len(reports) == 2 and reports[0] is reports[1]
+    assert reports[0].figures["map"] == summary(evaluation.map_state, evaluation.matrices.classes).figures["map"]

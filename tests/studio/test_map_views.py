@@ -5,7 +5,6 @@ undefined (dual taxonomy) or depends on the order of unscored boxes."""
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 
@@ -68,22 +67,21 @@ def test_the_scores_line_per_class_bars_and_page_table_are_the_evaluations_map(s
 def test_the_heatmap_is_drawn_before_maps_summary_is_made(store, monkeypatch):
     """mAP's summary (1 s at 100,000 pages) waits here until the heatmap is sent: had the page
     needed it first, it would wait in vain. Its figures still fill the places beside TORE's."""
-    from tore_engine.results.evaluation import Evaluation
+    from tore_engine.metrics.map_report import MapState
     from tore_engine.studio import panels
 
     heatmap_sent, waited = threading.Event(), []
-    summary, heatmap = Evaluation.map.func, panels.heatmap
+    summary, heatmap = MapState.report, panels.heatmap
 
-    def made(self):
+    def made(self, classes):
         waited.append(heatmap_sent.wait(timeout=20))
-        return summary(self)
+        return summary(self, classes)
 
     def drawn(*args, **kwargs):
         heatmap_sent.set()
         return heatmap(*args, **kwargs)
 
-    monkeypatch.setattr(Evaluation, "map", functools.cached_property(made))
-    Evaluation.map.__set_name__(Evaluation, "map")
+    monkeypatch.setattr(MapState, "report", made)
     monkeypatch.setattr(panels, "heatmap", drawn)
     at = _app()
     _no_exception(at)

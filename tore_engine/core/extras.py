@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -56,4 +57,15 @@ def optional_module(name: str, extra: str, package: str | None = None) -> Module
     try:
         return importlib.import_module(name)
     except ImportError:
-        raise InputError(f"reading this format needs {package or name}, which is not installed: {install_command(extra)}") from None
+        raise _missing(name, extra, package) from None
+
+
+def require_installed(name: str, extra: str, package: str | None = None) -> None:
+    """`optional_module`'s error, without importing the library here: for one that another process
+    uses (the drawing processes' PyMuPDF), whose import in this process would only cost time."""
+    if importlib.util.find_spec(name) is None:
+        raise _missing(name, extra, package)
+
+
+def _missing(name: str, extra: str, package: str | None) -> InputError:
+    return InputError(f"reading this format needs {package or name}, which is not installed: {install_command(extra)}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tore_engine.core.errors import InputError
-from tore_engine.core.extras import optional_module
+from tore_engine.core.extras import require_installed
 from tore_engine.core.layout import PageImage
 from tore_engine.formats.detect import PARQUET_MAGIC
 from tore_engine.io import rendering
@@ -40,7 +40,7 @@ def _render_pdf_page(data: bytes, page: int, source: str) -> bytes:
     """Page `page` of a PDF as PNG at `PDF_RENDER_DPI`, drawn in a drawing process within its time
     and memory limits (`io.rendering`: a crafted PDF can draw for hours); refused when the page is
     larger than `MAX_IMAGE_PIXELS` would be at that resolution (its size is the file's word)."""
-    optional_module("pymupdf", "app")  # the drawing process needs it: say how to install it
+    require_installed("pymupdf", "app", "PyMuPDF")  # the drawing process needs it: say how to install it
     try:
         return rendering.pdf_page_png(data, Path(source).name, page, PDF_RENDER_DPI)
     except rendering.PageImageError as error:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from functools import cached_property
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +81,10 @@ class Evaluation:
     # the sweep and mAP's ranking have scores to go by, known without reading the boxes again.
     page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)
     _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
+    # mAP's summary, made once: the app's page index (a thread) and its script may ask at once
+    _map_report: MapReport | None = field(default=None, init=False, repr=False, compare=False)
+    _map_made: bool = field(default=False, init=False, repr=False, compare=False)
+    _summarising: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @property
     def pixels(self) -> int:
@@ -229,10 +233,15 @@ class Evaluation:
 
     # --- mAP and the operating point ------------------------------------------------------------------
 
-    @cached_property
+    @property
     def map(self) -> MapReport | None:
-        """COCO-style mAP of the same boxes (report.json's `map`), or None: `map_reason` says why."""
-        return None if self.map_state is None else self.map_state.report(self.matrices.classes)
+        """COCO-style mAP of the same boxes (report.json's `map`), or None: `map_reason` says why.
+        Made on first use, once: a second thread asking meanwhile waits for it (1 s at 100,000 pages)."""
+        with self._summarising:
+            if not self._map_made:
+                self._map_report = None if self.map_state is None else self.map_state.report(self.matrices.classes)
+                self._map_made = True
+            return self._map_report
 
     def _made_sweep(self) -> SweepReport | None:
         """The sweep's report (report.json's `sweep`), once its state is made; `sweep()` makes it."""
