@@ -10,9 +10,9 @@ the app alike.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
