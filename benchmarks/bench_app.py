@@ -145,9 +145,9 @@ def _open_first_row(page, first_page: str) -> None:
 
 def row_to_overlays(session: Session, query: dict[str, str], first_page: str) -> tuple[float, float]:
     """A page of the all-pages table opened in Overlays (the table's button, as the keyboard does;
-    the first row: pages in file order), in a new tab, clicked as soon as the page is drawn: the
-    seconds, and the longest main-thread task."""
-    page, _ = session.open("", query)
+    the first row: pages in file order), in a new tab with the table's section open, clicked as soon
+    as the page is drawn: the seconds, and the longest main-thread task."""
+    page, _ = session.open("", {**query, "pages_open": "1"})
     _idle(page)
     page.locator(".st-key-open-button-all-A-A button").scroll_into_view_if_needed()
     _forget_long_tasks(page)

@@ -71,7 +71,7 @@ def test_twenty_thousand_pages_are_browsed_without_sending_their_ids(dataset):
         page.get_by_role("option", name="worst reduced F1 first").click()
         _shown_page(page, worst)  # worst first opens on the worst page
         _shot(page, "11_scale_overlays_worst_first")
-        page.goto(f"{url}/?{query}")
+        page.goto(f"{url}/?{query}&pages_open=1")
         _wait_for_plot(page, 60_000)
         _wait_idle(page, 60_000)
         open_button = page.locator(".st-key-open-button-all-A-A button")

@@ -59,7 +59,7 @@ def test_the_demos_documents_are_listed_with_their_exact_scores(demo_evaluation)
 
 def test_choosing_a_document_narrows_the_matrices_and_the_page_lists(demo):
     reference, prediction, _ = demo
-    at = _app(metric="confusion")
+    at = _app(metric="confusion", pages_open="1")
     at.selectbox(key=documents.DOCUMENT).set_value("paper-b").run()
     _no_exception(at)
     assert at.query_params["doc"] == "paper-b"

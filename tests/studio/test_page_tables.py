@@ -1,5 +1,6 @@
-"""The all-pages table (tore_engine.studio.page_tables) on the demo, through AppTest: each page's class
-pixels on both sides, its Foreground F1, its filters, and a row opened in Overlays."""
+"""The all-pages table (tore_engine.studio.page_tables) on the demo, through AppTest: a section drawn
+on opening; each page's class pixels on both sides, its Foreground F1, its filters, and a row opened
+in Overlays."""
 
 from __future__ import annotations
 
@@ -9,10 +10,23 @@ from tests.studio.helpers import _app
 from tore_engine.results.drilldown import page_class_pixels
 
 
+def _pages_tables(at) -> list:
+    return [frame.value for frame in at.dataframe if "Text (ref)" in frame.value.columns]
+
+
+def test_the_all_pages_section_draws_its_table_only_while_open():
+    at = _app()
+    assert not _pages_tables(at) and "pages_open" not in at.query_params
+    assert any(expander.label.startswith("All pages: 26 ") for expander in at.expander)
+    at.session_state["pages_open"] = True  # what opening the section does (on_change="rerun")
+    at.run()
+    assert len(_pages_tables(at)) == 1 and at.query_params["pages_open"] == "1"
+
+
 def test_the_all_pages_table_holds_each_pages_class_pixels_and_filters(demo):
     _, _, evaluation = demo
-    at = _app()
-    table = next(frame.value for frame in at.dataframe if "Text (ref)" in frame.value.columns)
+    at = _app(pages_open="1")
+    table = _pages_tables(at)[0]
     reference, predicted = page_class_pixels(evaluation)
     classes = evaluation.matrices.classes
     assert table["page"].tolist() == evaluation.page_ids
@@ -21,7 +35,7 @@ def test_the_all_pages_table_holds_each_pages_class_pixels_and_filters(demo):
     assert table["foreground F1"].tolist() == evaluation.pages["foreground_f1"].tolist()
     at.text_input(key="pages_filter").set_value("paper-b").run()
     at.multiselect(key="pages_classes").set_value(["Formula"]).run()
-    shown = next(frame.value for frame in at.dataframe if "Text (ref)" in frame.value.columns)
+    shown = _pages_tables(at)[0]
     formula = (reference[:, classes.index("Formula")] > 0) | (predicted[:, classes.index("Formula")] > 0)
     assert shown["page"].tolist() == [page for page, has in zip(evaluation.page_ids, formula) if has and "paper-b" in page]
     at.selectbox(key="open-all-A").set_value(shown["page"].iloc[-1]).run()

@@ -150,6 +150,8 @@ def test_several_files_uploaded_for_one_input_make_one_set():
     for slot, folder in (("ref", pre_heron), ("a", heron)):
         files = [(name, (folder / name).read_bytes(), "application/json") for name in names]
         at = at.file_uploader(key=f"upload_{slot}_0").set_value(files).run()
+    at.session_state["pages_open"] = True  # the all-pages section opened
+    at.run()
     _no_exception(at)
     engine = evaluate_dataset(*load_pair(pre_heron / names[0], heron / names[0]))  # one document alone, to compare its pages
     assert at.radio(key="model").options == [plain_for_markdown("model A (model_a)")]

@@ -98,7 +98,7 @@ def test_the_section_draws_nothing_until_opened_and_keeps_its_state_in_the_url(s
 def test_a_parameter_read_after_a_fragment_rewrote_the_url_is_still_read(store):
     """The matrix's fragment writes the URL before the sections below it read theirs (the sweep's,
     the pages table's sort): a link's values still reach them."""
-    at = _app(metric="confusion", sweep_open="1", pages_sort="foreground F1", pages_desc="1")
+    at = _app(metric="confusion", sweep_open="1", pages_open="1", pages_sort="foreground F1", pages_desc="1")
     _no_exception(at)
     assert _sweep_chart(at)
     assert (at.session_state["pages_sort"], at.session_state["pages_desc"]) == ("foreground F1", True)

@@ -1,7 +1,9 @@
 """Every page in one table (`drilldown.pages_table`): pixels of each class on each side, the
 reduced view's Foreground scores, the page's mAP, mAP@50 and mAP@75 (when the evaluation has mAP)
 and the warnings, filtered by page id and by class, sorted by any column, each row opening its
-overlay.
+overlay. It is a section drawn on opening (`pages_open` in the URL): its table and five controls
+cost a new tab about 0.45 s of the browser's time before the heatmap above it is drawn
+(benchmarks/RESULTS.md, "The all-pages table drawn on opening").
 
 The table is made once an evaluation (`Evaluated.pages_table`); filtering, sorting and the rows
 shown are computed here, on the server, so the browser gets one screen of rows (`rows_shown`)
@@ -15,13 +17,14 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.results.drilldown import PREDICTION_SUFFIX, REFERENCE_SUFFIX
-from tore_engine.studio import tables, url_state
+from tore_engine.studio import sections, tables, url_state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.map_views import FIGURES
 from tore_engine.studio.panels import OpenTarget, pages_to_open
 
 SCORE_COLUMNS = ("foreground recall", "foreground precision", "foreground F1")
 SIDE_SUFFIXES = (REFERENCE_SUFFIX, PREDICTION_SUFFIX)
+PAGES_OPEN = "pages_open"  # the section of the all-pages table (session state and URL)
 
 
 def _column_config(table: pd.DataFrame) -> dict:
@@ -65,8 +68,17 @@ def _sorted(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def all_pages(evaluated: Evaluated, model: str) -> None:
-    """The all-pages table with its filters and order; a selected row opens the page in Overlays."""
-    st.subheader("All pages")
+    """The all-pages section: while open, the table with its filters and order; a selected row
+    opens the page in Overlays."""
+    count = len(evaluated.evaluation.page_ids)
+    section = sections.opened(f"All pages: {count:,} (sort by any score, filter, open one in Overlays)", PAGES_OPEN,
+                              icon=":material/table_rows:")
+    if section is not None:
+        with section:
+            _pages_table(evaluated, model)
+
+
+def _pages_table(evaluated: Evaluated, model: str) -> None:
     table = evaluated.pages_table.rename(columns=FIGURES)
     labels = _class_labels(table)
     url_state.seed("pages_filter", "")
