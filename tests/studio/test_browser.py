@@ -612,3 +612,25 @@ def test_the_models_page_opens_a_models_matrices_and_compares_any_two(server, pa
     _wait_for_plot(page)
     _wait_idle(page)
     assert "model=B" in page.url and "dual taxonomy: model B (model-b)" in _chart_titles(page)[0]
+
+
+def test_the_per_class_bars_fit_a_laptops_screen(server, browser):
+    """Eleven classes of five bars each at a laptop's width (1280 px, the sidebar open): every class's
+    bars are drawn inside the page's column, none cut off at its right edge."""
+    context = browser.new_context(viewport={"width": 1280, "height": 2400})
+    try:
+        tab = context.new_page()
+        tab.goto(server)
+        _wait_for_plot(tab)
+        _wait_idle(tab)
+        tab.wait_for_function("() => document.querySelectorAll(\"[data-testid=stVegaLiteChart] path[aria-label^='bar ']\").length > 0")
+        edges = tab.evaluate("""() => {
+            const chart = document.querySelectorAll('[data-testid=stVegaLiteChart]')[1];
+            const bars = [...chart.querySelectorAll("path[aria-label^='bar ']")];
+            const column = chart.closest('[data-testid=stVerticalBlock]');
+            return {container: column.getBoundingClientRect().right, rightmost: Math.max(...bars.map(bar => bar.getBoundingClientRect().right)),
+                    classes: new Set(bars.map(bar => bar.__data__.datum.class)).size};
+        }""")
+        assert edges["classes"] == 11 and edges["rightmost"] <= edges["container"], edges
+    finally:
+        context.close()

@@ -42,7 +42,7 @@ ZOOM = "zoom"  # the interval selection bound to the axes (a plain scroll still 
 ZOOM_HELP = "Ctrl + scroll (or pinch) to zoom, drag to pan, double-click to reset."
 FIXED_SIZE = {"type": "pad"}  # width and height are the plot's (square cells); axes, legend and title add to them
 SELECTED_STROKE = "#ff2b2b"
-BAR_WIDTH = 14  # pixels a bar (a class: one bar a series, and a gap)
+FIT_WIDTH = {"type": "fit-x", "contains": "padding"}  # grouped bars fill the page's width: 17 classes of 5 bars would not fit at 14 px a bar
 DIAGONAL_STROKE = "#222"
 DARK_TEXT_FROM = 0.6  # a cell coloured above this share of the scale gets white text
 SCORE_COLOURS = {"recall": "#4363d8", "precision": "#f58231", "f1": "#3cb44b"}
@@ -200,7 +200,7 @@ def _grouped_bars(series: dict[str, tuple[list[float | None], str]], classes: li
         "title": {"text": title, "anchor": "start"},
         "params": [{"name": "classNames", "value": classes},
                    {"name": BAR, "select": {"type": "point", "fields": ["c", "series"], "on": "click", "clear": False}}],
-        "width": {"step": BAR_WIDTH, "for": "offset"}, "height": 300, "autosize": FIXED_SIZE,
+        "width": "container", "height": 300, "autosize": FIT_WIDTH,
         "data": {"values": records},
         "transform": [{"filter": "datum.value !== null"}],
         "mark": {"type": "bar"},

@@ -14,7 +14,7 @@ import functools
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -149,8 +149,10 @@ def _new_click(key: str, clicked: Click | None) -> Click | None:
 
 def clickable_chart(spec: vega_charts.Spec, selection: str, key: str, read_click: Callable[[VegaLiteState], Click | None]) -> Click | None:
     """Draw a Vega-Lite chart (`vega_charts`) whose clicks on its point selection `selection` rerun
-    the app; the new click, read by `read_click(event)`."""
-    event = st.vega_lite_chart(spec=spec, on_select="rerun", selection_mode=[selection], key=key, width="content")
+    the app; the new click, read by `read_click(event)`. A chart as wide as its container (the
+    grouped bars) stretches to the page's width; a heatmap keeps its square cells."""
+    width: Literal["stretch", "content"] = "stretch" if spec.get("width") == "container" else "content"
+    event = st.vega_lite_chart(spec=spec, on_select="rerun", selection_mode=[selection], key=key, width=width)
     return _new_click(key, read_click(event))
 
 
