@@ -41,3 +41,14 @@ def test_the_all_pages_table_holds_each_pages_class_pixels_and_filters(demo):
     at.selectbox(key="open-all-A").set_value(shown["page"].iloc[-1]).run()
     at.button(key="open-button-all-A-A").click().run()
     assert at.session_state["page"] == shown["page"].iloc[-1]
+
+
+def test_the_section_stays_open_on_the_way_back_from_another_page():
+    """Matrices -> Overlays -> Matrices: an open section is a control like any other (Streamlit drops
+    an expander's own state with its page)."""
+    at = _app(pages_open="1")
+    assert _pages_tables(at)
+    at.switch_page("app_pages/overlays.py").run()
+    assert not at.exception and "pages_open" not in at.query_params
+    at.switch_page("app_pages/matrices.py").run()
+    assert not at.exception and _pages_tables(at) and at.query_params["pages_open"] == "1"
