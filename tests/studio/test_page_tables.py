@@ -1,11 +1,12 @@
-"""The all-pages table (tore_engine.studio.page_tables) on the demo, through AppTest: a section drawn
-on opening; each page's class pixels on both sides, its Foreground F1, its filters, and a row opened
-in Overlays."""
+"""The all-pages table (tore_engine.studio.page_tables), through AppTest: a section drawn on opening;
+each page's class pixels on both sides, its Foreground F1, its filters, and a row opened in Overlays;
+the section and the screen of rows shown kept on the way back from Overlays."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from tests.helpers import write_json
 from tests.studio.helpers import _app
 from tore_engine.results.drilldown import page_class_pixels
 
@@ -52,3 +53,19 @@ def test_the_section_stays_open_on_the_way_back_from_another_page():
     assert not at.exception and "pages_open" not in at.query_params
     at.switch_page("app_pages/matrices.py").run()
     assert not at.exception and _pages_tables(at) and at.query_params["pages_open"] == "1"
+
+
+def test_the_rows_shown_stay_on_the_way_back_from_overlays(root):
+    """120 pages, the table's second screen of rows (51 to 100), a row opened in Overlays, then
+    Matrices again: the same rows, not the first screen."""
+    pages = [{"id": f"p{k:03d}", "width": 10, "height": 10, "boxes": [{"label": "Text", "bbox": [1, 1, 5, 5]}]} for k in range(120)]
+    write_json(root / "reference.json", {"name": "gt", "pages": pages})
+    write_json(root / "prediction.json", {"name": "model", "pages": pages})
+    at = _app(src="path", ref="reference.json", a="prediction.json", pages_open="1")
+    at.number_input(key="rows-all-A").set_value(2).run()
+    assert _pages_tables(at)[0]["page"].iloc[0] == "p050"
+    at.selectbox(key="open-all-A").set_value("p060").run()
+    at.button(key="open-button-all-A-A").click().run()
+    assert not at.exception and at.session_state["page"] == "p060"
+    at.switch_page("app_pages/matrices.py").run()
+    assert not at.exception and _pages_tables(at)[0]["page"].iloc[0] == "p050"

@@ -56,7 +56,7 @@ def shown_range(total: int, key: str) -> slice:
     previous, number, following, info = st.columns([1, 2, 1, 5], vertical_alignment="bottom")
     previous.button("◀", key=f"{state}-previous", on_click=_turn, args=(state, -1, last), disabled=st.session_state[state] == 1,
                     help="the previous rows")
-    number.number_input(f"Rows page (of {last:,})", 1, last, key=state)
+    number.number_input(f"Rows page (of {last:,})", 1, last, key=state, persist_state="session")  # kept on the way back from Overlays
     following.button("▶", key=f"{state}-next", on_click=_turn, args=(state, 1, last), disabled=st.session_state[state] == last,
                      help="the next rows")
     start = (st.session_state[state] - 1) * PAGE_ROWS
