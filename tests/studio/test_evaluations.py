@@ -4,8 +4,6 @@ looked up one at a time."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -119,20 +117,3 @@ def test_the_store_budget_comes_from_the_operator(monkeypatch):
     monkeypatch.setenv(evaluations.STORE_BUDGET_VARIABLE, "lots")
     with pytest.raises(InputError, match="TORE_STUDIO_STORE_BUDGET is not a whole number of megabytes"):
         evaluations.EvaluationStore()
-
-
-def test_a_derived_value_is_made_once_whoever_asks_while_it_is_made():
-    derived, calls, started = evaluations.Derived(), [], threading.Event()
-
-    def slow() -> int:
-        calls.append(threading.current_thread().name)
-        started.set()
-        time.sleep(0.2)
-        return len(calls)
-
-    background = threading.Thread(target=derived.get, args=("pages", slow), name="background")
-    background.start()
-    started.wait(5)
-    assert derived.get("pages", slow) == 1  # waited for the background's value instead of making its own
-    background.join()
-    assert calls == ["background"] and derived.has("pages") and not derived.has("index")

@@ -10,7 +10,6 @@ the app alike.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tore_engine.core.derived import Derived
 from tore_engine.core.errors import InputWarning
 from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
@@ -82,9 +82,7 @@ class Evaluation:
     page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)
     _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
     # mAP's summary, made once: the app's page index (a thread) and its script may ask at once
-    _map_report: MapReport | None = field(default=None, init=False, repr=False, compare=False)
-    _map_made: bool = field(default=False, init=False, repr=False, compare=False)
-    _summarising: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _derived: Derived = field(default_factory=Derived, init=False, repr=False, compare=False)
 
     @property
     def pixels(self) -> int:
@@ -237,11 +235,10 @@ class Evaluation:
     def map(self) -> MapReport | None:
         """COCO-style mAP of the same boxes (report.json's `map`), or None: `map_reason` says why.
         Made on first use, once: a second thread asking meanwhile waits for it (1 s at 100,000 pages)."""
-        with self._summarising:
-            if not self._map_made:
-                self._map_report = None if self.map_state is None else self.map_state.report(self.matrices.classes)
-                self._map_made = True
-            return self._map_report
+        return self._derived.get("map", self._summarised)
+
+    def _summarised(self) -> MapReport | None:
+        return None if self.map_state is None else self.map_state.report(self.matrices.classes)
 
     def _made_sweep(self) -> SweepReport | None:
         """The sweep's report (report.json's `sweep`), once its state is made; `sweep()` makes it."""

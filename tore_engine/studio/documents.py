@@ -19,12 +19,13 @@ import functools
 import pandas as pd
 import streamlit as st
 
+from tore_engine.core.derived import Derived
 from tore_engine.core.layout import Page
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.documents import Documents, document_table, page_documents, subset_evaluation
 from tore_engine.run.runner import evaluate_batch
 from tore_engine.studio import sections, tables, url_state
-from tore_engine.studio.evaluations import Derived, Evaluated
+from tore_engine.studio.evaluations import Evaluated
 
 DOCUMENT = "doc"  # session state key and URL parameter
 ALL = ""  # no document chosen: the whole evaluation

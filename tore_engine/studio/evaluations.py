@@ -4,7 +4,7 @@ Evaluations are kept in one process-wide store (a `st.cache_resource` object) ra
 `st.cache_data`: an evaluation shows a progress bar while it runs, and cached functions would
 record and replay that bar; and `st.cache_data` copies its value for each caller, which at
 100,000 pages costs seconds and hundreds of megabytes a rerun. Entries are read-only once stored,
-together with what the views derive from them once (`Derived`: the page index, the pages table),
+together with what the views derive from them once (`core.derived.Derived`: the page index, the pages table),
 so that a link to a cached evaluation opens in a new tab as fast as a view switch. The key holds
 what changes the numbers (the files and their versions, formats, taxonomy mode, label map, minimum
 score, mAP's convention), not how they were computed (workers, scheduler: the numbers are the
@@ -31,13 +31,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from tore_engine.api import evaluate_pair
+from tore_engine.core.derived import Derived
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
@@ -55,37 +56,7 @@ DEFAULT_STORE_BUDGET_MB = 1024  # about four 100,000-page evaluations (0.24 GB o
 PROGRESS_INTERVAL = 1.0  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
 BLANK_CHART = {"width": 1, "height": 1, "data": {"values": []}, "mark": "point", "config": {"view": {"stroke": None}}}
-T = TypeVar("T")
 _HOLDING_NO_ARRAY = (str, bytes, int, float, InputWarning)
-
-
-class Derived:
-    """What the views compute once from an evaluation and share, made on first use, once: a
-    second thread asking for a value being made waits for it (the page index, made in the
-    background, and the script's page table both need the pages' frame, 0.4 s at 100,000 pages)."""
-
-    def __init__(self) -> None:
-        self._values: dict[str, Any] = {}
-        self._making: dict[str, threading.Lock] = {}
-        self._lock = threading.Lock()
-
-    def get(self, name: str, make: Callable[[], T]) -> T:
-        with self._lock:
-            if name in self._values:
-                return self._values[name]
-            making = self._making.setdefault(name, threading.Lock())
-        with making:
-            with self._lock:
-                if name in self._values:
-                    return self._values[name]
-            value = make()
-            with self._lock:
-                self._values[name] = value
-                return value
-
-    def has(self, name: str) -> bool:
-        with self._lock:
-            return name in self._values
 
 
 @dataclass(frozen=True)
