@@ -68,6 +68,13 @@ def _no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
 
 
+def _popovers(at: AppTest) -> dict[str, list[str]]:
+    """Each popover's button label -> the keys of the widgets inside it (drawn by the browser only
+    while it is open)."""
+    return {block.proto.popover.label: [child.key for child in block.children.values() if hasattr(child, "key")]
+            for block in at.get("popover")}
+
+
 def _upload(at, slot: str, name: str, data: bytes):
     generation = at.session_state["_upload_generation"] if "_upload_generation" in at.session_state else 0
     return at.file_uploader(key=f"upload_{slot}_{generation}").set_value((name, data, "application/json")).run()

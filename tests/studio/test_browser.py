@@ -139,6 +139,43 @@ def _click_cell(page, row_name: str, column_name: str, index: int = 0) -> float:
     return elapsed
 
 
+def _open_popover(page, name: str) -> None:
+    """Open the popover whose button's label begins with `name` (Display, Evaluation): its widgets
+    are mounted only while it is open."""
+    page.locator("[data-testid=stPopoverButton]", has_text=f"{name}:").click()
+    page.locator("[data-testid=stPopoverBody]").wait_for()
+
+
+def _diagonal_texts(page) -> list[str]:
+    """The numbers the first heatmap writes on its diagonal cells (empty where hidden)."""
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')[0]
+        .querySelectorAll("path[aria-label^='cell ']")].map(path => path.__data__.datum)
+        .filter(d => d.i === d.j).map(d => d.text)""")
+
+
+def test_the_display_controls_are_mounted_once_their_popover_opens_and_it_stays_open_while_used(server, page):
+    """A new tab mounts the Display and Evaluation buttons, not their seven widgets (each costs
+    the tab tens of milliseconds before its heatmap); opened, Display keeps open while its toggles
+    rerun the app, and its button says what they are set to."""
+    page.goto(server)
+    _wait_for_plot(page)
+    _wait_idle(page)
+    assert page.locator(".st-key-hide, .st-key-scale, .st-key-classes, .st-key-tax, .st-key-min_score").count() == 0
+    assert all(text for text in _diagonal_texts(page))
+    _open_popover(page, "Display")
+    page.locator(".st-key-hide label").click()
+    page.wait_for_url("**hide=1**", timeout=30_000)
+    _wait_idle(page)
+    page.wait_for_function(f"() => ({HEATMAP_LABELS})(0)[0].length === 12")
+    assert not any(_diagonal_texts(page))  # hidden: no number on the diagonal
+    page.locator(".st-key-nobg label").click()  # the popover still open: a second toggle in a row
+    page.wait_for_url("**nobg=1**", timeout=30_000)
+    _wait_idle(page)
+    _wait_for_rows(page, 11)
+    assert page.locator("[data-testid=stPopoverButton]", has_text="Display: linear colour scale, diagonal hidden, Background hidden").count() == 1
+    _shot(page, "11_display_popover")
+
+
 def _chart_titles(page) -> list[str]:
     """The titles of the page's Vega-Lite charts (matrices, bars), in page order."""
     return page.evaluate("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
@@ -277,6 +314,7 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
     page.locator("[data-testid=stRadio] label", has_text="model A (").click()
     _wait_idle(page)
     assert _checked_once_drawn(page, "Matrix", "full") == "full"
+    _open_popover(page, "Display")
     subset = page.locator(".st-key-classes input")
     for name in ("Table", "Text"):
         subset.click()

@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY, SHARED
 from tests.studio.helpers import app_server
-from tests.studio.test_browser import _cell_records, _heatmap_labels, _shot, _wait_for_plot, _wait_idle, launched_chromium
+from tests.studio.test_browser import _cell_records, _heatmap_labels, _open_popover, _shot, _wait_for_plot, _wait_idle, launched_chromium
 from tests.studio.test_sweep_view import cli_confusion
 from tore_engine.api import evaluate_pair
 from tore_engine.metrics.sweep import MIN_SCORES
@@ -131,7 +131,9 @@ def _evaluates_at_the_click(page, min_score: float, reference, prediction, out, 
         page.wait_for_url(f"**min_score={min_score}*", timeout=120_000)
     _wait_for_plot(page)
     _wait_idle(page, 120_000)
+    _open_popover(page, "Evaluation")
     assert page.locator(".st-key-min_score input").input_value() == f"{min_score:.2f}"
+    page.keyboard.press("Escape")
     classes, expected = cli_confusion(reference, prediction, min_score, out, *cli)
     rows, shown = _heatmap(page)
     assert rows == classes and np.array_equal(shown, expected)

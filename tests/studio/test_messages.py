@@ -26,7 +26,7 @@ def test_without_the_images_file_the_message_names_the_sidebar_not_a_flag(root):
      "a COCO results list needs the images + categories file it was made for: choose it as the COCO images + categories file "
      "(in the sidebar) (or use ...)"),
     ("give only the dataset (tore evaluate DATASET --format docling-eval)", "give only the dataset"),
-    ("use --taxonomy dual or --label-map", 'choose the taxonomy "dual" (in the sidebar) or a label map (in the sidebar)'),
+    ("use --taxonomy dual or --label-map", 'choose the taxonomy "dual" (under Evaluation in the sidebar) or a label map (in the sidebar)'),
     ("reading this format needs pyarrow, which is not installed: pip install 'tore-studio[parquet]'",
      "reading this format needs pyarrow, which is not installed on the server; whoever runs it adds it with: "
      "pip install 'tore-studio[parquet]'"),

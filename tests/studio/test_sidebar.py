@@ -21,6 +21,7 @@ from tests.studio.helpers import (
     _page_charts,
     _pane_titles,
     _png,
+    _popovers,
     _title,
 )
 from tore_engine.api import load_pair
@@ -157,3 +158,13 @@ def test_several_files_uploaded_for_one_input_make_one_set():
     assert at.radio(key="model").options == [plain_for_markdown("model A (model_a)")]
     table = next(frame.value for frame in at.dataframe if "foreground F1" in frame.value.columns)
     assert len(table) == 4 and set(engine.page_ids) <= set(table["page"])  # 1 + 1 + 2 pages, every document of both uploads
+
+
+def test_the_evaluation_settings_sit_in_a_popover_whose_button_names_their_values():
+    at = _app(tax="single", min_score="0.35", convention="docling")
+    _no_exception(at)
+    assert _popovers(at)["Evaluation: single taxonomy, boxes scored 0.35 or more, mAP docling"] == ["tax", "min_score", "convention"]
+    at.sidebar.number_input(key="min_score").set_value(0.0).run()
+    at.sidebar.selectbox(key="convention").set_value("coco").run()
+    assert "Evaluation: single taxonomy, every box, mAP coco" in _popovers(at)
+    assert "min_score" not in at.query_params and at.query_params["tax"] == "single"

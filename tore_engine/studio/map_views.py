@@ -85,7 +85,7 @@ def scores_line(evaluated: Evaluated) -> Callable[[], None]:
 
 def _min_score_note(evaluated: Evaluated) -> str:
     if evaluated.min_score is None:
-        return "Every box is kept (minimum score 0, in the sidebar)."
+        return "Every box is kept (minimum score 0, under Evaluation in the sidebar)."
     return (f"Evaluated at minimum score {evaluated.min_score:g}: boxes scored below it are dropped on both sides, as "
             f"`tore evaluate --min-score {evaluated.min_score:g}` does (each page's dropped boxes are in the warnings).")
 

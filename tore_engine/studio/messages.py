@@ -33,7 +33,7 @@ GUI_WORDS = (
     (re.compile(r"pass it with --images \S+"), f"choose it as the COCO images + categories file {SIDEBAR}"),
     (re.compile(r"--images \S+"), f"the COCO images + categories file {SIDEBAR}"),
     (re.compile(r"--page-images"), f"the page images {SIDEBAR}"),
-    (re.compile(r"use --taxonomy (\w+)"), rf'choose the taxonomy "\1" {SIDEBAR}'),
+    (re.compile(r"use --taxonomy (\w+)"), r'choose the taxonomy "\1" (under Evaluation in the sidebar)'),
     (re.compile(r"--label-map"), f"a label map {SIDEBAR}"),
     (re.compile(r"use --format ([\w-]+)"), rf'choose the format "\1" {SIDEBAR}'),
     (re.compile(r"--format ([\w-]+)"), rf'the format "\1" {SIDEBAR}'),

@@ -103,9 +103,18 @@ def view_control(mode: str) -> str:
     return view
 
 
+def display_label(scale: str, hide_diagonal: bool, hide_background: bool, subset: list[str], classes: int) -> str:
+    """What the display popover's button says: its choices, so that a closed popover hides none."""
+    shown = [f"{scale} colour scale", *(["diagonal hidden"] if hide_diagonal else []), *(["Background hidden"] if hide_background else []),
+             f"{len(subset)} of {classes} classes" if subset else f"all {classes} classes"]
+    return f"Display: {', '.join(shown)}"
+
+
 def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
-    """View, normalisation, colour scale, hide diagonal / Background, and a class subset."""
-    view_column, metric_column, scale_column = st.columns([3, 5, 2])
+    """View and normalisation; in a popover (its content drawn in the browser only while open: a
+    new tab mounts one button, not four widgets), colour scale, hide diagonal / Background, and a
+    class subset."""
+    view_column, metric_column = st.columns([3, 7])
     with view_column:
         view = view_control(mode)
     url_state.seed("metric", "recall", list(heatmaps.METRICS))
@@ -117,16 +126,19 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
                                  format_func=heatmaps.NORMALISATIONS.get,
                                  help="none: pixels; row: each cell over its row (recall); column: over its column "
                                       "(precision); all: over the matrix total")
-    scale = scale_column.selectbox("Colour scale", heatmaps.SCALES, key="scale", persist_state="session")
-    diagonal_column, background_column, subset_column = st.columns([2, 2, 6], vertical_alignment="center")
-    hide = diagonal_column.toggle("Hide diagonal", key="hide", persist_state="session", disabled=mode != "single" or view == "reduced",
-                                  help="show only the confusions (single taxonomy)")
-    hide_background = background_column.toggle("Hide Background", key="nobg", persist_state="session",
-                                               help="leave out the Background row and column (their pixels stay in every ratio)")
-    subset = subset_column.multiselect("Classes to show (empty: all)", classes, key="classes", persist_state="session",
-                                       help="only these rows and columns; recall stays over the whole row, precision over the whole column")
+    diagonal_shown = mode == "single" and view != "reduced"
+    label = display_label(st.session_state["scale"], st.session_state["hide"] and diagonal_shown, st.session_state["nobg"],
+                          st.session_state["classes"], len(classes))
+    with st.popover(label, key="display"):
+        scale = st.selectbox("Colour scale", heatmaps.SCALES, key="scale", persist_state="session")
+        hide = st.toggle("Hide diagonal", key="hide", persist_state="session", disabled=not diagonal_shown,
+                         help="show only the confusions (single taxonomy)")
+        hide_background = st.toggle("Hide Background", key="nobg", persist_state="session",
+                                    help="leave out the Background row and column (their pixels stay in every ratio)")
+        subset = st.multiselect("Classes to show (empty: all)", classes, key="classes", persist_state="session",
+                                help="only these rows and columns; recall stays over the whole row, precision over the whole column")
     url_state.share(metric=metric, scale=scale, hide=hide, nobg=hide_background, classes=subset)
-    return MatrixChoice(view, metric, scale, hide and mode == "single" and view != "reduced", hide_background, tuple(subset))
+    return MatrixChoice(view, metric, scale, hide and diagonal_shown, hide_background, tuple(subset))
 
 
 def dual_mode_note() -> None:

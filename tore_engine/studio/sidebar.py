@@ -226,22 +226,38 @@ def _image_root(source: str) -> Path:
     return uploads.session_root() if source == "upload" else data_root()
 
 
-def _scoring() -> tuple[float | None, str]:
-    """The minimum score (`--min-score`; 0 keeps every box) and mAP's convention (`--map`), in the
-    URL as `min_score` and `convention`: both change the numbers, so evaluations are kept by them."""
+def settings_label(taxonomy: str, min_score: float, convention: str) -> str:
+    """What the evaluation settings' button says: its choices, so that a closed popover hides none."""
+    boxes = "every box" if min_score == NO_MIN_SCORE else f"boxes scored {min_score:.2f} or more"
+    return f"Evaluation: {taxonomy} taxonomy, {boxes}, mAP {convention}"
+
+
+def _evaluation_settings() -> tuple[str, float | None, str]:
+    """The taxonomy mode (`--taxonomy`), the minimum score (`--min-score`; 0 keeps every box) and
+    mAP's convention (`--map`), in the URL as `tax`, `min_score` and `convention`; all three change
+    the numbers, so evaluations are kept by them. In one popover whose button names them (its
+    content drawn in the browser only while open)."""
+    url_state.seed("tax", "auto", list(TAXONOMY_MODES))
     url_state.seed("min_score", NO_MIN_SCORE, url_state.Interval(0.0, 1.0))
-    min_score = st.sidebar.number_input(
-        "Minimum score", 0.0, 1.0, step=0.05, format="%.2f", key="min_score", persist_state="session",
-        help="boxes scored below it are dropped on both sides before TORE and mAP (as tore evaluate --min-score); 0 keeps every "
-             "box; boxes without a score are always kept. A click on a point of Matrices' operating-point chart sets it")
     url_state.seed("convention", MAP_CONVENTIONS[0], list(MAP_CONVENTIONS))
-    convention = st.sidebar.selectbox(
-        "mAP convention", MAP_CONVENTIONS, key="convention", format_func=MAP_CONVENTION_LABELS.__getitem__, persist_state="session",
-        help="coco: pycocotools' COCOeval (the default of tore evaluate --map); docling: docling-metrics-layout 0.17.0's numbers "
-             "(float32 thresholds and values), as docling-eval prints them")
-    url_state.share(min_score=None if min_score == NO_MIN_SCORE else min_score,
+    label = settings_label(st.session_state["tax"], st.session_state["min_score"], st.session_state["convention"])
+    with st.sidebar.popover(label, key="settings", width="stretch"):
+        taxonomy = st.selectbox(
+            "Taxonomy", TAXONOMY_MODES, key="tax", persist_state="session",
+            help="single: one class list for both sides; dual: the matrix runs over both class lists "
+                 "(for a model with other classes than the dataset); auto: single when every predicted class is a reference "
+                 "class, or when both sides use one declared vocabulary (Docling's labels, say)")
+        min_score = st.number_input(
+            "Minimum score", 0.0, 1.0, step=0.05, format="%.2f", key="min_score", persist_state="session",
+            help="boxes scored below it are dropped on both sides before TORE and mAP (as tore evaluate --min-score); 0 keeps every "
+                 "box; boxes without a score are always kept. A click on a point of Matrices' operating-point chart sets it")
+        convention = st.selectbox(
+            "mAP convention", MAP_CONVENTIONS, key="convention", format_func=MAP_CONVENTION_LABELS.__getitem__, persist_state="session",
+            help="coco: pycocotools' COCOeval (the default of tore evaluate --map); docling: docling-metrics-layout 0.17.0's numbers "
+                 "(float32 thresholds and values), as docling-eval prints them")
+    url_state.share(tax=taxonomy, min_score=None if min_score == NO_MIN_SCORE else min_score,
                     convention=None if convention == MAP_CONVENTIONS[0] else convention)
-    return (None if min_score == NO_MIN_SCORE else float(min_score)), convention
+    return taxonomy, (None if min_score == NO_MIN_SCORE else float(min_score)), convention
 
 
 def sidebar() -> Dataset:
@@ -250,15 +266,7 @@ def sidebar() -> Dataset:
     url_state.seed("src", "demo", list(SOURCES))
     source = st.sidebar.radio("Source", list(SOURCES), format_func=SOURCES.get, key="src", persist_state="session")
     chosen = SOURCE_INPUTS[source]()
-    url_state.seed("tax", "auto", list(TAXONOMY_MODES))
-    taxonomy = st.sidebar.selectbox(
-        "Taxonomy", TAXONOMY_MODES, key="tax", persist_state="session",
-        help="single: one class list for both sides; dual: the matrix runs over both class lists "
-             "(for a model with other classes than the dataset); auto: single when every predicted class is a reference "
-             "class, or when both sides use one declared vocabulary (Docling's labels, say)",
-    )
-    url_state.share(tax=taxonomy)
-    min_score, convention = _scoring()
+    taxonomy, min_score, convention = _evaluation_settings()
     workers, scheduler = compute_choices()
     return Dataset(source, chosen.reference, chosen.models, _image_root(source), chosen.formats, taxonomy, chosen.label_map,
                    chosen.coco_images, chosen.page_images, workers, scheduler, min_score, convention)

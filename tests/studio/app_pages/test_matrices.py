@@ -19,6 +19,7 @@ from tests.studio.helpers import (
     _page_charts,
     _page_table,
     _pane_titles,
+    _popovers,
 )
 from tore_engine.results.drilldown import class_pages
 from tore_engine.results.evaluation import shown_matrices
@@ -107,6 +108,19 @@ def test_a_class_subset_and_hiding_background_keep_the_values(demo):
     assert np.allclose(_cells(heatmap), full.recall[np.ix_(rows, rows)])
     at.switch_page("app_pages/compare.py").run()  # the subset is kept across pages
     assert at.multiselect(key="classes").value == ["Text", "Table", "Title"]
+
+
+def test_the_display_controls_sit_in_a_popover_whose_button_names_their_values():
+    """A new tab mounts the Display button, not its four widgets; the button says what they are set to."""
+    at = _app(scale="log", hide="1", classes=["Text", "Table"])
+    _no_exception(at)
+    assert _popovers(at)["Display: log colour scale, diagonal hidden, 2 of 11 classes"] == ["scale", "hide", "nobg", "classes"]
+    at.toggle(key="nobg").set_value(True).run()
+    at.multiselect(key="classes").set_value([]).run()
+    assert "Display: log colour scale, diagonal hidden, Background hidden, all 11 classes" in _popovers(at)
+    at.radio(key="view").set_value("reduced").run()  # the reduced view has no diagonal to hide: not said
+    assert "Display: log colour scale, Background hidden, all 11 classes" in _popovers(at)
+    assert at.query_params["scale"] == "log" and at.query_params["nobg"] == "1"
 
 
 def test_the_classes_to_show_are_in_the_url_and_the_per_class_chart_follows_them(demo):
