@@ -245,6 +245,7 @@ def test_a_cell_opens_its_worst_page_with_the_cells_pixels_lit(server, page, tex
     TIMINGS["demo_cell_click_to_page_list_s"] = round(_click_cell(page, "Text", "Table"), 2)
     _wait_idle(page)
     assert "cell=Text|Table" in urllib.parse.unquote(page.url)
+    assert page.locator("[data-testid=stPopoverButton]", has_text="Choose a cell by name: Text → Table").count() == 1
     _shot(page, "02_cell_clicked")
 
     start = time.monotonic()

@@ -194,7 +194,8 @@ def _cell_from_pickers() -> None:
 
 
 def _cell_pickers(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
-    """The keyboard-accessible pair of selectboxes; they show the session's cell and choose it."""
+    """The keyboard-accessible pair of selectboxes, in a popover whose button names the session's
+    cell; they show that cell and choose it."""
     cell = chosen_cell(rows, columns)
     if st.session_state["cell"] and cell is None and url_state.given_values("cell") and not st.session_state.get("_cell_checked"):
         url_state.ignore("cell", "not a cell of this matrix")
@@ -203,9 +204,10 @@ def _cell_pickers(rows: list[str], columns: list[str]) -> tuple[str, str] | None
         st.session_state["cell_ref"], st.session_state["cell_pred"] = cell
     url_state.seed("cell_ref", NO_CLASS, [NO_CLASS, *rows])
     url_state.seed("cell_pred", NO_CLASS, [NO_CLASS, *columns])
-    left, right = st.columns(2)
-    left.selectbox("Reference class (row)", [NO_CLASS, *rows], key="cell_ref", persist_state="session", on_change=_cell_from_pickers)
-    right.selectbox("Predicted class (column)", [NO_CLASS, *columns], key="cell_pred", persist_state="session", on_change=_cell_from_pickers)
+    label = "Choose a cell by name" + ("" if cell is None else f": {plain_for_markdown(cell[0])} → {plain_for_markdown(cell[1])}")
+    with st.popover(label, key="cell_pickers"):  # two widgets mounted only while it is open
+        st.selectbox("Reference class (row)", [NO_CLASS, *rows], key="cell_ref", persist_state="session", on_change=_cell_from_pickers)
+        st.selectbox("Predicted class (column)", [NO_CLASS, *columns], key="cell_pred", persist_state="session", on_change=_cell_from_pickers)
     url_state.share(cell=st.session_state["cell"])
     return cell
 
@@ -355,7 +357,7 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     clicked = shown_matrix(evaluated, choice, mode, f"heatmap-{model}")
     if clicked is not None:
         choose_cell(clicked)
-    st.caption(f"Click a cell (or choose it below) to list the pages behind it. {vega_charts.ZOOM_HELP}")
+    st.caption(f"Click a cell (or choose it by name below) to list the pages behind it. {vega_charts.ZOOM_HELP}")
     matrices = choice.shown(evaluation)
     _largest_cells(matrices, f"{model}-{choice.view}")
     st.download_button("Download this matrix as CSV", matrix_csv(matrices, choice.metric), file_name=f"{choice.metric}_{choice.view}.csv",

@@ -45,6 +45,7 @@ def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
 
 def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
     at = _app()
+    assert _popovers(at)["Choose a cell by name"] == ["cell_ref", "cell_pred"]  # mounted by the browser only once opened
     at.selectbox(key="cell_ref").set_value("Title").run()
     at.selectbox(key="cell_pred").set_value("Section-header").run()
     _no_exception(at)
@@ -55,6 +56,7 @@ def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
     assert table["contribution (pixels)"].tolist() == [value for _, value, _ in expected]
     assert any(f"Contributing pages: {len(expected)}" in markdown.value for markdown in at.markdown)
     assert at.query_params["cell"] == "Title|Section-header"
+    assert "Choose a cell by name: Title → Section-header" in _popovers(at)  # its button names the cell chosen
 
 
 def test_open_in_overlays_switches_to_that_page_with_the_cell():
