@@ -653,9 +653,21 @@ def test_the_models_page_opens_a_models_matrices_and_compares_any_two(server, pa
     assert "model=B" in page.url and "dual taxonomy: model B (model-b)" in _chart_titles(page)[0]
 
 
-def test_the_per_class_bars_fit_a_laptops_screen(server, browser):
-    """Eleven classes of five bars each at a laptop's width (1280 px, the sidebar open): every class's
-    bars are drawn inside the page's column, none cut off at its right edge."""
+LAID_OUT = """() => {
+    const cut = [...document.querySelectorAll('[data-testid=stMetricLabel], [data-testid=stMetricLabel] *')]
+        .filter(element => element.scrollWidth > element.clientWidth + 1).map(element => element.textContent);
+    const lines = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stRadio]')].map(radio =>
+        [radio.querySelector('[data-testid=stWidgetLabel]').textContent,
+         new Set([...radio.querySelectorAll('[role=radiogroup] label')].map(label => Math.round(label.getBoundingClientRect().top))).size]);
+    return {cut, lines: Object.fromEntries(lines)};
+}"""
+
+
+def test_the_matrices_page_fits_a_laptops_screen(server, browser):
+    """At a laptop's width (1280 px, the sidebar open): every score's label is whole (TORE's
+    three and mAP's three were cut to "Foreground ..."), each radio's options sit on one line, and
+    eleven classes of five bars each are drawn inside the page's column, none cut off at its right
+    edge."""
     context = browser.new_context(viewport={"width": 1280, "height": 2400})
     try:
         tab = context.new_page()
@@ -663,6 +675,9 @@ def test_the_per_class_bars_fit_a_laptops_screen(server, browser):
         _wait_for_plot(tab)
         _wait_idle(tab)
         tab.wait_for_function("() => document.querySelectorAll(\"[data-testid=stVegaLiteChart] path[aria-label^='bar ']\").length > 0")
+        laid_out = tab.evaluate(LAID_OUT)
+        assert tab.locator("[data-testid=stMetricLabel]").count() == 6 and laid_out["cut"] == [], laid_out
+        assert laid_out["lines"] == {"Model": 1, "Matrix": 1, "Normalisation": 1}, laid_out
         edges = tab.evaluate("""() => {
             const chart = document.querySelectorAll('[data-testid=stVegaLiteChart]')[1];
             const bars = [...chart.querySelectorAll("path[aria-label^='bar ']")];

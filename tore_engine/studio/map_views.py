@@ -63,15 +63,16 @@ def scores_line(evaluated: Evaluated) -> Callable[[], None]:
     evaluation = evaluated.evaluation
     recall, precision = evaluation.matrices.foreground
     tore = {"Foreground recall": recall, "Foreground precision": precision, "Foreground F1": f1_score(precision, recall)}
-    columns = st.columns(len(tore) + len(FIGURES))
-    for column, (label, value) in zip(columns, tore.items()):
-        column.metric(label, _shown(value), help=HELPS[label])
-    places, notes = [column.empty() for column in columns[len(tore):]], st.empty()
+    row = st.container(horizontal=True, gap="small")  # each label whole: on a narrow screen, mAP's three go below TORE's
+    tore_group, map_group = (row.container(horizontal=True, gap="medium", width="content") for _ in range(2))
+    for label, value in tore.items():
+        tore_group.metric(label, _shown(value), help=HELPS[label], width="content")
+    places, notes = [map_group.empty() for _ in FIGURES], st.empty()
 
     def fill() -> None:
         report = evaluation.map
         for place, (field, label) in zip(places, FIGURES.items()):
-            place.metric(label, _shown(None if report is None else getattr(report, field)), help=HELPS[label])
+            place.metric(label, _shown(None if report is None else getattr(report, field)), help=HELPS[label], width="content")
         warning = caveat(evaluation)
         with notes.container():
             if report is None:

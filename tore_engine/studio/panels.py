@@ -114,18 +114,18 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
     """View and normalisation; in a popover (its content drawn in the browser only while open: a
     new tab mounts one button, not four widgets), colour scale, hide diagonal / Background, and a
     class subset."""
-    view_column, metric_column = st.columns([3, 7])
-    with view_column:
+    radios = st.container(horizontal=True, gap="small")  # each radio on one line: on a narrow screen, one under the other
+    with radios:
         view = view_control(mode)
     url_state.seed("metric", "recall", list(heatmaps.METRICS))
     url_state.seed("scale", "linear", list(heatmaps.SCALES))
     url_state.seed("hide", False)
     url_state.seed("nobg", False)
     url_state.seed_list("classes", classes)
-    metric = metric_column.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
-                                 format_func=heatmaps.NORMALISATIONS.get,
-                                 help="none: pixels; row: each cell over its row (recall); column: over its column "
-                                      "(precision); all: over the matrix total")
+    metric = radios.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
+                          format_func=heatmaps.NORMALISATIONS.get,
+                          help="none: pixels; row: each cell over its row (recall); column: over its column "
+                               "(precision); all: over the matrix total")
     diagonal_shown = mode == "single" and view != "reduced"
     label = display_label(st.session_state["scale"], st.session_state["hide"] and diagonal_shown, st.session_state["nobg"],
                           st.session_state["classes"], len(classes))
