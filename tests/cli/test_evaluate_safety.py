@@ -480,6 +480,9 @@ def test_stop_signals_stop_the_workers_with_a_one_line_message(long_run, tmp_pat
     try:
         stdout, stderr = process.communicate(timeout=WORKER_EXIT_BOUND_SECONDS)
     finally:
+        if process.poll() is None:  # hung: leave no process behind
+            process.kill()
+            process.communicate()
         wait_until_gone(workers)
     assert (process.returncode, stdout) == (128 + number, ""), stderr
     assert stderr == (f"tore: stopped by {name}\n" if name else "tore: interrupted\n")

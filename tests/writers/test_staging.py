@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.io.test_leftovers import ended_pid
-from tore_engine.cli import Stopped
 from tore_engine.core.errors import InputError
+from tore_engine.core.signals import Stopped
 from tore_engine.io import files, leftovers
 from tore_engine.writers import staging as output
 

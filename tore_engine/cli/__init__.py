@@ -9,33 +9,27 @@ full disk or a bug, ends as one paragraph on stderr, nothing on stdout and exit 
 
 from __future__ import annotations
 
-import _thread
 import argparse
 import importlib
 import os
 import signal
 import sys
-import threading
 import traceback
 import warnings
-from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, suppress
-from types import FrameType
+from contextlib import suppress
 from typing import NoReturn
 
 from tore_engine import __version__
 from tore_engine.core.errors import InputError, ToreWarning
 from tore_engine.core.extras import install_command
+from tore_engine.core.signals import Stopped, describe, stops_raised
 from tore_engine.core.text_safety import terminal_text
 
 DEBUG_VARIABLE = "TORE_DEBUG"  # set to 1: print the traceback of an unexpected error too
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_BROKEN_PIPE = 128 + 13  # as a program killed by SIGPIPE
-# Signals that stop a command cleanly (workers stopped, temporary files removed).
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-STOP_RETRY_SECONDS = 0.05  # a stop that Python dropped (raised inside a finaliser) is raised again after this
 
 # (command group, module) in the order `tore --help` lists them.
 EVALUATE_MODULE = "tore_engine.cli.evaluate"
@@ -61,74 +55,6 @@ class ToreParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-class Stopped(BaseException):
-    """A stop signal, raised in the main thread so that the way out stops the workers and removes
-    temporary files (a BaseException, like KeyboardInterrupt: no `except Exception` swallows it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _signal_main_thread(signum: int) -> None:
-    """Deliver `signum` to the main thread itself, so that a blocking wait there ends too."""
-    if hasattr(signal, "pthread_kill"):
-        main = threading.main_thread().ident
-        assert main is not None  # the main thread has started: it runs this program
-        signal.pthread_kill(main, signum)
-    else:
-        _thread.interrupt_main(signal.Signals(signum))
-
-
-class _StopHandler:
-    """Turns a stop signal into `Stopped` in the main thread. Python drops an exception raised while
-    a finaliser or an at-fork hook runs (after printing "Exception ignored"): such a stop is raised
-    again a moment later, without the message; a command that finished all the same still ends as
-    stopped."""
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-        self._retry: threading.Timer | None = None
-        self._unraisable_hook = sys.unraisablehook
-
-    def __call__(self, signum: int, _frame: FrameType | None) -> NoReturn:
-        self.signum = signum
-        raise Stopped(signum)
-
-    def unraisable(self, info: sys.UnraisableHookArgs) -> None:
-        if not isinstance(info.exc_value, Stopped):
-            self._unraisable_hook(info)
-            return
-        self._retry = threading.Timer(STOP_RETRY_SECONDS, _signal_main_thread, args=(info.exc_value.signum,))
-        self._retry.daemon = True
-        self._retry.start()
-
-    @contextmanager
-    def installed(self) -> Iterator[None]:
-        previous = {number: signal.signal(number, self) for number in STOP_SIGNALS}
-        sys.unraisablehook = self.unraisable
-        try:
-            yield
-        finally:
-            if self._retry is not None:
-                self._retry.cancel()
-            sys.unraisablehook = self._unraisable_hook
-            for number, former in previous.items():
-                signal.signal(number, former)
-
-
-@contextmanager
-def _signals_stop_the_command() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may
-        yield
-        return
-    handler = _StopHandler()
-    with handler.installed():
-        yield
-    if handler.signum is not None:
-        raise Stopped(handler.signum)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -194,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one `tore` command; usage errors leave through argparse (exit 2, one line), everything
     else through this guard."""
     try:
-        with _signals_stop_the_command(), warnings.catch_warnings():
+        with stops_raised(_say), warnings.catch_warnings():
             warnings.simplefilter("ignore", ToreWarning)  # the notebook's summary: report.json lists the warnings themselves
             args = build_parser().parse_args(argv)
             code = int(args.func(args) or 0)
@@ -204,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except Stopped as stop:
-        _say("interrupted" if stop.signum == signal.SIGINT else f"stopped by {signal.Signals(stop.signum).name}")
+        _say(describe(stop.signum))
         return 128 + stop.signum
     except KeyboardInterrupt:
         _say("interrupted")

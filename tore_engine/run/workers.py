@@ -25,6 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from tore_engine.core import signals
 from tore_engine.io.leftovers import process_alive
 
 PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still alive
@@ -88,30 +89,52 @@ class _RecordingContext(multiprocessing.context.BaseContext):
         return getattr(self._context, name)
 
 
+def _kill(context: _RecordingContext) -> None:
+    """SIGKILL every started worker (one whose start was cut short has no pid, nor a join at exit):
+    a worker forked a moment ago may still carry the driver's SIGTERM handler."""
+    for process in context.processes:
+        if process.pid is not None:
+            process.kill()
+
+
 def _terminate(pool: ProcessPoolExecutor, context: _RecordingContext) -> None:
-    """Stop every worker now, without waiting for the batches they are running. SIGKILL, because a
-    worker forked a moment ago may still carry the driver's SIGTERM handler. The shutdown then
+    """Stop every worker now, without waiting for the batches they are running. The shutdown then
     returns at once (the pool sees its workers gone) and must be waited for: a pool thread still
     closing its pipes at interpreter exit makes CPython 3.11 print "Bad file descriptor"."""
-    for process in context.processes:
-        if process.pid is not None:  # started (one whose start was cut short has no pid, nor a join at exit)
-            process.kill()
+    _kill(context)
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _StopSafePool(ProcessPoolExecutor):
+    """A process pool whose start cannot be cut in two by a stop signal. Its first `submit` forks the
+    workers, then makes and starts the thread that watches them: a stop between the two left a
+    thread that was never started, which the shutdown could not join ("cannot join thread before it
+    is started") or waited for with its workers for ever. Each submit runs with the stops held."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        with signals.held():
+            return super().submit(fn, *args, **kwargs)
 
 
 @contextmanager
 def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers end with the evaluation: normally after their last batch, at
     once when the evaluation is interrupted (an exception, a signal turned into one), and by
-    themselves when this process dies without a word (SIGKILL)."""
+    themselves when this process dies without a word (SIGKILL). Its start and its shutdown hold the
+    stop signals back (`_StopSafePool`); a second stop while they run kills the workers and ends
+    the process at once."""
     context = _RecordingContext()
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),))
+    pool = _StopSafePool(max_workers=workers, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),))
     gc.freeze()  # what the workers inherit stays shared: the collector never writes to it in them
     try:
-        yield pool
-    except BaseException:
-        _terminate(pool, context)
-        raise
+        with signals.at_once(lambda: _kill(context)):
+            try:
+                yield pool
+            except BaseException:
+                with signals.held():
+                    _terminate(pool, context)
+                raise
+            with signals.held():
+                pool.shutdown(wait=True)
     finally:
         gc.unfreeze()
-    pool.shutdown(wait=True)

@@ -4,7 +4,8 @@ A run's files are written into a staging folder inside `--out`, then moved into 
 (each atomic, on one file system). The swap is finished or undone whatever interrupts it:
 
 - the stop signals (SIGINT, SIGTERM, SIGHUP) are held back during the few renames and delivered
-  right after them, so a `Stopped` or KeyboardInterrupt comes before the swap or after it;
+  right after them (`core.signals.held`), so a `Stopped` or KeyboardInterrupt comes before the swap
+  or after it;
 - any exception in between (a failing rename, an error) undoes it: each file it moved aside goes
   back, each file it placed where there was none goes away;
 - a run killed outright (SIGKILL, a power cut) cannot undo itself: its staging folder records what it
@@ -27,17 +28,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import stat
 import sys
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 
+from tore_engine.core import signals
 from tore_engine.core.errors import InputError
 from tore_engine.io import files, leftovers
 
@@ -49,8 +48,6 @@ PREVIOUS = "previous"  # inside the staging folder: the files being replaced, un
 ADDED = "added"  # inside the staging folder: an empty file a name placed where there was none
 REPLACED = "replaced"  # PREVIOUS once the swap is done: nothing to undo any more
 LOCK_NAME = ".tore-lock"  # inside --out while a run holds it; its process id inside
-HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-Handler = Callable[[int, FrameType | None], object] | int  # a signal's handler, or SIG_DFL / SIG_IGN
 
 
 def _problem(out: Path, error: OSError, consequence: str = "the files already there are unchanged") -> InputError:
@@ -75,52 +72,7 @@ def _remove_empty(folders: list[Path]) -> None:
             folder.rmdir()
 
 
-# --- the swap: held signals, and its undo ------------------------------------------------------
-
-
-class _HeldSignals:
-    """The handler of `HELD_SIGNALS` during a swap: it notes them while `holding`; afterwards it hands
-    any that still reach it to the handler it replaced, so that none is lost while handlers change."""
-
-    def __init__(self, replaced: dict[int, Handler]) -> None:
-        self.replaced = replaced
-        self.holding = True
-        self.held: list[int] = []
-
-    def __call__(self, signum: int, _frame: FrameType | None) -> None:
-        if self.holding:
-            self.held.append(signum)
-        else:
-            self.deliver(signum)
-
-    def deliver(self, signum: int) -> None:
-        """Put the replaced handler back and raise the signal again, for it to act (a `Stopped`, a
-        KeyboardInterrupt, the default action, nothing when it was ignored)."""
-        signal.signal(signum, self.replaced[signum])
-        signal.raise_signal(signum)
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold the stop signals back during the block, and deliver them after it. The handlers are
-    replaced rather than the signals blocked: Python runs a handler in the main thread whichever thread
-    the signal reached, so blocking it in one thread would not do. Outside the main thread, where
-    handlers cannot be set, nothing is held (the swap still undoes itself on any exception)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    replaced = {number: handler for number in HELD_SIGNALS if (handler := signal.getsignal(number)) is not None}
-    held = _HeldSignals(replaced)
-    try:
-        for number in replaced:
-            signal.signal(number, held)
-        yield
-    finally:
-        held.holding = False
-        for number in replaced:
-            signal.signal(number, replaced[number])
-        for number in dict.fromkeys(held.held):
-            held.deliver(number)
+# --- the swap and its undo -----------------------------------------------------------------------
 
 
 def _records(folder: Path) -> list[os.DirEntry]:
@@ -183,7 +135,7 @@ class StagedOutput:
         """Run `write(folder)`, then move its files into `out` together."""
         try:
             write(self.folder)
-            with _signals_held():
+            with signals.held():
                 self._swap()
         except OSError as error:
             raise self._problem(error) from None
