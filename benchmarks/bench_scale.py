@@ -23,7 +23,7 @@ native JSON, and from it JSON Lines and Parquet with the formats' own `write` fu
 - **identity**: report.json and every CSV byte for byte equal between the kernel and the NumPy
   path, workers 1 and 2, the lazy and the whole-file readers (and native JSON, JSON Lines and
   Parquet), on every public vector (../shared/vectors) and benchmark input; the timed runs' outputs
-  are checked too, and tore's matrices against the peer's (tore.md section 8's tolerance).
+  are checked too, and tore's matrices against the peer's (the tolerance of docs/algorithm.md#exactness-and-determinism).
 
 Prints each measure with its ratio and target, and writes every number to
 `benchmarks/_work/scale_results.json`. Exit code 1 when an identity or agreement check fails.
@@ -173,7 +173,7 @@ def measure_marginal(plan: argparse.Namespace, checks: Checks, results: dict) ->
             checks.agree(f"tore evaluate --workers 2 vs peer (concurrency 2), {n:,} pages", tore_report(out / f"tore_{n}"), dict(np.load(out / f"peer_{n}.npz")))
     if any(entry["torch_imported"] for entry in inside):
         checks.failed += 1
-        checks.lines.append("the peer imported torch: FAIL (it must run without, tore.md 10.2)")
+        checks.lines.append("the peer imported torch: FAIL (it must run without, docs/algorithm.md#the-reference-implementation)")
     results["marginal"] = {
         side: {str(n): {"wall": [r.seconds for r in runs], "cpu": [r.cpu_seconds for r in runs]} for n, runs in sizes.items()}
         for side, sizes in times.items()

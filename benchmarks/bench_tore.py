@@ -5,7 +5,7 @@ side, 17 classes) it times, in one run:
 
 - tore_engine in process (`evaluate_dataset`, workers 1 and 2) and `tore evaluate` as a
   subprocess (process start, file loading and report writing included);
-- the peer's `ToreLayoutEvaluator` (concurrency 1 and 2), imported without torch (tore.md 10.2);
+- the peer's `ToreLayoutEvaluator` (concurrency 1 and 2), imported without torch (docs/algorithm.md#the-reference-implementation);
 - dual-taxonomy mode, the peer emulated with reference ids 1..17 and prediction ids 18..34 over
   a union dict (on fewer pages: it is about 66x slower);
 - the same pages at 4x the pixel count (2050 x 2050, boxes scaled);
@@ -13,7 +13,7 @@ side, 17 classes) it times, in one run:
 
 Every measurement runs in its own subprocess, so that peak memory (getrusage maxrss of the process
 and of its children, i.e. pool workers) is that measurement's alone. The matrices of both sides
-are compared with |a - b| <= 1e-9 * max(1, |b|) (tore.md section 8), and tore_engine's must be
+are compared with |a - b| <= 1e-9 * max(1, |b|) (docs/algorithm.md#exactness-and-determinism), and tore_engine's must be
 bit-identical for every number of workers.
 
     .venv/bin/pip install 'docling-metrics-layout==0.17.0'   # see benchmarks/RESULTS.md for torch

@@ -1,6 +1,6 @@
 """Helpers shared by the benchmark scripts (one place, so that no two scripts carry copies):
 
-- the peer, docling-metrics-layout 0.17.0, imported without torch (tore.md 10.2), and the
+- the peer, docling-metrics-layout 0.17.0, imported without torch (docs/algorithm.md#the-reference-implementation), and the
   conversion of tore_engine pages into its samples;
 - running a command while sampling the proportional set size (PSS) of its whole process tree;
 - `tore` run through a small launcher that can move the lazy-reading threshold
@@ -45,7 +45,7 @@ MB_BYTES = 2**20
 
 def import_peer_without_torch() -> types.SimpleNamespace:
     """The peer's TORE classes, without running its package initialiser (which imports torch):
-    an empty package module pointing at the installed folder stands in for it (tore.md 10.2)."""
+    an empty package module pointing at the installed folder stands in for it (docs/algorithm.md#the-reference-implementation)."""
     spec = importlib.util.find_spec("docling_metrics_layout")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("docling-metrics-layout is not installed: .venv/bin/pip install 'docling-metrics-layout==0.17.0'")
@@ -123,7 +123,7 @@ TOLERANCE = 1e-9
 
 
 def matrices_agree(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> tuple[bool, float]:
-    """tore.md section 8: pixel counts within 1e-9 relative, ratios within 1e-9 absolute.
+    """docs/algorithm.md#exactness-and-determinism: pixel counts within 1e-9 relative, ratios within 1e-9 absolute.
     Returns (agree, largest |a - b| / max(1, |b|) over the confusion matrix); `b` is the peer's."""
     if a["confusion"].shape != b["confusion"].shape:
         return False, math.inf

@@ -241,7 +241,7 @@ def _page(page_id: str, size: int, boxes: list[Box], classes: list[str], scores:
 
 
 def page_json(page: Page) -> dict:
-    """One page as native layout JSON (formats.md section 1)."""
+    """One page as native layout JSON (docs/formats.md#layout-json)."""
     boxes = []
     for k, (label, bbox) in enumerate(zip(page.labels, page.bboxes.tolist())):
         box = {"label": label, "bbox": bbox}

@@ -1,6 +1,6 @@
 """An independent, deliberately plain TORE: per pixel, in pure Python, with exact fractions.
 
-It follows tore.md sections 3 and 4 word for word and shares no code with the engine, so the tests
+It follows docs/algorithm.md#rasterisation and docs/algorithm.md#algorithm-1 word for word and shares no code with the engine, so the tests
 can compare the fast path against it on random pages.
 """
 

@@ -25,7 +25,7 @@ def in_csv(name: str) -> str:
 
 
 def close(actual: float, expected: float) -> bool:
-    """Pixel-count tolerance of tore.md section 8."""
+    """Pixel-count tolerance of docs/algorithm.md#exactness-and-determinism."""
     return abs(actual - expected) <= 1e-9 * max(1.0, abs(expected))
 
 

@@ -1,6 +1,6 @@
-"""The Python API of formats.md section 7 (tore_engine/__init__.py: `tore.evaluate`, `tore.compare`,
-`tore.load`), its one summary warning (and the CLI's silence about it), and the README's "From
-Python" example run as written."""
+"""The Python API of docs/api.md (tore_engine/__init__.py: `tore.evaluate`, `tore.compare`,
+`tore.load`), its one summary warning (and the CLI's silence about it), and the example at the top of
+docs/api.md run as written."""
 
 from __future__ import annotations
 
@@ -54,9 +54,9 @@ def test_compare_gives_per_class_and_per_page_deltas(demo):
 
 
 def readme_example() -> str:
-    text = (REPOSITORY / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"## From Python\n.*?```python\n(.*?)```", text, re.DOTALL)
-    assert match, "README has a 'From Python' section with a python block"
+    text = (REPOSITORY / "docs" / "api.md").read_text(encoding="utf-8")
+    match = re.search(r"# The Python API\n.*?```python\n(.*?)```", text, re.DOTALL)
+    assert match, "docs/api.md opens with a python block"
     return match.group(1)
 
 
@@ -65,7 +65,7 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
     assert len(example.strip().splitlines()) <= 12
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    exec(compile(example.replace("tore_engine/demo/data", str(DEMO)), "README.md", "exec"), namespace)
+    exec(compile(example.replace("tore_engine/demo/data", str(DEMO)), "docs/api.md", "exec"), namespace)
     assert isinstance(namespace["ev"], tore.Evaluation)
 
 

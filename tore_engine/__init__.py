@@ -1,10 +1,10 @@
 """TORE: taxonomy-invariant, pixel-level evaluation of document layouts.
 
-The package's top level is what a notebook user needs (formats.md section 7)::
+The package's top level is what a notebook user needs (docs/api.md)::
 
     import tore_engine as tore
 
-    ref = tore.load("gt.json")                       # any format of formats.md section 6
+    ref = tore.load("gt.json")                       # any format of docs/formats.md#your-data
     pred = tore.load("preds/", format="docling")
     ev = tore.evaluate(ref, pred)                    # or paths; taxonomy=, label_map=, min_score=, ...
     ev.recall                                        # a pandas DataFrame, rows = reference classes

@@ -48,7 +48,7 @@ def test_cli_matches_official(case_run, tmp_path, capsys):
     code = main(argv)
     out, err = capsys.readouterr()
     if case["name"] == CRASH_CASE:
-        # docile.md section 8: a page without OCR words has no PCCs; the official code crashes.
+        # docs/benchmarks.md#pages-without-ocr-words: a page without OCR words has no PCCs; the official code crashes.
         assert code == 0
         assert json.loads(out) == CRASH_EXPECTED
         return

@@ -1,4 +1,4 @@
-"""`tore score omnidocbench` as a user runs it (formats.md section 5, omnidocbench.md section 6)."""
+"""`tore score omnidocbench` as a user runs it (docs/cli.md#tore-score, docs/benchmarks.md#omnidocbench-output)."""
 
 from __future__ import annotations
 

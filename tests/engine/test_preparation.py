@@ -95,7 +95,7 @@ def _page_by_page(reference_pages, prediction_pages, matched, taxonomy, min_scor
 
 
 def test_a_frame_of_5e_324_scales_to_infinity_without_a_numpy_warning():
-    """10 / 5e-324 is past float64's range: the scaled coordinate is infinity (tore.md section 2's
+    """10 / 5e-324 is past float64's range: the scaled coordinate is infinity (docs/algorithm.md#pages
     float64 arithmetic), clipped at the page's edge and warned about as a clipped box; NumPy's own
     RuntimeWarning on stderr is no part of it (a warning is an error here)."""
     reference = Page("p", 10, 10, ["a"], np.array([[0.0, 0.0, 1.0, 1.0]]))

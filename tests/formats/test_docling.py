@@ -37,7 +37,7 @@ from tore_engine.formats.stored_images import read_image_bytes
 DOCUMENTS = ("data", "layouts", "docling_documents")
 PDFS = ("data", "layouts", "docling_two_layout_models", "pdfs")
 # The folder's README: prov boxes of the items iterate_items() yields over all content layers,
-# without / with the text docling nests inside pictures (formats.md counts the latter).
+# without / with the text docling nests inside pictures (docs/formats.md counts the latter).
 README_BOXES = {"pre_heron": (82, 94), "heron": (79, 90)}
 
 
@@ -83,7 +83,7 @@ def test_the_real_documents_give_one_box_per_prov_entry(side):
     layout = load(folder)
     without_nested, with_nested = README_BOXES[side]
     assert sum(len(p[2]) for p in expected_pages(folder, nested_in_pictures=False).values()) == without_nested
-    assert layout.box_count() == with_nested  # traverse_pictures=True, as formats.md says
+    assert layout.box_count() == with_nested  # traverse_pictures=True, as docs/formats.md says
     expected = expected_pages(folder)
     assert layout.page_ids() == list(expected) and layout.name == side
     for page in layout.pages:

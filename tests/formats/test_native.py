@@ -64,7 +64,7 @@ def test_a_file_and_the_same_document_in_memory_give_the_same_layout(tmp_path):
         ({"pages": [good_page(boxes=[{"label": "T", "bbox": [0, 0, 1, 1]}, {"label": "T", "bbox": [1, "a", 3, 4]}])]}, ("p1", 1), "expected float, got str (at bbox[1])"),
         ({"pages": [good_page(), good_page()]}, ("p1", None), "duplicate page id"),
         ({"taxonomy": ["Table"], "pages": [good_page()]}, (None, None), "labels not in the declared taxonomy: 'Text' (first at page 'p1', box 0)"),
-        ([1, 2], (None, None), "a layout JSON must be an object with 'pages' (formats.md section 1)"),
+        ([1, 2], (None, None), "a layout JSON must be an object with 'pages' (docs/formats.md#layout-json)"),
         ({"pages": {"p1": good_page()}}, (None, None), "'pages' must be a list of page objects"),
         ({"pages": [good_page(box=[])]}, ("p1", None), "unknown key 'box'"),
         ({"pages": [good_page(boxes=[{"label": "Text", "bbox": [0, 0, 1, 1], "scroe": 1}])]}, ("p1", 0), "unknown key 'scroe'"),

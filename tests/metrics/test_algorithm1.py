@@ -29,7 +29,7 @@ def fast(pairs: list[tuple[set[int], set[int]]], weights: list[int], class_count
     return ExactMatrix.from_counts(counts).fractions()
 
 
-# The contributions table of tore.md section 5, sample by sample.
+# The contributions table of docs/algorithm.md#the-papers-example, sample by sample.
 PAPER = [
     ("1100", "1100", {"AA": "1", "BB": "1"}),
     ("0110", "1110", {"BB": "2/3", "CC": "2/3", "BA": "1/3", "CA": "1/3"}),

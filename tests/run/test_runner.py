@@ -28,7 +28,7 @@ from tore_engine.run.runner import evaluate_dataset
 
 
 def close(actual, expected) -> bool:
-    """Pixel-count tolerance of tore.md section 8: |a - b| <= 1e-9 * max(1, |b|)."""
+    """Pixel-count tolerance of docs/algorithm.md#exactness-and-determinism: |a - b| <= 1e-9 * max(1, |b|)."""
     actual, expected = np.asarray(actual, float), np.asarray(expected, float)
     return actual.shape == expected.shape and bool(np.all(np.abs(actual - expected) <= 1e-9 * np.maximum(1, np.abs(expected))))
 

@@ -4,7 +4,7 @@ Each sub-command lives in its own module with an `add_parser(subparsers)` functi
 it and sets `func`. Modules are imported lazily so that `tore evaluate` never pays for a scorer's
 dependencies. Every command runs under one guard (`main`): whatever goes wrong, bad input or a
 full disk or a bug, ends as one paragraph on stderr, nothing on stdout and exit code 2
-(formats.md section 5); a traceback only when TORE_DEBUG=1 asks for it.
+(docs/cli.md#tore-score); a traceback only when TORE_DEBUG=1 asks for it.
 """
 
 from __future__ import annotations

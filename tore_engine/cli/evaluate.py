@@ -1,4 +1,4 @@
-"""`tore evaluate REFERENCE PREDICTION --out DIR` (formats.md section 4).
+"""`tore evaluate REFERENCE PREDICTION --out DIR` (docs/cli.md#reportjson).
 
 This path imports neither Streamlit nor Plotly nor pandas, so that a run starts in a fraction of a
 second.
@@ -45,7 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--format",
         choices=FORMATS,
         default="auto",
-        help="input format (README, 'Your data'): the native layout JSON (tore), JSON Lines of pages (jsonl), "
+        help="input format (docs/formats.md, 'Your data'): the native layout JSON (tore), JSON Lines of pages (jsonl), "
         "Parquet (parquet), COCO instances, images + categories, or results lists (coco), DoclingDocument "
         "files or folders (docling), DocTags folders (doctags), a docling-eval dataset folder "
         "(docling-eval), or a benchmark's own files (docile, funsd, omnidocbench); auto (default) "

@@ -1,4 +1,4 @@
-"""`tore score funsd` and `tore score ec-funsd`: the FUNSD panels under the conventions of funsd.md.
+"""`tore score funsd` and `tore score ec-funsd`: the FUNSD panels under the conventions of docs/benchmarks.md#funsd-and-ec-funsd.
 
 One module adds both sub-commands because they share folders pairing, reporting and the summary.
 """
@@ -16,7 +16,7 @@ FUNSD_DESCRIPTION = (
     "grouping (Adjusted Rand Index), entity labeling (per class, micro, macro, micro without other), "
     "LayoutLM-style SER (seqeval, entity level) and entity linking. Words with blank text, and entities "
     "left without words, are dropped on both sides. FUNSD has no official scorer: the conventions are "
-    "those of TORE Studio's funsd.md. Files are paired by name; a reference file without a prediction "
+    "those of TORE Studio's docs/benchmarks.md#funsd-and-ec-funsd. Files are paired by name; a reference file without a prediction "
     "file is scored as an empty prediction and named on stderr."
 )
 EC_FUNSD_DESCRIPTION = (

@@ -1,5 +1,5 @@
 """`tore score omnidocbench --reference FILE [--layout FILE] [--markdown DIR] [--json]`
-(formats.md section 5, omnidocbench.md section 6)."""
+(docs/cli.md#tore-score, docs/benchmarks.md#omnidocbench-output)."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ def _rebuild_input_error(problem: str, file: str | None, page: str | None, box: 
 
 @dataclass(frozen=True)
 class InputWarning:
-    """One event the report lists under `warnings` (formats.md section 4)."""
+    """One event the report lists under `warnings` (docs/cli.md#reportjson)."""
 
     page: str | None  # None for an event of the whole evaluation (an unused label-map key)
     box: int | None

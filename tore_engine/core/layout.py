@@ -68,7 +68,7 @@ def _first_bad_box(bboxes: np.ndarray) -> int | None:
 
 
 def scaled_boxes(bboxes: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """Boxes from one frame into another as tore.md section 2 says: multiply, then divide, in
+    """Boxes from one frame into another as docs/algorithm.md#pages says: multiply, then divide, in
     float64, with the declared frames (`396 * (1000 / 792)` is one ulp short of 500, and outward
     rounding would add a column). A coordinate past float64's range (a frame of 5e-324 scaled to
     10) is IEEE's infinity, which rasterisation clips at the page's edge as any coordinate beyond
@@ -382,7 +382,7 @@ def _check_taxonomy(taxonomy: list[str] | None) -> list[str] | None:
 
 @dataclass
 class LayoutSet:
-    """A dataset's reference layout or one model's predicted layout, as formats.md section 1 says.
+    """A dataset's reference layout or one model's predicted layout, as docs/formats.md#layout-json says.
 
     Built by a reader or by hand, it checks itself: page ids unique, labels declared when a
     taxonomy is given (all offenders named at once), every page valid.

@@ -2,7 +2,7 @@
 
 Single taxonomy: both sides share one class list. Dual taxonomy: the matrix runs over the union of
 the two lists, each prefixed with its side's name, so that a model can be scored against a dataset
-with other classes, or against another model (tore.md section 6, formats.md section 3).
+with other classes, or against another model (docs/algorithm.md#taxonomies, docs/formats.md#class-names).
 
 A format whose labels come from one fixed set declares that set as the layout's `vocabulary`
 (Docling's item labels for DoclingDocuments and docling-eval datasets, DocTags' tag names): two

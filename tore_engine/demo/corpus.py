@@ -1,5 +1,5 @@
 """Build the demo corpus and write it: one PDF per document, the ground truth and the two
-simulated models' predictions as layout JSON (formats.md section 1).
+simulated models' predictions as layout JSON (docs/formats.md#layout-json).
 
 Coordinates: one pixel of the layout frame is one PDF point (72 dpi), origin at the page's top
 left, so each page's `width`/`height` are its size in points (612 x 792 Letter, 595 x 842 A4).

@@ -3,7 +3,7 @@
 Each pixel of a (possibly down-scaled) raster of the page gets one category: nothing, only in the
 reference, only in the prediction, in both with a shared class, or in both with no shared class.
 With two different taxonomies (dual mode) classes cannot be compared, so overlapping pixels are
-simply "in both". Boxes are rounded outward and clipped as in rasterisation (tore.md section 3).
+simply "in both". Boxes are rounded outward and clipped as in rasterisation (docs/algorithm.md#rasterisation).
 """
 
 from __future__ import annotations

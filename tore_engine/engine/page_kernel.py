@@ -4,7 +4,7 @@ compiled (numba) call, to the same bits as the NumPy path of `dataset.evaluate_b
 Instead of painting a grid, the kernel sweeps each page's row bands (the rows between consecutive
 box edges, whose label sets do not change downwards): in a band it walks the active boxes' column
 edges left to right, keeping a count per class and side, and adds each column interval's pixels to
-its (reference set, predicted set) pair in a small hash table. Algorithm 1 (tore.md section 4)
+its (reference set, predicted set) pair in a small hash table. Algorithm 1 (docs/algorithm.md#algorithm-1)
 then runs on the page's distinct pairs as bit sets, adding exact integer numerators per
 (cell, denominator). What floats there are come from the same NumPy operations as the NumPy path
 (`cell_values_by_page`): each exact sum divided once, then added in increasing denominator order.

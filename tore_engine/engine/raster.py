@@ -5,7 +5,7 @@ as many words a pixel as the taxonomy needs (more than 63 classes simply take mo
 
 We do not paint a pixel raster. The distinct rounded box edges of both sides, with 0, W and H, cut
 the page into a grid whose cells are each uniform, so painting the grid and weighting each cell by
-its pixel area gives exactly the per-pixel counts (tore.md section 10.5): about 16 k cells instead
+its pixel area gives exactly the per-pixel counts (docs/algorithm.md#compressed-grid): about 16 k cells instead
 of a million pixels on a DocLayNet page, and a 10^6 x 10^6 page costs no more than a small one.
 """
 
@@ -31,7 +31,7 @@ def words_for(class_count: int) -> int:
 
 @dataclass(frozen=True)
 class PixelExtents:
-    """Each box's painted pixel range after outward rounding and clipping (tore.md section 3)."""
+    """Each box's painted pixel range after outward rounding and clipping (docs/algorithm.md#rasterisation)."""
 
     col0: np.ndarray
     col1: np.ndarray

@@ -1,6 +1,6 @@
 """COCO: instances files (`images`, `annotations`, `categories`), images + categories files without
 annotations (a side with no boxes), and results lists `[{image_id, category_id, bbox, score}]`
-read against the images and categories of another file (formats.md section 6).
+read against the images and categories of another file (docs/formats.md#your-data).
 
 COCO files carry extension keys (`license`, `attributes`, `segmentation`, a dataset's own
 metadata), so unknown keys are allowed; the keys the format defines are typed strictly. Page ids

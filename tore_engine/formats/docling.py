@@ -1,4 +1,4 @@
-"""DoclingDocument JSON (formats.md section 6): a file docling's `save_as_json` wrote, or a folder
+"""DoclingDocument JSON (docs/formats.md#your-data): a file docling's `save_as_json` wrote, or a folder
 of them, read with docling-core (the maintained library that defines the format).
 
 - Page id `<document name>/<page_no>`; frame: the page's `size` in PDF points (1 point = 1 pixel).

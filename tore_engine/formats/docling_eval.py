@@ -1,4 +1,4 @@
-"""docling-eval datasets (formats.md section 6): one folder holds both sides.
+"""docling-eval datasets (docs/formats.md#your-data): one folder holds both sides.
 
 A dataset is `*/*.parquet` shards (`test/shard_000000_000000.parquet`; a split's folder or one
 shard may be given too), one row a document, as docling-eval's `DatasetRecordWithPrediction`

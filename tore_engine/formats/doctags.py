@@ -1,4 +1,4 @@
-"""DocTags (formats.md section 6): a folder of files, one a page, as SmolDocling and Granite-Docling
+"""DocTags (docs/formats.md#your-data): a folder of files, one a page, as SmolDocling and Granite-Docling
 write them: `<label><loc_x0><loc_y0><loc_x1><loc_y1>text</label>`, locations on a 0..500 grid.
 
 - Page id: the file name without `.dt`, `.doctags.txt` or `.doctags`; frame: the 500 x 500 grid,
@@ -11,7 +11,7 @@ write them: `<label><loc_x0><loc_y0><loc_x1><loc_y1>text</label>`, locations on 
   other located element must be closed, so a truncated output is an error, not a shorter page.
 
 The parser is written here, not taken from docling-core, because `DoclingDocument.load_from_doctags`
-(docling-core 2.104) gives docling labels where formats.md wants the tag name (`otsl` becomes
+(docling-core 2.104) gives docling labels where docs/formats.md wants the tag name (`otsl` becomes
 `table`, every `section_header_level_N` one `section_header`) and says nothing of malformed input:
 an element with three locations silently loses its box, `<loc_600>` becomes 1.2 of the page, and
 thousands of unclosed `<text>` elements become one. (On the five well-formed SmolDocling pages of

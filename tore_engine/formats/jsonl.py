@@ -1,4 +1,4 @@
-"""JSON Lines of pages (formats.md section 6): one native page object a line, with an optional first
+"""JSON Lines of pages (docs/formats.md#your-data): one native page object a line, with an optional first
 line `{"name": ..., "taxonomy": [...]}`.
 
 The file is read in chunks of whole lines, each chunk's pages parsed by the compiled page parser

@@ -1,4 +1,4 @@
-"""The native layout JSON (formats.md section 1): `{"name", "taxonomy", "pages": [...]}`.
+"""The native layout JSON (docs/formats.md#layout-json): `{"name", "taxonomy", "pages": [...]}`.
 
 A file from 8 MiB on is read in chunks of 4 MiB by the compiled page parser (`page_parser`),
 which finds each page and reads it straight into columns, or, at 64 MiB and more, into an index
@@ -113,7 +113,7 @@ def _decode_batches(data: bytes, items: list[tuple[int, int]], source: str, imag
 def _header(data: bytes, source: str) -> tuple[Header, JsonSpans, tuple[int, int]]:
     structure = scan_json(data, source)
     if first_char(data) != b"{":
-        raise InputError("a layout JSON must be an object with 'pages' (formats.md section 1)", file=source)
+        raise InputError("a layout JSON must be an object with 'pages' (docs/formats.md#layout-json)", file=source)
     header = decode_json(data, source, Header)
     span = structure.top_level_values()["pages"]
     if first_char(data, span[0]) != b"[":

@@ -1,4 +1,4 @@
-"""Native page objects (formats.md section 1), as the native JSON, JSON Lines and the workers'
+"""Native page objects (docs/formats.md#layout-json), as the native JSON, JSON Lines and the workers'
 index hold them: their strict schema, their page images, and how decoded pages become columns."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Native page objects (formats.md section 1) decoded by a compiled parser into flat columns.
+"""Native page objects (docs/formats.md#layout-json) decoded by a compiled parser into flat columns.
 
 msgspec decodes a page into a `NativePage` and a Python object a box, which the columns builder
 then takes apart again: about 30 µs a page of the benchmark's 40 boxes, most of a large job's time.

@@ -1,4 +1,4 @@
-"""Parquet layouts (formats.md section 6): a file, or a folder of `*.parquet` files, one row a page.
+"""Parquet layouts (docs/formats.md#your-data): a file, or a folder of `*.parquet` files, one row a page.
 
 Columns (any other page-level column is an error, as is a wrong type):
 

@@ -1,4 +1,4 @@
-"""The one path policy for paths named by untrusted input (README, "Threat model").
+"""The one path policy for paths named by untrusted input (docs/threat-model.md).
 
 Paths named inside inputs (page images, PDFs, DocILE docids, Markdown files) are resolved after
 symbolic links and must stay inside an allowed folder (`confine`). A refusal never says whether

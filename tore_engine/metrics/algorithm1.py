@@ -2,7 +2,7 @@
 
 Vectorised over the distinct (T, P) pairs of a page, each weighted by its pixel count. The result is
 exact: every contribution is `integer / d` with `d` in 1..K, so we return sparse integer numerators
-keyed by (d, row, column) and leave the one rounding to the very end (tore.md sections 4 and 8).
+keyed by (d, row, column) and leave the one rounding to the very end (docs/algorithm.md#algorithm-1 and docs/algorithm.md#exactness-and-determinism).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def contribution_entries(truth: np.ndarray, predicted: np.ndarray, pixels: np.nd
     numerator), not yet summed.
 
     `truth` and `predicted` are boolean (pairs, K) label-set matrices (Background already set for
-    empty sets). The four cases of tore.md section 4, tested in the order 1, 2, 3, 4:
+    empty sets). The four cases of docs/algorithm.md#algorithm-1, tested in the order 1, 2, 3, 4:
     1. T = P: c[i,i] = 1 for i in T.
     2. T proper subset of P: c[i,i] = |T|/|P| for i in T; c[i,j] = 1/|P| for i in T, j in P\T.
     3. P proper subset of T: c[j,j] = 1 for j in P; c[i,j] = 1/|P| for i in T\P, j in P.
@@ -162,7 +162,7 @@ def reduced_counts(truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray,
     """The 2x2 Background/Foreground confusion of each page's pairs, in integers: (pages, 2, 2).
 
     Background is exclusive and each reference label's row receives exactly 1 a pixel, so a pixel
-    adds 1 to BG/BG, |T| to FG/BG, 1 to BG/FG or |T| to FG/FG (tore.md section 6.2); this is what
+    adds 1 to BG/BG, |T| to FG/BG, 1 to BG/FG or |T| to FG/FG (docs/algorithm.md#dual-taxonomy); this is what
     summing the blocks of the full matrix gives, without its fractions.
     """
     truth_fg, predicted_fg = ~truth[:, 0], ~predicted[:, 0]

@@ -1,4 +1,4 @@
-"""mAP as an evaluation keeps it and reports it (formats.md section 8).
+"""mAP as an evaluation keeps it and reports it (docs/cli.md#map-beside-tore).
 
 `MapState` is what the workers' page chunks add up to: the match records of every page
 (`PageMatches`, merged in page order) and how many prediction boxes had no score. `MapReport` is
@@ -122,7 +122,7 @@ class MapReport:
         return list(zip(*values.T.tolist()))
 
     def to_json(self) -> dict:
-        """report.json's `map` block (formats.md section 8)."""
+        """report.json's `map` block (docs/cli.md#map-beside-tore)."""
         return {
             "convention": self.convention,
             **self.figures,

@@ -2,7 +2,7 @@
 precision (column-normalised), per-class scores, the zero-trimmed and the reduced 2x2 views.
 
 Every float is one correctly rounded division of two exact integers (Python's int / int), so the
-numbers do not depend on summation order (tore.md sections 7 and 8).
+numbers do not depend on summation order (docs/algorithm.md#derived-matrices and docs/algorithm.md#exactness-and-determinism).
 """
 
 from __future__ import annotations
@@ -187,8 +187,8 @@ class ToreMatrices:
     def means(self) -> dict | None:
         """Per-class means, each over a stated set: the classes present on either side (Background
         excluded), and all K classes as docling-metrics-layout averages (Background and classes
-        absent from both sides included, tore.md section 7). None in dual mode, where the diagonal
-        means nothing (tore.md section 6.2)."""
+        absent from both sides included, docs/algorithm.md#derived-matrices). None in dual mode, where the diagonal
+        means nothing (docs/algorithm.md#dual-taxonomy)."""
         if self.mode != "single":
             return None
         return {"present_classes": diagonal_mean(self.full, self._present()), "all_classes": diagonal_mean(self.full, list(range(len(self.classes))))}

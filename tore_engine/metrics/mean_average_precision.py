@@ -1,5 +1,5 @@
 """COCO-style mean Average Precision of the same boxes TORE scores, in the two conventions users
-quote (formats.md section 8):
+quote (docs/cli.md#map-beside-tore):
 
 - `coco`: pycocotools 2.0.11 `COCOeval` with its default float64 parameters;
 - `docling`: docling-metrics-layout 0.17.0, which runs torchmetrics 1.9.0 `MeanAveragePrecision`

@@ -15,7 +15,7 @@ class EmptyRule(Enum):
     """What a ratio with an empty denominator is."""
 
     ZERO = "zero"  # 0.0 (docile-benchmark; TORE's per-page Foreground scores)
-    ONE_IF_NOTHING = "one if nothing"  # all 1.0 when tp = fp = fn = 0, else ZERO (funsd.md 2.4)
+    ONE_IF_NOTHING = "one if nothing"  # all 1.0 when tp = fp = fn = 0, else ZERO (docs/benchmarks.md#precision-recall-f1)
     ZERO_WITHOUT_HITS = "zero without hits"  # all 0.0 when tp = 0, else as ZERO (layoutlmft re_score)
     UNDEFINED = "undefined"  # None; F1 = 2 tp / (predicted + actual), defined if either side has items
 

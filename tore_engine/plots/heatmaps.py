@@ -5,7 +5,7 @@ Pure functions: they take `MatrixSet`s and score dictionaries and return `go.Fig
 unit-tested without Streamlit. Class names and titles are plain text: every one is escaped here
 (`plain_for_plotly`), so a name like `<a href=...>` is drawn as written, never as markup. Clicking a heatmap cell needs a scatter trace (plotly.js gives point
 selection only to scatter-like traces), so every cell also has an invisible square marker that
-carries the hover and the click; the heatmap itself only paints colours (app.md section 2.1).
+carries the hover and the click; the heatmap itself only paints colours (docs/app.md#clicking-a-cell).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Small still pictures of a page with one matrix cell lit: the gallery's thumbnails.
 
-Drawn with Pillow (app.md section 3: thumbnails and page lists), not Plotly, so that a dozen of
+Drawn with Pillow (docs/app.md#thumbnails), not Plotly, so that a dozen of
 them cost a few milliseconds each and travel as small JPEGs. The lighting is the Overlays page's:
 everything is veiled except the grid rectangles behind the cell (`engine.cell_regions`), each
 lit by the share of its pixels the cell gets; a thumbnail pixel that covers several rectangles

@@ -5,7 +5,7 @@ the same order (single taxonomy, same classes), or when the two models predict o
 (the same prediction labels, or one declared vocabulary such as Docling's: two thresholds or two
 checkpoints of one detector): then their matrices are aligned by their own labels, not by their
 class names, whose dual-taxonomy prefixes differ (`cdla_Text`, `cdla015_Text`). Otherwise two views
-stay meaningful: the reduced 2x2 matrices, which are taxonomy-invariant (tore.md section 6.2), and,
+stay meaningful: the reduced 2x2 matrices, which are taxonomy-invariant (docs/algorithm.md#dual-taxonomy), and,
 for each reference class, the shares of its pixels that go to Background, to its own class and
 elsewhere.
 

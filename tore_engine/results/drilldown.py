@@ -1,7 +1,7 @@
 """From a cell of a matrix view back to the pages that make it up.
 
 The app's matrices come in three views: `full` (K x K), `trimmed` (all-zero rows and columns
-removed, tore.md section 7) and `reduced` (2x2 Background/Foreground). Full and trimmed cells are
+removed, docs/algorithm.md#derived-matrices) and `reduced` (2x2 Background/Foreground). Full and trimmed cells are
 cells of the full matrix, whose per-page contributions the evaluation keeps; a reduced cell is a
 sum of each page's integer 2x2 matrix. `page_regions` goes one step further, from a cell and a
 page to the exact pixels behind it (`engine.cell_regions`). `pages_table` and `class_pages` are

@@ -2,7 +2,7 @@
 
 `Evaluation` holds exact state (integer counts, per-page integer reduced matrices, each
 page's contribution to each cell) and the matrices made from it. Its properties give the same
-numbers as pandas DataFrames for notebooks (formats.md section 7); pandas and Plotly are imported
+numbers as pandas DataFrames for notebooks (docs/api.md); pandas and Plotly are imported
 only when asked for, so `tore evaluate` never pays for them. `shown_matrices` is what a matrix
 view shows (a class subset, and the "all" normalisation besides row and column), for `plot` and
 the app alike.
@@ -137,7 +137,7 @@ class Evaluation:
                              self.contribution_page, self.contribution_cell, self.contribution_value,
                              self.map, self.map_reason, self._made_sweep())
 
-    # --- what a notebook user reads (formats.md section 7) -------------------------------------------
+    # --- what a notebook user reads (docs/api.md) -------------------------------------------
 
     def __repr__(self) -> str:
         recall, precision = self.matrices.foreground
@@ -307,7 +307,7 @@ class Evaluation:
         return summary(self.report_content(), Path(out) if out is not None else None)
 
     def to_json(self, path: str | Path | None = None) -> dict[str, Any]:
-        """report.json's content (formats.md section 4); written to `path` when given, the same bytes
+        """report.json's content (docs/cli.md#reportjson); written to `path` when given, the same bytes
         as `tore evaluate` writes."""
         from tore_engine.writers.report_json import build_report, write_report_json
 

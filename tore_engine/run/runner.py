@@ -405,7 +405,7 @@ def evaluate_dataset(
     client's `get_executor()`, say) is used instead. The result is the same, bit for bit.
     `min_score` drops the boxes scored below it on either side (boxes without a score stay), and
     says how many in `warnings`. `warnings` (the label map's, say) come first in the result's.
-    `map`: mAP's convention, coco or docling (formats.md section 8), or off; single taxonomy only.
+    `map`: mAP's convention, coco or docling (docs/cli.md#map-beside-tore), or off; single taxonomy only.
     `sweep`: also the counts of a run at each minimum score 0.05 ... 0.95 (`Evaluation.sweep`),
     made from all boxes, whatever `min_score` says.
     """

@@ -3,8 +3,8 @@ so that "which pages make up this cell" can be answered without the app.
 
 One row per page and non-zero matrix cell, in reference-file page order and then cell order (row
 by row): `page, reference_class, predicted_class, pixels, share_of_cell`. Summed over pages, a
-cell's `pixels` give the confusion matrix up to the rounding of each page's value (tore.md section
-8). The CSV is written as the other CSVs (`text_safety.write_csv`): numbers as their exact repr,
+cell's `pixels` give the confusion matrix up to the rounding of each page's value (docs/algorithm.md#exactness-and-determinism).
+The CSV is written as the other CSVs (`text_safety.write_csv`): numbers as their exact repr,
 no page id or class name read as a formula. A path ending in `.parquet` gets the same table as
 Parquet (needs pyarrow), names as they are.
 """

@@ -38,7 +38,7 @@ from tore_engine.writers.tables import (
     warning_rows,
 )
 
-POWER = 0.2  # docling-metrics-layout's Excel colouring (tore.md section 10, app.md section 2.3)
+POWER = 0.2  # docling-metrics-layout's Excel colouring (docs/algorithm.md#the-reference-implementation, docs/app.md#colour-scale)
 # ColorBrewer Blues, the scale of the app's heatmaps (plotly's "Blues"), from 0 to 1
 BLUES = ((247, 251, 255), (222, 235, 247), (198, 219, 239), (158, 202, 225), (107, 174, 214), (66, 146, 198), (33, 113, 181), (8, 81, 156), (8, 48, 107))
 DARK_FROM = 0.6  # cells coloured beyond this share of the scale get white text

@@ -1,4 +1,4 @@
-"""report.json (formats.md section 4): its content and its bytes."""
+"""report.json (docs/cli.md#reportjson): its content and its bytes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from tore_engine.writers.content import ReportContent
 
 
 def build_report(content: ReportContent) -> dict:
-    """report.json: formats.md section 4, `map` (section 8; null with `map_reason` saying why) and
+    """report.json: docs/cli.md#reportjson, `map` (docs/cli.md#map-beside-tore; null with `map_reason` saying why) and
     `sweep` (null unless made)."""
     matrices = content.matrices
     trimmed = matrices.trimmed

@@ -21,7 +21,7 @@ SUPPORT_NOTE = "support: the class's reference pixels (its confusion row summed)
 
 def per_class_rows(matrices: ToreMatrices) -> list[tuple[str, float, float, float, float]]:
     """(class, recall, precision, F1, support) of every taxonomy class, Background excluded;
-    empty in dual mode, where the diagonal means nothing (tore.md section 6.2). Support is the
+    empty in dual mode, where the diagonal means nothing (docs/algorithm.md#dual-taxonomy). Support is the
     exact row sum, rounded once."""
     if matrices.per_class is None:
         return []

@@ -13,7 +13,7 @@ from tore_engine.scorers.docile import score_docile
 
 
 def test_crash_page_matching(tmp_path):
-    """The blank page decision at library level: prediction 0 -> gold 0 (docile.md section 8)."""
+    """The blank page decision at library level: prediction 0 -> gold 0 (docs/benchmarks.md#pages-without-ocr-words)."""
     _skip_without_vectors()
     case = next(c for c in CASES if c["name"] == CRASH_CASE)
     assert case["result"]["runs"][0]["error"]["type"] == "KeyError"

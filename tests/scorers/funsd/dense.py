@@ -1,6 +1,6 @@
 """The dense matching path the engine had before it went sparse, kept as the tests' brute force:
-the IoU of every reference box with every predicted box (in plain Python, from funsd.md 2.1),
-scipy's Hungarian solver on that whole matrix (funsd.md 2.3) and the ICDAR greedy loop over it."""
+the IoU of every reference box with every predicted box (in plain Python, from docs/benchmarks.md#boxes-and-iou),
+scipy's Hungarian solver on that whole matrix (docs/benchmarks.md#matching) and the ICDAR greedy loop over it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ MARGIN = 1e-9  # totals closer than this are a tie: the spec leaves the choice t
 
 
 def iou(a, b) -> float:
-    """funsd.md 2.1 for one pair; 0 when the union is 0 or not a finite number."""
+    """docs/benchmarks.md#boxes-and-iou for one pair; 0 when the union is 0 or not a finite number."""
     inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 and union != float("inf") else 0.0

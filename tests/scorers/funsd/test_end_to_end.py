@@ -80,7 +80,7 @@ def test_undefined_values_are_null():
 # --- the dense brute force, on random forms --------------------------------------------------------
 
 LABELS = st.sampled_from(FUNSD_CLASSES)
-TEXTS = st.sampled_from(["a", "ab", "b", "ba", "", " "])  # blank words are dropped (funsd.md 2.2)
+TEXTS = st.sampled_from(["a", "ab", "b", "ba", "", " "])  # blank words are dropped (docs/benchmarks.md#valid-words-and-entities)
 
 
 @st.composite
@@ -119,7 +119,7 @@ def form_pair(draw) -> tuple[dict, dict]:
 @settings(max_examples=300, deadline=None)
 @given(form_pair())
 def test_scores_equal_the_dense_path(forms):
-    """Wherever funsd.md fixes the matches (one optimum), every panel and the overlay are exactly
+    """Wherever docs/benchmarks.md#funsd-and-ec-funsd fixes the matches (one optimum), every panel and the overlay are exactly
     those of the dense Hungarian path."""
     reference = FunsdDocument.from_json(forms[0], doc_id="d")
     prediction = FunsdDocument.from_json(forms[1], doc_id="d")

@@ -47,7 +47,7 @@ def test_iou_of_exactly_one_half_is_a_match_only_for_the_optimal_rule():
 
 
 def test_pairs_below_one_half_still_decide_the_assignment():
-    # funsd.md 2.3: assign first, threshold after. GT 0 - pred 0 is 0.5, but GT 0 - pred 1 (0.45) and
+    # docs/benchmarks.md#matching: assign first, threshold after. GT 0 - pred 0 is 0.5, but GT 0 - pred 1 (0.45) and
     # GT 1 - pred 0 (0.45) total more, so nothing is kept although a pair reaches 0.5.
     iou = np.array([[0.5, 0.45], [0.45, 0.0]])
     overlaps = matching.Overlaps((2, 2), np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([0.5, 0.45, 0.45]))

@@ -36,7 +36,7 @@ def test_real_forms_scored_from_disk_match_the_vectors(tmp_path):
 
 
 def _valid_counts(annotation: Path) -> tuple[int, int]:
-    """Valid words and entities counted straight from the JSON (funsd.md 2.2)."""
+    """Valid words and entities counted straight from the JSON (docs/benchmarks.md#valid-words-and-entities)."""
     form = json.loads(annotation.read_text())["form"]
     words = [sum(1 for w in entity["words"] if w["text"].strip()) for entity in form]
     return sum(words), sum(1 for n in words if n)

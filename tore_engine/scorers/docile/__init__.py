@@ -7,7 +7,7 @@ and its `DocileResult`), `tore_sets` (DocILE fields as TORE layout sets).
 
 One deliberate difference from the official code: a page without any OCR word has an empty PCC
 set, so an intersecting gold/prediction pair there covers no PCC on either side and matches
-(IoU 1), where the official evaluator crashes with `KeyError(page)` (docile.md section 8).
+(IoU 1), where the official evaluator crashes with `KeyError(page)` (docs/benchmarks.md#pages-without-ocr-words).
 """
 
 from tore_engine.scorers.docile.dataset import (

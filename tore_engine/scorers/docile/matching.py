@@ -1,6 +1,6 @@
 """Matching predicted fields to gold fields, per document, as docile-benchmark 0.3.5 does.
 
-KILE (docile.md sections 3-4): predictions in score order each take the first remaining gold of
+KILE (docs/benchmarks.md#kile-matching): predictions in score order each take the first remaining gold of
 their (fieldtype, page) whose PCC-set IoU passes the threshold. LIR (section 5): the same on every
 (predicted line item, gold line item) pair, then the one-to-one assignment of line items that
 maximises the number of matched fields. Location tests are vectorised over all pairs of a document

@@ -1,4 +1,4 @@
-"""DocILE metrics from field matchings (docile.md section 6): AP over a global ranking of all
+"""DocILE metrics from field matchings (docs/benchmarks.md#docile-metrics): AP over a global ranking of all
 predictions, and F1/precision/recall without the `use_only_for_ap` predictions.
 
 Everything works on a flat `PredictionTable` (one row per prediction of every document), so that

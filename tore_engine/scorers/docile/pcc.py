@@ -1,4 +1,4 @@
-"""Pseudo-character centres (PCCs): the points a DocILE box must cover (docile.md section 2).
+"""Pseudo-character centres (PCCs): the points a DocILE box must cover (docs/benchmarks.md#pseudo-character-centres).
 
 Each OCR word of `n` characters spreads `n` points evenly over its snapped box, at half the box
 height. A predicted field matches a gold field when both cover the same set of points, so boxes

@@ -1,5 +1,5 @@
 """The official prediction checks of docile-benchmark 0.3.5, in its order and with its messages
-(docile.md section 7), so that a file rejected by the DocILE leaderboard is rejected here too."""
+(docs/benchmarks.md#docile-validation), so that a file rejected by the DocILE leaderboard is rejected here too."""
 
 from __future__ import annotations
 

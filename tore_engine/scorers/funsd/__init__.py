@@ -1,4 +1,4 @@
-"""FUNSD and EC-FUNSD scoring under the conventions fixed in specs/funsd.md.
+"""FUNSD and EC-FUNSD scoring under the conventions fixed in docs/benchmarks.md#funsd-and-ec-funsd.
 
 FUNSD has no official scorer, so every number here names its convention: matching rule,
 orientation of links, which classes are averaged. `score_funsd` / `score_ec_funsd` score folders

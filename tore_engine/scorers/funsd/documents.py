@@ -1,11 +1,11 @@
-"""FUNSD annotation files (`{"form": [entity, ...]}`) read into their *valid view* (funsd.md 2.2).
+"""FUNSD annotation files (`{"form": [entity, ...]}`) read into their *valid view* (docs/benchmarks.md#valid-words-and-entities).
 
 Every panel works on the valid view, never on the raw JSON: a word counts only if its text is not
 blank, an entity only if it keeps at least one such word, and links only join valid entities. The
 view is built once here so that no scorer can forget the rule; what was dropped is counted, because
 the UI must say so.
 
-The format is fixed (funsd.md section 1, and no official tool reads it more leniently), so files
+The format is fixed (docs/benchmarks.md#funsd-files, and no official tool reads it more leniently), so files
 are decoded against a strict schema: an unknown or misspelt key, or a value of the wrong type, is
 an error naming the file and the place.
 """
@@ -44,7 +44,7 @@ class EntityJson(msgspec.Struct, forbid_unknown_fields=True):
     label: Literal["header", "question", "answer", "other"]
     box: Box
     words: list[WordJson]
-    text: str | None = None  # never used (funsd.md 2.2)
+    text: str | None = None  # never used (docs/benchmarks.md#valid-words-and-entities)
     linking: list[tuple[int, int]] = []
 
 
@@ -139,7 +139,7 @@ class FunsdDocument:
 
 
 def undirected(links: Iterable[tuple[int, int]]) -> set[frozenset[int]]:
-    """Links as 2-element sets: a pair linked in both directions counts once (funsd.md 2.9)."""
+    """Links as 2-element sets: a pair linked in both directions counts once (docs/benchmarks.md#entity-linking)."""
     return {frozenset(link) for link in links}
 
 
@@ -175,7 +175,7 @@ def checked_box(box: Box, location: Location, file: str) -> Box:
 
 @dataclass
 class FolderPairing:
-    """Reference files paired with prediction files by file name (formats.md section 5)."""
+    """Reference files paired with prediction files by file name (docs/cli.md#tore-score)."""
 
     pairs: list[tuple[str, Path, Path | None]]  # (stem, reference, prediction or None), sorted
     unused_predictions: list[Path] = field(default_factory=list)

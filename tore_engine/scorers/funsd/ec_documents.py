@@ -2,7 +2,7 @@
 
 EC-FUNSD labels entities as spans of consecutive words of the gold `document`, so a prediction
 only names word ids (`{"label_entities", "label_linkings"}`); it is validated against the gold
-words when scored. Both are read with one strict schema (funsd.md section 1: unknown keys are
+words when scored. Both are read with one strict schema (docs/benchmarks.md#funsd-files: unknown keys are
 errors): a prediction may also be a whole EC-FUNSD file, whose `document` is then ignored, and keys
 that scoring does not use (`uid`, `img`, boxes and texts, `ro_linkings`) may be absent.
 """
@@ -148,7 +148,7 @@ class EcDocument:
         return spans
 
     def tags(self, labels: EcEntities) -> list[str]:
-        """IOB2 tags over the document's words, labels kept lower-case (funsd.md 2.11)."""
+        """IOB2 tags over the document's words, labels kept lower-case (docs/benchmarks.md#ec-funsd)."""
         tags = ["O"] * len(self.word_ids)
         for entity, positions in zip(labels.entities, self.word_positions(labels)):
             for k, position in enumerate(positions):

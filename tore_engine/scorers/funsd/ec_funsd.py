@@ -1,4 +1,4 @@
-"""EC-FUNSD scoring (`tore score ec-funsd`, funsd.md 2.11): entity-level SER and linking over the
+"""EC-FUNSD scoring (`tore score ec-funsd`, docs/benchmarks.md#ec-funsd): entity-level SER and linking over the
 gold words, per document and over a corpus.
 """
 
@@ -72,7 +72,7 @@ class EcFunsdScorer(DocumentScorer[EcDocument, EcEntities, EcDocumentScore]):
         return score_ec_document(gold, prediction)
 
     def compute(self) -> dict:
-        """SER via seqeval over the list of documents, other counts summed (funsd.md 2.11)."""
+        """SER via seqeval over the list of documents, other counts summed (docs/benchmarks.md#ec-funsd)."""
         docs = self.sorted_documents()
         given = [d.el_given_gold_entities for d in docs if d.el_given_gold_entities is not None]
         return {

@@ -1,8 +1,8 @@
 """End-to-end FUNSD scoring (`tore score funsd`): a model's boxes, text, grouping, labels and links
-against the reference, per document and over a corpus (funsd.md sections 2 and 3).
+against the reference, per document and over a corpus (docs/benchmarks.md#funsd-and-ec-funsd).
 
 Modelled on torchmetrics: `FunsdScorer.update(reference, prediction)` scores one document and keeps
-its mergeable state (`DocumentScore`); `compute()` aggregates the corpus as funsd.md 3.2 says.
+its mergeable state (`DocumentScore`); `compute()` aggregates the corpus as docs/benchmarks.md#corpus-panel says.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Detection(Summable):
 
 @dataclass(frozen=True)
 class OcrSums(Summable):
-    """funsd.md 2.5, as sums so that the corpus mean is over all matched pairs."""
+    """docs/benchmarks.md#ocr, as sums so that the corpus mean is over all matched pairs."""
 
     n_matched: int
     n_gt_words: int
@@ -145,7 +145,7 @@ class DocumentScore:
     overlay: dict
 
     def panel(self) -> dict:
-        """The per-document panel object (funsd.md 3.1)."""
+        """The per-document panel object (docs/benchmarks.md#per-document-panel)."""
         labeling = labeling_panel(*_columns(self.label_pairs), FUNSD_CLASSES)
         return {
             "counts": vars(self.counts).copy(),
@@ -192,7 +192,7 @@ def score_matched(reference: FunsdDocument, prediction: FunsdDocument, words: Bo
 
 
 def word_grouping(reference: FunsdDocument, prediction: FunsdDocument, word_matches: Matches) -> dict:
-    """funsd.md 2.6: ARI of GT entities against predicted entities over the GT words."""
+    """docs/benchmarks.md#word-grouping: ARI of GT entities against predicted entities over the GT words."""
     true_clusters = reference.word_entity_index()
     pred_entity_of_word = prediction.word_entity_index()
     matched = dict(word_matches)
@@ -212,7 +212,7 @@ def word_grouping(reference: FunsdDocument, prediction: FunsdDocument, word_matc
 
 
 def label_pairs(reference: FunsdDocument, prediction: FunsdDocument, entity_matches: Matches) -> list[tuple[str, str]]:
-    """funsd.md 2.7: (gt, predicted) labels of matches, then unmatched GT, then unmatched predictions."""
+    """docs/benchmarks.md#entity-labeling: (gt, predicted) labels of matches, then unmatched GT, then unmatched predictions."""
     matched_gt = {g for g, _ in entity_matches}
     matched_pred = {p for _, p in entity_matches}
     return (
@@ -223,7 +223,7 @@ def label_pairs(reference: FunsdDocument, prediction: FunsdDocument, entity_matc
 
 
 def layoutlm_tags(reference: FunsdDocument, prediction: FunsdDocument, word_matches: Matches) -> tuple[list[str], list[str]]:
-    """funsd.md 2.8: IOB2 tags of the GT words, from the GT entities and from the matched predicted words."""
+    """docs/benchmarks.md#ser: IOB2 tags of the GT words, from the GT entities and from the matched predicted words."""
     true_tags = [
         "O" if entity.label == "other" else f"{'B' if k == 0 else 'I'}-{entity.label.upper()}"
         for entity in reference.entities
@@ -285,7 +285,7 @@ def _columns(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
 
 
 class FunsdScorer(DocumentScorer[FunsdDocument, FunsdDocument, DocumentScore]):
-    """Accumulates documents; `compute()` is the corpus panel of funsd.md 3.2."""
+    """Accumulates documents; `compute()` is the corpus panel of docs/benchmarks.md#corpus-panel."""
 
     def score(self, reference: FunsdDocument, prediction: FunsdDocument) -> DocumentScore:
         return score_document(reference, prediction)

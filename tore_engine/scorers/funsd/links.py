@@ -1,4 +1,4 @@
-"""Entity linking scores (funsd.md 2.9 and 2.10).
+"""Entity linking scores (docs/benchmarks.md#entity-linking and docs/benchmarks.md#linking-given-reference-entities).
 
 Links are compared after mapping predicted entity ids to the GT entities they matched. Published
 "relation F1" numbers differ in orientation, in which entities must be right, and in which links

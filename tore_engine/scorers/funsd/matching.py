@@ -1,4 +1,4 @@
-"""One-to-one box matching at IoU 0.5 (funsd.md 2.1 and 2.3), in time and memory that grow with
+"""One-to-one box matching at IoU 0.5 (docs/benchmarks.md#boxes-and-iou and docs/benchmarks.md#matching), in time and memory that grow with
 the pairs of boxes that overlap, never with reference x prediction.
 
 Two rules are offered because published numbers use both: the optimal assignment (maximum total
@@ -11,7 +11,7 @@ boxes overlap (sorted coordinates give each box a contiguous run of candidates),
 axis filtering. Their IoU is computed by the same float operations as a full matrix would be, bit
 for bit. The optimal assignment is scipy's sparse solver (LAPJVsp) on those pairs, where every
 reference box may also stay alone (an edge of negligible weight to a column of its own), so that a
-full matching always exists. Assignments of equal total are not ranked by funsd.md (its vectors
+full matching always exists. Assignments of equal total are not ranked by docs/benchmarks.md#funsd-and-ec-funsd (its vectors
 have one optimum, which any correct solver finds); among them this one is deterministic and depends
 only on the overlapping pairs.
 

@@ -1,4 +1,4 @@
-"""The counting rules shared by every FUNSD and EC-FUNSD panel (funsd.md 2.4 to 2.8).
+"""The counting rules shared by every FUNSD and EC-FUNSD panel (docs/benchmarks.md#precision-recall-f1 to docs/benchmarks.md#ser).
 
 Precision/recall/F1 from counts, class-wise labeling scores (scikit-learn), entity-level SER
 (seqeval, the library LayoutLM-family papers use) and the Adjusted Rand Index (scikit-learn).
@@ -43,7 +43,7 @@ class Counts(Summable):
         return self.tp + self.fp + self.fn == 0
 
     def prf(self) -> dict:
-        """funsd.md 2.4: all 1.0 when nothing exists on either side, else 0.0 for an empty denominator."""
+        """docs/benchmarks.md#precision-recall-f1: all 1.0 when nothing exists on either side, else 0.0 for an empty denominator."""
         return self._with_rates(EmptyRule.ONE_IF_NOTHING)
 
     def prf_layoutxlm(self) -> dict:
@@ -60,7 +60,7 @@ def mean_or_none(total: float, count: int) -> float | None:
 
 
 def labeling_panel(y_true: Sequence[str], y_pred: Sequence[str], classes: Sequence[str]) -> dict:
-    """funsd.md 2.7: per class, micro, macro and micro without `other` over the classes present."""
+    """docs/benchmarks.md#entity-labeling: per class, micro, macro and micro without `other` over the classes present."""
     from sklearn.metrics import precision_recall_fscore_support
 
     present = [c for c in classes if c in set(y_true) | set(y_pred)]
@@ -90,7 +90,7 @@ def labeling_panel(y_true: Sequence[str], y_pred: Sequence[str], classes: Sequen
 
 
 def seqeval_panel(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]]) -> dict:
-    """funsd.md 2.8: entity-level (chunk) scores in seqeval's default conlleval mode, one sequence per document."""
+    """docs/benchmarks.md#ser: entity-level (chunk) scores in seqeval's default conlleval mode, one sequence per document."""
     from seqeval.metrics.sequence_labeling import (
         get_entities,
         precision_recall_fscore_support,

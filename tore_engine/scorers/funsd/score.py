@@ -92,7 +92,7 @@ def lookup(panel: dict, path: tuple[str, ...]) -> float | None:
 class FunsdResult:
     benchmark: str  # "funsd" or "ec-funsd"
     corpus: dict  # the corpus panel: the `--json` output
-    documents: dict[str, dict]  # doc id -> per-document panel (funsd.md 3.1)
+    documents: dict[str, dict]  # doc id -> per-document panel (docs/benchmarks.md#per-document-panel)
     overlays: dict[str, dict]  # doc id -> matched/unmatched entities and links (FUNSD only)
     images: dict[str, str | None]  # doc id -> page image path
     missing_predictions: list[str]  # reference files scored against an empty prediction
@@ -100,7 +100,7 @@ class FunsdResult:
     headlines: tuple[Headline, ...]
 
     def to_json(self) -> dict:
-        """The corpus panel: the `tore score funsd|ec-funsd --json` output (funsd.md 3.2)."""
+        """The corpus panel: the `tore score funsd|ec-funsd --json` output (docs/benchmarks.md#corpus-panel)."""
         return self.corpus
 
     def headline(self, panel: dict | None = None, *, document: bool = False) -> list[dict]:

@@ -75,7 +75,7 @@ def simulate_funsd_prediction(
 ) -> tuple[dict, Counter]:
     """A FUNSD prediction `{"form": [...]}` made from a gold form, and the count of each perturbation.
 
-    Only valid entities (funsd.md 2.2: with a non-blank word) are perturbed, so the log counts what
+    Only valid entities (docs/benchmarks.md#valid-words-and-entities: with a non-blank word) are perturbed, so the log counts what
     the scorer sees; entities made of blank words are kept as they are (the scorer ignores them).
     """
     document = FunsdDocument.from_json(gold, doc_id=doc_id, file=file)  # bad gold is an input error, not a crash below

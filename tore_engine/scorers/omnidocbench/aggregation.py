@@ -1,5 +1,5 @@
 """How OmniDocBench turns per-element results into page and corpus scores, as the official v1.6
-evaluator does (omnidocbench.md 5.3): each sample's edit distance and TEDS, the `all` results (page
+evaluator does (docs/benchmarks.md#aggregation): each sample's edit distance and TEDS, the `all` results (page
 average, whole-corpus ratio, element average), the `group` breakdown by element attribute and the
 `page` breakdown by page attribute. Kept apart from the matcher so that the official per-element
 files can be fed through them in the tests.

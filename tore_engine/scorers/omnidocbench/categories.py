@@ -1,5 +1,5 @@
 """OmniDocBench's category names and the mappings its official evaluations apply to them
-(omnidocbench.md sections 2, 3 and 5.1). Kept as data so that each scorer reads the same tables.
+(docs/benchmarks.md#omnidocbench-classes). Kept as data so that each scorer reads the same tables.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Layout-detection scores on OmniDocBench (omnidocbench.md section 4), the way the official
+"""Layout-detection scores on OmniDocBench (docs/benchmarks.md#layout-ap), the way the official
 evaluator computes them: COCO box AP over the 10 merged classes, via faster-coco-eval (a maintained
 re-implementation of pycocotools' COCOeval that gives the same values to 1e-15, 16x faster).
 
@@ -173,7 +173,7 @@ def _breakdowns(gt: COCO, dt: COCO, reference: Reference, pages_iou50: list[dict
 
 
 def score_layout(reference: Reference, prediction: LayoutPrediction) -> dict:
-    """The `layout` object of `tore score omnidocbench --json` (omnidocbench.md section 6)."""
+    """The `layout` object of `tore score omnidocbench --json` (docs/benchmarks.md#omnidocbench-output)."""
     gt = coco_ground_truth(reference)
     dt = gt.loadRes(coco_detections(prediction))
     result = _ap_summary(_evaluate(gt, dt))

@@ -1,11 +1,11 @@
 """Reading a layout-detection prediction for OmniDocBench, in any of its three forms
-(omnidocbench.md section 4, formats.md section 5):
+(docs/benchmarks.md#layout-ap, docs/cli.md#tore-score):
 
 - the official flat form `{"results": [{image_name, bbox [x0,y0,x1,y1], category_id, score}],
   "categories": {"<id>": "<name>"}}`;
 - a COCO results list `[{image_id, category_id, bbox [x,y,w,h], score}]`, image ids being 1-based
   positions in the reference file and category ids 1..10 the eval classes;
-- a TORE layout JSON (formats.md section 1) whose page ids are the image names; its boxes are
+- a TORE layout JSON (docs/formats.md#layout-json) whose page ids are the image names; its boxes are
   scaled into the reference frame when its page size differs.
 
 Each form keeps its own class names (`taxonomy`), so that TORE can compare them with the ground
@@ -171,7 +171,7 @@ def _from_coco_results(data: list[_CocoResult], source: str, reference: Referenc
 
 def _from_tore(data: dict, source: str, reference: Reference) -> LayoutPrediction:
     from tore_engine.formats.native import (
-        from_document,  # the native reader (formats.md section 1)
+        from_document,  # the native reader (docs/formats.md#layout-json)
     )
 
     layout = from_document(data, source)
@@ -192,7 +192,7 @@ def _scale_to_reference(
     size: tuple[float, float], width: float, height: float, declared: tuple[float, float]
 ) -> np.ndarray:
     """Factors `[sx, sy, sx, sy]` taking a layout JSON page's boxes into the reference frame
-    (formats.md section 1). A page that copied the reference's `page_info` size, even swapped, is
+    (docs/formats.md#layout-json). A page that copied the reference's `page_info` size, even swapped, is
     taken to be in image pixels already, as the reference polygons are."""
     if size in ((width, height), declared):
         return np.ones(4)

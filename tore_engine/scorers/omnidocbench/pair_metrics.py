@@ -1,4 +1,4 @@
-"""TEDS, the table metric of the OmniDocBench end-to-end evaluation (omnidocbench.md section 5.2),
+"""TEDS, the table metric of the OmniDocBench end-to-end evaluation (docs/benchmarks.md#teds),
 exactly as the official evaluator computes it on two normalised tables (apted for the tree edit
 distance, rapidfuzz for the cells' token edit distance). Text, formula and table normalisation are in
 `latex_text`, `formula_text` and `tables`.

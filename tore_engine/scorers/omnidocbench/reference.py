@@ -1,4 +1,4 @@
-"""Reading an `OmniDocBench.json` ground truth (omnidocbench.md section 1).
+"""Reading an `OmniDocBench.json` ground truth (docs/benchmarks.md#omnidocbench-ground-truth).
 
 A page's id is its `page_info.image_path` (an image file name such as `report.pdf_3.jpg`): the
 official results, the Markdown predictions (`<stem>.md`) and the layout predictions are all keyed

@@ -1,5 +1,5 @@
 """`tore score omnidocbench`: an `OmniDocBenchResult` around one JSON-able object
-(omnidocbench.md section 6), which the CLI prints whole and the app's panel renders directly.
+(docs/benchmarks.md#omnidocbench-output), which the CLI prints whole and the app's panel renders directly.
 
 Shape: `{"layout": {...} | null, "end_to_end": {...} | null, "pages": int, "reference": {...},
 "per_page": [{"page", "image", "attributes": {data_source, language, layout, special_issue, subset},

@@ -43,7 +43,7 @@ INPUT_KEYS = {"funsd": ("funsd_ref", "funsd_pred"), "ec-funsd": ("funsd_ec_ref",
 FAMILIES = {
     "funsd": "End-to-end numbers: the model outputs boxes, text, grouping, classes and links, matched to the "
              "ground truth at IoU >= 0.5. They are not comparable with a LayoutLM-style \"FUNSD F1\", which is "
-             "SER on the ground-truth words (funsd.md section 4).",
+             "SER on the ground-truth words (docs/benchmarks.md#reading-the-numbers).",
     "ec-funsd": "Given-ground-truth numbers: EC-FUNSD predictions label spans of the gold words (no detection, "
                 "no OCR), so they are not comparable with FUNSD's end-to-end numbers.",
 }
@@ -206,7 +206,7 @@ def _overlay(kind: str, overlay: dict, image_path: str | None, simulated: bool) 
                f"{LINK_RULES[kind]} Hover a box for its match.")
     if overlay["dropped"] is not None:
         dropped = overlay["dropped"]
-        caption += (f" Words with empty text are dropped (funsd.md 2.2): {dropped['gt_blank_words']} ground-truth words "
+        caption += (f" Words with empty text are dropped (docs/benchmarks.md#valid-words-and-entities): {dropped['gt_blank_words']} ground-truth words "
                     f"and {dropped['gt_blank_entities']} entities made only of them on this form; "
                     f"{dropped['pred_blank_words']} and {dropped['pred_blank_entities']} in the prediction.")
     st.caption(caption)
@@ -227,7 +227,7 @@ def render() -> None:
     st.header("FUNSD / EC-FUNSD")
     st.caption("FUNSD (Jaume et al., 2019): noisy scanned forms with entities (header, question, answer, other) "
                "and key-value links. EC-FUNSD (Zhang et al., 2024) re-annotates them at entity level. FUNSD has no "
-               "official scorer, so every number names its convention (specs/funsd.md).")
+               "official scorer, so every number names its convention (docs/benchmarks.md#funsd-and-ec-funsd).")
     url_state.seed("funsd_kind", "funsd", list(KINDS))
     kind = st.radio("Annotation", list(KINDS), format_func=KINDS.get, key="funsd_kind", horizontal=True, persist_state="session")
     url_state.share(funsd_kind=kind)
