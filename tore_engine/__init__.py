@@ -10,6 +10,7 @@ The package's top level is what a notebook user needs (docs/api.md)::
     ev.recall                                        # a pandas DataFrame, rows = reference classes
     ev.pages_for_cell("Text", "Table")               # the pages behind a cell, ranked
     tore.compare(ev_a, ev_b)                         # B minus A, per class and per page
+    tore.open("results/")                            # what `tore evaluate --out results/` saved, without its inputs
     ev_1.merge(ev_2)                                 # evaluations of disjoint pages as one, bit for bit
 
 What was clipped, skipped or defaulted is in `.warnings`, summed up in one `ToreWarning`; bad
@@ -21,7 +22,7 @@ Plotly are imported only by the methods that return them.
 
 from __future__ import annotations
 
-from tore_engine.api import FORMATS, evaluate, load, load_pair
+from tore_engine.api import FORMATS, evaluate, load, load_pair, open
 from tore_engine.core.errors import InputError, InputWarning, ToreWarning
 from tore_engine.core.layout import LayoutSet, Page, PageImage
 from tore_engine.results.comparison import Comparison, compare
@@ -44,4 +45,5 @@ __all__ = [
     "evaluate",
     "load",
     "load_pair",
+    "open",
 ]

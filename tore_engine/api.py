@@ -255,3 +255,13 @@ def evaluate(
                                coco_images=coco_images, map=map, sweep=sweep).evaluation
     _sum_up(evaluation.input_warnings, "the evaluation's .warnings")
     return evaluation
+
+
+def open(folder: str | Path) -> Evaluation:  # noqa: A001 - `tore.open`, the name formats.md section 10 gives it
+    """The evaluation that `tore evaluate ... --out DIR` saved in `folder` (or the folder of its
+    report.json), without its inputs: the same report.json, pages, cells, per-class scores and mAP.
+    A file of it truncated, edited, replaced or of another version is an `InputError` naming the
+    file; nothing in it is ever run (no pickle)."""
+    from tore_engine.results.saved import open_saved
+
+    return open_saved(folder)

@@ -12,6 +12,7 @@ import pytest
 from openpyxl import load_workbook
 
 from tests.helpers import load_shared_json, write_json
+from tore_engine.results.saved import SAVED_FILES
 from tore_engine.writers.outputs import OUTPUT_FILES, REPORT_FILES
 
 
@@ -29,10 +30,10 @@ def paper_files(tmp_path_factory):
 def test_reports_are_written_on_request_only(paper_files, tmp_path):
     plain, full = tmp_path / "plain", tmp_path / "full"
     assert tore("evaluate", *map(str, paper_files), "--out", str(plain), "--quiet").returncode == 0
-    assert sorted(path.name for path in plain.iterdir()) == sorted(OUTPUT_FILES)
+    assert sorted(path.name for path in plain.iterdir()) == sorted([*OUTPUT_FILES, *SAVED_FILES])
     result = tore("evaluate", *map(str, paper_files), "--out", str(full), "--xlsx", "--html", "--cells", "--sweep", "--quiet")
     assert result.returncode == 0, result.stderr
-    assert sorted(path.name for path in full.iterdir()) == sorted([*OUTPUT_FILES, *REPORT_FILES.values()])  # no staging left
+    assert sorted(path.name for path in full.iterdir()) == sorted([*OUTPUT_FILES, *SAVED_FILES, *REPORT_FILES.values()])  # no staging left
     assert load_workbook(full / "report.xlsx").sheetnames[0] == "Matrices"
     assert (full / "report.html").read_text(encoding="utf-8").count('class="plotly-graph-div"') == 4
     with (full / "cells.csv").open(newline="") as handle:

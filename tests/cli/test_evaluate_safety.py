@@ -23,6 +23,7 @@ from tests.helpers import DEMO, layout_json, write_json
 from tests.io.test_leftovers import ended_pid
 from tests.mutations import VALID_NATIVE, mutations
 from tore_engine.io import leftovers
+from tore_engine.results.saved import SAVED_FILES
 from tore_engine.writers import outputs
 from tore_engine.writers import staging as output
 from tore_engine.writers.outputs import OUTPUT_FILES
@@ -158,7 +159,7 @@ def test_a_new_run_replaces_every_result_and_leaves_other_files(previous, tmp_pa
     other = write_json(tmp_path / "other.json", native("other", PREDICTED, 3))
     assert run_cli("evaluate", str(other), str(other), "--out", str(out), "--workers", "1")[0] == 0
     after = snapshot(out)
-    assert set(after) == set(OUTPUT_FILES) | {"notes.txt"} and after["notes.txt"] == b"mine"
+    assert set(after) == set(OUTPUT_FILES) | set(SAVED_FILES) | {"notes.txt"} and after["notes.txt"] == b"mine"
     assert json.loads(after["report.json"])["pages"] == 3
     assert sorted(path.name for path in out.iterdir()) == sorted(after)
 
@@ -210,7 +211,7 @@ def test_a_stop_signal_during_the_swap_ends_the_command_after_it(previous, tmp_p
     monkeypatch.setattr(output.os, "replace", signalled_at_the_third)
     assert run_cli("evaluate", str(other), str(other), "--out", str(out), "--workers", "1") == (143, "", "tore: stopped by SIGTERM\n")
     after = snapshot(out)
-    assert sorted(path.name for path in out.iterdir()) == sorted(OUTPUT_FILES)  # no staging folder, no lock file
+    assert sorted(path.name for path in out.iterdir()) == sorted([*OUTPUT_FILES, *SAVED_FILES])  # no staging folder, no lock file
     assert json.loads(after["report.json"])["pages"] == 3 and after["pages.csv"].count(b"\n") == 4  # the whole new set
 
 
@@ -274,7 +275,7 @@ def test_json_prints_the_report_file_byte_for_byte(files, tmp_path):
 def test_quiet_prints_nothing(files, tmp_path):
     result = tore("evaluate", *map(str, files), "--out", str(tmp_path / "o"), "-q")
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
-    assert sorted(path.name for path in (tmp_path / "o").iterdir()) == sorted(OUTPUT_FILES)  # every result written all the same
+    assert sorted(path.name for path in (tmp_path / "o").iterdir()) == sorted([*OUTPUT_FILES, *SAVED_FILES])  # every result written all the same
     assert json.loads((tmp_path / "o" / "report.json").read_text())["pages"] == 2
 
 
@@ -469,7 +470,7 @@ def test_workers_exit_when_their_parent_is_killed(long_run, tmp_path):
     assert len(left) == 2 and left[0] == output.LOCK_NAME and left[1].startswith(output.STAGING_PREFIX)
     small = write_json(tmp_path / "small.json", native("small", BOXES))
     assert run_cli("evaluate", str(small), str(small), "--out", str(tmp_path / "o"), "--workers", "1")[0] == 0
-    assert sorted(path.name for path in (tmp_path / "o").iterdir()) == sorted(OUTPUT_FILES)  # swept by the next run
+    assert sorted(path.name for path in (tmp_path / "o").iterdir()) == sorted([*OUTPUT_FILES, *SAVED_FILES])  # swept by the next run
 
 
 @pytestmark_linux

@@ -33,7 +33,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "build the multi-label confusion matrix (Algorithm 1 of Krstinic et al. 2020), with recall "
             "and precision matrices, the zero-trimmed and the reduced Background/Foreground views. "
             "Writes DIR/report.json, a CSV per matrix and pages.csv (and on request report.xlsx, report.html, "
-            "cells.csv); prints a short summary."
+            "cells.csv), and the saved evaluation that tore.open(DIR) and the app reopen without the inputs "
+            "(saved.json, saved-text.json, saved-arrays.npz); prints a short summary."
         ),
     )
     parser.add_argument("reference", type=Path, help="reference layout (the dataset's annotations); rows of the matrix")
@@ -145,7 +146,9 @@ def _executor(scheduler: str | None) -> Iterator[Executor | None]:
 def run(args: argparse.Namespace) -> int:
     """Check --out (and hold it: `output.staged_output`) and reach the scheduler first, so that neither
     fails after the whole evaluation."""
+    from tore_engine import __version__
     from tore_engine.api import evaluate, load_pair
+    from tore_engine.results.saved import SAVED_FILES, run_info, write_saved
     from tore_engine.run.runner import input_bytes, terminal_progress, terminal_reading
     from tore_engine.writers.outputs import REPORT_FILES, output_files, write_outputs
     from tore_engine.writers.staging import staged_output
@@ -157,14 +160,23 @@ def run(args: argparse.Namespace) -> int:
 
         require_plotly()
     read = [path for path in (args.reference, args.prediction, args.images, args.label_map) if path is not None]
-    with staged_output(args.out, output_files(reports), read) as staging, _executor(scheduler) as executor:
+    with staged_output(args.out, (*output_files(reports), *SAVED_FILES), read) as staging, _executor(scheduler) as executor:
         with terminal_reading(input_bytes(args.reference, args.prediction), enabled=not args.quiet):
             reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
                                               page_images=args.page_images)
         with terminal_progress(len(reference.pages), enabled=not args.quiet) as progress:
             evaluation = evaluate(reference, prediction, taxonomy=args.taxonomy, label_map=args.label_map, min_score=args.min_score,
                                   workers=args.workers, executor=executor, progress=progress, map=args.map, sweep=args.sweep)
-        staging.save(lambda folder: write_outputs(evaluation.report_content(), folder, reports))
+        run = run_info({"reference": args.reference, "prediction": args.prediction, "reference_name": reference.name,
+                        "prediction_name": prediction.name, "format": args.format, "images": args.images, "page_images": args.page_images,
+                        "taxonomy": args.taxonomy, "label_map": args.label_map, "min_score": args.min_score, "map": args.map,
+                        "sweep": args.sweep})
+
+        def write(folder: Path) -> None:
+            write_outputs(evaluation.report_content(), folder, reports)
+            write_saved(evaluation, folder, run, __version__)  # what `tore.open(DIR)` reopens (formats.md section 10)
+
+        staging.save(write)
         if args.json:  # while the run holds --out: no other run's report.json in between
             with (args.out / "report.json").open(encoding="ascii") as written:
                 shutil.copyfileobj(written, sys.stdout)

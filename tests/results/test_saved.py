@@ -1,0 +1,230 @@
+"""A saved evaluation (tore_engine.results.saved, formats.md section 10): `tore evaluate --out DIR`
+leaves what `tore.open(DIR)` reopens without the inputs, and the reopened evaluation writes every
+file of DIR again byte for byte; a saved file replaced by a pickle, random or truncated bytes, an
+edit, or a folder of another version is an error naming the file, and nothing in it runs."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import pickle
+import shutil
+import zipfile
+from pathlib import Path
+
+import msgspec
+import numpy as np
+import pytest
+
+import tore_engine as tore
+from tests.cli.helpers import run_cli
+from tests.helpers import DEMO, write_json
+from tore_engine.core.errors import InputError
+from tore_engine.results.saved import ARRAYS, MANIFEST, TEXT, open_saved, read_manifest, write_saved
+from tore_engine.run.runner import evaluate_dataset
+from tore_engine.writers.outputs import write_outputs
+
+
+def _evaluated(tmp_path: Path, prediction: str = "model_a.json", *options: str) -> Path:
+    """The demo's reference and a model evaluated into DIR from copies of the inputs, which are then removed."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("reference.json", prediction):
+        shutil.copy(DEMO / name, inputs / name)
+    out = tmp_path / "out"
+    code, _, err = run_cli("evaluate", str(inputs / "reference.json"), str(inputs / prediction), "--out", str(out), "--cells", "-q", *options)
+    assert code == 0, err
+    shutil.rmtree(inputs)  # reopened without its inputs
+    return out
+
+
+@pytest.fixture(scope="module")
+def saved_a(tmp_path_factory):
+    return _evaluated(tmp_path_factory.mktemp("saved"), "model_a.json", "--sweep", "--min-score", "0.3")
+
+
+def _rewritten(evaluation, tmp_path: Path, reports: list[str]) -> Path:
+    again = tmp_path / "again"
+    again.mkdir()
+    write_outputs(evaluation.report_content(), again, reports)
+    return again
+
+
+def test_a_reopened_evaluation_writes_every_file_again_byte_for_byte(saved_a, tmp_path):
+    evaluation = tore.open(saved_a)
+    again = _rewritten(evaluation, tmp_path, ["cells", "sweep"])
+    written = sorted(path.name for path in again.iterdir())
+    assert written == sorted(name for name in os.listdir(saved_a) if name.endswith((".csv", ".json")) and not name.startswith("saved"))
+    for name in written:
+        assert (again / name).read_bytes() == (saved_a / name).read_bytes(), name
+    assert evaluation.to_json() == json.loads((saved_a / "report.json").read_text())
+
+
+def test_its_tables_are_the_written_ones(saved_a):
+    evaluation = tore.open(saved_a)
+    with (saved_a / "pages.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    pages = evaluation.pages
+    assert pages.index.tolist() == [row["page"] for row in rows]
+    for column in ("pixels", "foreground_f1", "map"):
+        written = [float(row[column]) if row[column] else np.nan for row in rows]
+        assert np.array_equal(pages[column].to_numpy(float), np.array(written), equal_nan=True), column
+    with (saved_a / "cells.csv").open(newline="") as handle:
+        cells = [row for row in csv.DictReader(handle) if (row["reference_class"], row["predicted_class"]) == ("Text", "Table")]
+    behind = evaluation.pages_for_cell("Text", "Table")
+    assert cells and sorted(behind["page"]) == sorted(row["page"] for row in cells)
+    assert dict(zip(behind["page"], behind["pixels"])) == {row["page"]: float(row["pixels"]) for row in cells}
+    report = json.loads((saved_a / "report.json").read_text())
+    assert evaluation.per_class[["recall", "precision", "f1"]].to_dict("index") == report["per_class"]
+    assert evaluation.map is not None and evaluation.map.to_json() == report["map"]
+    assert evaluation.warnings == report["warnings"] and any("scored below" in w["message"] for w in report["warnings"])
+
+
+def test_dual_taxonomy_without_map_reopens(tmp_path):
+    out = _evaluated(tmp_path, "model_b.json")
+    evaluation = tore.open(out / "report.json")  # the folder's report.json names it too
+    report = json.loads((out / "report.json").read_text())
+    assert report["mode"] == "dual" and report["map"] is None and report["map_reason"]
+    assert evaluation.to_json() == report
+    again = _rewritten(evaluation, tmp_path, ["cells"])
+    assert (again / "pages.csv").read_bytes() == (out / "pages.csv").read_bytes()
+    assert (again / "cells.csv").read_bytes() == (out / "cells.csv").read_bytes()
+
+
+def test_python_integers_beyond_int64_come_back_exact(tmp_path):
+    """Three pages of 2^31 x 2^31 pixels: the sweep's counts sum past int64 and are saved as decimal text."""
+    side = 2**31
+    pages = [{"id": f"p{k}", "width": side, "height": side, "boxes": [{"label": "Text", "bbox": [0, 0, side, side]}]} for k in range(3)]
+    predicted = [{**page, "boxes": [{"label": "Text", "bbox": [0, 0, side / 2, side], "score": 0.9}]} for page in pages]
+    reference = write_json(tmp_path / "r.json", {"name": "gt", "pages": pages})
+    prediction = write_json(tmp_path / "p.json", {"name": "model", "pages": predicted})
+    evaluation = evaluate_dataset(*tore.load_pair(reference, prediction), sweep=True)
+    write_saved(evaluation, tmp_path)
+    assert json.loads((tmp_path / TEXT).read_text())["decimal_integers"]  # the path under test is taken
+    reopened = open_saved(tmp_path)
+    assert reopened.sweep_state is not None and evaluation.sweep_state is not None
+    assert reopened.sweep_state.reduced.tolist() == evaluation.sweep_state.reduced.tolist()
+    assert max(reopened.sweep_state.reduced.ravel().tolist()) > np.iinfo(np.int64).max
+    assert reopened.page_pixels.tolist() == [side * side] * 3
+    assert reopened.to_json() == evaluation.to_json() and reopened.sweep().equals(evaluation.sweep())
+
+
+# --- untrusted folders ----------------------------------------------------------------------------
+
+
+class _Planted:
+    """Unpickling this creates a file: proof that a pickle was run."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def _copy(saved: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "copy"
+    shutil.copytree(saved, folder)
+    return folder
+
+
+def _resealed(folder: Path, name: str) -> None:
+    """The manifest made to agree with the file's new bytes, as an attacker would."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    data = (folder / name).read_bytes()
+    manifest["files"][name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+
+
+def _refused(folder: Path, name: str, *words: str) -> str:
+    with pytest.raises(InputError) as raised:
+        tore.open(folder)
+    message = str(raised.value)
+    assert str(folder / name) in message and all(word in message for word in words), message
+    return message
+
+
+@pytest.mark.parametrize("name", [ARRAYS, TEXT, MANIFEST])
+def test_a_pickle_in_place_of_a_file_is_refused_and_never_run(saved_a, tmp_path, name):
+    folder = _copy(saved_a, tmp_path)
+    marker = tmp_path / "ran"
+    (folder / name).write_bytes(pickle.dumps(_Planted(marker)))
+    if name != MANIFEST:
+        _resealed(folder, name)
+    _refused(folder, name)
+    assert not marker.exists()
+
+
+def test_an_object_array_inside_the_archive_is_refused_and_never_run(saved_a, tmp_path):
+    folder = _copy(saved_a, tmp_path)
+    marker = tmp_path / "ran"
+    with zipfile.ZipFile(folder / ARRAYS) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    planted = io.BytesIO()
+    np.save(planted, np.array([_Planted(marker)], dtype=object), allow_pickle=True)
+    members["tore.page_pixels.npy"] = planted.getvalue()
+    with zipfile.ZipFile(folder / ARRAYS, "w") as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
+    _resealed(folder, ARRAYS)
+    _refused(folder, ARRAYS, "tore.page_pixels")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("name", [ARRAYS, TEXT, MANIFEST])
+def test_random_or_truncated_bytes_are_refused_naming_the_file(saved_a, tmp_path, name):
+    for damage in ("random", "truncated", "random resealed", "truncated resealed"):
+        folder = tmp_path / damage
+        shutil.copytree(saved_a, folder)
+        data = (folder / name).read_bytes()
+        damaged = np.random.default_rng(0).bytes(len(data)) if damage.startswith("random") else data[: len(data) // 2]
+        (folder / name).write_bytes(damaged)
+        if damage.endswith("resealed") and name != MANIFEST:
+            _resealed(folder, name)
+        _refused(folder, name)
+
+
+def test_an_edit_is_refused_even_with_the_manifest_resealed(saved_a, tmp_path):
+    folder = _copy(saved_a, tmp_path)
+    (folder / TEXT).write_bytes((folder / TEXT).read_bytes().replace(b'"Text"', b'"Txet"', 1))
+    _refused(folder, TEXT, "SHA-256")
+    text = msgspec.json.decode((folder / TEXT).read_bytes())
+    text["page_ids"] = text["page_ids"][:-1]  # one page fewer than the arrays have
+    (folder / TEXT).write_bytes(msgspec.json.encode(text))
+    _resealed(folder, TEXT)
+    _refused(folder, ARRAYS, "rows")
+    text["page_ids"].append(text["page_ids"][0])
+    (folder / TEXT).write_bytes(msgspec.json.encode(text))
+    _resealed(folder, TEXT)
+    _refused(folder, TEXT, "page id twice")
+
+
+def test_an_index_out_of_range_is_refused_before_use(saved_a, tmp_path):
+    folder = _copy(saved_a, tmp_path)
+    with np.load(folder / ARRAYS, allow_pickle=False) as archive:
+        arrays = dict(archive)
+    arrays["tore.contribution_cell"] = arrays["tore.contribution_cell"].copy()
+    arrays["tore.contribution_cell"][0] = 10**6
+    np.savez(folder / ARRAYS, **arrays)
+    _resealed(folder, ARRAYS)
+    _refused(folder, ARRAYS, "tore.contribution_cell", "outside")
+
+
+def test_another_version_or_a_foreign_folder_says_why(saved_a, tmp_path):
+    folder = _copy(saved_a, tmp_path)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "version": 2, "product_version": "9.0.0", "new_field": 1}))
+    _refused(folder, MANIFEST, "format version 2", "9.0.0", "reads format version 1")
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "parts": [*manifest["parts"], "errors"]}))
+    _refused(folder, MANIFEST, "'errors'", "newer version")
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "format": "something-else"}))
+    _refused(folder, MANIFEST, "something-else")
+    (folder / MANIFEST).unlink()
+    with pytest.raises(InputError, match="no saved.json: it was written by a version of tore evaluate before"):
+        read_manifest(folder)
+    with pytest.raises(InputError, match="is no saved evaluation"):
+        tore.open(tmp_path / "empty")
+
