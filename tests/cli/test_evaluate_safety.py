@@ -298,16 +298,27 @@ def test_a_closed_stdout_ends_quietly(files, tmp_path, mode):
     assert json.loads((tmp_path / "o" / "report.json").read_text())["pages"] == 2
 
 
-def test_the_summary_ranks_only_classes_that_occur_and_states_both_means(tmp_path):
+def test_the_summary_ranks_only_classes_the_reference_has_and_names_the_undefined_cases(tmp_path):
+    # a on both sides, b only in the reference (never predicted), c only predicted, unused on neither side
     gt = write_json(tmp_path / "gt.json", layout_json("gt", native("gt", BOXES)["pages"], ["a", "b", "c", "unused"]))
     model = write_json(tmp_path / "model.json", native("model", PREDICTED))
     result = tore("evaluate", str(gt), str(model), "--out", str(tmp_path / "o"), "--workers", "1")
     assert result.returncode == 0, result.stderr
-    lowest = next(line for line in result.stdout.splitlines() if line.startswith("Lowest F1: "))
-    assert "unused" not in lowest and {"a", "b", "c"} == {item.split()[0] for item in lowest[len("Lowest F1: "):].split(", ")}
-    means = json.loads((tmp_path / "o" / "report.json").read_text())["means"]
-    assert (means["present_classes"]["classes"], means["all_classes"]["classes"]) == (3, 5)
-    assert f"over the 3 present on either side recall {means['present_classes']['recall']:.4f}" in result.stdout
+    lines = result.stdout.splitlines()
+    lowest = next(line for line in lines if line.startswith("Lowest F1: "))
+    assert {"a", "b"} == {item.split()[0] for item in lowest[len("Lowest F1: "):].split(", ")}
+    assert "Predicted only (no reference pixel: recall undefined, not ranked): c" in lines
+    assert "Never predicted (no predicted pixel: precision undefined): b" in lines
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    per_class, means = report["per_class"], report["means"]
+    assert (per_class["c"]["recall"], per_class["b"]["precision"]) == (None, None)
+    assert per_class["unused"] == {"recall": None, "precision": None, "f1": None}
+    assert per_class["c"]["precision"] == per_class["c"]["f1"] == per_class["b"]["recall"] == per_class["b"]["f1"] == 0.0
+    assert (means["present_classes"]["classes"], means["present_classes"]["precision_classes"], means["all_classes"]["classes"]) == (2, 1, 5)
+    assert means["present_classes"]["recall"] == (per_class["a"]["recall"] + 0.0) / 2
+    assert means["present_classes"]["precision"] == per_class["a"]["precision"]
+    assert f"over the 2 present in the reference recall {means['present_classes']['recall']:.4f}" in result.stdout
+    assert "(precision over the 1 of them predicted)" in result.stdout
     assert f"over all 5, Background and absent classes included (as docling-metrics-layout) recall {means['all_classes']['recall']:.4f}" in result.stdout
 
 

@@ -9,9 +9,14 @@ import numpy as np
 
 from tore_engine.metrics.algorithm1 import ExactCounts
 from tore_engine.metrics.matrices import (
+    ABSENT,
+    NEVER_PREDICTED,
+    PREDICTED_ONLY,
     ExactMatrix,
     MatrixSet,
     ToreMatrices,
+    class_case,
+    class_means,
     f1_score,
     per_class_scores,
 )
@@ -32,11 +37,23 @@ def test_trimmed_removes_all_zero_rows_and_columns_of_the_confusion_matrix():
     assert trimmed.precision.tolist() == [[0.6, 1], [0.4, 0]]
 
 
-def test_per_class_f1_and_zero_support():
-    exact = ExactMatrix.from_integers(np.array([[5, 0, 0], [1, 3, 0], [0, 0, 0]]))
-    scores = per_class_scores(MatrixSet.from_exact(["Background", "a", "b"], exact))
+def test_per_class_scores_are_undefined_not_zero_where_a_side_has_no_pixel():
+    # Background, a (both sides), b (only predicted), c (never predicted), d (on neither side).
+    exact = ExactMatrix.from_integers(np.array([[5, 0, 2, 0, 0], [1, 3, 0, 0, 0], [0, 0, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 0, 0]]))
+    scores = per_class_scores(MatrixSet.from_exact(["Background", "a", "b", "c", "d"], exact))
     assert scores["a"] == {"recall": 0.75, "precision": 1.0, "f1": f1_score(1.0, 0.75)}
-    assert scores["b"] == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
+    # scikit-learn's F1, 2 tp / (2 tp + fp + fn): 0 with only false positives (b) or only misses (c)
+    assert scores["b"] == {"recall": None, "precision": 0.0, "f1": 0.0}
+    assert scores["c"] == {"recall": 0.0, "precision": None, "f1": 0.0}
+    assert scores["d"] == {"recall": None, "precision": None, "f1": None}
+    assert [class_case(True, True), class_case(False, True), class_case(True, False), class_case(False, False)] == [
+        None, PREDICTED_ONLY, NEVER_PREDICTED, ABSENT]
+
+
+def test_class_means_leave_undefined_scores_out():
+    per_class = {"a": {"recall": 0.5, "precision": 1.0, "f1": 2 / 3}, "c": {"recall": 0.0, "precision": None, "f1": 0.0}}
+    assert class_means(per_class) == {"classes": 2, "recall": 0.25, "precision": 1.0, "f1": 1 / 3, "precision_classes": 1}
+    assert class_means({}) == {"classes": 0, "recall": None, "precision": None, "f1": None, "precision_classes": 0}
 
 
 def test_huge_counts_still_round_once_and_correctly():
@@ -67,19 +84,22 @@ def test_integer_matrices_beyond_int64_keep_exact_sums():
 
 
 def test_means_say_over_which_classes_they_average():
-    # Background, a (present), b (present: only predicted), c (absent from both sides).
-    confusion = np.array([[6, 0, 2, 0], [1, 3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    # Background, a (present), b (only predicted), c (absent from both sides), e (never predicted).
+    confusion = np.array([[6, 0, 2, 0, 0], [1, 3, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [5, 0, 0, 0, 0]])
     rows, columns = np.nonzero(confusion)
-    counts = ExactCounts.summed(4, np.ones(len(rows), np.int64), rows, columns, confusion[rows, columns])
-    matrices = ToreMatrices.from_counts("single", ["Background", "a", "b", "c"], counts, np.array([[6, 2], [1, 3]]))
-    recall = [Fraction(6, 8), Fraction(3, 4), 0, 0]
-    precision = [Fraction(6, 7), Fraction(3, 3), 0, 0]
+    counts = ExactCounts.summed(5, np.ones(len(rows), np.int64), rows, columns, confusion[rows, columns])
+    matrices = ToreMatrices.from_counts("single", ["Background", "a", "b", "c", "e"], counts, np.array([[6, 2], [6, 3]]))
+    recall = [Fraction(6, 8), Fraction(3, 4), 0, 0, 0]  # the matrices' diagonals: 0 where the row is empty
+    precision = [Fraction(6, 12), Fraction(3, 3), 0, 0, 0]
     f1 = [f1_score(float(p), float(r)) for p, r in zip(precision, recall)]
-    assert matrices.present_classes() == ["a", "b"]
+    assert matrices.present_classes() == ["a", "e"]  # with reference pixels: b, only predicted, is not
+    assert (matrices.classes_in(PREDICTED_ONLY), matrices.classes_in(NEVER_PREDICTED), matrices.classes_in(ABSENT)) == (["b"], ["e"], ["c"])
     means = matrices.means
-    assert means["present_classes"] == {"classes": 2, "recall": float(recall[1]) / 2, "precision": float(precision[1]) / 2, "f1": f1[1] / 2}
-    assert means["all_classes"]["classes"] == 4
-    assert means["all_classes"]["recall"] == float(sum(recall) / 4)
-    assert means["all_classes"]["precision"] == float(sum(precision) / 4)
-    assert means["all_classes"]["f1"] == math.fsum(f1) / 4
-    assert ToreMatrices.from_counts("dual", ["Background", "a", "b", "c"], counts, np.array([[6, 2], [1, 3]])).means is None
+    # recall and F1 over a and e; precision over a only (e has none: left out, not 0)
+    assert means["present_classes"] == {"classes": 2, "recall": float(recall[1]) / 2, "precision": float(precision[1]), "f1": f1[1] / 2,
+                                        "precision_classes": 1}
+    assert means["all_classes"]["classes"] == 5
+    assert means["all_classes"]["recall"] == float(sum(recall) / 5)
+    assert means["all_classes"]["precision"] == float(sum(precision) / 5)
+    assert means["all_classes"]["f1"] == math.fsum(f1) / 5
+    assert ToreMatrices.from_counts("dual", ["Background", "a", "b", "c", "e"], counts, np.array([[6, 2], [6, 3]])).means is None

@@ -18,7 +18,6 @@ from tore_engine.results.comparison import (
     comparable,
     compare,
     matrix_difference,
-    mean_scores,
     outcome_cell,
     reference_class_outcomes,
 )
@@ -47,12 +46,6 @@ def test_matrices_with_other_classes_are_not_comparable():
     assert not comparable(a, b)
     with pytest.raises(ValueError):
         matrix_difference(a, b)
-
-
-def test_mean_scores():
-    a = {"Text": {"recall": 0.5, "precision": 1.0, "f1": 2 / 3}, "Title": {"recall": 0.0, "precision": 0.0, "f1": 0.0}}
-    assert mean_scores(a) == pytest.approx({"recall": 0.25, "precision": 0.5, "f1": 1 / 3})
-    assert mean_scores({}) == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
 
 
 def test_page_deltas_follow_a_and_skip_pages_b_lacks():

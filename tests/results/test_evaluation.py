@@ -240,3 +240,32 @@ def test_maps_summary_is_made_once_when_two_threads_ask_at_once(monkeypatch):
         thread.join(timeout=60)
     assert len(made) == 1 and len(reports) == 2 and reports[0] is reports[1]
     assert reports[0].figures["map"] == summary(evaluation.map_state, evaluation.matrices.classes).figures["map"]
+
+
+def _docling_labels(folder) -> set[str]:
+    """The labels of every item with a position in a folder of DoclingDocument JSON files, read raw."""
+    import json
+
+    return {item["label"] for path in sorted(folder.glob("*.json")) for items in json.loads(path.read_text()).values()
+            if isinstance(items, list) for item in items if isinstance(item, dict) and item.get("prov") and "label" in item}
+
+
+def test_classes_only_predicted_have_no_recall_rank_or_mean_in_the_docling_documents():
+    """Issue 36 N3, as written: pre_heron against heron, where formula and list_item are only predicted."""
+    from tests.helpers import shared_path
+
+    folder = shared_path("data", "layouts", "docling_documents")
+    only_predicted = sorted(_docling_labels(folder / "heron") - _docling_labels(folder / "pre_heron"))
+    assert only_predicted == ["formula", "list_item"]
+    evaluation = tore.evaluate(folder / "pre_heron", folder / "heron", format="docling", map="off")
+    report = evaluation.to_json()
+    for name in only_predicted:
+        assert report["per_class"][name]["recall"] is None and report["per_class"][name]["precision"] == 0.0
+        assert np.isnan(evaluation.per_class.loc[name, "recall"])
+    assert report["means"]["present_classes"]["classes"] == len(report["per_class"]) - len(only_predicted)
+    present = [scores["recall"] for name, scores in report["per_class"].items() if name not in only_predicted]
+    assert report["means"]["present_classes"]["recall"] == pytest.approx(sum(present) / len(present), abs=1e-15)
+    lines = evaluation.summary().splitlines()
+    lowest = next(line for line in lines if line.startswith("Lowest F1: "))
+    assert not any(name in lowest for name in only_predicted)
+    assert f"Predicted only (no reference pixel: recall undefined, not ranked): {', '.join(only_predicted)}" in lines

@@ -8,6 +8,7 @@ numbers do not depend on summation order (docs/algorithm.md#derived-matrices and
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -118,12 +119,31 @@ class MatrixSet:
         }
 
 
-def per_class_scores(matrices: MatrixSet) -> dict[str, dict[str, float]]:
-    """Recall, precision and F1 of every taxonomy class (Background excluded), single mode."""
-    scores = {}
+ClassScores = dict[str, float | None]  # recall, precision, F1 of one class; None where undefined
+PREDICTED_ONLY, NEVER_PREDICTED, ABSENT = "predicted only", "never predicted", "on neither side"  # a class's undefined cases
+
+
+def class_case(support: bool, predicted: bool) -> str | None:
+    """Which of a class's scores are undefined, in words: no reference pixel (recall undefined), no
+    predicted pixel (precision undefined), neither (all three); None when all are defined."""
+    if support:
+        return None if predicted else NEVER_PREDICTED
+    return PREDICTED_ONLY if predicted else ABSENT
+
+
+def per_class_scores(matrices: MatrixSet) -> dict[str, ClassScores]:
+    """Recall, precision and F1 of every taxonomy class (Background excluded), single mode. Recall is
+    None for a class without reference pixels, precision for one without predicted pixels: a ratio
+    over nothing is undefined, not 0 (the matrices keep their 0, docs/algorithm.md#derived-matrices). F1 is
+    2 tp / (2 tp + fp + fn), as scikit-learn's: 0 when only one side has the class (every pixel of
+    it missed, or wrong), None when neither has it."""
+    support, predicted = matrices.confusion.sum(axis=1) > 0, matrices.confusion.sum(axis=0) > 0
+    scores: dict[str, ClassScores] = {}
     for k, name in enumerate(matrices.rows[1:], start=1):
-        recall, precision = float(matrices.recall[k, k]), float(matrices.precision[k, k])
-        scores[name] = {"recall": recall, "precision": precision, "f1": f1_score(precision, recall)}
+        recall = float(matrices.recall[k, k]) if support[k] else None
+        precision = float(matrices.precision[k, k]) if predicted[k] else None
+        f1 = f1_score(precision, recall) if recall is not None and precision is not None else 0.0 if support[k] or predicted[k] else None
+        scores[name] = {"recall": recall, "precision": precision, "f1": f1}
     return scores
 
 
@@ -131,9 +151,18 @@ def _mean(values: list[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
+def class_means(per_class: Mapping[str, ClassScores]) -> dict:
+    """The unweighted mean of each score over the classes given where it is defined (an undefined
+    score is left out, as scikit-learn's `zero_division=nan`, never counted as 0); `classes` says
+    over how many, `precision_classes` over how many of them precision averages (those predicted)."""
+    values = {score: [v for v in (scores[score] for scores in per_class.values()) if v is not None] for score in ("recall", "precision", "f1")}
+    return {"classes": len(per_class), **{score: _mean(defined) for score, defined in values.items()}, "precision_classes": len(values["precision"])}
+
+
 def diagonal_mean(matrices: MatrixSet, indices: list[int]) -> dict:
     """Mean recall, precision and F1 (of each class, then averaged) over the diagonal cells
-    `indices`; the means are None when there are no such cells."""
+    `indices`, 0 where a ratio is undefined (docling-metrics-layout's convention); the means are
+    None when there are no such cells."""
     recall = [float(matrices.recall[k, k]) for k in indices]
     precision = [float(matrices.precision[k, k]) for k in indices]
     f1 = [f1_score(p, r) for p, r in zip(precision, recall)]
@@ -171,27 +200,36 @@ class ToreMatrices:
         return self.full.trimmed()
 
     @property
-    def per_class(self) -> dict[str, dict[str, float]] | None:
+    def per_class(self) -> dict[str, ClassScores] | None:
         return per_class_scores(self.full) if self.mode == "single" else None
 
-    def _present(self) -> list[int]:
+    def class_cases(self) -> dict[str, str | None]:
+        """Each class's case (Background excluded): `class_case` of its reference and predicted pixels."""
         numerators = self.exact.numerators
-        occurs = (numerators.sum(axis=1) > 0) | (numerators.sum(axis=0) > 0)
-        return [k for k in range(1, len(self.classes)) if occurs[k]]
+        support, predicted = numerators.sum(axis=1) > 0, numerators.sum(axis=0) > 0
+        return {name: class_case(bool(support[k]), bool(predicted[k])) for k, name in enumerate(self.classes) if k}
+
+    def classes_in(self, case: str) -> list[str]:
+        """The classes of one case (`PREDICTED_ONLY`, `NEVER_PREDICTED`, `ABSENT`), in matrix order."""
+        return [name for name, found in self.class_cases().items() if found == case]
 
     def present_classes(self) -> list[str]:
-        """The classes (Background excluded) with support or predictions: the ones worth ranking."""
-        return [self.classes[k] for k in self._present()]
+        """The classes (Background excluded) with reference pixels: the ones worth ranking and
+        averaging (recall and F1 defined). A class only predicted is not among them."""
+        return [name for name, case in self.class_cases().items() if case in (None, NEVER_PREDICTED)]
 
     @property
     def means(self) -> dict | None:
-        """Per-class means, each over a stated set: the classes present on either side (Background
-        excluded), and all K classes as docling-metrics-layout averages (Background and classes
-        absent from both sides included, docs/algorithm.md#derived-matrices). None in dual mode, where the diagonal
-        means nothing (docs/algorithm.md#dual-taxonomy)."""
-        if self.mode != "single":
+        """Per-class means, each over a stated set: the classes present in the reference (Background
+        excluded; precision over those of them predicted, `class_means`), and all K classes as
+        docling-metrics-layout averages (Background and classes absent from both sides included,
+        undefined ratios as 0, docs/algorithm.md#derived-matrices). None in dual mode, where the
+        diagonal means nothing (docs/algorithm.md#dual-taxonomy)."""
+        per_class = self.per_class
+        if per_class is None:
             return None
-        return {"present_classes": diagonal_mean(self.full, self._present()), "all_classes": diagonal_mean(self.full, list(range(len(self.classes))))}
+        present = class_means({name: per_class[name] for name in self.present_classes()})
+        return {"present_classes": present, "all_classes": diagonal_mean(self.full, list(range(len(self.classes))))}
 
 
 PageRow = tuple[str, int, float, float, float]  # page id, pixels, Foreground recall, precision, F1

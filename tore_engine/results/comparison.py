@@ -52,13 +52,6 @@ def matrix_difference(a: MatrixSet, b: MatrixSet) -> MatrixSet:
     return MatrixSet(a.rows, a.columns, b.confusion - a.confusion, b.recall - a.recall, b.precision - a.precision)
 
 
-def mean_scores(per_class: dict[str, dict[str, float]]) -> dict[str, float]:
-    """The unweighted mean of each score over exactly the classes given (zeros included)."""
-    if not per_class:
-        return {score: 0.0 for score in SCORES}
-    return {score: sum(values[score] for values in per_class.values()) / len(per_class) for score in SCORES}
-
-
 def _own_column(taxonomy: Taxonomy, label: str) -> int | None:
     """The column of reference class `label`'s own predicted class: the predicted class of the same
     name, or else the one name that differs only in case and surrounding blanks ("Table" and a

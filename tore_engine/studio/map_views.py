@@ -135,7 +135,7 @@ def compare_map(a: Evaluated, b: Evaluated) -> None:
     roles = [role for role, report in zip(ROLES, reports) if report is not None]
     caveats = [text for role, evaluated in zip(ROLES, (a, b)) if (text := caveat(evaluated.evaluation, f"{role}: "))]
     convention = next((convention_note(report) for report in reports if report is not None), "")
-    st.caption(" ".join([convention, *caveats, *(["None: no box of the class on either side."] if roles else [])]))
+    st.caption(" ".join([convention, *caveats, *(["None: no reference box of the class (it is only predicted, or on neither side), so AP is undefined."] if roles else [])]))
     if not roles:
         return
     overall, per_class = (_kept(table, roles) for table in map_tables(a.evaluation, b.evaluation))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -21,12 +21,21 @@ import streamlit as st
 from streamlit.typing import VegaLiteState
 
 from tore_engine.core.text_safety import write_csv
-from tore_engine.metrics.matrices import REDUCED_CLASSES, VIEWS, MatrixSet
+from tore_engine.metrics.matrices import (
+    ABSENT,
+    NEVER_PREDICTED,
+    PREDICTED_ONLY,
+    REDUCED_CLASSES,
+    VIEWS,
+    ClassScores,
+    MatrixSet,
+    class_means,
+)
 from tore_engine.plots import heatmaps, vega_charts
 from tore_engine.plots.plain_text import plain_for_markdown
-from tore_engine.results.comparison import mean_scores
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
+from tore_engine.scorers.common import format_score
 from tore_engine.studio import gallery, sections, tables, url_state
 from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated, model_evaluation, side_label
@@ -379,18 +388,28 @@ def per_class_rows(evaluation: Evaluation, classes: tuple[str, ...]) -> dict[str
             for name, scores in _class_scores(evaluation, classes).items()}
 
 
-def _class_scores(evaluation: Evaluation, classes: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    """TORE's recall, precision and F1 of each class shown (all when `classes` is empty): what
-    the means average, never None, unlike AP and AR@100."""
+def _class_scores(evaluation: Evaluation, classes: tuple[str, ...]) -> dict[str, ClassScores]:
+    """TORE's recall, precision and F1 of each class shown (all when `classes` is empty), None
+    where undefined (`matrices.per_class_scores`)."""
     per_class = evaluation.matrices.per_class or {}
     return {name: scores for name, scores in per_class.items() if not classes or name in classes}
 
 
+def undefined_caption(evaluation: Evaluation, shown: Collection[str]) -> str:
+    """Which of the classes shown have a score undefined, and why, case by case."""
+    cases = {PREDICTED_ONLY: "no reference pixel, so no recall bar, and not in the means",
+             NEVER_PREDICTED: "no predicted pixel, so no precision bar", ABSENT: "no pixel on either side, so no bar"}
+    found = evaluation.matrices.class_cases()
+    return " ".join(f"{case.capitalize()} ({why}): {', '.join(names)}." for case, why in cases.items()
+                    if (names := [plain_for_markdown(name) for name in shown if found.get(name) == case]))
+
+
 def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...]) -> None:
     """Recall, precision and F1 of each class shown (the matrix's class subset; single taxonomy),
-    with AP and AR@100 beside them when the evaluation has mAP, their means over exactly those
-    classes; a click on any bar lists the pages of its class."""
-    per_class = per_class_rows(evaluated.evaluation, classes)
+    with AP and AR@100 beside them when the evaluation has mAP, their means over the classes shown
+    that the reference has, each score where defined; a click on any bar lists the pages of its class."""
+    evaluation = evaluated.evaluation
+    per_class = per_class_rows(evaluation, classes)
     if not per_class:
         return
     st.subheader("Per-class scores")
@@ -398,18 +417,21 @@ def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...])
                               lambda event: vega_charts.clicked_bar(event, list(per_class), vega_charts.bar_series(per_class)))
     if clicked is not None:
         st.session_state[f"bar-class-{model}"] = clicked[0]
-    means = mean_scores(_class_scores(evaluated.evaluation, classes))
+    present = set(evaluation.matrices.present_classes())
+    means = class_means({name: scores for name, scores in _class_scores(evaluation, classes).items() if name in present})
     subset = " chosen in Classes to show" if classes else ""
     boxes = (" AP and AR@100 (paler) are mAP's, of the boxes ranked by score (COCO-style, IoU 0.50:0.95, 100 boxes a page; "
-             "no bar: no box of the class on either side)." if "AP" in vega_charts.bar_series(per_class) else "")
+             "no bar: no reference box of the class, AP undefined)." if "AP" in vega_charts.bar_series(per_class) else "")
+    precision_over = "" if means["precision_classes"] == means["classes"] else f" (precision over the {means['precision_classes']} of them predicted)"
     st.caption(
-        f"Unweighted means over the {len(per_class)} classes shown{subset} (Background excluded; a class without "
-        f"support or without predictions counts as 0): recall {means['recall']:.3f}, precision "
-        f"{means['precision']:.3f}, F1 {means['f1']:.3f}. Each class's recall and precision are the "
-        f"diagonal cells of the recall and precision matrices.{boxes} Click a bar to list the pages of its class."
+        f"Unweighted means over the {means['classes']} classes shown{subset} that the reference has (Background excluded; an "
+        f"undefined score is left out, never counted as 0){precision_over}: recall {format_score(means['recall'], 3)}, precision "
+        f"{format_score(means['precision'], 3)}, F1 {format_score(means['f1'], 3)}. Each class's recall and precision are the "
+        f"diagonal cells of the recall and precision matrices. {undefined_caption(evaluation, per_class)}{boxes} "
+        "Click a bar to list the pages of its class."
     )
     if (label := st.session_state.get(f"bar-class-{model}")) in per_class:
-        class_page_list(evaluated.evaluation, label, model, key=f"class-{model}")
+        class_page_list(evaluation, label, model, key=f"class-{model}")
 
 
 def _view_classes(evaluation: Evaluation, view: str) -> tuple[list[str], list[str]]:

@@ -33,6 +33,7 @@ from tore_engine.writers.tables import MATRIX_CORNER as CORNER
 from tore_engine.writers.tables import (
     MATRIX_KINDS,
     SUPPORT_NOTE,
+    UNDEFINED_NOTE,
     WARNING_COLUMNS,
     map_notes,
     warning_rows,
@@ -55,8 +56,9 @@ DIAGONAL_FONTS = {False: Font(bold=True), True: Font(bold=True, color="FFFFFF")}
 PLAIN_FONTS = {False: Font(), True: Font(color="FFFFFF")}
 TITLE_FONT = Font(bold=True, size=12)
 BAND_HEADER_ROWS = 2  # a band of blocks: the blocks' titles, then the predicted classes
-MEANS_NOTE = ("means: unweighted, of each class's scores; 'present' counts the classes on either side (Background excluded), "
-              "'all' every matrix class, Background and absent classes included, as docling-metrics-layout averages")
+MEANS_NOTE = ("means: unweighted, of each class's scores; 'present' counts the classes with reference pixels (Background excluded), "
+              "each score over those where it is defined (blank: undefined, never 0); 'all' every matrix class, Background and "
+              "absent classes included, undefined as 0, as docling-metrics-layout averages")
 MAX_CELL_TEXT = 32_767  # Excel's limit for one cell
 MAX_SHEET_ROWS = 1_048_576  # Excel's limit for one sheet
 MIN_WIDTH, MAX_WIDTH, WIDTH_MARGIN = 6, 60, 2  # column widths, in characters
@@ -214,12 +216,12 @@ def _per_class_sheet(workbook: Workbook, content: ReportContent, means: dict) ->
     rows: list[tuple] = content.per_class_rows()
     present, every = means["present_classes"], means["all_classes"]
     rows += [
-        (f"mean over the {present['classes']} classes present", present["recall"], present["precision"], present["f1"], None),
+        (f"mean over the {present['classes']} classes present in the reference", present["recall"], present["precision"], present["f1"], None),
         (f"mean over all {every['classes']} classes", every["recall"], every["precision"], every["f1"], None),
     ]
     columns = content.per_class_columns()
     formats = (None, RATIO_FORMAT, RATIO_FORMAT, RATIO_FORMAT, PIXELS_FORMAT, *(RATIO_FORMAT,) * (len(columns) - 5))
-    _table_sheet(workbook, "Per class", columns, rows, formats, (SUPPORT_NOTE, MEANS_NOTE, *map_notes(content.map)))
+    _table_sheet(workbook, "Per class", columns, rows, formats, (SUPPORT_NOTE, UNDEFINED_NOTE, MEANS_NOTE, *map_notes(content.map)))
 
 
 def _map_sheet(workbook: Workbook, report: MapReport) -> None:

@@ -24,6 +24,7 @@ from tore_engine.writers.content import ReportContent
 from tore_engine.writers.summary import map_lines, sweep_line
 from tore_engine.writers.tables import (
     SUPPORT_NOTE,
+    UNDEFINED_NOTE,
     WARNING_COLUMNS,
     ap_note,
     warning_rows,
@@ -130,7 +131,7 @@ def _sections(content: ReportContent) -> list[str]:
     sections = []
     if content.matrices.per_class is not None:
         sections += ["<h2>Per class</h2>", _table(content.per_class_columns(), content.per_class_rows(), PER_CLASS_FORMATS, "classes"),
-                     *(f'<p class="note">{html.escape(note)}</p>' for note in (SUPPORT_NOTE, *([ap_note(content.map)] if content.map else [])))]  # unscored boxes: said above
+                     *(f'<p class="note">{html.escape(note)}</p>' for note in (SUPPORT_NOTE, UNDEFINED_NOTE, *([ap_note(content.map)] if content.map else [])))]  # unscored boxes: said above
     if content.sweep is not None:
         sections += ["<h2>Minimum score sweep</h2>", '<p class="note">Each minimum score as a run with --min-score: TORE\'s recall, '
                      "precision and F1 (best: the highest F1); beside them mAP's AP and the detection precision, recall and F1 at IoU 0.50.</p>",

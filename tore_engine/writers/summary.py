@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tore_engine.core.text_safety import terminal_text
 from tore_engine.metrics.map_report import SWITCHED_OFF, MapReport, unscored_note
+from tore_engine.metrics.matrices import NEVER_PREDICTED, PREDICTED_ONLY, ToreMatrices
 from tore_engine.metrics.sweep import MIN_SCORES, Curve, SweepReport
 from tore_engine.writers.content import ReportContent
 
@@ -15,14 +16,26 @@ def _mean_line(means: dict) -> str:
     present, every = means["present_classes"], means["all_classes"]
 
     def scores(mean: dict) -> str:
-        return f"recall {mean['recall']:.4f}, precision {mean['precision']:.4f}, F1 {mean['f1']:.4f}"
+        return f"recall {_number(mean['recall'])}, precision {_number(mean['precision'])}, F1 {_number(mean['f1'])}"
 
-    first = f"over the {present['classes']} present on either side {scores(present)}" if present["classes"] else "no class present on either side"
+    first = "no class present in the reference"
+    if present["classes"]:
+        first = f"over the {present['classes']} present in the reference {scores(present)}"
+        if present["precision_classes"] < present["classes"]:
+            first += f" (precision over the {present['precision_classes']} of them predicted)"
     return f"Class means: {first}; over all {every['classes']}, Background and absent classes included (as docling-metrics-layout) {scores(every)}"
 
 
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
+def undefined_lines(matrices: ToreMatrices) -> list[str]:
+    """The classes whose scores are not all defined, by case: left out of the ranking and the means
+    (predicted only), or ranked with precision undefined (never predicted)."""
+    cases = ((PREDICTED_ONLY, "no reference pixel: recall undefined, not ranked"), (NEVER_PREDICTED, "no predicted pixel: precision undefined"))
+    return [f"{case.capitalize()} ({why}): {', '.join(terminal_text(name) for name in names)}"
+            for case, why in cases if (names := matrices.classes_in(case))]
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def map_lines(report: MapReport | None, reason: str | None) -> list[str]:
@@ -62,12 +75,12 @@ def summary(content: ReportContent, out: Path | None = None) -> str:
         *map_lines(content.map, content.map_reason),
         *([sweep_line(content.sweep)] if content.sweep is not None else []),
     ]
-    means = matrices.means  # None in dual mode, as per_class
-    if matrices.per_class and means is not None:
-        present = set(matrices.present_classes())
-        ranked = sorted(((name, scores) for name, scores in matrices.per_class.items() if name in present), key=lambda item: item[1]["f1"])
+    means, per_class = matrices.means, matrices.per_class  # None in dual mode
+    if per_class is not None and means is not None:
+        ranked = sorted(((name, per_class[name]["f1"]) for name in matrices.present_classes()), key=lambda item: item[1] or 0.0)
         if ranked:
-            lines.append("Lowest F1: " + ", ".join(f"{terminal_text(name)} {scores['f1']:.3f}" for name, scores in ranked[:5]))
+            lines.append("Lowest F1: " + ", ".join(f"{terminal_text(name)} {_number(f1, 3)}" for name, f1 in ranked[:5]))
+        lines += undefined_lines(matrices)
         lines.append(_mean_line(means))
     if content.warnings:
         lines.append(f"{len(content.warnings)} warnings (listed in report.json)")

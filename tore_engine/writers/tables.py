@@ -17,11 +17,14 @@ MAP_PAGE_COLUMNS = ("map", "map_50", "map_75")  # pages.csv's columns when there
 MAP_CLASS_COLUMNS = ("ap", "ar_100")  # the per-class table's columns when there is mAP
 WARNING_COLUMNS = ("page", "box", "side", "message")
 SUPPORT_NOTE = "support: the class's reference pixels (its confusion row summed)"
+UNDEFINED_NOTE = ("blank recall: no reference pixel of the class (predicted only); blank precision: no predicted pixel (never predicted); "
+                  "F1 is 2 tp / (2 tp + fp + fn), 0 when one side only has the class, blank when neither has it")
 
 
-def per_class_rows(matrices: ToreMatrices) -> list[tuple[str, float, float, float, float]]:
-    """(class, recall, precision, F1, support) of every taxonomy class, Background excluded;
-    empty in dual mode, where the diagonal means nothing (docs/algorithm.md#dual-taxonomy). Support is the
+def per_class_rows(matrices: ToreMatrices) -> list[tuple[str, float | None, float | None, float | None, float]]:
+    """(class, recall, precision, F1, support) of every taxonomy class, Background excluded, None
+    where undefined (`matrices.per_class_scores`); empty in dual mode, where the diagonal means
+    nothing (docs/algorithm.md#dual-taxonomy). Support is the
     exact row sum, rounded once."""
     if matrices.per_class is None:
         return []
