@@ -255,8 +255,8 @@ def test_huge_pages_are_counted_exactly(huge):
     assert report["pixels"] == 20_000_000_000_000_000_000
     for k, name in enumerate("abc", start=1):
         support, predicted = sum(expected[k]), sum(row[k] for row in expected)
-        assert report["per_class"][name]["recall"] == (float(expected[k][k] / support) if support else 0.0)
-        assert report["per_class"][name]["precision"] == (float(expected[k][k] / predicted) if predicted else 0.0)
+        assert report["per_class"][name]["recall"] == (float(expected[k][k] / support) if support else None)
+        assert report["per_class"][name]["precision"] == (float(expected[k][k] / predicted) if predicted else None)
     # Reduced view: |T| a pixel into its Foreground row; every small pixel is Foreground on the reference side.
     truth, predicted = brute_sets(4, 4, SMALL_REFERENCE), brute_sets(4, 4, SMALL_PREDICTION)
     fg_fg = sum(len(t) for row_t, row_p in zip(truth, predicted) for t, p in zip(row_t, row_p) if p != {0})
