@@ -88,7 +88,7 @@ class Summary(msgspec.Struct, forbid_unknown_fields=True):
     classes: list[str]
     foreground: dict[str, float]  # recall, precision, f1
     map: dict[str, float | None] | None  # map, map_50, map_75
-    per_class_f1: dict[str, float] | None  # single taxonomy only
+    per_class_f1: dict[str, float | None] | None  # single taxonomy only; None: the class on neither side
 
 
 class Manifest(msgspec.Struct, forbid_unknown_fields=True):
