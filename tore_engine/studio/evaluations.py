@@ -42,6 +42,7 @@ from tore_engine.core.derived import Derived
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
+from tore_engine.results import saved
 from tore_engine.results.drilldown import pages_table
 from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio.compute import dask_executor
@@ -339,9 +340,34 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
         preload.empty()
 
 
+def saved_evaluation(folder: Path, model: str) -> Evaluated | None:
+    """The evaluation saved in `folder` (`results.saved`), opened once for every session (kept by
+    its manifest's version), titled after the model it evaluated; None, with the reason on the
+    page, when it cannot be opened. Its layouts are empty: a saved evaluation holds no boxes."""
+    store = evaluation_store()
+    key = ("saved", _stamp(folder / saved.MANIFEST))
+    cached = store.get(key)
+    try:
+        manifest = saved.read_manifest(folder).manifest
+        if cached is None:
+            evaluation = saved.open_saved(folder)
+            run = manifest.run
+            cached = Evaluated("", LayoutSet(run.reference_name or "reference", []), LayoutSet(run.prediction_name or "prediction", []),
+                               evaluation, min_score=run.min_score)
+            store.put(key, cached)
+            threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()  # as `evaluate`'s
+    except InputError as error:
+        show_input_error(error, title=f"the saved evaluation of model {model}")
+        return None
+    name = shortened(manifest.run.prediction_name or folder.name, NAME_LENGTH)
+    return cached.titled(f"model {model} ({name}, saved {manifest.created[:10]})")
+
+
 def model_evaluation(dataset: Dataset, model: str, *, quiet: bool = False) -> Evaluated | None:
     """Model `model` against the dataset's reference, or None (with a message on the page unless
     `quiet`)."""
+    if dataset.is_saved and model in dataset.models:
+        return saved_evaluation(dataset.models[model], model)
     if dataset.reference is None or model not in dataset.models:
         if not quiet:
             st.info("Choose a reference and a prediction in the sidebar." if dataset.reference is None or model == "A"
@@ -364,6 +390,9 @@ def model_against_model(dataset: Dataset, first: str = "A", second: str = "B") -
     """Model `first` taken as the reference and model `second` as the prediction, in dual-taxonomy
     mode (two COCO results lists are read against the dataset's COCO images + categories file)."""
     if not {first, second} <= set(dataset.models):
+        return None
+    if dataset.is_saved:
+        st.info("Saved evaluations hold no boxes: B read against A needs the two predictions (Paths on the server).")
         return None
     title = f"{side_label(dataset, second)} against {side_label(dataset, first)}"
     return _evaluate_with_progress(

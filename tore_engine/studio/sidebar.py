@@ -23,7 +23,7 @@ from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, DEMO_DIR, data_root
 from tore_engine.studio.messages import show_input_error, shown_errors
 
 DEMO_FILES = {"reference": "reference.json", "A": "model_a.json", "B": "model_b.json"}
-SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on the server"}
+SOURCES = {"demo": "Embedded demo", "upload": "Upload files", "path": "Paths on the server", "saved": "Saved evaluations"}
 TAXONOMY_MODES = ("auto", "single", "dual")
 NO_MIN_SCORE = 0.0  # the minimum score's "none": every box kept, as without --min-score
 MAP_CONVENTIONS = tuple(CONVENTIONS)  # coco (the command line's default), docling
@@ -88,6 +88,11 @@ class Dataset:
     @property
     def is_demo(self) -> bool:
         return self.source == "demo"
+
+    @property
+    def is_saved(self) -> bool:
+        """Each model is an evaluation saved by `tore evaluate --out DIR` (`models` name the folders), opened, not evaluated."""
+        return self.source == "saved"
 
     def format_of(self, side: str) -> str:
         return self.formats.get(side, "auto")
@@ -216,7 +221,29 @@ def _on_the_server() -> _Chosen:
     return _chosen(paths, formats, models, label_map=label_map, coco_images=coco_images, page_images=page_images)
 
 
-SOURCE_INPUTS = {"demo": _demo, "upload": _uploaded, "path": _on_the_server}
+SAVED_HELP = ("a folder `tore evaluate ... --out DIR` wrote (it holds saved.json), relative to the data folder: opened as it was "
+              "evaluated, without its inputs; the Runs page lists those under a folder")
+
+
+def saved_key(model: str) -> str:
+    """The URL key of model `model`'s saved evaluation: `saved` for A (`?saved=PATH`), `saved_b`, ... for the others."""
+    return "saved" if model == "A" else f"saved_{model.lower()}"
+
+
+def _saved() -> _Chosen:
+    """Saved evaluations as the models: each opened, never evaluated again; their reference is
+    the one each was evaluated against (the first one's stands for the dataset's)."""
+    st.sidebar.caption(PATH_CAPTION.replace("for example `shared/data/layouts/docling_documents/heron`; a file or a folder "
+                                            "(Docling, DocTags, Parquet, a docling-eval dataset)", "a folder of `tore evaluate --out`"))
+    models = _model_count()
+    folders = {model: _path_input(f"Saved evaluation of model {model}{'' if model == 'A' else ' (optional)'}", saved_key(model), SAVED_HELP)
+               for model in models}
+    url_state.share(src="saved")
+    chosen = {model: folder for model, folder in folders.items() if folder is not None}
+    return _Chosen(next(iter(chosen.values()), None), chosen, {})
+
+
+SOURCE_INPUTS = {"demo": _demo, "upload": _uploaded, "path": _on_the_server, "saved": _saved}
 
 
 def _image_root(source: str) -> Path:
@@ -263,7 +290,7 @@ def _evaluation_settings() -> tuple[str, float | None, str]:
 def sidebar() -> Dataset:
     """Render the shared dataset choices in the sidebar and return them."""
     st.sidebar.header("Dataset")
-    url_state.seed("src", "demo", list(SOURCES))
+    url_state.seed("src", "saved" if url_state.given_values(saved_key("A")) else "demo", list(SOURCES))  # `?saved=PATH` alone opens it
     source = st.sidebar.radio("Source", list(SOURCES), format_func=SOURCES.get, key="src", persist_state="session")
     chosen = SOURCE_INPUTS[source]()
     taxonomy, min_score, convention = _evaluation_settings()
