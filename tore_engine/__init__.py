@@ -11,6 +11,7 @@ The package's top level is what a notebook user needs (docs/api.md)::
     ev.pages_for_cell("Text", "Table")               # the pages behind a cell, ranked
     tore.compare(ev_a, ev_b)                         # B minus A, per class and per page
     tore.open("results/")                            # what `tore evaluate --out results/` saved, without its inputs
+    tore.tags().pages("gt", "reference wrong")       # the pages tagged so, in the app or here
     ev_1.merge(ev_2)                                 # evaluations of disjoint pages as one, bit for bit
 
 What was clipped, skipped or defaulted is in `.warnings`, summed up in one `ToreWarning`; bad
@@ -22,7 +23,7 @@ Plotly are imported only by the methods that return them.
 
 from __future__ import annotations
 
-from tore_engine.api import FORMATS, evaluate, load, load_pair, open
+from tore_engine.api import FORMATS, evaluate, load, load_pair, open, tags
 from tore_engine.core.errors import InputError, InputWarning, ToreWarning
 from tore_engine.core.layout import LayoutSet, Page, PageImage
 from tore_engine.results.comparison import Comparison, compare
@@ -46,4 +47,5 @@ __all__ = [
     "load",
     "load_pair",
     "open",
+    "tags",
 ]

@@ -18,13 +18,16 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tore_engine.core.errors import InputError, InputWarning, ToreWarning, warnings_summary
 from tore_engine.core.layout import LayoutSet
 from tore_engine.core.taxonomy import apply_label_map, label_map_warnings
 from tore_engine.formats.detect import detect_format
 from tore_engine.results.evaluation import Evaluation
+
+if TYPE_CHECKING:
+    from tore_engine.results.tags import TagStore
 
 # Formats whose files each hold one side, and the module that reads them.
 SIDE_FORMATS: dict[str, str] = {
@@ -265,3 +268,12 @@ def open(folder: str | Path) -> Evaluation:  # noqa: A001 - `tore.open`, the nam
     from tore_engine.results.saved import open_saved
 
     return open_saved(folder)
+
+
+def tags(database: str | Path | None = None) -> TagStore:
+    """The tags on pages and boxes and the saved views the app keeps (`results.tags.TagStore`): of
+    the SQLAlchemy URL or SQLite file `database`, else `$TORE_STUDIO_DB`, else `.tore-studio.sqlite`
+    in the current folder. `store.add(dataset, page, name, note=..., side=, box=)`, `store.pages(dataset, name)`."""
+    from tore_engine.results.tags import tags as opened
+
+    return opened(database)
