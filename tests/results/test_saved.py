@@ -228,3 +228,16 @@ def test_another_version_or_a_foreign_folder_says_why(saved_a, tmp_path):
     with pytest.raises(InputError, match="is no saved evaluation"):
         tore.open(tmp_path / "empty")
 
+
+
+def test_without_the_sweep_only_maps_summary_is_kept_and_a_merge_is_refused(tmp_path, saved_a):
+    out = _evaluated(tmp_path, "model_a.json")
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["parts"] == ["tore", "map"]  # no match records: a 100,000-page folder is 160 MB smaller
+    with np.load(out / ARRAYS, allow_pickle=False) as archive:
+        assert not any(name.startswith("map.") and name != "map.pages" for name in archive.files)
+    evaluation = tore.open(out)
+    assert evaluation.to_json() == json.loads((out / "report.json").read_text())
+    with pytest.raises(ValueError, match="keeps mAP's summary, not its records"):
+        evaluation.merge(tore.open(saved_a))
+    assert json.loads((saved_a / MANIFEST).read_text())["parts"] == ["tore", "map", "map_records", "sweep"]

@@ -81,6 +81,9 @@ class Evaluation:
     # the sweep and mAP's ranking have scores to go by, known without reading the boxes again.
     page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)
     _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
+    # Reopened from a saved folder (`results.saved`) with mAP's summary but not its records, which
+    # a merge needs: such an evaluation cannot be merged.
+    map_records_dropped: bool = field(default=False, init=False, repr=False, compare=False)
     # mAP's summary, made once: the app's page index (a thread) and its script may ask at once
     _derived: Derived = field(default_factory=Derived, init=False, repr=False, compare=False)
 
@@ -237,6 +240,10 @@ class Evaluation:
         Made on first use, once: a second thread asking meanwhile waits for it (1 s at 100,000 pages)."""
         return self._derived.get("map", self._summarised)
 
+    def prefill_map(self, report: MapReport) -> None:
+        """Give `map` its summary as saved (`results.saved`), so that it is not made from records."""
+        self._derived.get("map", lambda: report)
+
     def _summarised(self) -> MapReport | None:
         return None if self.map_state is None else self.map_state.report(self.matrices.classes)
 
@@ -364,6 +371,9 @@ def map_warnings(state: MapState | None) -> list[InputWarning]:
 def _check_mergeable(a: Evaluation, b: Evaluation) -> None:
     """Why two evaluations cannot be one, as a `ValueError`: a page in both, another taxonomy, other
     mAP settings, or a prediction page evaluated beside the other's reference."""
+    if a.map_records_dropped or b.map_records_dropped:
+        raise ValueError("an evaluation reopened from a saved folder keeps mAP's summary, not its records, which a merge needs: "
+                         "merge the evaluations, then save the merged one")
     if a.taxonomy != b.taxonomy:
         raise ValueError(f"the two evaluations have different taxonomies ({a.taxonomy.mode}: {named(a.taxonomy.classes)}; "
                          f"{b.taxonomy.mode}: {named(b.taxonomy.classes)}); merge evaluations of one reference and one prediction")

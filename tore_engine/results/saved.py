@@ -26,7 +26,7 @@ import hashlib
 import io
 import zipfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -38,9 +38,10 @@ from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.io.files import read_bytes
 from tore_engine.metrics.algorithm1 import ExactCounts
-from tore_engine.metrics.map_report import MapState
+from tore_engine.metrics.map_report import MapReport, MapState
 from tore_engine.metrics.map_types import CONVENTIONS, PageMatches
 from tore_engine.metrics.matrices import ToreMatrices
+from tore_engine.metrics.mean_average_precision import PageStatistics
 from tore_engine.metrics.rates import f1_score
 from tore_engine.metrics.sweep import POINTS, SweepState
 from tore_engine.results.evaluation import Evaluation
@@ -51,9 +52,11 @@ MANIFEST = "saved.json"
 ARRAYS = "saved-arrays.npz"
 TEXT = "saved-text.json"
 SAVED_FILES = (ARRAYS, TEXT, MANIFEST)  # in the order they are moved into place: the manifest last
-# The named parts a state may hold; `tore` always. A later version adds parts (box outcomes, ...);
-# a folder naming a part this version does not know is refused, naming it.
-PARTS = ("tore", "map", "sweep")
+# The named parts a state may hold; `tore` always. `map` is mAP's summary (at 100,000 pages its
+# records take 160 MB, its summary 2 MB); `map_records` the records too, kept with `sweep` only,
+# whose detection view reads them. A later version adds parts (box outcomes, ...); a folder naming
+# a part this version does not know is refused, naming it.
+PARTS = ("tore", "map", "map_records", "sweep")
 MAX_MANIFEST_BYTES = 16 * 2**20
 
 
@@ -131,13 +134,37 @@ class MapText(msgspec.Struct, forbid_unknown_fields=True):
     unscored: int
 
 
+Number = float | int  # as the report has it: 3 stays 3, 3.0 stays 3.0 (report.json's bytes)
+
+
+class PageStatisticsText(msgspec.Struct, forbid_unknown_fields=True):
+    total: int
+    mean: Number | None
+    median: Number | None
+    std: Number
+    bins: list[Number]
+    hist: list[Number]
+
+
+class MapReportText(msgspec.Struct, forbid_unknown_fields=True):
+    """mAP's summary (`MapReport`) but its per-page values, which are the array `map.pages`."""
+
+    convention: str
+    figures: dict[str, Number | None]
+    per_class: dict[str, tuple[Number | None, Number | None]]
+    page_stats: dict[str, PageStatisticsText]
+    predicted: int
+    unscored: int
+
+
 class SavedText(msgspec.Struct, forbid_unknown_fields=True):
     taxonomy: TaxonomyText
     page_ids: list[str]
     warnings: list[WarningText]
     warning_groups: list[int]
     map_reason: str | None
-    map: MapText | None
+    map_report: MapReportText | None
+    map: MapText | None  # mAP's records, kept only with the sweep (its detection view reads them)
     sweep_detection: MapText | None
     python_integers: list[str]  # arrays stored as int64 that the evaluation holds as Python integers
     decimal_integers: list[str]  # arrays of Python integers too large for int64, stored as decimal text
@@ -216,10 +243,15 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
     arrays.add_counts("tore.counts", evaluation.counts)
     if evaluation.page_scored is not None:
         arrays.add("tore.page_scored", evaluation.page_scored)
-    if evaluation.map_state is not None:
+    report = evaluation.map
+    if report is not None:
         parts.append("map")
-        arrays.add_matches("map", evaluation.map_state.matches)
+        arrays.add("map.pages", report.pages)
     sweep = evaluation.sweep_state
+    records = evaluation.map_state if sweep is not None else None
+    if records is not None:
+        parts.append("map_records")
+        arrays.add_matches("map", records.matches)
     if sweep is not None:
         parts.append("sweep")
         for point, counts in enumerate(sweep.counts):
@@ -235,7 +267,11 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
         warnings=[WarningText(w.page, w.box, w.side, w.message) for w in evaluation.input_warnings],
         warning_groups=list(evaluation.warning_groups),
         map_reason=evaluation.map_reason,
-        map=_map_text(evaluation.map_state),
+        map_report=None if report is None else MapReportText(
+            report.convention, report.figures, report.per_class,
+            {name: PageStatisticsText(**asdict(statistics)) for name, statistics in report.page_stats.items()},
+            report.predicted, report.unscored),
+        map=_map_text(records),
         sweep_detection=None if sweep is None else _map_text(sweep.detection),
         python_integers=arrays.python,
         decimal_integers=arrays.decimal,
@@ -409,7 +445,8 @@ def open_saved(folder: str | Path) -> Evaluation:
         raise _problem(text_path, "holds warning groups that do not fit its warnings")
     if len(set(text.page_ids)) != len(text.page_ids):
         raise _problem(text_path, "lists a page id twice")
-    if ("map" in manifest.parts) != (text.map is not None) or ("sweep" not in manifest.parts and text.sweep_detection is not None):
+    if (("map" in manifest.parts) != (text.map_report is not None) or ("map_records" in manifest.parts) != (text.map is not None)
+            or ("sweep" not in manifest.parts and (text.sweep_detection is not None or text.map is not None))):
         raise _problem(text_path, f"does not hold the parts {MANIFEST} lists")
     arrays = _StoredArrays(arrays_path, _checked_bytes(folder, ARRAYS, manifest.files[ARRAYS]), text)
     pages, k = len(text.page_ids), taxonomy.size
@@ -441,8 +478,22 @@ def open_saved(folder: str | Path) -> Evaluation:
         sweep_state=sweep_state,
         page_scored=arrays.get("tore.page_scored", "i", 1, pages) if "tore.page_scored" in arrays.arrays else None,
     )
+    if text.map_report is not None:
+        report = _map_report(text.map_report, arrays.get("map.pages", "f", 2, pages), text_path)
+        evaluation.map_records_dropped = text.map is None
+        evaluation.prefill_map(report)
     arrays.check_all_used()
     return evaluation
+
+
+def _map_report(text: MapReportText, pages: np.ndarray, path: Path) -> MapReport:
+    if text.convention not in CONVENTIONS or pages.shape[1:] != (3,):
+        raise _problem(path, f"holds an mAP summary of convention {text.convention!r} or of {pages.shape} page values")
+    try:
+        statistics = {name: PageStatistics(**msgspec.structs.asdict(value)) for name, value in text.page_stats.items()}
+    except TypeError as error:
+        raise _problem(path, f"holds mAP page statistics that do not fit ({error})") from None
+    return MapReport(text.convention, text.figures, text.per_class, pages, statistics, text.predicted, text.unscored)
 
 
 def saved_evaluations(folder: Path, *, limit: int = 1000) -> list[SavedEvaluation | InputError]:
