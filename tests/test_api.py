@@ -126,3 +126,21 @@ def test_the_cli_lists_the_warnings_in_report_json_and_says_nothing_of_them(tmp_
         code = main(["evaluate", str(reference), str(prediction), "--label-map", str(mapping), "--min-score", "0.5", "--out", str(tmp_path / "out")])
     assert code == 0 and _tore_warnings(caught) == [] and capsys.readouterr().err == ""
     assert len(json.loads((tmp_path / "out" / "report.json").read_text())["warnings"]) == 7
+
+
+def test_evaluate_maps_page_ids_and_refuses_ids_that_match_nothing():
+    """Issue 36 N2 in the notebook: `page_id_map=` as the CLI's --page-id-map."""
+    import dataclasses
+
+    from tore_engine.core.errors import InputError
+
+    reference, prediction = tore.load(DEMO / "reference.json"), tore.load(DEMO / "model_a.json")
+    prefixed = dataclasses.replace(prediction, pages=[dataclasses.replace(page, id=f"doc_{page.id}") for page in prediction.pages])
+    with pytest.raises(InputError, match="strip-prefix:doc_"):
+        tore.evaluate(reference, prefixed, map="off")
+    mapped = tore.evaluate(reference, prefixed, map="off", page_id_map="strip-prefix:doc_")
+    assert mapped.to_json() == tore.evaluate(reference, prediction, map="off").to_json()
+    assert mapped.paired_pages == len(reference.pages)
+    with pytest.warns(tore.ToreWarning):  # a table key that is no prediction page id is said, not ignored
+        typo = tore.evaluate(reference, prefixed, map="off", page_id_map=[{"doc_no such page": "x"}, "strip-prefix:doc_"])
+    assert "page id map key 'doc_no such page' is no prediction page id; it had no effect" in [w["message"] for w in typo.warnings]

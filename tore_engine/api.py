@@ -24,6 +24,8 @@ from tore_engine.core.errors import InputError, InputWarning, ToreWarning, warni
 from tore_engine.core.layout import LayoutSet
 from tore_engine.core.taxonomy import apply_label_map, label_map_warnings
 from tore_engine.formats.detect import detect_format
+from tore_engine.formats.page_id_map import PageIdMapSpec
+from tore_engine.formats.page_id_map import page_id_map as read_page_id_map
 from tore_engine.results.evaluation import Evaluation
 
 if TYPE_CHECKING:
@@ -202,9 +204,11 @@ def evaluate_pair(
     coco_images: str | Path | None = None,
     map: str = "coco",
     sweep: bool = False,
+    page_id_map: PageIdMapSpec | Sequence[PageIdMapSpec] | None = None,
 ) -> EvaluatedPair:
     """Load (unless given layout sets), apply the label map to both sides, run the evaluation
-    (with mAP in convention `map`, and the sweep when `sweep`: see `evaluate`)."""
+    (with mAP in convention `map`, the sweep when `sweep`, the prediction's page ids mapped by
+    `page_id_map`: see `evaluate`)."""
     from tore_engine.run.runner import evaluate_dataset
 
     if isinstance(reference, LayoutSet) and isinstance(prediction, LayoutSet):
@@ -222,7 +226,8 @@ def evaluate_pair(
     unused_keys: list[InputWarning] = label_map_warnings(mapping, *pair)
     mapped_reference, mapped_prediction = (apply_label_map(side, mapping) for side in pair)
     evaluation = evaluate_dataset(mapped_reference, mapped_prediction, taxonomy=taxonomy, min_score=min_score, workers=workers,
-                                  executor=executor, progress=progress, warnings=unused_keys, map=map, sweep=sweep)
+                                  executor=executor, progress=progress, warnings=unused_keys, map=map, sweep=sweep,
+                                  page_id_map=read_page_id_map(page_id_map))
     return EvaluatedPair(mapped_reference, mapped_prediction, evaluation)
 
 
@@ -241,6 +246,7 @@ def evaluate(
     coco_images: str | Path | None = None,
     map: str = "coco",
     sweep: bool = False,
+    page_id_map: PageIdMapSpec | Sequence[PageIdMapSpec] | None = None,
 ) -> Evaluation:
     """TORE matrices of `prediction` against `reference` (layout sets, or paths in any format).
 
@@ -252,10 +258,15 @@ def evaluate(
     `map`: COCO-style mAP beside TORE (`ev.map`), "coco" (pycocotools' COCOeval), "docling"
     (docling-metrics-layout 0.17.0's numbers) or "off"; single taxonomy only. `sweep=True` makes
     `ev.sweep()` with the evaluation (in the same worker batches) instead of by a second run.
+    `page_id_map`: how the prediction's page ids become the reference's, when two tools name the
+    same pages differently: a rule ("strip-prefix:doc_", "strip-suffix:", "add-prefix:",
+    "add-suffix:"), a table ({prediction id: reference id}, or a JSON or CSV file of one), or
+    [table, rule]. When no prediction page id matches a reference page id, evaluating is an
+    `InputError` naming a few ids of each side and the rule that would map them.
     """
     evaluation = evaluate_pair(reference, prediction, format=format, taxonomy=taxonomy, label_map=label_map, min_score=min_score,
                                workers=workers, executor=executor, progress=progress, page_images=page_images,
-                               coco_images=coco_images, map=map, sweep=sweep).evaluation
+                               coco_images=coco_images, map=map, sweep=sweep, page_id_map=page_id_map).evaluation
     _sum_up(evaluation.input_warnings, "the evaluation's .warnings")
     return evaluation
 

@@ -138,3 +138,62 @@ def test_tore_evaluate_reads_the_demo_without_warnings(tmp_path: Path, capsys) -
         assert (report["mode"], len(report["classes"]), report["pages"]) == (mode, columns, 26)
         assert report["warnings"] == []
     assert report["classes"] == ["Background", *(f"ground-truth_{name}" for name in REFERENCE_TAXONOMY), *(f"model-b_{name}" for name in MODEL_B_TAXONOMY)]
+
+
+def _renamed(tmp_path, name: str, rename) -> Path:
+    """Demo model A with some page ids renamed (`rename(k, id)`)."""
+    layout = json.loads((ASSETS / "model_a.json").read_text())
+    for k, page in enumerate(layout["pages"]):
+        page["id"] = rename(k, page["id"])
+    return write_json(tmp_path / name, layout)
+
+
+def test_ids_that_match_nothing_stop_the_run_naming_ids_and_the_rule(tmp_path):
+    """Issue 36 N2: a prediction whose ids are the reference's with a prefix scored 0.0 everywhere, exit 0."""
+    prefixed = _renamed(tmp_path, "prefixed.json", lambda k, page_id: f"doc_{page_id}")
+    result = tore("evaluate", str(ASSETS / "reference.json"), str(prefixed), "--out", str(tmp_path / "out"), "--workers", "1")
+    assert (result.returncode, result.stdout) == (2, "")
+    message = result.stderr.strip()
+    assert "\n" not in message and "Traceback" not in message
+    assert "'report-a/p1', 'report-a/p2', 'report-a/p3' ... (26 pages)" in message
+    assert "'doc_report-a/p1', 'doc_report-a/p2', 'doc_report-a/p3' ... (26 pages)" in message
+    assert "--page-id-map strip-prefix:doc_" in message and "(26 of 26 map so)" in message
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+@pytest.mark.parametrize("how", ["rule", "json", "csv", "table and rule"])
+def test_a_page_id_map_gives_the_report_of_the_ids_renamed_in_the_file(tmp_path, how):
+    prefixed = _renamed(tmp_path, "prefixed.json", lambda k, page_id: f"doc_{page_id}")
+    ids = [page["id"] for page in json.loads((ASSETS / "model_a.json").read_text())["pages"]]
+    (tmp_path / "map.json").write_text(json.dumps({f"doc_{page_id}": page_id for page_id in ids}))
+    (tmp_path / "map.csv").write_text("prediction,reference\n" + "".join(f"doc_{page_id},{page_id}\n" for page_id in ids))
+    (tmp_path / "first.json").write_text(json.dumps({f"doc_{ids[0]}": ids[0]}))
+    options = {"rule": ["strip-prefix:doc_"], "json": [str(tmp_path / "map.json")], "csv": [str(tmp_path / "map.csv")],
+               "table and rule": [str(tmp_path / "first.json"), "strip-prefix:doc_"]}[how]
+    mapped = tore("evaluate", str(ASSETS / "reference.json"), str(prefixed), "--out", str(tmp_path / "mapped"), "--workers", "1",
+                  *(argument for value in options for argument in ("--page-id-map", value)))
+    plain = tore("evaluate", str(ASSETS / "reference.json"), str(ASSETS / "model_a.json"), "--out", str(tmp_path / "plain"), "--workers", "1")
+    assert mapped.returncode == plain.returncode == 0, mapped.stderr
+    assert (tmp_path / "mapped" / "report.json").read_bytes() == (tmp_path / "plain" / "report.json").read_bytes()
+    assert not mapped.stdout.startswith("Only ")
+
+
+def test_a_bad_page_id_map_fails_before_reading_the_inputs(tmp_path):
+    (tmp_path / "map.csv").write_text("prediction,reference\nx\n")
+    result = tore("evaluate", str(ASSETS / "reference.json"), str(tmp_path / "missing.json"), "--out", str(tmp_path / "out"),
+                  "--page-id-map", str(tmp_path / "map.csv"))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "line 2: a page id map's line holds two ids" in result.stderr and "map.csv" in result.stderr
+
+
+def test_when_at_most_half_the_pages_pair_the_summary_says_so_first(tmp_path):
+    quarter = _renamed(tmp_path, "quarter.json", lambda k, page_id: page_id if k < 6 else f"doc_{page_id}")
+    result = tore("evaluate", str(ASSETS / "reference.json"), str(quarter), "--out", str(tmp_path / "out"), "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("Only 6 of 26 reference pages have a prediction page with their id: the other 20 are scored as all Background")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert sum(w["message"] == "no prediction for this page; scored as all Background" for w in report["warnings"]) == 20
+    most = _renamed(tmp_path, "most.json", lambda k, page_id: page_id if k < 14 else f"doc_{page_id}")  # 14 of 26: most pair
+    result = tore("evaluate", str(ASSETS / "reference.json"), str(most), "--out", str(tmp_path / "out2"), "--workers", "1")
+    assert result.returncode == 0 and not result.stdout.startswith("Only ")

@@ -104,6 +104,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "rename or merge classes (many-to-one allowed)",
     )
     parser.add_argument(
+        "--page-id-map",
+        action="append",
+        metavar="FILE|RULE",
+        help="how the prediction's page ids become the reference's, when two tools name the same pages differently: a "
+        "rule (strip-prefix:TEXT, strip-suffix:TEXT, add-prefix:TEXT, add-suffix:TEXT), a table FILE (a JSON object "
+        '{"prediction id": "reference id"} or a CSV file with the header prediction,reference), or both (give the option '
+        "twice; the table maps the ids it lists, the rule the others). When no prediction page id matches a reference "
+        "page id, the run stops and names the rule that would map them",
+    )
+    parser.add_argument(
         "--workers",
         type=integer(1, MAX_WORKERS),
         default=min(os.cpu_count() or 1, 8),
@@ -159,14 +169,19 @@ def run(args: argparse.Namespace) -> int:
         from tore_engine.writers.html import require_plotly
 
         require_plotly()
-    read = [path for path in (args.reference, args.prediction, args.images, args.label_map) if path is not None]
+    from tore_engine.formats.page_id_map import RULE_PATTERN, page_id_map
+
+    id_map = page_id_map(args.page_id_map)  # a bad map fails now, not after reading the inputs
+    map_files = [Path(value) for value in args.page_id_map or [] if not RULE_PATTERN.match(value)]
+    read = [path for path in (args.reference, args.prediction, args.images, args.label_map, *map_files) if path is not None]
     with staged_output(args.out, (*output_files(reports), *SAVED_FILES), read) as staging, _executor(scheduler) as executor:
         with terminal_reading(input_bytes(args.reference, args.prediction), enabled=not args.quiet):
             reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
                                               page_images=args.page_images)
         with terminal_progress(len(reference.pages), enabled=not args.quiet) as progress:
             evaluation = evaluate(reference, prediction, taxonomy=args.taxonomy, label_map=args.label_map, min_score=args.min_score,
-                                  workers=args.workers, executor=executor, progress=progress, map=args.map, sweep=args.sweep)
+                                  workers=args.workers, executor=executor, progress=progress, map=args.map, sweep=args.sweep,
+                                  page_id_map=id_map)
         run = run_info({"reference": args.reference, "prediction": args.prediction, "reference_name": reference.name,
                         "prediction_name": prediction.name, "format": args.format, "images": args.images, "page_images": args.page_images,
                         "taxonomy": args.taxonomy, "label_map": args.label_map, "min_score": args.min_score, "map": args.map,

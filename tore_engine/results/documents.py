@@ -109,4 +109,5 @@ def subset_evaluation(evaluation: Evaluation, pages: np.ndarray, counts: ExactCo
         input_warnings=[warning for warning in evaluation.input_warnings if warning.page is None or warning.page in shown],
         map_reason=PAGE_SUBSET,
         page_scored=None if evaluation.page_scored is None else evaluation.page_scored[pages],
+        page_paired=None if evaluation.page_paired is None else evaluation.page_paired[pages],
     )

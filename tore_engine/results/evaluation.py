@@ -80,6 +80,8 @@ class Evaluation:
     # (pages,) each page's prediction boxes that have a score, before the minimum score: whether
     # the sweep and mAP's ranking have scores to go by, known without reading the boxes again.
     page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # (pages,) bool: whether each reference page had a prediction page (by id, after the page id map)
+    page_paired: np.ndarray | None = field(default=None, repr=False, compare=False)
     _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
     # Reopened from a saved folder (`results.saved`) with mAP's summary but not its records, which
     # a merge needs: such an evaluation cannot be merged.
@@ -97,6 +99,11 @@ class Evaluation:
         """The evaluated pages' prediction boxes that have a score (before the minimum score), or
         None when the evaluation was not told."""
         return None if self.page_scored is None else int(self.page_scored.sum())
+
+    @property
+    def paired_pages(self) -> int | None:
+        """How many reference pages had a prediction page, or None when the evaluation was not told."""
+        return None if self.page_paired is None else int(self.page_paired.sum())
 
     def _cell_index(self, view: str, row: str, column: str) -> tuple[int, int]:
         """Where cell (row class, column class) of a view is: in the reduced matrix for the reduced
@@ -138,7 +145,7 @@ class Evaluation:
         """What the writers write, handed down to them (they never see this type)."""
         return ReportContent(self.matrices, self.page_ids, self.page_pixels, self.page_reduced, self.input_warnings,
                              self.contribution_page, self.contribution_cell, self.contribution_value,
-                             self.map, self.map_reason, self._made_sweep())
+                             self.map, self.map_reason, self._made_sweep(), self.paired_pages)
 
     # --- what a notebook user reads (docs/api.md) -------------------------------------------
 
@@ -304,6 +311,7 @@ class Evaluation:
             sweep_state=None if self.sweep_state is None or other.sweep_state is None else SweepState.merged(
                 [self.sweep_state, other.sweep_state], self.taxonomy.size),
             page_scored=None if self.page_scored is None or other.page_scored is None else np.concatenate([self.page_scored, other.page_scored]),
+            page_paired=None if self.page_paired is None or other.page_paired is None else np.concatenate([self.page_paired, other.page_paired]),
         )
 
     def summary(self, out: str | Path | None = None) -> str:

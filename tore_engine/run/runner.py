@@ -34,6 +34,7 @@ from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
 from tore_engine.engine import page_kernel, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
 from tore_engine.engine.raster import PageTask, PairTable, label_sets, pair_table
+from tore_engine.formats.page_id_map import PageIdMap, shown_id, unmatched_ids_error
 from tore_engine.metrics import map_kernel
 from tore_engine.metrics.algorithm1 import (
     ExactCounts,
@@ -138,17 +139,28 @@ def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, jo
     return _outcome([task for task, _ in prepared], taxonomy, warnings, job_pages)
 
 
-def pair_positions(reference: LayoutSet, prediction: LayoutSet) -> tuple[np.ndarray, list[InputWarning]]:
-    """For each reference page in file order, the position of its prediction page (by id), or -1;
-    and the warnings for prediction pages that no reference page has."""
-    reference_ids = set(reference.page_ids())
-    position = {page_id: index for index, page_id in enumerate(prediction.page_ids())}
+def pair_positions(reference: LayoutSet, prediction: LayoutSet, id_map: PageIdMap | None = None) -> tuple[np.ndarray, list[InputWarning]]:
+    """For each reference page in file order, the position of its prediction page (by id, after
+    `id_map`), or -1; and the warnings for prediction pages that no reference page has. Two
+    prediction pages that the map gives one id are an `InputError`; so is a prediction whose pages
+    all miss the reference (`unmatched_ids_error`: every page would score 0, silently)."""
+    reference_ids, prediction_ids = reference.page_ids(), prediction.page_ids()
+    mapped = prediction_ids if id_map is None else id_map.mapped(prediction_ids)
+    position: dict[str, int] = {}
+    for index, page_id in enumerate(mapped):
+        if position.setdefault(page_id, index) != index:
+            raise InputError(f"the page id map gives two prediction pages the id {shown_id(page_id)}: "
+                             f"{shown_id(prediction_ids[position[page_id]])} and {shown_id(prediction_ids[index])}", file=prediction.source)
+    known = set(reference_ids)
     unscored = [
-        InputWarning(page_id, None, "prediction", "prediction page has no reference page; not scored")
-        for page_id in position
-        if page_id not in reference_ids
+        InputWarning(original, None, "prediction", "prediction page has no reference page; not scored"
+                     + ("" if page_id == original else f" (its id mapped to {shown_id(page_id)})"))
+        for original, page_id in zip(prediction_ids, mapped)
+        if page_id not in known
     ]
-    matched = np.fromiter((position.get(page_id, -1) for page_id in reference.page_ids()), dtype=np.int64, count=len(reference.pages))
+    if prediction_ids and reference_ids and len(unscored) == len(prediction_ids):
+        raise unmatched_ids_error(reference_ids, prediction_ids, id_map).located(file=prediction.source)
+    matched = np.fromiter((position.get(page_id, -1) for page_id in reference_ids), dtype=np.int64, count=len(reference_ids))
     return matched, unscored
 
 
@@ -397,6 +409,7 @@ def evaluate_dataset(
     warnings: list[InputWarning] | None = None,
     map: str = "coco",
     sweep: bool = False,
+    page_id_map: PageIdMap | None = None,
 ) -> Evaluation:
     """TORE matrices of `prediction` against `reference`, summed over the reference's pages, with
     mAP of the same boxes beside them.
@@ -407,11 +420,14 @@ def evaluate_dataset(
     says how many in `warnings`. `warnings` (the label map's, say) come first in the result's.
     `map`: mAP's convention, coco or docling (docs/cli.md#map-beside-tore), or off; single taxonomy only.
     `sweep`: also the counts of a run at each minimum score 0.05 ... 0.95 (`Evaluation.sweep`),
-    made from all boxes, whatever `min_score` says.
+    made from all boxes, whatever `min_score` says. `page_id_map`: how the prediction's page ids
+    become the reference's (`pair_positions`; its unused keys are warned about first).
     """
     resolved = resolve_taxonomy(reference, prediction, taxonomy)
     convention, map_reason = _map_convention(map, resolved)
-    matched, unscored = pair_positions(reference, prediction)
+    matched, unscored = pair_positions(reference, prediction, page_id_map)
+    if page_id_map is not None:
+        warnings = [*(warnings or []), *page_id_map.unused_keys(prediction.page_ids())]
     before = (list(warnings or []), _sided(reference.warnings, "reference"), _sided(prediction.warnings, "prediction"), unscored)
     warnings = [warning for group in before for warning in group]
     threshold = None if min_score is None else _checked_threshold(min_score)
@@ -423,7 +439,7 @@ def evaluate_dataset(
     sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
     source = partial(sweep_dataset, reference, prediction, matched, resolved, workers=workers, min_score=threshold, map_convention=convention)
     evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
-                           map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source)
+                           map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source, page_paired=matched >= 0)
     give_back_free_memory()  # the batches' outcomes, received and let go of one by one
     return evaluation
 

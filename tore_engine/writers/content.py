@@ -34,6 +34,7 @@ class ReportContent:
     map: MapReport | None = None
     map_reason: str | None = None
     sweep: SweepReport | None = None
+    paired_pages: int | None = None  # reference pages with a prediction page (None: not known)
 
     @property
     def pixels(self) -> int:

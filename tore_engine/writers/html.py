@@ -21,7 +21,7 @@ from tore_engine.core.extras import install_command
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.metrics.sweep import SWEEP_COLUMNS
 from tore_engine.writers.content import ReportContent
-from tore_engine.writers.summary import map_lines, sweep_line
+from tore_engine.writers.summary import map_lines, pairing_note, sweep_line
 from tore_engine.writers.tables import (
     SUPPORT_NOTE,
     UNDEFINED_NOTE,
@@ -119,6 +119,7 @@ def _summary(content: ReportContent) -> str:
     matrices = content.matrices
     recall, precision = matrices.foreground
     return " ".join([
+        *(f"{note}." for note in filter(None, [pairing_note(content.paired_pages, len(content.page_ids))])),
         f"{matrices.mode} taxonomy, {len(matrices.classes)} classes (Background included), {len(content.page_ids):,} pages, "
         f"{content.pixels:,} pixels. Foreground recall {recall:.4f}, precision {precision:.4f}.",
         *(f"{line}." for line in map_lines(content.map, content.map_reason)),

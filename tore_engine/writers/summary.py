@@ -60,14 +60,25 @@ def sweep_line(sweep: SweepReport) -> str:
     return line + ("; each class's best in report.json" if sweep.per_class else "")
 
 
+def pairing_note(paired: int | None, pages: int) -> str | None:
+    """What to say first when at most half of the reference pages found a prediction page by id
+    (none at all is an error: `page_id_map.unmatched_ids_error`): the others score as all
+    Background, and every figure with them."""
+    if paired is None or not pages or 2 * paired > pages:
+        return None
+    return (f"Only {paired:,} of {pages:,} reference pages have a prediction page with their id: the other {pages - paired:,} "
+            "are scored as all Background, which pulls every figure down (map the ids with --page-id-map)")
+
+
 def summary(content: ReportContent, out: Path | None = None) -> str:
-    """A few lines for the terminal: what was compared, the reduced view, the weakest classes of
+    """A few lines for the terminal: how few pages paired (when at most half did), what was compared, the reduced view, the weakest classes of
     those that occur, and both means, each saying over which classes it averages. Names are
     escaped (`terminal_text`): a class name cannot rewrite the lines printed around it."""
     matrices = content.matrices
     reduced = matrices.reduced
     foreground_recall, foreground_precision = matrices.foreground
     lines = [
+        *filter(None, [pairing_note(content.paired_pages, len(content.page_ids))]),
         f"TORE, {matrices.mode} taxonomy: {len(matrices.classes)} classes (Background included), "
         f"{len(content.page_ids)} pages, {content.pixels:,} pixels",
         f"Foreground recall {foreground_recall:.4f}, precision {foreground_precision:.4f}; "
