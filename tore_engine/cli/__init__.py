@@ -34,6 +34,7 @@ EXIT_BROKEN_PIPE = 128 + 13  # as a program killed by SIGPIPE
 # (command group, module) in the order `tore --help` lists them.
 EVALUATE_MODULE = "tore_engine.cli.evaluate"
 APP_MODULE = "tore_engine.cli.app"
+EXPORT_MODULE = "tore_engine.cli.export"
 SCORE_MODULES: dict[str, str] = {
     "docile": "tore_engine.cli.score_docile",
     "funsd": "tore_engine.cli.score_funsd",  # also adds `ec-funsd`
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     importlib.import_module(EVALUATE_MODULE).add_parser(commands)
     importlib.import_module(APP_MODULE).add_parser(commands)
+    importlib.import_module(EXPORT_MODULE).add_parser(commands)
     if SCORE_MODULES:
         score = commands.add_parser(
             "score",

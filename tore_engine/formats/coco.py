@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from tore_engine.core.errors import InputError, InputWarning
-from tore_engine.core.layout import LayoutSet, PageImage
+from tore_engine.core.layout import LayoutSet, Page, PageImage
 from tore_engine.formats.columns import ColumnsBuilder
 from tore_engine.formats.image_refs import ImageFolder
 from tore_engine.io.files import BOM, peek_bytes, read_json_bytes
@@ -219,13 +219,42 @@ def write(layout: LayoutSet, path: Path) -> None:
     annotations: list[dict] = []
     for number, page in enumerate(layout.pages, start=1):
         images.append({"id": number, "file_name": page.id, "width": page.width, "height": page.height})
-        scores = page.scores.tolist() if page.scores is not None else [None] * page.box_count
-        for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes.tolist(), scores):
-            annotation = {"id": len(annotations) + 1, "image_id": number, "category_id": categories[label],
-                          "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1), "iscrowd": 0}
-            if score is not None and not math.isnan(score):  # NaN: the box has no score
-                annotation["score"] = score
-            annotations.append(annotation)
+        annotations += [{"id": len(annotations) + k + 1, "image_id": number, **box} for k, box in enumerate(_coco_boxes(page, categories))]
     document = {"images": images, "annotations": annotations,
                 "categories": [{"id": number, "name": label} for label, number in categories.items()]}
     Path(path).write_bytes(msgspec.json.encode(document))
+
+
+def write_pair(reference: LayoutSet, prediction: LayoutSet, instances: Path, results: Path) -> None:
+    """Both sides of the same pages as an annotation tool takes them (CVAT, Label Studio): `instances`
+    a COCO instances file (images numbered from 1, `file_name` = page id; the categories of both
+    sides, the reference's first; the reference's boxes as annotations), `results` a COCO results
+    list of the prediction's boxes against it (`score` where a box has one). `tore evaluate
+    INSTANCES RESULTS` reads them back as the same pages and boxes. Pages only in the prediction are
+    left out, as an evaluation leaves them."""
+    categories = {label: number for number, label in enumerate(dict.fromkeys([*reference.class_list(), *prediction.class_list()]), start=1)}
+    predicted = {page_id: k for k, page_id in enumerate(prediction.page_ids())}
+    images: list[dict] = []
+    annotations: list[dict] = []
+    detections: list[dict] = []
+    for number, page in enumerate(reference.pages, start=1):
+        images.append({"id": number, "file_name": page.id, "width": page.width, "height": page.height})
+        annotations += [{"id": len(annotations) + k + 1, "image_id": number, **box} for k, box in enumerate(_coco_boxes(page, categories))]
+        if (position := predicted.get(page.id)) is not None:
+            detections += [{"image_id": number, **box} for box in _coco_boxes(prediction.pages[position], categories)]
+    document = {"images": images, "annotations": annotations,
+                "categories": [{"id": number, "name": label} for label, number in categories.items()]}
+    Path(instances).write_bytes(msgspec.json.encode(document))
+    Path(results).write_bytes(msgspec.json.encode(detections))
+
+
+def _coco_boxes(page: Page, categories: dict[str, int]) -> list[dict]:
+    """A page's boxes as COCO objects: category, [x, y, width, height], area, and the score when it has one."""
+    scores = page.scores.tolist() if page.scores is not None else [math.nan] * page.box_count
+    boxes = []
+    for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes.tolist(), scores):
+        box = {"category_id": categories[label], "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1), "iscrowd": 0}
+        if not math.isnan(score):  # NaN: the box has no score
+            box["score"] = score
+        boxes.append(box)
+    return boxes

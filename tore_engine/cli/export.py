@@ -1,0 +1,139 @@
+"""`tore export DIR`: the pages of a saved evaluation that a selection names (a tag, a matrix cell,
+or all), as a CSV of page ids and as COCO files of both sides for an annotation tool (issue 39).
+
+The page ids come from the saved evaluation alone (`tore.open`, the tags database); the boxes from
+its inputs, read again as the run read them (the formats, label map and minimum score saved.json
+records), so they must still be where the run found them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import chain
+from pathlib import Path
+
+from tore_engine.core.errors import InputError
+from tore_engine.core.layout import LayoutSet
+
+PREDICTIONS_SUFFIX = ".predictions.json"  # beside --coco OUT.json: the prediction's results list
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="the pages of a saved evaluation (a tag, a cell, all) as page ids and COCO files for an annotation tool",
+        description=(
+            "Select pages of the evaluation saved in DIR by tore evaluate --out DIR: those carrying a tag (tore.tags, the "
+            "app's tags), those behind a matrix cell, or all of them; write their ids as CSV (--pages) and both sides as COCO "
+            "(--coco OUT.json: images, categories and the reference's annotations; OUT.predictions.json: the prediction's "
+            "results with their scores), ready for CVAT or Label Studio. tore evaluate OUT.json OUT.predictions.json reads "
+            "them back as the same pages and boxes. The boxes are read from the run's inputs, which must still be there."
+        ),
+    )
+    parser.add_argument("folder", type=Path, metavar="DIR", help="a folder tore evaluate --out wrote")
+    selection = parser.add_mutually_exclusive_group()
+    selection.add_argument("--tag", metavar="NAME", help="the pages tagged NAME (on the page or one of its boxes) in the reference's dataset")
+    selection.add_argument("--cell", metavar="REFERENCE/PREDICTED", help="the pages behind a cell of the full matrix, e.g. Text/Table")
+    parser.add_argument("--db", metavar="URL", help="the tags database: an SQLAlchemy URL or an SQLite file (default: $TORE_STUDIO_DB, "
+                        "else .tore-studio.sqlite in the current folder)")
+    parser.add_argument("--pages", type=Path, metavar="OUT.csv", help="write the page ids, one a row (column `page`)")
+    parser.add_argument("--coco", type=Path, metavar="OUT.json", help=f"write both sides as COCO (OUT.json and OUT{PREDICTIONS_SUFFIX})")
+    parser.set_defaults(func=run)
+
+
+def selected_pages(folder: Path, tag: str | None, cell: str | None, database: str | None) -> list[str]:
+    """The page ids of the selection, in the evaluation's page order."""
+    from tore_engine.api import open as open_saved
+    from tore_engine.results.saved import read_manifest
+
+    evaluation = open_saved(folder)
+    if tag is not None:
+        from tore_engine.results.tags import tags
+
+        dataset = read_manifest(folder).manifest.run.reference_name or "reference"
+        wanted = set(tags(database).pages(dataset, tag))
+    elif cell is not None:
+        row, slash, column = cell.partition("/")
+        if not slash:
+            raise InputError(f"--cell takes REFERENCE/PREDICTED (two class names and a slash), got {cell!r}")
+        try:
+            wanted = set(evaluation.pages_for_cell(row, column)["page"])
+        except KeyError as error:
+            raise InputError(f"--cell {cell}: {error.args[0]}") from None
+    else:
+        return list(evaluation.page_ids)
+    return [page for page in evaluation.page_ids if page in wanted]
+
+
+def evaluated_sides(folder: Path, pages: list[str]) -> tuple[LayoutSet, LayoutSet]:
+    """Both sides of `pages` as the run evaluated them: read from its inputs, label map and minimum score applied."""
+    from tore_engine.api import _label_map, load_pair
+    from tore_engine.core.taxonomy import apply_label_map
+    from tore_engine.results.saved import read_manifest
+
+    run = read_manifest(folder).manifest.run
+    missing = [path for path in (run.reference, run.prediction, run.images, run.label_map) if path is not None and not Path(path).exists()]
+    if run.reference is None or missing:
+        raise InputError(f"the inputs of this evaluation are needed for its boxes and are not there any more ({', '.join(missing) or 'unknown'}); "
+                         "the page ids alone (--pages) need none", file=str(folder))
+    sides = load_pair(run.reference, run.prediction, run.format or "auto", coco_images=run.images, page_images=run.page_images)
+    mapping = _label_map(Path(run.label_map) if run.label_map else None)
+    wanted = set(pages)
+
+    def kept(layout: LayoutSet) -> LayoutSet:
+        mapped = apply_label_map(layout, mapping)
+        chosen = [page for page in mapped.pages if page.id in wanted]
+        if run.min_score is not None:
+            chosen = [page.above_score(run.min_score)[0] for page in chosen]
+        return LayoutSet(mapped.name, chosen, mapped.taxonomy)
+
+    return kept(sides[0]), kept(sides[1])
+
+
+@contextmanager
+def _atomic(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path`, moved onto it once written whole."""
+    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(descriptor)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)  # as any file written by open(), not mkstemp's 0600
+    try:
+        yield Path(name)
+        os.replace(name, path)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+def _write_pages(path: Path, pages: list[str]) -> None:
+    from tore_engine.core.text_safety import write_csv
+
+    with _atomic(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
+        write_csv(handle, chain([["page"]], ([page] for page in pages)))
+
+
+def _write_coco(folder: Path, path: Path, pages: list[str]) -> None:
+    from tore_engine.formats.coco import write_pair
+
+    reference, prediction = evaluated_sides(folder, pages)
+    results = path.with_name(path.name.removesuffix(".json") + PREDICTIONS_SUFFIX)
+    with _atomic(path) as instances, _atomic(results) as detections:
+        write_pair(reference, prediction, instances, detections)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.pages is None and args.coco is None:
+        raise InputError("nothing to write: give --pages OUT.csv, --coco OUT.json or both")
+    for path in (args.pages, args.coco):
+        if path is not None and not path.parent.is_dir():
+            raise InputError(f"the folder of {path} does not exist")
+    pages = selected_pages(args.folder, args.tag, args.cell, args.db)
+    if args.coco is not None:  # first: the one that can fail on the inputs
+        _write_coco(args.folder, args.coco, pages)
+    if args.pages is not None:
+        _write_pages(args.pages, pages)
+    return 0
