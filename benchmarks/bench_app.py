@@ -9,7 +9,7 @@ pages, against the targets:
 - the server's memory (PSS of its process tree) with the evaluation held, at most 1 GB.
 
 Beside the demo's new tab, the same browser opens tabs of the floor, a bare Streamlit app of one
-title and one 2x2 Vega-Lite heatmap (the app's chart library) served alike, one after the other with
+title and one 2x2 Plotly heatmap (the app's chart library) served alike, one after the other with
 the demo's: what any Streamlit page with such a chart costs on this machine.
 
 The app is served by `tore app`, as `./run.sh app` serves it (benchmarks.common.served_tore_app), and driven by Playwright in
@@ -37,22 +37,21 @@ from benchmarks.common import REPOSITORY, machine_line, served_app, served_tore_
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-# a heatmap's cells (plots.vega_charts) or a page's image (plots.page_chart): every chart of the app is Vega-Lite;
-# or a Plotly plot area, the Overlays page of the commits before 9f6c34e (`bench_app_ab --against` one of them)
-CHART_DRAWN = ("[data-testid=stVegaLiteChart] svg .mark-rect path, [data-testid=stVegaLiteChart] svg .mark-image image, "
-               "[data-testid=stPlotlyChart] .nsewdrag")
+# a Plotly figure's plot area (every chart of the app); or a Vega-Lite heatmap's cells or page image, the charts of
+# the commits from 7bd9def to the Plotly app (`bench_app_ab --against` one of them)
+CHART_DRAWN = ("[data-testid=stPlotlyChart] .nsewdrag, [data-testid=stVegaLiteChart] svg .mark-rect path, "
+               "[data-testid=stVegaLiteChart] svg .mark-image image")
 LONG_TASKS = """
 window.__longest = 0;
 new PerformanceObserver(list => {
     for (const entry of list.getEntries()) window.__longest = Math.max(window.__longest, entry.duration);
 }).observe({type: 'longtask', buffered: true});
 """
-BARE_APP = """import streamlit as st
+BARE_APP = """import plotly.graph_objects as go
+import streamlit as st
 
 st.title("Bare")
-st.vega_lite_chart(spec={"data": {"values": [{"x": x, "y": y, "z": x + 2 * y} for x in (0, 1) for y in (0, 1)]}, "mark": "rect",
-                         "encoding": {"x": {"field": "x", "type": "ordinal"}, "y": {"field": "y", "type": "ordinal"},
-                                      "color": {"field": "z", "type": "quantitative"}}})
+st.plotly_chart(go.Figure(go.Heatmap(z=[[0, 1], [2, 3]])), theme=None)
 """
 TIMEOUT_MS = 300_000
 MB = 2**20

@@ -2,7 +2,7 @@
 the demo in a new tab): bare Streamlit apps served alike, their tabs opened in turn with the
 demo's in one browser (the machine is noisy: only tabs of one run compare).
 
-- the floor: one title and a 2x2 Vega-Lite heatmap (`bench_app.BARE_APP`);
+- the floor: one title and a 2x2 Plotly heatmap (`bench_app.BARE_APP`);
 - the demo's own heatmap figure (model A, row-normalised, as the Matrices page draws it) alone;
 - the same figure after 20 radios, or after 20 select boxes: what a widget above the heatmap
   costs the browser before the heatmap is drawn ((that tab - the figure's) / 20);
@@ -33,8 +33,8 @@ import streamlit as st
 st.set_page_config(layout="wide")
 st.title("Bare")
 {widgets}
-st.vega_lite_chart(spec=json.loads(open({figure!r}, encoding="utf-8").read()), on_select="rerun", selection_mode=["cell"], key="heatmap",
-                   width="content")
+st.plotly_chart(json.loads(open({figure!r}, encoding="utf-8").read()), on_select="rerun", selection_mode="points", key="heatmap",
+                theme=None, width="content")
 """
 WIDGET_COUNT = 20
 WIDGETS = {  # a widget, its plural, the lines that draw WIDGET_COUNT of them
@@ -46,18 +46,17 @@ ALONE = "the demo's heatmap alone"
 
 def demo_figure_json() -> str:
     """The demo's heatmap as the Matrices page first draws it: model A, full view, row-normalised."""
-    import json
 
     from tore_engine.api import evaluate
-    from tore_engine.plots import vega_charts
+    from tore_engine.plots import heatmaps
     from tore_engine.results.evaluation import shown_matrices
     from tore_engine.studio.data_root import DEMO_DIR
     from tore_engine.studio.sidebar import DEMO_FILES
 
     evaluation = evaluate(DEMO_DIR / DEMO_FILES["reference"], DEMO_DIR / DEMO_FILES["A"])
-    spec = vega_charts.matrix_heatmap(shown_matrices(evaluation.matrices, "full", None), "recall", outline_diagonal=True,
-                                      title="row (recall), full: model A")
-    return json.dumps(spec)
+    figure = heatmaps.matrix_heatmap(shown_matrices(evaluation.matrices, "full", None), "recall", outline_diagonal=True,
+                                     title="row (recall), full: model A")
+    return figure.to_json()
 
 
 def _after(widget: str) -> str:

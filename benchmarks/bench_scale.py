@@ -255,7 +255,7 @@ def measure_jit(plan: argparse.Namespace, checks: Checks, results: dict) -> None
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
-HEATMAP_DRAWN = "[data-testid=stVegaLiteChart] svg .mark-rect path[aria-label^='cell ']"  # what tests/studio/test_browser.py waits for
+HEATMAP_DRAWN = "[data-testid=stPlotlyChart] .js-plotly-plot .nsewdrag"  # what tests/studio/test_browser.py waits for
 
 
 def measure_app(plan: argparse.Namespace, results: dict) -> None:

@@ -68,42 +68,125 @@ def ranked_pages(evaluation, view: str, row: str, column: str, limit: int | None
     return list(evaluation.pages_for_cell(row, column, view=view, limit=limit).itertuples(index=False, name=None))
 
 
-def valid_vega_lite(spec: dict) -> dict:
-    """`spec`, once checked against the Vega-Lite schema Altair ships (the version Streamlit draws)."""
-    jsonschema = pytest.importorskip("jsonschema")
-    altair = pytest.importorskip("altair")
-    jsonschema.validate(spec, altair.vegalite.v6.schema.core.load_schema())
+def figure_json(figure) -> dict:
+    """A Plotly figure (a `go.Figure`, or the JSON text or dict Streamlit sends) as plain JSON, its
+    typed arrays (`{"dtype", "bdata", "shape"}`) decoded into lists (NaN for null numbers)."""
+    import base64
+    import json
+
+    import numpy as np
+
+    if hasattr(figure, "to_plotly_json"):
+        figure = figure.to_json()
+    if isinstance(figure, str):
+        figure = json.loads(figure)
+
+    def decoded(value):
+        if isinstance(value, dict) and "bdata" in value and "dtype" in value:
+            array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+            shape = value.get("shape")
+            if shape:
+                array = array.reshape([int(side) for side in str(shape).split(",")])
+            return array.tolist()
+        if isinstance(value, dict):
+            return {key: decoded(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [decoded(item) for item in value]
+        return value
+
+    return decoded(figure)
+
+
+def valid_plotly(figure) -> dict:
+    """`figure` as JSON (`figure_json`), once Plotly has checked every property of it."""
+    import plotly.graph_objects as go
+
+    spec = figure_json(figure)
+    go.Figure(spec)  # raises on any property Plotly does not know
     return spec
 
 
-EXPRESSION_KEYS = ("filter", "test", "calculate", "labelExpr", "expr")
+def plotly_texts(spec) -> list[str]:
+    """Every string of a figure that Plotly draws as (HTML-like) text: names, titles, tick texts,
+    hover texts and templates, annotations."""
+    keys = {"name", "text", "ticktext", "hovertemplate", "texttemplate", "title"}
+    found: list[str] = []
+
+    def walk(value, key=None):
+        if isinstance(value, dict):
+            for name, item in value.items():
+                walk(item, name)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, key)
+        elif isinstance(value, str) and key in keys:
+            found.append(value)
+
+    walk(spec)
+    return found
 
 
-def vega_expressions(spec) -> list[str]:
-    """Every Vega expression in a specification (the text Vega parses as code)."""
-    if isinstance(spec, dict):
-        own = [value for key, value in spec.items() if key in EXPRESSION_KEYS and isinstance(value, str)]
-        return own + [text for value in spec.values() for text in vega_expressions(value)]
-    if isinstance(spec, list):
-        return [text for value in spec for text in vega_expressions(value)]
-    return []
+def _pane_of(axis: str) -> int:
+    return int(axis[1:] or 1) - 1
 
 
-def page_box_colours(spec: dict, row: dict) -> tuple[str, str]:
-    """(fill, outline): the colours a page chart (`plots.page_chart`) draws one of its box rows in,
-    as Vega resolves them: a colour of the row's own where a condition names its index, else its
-    legend group's."""
-    layer = next(layer for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "rect")
+def _hover_lines(text: str) -> dict[str, str]:
+    """A box's hover (`page_chart.hover_html`) as {"title": ..., name: value, ...}, unescaped."""
+    import html
+    import re
 
-    def resolved(channel: str, field: str) -> str:
-        encoding = layer["encoding"][channel]
-        index = row[field]
-        for condition in encoding.get("condition", []):
-            if index is not None and condition["test"] == f"datum.{field} === {int(index)}":
-                return condition["value"]
-        return dict(zip(encoding["scale"]["domain"], encoding["scale"]["range"]))[row["group"]]
+    title, *lines = text.split("<br>")
+    parsed = {"title": html.unescape(re.sub(r"</?b>", "", title))}
+    for line in lines:
+        name, _, value = line.partition(": ")
+        parsed[html.unescape(name)] = html.unescape(value)
+    return parsed
 
-    return resolved("fill", "fill_colour"), resolved("stroke", "outline")
+
+def page_rows(spec: dict, kind: str, pane: int | None = None) -> list[dict]:
+    """A page figure's (`plots.page_chart`) marks of one kind as rows, of every pane or of one:
+    `box` (x, y, x2, y2, pane, group, line, dash, outline, fill, label, tip: the hover as a dict),
+    `line` (x, y, x2, y2, pane, group, dash), `picture` (pane, url)."""
+    spec = figure_json(spec)
+    rows: list[dict] = []
+    data = spec["data"]
+    if kind == "picture":
+        rows = [{"pane": _pane_of(image["xref"]), "url": image["source"]} for image in spec["layout"].get("images", [])
+                if image.get("name") == "picture"]
+    for index, trace in enumerate(data):
+        if kind == "box" and trace.get("meta") == "box hovers":
+            outline = data[index - 1]
+            xs, ys = outline["x"], outline["y"]
+            for k, (label, text) in enumerate(zip(trace["customdata"], trace["text"])):
+                rows.append({"pane": _pane_of(trace.get("xaxis", "x")), "x": xs[6 * k], "y": ys[6 * k], "x2": xs[6 * k + 1], "y2": ys[6 * k + 2],
+                             "group": trace["legendgroup"], "line": outline["line"]["width"], "dash": outline["line"]["dash"],
+                             "outline": outline["line"]["color"], "fill": outline.get("fillcolor"), "label": label, "tip": _hover_lines(text)})
+        if kind == "line" and trace.get("meta") == "lines":
+            xs, ys = trace["x"], trace["y"]
+            rows += [{"pane": _pane_of(trace.get("xaxis", "x")), "x": xs[3 * k], "y": ys[3 * k], "x2": xs[3 * k + 1], "y2": ys[3 * k + 1],
+                      "group": trace["legendgroup"], "dash": trace["line"]["dash"]} for k in range(len(xs) // 3)]
+    return [row for row in rows if pane is None or row["pane"] == pane]
+
+
+def page_box_colours(spec: dict, row: dict) -> tuple[str | None, str]:
+    """(fill, outline): the colours a page figure (`plots.page_chart`) draws one of its box rows
+    (`page_rows`) in, as `#rrggbb` (the fill None for an outline)."""
+    import re
+
+    fill = row["fill"]
+    if fill is not None:
+        red, green, blue = (int(value) for value in re.findall(r"[\d.]+", fill)[:3])
+        fill = f"#{red:02x}{green:02x}{blue:02x}"
+    return fill, row["outline"]
+
+
+def page_legend(spec: dict) -> dict[str, str]:
+    """A page figure's legend: entry (unescaped) -> colour."""
+    import html
+
+    spec = figure_json(spec)
+    return {html.unescape(trace["name"]): (trace.get("line") or {}).get("color") or trace["marker"]["color"]
+            for trace in spec["data"] if trace.get("showlegend", True) is not False and trace.get("name")}
 
 
 def nested_forms_pdf(levels: int = 24, fan_out: int = 4) -> bytes:

@@ -1,6 +1,7 @@
 """The page charts (tore_engine.plots.page_overlays over plots.page_chart), without Streamlit: valid
-Vega-Lite, one colour a class in every pane, the hover's numbers, the veil exactly on the cell's
-pixels, the agreement pane's colours and hatches, and names kept out of expressions."""
+Plotly, one colour a class in every pane, the hover's numbers, panes zooming together, the veil
+exactly on the cell's pixels, the agreement pane's colours and hatches, names drawn as text, and a
+page of more boxes than a screen shows capped with a note."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.helpers import valid_vega_lite, vega_expressions
+from tests.helpers import page_legend, page_rows, plotly_texts, valid_plotly
 from tore_engine.core.layout import Page
 from tore_engine.core.taxonomy import BACKGROUND, Taxonomy
 from tore_engine.engine.agreement import DIFFERENT_CLASS, ONLY_PREDICTION, ONLY_REFERENCE, SAME_CLASS, agreement_raster
@@ -32,11 +33,7 @@ def _taxonomy(*classes: str) -> Taxonomy:
 
 
 def _rows(spec: dict, kind: str) -> list[dict]:
-    return [row for row in spec["data"]["values"] if row["kind"] == kind]
-
-
-def _box_layer(spec: dict) -> dict:
-    return next(layer for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "rect")
+    return page_rows(spec, kind)
 
 
 def _png(uri: str) -> np.ndarray:
@@ -46,20 +43,23 @@ def _png(uri: str) -> np.ndarray:
 def test_one_colour_a_class_in_every_pane_its_hover_and_one_zoom():
     reference = _page([("Text", [0, 0, 4, 4]), ("Title", [0, 5, 4, 6])])
     prediction = _page([("Title", [0, 0, 4, 4]), ("Text", [5, 5, 9, 9])], scores=[0.9, float("nan")])
-    spec = valid_vega_lite(page_overlays.page_overlay([Pane("reference", reference), Pane("model", prediction)], 10, 10, "data:image/png;base64,"))
+    spec = valid_plotly(page_overlays.page_overlay([Pane("reference", reference), Pane("model", prediction)], 10, 10, "data:image/png;base64,"))
     boxes = _rows(spec, "box")
     assert sorted((row["pane"], row["group"]) for row in boxes) == [(0, "Text"), (0, "Title"), (1, "Text"), (1, "Title")]
-    scale = _box_layer(spec)["encoding"]["fill"]["scale"]
-    assert dict(zip(scale["domain"], scale["range"])) == {"Text": class_color("Text"), "Title": class_color("Title")}  # one entry a class
-    assert _box_layer(spec)["encoding"]["stroke"] == _box_layer(spec)["encoding"]["fill"]
+    assert page_legend(spec) == {"Text": class_color("Text"), "Title": class_color("Title")}  # one entry a class, for every pane
+    assert all(row["outline"] == class_color(row["group"]) for row in boxes)
     scored = next(row for row in boxes if row["pane"] == 1 and row["group"] == "Title")
     assert scored["tip"] == {"title": "Title", "box": "0", "score": "0.900", "x1, y1, x2, y2": "0.0, 0.0, 4.0, 4.0"}
+    assert (scored["x"], scored["y"], scored["x2"], scored["y2"]) == (0, 0, 4, 4)
     assert next(row for row in boxes if row["pane"] == 1 and row["group"] == "Text")["tip"]["score"] == "no score"
-    assert {"name": "paneTitles", "value": ["reference", "model"]} in spec["params"] and spec["columns"] == 2
-    zoom = next(param for param in _box_layer(spec)["params"] if param["name"] == page_chart.ZOOM)
-    assert zoom["bind"] == "scales" and "resolve" not in spec  # the panes share their scales: one zoom moves all
-    assert _box_layer(spec)["encoding"]["x"]["scale"]["domain"] == [0, 10]
-    assert spec["spec"]["layer"][0]["mark"]["url"] == "data:image/png;base64,"  # the page image, once, under every pane
+    layout = spec["layout"]
+    assert layout["meta"]["panes"] == ["reference", "model"]
+    assert layout["xaxis2"]["matches"] == "x" and layout["yaxis2"]["matches"] == "y"  # one zoom moves both panes
+    assert layout["xaxis"]["range"] == [0, 10] and layout["yaxis"]["range"] == [10, 0]  # the page's frame, y down
+    assert layout["xaxis"]["domain"][1] < layout["xaxis2"]["domain"][0]  # side by side
+    pages = [image for image in layout["images"] if image["name"] == "page"]
+    assert [(image["xref"], image["source"]) for image in pages] == [("x", "data:image/png;base64,"), ("x2", "data:image/png;base64,")]
+    assert layout["legend"]["itemclick"] == "toggleothers"  # a click on a class shows it alone
 
 
 def test_a_small_box_inside_a_large_one_is_drawn_after_it():
@@ -86,7 +86,7 @@ def test_the_veil_clears_exactly_the_cells_pixels_by_their_share():
     assert [row["url"] for row in _rows(spec, "picture")] == [page_overlays.data_uri(page_overlays.veil_png(regions, 10, 10))]
     outlined = [row for row in _rows(spec, "box") if row["group"] == "boxes behind Text → Table"]
     assert sorted(int(row["tip"]["box"]) for row in outlined) == sorted(regions.reference_boxes.tolist()) and outlined[0]["line"] == 3
-    assert outlined[0]["fill"] == 0
+    assert outlined[0]["fill"] is None  # outlined, not filled
 
 
 def test_a_huge_pages_veil_is_drawn_smaller():
@@ -108,24 +108,36 @@ def test_agreement_pane_paints_each_category_in_its_colour_and_hatch():
     assert picture[0, 0, 3] == page_overlays.AGREEMENT_ALPHA  # on a "\\" hatch line ((x + y) % 9 < 3)
     assert picture[0, 3, 3] == page_overlays.AGREEMENT_TINT_ALPHA  # between two lines
     assert picture[9, 9, 3] == 0  # transparent where neither side has a box
-    spec = valid_vega_lite(page_overlays.page_overlay([Pane("reference", reference)], 10, 10, "data:image/png;base64,", agreement=raster))
-    assert {"name": "paneTitles", "value": ["reference", "agreement"]} in spec["params"] and spec["columns"] == 2
+    spec = valid_plotly(page_overlays.page_overlay([Pane("reference", reference)], 10, 10, "data:image/png;base64,", agreement=raster))
+    assert spec["layout"]["meta"]["panes"] == ["reference", "agreement"]
     assert [(row["pane"], row["url"]) for row in _rows(spec, "picture")] == [(1, page_overlays.data_uri(page_overlays.agreement_png(raster)))]
-    scale = _box_layer(spec)["encoding"]["fill"]["scale"]
-    legend = dict(zip(scale["domain"], scale["range"]))
+    legend = page_legend(spec)
     assert legend["in both, same class (4.0% of the page, solid)"] == AGREEMENT_STYLES[SAME_CLASS][0]
     assert legend["only in the reference (12.0% of the page, hatched \\)"] == AGREEMENT_STYLES[ONLY_REFERENCE][0]
 
 
-def test_names_and_titles_are_data_never_expressions():
-    hostile = "<img src=x onerror=alert(1)>'); alert(1); ('"
+def test_names_and_titles_are_drawn_as_text():
+    hostile = "<img src=x onerror=alert(1)><b>bold</b>"
     page = _page([(hostile, [0, 0, 4, 4])])
-    spec = valid_vega_lite(page_overlays.page_overlay([Pane(hostile, page)], 10, 10, None))
-    expressions = vega_expressions(spec)
-    assert expressions and not any("alert" in text for text in expressions)
-    assert _rows(spec, "box")[0]["tip"]["title"] == hostile and {"name": "paneTitles", "value": [hostile]} in spec["params"]
+    spec = valid_plotly(page_overlays.page_overlay([Pane(hostile, page)], 10, 10, None))
+    texts = plotly_texts(spec)
+    assert texts and not any("<img" in text or "<b>bold" in text for text in texts)  # escaped wherever Plotly reads markup
+    assert _rows(spec, "box")[0]["tip"]["title"] == hostile and spec["layout"]["meta"]["panes"] == [hostile]
+    assert set(page_legend(spec)) == {hostile}
+
+
+def test_a_page_of_more_boxes_than_a_screen_shows_draws_the_largest_with_a_note():
+    count = page_chart.MAX_BOXES + 1_000
+    sides = np.arange(1, count + 1, dtype=float) / count * 9  # box k is the k-th smallest
+    page = Page("p", 10, 10, ["Text"] * count, np.stack([np.zeros(count), np.zeros(count), sides, sides], axis=1))
+    spec = page_overlays.page_overlay([Pane("reference", page), Pane("model", page)], 10, 10, None)
+    boxes = _rows(spec, "box")
+    assert len(boxes) == 2 * page_chart.MAX_BOXES
+    assert min(row["x2"] for row in boxes) == pytest.approx(sides[1_000])  # the 1,000 smallest left out
+    assert spec["layout"]["meta"]["note"] == f"{count:,} boxes on a pane: the {page_chart.MAX_BOXES:,} largest of each pane drawn"
+    assert any("largest of each pane drawn" in note["text"] for note in spec["layout"]["annotations"])
 
 
 def test_panes_keep_the_pages_proportions_within_the_row():
-    assert page_chart.pane_size(612, 792, 2, 740) == (364, 471)
+    assert page_chart.pane_size(612, 792, 2, 770) == (362, 468)
     assert page_chart.pane_size(100, 10_000, 1, 740) == (50, page_chart.MAX_PANE_HEIGHT)  # a very tall page: at most 1,000 px high

@@ -1,10 +1,10 @@
 """Names shown as plain text (tore_engine.plots.plain_text), through AppTest: markup in class names and
-file names is escaped for Plotly and Markdown on every page (issue 10); the Vega-Lite charts carry
-names as data, which Vega draws as text (test_vega_charts; in Chromium, test_browser)."""
+file names is escaped for Plotly and Markdown on every page (issue 10): no string Plotly draws holds
+a name's markup (in Chromium, test_browser)."""
 
 from __future__ import annotations
 
-from tests.helpers import vega_expressions
+from tests.helpers import plotly_texts
 from tests.studio.helpers import (
     _app,
     _axes,
@@ -17,7 +17,6 @@ from tests.studio.helpers import (
     _page,
     _page_charts,
     _pane_titles,
-    _param,
     _title,
 )
 from tore_engine.plots.plain_text import plain_for_markdown, plain_for_plotly
@@ -36,12 +35,15 @@ def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
     _no_exception(at)
     heatmap, bars = _heatmaps(at)[0], _bar_charts(at)[0]
     rows, columns = _axes(heatmap)
-    assert set(HOSTILE_NAMES) <= set(rows) and set(HOSTILE_NAMES) <= set(columns)  # data, drawn by Vega as text
-    assert {record["row"] for record in heatmap["data"]["values"]} == set(rows)  # the hover's names, as data too
+    assert set(HOSTILE_NAMES) <= set(rows) and set(HOSTILE_NAMES) <= set(columns)
     assert _title(heatmap).endswith(f"model A ({MODEL})")
-    assert set(HOSTILE_NAMES) <= set(_param(bars, "classNames")) and {name for name, _ in _bars(bars)} <= set(HOSTILE_NAMES)
+    assert set(HOSTILE_NAMES) <= set(bars["layout"]["meta"]["classes"]) and {name for name, _ in _bars(bars)} <= set(HOSTILE_NAMES)
     escaped = [plain_for_plotly(name) for name in HOSTILE_NAMES]
     assert escaped[0] == '&lt;a href="https://example.org"&gt;link&lt;/a&gt;'
+    for figure in (heatmap, bars):
+        texts = plotly_texts(figure)
+        assert any(escaped[0] in text for text in texts)  # the names are drawn, escaped
+        assert not any(raw in text for text in texts for raw in ("<a href", "<span", "<img"))  # never as markup
     assert at.radio(key="model").options == [plain_for_markdown(f"model A ({MODEL})")]
 
     at.selectbox(key="cell_ref").set_value(HOSTILE_NAMES[0]).run()
@@ -54,6 +56,6 @@ def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
     overlay = _page_charts(at)[0]
-    assert _pane_titles(overlay) == ["reference (gt)", f"model A ({MODEL})"]  # data, drawn by Vega as text
+    assert _pane_titles(overlay) == ["reference (gt)", f"model A ({MODEL})"]
     assert set(_legend(overlay)) == {*HOSTILE_NAMES, f"boxes behind {HOSTILE_NAMES[0]} → {HOSTILE_NAMES[2]}"}  # the chosen cell travels
-    assert not any(name in text for text in vega_expressions(overlay) for name in [*HOSTILE_NAMES, MODEL])  # never code
+    assert not any(raw in text for text in plotly_texts(overlay) for raw in ("<a href", "<span", "<img"))  # never as markup

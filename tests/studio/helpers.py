@@ -9,6 +9,7 @@ is covered by the browser test (tests/studio/test_browser.py).
 from __future__ import annotations
 
 import base64
+import html
 import io
 import json
 import sys
@@ -22,7 +23,7 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from benchmarks.common import served_app
-from tests.helpers import DEMO, REPOSITORY
+from tests.helpers import DEMO, REPOSITORY, figure_json, page_legend, page_rows
 
 APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")
 
@@ -83,86 +84,88 @@ def _upload(at, slot: str, name: str, data: bytes):
 # --- what AppTest gives back ---------------------------------------------------------------------
 
 
-def _vega_charts(at: AppTest) -> list[dict]:
-    """The Vega-Lite specifications (`plots.vega_charts`: heatmaps and bar charts), in page order,
-    with their records back in `data.values` (Streamlit sends them to the browser as Arrow; null
-    as None)."""
-    import pyarrow as pa
-
-    charts = []
-    for element in at.get("vega_lite_chart"):
-        spec = json.loads(element.proto.spec)
-        if element.proto.data.data:
-            frame = pa.ipc.open_stream(element.proto.data.data).read_all().to_pandas()
-            spec["data"] = {"values": frame.astype(object).where(frame.notna(), None).to_dict("records")}
-        charts.append(spec)
-    return charts
+def _figures(at: AppTest) -> list[dict]:
+    """The Plotly figures the page drew (heatmaps, bars, pages, the sweep), in page order, as plain
+    JSON (`tests.helpers.figure_json`), the preloading blank figure left out."""
+    figures = [figure_json(element.proto.spec) for element in at.get("plotly_chart")]
+    return [figure for figure in figures if (figure["layout"].get("meta") or {}).get("chart")]
 
 
-def _has_param(spec: dict, name: str) -> bool:
-    return any(param.get("name") == name for param in spec.get("params", []))
+def _of_kind(at: AppTest, kind: str) -> list[dict]:
+    return [figure for figure in _figures(at) if figure["layout"]["meta"]["chart"] == kind]
 
 
 def _heatmaps(at: AppTest) -> list[dict]:
-    return [spec for spec in _vega_charts(at) if _has_param(spec, "rowNames")]
+    return _of_kind(at, "heatmap")
 
 
 def _bar_charts(at: AppTest) -> list[dict]:
-    return [spec for spec in _vega_charts(at) if _has_param(spec, "classNames")]
+    return _of_kind(at, "bars")
 
 
 def _page_charts(at: AppTest) -> list[dict]:
     """The pages drawn (`plots.page_chart`: Overlays, Compare, the score panels' pages)."""
-    return [spec for spec in _vega_charts(at) if _has_param(spec, "paneTitles")]
+    return _of_kind(at, "page")
 
 
 def _sweep_charts(at: AppTest) -> list[dict]:
-    return [spec for spec in _vega_charts(at) if _has_param(spec, "panelTitles")]
-
-
-def _param(spec: dict, name: str):
-    return next(param["value"] for param in spec["params"] if param["name"] == name)
+    return _of_kind(at, "sweep")
 
 
 def _pane_titles(chart: dict) -> list[str]:
-    return _param(chart, "paneTitles")
+    return chart["layout"]["meta"]["panes"]
 
 
 def _page_rows(chart: dict, kind: str, pane: int | None = None) -> list[dict]:
     """A page chart's rows of one kind (`box`, `picture`, `line`), of every pane or of one."""
-    return [row for row in chart["data"]["values"] if row["kind"] == kind and (pane is None or row["pane"] == pane)]
+    return page_rows(chart, kind, pane)
 
 
 def _legend(chart: dict) -> dict[str, str]:
     """A page chart's legend: entry -> colour."""
-    scale = next(layer for layer in chart["spec"]["layer"] if layer["mark"]["type"] == "rect")["encoding"]["fill"]["scale"]
-    return dict(zip(scale["domain"], scale["range"]))
+    return page_legend(chart)
 
 
 def _axes(heatmap: dict) -> tuple[list[str], list[str]]:
     """A heatmap's row and column names, in order."""
-    return _param(heatmap, "rowNames"), _param(heatmap, "columnNames")
+    return heatmap["layout"]["meta"]["rows"], heatmap["layout"]["meta"]["columns"]
 
 
 def _title(spec: dict) -> str:
-    return spec["title"]["text"]
+    """A figure's title as plain text (its note, under a line break, left out)."""
+    return html.unescape(spec["layout"]["title"]["text"].split("<br>")[0])
+
+
+CELL_FIELDS = {"value": 0, "pixels": 1, "recall": 2, "precision": 3}
 
 
 def _cells(heatmap: dict, field: str = "value") -> np.ndarray:
-    """A field of every cell of a heatmap as a matrix (NaN for null): `value` (the number shown),
-    `colour`, `pixels`, `recall`, `precision`, `text`."""
+    """A field of every cell of a heatmap as a matrix (NaN where none): `value` (the cell's number),
+    `pixels`, `recall`, `precision` (the hover's numbers), `colour` (the colour value; NaN: blank),
+    `text` (the number printed on it)."""
     rows, columns = _axes(heatmap)
-    text = field == "text"
-    cells = np.full((len(rows), len(columns)), "" if text else np.nan, dtype=object if text else float)
-    for record in heatmap["data"]["values"]:
-        value = record[field]
-        cells[record["i"], record["j"]] = value if text or value is not None else np.nan
+    heat, *overlays = heatmap["data"]
+    if field == "text":
+        texts = heat.get("text") or [[""] * len(columns) for _ in rows]
+        return np.array(texts, dtype=object)
+    if field == "colour":
+        return np.array([[np.nan if value is None else value for value in row] for row in heat["z"]], dtype=float)
+    cells = np.full((len(rows), len(columns)), np.nan)
+    for trace in overlays:
+        for x, y, data in zip(trace["x"], trace["y"], trace["customdata"]):
+            value = data[CELL_FIELDS[field]]
+            cells[int(y), int(x)] = np.nan if value is None else value
     return cells
 
 
 def _bars(chart: dict) -> dict[tuple[str, str], float | None]:
     """A bar chart's bars: (class, series) -> value (None: no bar)."""
-    return {(record["class"], record["series"]): record["value"] for record in chart["data"]["values"]}
+    classes = chart["layout"]["meta"]["classes"]
+    bars = {}
+    for trace in chart["data"]:
+        for x, value in zip(trace["x"], trace["y"]):
+            bars[(classes[int(x)], html.unescape(trace["name"]))] = None if value is None or value != value else value
+    return bars
 
 
 def _page_table(at: AppTest):
@@ -180,7 +183,7 @@ def _spotlight(chart: dict) -> list[dict]:
 
 def _image_source(chart: dict) -> str:
     """The page image under a page chart's panes."""
-    return chart["spec"]["layer"][0]["mark"]["url"]
+    return next(image["source"] for image in chart["layout"].get("images", []) if image.get("name") == "page")
 
 
 def _decoded(uri: str) -> Image.Image:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.studio.helpers import _app, _no_exception, _shown_text
-from tore_engine.plots import vega_charts
+from tore_engine.plots import heatmaps
 from tore_engine.studio import evaluations
 
 
@@ -20,7 +20,7 @@ def test_an_unexpected_error_is_a_short_message_without_a_traceback(monkeypatch,
     if where == "page":  # loading fails: the page's own guard
         monkeypatch.setattr(evaluations, "evaluate_pair", broken)
     else:  # drawing the matrix fails: the guard of the matrix fragment
-        monkeypatch.setattr(vega_charts, "matrix_heatmap", broken)
+        monkeypatch.setattr(heatmaps, "matrix_heatmap", broken)
     at = _app()
     _no_exception(at)
     assert [error.value for error in at.error] == [

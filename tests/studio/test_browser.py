@@ -25,14 +25,18 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY
 from tests.studio.helpers import app_server
-from tore_engine.plots import page_overlays
+from tore_engine.plots import heatmaps, page_overlays
+from tore_engine.plots.plain_text import shortened
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-VEGA_CELLS = "[data-testid=stVegaLiteChart] svg .mark-rect path[aria-label^='cell ']"
-PAGE_IMAGES = "[data-testid=stVegaLiteChart] svg .mark-image image"  # a page chart's page images and pictures
+PLOT_AREA = "[data-testid=stPlotlyChart] .js-plotly-plot .nsewdrag"  # a drawn Plotly figure's plot area
+# The page's Plotly figures (their element holds the figure: data, layout, Plotly's full layout), of one
+# kind of `layout.meta.chart` (heatmap, bars, page, sweep) or all, in page order.
+FIGURES = """(kind) => [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
+    .filter(gd => gd.layout && gd.layout.meta && gd.layout.meta.chart && (!kind || gd.layout.meta.chart === kind))"""
 
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (install the Debian package: apt-get install -y chromium); skipping the browser test",
@@ -84,8 +88,8 @@ def _shot(page, name: str) -> None:
 
 
 def _wait_for_plot(page, timeout: float = 60_000) -> None:
-    """Until a chart is drawn: a heatmap's cells (Matrices, Compare) or a page's image (Overlays)."""
-    page.wait_for_selector(f"{VEGA_CELLS}, {PAGE_IMAGES}", state="attached", timeout=timeout)
+    """Until a Plotly figure is drawn (a heatmap on Matrices and Compare, a page on Overlays)."""
+    page.wait_for_selector(PLOT_AREA, state="attached", timeout=timeout)
 
 
 def _wait_idle(page, timeout: float = 30_000) -> None:
@@ -94,25 +98,16 @@ def _wait_idle(page, timeout: float = 30_000) -> None:
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
 
 
-HEATMAP_LABELS = """(i) => {
-    const chart = document.querySelectorAll('[data-testid=stVegaLiteChart]')[i];
-    const axis = (letter) => chart && [...chart.querySelectorAll('.role-axis')]
-        .find(axis => (axis.getAttribute('aria-label') || '').startsWith(letter + '-axis'));
-    const labels = (letter) => axis(letter) ? [...axis(letter).querySelectorAll('.role-axis-label text')].map(text => text.textContent) : [];
-    return [labels('Y'), labels('X')];
-}"""
+HEATMAP_LABELS = f"""(i) => {{
+    const figure = ({FIGURES})(null)[i];
+    const meta = figure ? figure.layout.meta : {{}};
+    return [meta.rows || [], meta.columns || meta.classes || []];
+}}"""
 
 
 def _heatmap_labels(page, index: int = 0) -> tuple[list[str], list[str]]:
-    """The row and column names of the `index`-th Vega-Lite chart, as its axes draw them."""
+    """The row and column names (a bar chart's: its classes) of the `index`-th figure of the page."""
     return tuple(page.evaluate(HEATMAP_LABELS, index))
-
-
-def _cell_records(page, index: int = 0) -> list[dict]:
-    """The data behind each drawn cell of the `index`-th Vega-Lite chart (Vega keeps each SVG
-    element's scene item, and its datum, on the element)."""
-    return page.evaluate("""(i) => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')[i]
-        .querySelectorAll("path[aria-label^='cell ']")].map(path => path.__data__.datum)""", index)
 
 
 def _wait_for_rows(page, count: int) -> None:
@@ -120,22 +115,26 @@ def _wait_for_rows(page, count: int) -> None:
     page.wait_for_function(f"() => ({HEATMAP_LABELS})(0)[0].length === {count}")
 
 
-def _cell(page, row_name: str, column_name: str, index: int = 0):
-    """The drawn cell (its SVG path, named by its aria-label) of the `index`-th Vega-Lite chart."""
-    label = json.dumps(f"cell {row_name} {column_name}")
-    return page.locator("[data-testid=stVegaLiteChart]").nth(index).locator(f"path[aria-label={label}]")
+CELL_POINT = f"""([row, column, index]) => {{
+    const figure = ({FIGURES})(null)[index];
+    figure.scrollIntoView({{block: 'center'}});
+    const layout = figure._fullLayout, box = figure.getBoundingClientRect();
+    const i = figure.layout.meta.rows.indexOf(row), j = figure.layout.meta.columns.indexOf(column);
+    return [box.left + layout._size.l + layout.xaxis.d2p(j), box.top + layout._size.t + layout.yaxis.d2p(i)];
+}}"""
 
 
-def _click_cell(page, row_name: str, column_name: str, index: int = 0) -> float:
-    """Click a heatmap cell; returns the seconds until the contributing-pages list shows it."""
-    cell = _cell(page, row_name, column_name, index)
-    cell.scroll_into_view_if_needed()
+def _click_cell(page, row_name: str, column_name: str, index: int = 0, listed: str | None = None) -> float:
+    """Click a heatmap cell where Plotly's own axes place it (app.md 5.2); returns the seconds until
+    the contributing-pages list (or the text `listed`) shows it."""
+    x, y = page.evaluate(CELL_POINT, [row_name, column_name, index])
     start = time.monotonic()
-    cell.click()
-    heading = page.locator("[data-testid=stMarkdownContainer]", has_text=f"for reference {row_name} → prediction {column_name}")
+    page.mouse.click(x, y)
+    heading = page.locator("[data-testid=stMarkdownContainer]", has_text=listed or f"for reference {row_name} → prediction {column_name}")
     heading.wait_for(timeout=20_000)
     elapsed = time.monotonic() - start
-    assert "Contributing pages" in heading.inner_text()
+    if listed is None:
+        assert "Contributing pages" in heading.inner_text()
     return elapsed
 
 
@@ -148,9 +147,8 @@ def _open_popover(page, name: str) -> None:
 
 def _diagonal_texts(page) -> list[str]:
     """The numbers the first heatmap writes on its diagonal cells (empty where hidden)."""
-    return page.evaluate("""() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')[0]
-        .querySelectorAll("path[aria-label^='cell ']")].map(path => path.__data__.datum)
-        .filter(d => d.i === d.j).map(d => d.text)""")
+    return page.evaluate(f"""() => {{ const heat = ({FIGURES})('heatmap')[0].data[0];
+        return heat.text.map((row, k) => row[k]); }}""")
 
 
 def test_the_display_controls_are_mounted_once_their_popover_opens_and_it_stays_open_while_used(server, page):
@@ -177,9 +175,8 @@ def test_the_display_controls_are_mounted_once_their_popover_opens_and_it_stays_
 
 
 def _chart_titles(page) -> list[str]:
-    """The titles of the page's Vega-Lite charts (matrices, bars), in page order."""
-    return page.evaluate("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
-                         ".map(chart => (chart.querySelector('.role-title-text') || {}).textContent || '')")
+    """The titles of the page's figures (matrices, bars), in page order, as drawn."""
+    return page.evaluate(f"() => ({FIGURES})(null).map(gd => (gd.querySelector('.gtitle') || {{}}).textContent || '')")
 
 
 def _checked(page, label: str) -> str:
@@ -199,19 +196,24 @@ def _checked_once_drawn(page, label: str, expected: str, timeout: float = 30.0) 
     return shown
 
 
-PAGE_CHART = "[...document.querySelectorAll('[data-testid=stVegaLiteChart]')].find(chart => chart.querySelector('.mark-image'))"
+def _drawn_page(page, index: int = 0) -> dict:
+    """What the `index`-th page figure drew: its images (pane, page or picture, source), its boxes
+    (pane, legend group, hover text, whether Plotly shows them) and the panes' titles."""
+    return page.evaluate(f"""(index) => {{
+        const figure = ({FIGURES})('page')[index];
+        const pane = (axis) => Number((axis || 'x').slice(1) || 1) - 1;
+        const images = (figure.layout.images || []).map(image => ({{pane: pane(image.xref), kind: image.name, source: image.source}}));
+        const shown = new Map(figure._fullData.map(trace => [trace.index, trace.visible]));
+        const boxes = figure.data.flatMap((trace, k) => trace.meta !== 'box hovers' ? [] : trace.text.map(text => (
+            {{pane: pane(trace.xaxis), group: trace.legendgroup, text, visible: shown.get(k) === true}})));
+        const titles = [...figure.querySelectorAll('.annotation-text')].map(t => t.textContent);
+        return {{images, boxes, titles: figure.layout.meta.panes, drawnTitles: titles}};
+    }}""", index)
 
 
-def _drawn_page(page) -> dict:
-    """What the page chart drew, as Vega holds it: each drawn mark's record (page images, pictures,
-    boxes, lines), its element's tag and, for images, the image drawn; and the panes' titles."""
-    return page.evaluate(f"""() => {{
-        const chart = {PAGE_CHART};
-        const marks = [...chart.querySelectorAll('svg *')].filter(e => e.__data__ && e.__data__.datum && e.__data__.datum.kind)
-            .map(e => ({{...e.__data__.datum, tag: e.tagName, href: e.getAttribute('href')}}));
-        const titles = [...chart.querySelectorAll('.role-title-text text')].map(t => t.textContent);
-        return {{marks, titles}};
-    }}""")
+def _box_number(text: str) -> str:
+    """The box index in a box's hover text ("<b>Text</b><br>box: 3<br>...")."""
+    return next(line.split(": ", 1)[1] for line in text.split("<br>") if line.startswith("box: "))
 
 
 @pytest.fixture(scope="module")
@@ -258,11 +260,12 @@ def test_a_cell_opens_its_worst_page_with_the_cells_pixels_lit(server, page, tex
     url = urllib.parse.unquote(page.url)
     assert f"page={worst}" in url and "cell=Text|Table" in url
     drawn = _drawn_page(page)
-    assert [(mark["pane"], mark["tag"]) for mark in drawn["marks"] if mark["kind"] == "page"] == [(0, "image"), (1, "image")]
-    veils = [mark for mark in drawn["marks"] if mark["kind"] == "picture"]
+    assert [image["pane"] for image in drawn["images"] if image["kind"] == "page"] == [0, 1]  # side by side
+    assert page.locator("[data-testid=stPlotlyChart] .imagelayer image").count() == 4  # Plotly drew the page and the veil in each pane
+    veils = [image for image in drawn["images"] if image["kind"] == "picture"]
     veil = page_overlays.data_uri(page_overlays.veil_png(regions, *size))  # exactly the engine's pixels of the cell lit
-    assert [(mark["pane"], mark["href"]) for mark in veils] == [(0, veil), (1, veil)]  # on the reference and the prediction
-    outlined = {(mark["pane"], mark["tip"]["box"]) for mark in drawn["marks"] if mark.get("group") == "boxes behind Text → Table"}
+    assert [(image["pane"], image["source"]) for image in veils] == [(0, veil), (1, veil)]  # on the reference and the prediction
+    outlined = {(box["pane"], _box_number(box["text"])) for box in drawn["boxes"] if box["group"] == "boxes behind Text → Table"}
     assert outlined == {*((0, str(k)) for k in regions.reference_boxes.tolist()), *((1, str(k)) for k in regions.prediction_boxes.tolist())}
     metrics = page.get_by_test_id("stMetric")
     contribution = metrics.filter(has_text="Text → Table on this page").get_by_test_id("stMetricValue").inner_text()
@@ -277,7 +280,8 @@ def test_overlays_agreement_and_compare_pages(server, page):
     _wait_idle(page)
     drawn = _drawn_page(page)
     assert drawn["titles"] == ["reference (ground-truth)", "model B (model-b, simulated)", "agreement"] and "paper-b/p1" in page.content()
-    assert [mark["pane"] for mark in drawn["marks"] if mark["kind"] == "picture"] == [2]  # the categories painted on the third pane
+    assert drawn["titles"] == drawn["drawnTitles"][:3]
+    assert [image["pane"] for image in drawn["images"] if image["kind"] == "picture"] == [2]  # the categories painted on the third pane
     _shot(page, "04_overlay_agreement_model_b")
 
     page.goto(f"{server}/compare")
@@ -288,11 +292,7 @@ def test_overlays_agreement_and_compare_pages(server, page):
     assert _checked(page, "Matrix") == "zero-trimmed"  # a dual model is compared: the trimmed view
     _shot(page, "05_compare")
     difference = next(k for k, title in enumerate(_chart_titles(page)) if "B − A, recall" in title)
-    cell = _cell(page, "Foreground", "Background", difference)  # Foreground predicted as Background
-    cell.scroll_into_view_if_needed()
-    cell.click()
-    listed = page.locator("[data-testid=stMarkdownContainer]", has_text="Foreground → Background: 26 pages")
-    listed.wait_for(timeout=20_000)
+    _click_cell(page, "Foreground", "Background", difference, listed="Foreground → Background: 26 pages")  # predicted as Background
     _wait_idle(page)
     _shot(page, "05b_compare_difference_clicked")
     page.get_by_role("tab", name="B read against A").click()
@@ -329,123 +329,63 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
     _shot(page, "10_class_subset")
 
 
-def test_the_apps_pages_load_no_plotly(server, page):
-    """Every chart of the app is Vega-Lite: a tab that opens Matrices, a cell's page in Overlays,
-    Compare and Models never fetches Streamlit's Plotly component (4.7 MB of script, 0.7 s of
-    main-thread work on this machine). Plotly stays in the reports."""
-    fetched: list[str] = []
-    page.on("request", lambda request: fetched.append(request.url))
-    page.goto(f"{server}/?cell=Text%7CTable&sweep_open=1")
-    _wait_for_plot(page)
-    page.wait_for_selector("[data-testid=stVegaLiteChart] svg .mark-symbol path", state="attached", timeout=120_000)  # the sweep's points
-    _wait_idle(page, 120_000)
-    page.locator(".st-key-open-button-A-full-Text-Table-A button").click()
-    page.wait_for_url("**/overlays**", timeout=30_000)
-    page.wait_for_selector(PAGE_IMAGES, state="attached", timeout=60_000)
-    for path in ("compare", "models"):
-        page.goto(f"{server}/{path}")
-        page.wait_for_selector("[data-testid=stVegaLiteChart], [data-testid=stDataFrame]", timeout=60_000)
-        _wait_idle(page, 60_000)
-    assert any("/embed." in url for url in fetched)  # Vega's component was fetched ...
-    assert not [url for url in fetched if "Plotly" in url]  # ... Plotly's never was
-
-
-NESTED_BOXES = """
-import streamlit as st
-from tore_engine.plots.page_chart import Box, PaneLayout, page_chart
-boxes = [Box(0, (10, 10, 390, 290), "prediction", "#1f77b4", "large dashed", {}, "large dashed", dash="dash"),
-         Box(0, (150, 100, 250, 200), "gold", "#d62728", "small solid", {}, "small solid")]
-st.vega_lite_chart(page_chart([PaneLayout("page")], boxes, 400, 300, None), width="content")
-"""
-
-
-def test_a_small_solid_box_inside_a_large_dashed_one_keeps_its_hover(page, tmp_path):
-    """A dashed style is a layer of its own (Vega-Lite has no dash encoding for rects): drawn above
-    the solid boxes, it must not take their pointer (DocILE's dashed predictions over solid golds)."""
-    from benchmarks.common import served_app
-
-    script = tmp_path / "nested_boxes.py"
-    script.write_text(NESTED_BOXES, encoding="utf-8")
-    with served_app(tmp_path, script=script) as (url, _):
-        page.goto(url)
-        hovers = {}
-        for label, (dx, dy) in {"small solid": (0.5, 0.5), "large dashed": (0.05, 0.05)}.items():
-            box = page.locator(f"[aria-label='{label}']").first
-            box.wait_for(state="attached", timeout=60_000)
-            bounds = box.bounding_box()
-            page.mouse.move(bounds["x"] + dx * bounds["width"], bounds["y"] + dy * bounds["height"])
-            page.locator("#vg-tooltip-element.visible").wait_for(timeout=10_000)
-            hovers[label] = page.locator("#vg-tooltip-element").inner_text().strip()
-        assert hovers == {"small solid": "small solid", "large dashed": "large dashed"}
-        dashes = page.evaluate("""() => [...document.querySelectorAll('.mark-rect path')].map(e => e.getAttribute('stroke-dasharray'))""")
-        assert "6,3" in dashes  # the dashed box is still drawn dashed
-
-
 def test_a_legend_click_shows_one_class_alone_in_every_pane(server, page):
     page.goto(f"{server}/overlays?page=report-a%2Fp3")  # tables in the reference and in model A's prediction
     _wait_for_plot(page)
     _wait_idle(page)
-    chart = page.locator("[data-testid=stVegaLiteChart]").filter(has=page.locator(".mark-image")).first
-    chart.locator(".role-legend-label text", has_text="Table").first.click()
-    page.wait_for_timeout(500)
-    opacity = page.evaluate(f"""() => {{
-        const chart = {PAGE_CHART};
-        return [...chart.querySelectorAll('.mark-rect path')].filter(e => e.__data__ && e.__data__.datum && e.__data__.datum.kind === 'box')
-            .map(e => [e.__data__.datum.pane, e.__data__.datum.group, Number(e.getAttribute('opacity') ?? 1)]);
-    }}""")
-    shown = {(pane, group) for pane, group, value in opacity if value == 1}
+    chart = page.locator("[data-testid=stPlotlyChart]").filter(has=page.locator(".imagelayer image")).first
+    chart.locator(".legend .traces", has_text="Table").first.click()
+    page.wait_for_timeout(800)
+    boxes = _drawn_page(page)["boxes"]
+    shown = {(box["pane"], box["group"]) for box in boxes if box["visible"]}
     assert {group for _, group in shown} == {"Table"} and {pane for pane, _ in shown} == {0, 1}  # the tables of both panes
-    assert all(value < 1 for _, group, value in opacity if group != "Table")
+    assert all(not box["visible"] for box in boxes if box["group"] != "Table")
 
 
-def test_ctrl_scroll_zooms_the_heatmap_a_plain_scroll_does_not_and_a_double_click_resets(server, page):
-    """The heatmap's zoom (plots.vega_charts.ZOOM); a scroll without ctrl scrolls the page, as before."""
+RANGES = f"""(kind) => {{ const layout = ({FIGURES})(kind)[0]._fullLayout;
+    return [layout.xaxis.range, layout.yaxis.range, (layout.xaxis2 || {{}}).range || null]; }}"""
+
+
+def _drag(page, kind: str) -> None:
+    """Drag across the middle of the first plot area of the first figure of this kind (a zoom box)."""
+    area = page.evaluate(f"""(kind) => {{ const figure = ({FIGURES})(kind)[0]; figure.scrollIntoView({{block: 'center'}});
+        const box = figure.querySelector('.nsewdrag').getBoundingClientRect(); return [box.x, box.y, box.width, box.height]; }}""", kind)
+    x, y, width, height = area
+    page.mouse.move(x + 0.3 * width, y + 0.3 * height)
+    page.mouse.down()
+    page.mouse.move(x + 0.5 * width, y + 0.5 * height, steps=8)
+    page.mouse.up()
+    page.wait_for_timeout(600)
+
+
+def test_a_drag_zooms_the_heatmap_and_a_double_click_resets(server, page):
     page.goto(server)
-    cell = _cell(page, "Text", "Table")
-    cell.wait_for(timeout=60_000)
+    _wait_for_plot(page)
     _wait_idle(page)
-    cell.scroll_into_view_if_needed()
-    side = cell.bounding_box()["width"]
-
-    def wheel(ctrl: bool) -> float:  # a synthetic event: Playwright's wheel carries no modifier keys
-        cell.evaluate("""(path, ctrl) => { const box = path.getBoundingClientRect();
-            path.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, ctrlKey: ctrl, bubbles: true, cancelable: true,
-                                                        clientX: box.x + box.width / 2, clientY: box.y + box.height / 2})); }""", ctrl)
-        page.wait_for_timeout(500)
-        return cell.bounding_box()["width"]
-
-    assert wheel(False) == side
-    assert wheel(True) > 1.2 * side
-    box = cell.bounding_box()
-    page.mouse.dblclick(box["x"] + 3, box["y"] + 3)
-    page.wait_for_timeout(500)
-    assert cell.bounding_box()["width"] == side
+    before = page.evaluate(RANGES, "heatmap")
+    _drag(page, "heatmap")
+    zoomed = page.evaluate(RANGES, "heatmap")
+    assert zoomed[0][1] - zoomed[0][0] < 0.5 * (before[0][1] - before[0][0])
+    x, y = page.evaluate(CELL_POINT, ["Text", "Text", 0])
+    page.mouse.dblclick(x, y)
+    page.wait_for_timeout(600)
+    assert page.evaluate(RANGES, "heatmap") == before
 
 
-def test_ctrl_scroll_on_one_pane_zooms_every_pane_and_a_double_click_resets(server, page):
-    """The page chart's panes share their scales (plots.page_chart.ZOOM): a zoom on the reference's
-    pane shows the same region of the page in the prediction's."""
+def test_a_drag_on_one_pane_zooms_every_pane_and_a_double_click_resets(server, page):
+    """The page figure's panes match their axes (plots.page_chart): a zoom on the reference's pane
+    shows the same region of the page in the prediction's."""
     page.goto(f"{server}/overlays?page=report-a%2Fp3")
     _wait_for_plot(page)
     _wait_idle(page)
-    chart = "[data-testid=stVegaLiteChart] .mark-rect path"
-    reference, prediction = (page.locator(f"{chart}[aria-label^='{pane}']").first for pane in ("reference", "model A"))
-
-    def widths() -> tuple[float, float]:
-        return reference.bounding_box()["width"], prediction.bounding_box()["width"]
-
-    reference.scroll_into_view_if_needed()
-    before = widths()
-    reference.evaluate("""(path) => { const area = path.getBoundingClientRect();
-        path.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, ctrlKey: true, bubbles: true, cancelable: true,
-                                                    clientX: area.x + area.width / 2, clientY: area.y + area.height / 2})); }""")
-    page.wait_for_timeout(500)
-    zoomed = widths()
-    assert zoomed[0] > 1.2 * before[0] and zoomed[1] / before[1] == pytest.approx(zoomed[0] / before[0], rel=0.02)  # both panes alike
-    area = reference.bounding_box()
+    before = page.evaluate(RANGES, "page")
+    _drag(page, "page")
+    x_range, _, x2_range = page.evaluate(RANGES, "page")
+    assert x_range[1] - x_range[0] < 0.5 * (before[0][1] - before[0][0]) and x2_range == pytest.approx(x_range)  # both panes alike
+    area = page.locator("[data-testid=stPlotlyChart] .nsewdrag").first.bounding_box()
     page.mouse.dblclick(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
-    page.wait_for_timeout(500)
-    assert widths() == pytest.approx(before)
+    page.wait_for_timeout(600)
+    assert page.evaluate(RANGES, "page") == before
 
 
 def test_every_page_opens_from_its_url_and_controls_keep_their_values(server, browser):
@@ -543,11 +483,12 @@ def test_markup_in_class_names_is_drawn_as_text(server, page, tmp_path):
     shown = heading.inner_text().replace("\u2060", "")  # the word joiners that break bare links are invisible
     assert f"for reference {HOSTILE['link']} → prediction {HOSTILE['image']}" in shown
     assert heading.locator("a, img, span[style]").count() == 0
-    rows, columns = _heatmap_labels(page)  # the tick labels read as written: Vega drew them as text, no markup
+    rows, columns = _heatmap_labels(page)
     assert set(names) <= set(rows) and set(names) <= set(columns)
-    chart = page.locator("[data-testid=stVegaLiteChart]").first
+    chart = page.locator("[data-testid=stPlotlyChart]").first
     assert chart.locator("a").count() == 0 and chart.locator("[style*='font-size: 120px'], [style*='font-size:120px']").count() == 0
-    assert chart.locator(".role-axis-label text", has_text=HOSTILE["huge"]).count() == 2  # a row and a column
+    huge = shortened(HOSTILE["huge"], heatmaps.LABEL_LIMIT)  # the tick labels read as written (shortened), no markup
+    assert chart.locator(".xtick text, .ytick text", has_text=huge).count() == 2  # a row and a column
     assert outside == []
     _shot(page, "09_markup_names_as_text")
 
@@ -664,27 +605,29 @@ LAID_OUT = """() => {
 
 
 def test_the_matrices_page_fits_a_laptops_screen(server, browser):
-    """At a laptop's width (1280 px, the sidebar open): every score's label is whole (TORE's
-    three and mAP's three were cut to "Foreground ..."), each radio's options sit on one line, and
-    eleven classes of five bars each are drawn inside the page's column, none cut off at its right
-    edge."""
-    context = browser.new_context(viewport={"width": 1280, "height": 2400})
+    """At a laptop's 1280 x 800 (the sidebar open): the heatmap starts on the first screen and lies
+    inside the page's column, every score's label is whole, each radio's options sit on one line,
+    and eleven classes of bars are drawn inside the column, none cut off at its right edge."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
     try:
         tab = context.new_page()
         tab.goto(server)
         _wait_for_plot(tab)
         _wait_idle(tab)
-        tab.wait_for_function("() => document.querySelectorAll(\"[data-testid=stVegaLiteChart] path[aria-label^='bar ']\").length > 0")
+        tab.wait_for_function(f"() => ({FIGURES})('bars').length > 0")
+        _shot(tab, "12_matrices_at_1280x800")
         laid_out = tab.evaluate(LAID_OUT)
         assert tab.locator("[data-testid=stMetricLabel]").count() == 6 and laid_out["cut"] == [], laid_out
         assert laid_out["lines"] == {"Model": 1, "Matrix": 1, "Normalisation": 1}, laid_out
-        edges = tab.evaluate("""() => {
-            const chart = document.querySelectorAll('[data-testid=stVegaLiteChart]')[1];
-            const bars = [...chart.querySelectorAll("path[aria-label^='bar ']")];
-            const column = chart.closest('[data-testid=stVerticalBlock]');
-            return {container: column.getBoundingClientRect().right, rightmost: Math.max(...bars.map(bar => bar.getBoundingClientRect().right)),
-                    classes: new Set(bars.map(bar => bar.__data__.datum.class)).size};
-        }""")
-        assert edges["classes"] == 11 and edges["rightmost"] <= edges["container"], edges
+        edges = tab.evaluate(f"""() => {{
+            const place = (figure) => {{ const column = figure.closest('[data-testid=stVerticalBlock]').getBoundingClientRect();
+                const area = figure.querySelector('.nsewdrag').getBoundingClientRect(), box = figure.getBoundingClientRect();
+                return {{top: area.top + window.scrollY, right: box.right, column: column.right}}; }};
+            const heatmap = ({FIGURES})('heatmap')[0], bars = ({FIGURES})('bars')[0];
+            return {{heatmap: place(heatmap), bars: place(bars), classes: bars.layout.meta.classes.length}};
+        }}""")
+        assert edges["heatmap"]["top"] < 800 - 100, edges  # its first rows on the first screen
+        assert edges["heatmap"]["right"] <= edges["heatmap"]["column"] and edges["bars"]["right"] <= edges["bars"]["column"], edges
+        assert edges["classes"] == 11, edges
     finally:
         context.close()

@@ -17,7 +17,8 @@ import pytest
 
 from tests.helpers import DEMO, REPOSITORY, SHARED
 from tests.studio.helpers import app_server
-from tests.studio.test_browser import _cell_records, _heatmap_labels, _open_popover, _shot, _wait_for_plot, _wait_idle, launched_chromium
+from tests.studio.test_browser import FIGURES as PLOTLY_FIGURES
+from tests.studio.test_browser import _heatmap_labels, _open_popover, _shot, _wait_for_plot, _wait_idle, launched_chromium
 from tests.studio.test_sweep_view import cli_confusion
 from tore_engine.api import evaluate_pair
 from tore_engine.metrics.sweep import MIN_SCORES
@@ -68,32 +69,52 @@ def _expected_map(evaluation) -> dict[str, str]:
     return {label: f"{getattr(report, field):.3f}" for field, label in FIGURES.items()}
 
 
-SWEEP_POINTS = "[data-testid=stVegaLiteChart] path[aria-label^='point ']"
-
-
 def _wait_for_sweep(page) -> None:
-    """Open the operating point's section, as a user does, and wait for its chart's points."""
+    """Open the operating point's section, as a user does, and wait for its figure's two panels."""
     page.locator(".st-key-sweep_open summary").click()
-    page.wait_for_selector(f"{SWEEP_POINTS}[aria-label$=' detection']", state="attached", timeout=120_000)
+    page.wait_for_function(f"() => ({PLOTLY_FIGURES})('sweep').some(gd => gd.querySelectorAll('.nsewdrag').length === 2)", timeout=120_000)
     _wait_idle(page, 120_000)
 
 
 def _curve_values(page, name: str, panel: str = "tore") -> list[float]:
-    """A curve's F1 at each minimum score of the sweep as drawn (no point: NaN), from the records
-    Vega keeps on the points of one panel (`tore` or `detection`)."""
-    drawn = page.evaluate(f"""([name, panel]) => [...document.querySelectorAll("{SWEEP_POINTS}")]
-        .map(path => path.__data__.datum).filter(d => d.shown === name && (d.panel ? 'detection' : 'tore') === panel)
-        .map(d => [d.min_score, d.f1])""", [name, panel])
-    by_score = {round(score, 2): f1 for score, f1 in drawn}
+    """A curve's F1 at each minimum score of the sweep as drawn (no point: NaN), from the figure
+    Plotly drew in one panel (`tore` or `detection`; the detection's Foreground is "all classes")."""
+    group = "Foreground" if name == "all classes" else name
+    drawn = page.evaluate(f"""([group, axis]) => ({PLOTLY_FIGURES})('sweep')[0].data
+        .filter(trace => trace.legendgroup === group && (trace.xaxis || 'x') === axis && trace.mode === 'lines+markers')
+        .flatMap(trace => [...trace.x].map((x, k) => [x, trace.y[k]]))""", [group, "x" if panel == "tore" else "x2"])
+    by_score = {round(score, 2): math.nan if f1 is None else f1 for score, f1 in drawn}
     return [by_score.get(round(score, 2), math.nan) for score in MIN_SCORES]
 
 
 def _bar_values(page, series: str, classes) -> list[float]:
-    """The drawn bars of one series of the per-class chart, class by class (no bar: NaN), from the
-    data Vega keeps on each bar."""
-    drawn = {datum["class"]: datum["value"] for datum in page.evaluate("""() => [...document.querySelectorAll(
-        "[data-testid=stVegaLiteChart] path[aria-label^='bar ']")].map(path => path.__data__.datum)""") if datum["series"] == series}
-    return [drawn.get(name, math.nan) for name in classes]
+    """The drawn bars of one series of the per-class chart, class by class (no bar: NaN)."""
+    drawn = page.evaluate(f"""(series) => {{ const figure = ({PLOTLY_FIGURES})('bars')[0];
+        const trace = figure.data.find(trace => trace.name === series);
+        return [...trace.x].map((x, k) => [figure.layout.meta.classes[x], trace.y[k]]); }}""", series)
+    values = {name: math.nan if value is None else value for name, value in drawn}
+    return [values.get(name, math.nan) for name in classes]
+
+
+def _sweep_point(page, curve: str, min_score: float) -> tuple[float, float]:
+    """Where Plotly drew a curve's point at `min_score` in TORE's panel (its own axes' mapping)."""
+    return tuple(page.evaluate(f"""([curve, x]) => {{
+        const figure = ({PLOTLY_FIGURES})('sweep')[0]; figure.scrollIntoView({{block: 'center'}});
+        const trace = figure.data.find(trace => trace.legendgroup === curve && (trace.xaxis || 'x') === 'x' && trace.mode === 'lines+markers');
+        const k = [...trace.x].findIndex(value => Math.abs(value - x) < 1e-9);
+        const layout = figure._fullLayout, box = figure.getBoundingClientRect();
+        return [box.left + layout._size.l + layout.xaxis.d2p(x), box.top + layout._size.t + layout.yaxis.d2p(trace.y[k])];
+    }}""", [curve, min_score]))
+
+
+def _bar_point(page, series: str, name: str) -> tuple[float, float]:
+    """The middle of the bar Plotly drew for a class of one series of the per-class chart."""
+    return tuple(page.evaluate(f"""([series, name]) => {{
+        const figure = ({PLOTLY_FIGURES})('bars')[0]; figure.scrollIntoView({{block: 'center'}});
+        const s = figure.data.findIndex(trace => trace.name === series), c = figure.layout.meta.classes.indexOf(name);
+        const box = figure.querySelectorAll('.barlayer .trace')[s].querySelectorAll('.point')[c].getBoundingClientRect();
+        return [box.x + box.width / 2, box.y + box.height / 2];
+    }}""", [series, name]))
 
 
 def _same(shown: list[float], expected) -> bool:
@@ -101,19 +122,17 @@ def _same(shown: list[float], expected) -> bool:
 
 
 def _click_sweep_point(page, min_score: float) -> None:
-    """Click the Foreground curve's point at `min_score` (TORE's panel), where the browser drew it."""
-    point = page.locator(f"{SWEEP_POINTS}[aria-label='point Foreground {min_score:.2f} tore']")
-    point.scroll_into_view_if_needed()
-    box = point.bounding_box()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    """Click the Foreground curve's point at `min_score` (TORE's panel), where Plotly drew it."""
+    page.mouse.click(*_sweep_point(page, "Foreground", min_score))
 
 
 def _heatmap(page) -> tuple[list[str], np.ndarray]:
     """The first heatmap's rows and values (the confusion matrix, with metric=confusion)."""
     rows, columns = _heatmap_labels(page)
     z = np.full((len(rows), len(columns)), np.nan)
-    for cell in _cell_records(page):
-        z[cell["i"], cell["j"]] = cell["pixels"]
+    cells = page.evaluate(f"() => ({PLOTLY_FIGURES})('heatmap')[0].data.slice(1).flatMap(trace => [...trace.x].map((x, k) => [trace.y[k], x, trace.customdata[k][1]]))")
+    for i, j, pixels in cells:
+        z[int(i), int(j)] = pixels
     return rows, z
 
 
@@ -159,9 +178,7 @@ def test_the_demo_shows_map_ap_bars_and_the_sweep_and_a_click_evaluates_there(se
     assert _same(_curve_values(page, "all classes", "detection"), foreground["detection_f1"])
     _shot(page, "20_map_and_sweep")
 
-    bar = page.locator("[data-testid=stVegaLiteChart] path[aria-label='bar Table AP']")  # the AP bar of Table
-    bar.scroll_into_view_if_needed()
-    bar.click()
+    page.mouse.click(*_bar_point(page, "AP", "Table"))  # the AP bar of Table
     page.get_by_text("Pages with Table:").wait_for(timeout=30_000)
     _wait_idle(page)
     _shot(page, "21_ap_bar_clicked")

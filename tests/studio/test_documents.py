@@ -31,7 +31,7 @@ def _alone(reference: LayoutSet, prediction: LayoutSet, document: str, taxonomy:
 def _heatmap(at) -> tuple[list[str], list[str], np.ndarray]:
     """The first heatmap's rows, columns and values."""
     heatmap = _heatmaps(at)[0]
-    return *_axes(heatmap), _cells(heatmap, "colour")
+    return *_axes(heatmap), _cells(heatmap, "value")
 
 
 def _same_matrix(at, alone) -> bool:

@@ -14,7 +14,7 @@ import pytest
 from tests.helpers import DEMO
 from tests.studio.helpers import _app, _bar_charts, _bars, _no_exception, _shown_text
 from tore_engine.api import evaluate_pair
-from tore_engine.plots import vega_charts
+from tore_engine.plots import bars
 from tore_engine.studio import evaluations, map_views
 
 
@@ -56,7 +56,7 @@ def test_the_scores_line_per_class_bars_and_page_table_are_the_evaluations_map(s
     for series, column in (("AP", "ap"), ("AR@100", "ar_100")):
         shown = np.array([np.nan if bars[name, series] is None else bars[name, series] for name in per_class.index], dtype=float)
         assert np.array_equal(shown, per_class[column].to_numpy(dtype=float), equal_nan=True)
-    assert {record["series"] for record in chart["data"]["values"] if record["lighter"]} == {"AP", "AR@100"}  # the boxes', not the pixels'
+    assert {trace["name"] for trace in chart["data"] if trace["opacity"] < 1} == {"AP", "AR@100"}  # the boxes', not the pixels'
     table = next(frame.value for frame in at.dataframe if "mAP" in frame.value.columns)
     for column, label in map_views.FIGURES.items():
         assert np.array_equal(table[label].to_numpy(dtype=float), engine.pages[column].to_numpy(dtype=float), equal_nan=True)
@@ -93,10 +93,10 @@ def test_the_heatmap_is_drawn_before_maps_summary_is_made(store, monkeypatch):
 
 def test_an_ap_bar_lists_the_pages_of_its_class(demo_evaluation):
     per_class = {name: {"recall": 0.5, "precision": 0.5, "f1": 0.5, "ap": 0.25, "ar_100": None} for name in ("Table", "Text")}
-    series = vega_charts.bar_series(per_class)
+    series = bars.bar_series(per_class)
     assert series == ["recall", "precision", "f1", "AP", "AR@100"]
-    click = {"selection": {"bar": [{"c": 1, "series": "AP"}]}}
-    assert vega_charts.clicked_bar(click, list(per_class), series) == ("Text", "AP")
+    click = {"selection": {"points": [{"x": 1, "curve_number": 3}]}}
+    assert bars.clicked_bar(click, list(per_class), series) == ("Text", "AP")
     at = _app()
     at.session_state["bar-class-A"] = "Table"  # what the click on Table's AP bar stores (AppTest cannot click)
     at.run()

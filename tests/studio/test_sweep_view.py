@@ -34,15 +34,18 @@ def _sweep_chart(at) -> dict:
 
 
 def _curve(chart: dict, name: str, panel: int = 0) -> np.ndarray:
-    """A curve's F1 at each minimum score, in one panel (0: TORE's, 1: the detection view)."""
-    points = sorted((row for row in chart["data"]["values"] if row["kind"] == "point" and row["shown"] == name and row["panel"] == panel),
-                    key=lambda row: row["min_score"])
-    return np.array([np.nan if row["f1"] is None else row["f1"] for row in points], dtype=float)
+    """A curve's F1 at each minimum score, in one panel (0: TORE's, 1: the detection view: its
+    Foreground is "all classes")."""
+    group = "Foreground" if name == "all classes" else name
+    axis = "x" if panel == 0 else "x2"
+    line = next(trace for trace in chart["data"] if trace.get("legendgroup") == group and trace.get("xaxis", "x") == axis
+                and trace["mode"] == "lines+markers")
+    return np.array([np.nan if value is None else value for value in line["y"]], dtype=float)
 
 
 def _current(chart: dict) -> list[float]:
     """The dotted line of the minimum score shown, in each panel."""
-    return [row["min_score"] for row in chart["data"]["values"] if row["kind"] == "current"]
+    return [shape["x0"] for shape in chart["layout"].get("shapes", [])]
 
 
 def cli_confusion(reference, prediction, min_score: float, out, *extra: str) -> tuple[list[str], np.ndarray]:
@@ -123,7 +126,7 @@ def test_a_large_evaluation_makes_its_sweep_when_asked_then_keeps_it(store, monk
 
 
 def test_click_callback_sets_the_sidebars_minimum_score(monkeypatch):
-    state = {"sweep-A": {"selection": {"point": [{"min_score": 0.35000000001}]}}}  # as Streamlit sends a Vega-Lite click
+    state = {"sweep-A": {"selection": {"points": [{"x": 0.35000000001, "y": 0.9, "curve_number": 0}]}}}  # as Streamlit sends a Plotly click
     monkeypatch.setattr(sweep_view.st, "session_state", state)
     sweep_view._evaluate_at("sweep-A")
     assert state["min_score"] == MIN_SCORES[6] == 0.35

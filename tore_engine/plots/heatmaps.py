@@ -1,23 +1,29 @@
-"""Plotly figures of matrices, built from engine results (the reports' and `Evaluation.plot`'s; the
-app draws the same matrices with Vega-Lite, `vega_charts`, from this module's numbers and sizes).
+"""Plotly figures of matrices, built from engine results: the app's, the HTML report's and
+`Evaluation.plot`'s (one builder a chart).
 
-Pure functions: they take `MatrixSet`s and score dictionaries and return `go.Figure`s, so they are
-unit-tested without Streamlit. Class names and titles are plain text: every one is escaped here
-(`plain_for_plotly`), so a name like `<a href=...>` is drawn as written, never as markup. Clicking a heatmap cell needs a scatter trace (plotly.js gives point
-selection only to scatter-like traces), so every cell also has an invisible square marker that
-carries the hover and the click; the heatmap itself only paints colours (docs/app.md#clicking-a-cell).
+Pure functions: they take `MatrixSet`s and return `go.Figure`s, so they are unit-tested without
+Streamlit. Class names and titles are plain text: every one is escaped here (`plain_for_plotly`),
+so a name like `<a href=...>` is drawn as written, never as markup; a long name is shortened in
+the middle on its axis and whole in the hover.
+
+Clicking a heatmap cell needs a scatter trace (plotly.js gives point selection only to
+scatter-like traces), so every cell also has an invisible square marker that carries the hover and
+the click; the heatmap itself only paints colours (docs/app.md#clicking-a-cell). An exact zero is blank (no
+colour, no number), and so is an undefined ratio (0/0: a row or column without pixels), whose
+hover says "undefined"; report.json and the CSVs keep their numbers.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
 from tore_engine.metrics.matrices import MatrixSet
-from tore_engine.plots.plain_text import plain_for_plotly
+from tore_engine.plots.plain_text import plain_for_plotly, shortened
 
 METRICS = ("confusion", "recall", "precision", "share")  # matrices' fields (`share`: drilldown.ShownMatrices)
 NORMALISATIONS = {"confusion": "none (pixels)", "recall": "row (recall)", "precision": "column (precision)",
@@ -29,9 +35,17 @@ SCALES = ("linear", "log", "power")
 POWER = 0.2  # the reference package's Excel colouring
 CELL_TEXT_LIMIT = 30  # cell labels beyond this size double the first render time
 TICK_LABEL_LIMIT = 60
+LABEL_LIMIT = 22  # characters of a class name on an axis (shortened in the middle; whole in the hover)
 MIN_PLOT_SIDE = 180  # pixels: room for the colour bar of a 2x2 matrix
+WIDTH = 760  # pixels a heatmap fills at most: the app's main column on a 1280-pixel screen
+MAX_CELL, MIN_CELL = 44, 6  # pixels of a cell's side
+COLOUR_BAR_MARGIN = 100  # pixels right of the cells: the colour bar and its numbers
 SELECTED = dict(marker=dict(opacity=0.55, color="#ff2b2b"))
 UNSELECTED = dict(marker=dict(opacity=0))
+UNDEFINED = "undefined (0/0)"
+# The mode bar of every figure the app and the report draw: zoom, pan, reset, and the picture as a PNG.
+CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
+          "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
 @dataclass(frozen=True)
@@ -54,10 +68,15 @@ def _format_value(value: float, is_ratio: bool) -> str:
 
 
 def cell_text(value: float, metric: str) -> str:
-    """A cell's number as printed on it (nothing for a hidden cell)."""
-    if not math.isfinite(value):
+    """A cell's number as printed on it: nothing for a hidden, zero or undefined cell, and a value
+    too small for its format as "<" its smallest step (never a zero that is not one)."""
+    if not math.isfinite(value) or value == 0:
         return ""
-    return f"{value:{PERCENT_FORMAT}}" if metric == "share" else _format_value(value, metric != "confusion")
+    if metric == "share":
+        return "<0.1%" if value < 0.0005 else f"{value:{PERCENT_FORMAT}}"
+    if metric != "confusion" and value < 0.005:
+        return "<0.01"
+    return _format_value(value, metric != "confusion")
 
 
 def colour_scale(values: np.ndarray, scale: str, is_ratio: bool) -> ColourScale:
@@ -77,15 +96,10 @@ def colour_scale(values: np.ndarray, scale: str, is_ratio: bool) -> ColourScale:
     return ColourScale(clipped**POWER, [t**POWER for t in ticks], [_tick_text(t, is_ratio) for t in ticks])
 
 
-@dataclass(frozen=True)
-class MatrixPicture:
-    """What every drawing of a matrix shows (this module's figure, `vega_charts`' heatmap)."""
-
-    values: np.ndarray  # the metric's value of each cell
-    diagonal: np.ndarray  # the cells of a class with itself
-    colours: ColourScale  # of `values`, NaN where hidden (the diagonal, when hidden)
-    small: bool  # numbers printed on the cells (`numbered`)
-    texts: list[list[str]]  # each cell's number as printed ("" where hidden, or everywhere when not `small`)
+def _tick_text(value: float, is_ratio: bool) -> str:
+    """A colour bar tick: a ratio to two significant digits (0, 0.001, 0.01, 0.1 and 1 of a log
+    scale are five labels, not "0.00" twice), pixels as a cell's number."""
+    return f"{value:.2g}" if is_ratio else _format_value(value, is_ratio)
 
 
 def numbered(matrices: MatrixSet) -> bool:
@@ -93,79 +107,124 @@ def numbered(matrices: MatrixSet) -> bool:
     return max(len(matrices.rows), len(matrices.columns)) <= CELL_TEXT_LIMIT
 
 
-def matrix_picture(matrices: MatrixSet, metric: str, *, scale: str = "linear", hide_diagonal: bool = False) -> MatrixPicture:
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
-    values = np.asarray(getattr(matrices, metric), dtype=float)
-    diagonal = matrices.same_class()
-    shown = np.where(diagonal, np.nan, values) if hide_diagonal else values
-    small = numbered(matrices)
-    texts = [[cell_text(v, metric) if small else "" for v in row] for row in shown]
-    return MatrixPicture(values, diagonal, colour_scale(shown, scale, is_ratio=metric != "confusion"), small, texts)
+def defined(matrices: MatrixSet) -> tuple[np.ndarray, np.ndarray]:
+    """Where each cell's recall and precision are defined (its whole row, its whole column has
+    pixels): the matrices hold 0 for 0/0. `ShownMatrices` knows the whole rows' totals; a plain
+    `MatrixSet` is whole."""
+    confusion = np.asarray(matrices.confusion, dtype=float)
+    rows = getattr(matrices, "row_pixels", None)
+    columns = getattr(matrices, "column_pixels", None)
+    row_pixels = confusion.sum(axis=1) if rows is None else np.asarray(rows, dtype=float)
+    column_pixels = confusion.sum(axis=0) if columns is None else np.asarray(columns, dtype=float)
+    shape = confusion.shape
+    return np.broadcast_to((row_pixels > 0)[:, None], shape), np.broadcast_to((column_pixels > 0)[None, :], shape)
 
 
-def _tick_text(value: float, is_ratio: bool) -> str:
-    """A colour bar tick: a ratio to two significant digits (0, 0.001, 0.01, 0.1 and 1 of a log
-    scale are five labels, not "0.00" twice), pixels as a cell's number."""
-    return f"{value:.2g}" if is_ratio else _format_value(value, is_ratio)
+def metric_defined(matrices: MatrixSet, metric: str) -> np.ndarray:
+    """Where a metric's value is defined: recall and precision as `defined`; pixels and shares everywhere."""
+    recall, precision = defined(matrices)
+    return {"recall": recall, "precision": precision}.get(metric, np.ones(np.shape(matrices.confusion), dtype=bool))
 
 
-def _outline_path(mask: np.ndarray) -> str:
-    """One SVG path around every masked cell (one shape, not one per cell: shapes are slow)."""
-    return " ".join(f"M{j - 0.5},{i - 0.5}H{j + 0.5}V{i + 0.5}H{j - 0.5}Z" for i, j in zip(*np.nonzero(mask)))
+def axis_label(name: str) -> str:
+    """A class name as its axis shows it: escaped, shortened in the middle."""
+    return plain_for_plotly(shortened(name, LABEL_LIMIT))
 
 
-def _cell_overlay(rows: list[str], columns: list[str], customdata: np.ndarray, hovertemplate: str, cell: int) -> go.Scatter:
-    """The invisible marker on every cell that carries hover and click."""
-    n_rows, n_columns = len(rows), len(columns)
-    ii, jj = np.divmod(np.arange(n_rows * n_columns), n_columns)
-    shown_rows, shown_columns = [plain_for_plotly(row) for row in rows], [plain_for_plotly(column) for column in columns]
-    names = [f"{shown_rows[i]}<br>prediction: {shown_columns[j]}" for i, j in zip(ii.tolist(), jj.tolist())]
-    size = max(4, cell - 2)
-    return go.Scatter(
-        x=jj,
-        y=ii,
-        mode="markers",
-        marker=dict(symbol="square", size=size, opacity=0, color="#ff2b2b"),
-        selected=SELECTED,
-        unselected=UNSELECTED,
-        text=names,
-        customdata=customdata.reshape(n_rows * n_columns, -1).astype(np.float32),
-        hovertemplate=hovertemplate,
-        name="",
-        showlegend=False,
-    )
-
-
-def cell_size(rows: list[str], columns: list[str], max_cell: int = 44) -> int:
-    """Pixels per (square) cell: large for small matrices, at least 6 so 100 classes still fit."""
+def cell_size(rows: list[str], columns: list[str], max_cell: int = MAX_CELL, width: int = WIDTH) -> int:
+    """Pixels per (square) cell: the matrix and its row labels fill at most `width` pixels, a
+    cell between `MIN_CELL` (100 classes still fit) and `max_cell`."""
     n = max(len(rows), len(columns), 1)
-    return max(6, min(max_cell, 640 // n), -(-MIN_PLOT_SIDE // n))
+    room = width - _left_margin(rows) - COLOUR_BAR_MARGIN
+    return max(MIN_CELL, min(max_cell, room // n), -(-MIN_PLOT_SIDE // n))
 
 
-def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: str, cell: int) -> None:
+def _font(rows: list[str], columns: list[str]) -> int:
+    return 11 if max(len(rows), len(columns)) < 30 else 8
+
+
+def _shows_ticks(rows: list[str], columns: list[str]) -> bool:
+    return max(len(rows), len(columns)) <= TICK_LABEL_LIMIT
+
+
+def _label_length(names: list[str]) -> int:
+    return max((len(shortened(name, LABEL_LIMIT)) for name in names), default=0)
+
+
+def _left_margin(rows: list[str]) -> int:
+    font = _font(rows, rows)
+    return 50 + int(0.6 * font * _label_length(rows)) if len(rows) <= TICK_LABEL_LIMIT else 50
+
+
+def tick_angle(columns: list[str]) -> int:
+    """The column labels' angle: level when few short names fit under their cells, else slanted,
+    upright beyond 20 classes."""
+    if len(columns) <= 4 and _label_length(columns) <= 12:
+        return 0
+    return -45 if len(columns) <= 20 else -90
+
+
+def _bottom_margin(columns: list[str], font: int) -> int:
+    if len(columns) > TICK_LABEL_LIMIT:
+        return 50
+    length = 0.6 * font * _label_length(columns)
+    slant = {0: 0.0, -45: 0.72, -90: 1.0}[tick_angle(columns)]
+    return 50 + int(slant * length) + (font if slant == 0 else 0)
+
+
+def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: str, cell: int, meta: dict[str, Any]) -> None:
     """Fixed figure size from the cell size and the label lengths, so cells are square without
-    `scaleanchor` (which shrinks non-square matrices to a corner of the plot)."""
-    show_ticks = max(len(rows), len(columns)) <= TICK_LABEL_LIMIT
-    font = 11 if max(len(rows), len(columns)) < 30 else 8
-    row_label = max(map(len, rows), default=0) if show_ticks else 0
-    column_label = max(map(len, columns), default=0) if show_ticks else 0
-    left, bottom = 50 + int(0.6 * font * row_label), 60 + int(0.45 * font * column_label)
-    axis = dict(showgrid=False, zeroline=False, showticklabels=show_ticks, tickfont=dict(size=font), tickmode="array")
+    `scaleanchor` (which shrinks non-square matrices to a corner of the plot). `title`: escaped
+    already (`_titled`)."""
+    show_ticks = _shows_ticks(rows, columns)
+    font = _font(rows, columns)
+    left, bottom = _left_margin(rows), _bottom_margin(columns, font)
+    axis = dict(showgrid=False, zeroline=False, showticklabels=show_ticks, tickfont=dict(size=font), tickmode="array", fixedrange=False)
     fig.update_layout(
-        title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
-        xaxis=dict(axis, tickvals=list(range(len(columns))), ticktext=[plain_for_plotly(column) for column in columns], title="prediction",
-                   tickangle=-45, range=[-0.5, len(columns) - 0.5]),
-        yaxis=dict(axis, tickvals=list(range(len(rows))), ticktext=[plain_for_plotly(row) for row in rows], title="reference",
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=13)),
+        xaxis=dict(axis, tickvals=list(range(len(columns))), ticktext=[axis_label(column) for column in columns], title="prediction",
+                   tickangle=tick_angle(columns), range=[-0.5, len(columns) - 0.5]),
+        yaxis=dict(axis, tickvals=list(range(len(rows))), ticktext=[axis_label(row) for row in rows], title="reference",
                    range=[len(rows) - 0.5, -0.5]),
         clickmode="event+select",
         dragmode="zoom",
         hovermode="closest",
-        width=max(460, left + cell * len(columns) + 120),
-        height=60 + cell * len(rows) + bottom,
-        margin=dict(l=left, r=120, t=60, b=bottom),
+        width=max(320, left + cell * len(columns) + COLOUR_BAR_MARGIN),
+        height=40 + cell * len(rows) + bottom,
+        margin=dict(l=left, r=COLOUR_BAR_MARGIN, t=40, b=bottom),
         plot_bgcolor="white",
+        meta={"chart": "heatmap", "rows": list(rows), "columns": list(columns), **meta},
     )
+
+
+def _cell_names(rows: list[str], columns: list[str]) -> list[str]:
+    """Each cell's hover names, row by row: the whole (escaped) class names."""
+    shown_rows, shown_columns = [plain_for_plotly(row) for row in rows], [plain_for_plotly(column) for column in columns]
+    return [f"{row}<br>prediction: {column}" for row in shown_rows for column in shown_columns]
+
+
+def _cell_overlays(rows: list[str], columns: list[str], customdata: np.ndarray, groups: dict[str, np.ndarray], cell: int) -> list[go.Scatter]:
+    """The invisible markers that carry hover and click: one trace a hover template (`groups`:
+    template -> the cells, a boolean matrix, it writes), so that an undefined number reads
+    "undefined", never "NaN"."""
+    n_columns = len(columns)
+    names = _cell_names(rows, columns)
+    flat = customdata.reshape(len(rows) * n_columns, -1).astype(np.float32)
+    traces = []
+    for template, cells in groups.items():
+        index = np.flatnonzero(np.asarray(cells).ravel())
+        if not len(index):
+            continue
+        ii, jj = np.divmod(index, n_columns)
+        traces.append(go.Scatter(
+            x=jj, y=ii, mode="markers", marker=dict(symbol="square", size=max(4, cell - 2), opacity=0, color="#ff2b2b"),
+            selected=SELECTED, unselected=UNSELECTED, text=[names[k] for k in index.tolist()], customdata=flat[index],
+            hovertemplate=template, name="", showlegend=False))
+    return traces
+
+
+def _number_line(label: str, position: int, number_format: str, is_defined: bool) -> str:
+    return f"{label}: %{{customdata[{position}]:{number_format}}}" if is_defined else f"{label}: {UNDEFINED}"
 
 
 def matrix_heatmap(
@@ -176,18 +235,30 @@ def matrix_heatmap(
     hide_diagonal: bool = False,
     outline_diagonal: bool = False,
     title: str = "",
-    max_cell: int = 44,
+    max_cell: int = MAX_CELL,
+    width: int = WIDTH,
+    note: str = "",
 ) -> go.Figure:
-    """A zoomable, clickable heatmap of one matrix (confusion, recall or precision).
+    """A zoomable, clickable heatmap of one matrix (confusion, recall, precision or share).
 
     Hover shows both class names, the value, the pixel count and the row and column percentages
-    (the recall and precision of the cell). `hide_diagonal` blanks the class-with-itself cells
-    (colour and number) and rescales the colours to the confusions; `outline_diagonal` frames them
-    (single taxonomy). The `share` metric (each cell over the view's total) needs `ShownMatrices`.
+    (the recall and precision of the cell). Exact zeros and undefined values are blank.
+    `hide_diagonal` blanks the class-with-itself cells (colour and number) and rescales the colours
+    to the confusions; `outline_diagonal` frames them (single taxonomy). The `share` metric (each
+    cell over the view's total) needs `ShownMatrices`. `width`: the pixels the figure may fill;
+    `note`: a line under the title (what was left out).
     """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
     rows, columns = matrices.rows, matrices.columns
-    picture = matrix_picture(matrices, metric, scale=scale, hide_diagonal=hide_diagonal)
-    values, diagonal, colours, small = picture.values, picture.diagonal, picture.colours, picture.small
+    values = np.asarray(getattr(matrices, metric), dtype=float)
+    diagonal = matrices.same_class()
+    recall_defined, precision_defined = defined(matrices)
+    value_defined = metric_defined(matrices, metric)
+    hidden = (diagonal & hide_diagonal) | ~value_defined | (values == 0)
+    shown = np.where(hidden, np.nan, values)
+    colours = colour_scale(shown, scale, is_ratio=metric != "confusion")
+    small = numbered(matrices)
     heatmap = go.Heatmap(
         z=colours.z,
         x=list(range(len(columns))),
@@ -196,22 +267,74 @@ def matrix_heatmap(
         hoverinfo="skip",
         colorbar=dict(title=COLOUR_BAR_TITLES[metric], tickvals=colours.tickvals,
                       ticktext=colours.ticktext, thickness=14, tickformat=PERCENT_FORMAT if metric == "share" else None),
-        text=picture.texts if small else None,
+        text=[[cell_text(v, metric) for v in row] for row in shown] if small else None,
         texttemplate="%{text}" if small else None,
         textfont=dict(size=10),
     )
     customdata = np.stack([values, matrices.confusion, matrices.recall, matrices.precision], axis=-1)
     value_format = {"confusion": PIXELS_FORMAT, "share": PERCENT_FORMAT}.get(metric, ".4f")
-    hovertemplate = (
-        "reference: %{text}<br>"
-        f"{NORMALISATIONS[metric]}: %{{customdata[0]:{value_format}}}<br>"
-        f"pixels: %{{customdata[1]:{PIXELS_FORMAT}}}<br>"
-        f"row % (recall): %{{customdata[2]:{PERCENT_FORMAT}}}<br>"
-        f"column % (precision): %{{customdata[3]:{PERCENT_FORMAT}}}<extra></extra>"
-    )
-    cell = cell_size(rows, columns, max_cell)
-    fig = go.Figure([heatmap, _cell_overlay(rows, columns, customdata, hovertemplate, cell)])
-    _matrix_layout(fig, rows, columns, title, cell)
+    groups = {}
+    for with_recall in (True, False):
+        for with_precision in (True, False):
+            value_line = _number_line(NORMALISATIONS[metric], 0, value_format,
+                                      {"recall": with_recall, "precision": with_precision}.get(metric, True))
+            template = ("reference: %{text}<br>" + value_line + f"<br>pixels: %{{customdata[1]:{PIXELS_FORMAT}}}<br>"
+                        + _number_line("row % (recall)", 2, PERCENT_FORMAT, with_recall) + "<br>"
+                        + _number_line("column % (precision)", 3, PERCENT_FORMAT, with_precision) + "<extra></extra>")
+            groups[template] = (recall_defined == with_recall) & (precision_defined == with_precision)
+    cell = cell_size(rows, columns, max_cell, width)
+    fig = go.Figure([heatmap, *_cell_overlays(rows, columns, customdata, groups, cell)])
+    _matrix_layout(fig, rows, columns, _titled(title, note), cell, {"metric": metric})
     if outline_diagonal and diagonal.any():
         fig.update_layout(shapes=[dict(type="path", path=_outline_path(diagonal), xref="x", yref="y", line=dict(color="#222", width=1.5))])
     return fig
+
+
+def _titled(title: str, note: str) -> str:
+    """The title and, smaller under it, a note (both escaped)."""
+    return plain_for_plotly(title) + (f"<br><sup>{plain_for_plotly(note)}</sup>" if note else "")
+
+
+def _outline_path(mask: np.ndarray) -> str:
+    """One SVG path around every masked cell (one shape, not one per cell: shapes are slow)."""
+    return " ".join(f"M{j - 0.5},{i - 0.5}H{j + 0.5}V{i + 0.5}H{j - 0.5}Z" for i, j in zip(*np.nonzero(mask)))
+
+
+def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "", width: int = WIDTH) -> go.Figure:
+    """B minus A on a diverging scale centred on 0 (red: B lower, blue: B higher); an exact 0 is
+    blank, and so is a cell undefined in A or B (NaN in `difference`)."""
+    rows, columns = difference.rows, difference.columns
+    values = np.asarray(getattr(difference, metric), dtype=float)
+    bound = (float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0) or 1.0
+    shown = np.where(values == 0, np.nan, values)
+    small = numbered(difference)
+    heatmap = go.Heatmap(z=shown, x=list(range(len(columns))), y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-bound, zmax=bound,
+                         hoverinfo="skip", colorbar=dict(title=f"Δ {metric}", thickness=14),
+                         text=[[f"{v:+.2f}" if math.isfinite(v) else "" for v in row] for row in shown] if small else None,
+                         texttemplate="%{text}" if small else None, textfont=dict(size=10))
+    finite = np.isfinite(values)
+    groups = {f"reference: %{{text}}<br>B − A {metric}: %{{customdata[0]:+.4f}}<extra></extra>": finite,
+              f"reference: %{{text}}<br>B − A {metric}: {UNDEFINED} in A or B<extra></extra>": ~finite}
+    cell = cell_size(rows, columns, MAX_CELL, width)
+    fig = go.Figure([heatmap, *_cell_overlays(rows, columns, values[..., None], groups, cell)])
+    _matrix_layout(fig, rows, columns, _titled(title, ""), cell, {"metric": metric})
+    return fig
+
+
+def clicked_cell(event: Any, rows: list[str], columns: list[str]) -> tuple[str, str] | None:
+    """(reference class, predicted class) of the cell a heatmap click selected, if any: the
+    selection event's point, whose x and y are the cell's column and row."""
+    for point in selected_points(event):
+        i, j = point.get("y"), point.get("x")
+        if isinstance(i, (int, float)) and isinstance(j, (int, float)) and float(i).is_integer() and float(j).is_integer():
+            i, j = int(i), int(j)
+            if 0 <= i < len(rows) and 0 <= j < len(columns):
+                return rows[i], columns[j]
+    return None
+
+
+def selected_points(event: Any) -> list[dict]:
+    """The points of a Plotly selection event (a dict or its attribute view), as Streamlit gives it."""
+    selection = (event or {}).get("selection") or {}
+    points = selection.get("points") or []
+    return [point for point in points if isinstance(point, dict)]

@@ -1,17 +1,19 @@
-"""A page as a Vega-Lite chart: the page image in one or more panes, styled boxes on top, and
+"""A page as a Plotly figure: the page image in one or more panes, styled boxes on top, and
 pictures laid over a pane (a veil, the agreement categories); zoom shared by every pane.
-
-Why Vega-Lite and not Plotly: a browser runs plotly.js's 4.7 MB script for about 0.7 s, one
-main-thread task, before it draws anything; the app's other charts are Vega-Lite already
-(`vega_charts`), so a page drawn with it costs a new tab no second chart library.
 
 The builders that know what a box means (`page_overlays` for layouts, the score panels' figures)
 give each box its pane, legend group, colour, line and hover (`Box`); this module only lays them
-out. The panes are the cells of one facet over shared scales, so ctrl + scroll (or a pinch) zooms
-every pane at once, a drag pans, a double-click resets. A click on a legend entry shows that group
-alone (shift + click: more), in every pane. Names, titles and hovers travel as data: Vega draws them
-as SVG text and its tooltip escapes them, and no expression reads them (pane titles are looked up
-by index in a parameter).
+out. Each pane is a subplot whose axes match the first pane's, so a drag zooms every pane at once
+and a double-click resets them. The page image is a layout image under the boxes (one per pane,
+in the page's own units, so it zooms with them). Boxes of one pane, group and style are one
+scatter trace of closed outlines separated by gaps (one shape per box is quadratic, app.md
+section 3), and invisible markers at the boxes' centres carry each box's hover. Every trace of a
+legend group shares it, so a click on a legend entry shows that group alone in every pane
+(`itemclick="toggleothers"`); the legend's entries are traces of their own in the group's colour.
+Each trace's `meta` says what it draws (boxes, box hovers, lines,
+line ends, legend), each image's `name` whether it is the page or a picture over it. Names, titles and hovers are plain text, escaped here
+(`plain_for_plotly`). A page of more boxes than a screen can show draws the largest `MAX_BOXES`
+and says so above the panes.
 """
 
 from __future__ import annotations
@@ -21,20 +23,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-Spec = dict[str, Any]
-ZOOM = "zoom"  # the interval selection bound to the scales
-GROUPS = "groups"  # the point selection bound to the legend
-ZOOM_HELP = "Ctrl + scroll (or pinch) to zoom, all panes together; drag to pan; double-click to reset."
+import plotly.graph_objects as go
+
+from tore_engine.plots.plain_text import plain_for_plotly
+
+ZOOM_HELP = "Drag to zoom (every pane together), double-click to reset; the mode bar pans and downloads the picture as a PNG."
 SPACING = 12  # pixels between panes
+TITLE_HEIGHT = 24  # pixels above a row of panes for its titles
+AXIS_MARGIN = 34  # pixels left of the panes and below them for the axes' numbers
+LEGEND_ROW = 22  # pixels of one row of the legend
+LEGEND_CHARACTER, LEGEND_SYMBOL = 6.5, 46  # pixels of a legend label's character (about), of its symbol and gaps
 MAX_PANE_HEIGHT = 1000
-# pixels a row of panes fills: a chart must fit the app's main column on a 1280-pixel screen (Vega-Lite
-# sizes a chart of several panes in pixels; it cannot fill its container)
-WIDTH = 740
-FADED = 0.12  # opacity of a box whose legend group is not the one clicked
-LEGEND_CHARACTER, LEGEND_SYMBOL = 6.5, 30  # pixels of a legend label's character (about), of its symbol and gap
-
-
-DASHES = {"solid": [1, 0], "dash": [6, 3], "dot": [2, 2]}
+WIDTH = 760  # pixels a row of panes fills: the app's main column on a 1280-pixel screen
+MAX_BOXES = 5_000  # boxes drawn in one chart; a page of more draws its largest (a million would be a message of gigabytes)
+DASHES = {"solid": "solid", "dash": "dash", "dot": "dot"}
+LEGEND_TITLE = "click: show it alone (again: all); double-click: hide it"
 
 
 @dataclass(frozen=True)
@@ -86,66 +89,95 @@ def _extent(value: float) -> float:
 def pane_size(width: float, height: float, columns: int, width_hint: int) -> tuple[int, int]:
     """A pane's size in pixels: the panes of a row fill `width_hint`, each at most `MAX_PANE_HEIGHT`
     high, in the page's proportions."""
-    pane_width = (width_hint - SPACING * (columns - 1)) / columns
+    pane_width = (width_hint - AXIS_MARGIN - SPACING * (columns - 1)) / columns
     pane_height = pane_width * height / width
     if pane_height > MAX_PANE_HEIGHT:
         pane_width, pane_height = MAX_PANE_HEIGHT * width / height, MAX_PANE_HEIGHT
     return max(50, round(pane_width)), max(50, round(pane_height))
 
 
-def _overrides(boxes: Sequence[Box]) -> dict[str, list[str]]:
-    """The colours boxes use instead of their group's, for the outline and the fill, each once."""
-    return {name: list(dict.fromkeys(colour for box in boxes if (colour := getattr(box, name)) is not None)) for name in ("outline", "fill_colour")}
-
-
-def _index(colours: list[str], colour: str | None) -> int | None:
-    return None if colour is None else colours.index(colour)
-
-
-def _with_overrides(channel: Spec, field: str, colours: list[str]) -> Spec:
-    """A colour channel by legend group, except where a row names a colour of its own (by index:
-    the expression holds numbers only, the colours are values)."""
-    if not colours:
-        return channel
-    return {**channel, "condition": [{"test": f"datum.{field} === {index}", "value": colour} for index, colour in enumerate(colours)]}
-
-
 def _area(box: Box) -> float:
     x1, y1, x2, y2 = box.box
-    return abs((x2 - x1) * (y2 - y1))
+    area = abs((x2 - x1) * (y2 - y1))
+    return area if math.isfinite(area) else 0.0
 
 
-def _records(panes: Sequence[PaneLayout], boxes: Sequence[Box], lines: Sequence[Line], overrides: dict[str, list[str]]) -> list[Spec]:
-    """The chart's rows: each pane's page image and pictures, its boxes, the largest first (so that a
-    small box inside a large one is on top and keeps its hover), and its lines."""
-    rows: list[Spec] = []
-    for index, pane in enumerate(panes):
-        rows.append({"pane": index, "kind": "page"})
-        rows += [{"pane": index, "kind": "picture", "url": uri, "order": order} for order, uri in enumerate(pane.pictures)]
+def rgba(colour: str, alpha: float) -> str:
+    """`#rrggbb` with an opacity, as Plotly reads it."""
+    red, green, blue = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha:g})"
+
+
+def hover_html(title: str, lines: dict[str, str]) -> str:
+    """A box's hover: its title in bold, then `name: value` lines, all escaped."""
+    return "<br>".join([f"<b>{plain_for_plotly(title)}</b>", *(f"{plain_for_plotly(name)}: {plain_for_plotly(value)}" for name, value in lines.items())])
+
+
+def _axis_name(letter: str, pane: int) -> str:
+    return letter if pane == 0 else f"{letter}{pane + 1}"
+
+
+def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter]:
+    """One outline trace and one hover-marker trace a (pane, group, style), the trace holding the
+    largest box first, so that smaller boxes are drawn over larger ones."""
+    styles: dict[tuple, list[Box]] = {}
     for box in sorted(boxes, key=_area, reverse=True):
-        x1, y1, x2, y2 = (float(value) for value in box.box)
-        rows.append({"pane": box.pane, "kind": "box", "x": x1, "y": y1, "x2": x2, "y2": y2, "group": box.group,
-                     "line": box.line_width, "dash": box.dash, "outline": _index(overrides["outline"], box.outline), "fill": box.fill,
-                     "fill_colour": _index(overrides["fill_colour"], box.fill_colour), "label": box.description,
-                     "tip": {"title": box.hover_title, **box.hover}})
+        key = (box.pane, box.group, box.colour, box.line_width, box.dash, box.outline, box.fill, box.fill_colour)
+        styles.setdefault(key, []).append(box)
+    traces = []
+    for (pane, group, colour, line_width, dash, outline, fill, fill_colour), members in styles.items():
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for box in members:
+            x1, y1, x2, y2 = (float(value) for value in box.box)
+            xs += [x1, x2, x2, x1, x1, None]
+            ys += [y1, y1, y2, y2, y1, None]
+        axes = {"xaxis": _axis_name("x", pane), "yaxis": _axis_name("y", pane)}
+        name = plain_for_plotly(group)
+        filled = {"fill": "toself", "fillcolor": rgba(fill_colour or colour, fill)} if fill > 0 else {}
+        traces.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=outline or colour, width=line_width, dash=DASHES[dash]),
+                                 name=name, legendgroup=group, showlegend=False, hoverinfo="skip", meta="boxes", **filled, **axes))
+        traces.append(go.Scatter(
+            x=[(box.box[0] + box.box[2]) / 2 for box in members], y=[(box.box[1] + box.box[3]) / 2 for box in members],
+            text=[hover_html(box.hover_title, box.hover) for box in members], hovertemplate="%{text}<extra></extra>",
+            customdata=[box.description for box in members], mode="markers", marker=dict(size=12, opacity=0, color=outline or colour),
+            name=name, legendgroup=group, showlegend=False, meta="box hovers", **axes))
+    return traces
+
+
+def _line_traces(lines: Sequence[Line]) -> list[go.Scatter]:
+    """One trace of segments a (pane, group, colour, dash), and its ends' dots."""
+    styles: dict[tuple, list[Line]] = {}
     for line in lines:
-        x1, y1, x2, y2 = (float(value) for value in line.ends)
-        rows.append({"pane": line.pane, "kind": "line", "x": x1, "y": y1, "x2": x2, "y2": y2, "group": line.group, "dash": line.dash})
-    return rows
+        styles.setdefault((line.pane, line.group, line.colour, line.dash), []).append(line)
+    traces = []
+    for (pane, group, colour, dash), members in styles.items():
+        axes = {"xaxis": _axis_name("x", pane), "yaxis": _axis_name("y", pane)}
+        xs = [value for line in members for value in (line.ends[0], line.ends[2], None)]
+        ys = [value for line in members for value in (line.ends[1], line.ends[3], None)]
+        traces.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=2, dash=DASHES[dash]), name=plain_for_plotly(group),
+                                 legendgroup=group, showlegend=False, hoverinfo="skip", meta="lines", **axes))
+        traces.append(go.Scatter(x=[line.ends[2] for line in members], y=[line.ends[3] for line in members], mode="markers",
+                                 marker=dict(size=6, color=colour), legendgroup=group, showlegend=False, hoverinfo="skip", meta="line ends",
+                                 **axes))
+    return traces
 
 
-def _legend_scale(marks: Sequence[Box | Line], extra: dict[str, str]) -> Spec:
-    """One colour a legend group, in the order the groups first come, then `extra`'s entries."""
-    colours = {mark.group: mark.colour for mark in marks}
-    for name, colour in extra.items():
-        colours.setdefault(name, colour)
-    return {"domain": list(colours), "range": list(colours.values())}
+def _legend_rows(names: list[str], width_hint: int) -> int:
+    """Rows the legend's entries fill, and one for its title."""
+    total = sum(len(name) * LEGEND_CHARACTER + LEGEND_SYMBOL for name in names)
+    return max(1, math.ceil(total / max(1, width_hint - AXIS_MARGIN))) + 1
 
 
-def _legend_columns(names: list[str], width_hint: int) -> int:
-    """As many columns of legend entries as fit the row of panes with the longest name."""
-    widest = max((len(name) for name in names), default=1) * LEGEND_CHARACTER + LEGEND_SYMBOL
-    return max(1, min(len(names), int(width_hint // widest)))
+def capped(boxes: Sequence[Box], limit: int = MAX_BOXES) -> tuple[list[Box], str | None]:
+    """At most `limit` boxes a pane, the largest, and a note saying how many were left out (None: none)."""
+    by_pane: dict[int, list[Box]] = {}
+    for box in boxes:
+        by_pane.setdefault(box.pane, []).append(box)
+    if all(len(members) <= limit for members in by_pane.values()):
+        return list(boxes), None
+    kept = [box for members in by_pane.values() for box in sorted(members, key=_area, reverse=True)[:limit]]
+    return kept, f"{max(map(len, by_pane.values())):,} boxes on a pane: the {limit:,} largest of each pane drawn"
 
 
 def page_chart(
@@ -158,80 +190,66 @@ def page_chart(
     lines: Sequence[Line] = (),
     columns: int | None = None,
     width_hint: int = WIDTH,
-    legend_title: str = "click one to show it alone (shift + click: more)",
+    legend_title: str = LEGEND_TITLE,
     legend_extra: dict[str, str] | None = None,
-) -> Spec:
-    """The chart: `panes` side by side (`columns` a row; None: all in one row), each the page image
+    note: str | None = None,
+) -> go.Figure:
+    """The figure: `panes` side by side (`columns` a row; None: all in one row), each the page image
     (`image_uri`; None: a blank page) with its pictures, its boxes and its `lines`. `legend_extra`:
-    entries the legend lists beside the marks' groups (name -> colour), for what the pictures paint."""
+    entries the legend lists beside the marks' groups (name -> colour), for what the pictures paint.
+    `note`: a line above the panes (what was left out)."""
     width, height = _extent(width), _extent(height)
-    columns = columns or len(panes)
+    columns = columns or max(1, len(panes))
+    rows = math.ceil(len(panes) / columns)
     pane_width, pane_height = pane_size(width, height, columns, width_hint)
-    position: dict[str, Spec] = {
-        "x": {"field": "x", "type": "quantitative", "title": None, "axis": {"labelFontSize": 9},
-              "scale": {"domain": [0, width], "nice": False, "zero": False}},
-        "x2": {"field": "x2"},
-        "y": {"field": "y", "type": "quantitative", "title": None, "axis": {"labelFontSize": 9},
-              "scale": {"domain": [0, height], "nice": False, "zero": False, "reverse": True}},
-        "y2": {"field": "y2"},
-    }
-    own = "datum.kind === 'box' || datum.kind === 'line'"  # their own place; the page and the pictures cover the frame
-    frame = [{"calculate": f"{own} ? datum.x : 0", "as": "x"}, {"calculate": f"{own} ? datum.x2 : {width}", "as": "x2"},
-             {"calculate": f"{own} ? datum.y : 0", "as": "y"}, {"calculate": f"{own} ? datum.y2 : {height}", "as": "y2"}]
-    image = {"type": "image", "aspect": False, "align": "left", "baseline": "top", "clip": True}
-    page_layer: Spec = {"transform": [{"filter": "datum.kind === 'page'"}], "mark": {**image, **({"url": image_uri} if image_uri else {"opacity": 0})},
-                        "encoding": position}
-    picture_layer: Spec = {"transform": [{"filter": "datum.kind === 'picture'"}], "mark": {**image, "smooth": False},
-                           "encoding": {**position, "url": {"field": "url", "type": "nominal"}, "order": {"field": "order"}}}
-    scale = _legend_scale([*boxes, *lines], legend_extra or {})
-    colour = {"field": "group", "type": "nominal", "scale": scale,
-              "legend": {"title": legend_title, "orient": "bottom", "direction": "horizontal", "columns": _legend_columns(scale["domain"], width_hint),
-                         "labelLimit": width_hint - LEGEND_SYMBOL, "titleLimit": width_hint,
-                         "symbolType": "square"}}
-    overrides = _overrides(boxes)
-    dash = {"condition": [{"test": f"datum.dash === '{name}'", "value": pattern} for name, pattern in DASHES.items() if name != "solid"],
-            "value": DASHES["solid"]}  # a rule's dash is an encoding
-    shown = {"condition": {"param": GROUPS, "value": 1}, "value": FADED}
-    box_encoding: Spec = {
-        **position,
-        "fill": _with_overrides(colour, "fill_colour", overrides["fill_colour"]),
-        "stroke": _with_overrides(colour, "outline", overrides["outline"]),
-        "fillOpacity": {"field": "fill", "type": "quantitative", "scale": None},
-        "strokeWidth": {"field": "line", "type": "quantitative", "scale": None},
-        "opacity": shown,
-        "description": {"field": "label"},
-    }
-    tooltip = {"expr": "datum.tip"}
-    # Every box in one layer, the largest first, so that a small box inside a large one is on top
-    # and keeps its hover; a rect's dash is a property of its mark, not an encoding, so a dashed
-    # box's outline is drawn again by a layer of its style: unfilled, it catches the pointer on its
-    # line only, never over the boxes inside it.
-    box_layers: list[Spec] = [
-        {"transform": [{"filter": "datum.kind === 'box'"}], "mark": {"type": "rect", "clip": True, "tooltip": tooltip},
-         "encoding": {**box_encoding, "strokeOpacity": {"condition": {"test": "datum.dash === 'solid'", "value": 1}, "value": 0}},
-         "params": [
-             {"name": ZOOM, "select": {"type": "interval", "encodings": ["x", "y"], "zoom": "wheel![event.ctrlKey]"}, "bind": "scales"},
-             {"name": GROUPS, "select": {"type": "point", "fields": ["group"]}, "bind": "legend"},
-         ]},
-        *({"transform": [{"filter": f"datum.kind === 'box' && datum.dash === '{style}'"}],
-           "mark": {"type": "rect", "clip": True, "filled": False, "strokeDash": pattern, "tooltip": tooltip, "aria": False},
-           "encoding": {name: box_encoding[name] for name in (*position, "stroke", "strokeWidth", "opacity")}}
-          for style, pattern in DASHES.items() if style != "solid"),
-    ]
-    line_layers: list[Spec] = [
-        {"transform": [{"filter": "datum.kind === 'line'"}], "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
-         "encoding": {**position, "stroke": colour, "strokeDash": dash, "opacity": shown}},
-        {"transform": [{"filter": "datum.kind === 'line'"}], "mark": {"type": "point", "filled": True, "size": 30, "clip": True},
-         "encoding": {"x": {**position["x"], "field": "x2"}, "y": {**position["y"], "field": "y2"}, "color": colour, "opacity": shown}},
-    ] if lines else []
-    return {
-        "data": {"values": _records(panes, boxes, lines, overrides)},
-        "params": [{"name": "paneTitles", "value": [pane.title for pane in panes]}],
-        "transform": frame,
-        "facet": {"field": "pane", "type": "ordinal", "title": None,
-                  "header": {"labelExpr": "paneTitles[datum.value]", "labelFontSize": 13, "labelLimit": pane_width}},
-        "columns": columns,
-        "spacing": SPACING,
-        "spec": {"width": pane_width, "height": pane_height, "layer": [page_layer, picture_layer, *box_layers, *line_layers]},
-        "config": {"view": {"stroke": "#d0d0d0"}},
-    }
+    boxes, cap_note = capped(boxes)
+    note = "; ".join(text for text in (note, cap_note) if text) or None
+    traces = _box_traces(boxes) + _line_traces(lines)
+    marks: list[Box | Line] = [*boxes, *lines]
+    entries = {mark.group: (mark.colour, isinstance(mark, Line)) for mark in marks[::-1]}  # the first mark of a group names it
+    entries = {group: entries[group] for group in dict.fromkeys(mark.group for mark in marks)}
+    entries |= {name: (colour, False) for name, colour in (legend_extra or {}).items() if name not in entries}
+    for name, (colour, is_line) in entries.items():
+        symbol = dict(mode="lines", line=dict(color=colour, width=2)) if is_line else dict(mode="markers", marker=dict(symbol="square", size=12, color=colour))
+        traces.append(go.Scatter(x=[None], y=[None], name=plain_for_plotly(name), legendgroup=name, hoverinfo="skip", meta="legend", **symbol))
+    legend_shown = list(entries)
+    legend_rows = _legend_rows(legend_shown, width_hint)
+    top = TITLE_HEIGHT + (LEGEND_ROW if note else 0)
+    bottom = AXIS_MARGIN + LEGEND_ROW * legend_rows
+    plot_width = columns * pane_width + (columns - 1) * SPACING
+    plot_height = rows * pane_height + (rows - 1) * (SPACING + TITLE_HEIGHT)
+    layout: dict[str, Any] = {}
+    annotations = []
+    images = []
+    for index, pane in enumerate(panes):
+        row, column = divmod(index, columns)
+        left = column * (pane_width + SPACING)
+        upper = row * (pane_height + SPACING + TITLE_HEIGHT)
+        x_domain = [left / plot_width, (left + pane_width) / plot_width]
+        y_domain = [1 - (upper + pane_height) / plot_height, 1 - upper / plot_height]
+        suffix = "" if index == 0 else str(index + 1)
+        layout[f"xaxis{suffix}"] = dict(domain=x_domain, range=[0, width], anchor=_axis_name("y", index), showgrid=False, zeroline=False,
+                                        tickfont=dict(size=9), **({} if index == 0 else {"matches": "x"}))
+        layout[f"yaxis{suffix}"] = dict(domain=y_domain, range=[height, 0], anchor=_axis_name("x", index), showgrid=False, zeroline=False,
+                                        tickfont=dict(size=9), showticklabels=column == 0, **({} if index == 0 else {"matches": "y"}))
+        annotations.append(dict(text=plain_for_plotly(pane.title), xref="paper", yref="paper", x=x_domain[0], y=y_domain[1], xanchor="left",
+                                yanchor="bottom", showarrow=False, font=dict(size=13)))
+        place = dict(xref=_axis_name("x", index), yref=_axis_name("y", index), x=0, y=0, sizex=width, sizey=height, xanchor="left",
+                     yanchor="top", sizing="stretch", layer="below")
+        if image_uri is not None:
+            images.append(dict(source=image_uri, name="page", **place))
+        images += [dict(source=picture, name="picture", **place) for picture in pane.pictures]
+    if note:
+        annotations.append(dict(text=plain_for_plotly(note), xref="paper", yref="paper", x=0, y=1, yshift=TITLE_HEIGHT, xanchor="left",
+                                yanchor="bottom", showarrow=False, font=dict(size=12, color="#b00020")))
+    figure = go.Figure(traces)
+    figure.update_layout(
+        **layout, images=images, annotations=annotations,
+        width=plot_width + AXIS_MARGIN + 10, height=plot_height + top + bottom,
+        margin=dict(l=AXIS_MARGIN, r=10, t=top, b=bottom, autoexpand=False),
+        legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom", itemclick="toggleothers",
+                    itemdoubleclick="toggle", groupclick="togglegroup", title=dict(text=plain_for_plotly(legend_title), side="top")),
+        dragmode="zoom", hovermode="closest", hoverdistance=40, plot_bgcolor="white", showlegend=True,
+        meta={"chart": "page", "panes": [pane.title for pane in panes], **({"note": note} if note else {})},
+    )
+    return figure

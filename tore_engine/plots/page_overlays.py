@@ -1,4 +1,4 @@
-"""One layout page as a Vega-Lite chart (`page_chart`): the reference's and each prediction's boxes
+"""One layout page as a Plotly figure (`page_chart`): the reference's and each prediction's boxes
 over the page image, side by side with one zoom, and the agreement view.
 
 Boxes are coloured by class (`palette.class_color`), one legend entry a class for every pane. A pane
@@ -20,12 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.graph_objects as go
 from PIL import Image
 
 from tore_engine.core.layout import Page
 from tore_engine.engine.agreement import CATEGORY_NAMES, AgreementRaster
 from tore_engine.engine.cell_regions import CellRegions
-from tore_engine.plots.page_chart import WIDTH, Box, PaneLayout, Spec, page_chart
+from tore_engine.plots.page_chart import MAX_BOXES, WIDTH, Box, PaneLayout, page_chart
 from tore_engine.plots.palette import AGREEMENT_STYLES, class_color
 
 AGREEMENT_ALPHA = 215  # of 255: a category's hatch lines
@@ -89,11 +90,22 @@ def _box(page: Page, index: int, pane: int, pane_title: str, **style: object) ->
                **options)
 
 
+def largest_boxes(page: Page, limit: int = MAX_BOXES) -> list[int]:
+    """The indices of the page's boxes a pane draws: all, or the `limit` largest (in page order),
+    picked before any is made into a `Box` (a page of a million boxes would take minutes)."""
+    count = len(page.labels)
+    if count <= limit:
+        return list(range(count))
+    bboxes = np.asarray(page.bboxes, dtype=float)
+    areas = np.nan_to_num(np.abs((bboxes[:, 2] - bboxes[:, 0]) * (bboxes[:, 3] - bboxes[:, 1])))
+    return sorted(np.argsort(-areas, kind="stable")[:limit].tolist())
+
+
 def _pane_boxes(pane: Pane, index: int) -> list[Box]:
     """A pane's boxes by class, then the boxes that make its highlighted cell, thick and dark."""
     if pane.page is None:
         return []
-    boxes = [_box(pane.page, k, index, pane.title) for k in range(len(pane.page.labels))]
+    boxes = [_box(pane.page, k, index, pane.title) for k in largest_boxes(pane.page)]
     if pane.highlight is not None:
         group = f"boxes behind {pane.highlight.name}"
         boxes += [_box(pane.page, k, index, pane.title, group=group, colour=CELL_BOX_COLOUR, line_width=CELL_BOX_WIDTH, fill=0.0)
@@ -163,7 +175,7 @@ def page_overlay(
     *,
     agreement: AgreementRaster | None = None,
     width_hint: int = WIDTH,
-) -> Spec:
+) -> go.Figure:
     """The page image in every pane with each pane's boxes (and highlighted cell) on top; with
     `agreement`, one more pane that paints the agreement categories over the page. Zoom is shared
     by all panes; `width_hint`: the pixels a row of panes fills."""
@@ -176,4 +188,6 @@ def page_overlay(
         layouts.append(PaneLayout("agreement", [data_uri(agreement_png(agreement))]))
         legend_extra = agreement_legend(agreement)
         columns = min(len(layouts), AGREEMENT_COLUMNS)
-    return page_chart(layouts, boxes, width, height, image_uri, columns=columns, width_hint=width_hint, legend_extra=legend_extra)
+    counts = [len(pane.page.labels) for pane in panes if pane.page is not None and len(pane.page.labels) > MAX_BOXES]
+    note = f"{max(counts):,} boxes on a pane: the {MAX_BOXES:,} largest of each pane drawn" if counts else None  # cut before `page_chart` sees them
+    return page_chart(layouts, boxes, width, height, image_uri, columns=columns, width_hint=width_hint, legend_extra=legend_extra, note=note)

@@ -1,12 +1,11 @@
 """Untrusted text (class names, page ids, file and model names, error messages) shown as plain text.
 
-Plotly (the reports' figures) reads `<a href>`, `<span style>` and other tags in titles, tick labels,
+Plotly (the app's and the reports' figures) reads `<a href>`, `<span style>` and other tags in titles, tick labels,
 hover texts, legend names and annotations, and Streamlit reads Markdown (links, images fetched from anywhere, HTML,
 directives) in `st.markdown`, captions, alerts, progress texts, radio options and tooltips. Every
 string that comes from an input passes through one of these two functions on its way there:
 Plotly figure builders escape what they are given (callers pass plain text), and Streamlit calls
-escape at the call. The app's Vega-Lite charts need neither: names travel as data, which Vega draws
-as SVG text and its tooltip escapes. Numbers and names are shown one way everywhere: `pixels`, `percent`,
+escape at the call. Numbers and names are shown one way everywhere: `pixels`, `percent`,
 `shortened`.
 """
 

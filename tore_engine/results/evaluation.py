@@ -436,9 +436,13 @@ def plot_kind(kind: str, normalize: str | None) -> str:
 class ShownMatrices(MatrixSet):
     """A view's matrices as shown: some of its classes, and one more normalisation, `share`: each
     cell over the whole view's total (before any class is left out). Leaving classes out changes
-    no value: recall stays over the whole row, precision over the whole column."""
+    no value: recall stays over the whole row, precision over the whole column. `row_pixels` and
+    `column_pixels` are the whole rows' and columns' totals: where one is 0, the cell's recall
+    (precision) is undefined (0/0), which the matrices hold as 0."""
 
     share: np.ndarray
+    row_pixels: np.ndarray | None = None
+    column_pixels: np.ndarray | None = None
 
 
 def shown_matrices(matrices: ToreMatrices, view: str, classes: Collection[str] | None = None, *, hide_background: bool = False) -> ShownMatrices:
@@ -455,4 +459,5 @@ def shown_matrices(matrices: ToreMatrices, view: str, classes: Collection[str] |
     rows, columns = kept(whole.rows), kept(whole.columns)
     pick = np.ix_(rows, columns)
     return ShownMatrices([whole.rows[k] for k in rows], [whole.columns[k] for k in columns], whole.confusion[pick],
-                         whole.recall[pick], whole.precision[pick], share[pick])
+                         whole.recall[pick], whole.precision[pick], share[pick],
+                         whole.confusion.sum(axis=1)[rows], whole.confusion.sum(axis=0)[columns])

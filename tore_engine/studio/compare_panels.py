@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from tore_engine.plots import vega_charts
+from tore_engine.plots import bars, heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import MODELS, OUTCOMES, Comparison, difference_arrays, outcome_cell, outcome_column
 from tore_engine.results.evaluation import shown_matrices
@@ -112,9 +112,10 @@ def difference(comparison: Comparison, view: str) -> None:
     containers = st.columns(2) if narrow else st.tabs(["recall", "precision"])
     for container, metric in zip(containers, ("recall", "precision")):
         with container:
-            spec = vega_charts.difference_heatmap(difference_matrices, metric, title=f"B − A, {metric} ({VIEW_LABELS[basis]})")
-            clicked = clickable_chart(spec, vega_charts.CELL, f"difference-{metric}-{basis}",
-                                      lambda event: vega_charts.clicked_cell(event, difference_matrices.rows, difference_matrices.columns))
+            figure = heatmaps.difference_heatmap(difference_matrices, metric, title=f"B − A, {metric} ({VIEW_LABELS[basis]})",
+                                                 width=heatmaps.WIDTH // 2 if narrow else heatmaps.WIDTH)
+            clicked = clickable_chart(figure, f"difference-{metric}-{basis}",
+                                      lambda event: heatmaps.clicked_cell(event, difference_matrices.rows, difference_matrices.columns))
             if clicked is not None:
                 st.session_state[TARGET] = Target(basis, *clicked)
 
@@ -130,9 +131,8 @@ def outcomes(comparison: Comparison) -> None:
     st.caption("For each reference class, the share of its pixels predicted as Background, as its own class (the predicted "
                "class of the same name, case aside) and as anything else, in A and in B: this reads the same when the two models use "
                "different classes. Bars are B − A; click one to list the pages behind it.")
-    spec = vega_charts.outcome_bars(per_class, title="B − A per reference class")
-    clicked = clickable_chart(spec, vega_charts.BAR, "outcomes",
-                              lambda event: vega_charts.clicked_bar(event, per_class.index.tolist(), list(OUTCOMES)))
+    figure = bars.outcome_bars(per_class, title="B − A per reference class")
+    clicked = clickable_chart(figure, "outcomes", lambda event: bars.clicked_bar(event, per_class.index.tolist(), list(OUTCOMES)), stretch=True)
     if clicked is not None:
         st.session_state[TARGET] = Target("full", clicked[0], outcome=clicked[1])
     with st.expander("The shares as a table (A, B and B − A)"):
@@ -184,9 +184,8 @@ def pair_matrices(pair: Evaluated, image_root: Path, titles: tuple[str, str]) ->
     trimmed = shown_matrices(pair.evaluation.matrices, "trimmed")
     shown = renamed(trimmed, axis_names(pair.evaluation))
     for metric in ("recall", "precision"):
-        spec = vega_charts.matrix_heatmap(shown, metric, title=f"{metric} (zero-trimmed), B against A")
-        clicked = clickable_chart(spec, vega_charts.CELL, f"a-vs-b-{metric}",
-                                  lambda event: vega_charts.clicked_cell(event, trimmed.rows, trimmed.columns))
+        figure = heatmaps.matrix_heatmap(shown, metric, title=f"{metric} (zero-trimmed), B against A")
+        clicked = clickable_chart(figure, f"a-vs-b-{metric}", lambda event: heatmaps.clicked_cell(event, trimmed.rows, trimmed.columns))
         if clicked is not None:
             st.session_state[PAIR_CELL] = clicked
     cell = st.session_state.get(PAIR_CELL)

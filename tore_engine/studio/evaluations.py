@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from tore_engine.api import evaluate_pair
@@ -56,7 +57,7 @@ STORE_BUDGET_VARIABLE = "TORE_STUDIO_STORE_BUDGET"  # MB the kept evaluations ma
 DEFAULT_STORE_BUDGET_MB = 1024  # about four 100,000-page evaluations (0.24 GB of arrays each with its layouts, measured)
 PROGRESS_INTERVAL = 1.0  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
-BLANK_CHART = {"width": 1, "height": 1, "data": {"values": []}, "mark": "point", "config": {"view": {"stroke": None}}}
+BLANK_LAYOUT = {"width": 10, "height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False}, "yaxis": {"visible": False}}
 _HOLDING_NO_ARRAY = (str, bytes, int, float, InputWarning)
 
 
@@ -285,7 +286,7 @@ def layout_name(dataset: Dataset, side: str) -> str | None:
 
 
 def side_label(dataset: Dataset, side: str) -> str:
-    """Plain text (escape it where Markdown reads it; Vega draws it as text): "reference (its name)", "model A
+    """Plain text (escape it where Markdown reads it; the figures escape it): "reference (its name)", "model A
     (its name)", the name once the layout was read, shortened in the middle when long."""
     role = "reference" if side == REFERENCE else f"model {side}"
     details = [shortened(name, NAME_LENGTH)] if (name := layout_name(dataset, side)) else []
@@ -311,13 +312,14 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
                             **options: Any) -> Evaluated | None:
     """`evaluate`, with a progress bar while it runs and the engine's message for bad input,
     titled with the input it is about. While it runs, a blank chart makes the browser load the
-    heatmap's chart component (Vega's scripts), which the first heatmap would otherwise wait for
+    heatmap's chart component (plotly.js), which the first heatmap would otherwise wait for
     once the evaluation is done."""
     bar, preload = st.empty(), st.empty()
 
     def starting() -> None:
         """Only when it evaluates (not for a stored evaluation): the blank chart."""
-        preload.vega_lite_chart(spec=BLANK_CHART, key=f"preload-{'-'.join(sides)}", width="content")
+        preload.plotly_chart(go.Figure(layout=BLANK_LAYOUT), key=f"preload-{'-'.join(sides)}", theme=None, width="content",
+                             config={"displayModeBar": False, "staticPlot": True})
 
     shown_at = [-math.inf]
 

@@ -57,8 +57,8 @@ def caveat(evaluation: Evaluation, who: str = "") -> str | None:
 
 
 def scores_line(evaluated: Evaluated) -> Callable[[], None]:
-    """TORE's Foreground scores, and beside them the places of mAP's and of what to know about the
-    mAP shown, which the function returned fills: the page calls it once its heatmap is on its way
+    """TORE's Foreground scores, and beside them the places of mAP's, which the function returned
+    fills with them (and with what to know about the mAP shown, where the page then is): the page calls it once its heatmap is on its way
     to the browser, because mAP's summary is made on first use (1 s at 100,000 pages)."""
     evaluation = evaluated.evaluation
     recall, precision = evaluation.matrices.foreground
@@ -67,9 +67,11 @@ def scores_line(evaluated: Evaluated) -> Callable[[], None]:
     tore_group, map_group = (row.container(horizontal=True, gap="medium", width="content") for _ in range(2))
     for label, value in tore.items():
         tore_group.metric(label, _shown(value), help=HELPS[label], width="content")
-    places, notes = [map_group.empty() for _ in FIGURES], st.empty()
+    places = [map_group.empty() for _ in FIGURES]
 
     def fill() -> None:
+        """mAP's three numbers in their places, and its notes where the page is (after the matrix)."""
+        notes = st.empty()
         report = evaluation.map
         for place, (field, label) in zip(places, FIGURES.items()):
             place.metric(label, _shown(None if report is None else getattr(report, field)), help=HELPS[label], width="content")

@@ -30,6 +30,7 @@ from tore_engine.studio.panels import (
     cell_view,
     choose_cell,
     chosen_cell,
+    plotly_chart,
 )
 
 NO_HIGHLIGHT = ""
@@ -37,7 +38,7 @@ ARROW = " → "
 
 
 def cell_name(cell: tuple[str, str]) -> str:
-    """Plain text: escape it where Markdown reads it (Vega draws it as text)."""
+    """Plain text: escape it where Markdown reads it (the figures escape it themselves)."""
     return f"{cell[0]}{ARROW}{cell[1]}"
 
 
@@ -170,7 +171,7 @@ def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, reg
     raster = None
     if agreement:
         raster = agreement_raster(reference, first_prediction, compare_classes=first.evaluation.matrices.mode == "single")
-    spec = page_overlays.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
-    st.vega_lite_chart(spec, key=key, width="content")
+    figure = page_overlays.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
+    plotly_chart(figure, key)
     st.caption(f"Hover a box for its label, score and coordinates; click a class in the legend to show it alone in every pane "
-               f"(shift + click: more, a click beside the entries: all). {ZOOM_HELP}")
+               f"(click it again: all). {ZOOM_HELP}")

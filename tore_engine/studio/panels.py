@@ -14,11 +14,11 @@ import functools
 import io
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
-from streamlit.typing import VegaLiteState
 
 from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.matrices import (
@@ -31,7 +31,7 @@ from tore_engine.metrics.matrices import (
     MatrixSet,
     class_means,
 )
-from tore_engine.plots import heatmaps, vega_charts
+from tore_engine.plots import bars, heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
@@ -50,6 +50,7 @@ SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxono
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
 _VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
 _VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
+ZOOM_HELP = "Drag to zoom, double-click to reset; the mode bar pans and downloads the picture as a PNG."
 Click = TypeVar("Click")  # what a chart's click reader makes of a click: a cell, a bar
 
 
@@ -123,7 +124,8 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
     """View and normalisation; in a popover (its content drawn in the browser only while open: a
     new tab mounts one button, not four widgets), colour scale, hide diagonal / Background, and a
     class subset."""
-    radios = st.container(horizontal=True, gap="small")  # each radio on one line: on a narrow screen, one under the other
+    # each radio on one line, the Display button beside the view's: on a laptop, two lines above the heatmap
+    radios = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
     with radios:
         view = view_control(mode)
     url_state.seed("metric", "recall", list(heatmaps.METRICS))
@@ -131,14 +133,10 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
     url_state.seed("hide", False)
     url_state.seed("nobg", False)
     url_state.seed_list("classes", classes)
-    metric = radios.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
-                          format_func=heatmaps.NORMALISATIONS.get,
-                          help="none: pixels; row: each cell over its row (recall); column: over its column "
-                               "(precision); all: over the matrix total")
     diagonal_shown = mode == "single" and view != "reduced"
     label = display_label(st.session_state["scale"], st.session_state["hide"] and diagonal_shown, st.session_state["nobg"],
                           st.session_state["classes"], len(classes))
-    with st.popover(label, key="display"):
+    with radios.popover(label, key="display"):
         scale = st.selectbox("Colour scale", heatmaps.SCALES, key="scale", persist_state="session")
         hide = st.toggle("Hide diagonal", key="hide", persist_state="session", disabled=not diagonal_shown,
                          help="show only the confusions (single taxonomy)")
@@ -146,6 +144,10 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
                                     help="leave out the Background row and column (their pixels stay in every ratio)")
         subset = st.multiselect("Classes to show (empty: all)", classes, key="classes", persist_state="session",
                                 help="only these rows and columns; recall stays over the whole row, precision over the whole column")
+    metric = radios.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
+                          format_func=heatmaps.NORMALISATIONS.get,
+                          help="none: pixels; row: each cell over its row (recall); column: over its column "
+                               "(precision); all: over the matrix total")
     url_state.share(metric=metric, scale=scale, hide=hide, nobg=hide_background, classes=subset)
     return MatrixChoice(view, metric, scale, hide and diagonal_shown, hide_background, tuple(subset))
 
@@ -168,21 +170,27 @@ def _new_click(key: str, clicked: Click | None) -> Click | None:
     return clicked
 
 
-def clickable_chart(spec: vega_charts.Spec, selection: str, key: str, read_click: Callable[[VegaLiteState], Click | None]) -> Click | None:
-    """Draw a Vega-Lite chart (`vega_charts`) whose clicks on its point selection `selection` rerun
-    the app; the new click, read by `read_click(event)`. A chart as wide as its container (the
-    grouped bars) stretches to the page's width; a heatmap keeps its square cells."""
-    width: Literal["stretch", "content"] = "stretch" if spec.get("width") == "container" else "content"
-    event = st.vega_lite_chart(spec=spec, on_select="rerun", selection_mode=[selection], key=key, width=width)
+def plotly_chart(figure: go.Figure, key: str, *, stretch: bool = False, **selection: Any) -> Any:
+    """Draw a Plotly figure as the report draws it (no Streamlit theme; the mode bar's zoom, reset
+    and PNG download), at its own size or the page's width (`stretch`); `selection`: `on_select`
+    and `selection_mode` for a clickable chart."""
+    return st.plotly_chart(figure, key=key, theme=None, config=heatmaps.CONFIG, width="stretch" if stretch else "content", **selection)
+
+
+def clickable_chart(figure: go.Figure, key: str, read_click: Callable[[Any], Click | None], *, stretch: bool = False) -> Click | None:
+    """Draw a Plotly figure (`plots.heatmaps`, `plots.bars`) whose clicks on a point rerun the app;
+    the new click, read by `read_click(event)`."""
+    event = plotly_chart(figure, key, stretch=stretch, on_select="rerun", selection_mode="points")
     return _new_click(key, read_click(event))
 
 
-def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str, names: dict[str, str] | None = None) -> tuple[str, str] | None:
+def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, key: str, names: dict[str, str] | None = None,
+            note: str = "") -> tuple[str, str] | None:
     """Draw one clickable matrix, its classes shown as `names` says (`axis_names`); returns the
     cell clicked (by its class names), if a new click arrived."""
-    spec = vega_charts.matrix_heatmap(renamed(matrices, names or {}), choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
-                                      outline_diagonal=mode == "single", title=title)
-    return clickable_chart(spec, vega_charts.CELL, key, lambda event: vega_charts.clicked_cell(event, matrices.rows, matrices.columns))
+    figure = heatmaps.matrix_heatmap(renamed(matrices, names or {}), choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
+                                     outline_diagonal=mode == "single", title=title, note=note)
+    return clickable_chart(figure, key, lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
 
 
 def chosen_cell(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
@@ -342,15 +350,35 @@ def cell_classes(evaluation: Evaluation, view: str) -> list[str]:
     return evaluation.matrices.classes if cell_view(view) == "full" else REDUCED_CLASSES
 
 
+MAX_SHOWN_CLASSES = 100  # rows or columns a heatmap draws: more cells than a screen shows would be a message of hundreds of megabytes
+
+
+def bounded(evaluation: Evaluation, choice: MatrixChoice, matrices: ShownMatrices) -> tuple[ShownMatrices, str]:
+    """The matrix to draw: as chosen, or, beyond `MAX_SHOWN_CLASSES` rows or columns, the classes
+    with the most pixels (their rows and columns as in the whole view), with a note saying so."""
+    if max(len(matrices.rows), len(matrices.columns)) <= MAX_SHOWN_CLASSES:
+        return matrices, ""
+    pixels: dict[str, float] = {}
+    for names, totals in ((matrices.rows, matrices.row_pixels), (matrices.columns, matrices.column_pixels)):
+        for name, total in zip(names, (totals if totals is not None else [0.0] * len(names))):
+            pixels[name] = pixels.get(name, 0.0) + float(total)
+    kept = sorted(pixels, key=lambda name: -pixels[name])[:MAX_SHOWN_CLASSES]
+    classes = len(set(matrices.rows) | set(matrices.columns))
+    trimmed = shown_matrices(evaluation.matrices, choice.view, kept, hide_background=choice.hide_background)
+    return trimmed, (f"{classes:,} classes: the {MAX_SHOWN_CLASSES} with the most pixels drawn; choose others under "
+                     "Display, Classes to show (the CSV has every class)")
+
+
 def shown_matrix(evaluated: Evaluated, choice: MatrixChoice, mode: str, key: str, title: str | None = None) -> tuple[str, str] | None:
     """One evaluation's matrix as chosen (or why nothing is shown); the cell clicked, if any."""
     matrices = choice.shown(evaluated.evaluation)
     if not (matrices.rows and matrices.columns):
         st.info("None of the chosen classes is a row or a column of this matrix: choose others, or none to show all.")
         return None
+    matrices, note = bounded(evaluated.evaluation, choice, matrices)
     title = title or f"{heatmaps.NORMALISATIONS[choice.metric]}, {VIEW_LABELS[choice.view]}, {mode} taxonomy: {evaluated.title}"
     return heatmap(matrices, choice, mode, title, f"{key}-{choice.view}-{choice.metric}-{choice.scale}-{choice.hide_diagonal}",
-                   axis_names(evaluated.evaluation))
+                   axis_names(evaluated.evaluation), note)
 
 
 @shown_errors()
@@ -366,7 +394,7 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
     clicked = shown_matrix(evaluated, choice, mode, f"heatmap-{model}")
     if clicked is not None:
         choose_cell(clicked)
-    st.caption(f"Click a cell (or choose it by name below) to list the pages behind it. {vega_charts.ZOOM_HELP}")
+    st.caption(f"Click a cell (or choose it by name below) to list the pages behind it. {ZOOM_HELP}")
     matrices = choice.shown(evaluation)
     _largest_cells(matrices, f"{model}-{choice.view}")
     st.download_button("Download this matrix as CSV", matrix_csv(matrices, choice.metric), file_name=f"{choice.metric}_{choice.view}.csv",
@@ -413,15 +441,19 @@ def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...])
     if not per_class:
         return
     st.subheader("Per-class scores")
-    clicked = clickable_chart(vega_charts.per_class_bars(per_class, title=evaluated.title), vega_charts.BAR, f"bars-{model}",
-                              lambda event: vega_charts.clicked_bar(event, list(per_class), vega_charts.bar_series(per_class)))
+    count = len(per_class)
+    if count > bars.MAX_CLASSES:
+        st.caption(f"{len(per_class):,} classes: the bars of the first {bars.MAX_CLASSES} drawn; choose others under Display, Classes to show.")
+        per_class = dict(list(per_class.items())[: bars.MAX_CLASSES])
+    clicked = clickable_chart(bars.per_class_bars(per_class, title=evaluated.title), f"bars-{model}",
+                              lambda event: bars.clicked_bar(event, list(per_class), bars.bar_series(per_class)), stretch=True)
     if clicked is not None:
         st.session_state[f"bar-class-{model}"] = clicked[0]
     present = set(evaluation.matrices.present_classes())
     means = class_means({name: scores for name, scores in _class_scores(evaluation, classes).items() if name in present})
     subset = " chosen in Classes to show" if classes else ""
     boxes = (" AP and AR@100 (paler) are mAP's, of the boxes ranked by score (COCO-style, IoU 0.50:0.95, 100 boxes a page; "
-             "no bar: no reference box of the class, AP undefined)." if "AP" in vega_charts.bar_series(per_class) else "")
+             "no bar: no reference box of the class, AP undefined)." if "AP" in bars.bar_series(per_class) else "")
     precision_over = "" if means["precision_classes"] == means["classes"] else f" (precision over the {means['precision_classes']} of them predicted)"
     st.caption(
         f"Unweighted means over the {means['classes']} classes shown{subset} that the reference has (Background excluded; an "

@@ -44,6 +44,7 @@ COCO_IMAGES_HELP = ("the COCO images + categories file that COCO results lists r
                     "are results lists, or when the reference is not a COCO instances file")
 PAGE_IMAGES_HELP = "the page images or PDFs the layouts name, when they are not beside the layout files"
 LABEL_MAP_HELP = "a JSON object {\"old label\": \"new label\"}, applied to both sides"
+DEMO_CAPTION = "Embedded demo: 26 synthetic pages; models A and B are simulated from the ground truth, not trained."
 DEMO_NOTE = (
     "**Embedded demo**: 26 synthetic pages drawn by the project, with their exact ground truth "
     "(11 DocLayNet classes). Models A and B are **simulated**: their predictions are made from the "

@@ -20,9 +20,10 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.metrics.sweep import CLASS, MIN_SCORES
-from tore_engine.plots.sweep import FOREGROUND_NAME, POINT, clicked_min_score, sweep_chart
+from tore_engine.plots.sweep import FOREGROUND_NAME, clicked_min_score, sweep_chart
 from tore_engine.studio import sections, tables
 from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.panels import plotly_chart
 
 MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
 SECTION_OPEN = "sweep_open"  # whether the section is open (session state and URL)
@@ -99,8 +100,8 @@ def _section(evaluated: Evaluated, model: str) -> None:
         return
     with st.spinner(f"Evaluating at the {len(MIN_SCORES)} minimum scores {MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f}…"):
         sweep = evaluated.sweep()
-    spec = sweep_chart(sweep, current=evaluated.min_score, title=evaluated.title)
-    st.vega_lite_chart(spec, on_select=functools.partial(_evaluate_at, key), selection_mode=[POINT], key=key, width="content")
+    figure = sweep_chart(sweep, current=evaluated.min_score, title=evaluated.title)
+    plotly_chart(figure, key, on_select=functools.partial(_evaluate_at, key), selection_mode="points")
     st.caption(
         "Each point is exactly what `tore evaluate --min-score t` gives: boxes scored below t dropped on both sides, then TORE's F1 of "
         "the pixels (solid: the reduced view's Foreground and each class). Dashed, mAP's view of the same scores: the boxes scored at "

@@ -9,7 +9,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import APP, _app, _no_exception, _page_charts, _pane_titles, _spotlight, _title, _vega_charts
+from tests.studio.helpers import APP, _app, _figures, _no_exception, _page_charts, _pane_titles, _spotlight, _title
 from tore_engine.api import load_pair
 from tore_engine.results.comparison import compare, outcome_cell
 from tore_engine.run.runner import evaluate_dataset
@@ -32,7 +32,7 @@ def test_compare_page_explains_why_it_compares_reduced_matrices():
 
 def _titles(at: AppTest) -> list[str]:
     """The titles of the page's matrices and bar charts, in page order."""
-    return [_title(spec) for spec in _vega_charts(at) if "paneTitles" not in str(spec.get("params"))]
+    return [_title(spec) for spec in _figures(at) if spec["layout"]["meta"]["chart"] != "page"]
 
 
 def _compare(**query: str) -> AppTest:
@@ -130,3 +130,17 @@ def test_compare_names_each_model_in_its_own_matrix_and_labels_the_difference():
                           "row (recall), zero-trimmed, dual taxonomy: model B (model-b, simulated)"]
     assert "B − A per reference class" in titles
     assert at.radio(key="view").value == "trimmed"  # a dual model is compared: the trimmed view
+
+
+def test_a_model_compared_with_itself_is_said_in_words():
+    """Issue 42 C5: both pickers on one model (and the link /compare?src=demo&cmp_b=A) crashed with
+    StreamlitDuplicateElementKey; now a message says so and the pickers stay to choose another."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["cmp_b"] = "A"
+    at.switch_page("app_pages/compare.py").run()
+    _no_exception(at)
+    assert any("A and B are both model A" in info.value for info in at.info) and not at.error
+    assert at.selectbox(key="cmp_b").value == "A"
+    at.selectbox(key="cmp_b").set_value("B").run()
+    _no_exception(at)
+    assert not any("are both" in info.value for info in at.info) and _figures(at)

@@ -28,10 +28,11 @@ from tore_engine.results.evaluation import shown_matrices
 def test_matrices_page_renders_the_demo_and_says_models_are_simulated():
     at = _app()
     _no_exception(at)
-    assert any("simulated" in info.value for info in at.info)
+    assert any("simulated" in caption.value for caption in at.caption)
     heatmap = _heatmaps(at)[0]
     assert _axes(heatmap)[0][:2] == ["Background", "Caption"]
-    assert [layer["mark"]["type"] for layer in heatmap["layer"]] == ["rect", "text", "rect", "rect"]  # cells, numbers, diagonal, click
+    assert heatmap["data"][0]["type"] == "heatmap" and {trace["type"] for trace in heatmap["data"][1:]} == {"scatter"}  # cells, click
+    assert heatmap["data"][0]["texttemplate"] == "%{text}" and heatmap["layout"]["shapes"][0]["type"] == "path"  # numbers, diagonal
     assert ("Text", "f1") in _bars(_bar_charts(at)[0])  # per-class scores
     assert any("Unweighted means over the 11 classes" in caption.value for caption in at.caption)
     assert at.query_params["src"] == "demo"
@@ -91,9 +92,11 @@ def test_normalisation_all_is_each_cell_over_the_total_and_hidden_cells_have_no_
     expected = shown_matrices(evaluation.matrices, "full").share
     diagonal = np.eye(len(expected), dtype=bool)
     z, text = _cells(heatmap, "colour"), _cells(heatmap, "text")
-    assert np.allclose(z[~diagonal], expected[~diagonal]) and np.isnan(z[diagonal]).all()
+    shown = ~diagonal & (expected != 0)
+    assert np.allclose(z[shown], expected[shown]) and np.isnan(z[~shown]).all()  # hidden and exact zeros: blank
     assert np.allclose(_cells(heatmap), expected)  # the hover still has every cell's share
     assert all(text[k, k] == "" for k in range(len(expected)))  # hidden: no number either
+    assert all(text[i, j] == "" for i, j in zip(*np.nonzero(expected == 0)))  # never "0.0%"
     assert text[0, 1] == f"{expected[0, 1]:.1%}"
 
 

@@ -10,9 +10,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 from PIL import Image
 
+from tore_engine.plots.heatmaps import CONFIG
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.score_panels import common
 from tore_engine.studio.score_panels.common import (
@@ -31,8 +33,8 @@ class _Recorder:
     def dataframe(self, data, **options):
         self.data, self.options = data, options
 
-    def vega_lite_chart(self, spec, **options):
-        self.spec, self.options = spec, options
+    def plotly_chart(self, figure, **options):
+        self.figure, self.options = figure, options
 
 
 # --- how a number is written ---------------------------------------------------------------------
@@ -81,10 +83,12 @@ def test_a_clicked_row_sets_the_chooser_before_it_is_drawn(monkeypatch):
     assert state["doc"] == "b"
 
 
-def test_charts_are_drawn_at_their_own_size():
+def test_charts_are_drawn_at_their_own_size_with_the_apps_mode_bar():
     where = _Recorder()
-    chart({"mark": "bar"}, key="k", where=where)
-    assert where.spec == {"mark": "bar"} and where.options == {"key": "k", "width": "content"}
+    figure = go.Figure()
+    chart(figure, key="k", where=where)
+    assert where.figure is figure and where.options == {"key": "k", "theme": None, "config": CONFIG, "width": "content"}
+    assert CONFIG["toImageButtonOptions"]["format"] == "png"  # the mode bar's "Download plot as a png"
 
 
 # --- page images -------------------------------------------------------------------------------------

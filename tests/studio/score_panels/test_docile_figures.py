@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import valid_vega_lite
+from tests.helpers import page_legend, page_rows, valid_plotly
 from tore_engine.studio.score_panels.docile_figures import (
     DEFAULT_PAGE_SIZE,
     document_overlay,
@@ -42,19 +42,18 @@ def test_page_fields_scale_boxes_and_pair_them():
 
 
 def test_overlay_draws_golds_solid_predictions_dashed_and_colours_the_match():
-    spec = valid_vega_lite(document_overlay(DOCUMENT, 0, "data:image/png;base64,AAAA"))
-    boxes = {row["group"]: row for row in spec["data"]["values"] if row["kind"] == "box"}
+    spec = valid_plotly(document_overlay(DOCUMENT, 0, "data:image/png;base64,AAAA"))
+    boxes = {row["group"]: row for row in page_rows(spec, "box")}
     assert set(boxes) == {"gold, matched (TP): 1", "gold, missed (FN): 1", "prediction, matched (TP): 1", "prediction, unmatched (FP): 1"}
     assert boxes["gold, missed (FN): 1"]["dash"] == "solid" and boxes["prediction, unmatched (FP): 1"]["dash"] == "dash"
-    legend = dict(zip(*(spec["spec"]["layer"][2]["encoding"]["fill"]["scale"][key] for key in ("domain", "range"))))
+    legend = page_legend(spec)
     assert legend["gold, matched (TP): 1"] == legend["prediction, matched (TP): 1"] != legend["gold, missed (FN): 1"]
     missed = boxes["gold, missed (FN): 1"]
-    assert (missed["x"], missed["y"], missed["x2"], missed["y2"]) == (50, 100, 90, 120) and missed["fill"] == 0  # an outline
+    assert (missed["x"], missed["y"], missed["x2"], missed["y2"]) == (50, 100, 90, 120) and missed["fill"] is None  # an outline
     assert boxes["prediction, matched (TP): 1"]["tip"] == {"title": "date", "field": "prediction 1: matched (TP) to gold 0",
                                                             "text": "'1/2/03'", "score": "0.900"}
     assert missed["tip"] == {"title": "total", "field": "gold 1: missed (FN)", "text": "'12.00'", "score": "no score"}
-    assert spec["spec"]["layer"][2]["encoding"]["x"]["scale"]["domain"] == [0, 100]
-    assert spec["spec"]["layer"][2]["encoding"]["y"]["scale"] == {"domain": [0, 200], "nice": False, "zero": False, "reverse": True}
+    assert spec["layout"]["xaxis"]["range"] == [0, 100] and spec["layout"]["yaxis"]["range"] == [200, 0]  # the page, y down
 
 
 def test_hover_names_the_line_item():

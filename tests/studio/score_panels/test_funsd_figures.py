@@ -3,7 +3,7 @@ outcomes, their outlines and links, the hover's match rule, the page size."""
 
 from __future__ import annotations
 
-from tests.helpers import page_box_colours, valid_vega_lite
+from tests.helpers import page_box_colours, page_legend, page_rows, valid_plotly
 from tore_engine.plots.palette import class_color
 from tore_engine.studio.score_panels.funsd_figures import (
     UNMATCHED_RED,
@@ -30,7 +30,7 @@ OVERLAY = {
 
 
 def _boxes(spec: dict, pane: int) -> list[dict]:
-    return [row for row in spec["data"]["values"] if row["kind"] == "box" and row["pane"] == pane]
+    return page_rows(spec, "box", pane)
 
 
 def test_entity_outcomes():
@@ -39,7 +39,7 @@ def test_entity_outcomes():
 
 
 def test_overlay_figure_marks_outcomes_and_links():
-    spec = valid_vega_lite(funsd_overlay_figure(OVERLAY, None, 200, 150))
+    spec = valid_plotly(funsd_overlay_figure(OVERLAY, None, 200, 150))
     # ground truth (pane 0): question matched, answer unmatched, answer matched; prediction (pane 1): three outcomes
     styles = sorted((row["pane"], row["group"], row["dash"], page_box_colours(spec, row)) for pane in (0, 1) for row in _boxes(spec, pane))
     colours = {name: class_color(name) for name in ("answer", "question", "header", "other")}
@@ -51,23 +51,22 @@ def test_overlay_figure_marks_outcomes_and_links():
     missed = next(row for row in _boxes(spec, 0) if row["dash"] == "dash")
     assert (missed["x"], missed["y"], missed["x2"], missed["y2"]) == (60, 10, 90, 20)
     assert missed["tip"]["match"] == "missed: no predicted entity at IoU >= 0.5"
-    links = sorted((row["pane"], row["group"], row["dash"], row["x"], row["x2"]) for row in spec["data"]["values"] if row["kind"] == "line")
+    links = sorted((row["pane"], row["group"], row["dash"], row["x"], row["x2"]) for row in page_rows(spec, "line"))
     assert links == [(0, "link found / correct", "solid", 30.0, 75.0), (0, "link missed / wrong", "dash", 30.0, 75.0),
                      (1, "link found / correct", "solid", 30.5, 75.0), (1, "link missed / wrong", "dash", 30.5, 110.0)]
-    assert next(param["value"] for param in spec["params"] if param["name"] == "paneTitles") == [
-        "ground truth: 3 entities, 2 links", "prediction: 3 entities, 2 links"]
-    legend = dict(zip(*(spec["spec"]["layer"][2]["encoding"]["fill"]["scale"][key] for key in ("domain", "range"))))
+    assert spec["layout"]["meta"]["panes"] == ["ground truth: 3 entities, 2 links", "prediction: 3 entities, 2 links"]
+    legend = page_legend(spec)
     assert list(legend)[:4] == ["header", "question", "answer", "other"]  # FUNSD_CLASSES order
     assert legend["question"] == class_color("question") and legend["link missed / wrong"] == UNMATCHED_RED
 
 
 def test_overlay_figure_hover_says_the_match_rule():
     spec = funsd_overlay_figure(OVERLAY, None, 200, 150, match_rule="over the same words", prediction_title="prediction (simulated)")
-    tips = [row["tip"] for row in spec["data"]["values"] if row["kind"] == "box"]
+    tips = [row["tip"] for row in page_rows(spec, "box")]
     assert {"title": "question", "entity": "1 (ground truth)", "match": "matched to predicted 7, IoU 0.900"} in tips
     assert {"title": "other", "entity": "9 (prediction)", "match": "false alarm: no ground-truth entity over the same words"} in tips
     assert {"title": "header", "entity": "8 (prediction)", "match": "matched to ground truth 3, wrong class"} in tips
-    assert next(param["value"] for param in spec["params"] if param["name"] == "paneTitles")[1].startswith("prediction (simulated)")
+    assert spec.layout.meta["panes"][1].startswith("prediction (simulated)")
 
 
 def test_page_size_holds_every_box():

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import REPOSITORY, SHARED
-from tests.studio.helpers import APP, _axes, _heatmaps, _image_source, _page_charts, _page_rows, _pane_titles, _vega_charts
+from tests.studio.helpers import APP, _axes, _figures, _heatmaps, _image_source, _page_charts, _page_rows, _pane_titles, _title
 from tests.studio.helpers import _no_exception as assert_no_exception
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
@@ -100,10 +100,10 @@ def test_official_results_shipped_with_the_sample_sit_beside_ours(sample):
 
 def test_per_class_bars_and_attribute_breakdowns_are_the_engines(sample, engine_result):
     at = _panel()
-    per_class = next(chart for chart in _vega_charts(at) if chart.get("title", {}).get("text", "").startswith("AP@[.5:.95] per eval class"))
+    per_class = next(chart for chart in _figures(at) if _title(chart).startswith("AP@[.5:.95] per eval class"))
     expected_ap = engine_result["layout"]["per_class"]
-    assert [row["label"] for row in per_class["data"]["values"]] == [name if value is not None else f"{name} (n/a)" for name, value in expected_ap.items()]
-    assert [row["value"] for row in per_class["data"]["values"]] == pytest.approx(list(expected_ap.values()))
+    assert per_class["layout"]["meta"]["classes"] == [name if value is not None else f"{name} (n/a)" for name, value in expected_ap.items()]
+    assert [None if value != value else value for value in per_class["data"][0]["x"]] == pytest.approx(list(expected_ap.values()))
     assert [tab.label for tab in at.tabs] == ["data source", "language", "layout"]
     by_source = next(frame.value for frame in at.dataframe if "value" in frame.value.columns and "newspaper" in frame.value["value"].tolist())
     expected = engine_result["layout"]["by_attribute"]["data_source"]

@@ -111,7 +111,9 @@ if len(dataset.models) < 2:
     st.stop()
 slots = [column.empty() for column in st.columns(2)]
 first, second = _chosen_pair(dataset)
-if dataset.reference is None:
+if first == second:  # every chart and table of the page would be drawn twice under one key
+    st.info(f"A and B are both {plain_for_markdown(side_label(dataset, first))}: choose two different models to compare them.")
+elif dataset.reference is None:
     st.info("No reference is set: only B read against A is shown.")
     b_read_against_a(dataset, first, second)
 else:

@@ -1,23 +1,32 @@
 """Matrices: TORE's Foreground scores beside mAP; confusion, recall and precision heatmaps; click a
 cell to list the pages behind it, a per-class bar for the pages of that class (both in one
 fragment, so that the classes chosen for the matrix are the chart's too); the operating point
-(a click on a point evaluates at its minimum score); every page in one table."""
+(a click on a point evaluates at its minimum score); every page in one table.
+
+On a laptop's first screen (1280 x 800) the heatmap comes after one line of pickers (model,
+document) and the scores: the demo's note is a caption whose help holds the whole of it, the
+documents' table and mAP's notes come after the matrix."""
 
 import streamlit as st
 
 from tore_engine.studio import documents, downloads, map_views, page_tables, panels, sweep_view
-from tore_engine.studio.sidebar import DEMO_NOTE, Dataset
+from tore_engine.studio.sidebar import DEMO_CAPTION, DEMO_NOTE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
 st.title("TORE matrices")
 if dataset.is_demo:
-    st.info(DEMO_NOTE)
-model, evaluated = panels.picked_evaluation(dataset)
+    st.caption(DEMO_CAPTION, help=DEMO_NOTE)
+model_column, document_column = st.columns([3, 2], vertical_alignment="bottom")
+with model_column:
+    model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
-    evaluated = documents.document_view(evaluated, model)
+    whole = evaluated
+    with document_column:
+        evaluated = documents.document_filter(evaluated)
     fill_map_scores = map_views.scores_line(evaluated)
     st.fragment(panels.matrix_explorer)(evaluated, model)
     fill_map_scores()  # mAP's summary made while the browser draws the heatmap
+    documents.document_table_view(whole, model)
     sweep_view.operating_point(evaluated, model)
     page_tables.all_pages(evaluated, model)
     panels.warnings_expander(evaluated.evaluation)

@@ -5,7 +5,7 @@
 - `choosing_table`: a table whose clicked row chooses, beside the selectbox that also does.
 - `page_image`: a page image named in a scorer's result, through `page_images` (confined to the
   data root, one placeholder for outside, missing and undrawable), never through a made-up `Page`.
-- `chart`: a Vega-Lite chart at its own size.
+- `chart`: a Plotly figure at its own size.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from tore_engine.core.layout import PageImage
+from tore_engine.plots.heatmaps import CONFIG
 from tore_engine.scorers.common import MISSING, format_score
 from tore_engine.studio.data_root import data_root
 from tore_engine.studio.page_images import ImageUri, image_uri
@@ -81,6 +83,6 @@ def page_image(path: str | Path | None, size: tuple[float, float], pdf_page: int
     return image_uri(PageImage(Path(path), pdf_page) if path is not None else None, size, data_root())
 
 
-def chart(spec: dict, key: str, where: Any = st) -> None:
-    """A Vega-Lite chart (`plots.page_chart`, the panels' figures) at the size its specification sets."""
-    where.vega_lite_chart(spec, key=key, width="content")
+def chart(figure: go.Figure, key: str, where: Any = st) -> None:
+    """A Plotly figure (`plots.page_chart`, the panels' figures) at the size it sets, with the app's mode bar."""
+    where.plotly_chart(figure, key=key, theme=None, config=CONFIG, width="content")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tore_engine.plots.page_chart import Box, PaneLayout, Spec, page_chart
+import plotly.graph_objects as go
+
+from tore_engine.plots.page_chart import Box, PaneLayout, page_chart
 
 DEFAULT_PAGE_SIZE = (1700, 2200)  # US letter at 200 DPI, for documents without page sizes
 GOLD, PREDICTION = "gold", "prediction"
@@ -71,7 +73,7 @@ def hover_text(field: FieldBox) -> dict[str, str]:
     return lines
 
 
-def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 440) -> Spec:
+def document_overlay(document: dict, page: int, image_uri: str | None, *, width_hint: int = 440) -> go.Figure:
     """The page image with every gold and predicted field of the page, grouped by side and match."""
     width, height = page_size(document, page)
     fields = page_fields(document, page)

@@ -11,7 +11,9 @@ end. Labels and ids come from the input files: they travel as data, drawn as tex
 
 from __future__ import annotations
 
-from tore_engine.plots.page_chart import Box, Line, PaneLayout, Spec, page_chart
+import plotly.graph_objects as go
+
+from tore_engine.plots.page_chart import Box, Line, PaneLayout, page_chart
 from tore_engine.plots.palette import class_color
 from tore_engine.scorers.funsd.documents import FUNSD_CLASSES
 
@@ -81,7 +83,7 @@ def link_lines(links: list[dict], entities: list[dict], verdict_key: str, pane: 
 def funsd_overlay_figure(
     overlay: dict, image_uri: str | None, width: float, height: float, *, prediction_title: str = "prediction",
     match_rule: str = "at IoU >= 0.5",
-) -> Spec:
+) -> go.Figure:
     """Ground truth (left) and prediction (right) of one form over its page image, zoom shared.
     `match_rule` says in the hover what matching means (EC-FUNSD: "over the same words")."""
     gt, pred = overlay["gt_entities"], overlay["pred_entities"]

@@ -1,19 +1,22 @@
-"""The OmniDocBench panel's charts (Vega-Lite), built from `tore score omnidocbench` results and the
+"""The OmniDocBench panel's charts (Plotly), built from `tore score omnidocbench` results and the
 engine's box matches: per-class AP bars, a score by page-attribute value, and a page with its
 ground-truth blocks beside the predicted layout boxes, matched and unmatched marked (as
 `plots.page_chart` draws a page).
 
 Pure functions (no Streamlit), unit-tested directly. A missing score (`None`) is never drawn as 0:
 its bar is absent and its label says "n/a". Class names and attribute values come from the input
-files: they travel as data, drawn by Vega as text.
+files: plain text, escaped (`plain_for_plotly`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tore_engine.plots.page_chart import Box, PaneLayout, Spec, page_chart
+import plotly.graph_objects as go
+
+from tore_engine.plots.page_chart import Box, PaneLayout, page_chart
 from tore_engine.plots.palette import class_color
+from tore_engine.plots.plain_text import plain_for_plotly
 from tore_engine.scorers.common import MISSING, format_score
 from tore_engine.scorers.omnidocbench.box_matches import (
     MATCHED,
@@ -40,36 +43,32 @@ BAR_HEIGHT = 26  # pixels a bar
 BAR_WIDTH = 300  # pixels of the longest bar's axis
 
 
-def _horizontal_bars(rows: list[dict[str, Any]], *, axis_title: str, top: float, title: str) -> Spec:
-    """One bar a row (`label`, `value` or None: no bar, `colour`), in the rows' order, its value
-    written at its end ("n/a" when missing)."""
-    records = [{**row, "text": format_score(row["value"], BAR_DIGITS), "bar": f"bar {row['label']}"} for row in rows]
-    y = {"field": "label", "type": "nominal", "sort": None, "title": None, "axis": {"labelLimit": 260}}
-    x = {"field": "value", "type": "quantitative", "title": axis_title, "scale": {"domain": [0, top]}}
-    return {
-        "title": {"text": title, "anchor": "start"},
-        "data": {"values": records},
-        "width": BAR_WIDTH, "height": {"step": BAR_HEIGHT}, "autosize": {"type": "pad"},  # a step height cannot fit a container
-        "encoding": {"y": y},
-        "layer": [
-            {"transform": [{"filter": "isValid(datum.value)"}], "mark": {"type": "bar"},
-             "encoding": {"x": x, "color": {"field": "colour", "type": "nominal", "scale": None},
-                          "tooltip": [{"field": "label", "title": "value"}, {"field": "value", "title": axis_title, "format": ".4f"}],
-                          "description": {"field": "bar"}}},
-            {"mark": {"type": "text", "align": "left", "dx": 4},
-             "encoding": {"x": {**x, "field": "at"}, "text": {"field": "text"}}, "transform": [{"calculate": "isValid(datum.value) ? datum.value : 0", "as": "at"}]},
-        ],
-    }
+def _horizontal_bars(rows: list[dict[str, Any]], *, axis_title: str, top: float, title: str) -> go.Figure:
+    """One bar a row (`label`, `value` or None: no bar, `colour`), in the rows' order top to bottom,
+    its value written at its end ("n/a" when missing)."""
+    labels = [plain_for_plotly(row["label"]) for row in rows]
+    figure = go.Figure(go.Bar(
+        y=list(range(len(rows))), x=[row["value"] for row in rows], orientation="h", marker=dict(color=[row["colour"] for row in rows]),
+        text=[format_score(row["value"], BAR_DIGITS) for row in rows], textposition="outside", cliponaxis=False, customdata=labels,
+        hovertemplate=f"%{{customdata}}<br>{plain_for_plotly(axis_title)}: %{{x:.4f}}<extra></extra>"))
+    figure.update_layout(
+        title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
+        width=BAR_WIDTH + 300, height=90 + BAR_HEIGHT * len(rows), margin=dict(l=10, r=40, t=50, b=40), plot_bgcolor="white",
+        xaxis=dict(range=[0, top], title=plain_for_plotly(axis_title), showgrid=True, gridcolor="#eee"),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(rows))), ticktext=labels, autorange="reversed", automargin=True),
+        meta={"chart": "bars", "classes": [row["label"] for row in rows], "series": [axis_title]},
+    )
+    return figure
 
 
-def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> Spec:
+def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> go.Figure:
     """Horizontal AP@[.5:.95] bars, one per eval class in the evaluator's order (top to bottom)."""
     rows = [{"label": f"{name} ({MISSING})" if value is None else name, "value": value, "colour": class_color(name)}
             for name, value in per_class.items()]
     return _horizontal_bars(rows, axis_title="AP@[.5:.95]", top=1.08, title=title)
 
 
-def attribute_bars(values: dict[str, float | None], pages: dict[str, int], *, metric: str, title: str = "") -> Spec:
+def attribute_bars(values: dict[str, float | None], pages: dict[str, int], *, metric: str, title: str = "") -> go.Figure:
     """One bar a value of a page attribute (e.g. data_source = newspaper), labelled with its page count."""
     rows = [{"label": f"{name} ({pages.get(name, '?')} p.)", "value": value, "colour": "#4363d8"} for name, value in values.items()]
     return _horizontal_bars(rows, axis_title=metric, top=1.1, title=title)
@@ -99,7 +98,7 @@ def _pane_boxes(boxes: list[MatchedBox], others: list[MatchedBox], other_side: s
     return drawn
 
 
-def page_match_overlay(page: PageMatches, image_uri: str | None) -> Spec:
+def page_match_overlay(page: PageMatches, image_uri: str | None) -> go.Figure:
     """The page image twice, ground-truth blocks on the left and predicted boxes on the right, with
     shared zoom; outlines say matched (solid green), unmatched (dashed red) or not evaluated (dotted grey)."""
     panes = [PaneLayout(f"ground truth: {len(page.reference)} blocks"), PaneLayout(f"prediction: {len(page.prediction)} boxes")]

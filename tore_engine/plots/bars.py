@@ -1,0 +1,98 @@
+"""Grouped bars as Plotly figures: the per-class scores (Matrices) and B minus A per reference
+class and outcome (Compare). One bar trace a series, one group a class; a click on a bar selects
+it (`clicked_bar` reads it back from the app's selection event); a click on a legend entry shows
+that series alone. Class names are plain text, escaped here, shortened in the middle on the axis
+and whole in the hover.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from tore_engine.plots.heatmaps import PERCENT_FORMAT, axis_label, selected_points, tick_angle
+from tore_engine.plots.plain_text import plain_for_plotly
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SCORE_COLOURS = {"recall": "#4363d8", "precision": "#f58231", "f1": "#3cb44b"}
+BOX_SCORES = {"ap": ("AP", "#911eb4"), "ar_100": ("AR@100", "#bfef45")}  # mAP's per class: key -> (shown name, colour)
+OUTCOME_COLOURS = {"Background": "#7f7f7f", "own class": "#3cb44b", "elsewhere": "#e6194b"}
+HEIGHT = 340
+MAX_CLASSES = 60  # classes one chart draws; the caller says which (a screen shows no more bars)
+
+
+def bar_series(per_class: dict[str, dict[str, float | None]]) -> list[str]:
+    """The bars of each class, in order: recall, precision, F1, then AP and AR@100 when the rows
+    carry them (single taxonomy with mAP)."""
+    first = next(iter(per_class.values()), {})
+    return [*SCORE_COLOURS, *(BOX_SCORES[key][0] for key in BOX_SCORES if key in first)]
+
+
+def _grouped_bars(series: dict[str, tuple[list[float | None], str]], classes: list[str], *, title: str, y_title: str, value_format: str,
+                  lighter: tuple[str, ...] = (), hover: dict[str, list[str]] | None = None) -> go.Figure:
+    """Grouped bars, one group per class and one bar a series (name -> (values, colour); None: no
+    bar); `lighter` series are drawn paler; `hover` adds a line to a series' bars, class by class."""
+    names = [plain_for_plotly(name) for name in classes]
+    traces = []
+    for name, (values, colour) in series.items():
+        extra = (hover or {}).get(name) or [""] * len(classes)
+        traces.append(go.Bar(
+            x=list(range(len(classes))), y=values, name=plain_for_plotly(name), marker=dict(color=colour),
+            opacity=0.45 if name in lighter else 1.0, text=names, customdata=extra, textposition="none",
+            hovertemplate=f"%{{text}}<br>{plain_for_plotly(name)}: %{{y:{value_format}}}%{{customdata}}<extra></extra>"))
+    figure = go.Figure(traces)
+    figure.update_layout(
+        title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
+        barmode="group", height=HEIGHT, margin=dict(l=60, r=10, t=60, b=40), clickmode="event+select", dragmode="zoom",
+        xaxis=dict(tickmode="array", tickvals=list(range(len(classes))), ticktext=[axis_label(name) for name in classes],
+                   tickangle=tick_angle(classes), automargin=True),
+        yaxis=dict(title=y_title, tickformat=value_format if value_format.endswith("%") else None, automargin=True),
+        legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", itemclick="toggleothers", itemdoubleclick="toggle"),
+        plot_bgcolor="white",
+        meta={"chart": "bars", "classes": list(classes), "series": list(series)},
+    )
+    return figure
+
+
+def per_class_bars(per_class: dict[str, dict[str, float | None]], *, title: str = "") -> go.Figure:
+    """Grouped recall / precision / F1 bars (TORE's, of the pixels), one group per class, and beside
+    them, paler, AP and AR@100 (mAP's, of the boxes) when the rows have `ap` and `ar_100` (None: no
+    bar, the class has no box on either side); a click selects a class."""
+    keys = {**{score: score for score in SCORE_COLOURS}, **{name: key for key, (name, _) in BOX_SCORES.items()}}
+    colours = {**SCORE_COLOURS, **dict(BOX_SCORES.values())}
+    shown = bar_series(per_class)
+    series = {name: ([row[keys[name]] for row in per_class.values()], colours[name]) for name in shown}
+    figure = _grouped_bars(series, list(per_class), title=title, y_title="score", value_format=".4f",
+                           lighter=tuple(name for name, _ in BOX_SCORES.values() if name in shown))
+    figure.update_yaxes(range=[0, 1.02])
+    return figure
+
+
+def outcome_bars(outcomes: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """B minus A per reference class and outcome (`comparison.Comparison.per_class`: shares of the
+    class's pixels going to Background, to its own class, elsewhere, in columns `<outcome>_a`,
+    `<outcome>_b` and `<outcome>_b_minus_a`, the outcome in snake_case), with A's and B's shares in
+    the hover; a click selects a class and an outcome."""
+    series: dict[str, tuple[list[float | None], str]] = {}
+    hover: dict[str, list[str]] = {}
+    for outcome, colour in OUTCOME_COLOURS.items():
+        column = outcome.lower().replace(" ", "_")
+        series[outcome] = (outcomes[f"{column}_b_minus_a"].tolist(), colour)
+        hover[outcome] = [f"<br>A: {a:{PERCENT_FORMAT}}<br>B: {b:{PERCENT_FORMAT}}"
+                          for a, b in zip(outcomes[f"{column}_a"].tolist(), outcomes[f"{column}_b"].tolist())]
+    return _grouped_bars(series, outcomes.index.tolist(), title=title, y_title="B − A, share of the class's pixels",
+                         value_format=f"+{PERCENT_FORMAT}", hover=hover)
+
+
+def clicked_bar(event: Any, classes: list[str], series: list[str]) -> tuple[str, str] | None:
+    """(class, series) of the bar a click selected, if any: its x is the class's index, its trace
+    (`curve_number`) the series'."""
+    for point in selected_points(event):
+        index, curve = point.get("x"), point.get("curve_number")
+        if isinstance(index, (int, float)) and float(index).is_integer() and isinstance(curve, int):
+            if 0 <= int(index) < len(classes) and 0 <= curve < len(series):
+                return classes[int(index)], series[curve]
+    return None
