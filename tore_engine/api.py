@@ -205,6 +205,7 @@ def evaluate_pair(
     map: str = "coco",
     sweep: bool = False,
     page_id_map: PageIdMapSpec | Sequence[PageIdMapSpec] | None = None,
+    min_score_side: str = "both",
 ) -> EvaluatedPair:
     """Load (unless given layout sets), apply the label map to both sides, run the evaluation
     (with mAP in convention `map`, the sweep when `sweep`, the prediction's page ids mapped by
@@ -227,7 +228,7 @@ def evaluate_pair(
     mapped_reference, mapped_prediction = (apply_label_map(side, mapping) for side in pair)
     evaluation = evaluate_dataset(mapped_reference, mapped_prediction, taxonomy=taxonomy, min_score=min_score, workers=workers,
                                   executor=executor, progress=progress, warnings=unused_keys, map=map, sweep=sweep,
-                                  page_id_map=read_page_id_map(page_id_map))
+                                  page_id_map=read_page_id_map(page_id_map), min_score_side=min_score_side)
     return EvaluatedPair(mapped_reference, mapped_prediction, evaluation)
 
 
@@ -247,11 +248,13 @@ def evaluate(
     map: str = "coco",
     sweep: bool = False,
     page_id_map: PageIdMapSpec | Sequence[PageIdMapSpec] | None = None,
+    min_score_side: str = "both",
 ) -> Evaluation:
     """TORE matrices of `prediction` against `reference` (layout sets, or paths in any format).
 
     `taxonomy`: auto, single or dual. `label_map`: {old label: new label} (or a JSON file of one),
-    applied to both sides. `min_score`: drop boxes scored below it. `workers` local processes, or
+    applied to both sides. `min_score`: drop boxes scored below it, on both sides, or the
+    prediction's only with `min_score_side="prediction"` (a scored pseudo-reference kept whole). `workers` local processes, or
     any `concurrent.futures.Executor` (a Dask client's `get_executor()`); the result is the same,
     bit for bit. A docling-eval dataset holds both sides: `evaluate(DATASET, format="docling-eval")`.
     What was clipped, skipped or defaulted is in its `.warnings`, summed up in one `ToreWarning`.
@@ -266,7 +269,8 @@ def evaluate(
     """
     evaluation = evaluate_pair(reference, prediction, format=format, taxonomy=taxonomy, label_map=label_map, min_score=min_score,
                                workers=workers, executor=executor, progress=progress, page_images=page_images,
-                               coco_images=coco_images, map=map, sweep=sweep, page_id_map=page_id_map).evaluation
+                               coco_images=coco_images, map=map, sweep=sweep, page_id_map=page_id_map,
+                               min_score_side=min_score_side).evaluation
     _sum_up(evaluation.input_warnings, "the evaluation's .warnings")
     return evaluation
 

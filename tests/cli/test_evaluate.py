@@ -197,3 +197,47 @@ def test_when_at_most_half_the_pages_pair_the_summary_says_so_first(tmp_path):
     most = _renamed(tmp_path, "most.json", lambda k, page_id: page_id if k < 14 else f"doc_{page_id}")  # 14 of 26: most pair
     result = tore("evaluate", str(ASSETS / "reference.json"), str(most), "--out", str(tmp_path / "out2"), "--workers", "1")
     assert result.returncode == 0 and not result.stdout.startswith("Only ")
+
+
+def test_a_sweep_of_unscored_boxes_gives_one_notice_and_no_best_point(tmp_path):
+    """Issue 36 N4: 90 of 90 boxes unscored printed "Best minimum score: Foreground F1 0.9575 at 0.05"."""
+    unscored = json.loads((ASSETS / "model_a.json").read_text())
+    for page in unscored["pages"]:
+        for box in page["boxes"]:
+            box.pop("score", None)
+    prediction = write_json(tmp_path / "unscored.json", unscored)
+    result = tore("evaluate", str(ASSETS / "reference.json"), str(prediction), "--out", str(tmp_path / "out"), "--workers", "1", "--sweep")
+    assert result.returncode == 0, result.stderr
+    assert "Best minimum score" not in result.stdout
+    notices = [line for line in result.stdout.splitlines() if line.startswith("Minimum score sweep: ")]
+    assert notices == ["Minimum score sweep: no prediction box has a score: every minimum score keeps every box, so the points are "
+                       "one and there is no best minimum score (the sweep needs a model's confidences)"]
+    sweep = json.loads((tmp_path / "out" / "report.json").read_text())["sweep"]
+    assert sweep["notice"] == notices[0][len("Minimum score sweep: "):]
+    curves = [sweep["foreground"], *sweep["per_class"].values(), sweep["detection"]["all"], *sweep["detection"]["per_class"].values()]
+    assert all(curve["best"] is None for curve in curves) and len(set(sweep["foreground"]["f1"])) == 1  # every point the same run
+    with (tmp_path / "out" / "sweep.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and not any(row["best"] == "True" or row["detection_best"] == "True" for row in rows)
+    scored = tore("evaluate", str(ASSETS / "reference.json"), str(ASSETS / "model_a.json"), "--out", str(tmp_path / "scored"), "--workers", "1",
+                  "--sweep")
+    assert "Best minimum score: Foreground F1 " in scored.stdout  # a model with scores still has its best point
+    assert json.loads((tmp_path / "scored" / "report.json").read_text())["sweep"]["notice"] is None
+
+
+def test_min_score_side_prediction_keeps_a_scored_reference_whole(tmp_path):
+    """Issue 36 N4: --min-score dropped boxes on both sides; comparing two models, the reference is a scored model."""
+    reference = write_json(tmp_path / "pseudo.json", json.loads((ASSETS / "model_a.json").read_text()))
+    assert any("score" in box for page in json.loads(reference.read_text())["pages"] for box in page["boxes"])
+    kept = json.loads((ASSETS / "model_a.json").read_text())
+    for page in kept["pages"]:
+        page["boxes"] = [box for box in page["boxes"] if box.get("score", 1.0) >= 0.6]
+    by_hand = write_json(tmp_path / "kept.json", kept)
+    side = tore("evaluate", str(reference), str(ASSETS / "model_a.json"), "--out", str(tmp_path / "side"), "--workers", "1",
+                "--min-score", "0.6", "--min-score-side", "prediction", "--map", "off")
+    expected = tore("evaluate", str(reference), str(by_hand), "--out", str(tmp_path / "hand"), "--workers", "1", "--map", "off")
+    assert side.returncode == expected.returncode == 0, side.stderr
+    for name in ("confusion.csv", "pages.csv"):
+        assert (tmp_path / "side" / name).read_bytes() == (tmp_path / "hand" / name).read_bytes()
+    bad = tore("evaluate", str(reference), str(by_hand), "--out", str(tmp_path / "bad"), "--min-score-side", "reference")
+    assert bad.returncode == 2 and bad.stdout == "" and "invalid choice: 'reference'" in bad.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
@@ -311,7 +312,8 @@ def assert_every_point_is_a_run(reference: LayoutSet, prediction: LayoutSet, **o
     swept = evaluate_dataset(reference, prediction, sweep=True, **options)
     report = swept.report_content().sweep
     for point, min_score in enumerate(MIN_SCORES):
-        run = evaluate_dataset(reference, prediction, min_score=min_score, map="off", taxonomy=swept.taxonomy.mode)
+        run = evaluate_dataset(reference, prediction, min_score=min_score, map="off", taxonomy=swept.taxonomy.mode,
+                               min_score_side=options.get("min_score_side", "both"))
         assert _counts(swept.sweep_state.counts[point]) == _counts(run.counts), min_score
         assert [int(v) for v in swept.sweep_state.reduced[point].ravel()] == [int(v) for v in run.page_reduced.sum(axis=0).ravel()]
         recall, precision = run.matrices.foreground
@@ -353,6 +355,32 @@ def test_every_sweep_point_of_real_scored_predictions_is_a_run(path, workers, mo
     assert reference.pages[0].scores is not None  # both sides scored: the sweep drops reference boxes too, as --min-score does
     assert_every_point_is_a_run(reference, prediction, workers=workers)
     assert_every_point_is_a_run(reference, prediction, taxonomy="dual")  # Foreground only
+
+
+@pytest.mark.parametrize("path", KERNEL_PATHS)
+def test_every_sweep_point_of_the_prediction_side_only_is_a_run(path, monkeypatch):
+    monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+    reference, prediction = _two_models()
+    assert_every_point_is_a_run(reference, prediction, min_score_side="prediction")
+
+
+def test_a_minimum_score_of_the_prediction_side_keeps_the_scored_reference_whole():
+    """Issue 36 N4: --min-score-side prediction is the run of the prediction's boxes scored at least t,
+    dropped by hand, against the whole reference (itself a scored model's output)."""
+    reference, prediction = _two_models()
+    threshold = 0.9  # the median score is about 0.96 on both sides
+    kept = dataclasses.replace(prediction, pages=[page.above_score(threshold)[0] for page in prediction.pages])
+    run = evaluate_dataset(reference, prediction, min_score=threshold, min_score_side="prediction")
+    expected = evaluate_dataset(reference, kept)
+    assert _counts(run.counts) == _counts(expected.counts)
+    assert run.to_json()["per_class"] == expected.to_json()["per_class"] and run.map.figures == expected.map.figures
+    dropped = [w for w in run.warnings if "(minimum score)" in w["message"]]
+    assert dropped and {w["side"] for w in dropped} == {"prediction"}
+    both = evaluate_dataset(reference, prediction, min_score=threshold)
+    assert {w["side"] for w in both.warnings if "(minimum score)" in w["message"]} == {"reference", "prediction"}
+    assert _counts(both.counts) != _counts(run.counts)
+    with pytest.raises(InputError, match="side must be one of both, prediction"):
+        evaluate_dataset(reference, prediction, min_score=threshold, min_score_side="reference")
 
 
 SCORES = st.sampled_from([None, 0.05, 0.1, 0.15, 0.95, 0.0499999, 0.9500001, 1.0, 0.0, 0.42])

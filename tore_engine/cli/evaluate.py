@@ -18,6 +18,7 @@ from pathlib import Path
 from tore_engine.api import FORMATS
 from tore_engine.cli.options import integer, number
 from tore_engine.metrics.map_types import CONVENTIONS
+from tore_engine.metrics.sweep import MIN_SCORE_SIDES
 from tore_engine.run.cluster import CONNECT_TIMEOUT_SECONDS, NO_WORKERS_TIMEOUT_SECONDS
 
 MAX_WORKERS = 256  # beyond this a typo (--workers 10000) would fork the machine to a halt
@@ -70,8 +71,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--min-score",
         type=number(),
         metavar="S",
-        help="drop the boxes scored below S on either side before rasterising (boxes without a score stay); "
-        "how many is listed under warnings",
+        help="drop the boxes scored below S on either side (or the prediction's only: --min-score-side) before rasterising "
+        "(boxes without a score stay); how many is listed under warnings",
+    )
+    parser.add_argument(
+        "--min-score-side",
+        choices=MIN_SCORE_SIDES,
+        default=MIN_SCORE_SIDES[0],
+        help="whose boxes --min-score (and the --sweep) drops: both sides' (default), or the prediction's only, to compare a "
+        "model against a scored pseudo-reference (another model's output) kept whole",
     )
     parser.add_argument(
         "--map",
@@ -181,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         with terminal_progress(len(reference.pages), enabled=not args.quiet) as progress:
             evaluation = evaluate(reference, prediction, taxonomy=args.taxonomy, label_map=args.label_map, min_score=args.min_score,
                                   workers=args.workers, executor=executor, progress=progress, map=args.map, sweep=args.sweep,
-                                  page_id_map=id_map)
+                                  page_id_map=id_map, min_score_side=args.min_score_side)
         run = run_info({"reference": args.reference, "prediction": args.prediction, "reference_name": reference.name,
                         "prediction_name": prediction.name, "format": args.format, "images": args.images, "page_images": args.page_images,
                         "taxonomy": args.taxonomy, "label_map": args.label_map, "min_score": args.min_score, "map": args.map,

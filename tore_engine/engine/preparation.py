@@ -53,6 +53,10 @@ class PreparedBatch:
 
         return side(0, False), side(1, True)
 
+    def prediction_boxes(self) -> np.ndarray:
+        """(boxes,) bool: which boxes are the prediction's (the others, the reference's)."""
+        return _box_pages(self.offsets) % 2 == 1
+
     def kept(self, keep: np.ndarray) -> "PreparedBatch":
         """The same pages with only the boxes where `keep` is true (as if the others had never
         been read; no warnings)."""

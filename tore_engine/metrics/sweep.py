@@ -13,7 +13,7 @@ threshold.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,6 +29,10 @@ DETECTION_IOU = 0.5
 SWEEP_COLUMNS = ("min_score", "scope", "class", "recall", "precision", "f1", "best",
                  "ap", "detection_precision", "detection_recall", "detection_f1", "detection_best")
 FOREGROUND, CLASS = "foreground", "class"  # a row's scope: the reduced view's Foreground (all classes pooled), or one class
+BOTH_SIDES, PREDICTION_SIDE = "both", "prediction"
+MIN_SCORE_SIDES = (BOTH_SIDES, PREDICTION_SIDE)  # whose boxes a minimum score drops (--min-score-side)
+NO_SCORES_NOTICE = ("no prediction box has a score: every minimum score keeps every box, so the points are one and there is "
+                    "no best minimum score (the sweep needs a model's confidences)")
 
 
 def score_levels(scores: np.ndarray | None, count: int) -> np.ndarray:
@@ -107,11 +111,13 @@ class Curve:
     precision: tuple[float | None, ...]
     f1: tuple[float | None, ...]
     ap: float | None = None
+    has_best: bool = True  # False when no box has a score: the points are one, none is best
 
     @property
     def best(self) -> int | None:
-        """The point of the highest F1 (the lowest such minimum score on a tie), or None."""
-        defined = [(value, -point) for point, value in enumerate(self.f1) if value is not None]
+        """The point of the highest F1 (the lowest such minimum score on a tie), or None (no defined
+        point, or no scored box)."""
+        defined = [(value, -point) for point, value in enumerate(self.f1) if value is not None and self.has_best]
         return -max(defined)[1] if defined else None
 
     def to_json(self, ap_name: str | None = None) -> dict:
@@ -182,12 +188,26 @@ class SweepReport:
     foreground: Curve
     per_class: dict[str, Curve] | None
     detection: DetectionView | None
+    notice: str | None = None  # why no curve has a best point (`NO_SCORES_NOTICE`), or None
 
     @classmethod
-    def build(cls, state: SweepState, mode: str, classes: list[str], detection: DetectionView | None) -> "SweepReport":
+    def build(cls, state: SweepState, mode: str, classes: list[str], detection: DetectionView | None, *, scored: bool = True) -> "SweepReport":
+        """`scored`: whether any prediction box has a score; without one no curve has a best point."""
         points = state.matrices(mode, classes)
         per_class = {name: _tore_curve(points, name) for name in points[0].present_classes()} if mode == "single" else None
-        return cls(_tore_curve(points, None), per_class, detection)
+        report = cls(_tore_curve(points, None), per_class, detection)
+        return report if scored else report.without_best()
+
+    def without_best(self) -> "SweepReport":
+        """The same curves without a best point, and the notice saying why."""
+        def flat(curve: Curve) -> Curve:
+            return replace(curve, has_best=False)
+
+        detection = self.detection
+        if detection is not None:
+            detection = replace(detection, pooled=flat(detection.pooled), per_class={name: flat(c) for name, c in detection.per_class.items()})
+        per_class = None if self.per_class is None else {name: flat(curve) for name, curve in self.per_class.items()}
+        return SweepReport(flat(self.foreground), per_class, detection, NO_SCORES_NOTICE)
 
     def __repr__(self) -> str:
         best = self.foreground.best
@@ -201,6 +221,7 @@ class SweepReport:
             "foreground": self.foreground.to_json(),
             "per_class": None if self.per_class is None else {name: curve.to_json() for name, curve in self.per_class.items()},
             "detection": None if self.detection is None else self.detection.to_json(),
+            "notice": self.notice,
         }
 
     def rows(self) -> list[tuple]:

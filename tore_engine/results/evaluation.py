@@ -263,7 +263,7 @@ class Evaluation:
                 detection = DetectionView.build(state.detection, state.detection.report(classes), classes)
             elif self.map_state is not None and self.map is not None:
                 detection = DetectionView.build(self.map_state, self.map, classes)
-            self._sweep_report = SweepReport.build(state, self.matrices.mode, classes, detection)
+            self._sweep_report = SweepReport.build(state, self.matrices.mode, classes, detection, scored=self.scored_boxes != 0)
         return self._sweep_report
 
     def sweep(self) -> pd.DataFrame:

@@ -47,7 +47,7 @@ from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITC
 from tore_engine.metrics.map_types import CONVENTIONS
 from tore_engine.metrics.matrices import ToreMatrices
 from tore_engine.metrics.mean_average_precision import convention_named, match_pages
-from tore_engine.metrics.sweep import POINTS, SweepState, score_levels
+from tore_engine.metrics.sweep import BOTH_SIDES, MIN_SCORE_SIDES, POINTS, SweepState, score_levels
 from tore_engine.results.evaluation import Evaluation, map_warnings
 from tore_engine.run.workers import worker_pool
 
@@ -173,6 +173,7 @@ class PageBatch:
     prediction: PagePart
     matched: np.ndarray  # (pages,) the position in `prediction` of each reference page's prediction, or -1
     min_score: float | None = None
+    min_score_side: str = BOTH_SIDES  # whose boxes the minimum score drops: both sides', or the prediction's only
     job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
     map_convention: str | None = None  # mAP's convention, or None for no mAP
     sweep: bool = False  # the sweep's counts too
@@ -184,7 +185,7 @@ def worker_share(pages: int, workers: int) -> int:
 
 
 def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, workers: int, *,
-             min_score: float | None, map_convention: str | None, sweep: bool) -> Iterator[PageBatch]:
+             min_score: float | None, map_convention: str | None, sweep: bool, min_score_side: str = BOTH_SIDES) -> Iterator[PageBatch]:
     """The evaluation's tasks (`matched`: `pair_positions`), made only as they are sent, each with
     what the run asks for (its minimum score, mAP's convention, the sweep). Each says how many
     pages its worker will see (its share of the job), which is what loading the page kernel must
@@ -197,7 +198,7 @@ def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, w
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
         yield PageBatch(reference_pages.part(np.arange(start, start + len(chosen))), prediction_pages.part(present), local, min_score=min_score,
-                        job_pages=share, map_convention=map_convention, sweep=sweep)
+                        min_score_side=min_score_side, job_pages=share, map_convention=map_convention, sweep=sweep)
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -211,18 +212,25 @@ def _checked_threshold(min_score: float) -> float:
     return float(min_score)
 
 
-def _above_score(references: PageColumns, predictions: PageColumns, matched: np.ndarray, threshold: float) -> tuple[PageColumns, PageColumns, list[InputWarning], dict]:
-    """Both sides without the boxes scored below `threshold`: a warning for each page and side
-    that lost some, in page order, and for each side the boxes' indices within their pages
-    before (for the later box warnings)."""
-    kept_references, reference_within = references.above_score(threshold)
+def _checked_side(side: str) -> str:
+    if side not in MIN_SCORE_SIDES:
+        raise InputError(f"the minimum score's side must be one of {', '.join(MIN_SCORE_SIDES)}, got {side!r}")
+    return side
+
+
+def _above_score(references: PageColumns, predictions: PageColumns, matched: np.ndarray, threshold: float,
+                 side: str = BOTH_SIDES) -> tuple[PageColumns, PageColumns, list[InputWarning], dict]:
+    """Both sides (or the prediction only, `side`) without the boxes scored below `threshold`: a
+    warning for each page and side that lost some, in page order, and for each side the boxes'
+    indices within their pages before (for the later box warnings; None where nothing was dropped)."""
+    kept_references, reference_within = references.above_score(threshold) if side == BOTH_SIDES else (references, None)
     kept_predictions, prediction_within = predictions.above_score(threshold)
     lost_references = np.diff(references.offsets) - np.diff(kept_references.offsets)
     lost_predictions = np.diff(predictions.offsets) - np.diff(kept_predictions.offsets)
     warnings = []
     for page, page_id in enumerate(references.ids):
         losses = (("reference", lost_references[page]), ("prediction", lost_predictions[matched[page]] if matched[page] >= 0 else 0))
-        warnings += [InputWarning(page_id, None, side, f"{lost} boxes scored below {threshold} dropped (minimum score)") for side, lost in losses if lost]
+        warnings += [InputWarning(page_id, None, name, f"{lost} boxes scored below {threshold} dropped (minimum score)") for name, lost in losses if lost]
     within = {"reference": (kept_references, reference_within), "prediction": (kept_predictions, prediction_within)}
     return kept_references, kept_predictions, warnings, within
 
@@ -248,7 +256,7 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     all_references, all_predictions = references, predictions = batch.reference.columns(), batch.prediction.columns()
     score_warnings: list[InputWarning] = []
     if batch.min_score is not None:
-        references, predictions, score_warnings, within = _above_score(references, predictions, batch.matched, batch.min_score)
+        references, predictions, score_warnings, within = _above_score(references, predictions, batch.matched, batch.min_score, batch.min_score_side)
     prepared = prepare_columns(references, predictions, batch.matched, taxonomy)
     box_warnings = prepared.warnings
     if batch.min_score is not None:
@@ -273,7 +281,7 @@ def _batch_sweep(everything: PreparedBatch, batch: PageBatch, taxonomy: Taxonomy
     made the evaluation's own records those of the boxes it kept (without one, they are the same)."""
     own_convention = batch.map_convention if batch.min_score is not None else None
     detection = _map_state(everything, taxonomy.size, own_convention, batch.job_pages) if own_convention is not None else None
-    return replace(_sweep_state(everything, taxonomy, batch.job_pages), detection=detection)
+    return replace(_sweep_state(everything, taxonomy, batch.job_pages, batch.min_score_side), detection=detection)
 
 
 def _scored_boxes(predictions: PageColumns, matched: np.ndarray) -> np.ndarray:
@@ -293,11 +301,14 @@ def _map_state(prepared: PreparedBatch, class_count: int, convention: str, job_p
     return MapState(convention, (matches,), len(prediction.classes), unscored)
 
 
-def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int) -> SweepState:
-    """The counts of a run at each of the sweep's minimum scores: rasterised once for all points
-    by the sweep kernel, or (when it declines) one run a point of the boxes each keeps, with the
-    page kernel or the NumPy path as a run would."""
+def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int, side: str = BOTH_SIDES) -> SweepState:
+    """The counts of a run at each of the sweep's minimum scores (of both sides' boxes, or the
+    prediction's only, `side`): rasterised once for all points by the sweep kernel, or (when it
+    declines) one run a point of the boxes each keeps, with the page kernel or the NumPy path as a
+    run would."""
     levels = score_levels(prepared.scores, len(prepared.scores))
+    if side != BOTH_SIDES:
+        levels[~prepared.prediction_boxes()] = POINTS  # the reference's boxes are kept at every point
     pairs = sweep_kernel.sweep_pairs(prepared, levels, taxonomy.size, job_pages)
     if pairs is not None:
         return SweepState.from_pairs(*pairs, taxonomy.size)
@@ -410,14 +421,16 @@ def evaluate_dataset(
     map: str = "coco",
     sweep: bool = False,
     page_id_map: PageIdMap | None = None,
+    min_score_side: str = BOTH_SIDES,
 ) -> Evaluation:
     """TORE matrices of `prediction` against `reference`, summed over the reference's pages, with
     mAP of the same boxes beside them.
 
     `workers > 1` runs batches on a local process pool; an `executor` given by the caller (a Dask
     client's `get_executor()`, say) is used instead. The result is the same, bit for bit.
-    `min_score` drops the boxes scored below it on either side (boxes without a score stay), and
-    says how many in `warnings`. `warnings` (the label map's, say) come first in the result's.
+    `min_score` drops the boxes scored below it on either side (or, `min_score_side="prediction"`,
+    the prediction's only: a scored pseudo-reference stays whole; the sweep follows), boxes without a
+    score staying, and says how many in `warnings`. `warnings` (the label map's, say) come first in the result's.
     `map`: mAP's convention, coco or docling (docs/cli.md#map-beside-tore), or off; single taxonomy only.
     `sweep`: also the counts of a run at each minimum score 0.05 ... 0.95 (`Evaluation.sweep`),
     made from all boxes, whatever `min_score` says. `page_id_map`: how the prediction's page ids
@@ -431,13 +444,15 @@ def evaluate_dataset(
     before = (list(warnings or []), _sided(reference.warnings, "reference"), _sided(prediction.warnings, "prediction"), unscored)
     warnings = [warning for group in before for warning in group]
     threshold = None if min_score is None else _checked_threshold(min_score)
-    batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep)
+    side = _checked_side(min_score_side)
+    batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep, min_score_side=side)
     outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None)
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
     warnings += map_warnings(map_state)
     sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
-    source = partial(sweep_dataset, reference, prediction, matched, resolved, workers=workers, min_score=threshold, map_convention=convention)
+    source = partial(sweep_dataset, reference, prediction, matched, resolved, workers=workers, min_score=threshold, map_convention=convention,
+                     min_score_side=side)
     evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
                            map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source, page_paired=matched >= 0)
     give_back_free_memory()  # the batches' outcomes, received and let go of one by one
@@ -479,12 +494,13 @@ def _run(batches: Iterator[PageBatch], page_count: int, task: Callable[[PageBatc
 
 
 def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, taxonomy: Taxonomy, *, workers: int,
-                  min_score: float | None, map_convention: str | None) -> SweepState:
+                  min_score: float | None, map_convention: str | None, min_score_side: str = BOTH_SIDES) -> SweepState:
     """The sweep of an evaluation made without it (`Evaluation.sweep()` later; `matched`: its
     `pair_positions`), on local workers: its counts only, the evaluation's own counts and mAP
     records being made already. mAP's records are made again only under a minimum score (the
     evaluation's are of the boxes it kept)."""
-    batches = _batches(reference, prediction, matched, workers, min_score=min_score, map_convention=map_convention, sweep=True)
+    batches = _batches(reference, prediction, matched, workers, min_score=min_score, map_convention=map_convention, sweep=True,
+                       min_score_side=min_score_side)
     states = _run(batches, len(matched), sweep_task, taxonomy, workers, None, None, mapping=min_score is not None and map_convention is not None)
     return SweepState.merged(states, taxonomy.size)
 

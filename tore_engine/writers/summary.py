@@ -54,6 +54,9 @@ def _best(curve: Curve) -> str:
 
 
 def sweep_line(sweep: SweepReport) -> str:
+    """The best minimum score of the Foreground (and of mAP's detection view), or why there is none."""
+    if sweep.notice is not None:
+        return f"Minimum score sweep: {sweep.notice}"
     line = f"Best minimum score: Foreground F1 {_best(sweep.foreground)}"
     if sweep.detection is not None:
         line += f"; detection F1 at IoU 0.50 (mAP's matching) {_best(sweep.detection.pooled)}"
