@@ -34,6 +34,7 @@ def main() -> None:
         st.Page(PAGES / "overlays.py", title="Overlays", url_path="overlays"),
         st.Page(PAGES / "models.py", title="Models", url_path="models"),
         st.Page(PAGES / "compare.py", title="Compare", url_path="compare"),
+        st.Page(PAGES / "runs.py", title="Runs", url_path="runs"),
         st.Page(PAGES / "scores.py", title="Scores", url_path="scores"),
     ]
     current = st.navigation(pages)
