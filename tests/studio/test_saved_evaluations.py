@@ -44,7 +44,8 @@ def test_a_saved_link_draws_the_saved_matrices_without_evaluating(root, monkeypa
     rows, columns = _axes(heatmap)
     assert rows == columns == report["classes"]
     for field in ("recall", "precision"):
-        assert np.array_equal(_cells(heatmap, field), np.array(report["matrices"][field]), equal_nan=True), field
+        # the heatmap sends its values as float32 (Plotly's typed arrays): equal to report.json's to float32's precision
+        assert np.allclose(_cells(heatmap, field), np.array(report["matrices"][field]), rtol=1e-6, atol=1e-9, equal_nan=True), field
 
 
 def test_a_saved_path_outside_the_data_root_is_refused(root, tmp_path_factory):
