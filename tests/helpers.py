@@ -1,5 +1,6 @@
-"""Helpers the tests share: where the repository, its embedded demo and ../shared are (skipping with the
-reason when ../shared is absent), and small builders of layouts."""
+"""Helpers the tests share: where the repository, its embedded demo, its conformance vectors
+(tests/vectors) and the real sample data of ../shared/data are (skipping with the reason when that is
+absent), and small builders of layouts."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tore_engine.formats.native import from_document as from_native
 REPOSITORY = Path(__file__).resolve().parents[1]
 SHARED = REPOSITORY.parent / "shared"
 DEMO = REPOSITORY / "tore_engine" / "demo" / "data"  # the embedded demo
+VECTORS = REPOSITORY / "tests" / "vectors"  # the public conformance vectors (tests/vectors/README.md)
 DOCILE_ID = "516f2d61ea404b30a9192a72"  # the DocILE sample document in ../shared/data/docile
 FUNSD_FORM = "82092117"  # a FUNSD form of ../shared/data/funsd, also in EC-FUNSD
 
@@ -27,6 +29,12 @@ def shared_path(*parts: str) -> Path:
 
 def load_shared_json(*parts: str):
     return json.loads(shared_path(*parts).read_text(encoding="utf-8"))
+
+
+def load_vector(name: str):
+    """A conformance vector of tests/vectors, parsed afresh (tests may change it). A missing one is an
+    error, never a skip: the vectors are part of the repository."""
+    return json.loads((VECTORS / name).read_text(encoding="utf-8"))
 
 
 def layout_json(name: str, pages: list[dict], taxonomy: list[str] | None = None) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from tests.helpers import load_shared_json
+from tests.helpers import load_vector
 from tore_engine.formats.native import from_document
 from tore_engine.results.evaluation import Evaluation
 from tore_engine.run.runner import evaluate_dataset
@@ -31,14 +31,14 @@ def close(actual: float, expected: float) -> bool:
 
 @lru_cache(maxsize=None)
 def public() -> Evaluation:
-    pages = load_shared_json("vectors", "tore_public_pages.json")
+    pages = load_vector("tore_public_pages.json")
     return evaluate_dataset(from_document(pages["reference"], "gt.json"), from_document(pages["prediction"], "model.json"))
 
 
 @lru_cache(maxsize=None)
 def paper(mode: str = "single") -> Evaluation:
     """The paper's example: no Background pixel, so its row and column are all zero."""
-    data = load_shared_json("vectors", "tore_paper_example.json")
+    data = load_vector("tore_paper_example.json")
     return evaluate_dataset(from_document(data["reference"], "gt.json"), from_document(data["prediction"], "model.json"), taxonomy=mode)
 
 

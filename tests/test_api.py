@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tore_engine as tore
-from tests.helpers import DEMO, REPOSITORY, load_shared_json, write_json
+from tests.helpers import DEMO, REPOSITORY, load_vector, write_json
 from tests.helpers import small_layout as _layout
 from tore_engine.cli import main
 
@@ -29,7 +29,7 @@ def test_reprs_are_one_short_line(demo):
 
 
 def test_paths_and_layout_sets_give_the_same_evaluation(tmp_path):
-    paper = load_shared_json("vectors", "tore_paper_example.json")
+    paper = load_vector("tore_paper_example.json")
     from tore_engine.formats.native import from_document
 
     reference, prediction = from_document(paper["reference"]), from_document(paper["prediction"])

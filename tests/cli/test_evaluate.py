@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import DEMO as ASSETS
-from tests.helpers import load_shared_json, write_json
+from tests.helpers import load_vector, write_json
 from tore_engine.demo import MODEL_B_TAXONOMY, REFERENCE_TAXONOMY
 
 
@@ -22,14 +22,14 @@ def tore(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def public_files(tmp_path_factory):
-    pages = load_shared_json("vectors", "tore_public_pages.json")
+    pages = load_vector("tore_public_pages.json")
     folder = tmp_path_factory.mktemp("public")
     return write_json(folder / "gt.json", pages["reference"]), write_json(folder / "model.json", pages["prediction"])
 
 
 @pytest.mark.parametrize("mode, key", [("auto", None), ("dual", "dual")])
 def test_report_equals_the_public_vector(public_files, tmp_path, mode, key):
-    expected = load_shared_json("vectors", "tore_public_expected.json")
+    expected = load_vector("tore_public_expected.json")
     expected = expected[key] if key else expected
     result = tore("evaluate", *map(str, public_files), "--out", str(tmp_path / "out"), "--taxonomy", mode)
     assert result.returncode == 0, result.stderr
@@ -82,7 +82,7 @@ def test_per_page_csv_has_the_reduced_scores(public_files, tmp_path):
 
 
 def test_label_map_merges_classes(tmp_path):
-    paper = load_shared_json("vectors", "tore_paper_example.json")
+    paper = load_vector("tore_paper_example.json")
     gt, model = write_json(tmp_path / "gt.json", paper["reference"]), write_json(tmp_path / "model.json", paper["prediction"])
     label_map = write_json(tmp_path / "map.json", {"B": "A", "C": "A", "D": "A"})
     assert tore("evaluate", str(gt), str(model), "--out", str(tmp_path / "o"), "--label-map", str(label_map)).returncode == 0

@@ -14,7 +14,7 @@ import pytest
 from openpyxl import load_workbook
 
 from tests.cli.helpers import run_cli
-from tests.helpers import load_shared_json, shared_path, write_json
+from tests.helpers import load_vector, shared_path, write_json
 from tests.metrics.oracles import coco_oracle, docling_case, layout_pages, run_docling_reference
 from tore_engine.api import load_pair
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF
@@ -57,22 +57,19 @@ def page_cells(rows: list[list[str]]) -> list[float]:
 
 
 def _vector_cases() -> list[dict]:
-    try:
-        return load_shared_json("vectors", "map_public.json")["cases"]
-    except pytest.skip.Exception:
-        return []
+    return load_vector("map_public.json")["cases"]
 
 
 @pytest.fixture(scope="module")
 def vector_files(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     folder = tmp_path_factory.mktemp("map_vectors")
     return {case["name"]: (write_json(folder / f"{case['name']}_gt.json", case["reference"]), write_json(folder / f"{case['name']}_model.json", case["prediction"]))
-            for case in load_shared_json("vectors", "map_public.json")["cases"]}
+            for case in load_vector("map_public.json")["cases"]}
 
 
-@pytest.mark.parametrize("name", [case["name"] for case in _vector_cases()] or ["map_public.json missing"])
+@pytest.mark.parametrize("name", [case["name"] for case in _vector_cases()])
 def test_the_public_vectors_map_block_in_both_conventions(vector_files, tmp_path, name):
-    case = next(case for case in load_shared_json("vectors", "map_public.json")["cases"] if case["name"] == name)
+    case = next(case for case in load_vector("map_public.json")["cases"] if case["name"] == name)
     for convention in ("docling", "coco"):
         report, _, out = evaluate(tmp_path, *map(str, vector_files[name]), "--map", convention)
         expected, block = case["expected"][convention], report["map"]
@@ -169,14 +166,14 @@ def test_real_scored_predictions_equal_docling_metrics_layout(real_runs):
 
 @pytest.fixture(scope="module")
 def public_files(tmp_path_factory) -> tuple[Path, Path]:
-    pages = load_shared_json("vectors", "tore_public_pages.json")
+    pages = load_vector("tore_public_pages.json")
     folder = tmp_path_factory.mktemp("public")
     return write_json(folder / "gt.json", pages["reference"]), write_json(folder / "model.json", pages["prediction"])
 
 
 def test_unscored_predictions_are_ranked_in_file_order_and_said_so(public_files, tmp_path):
     report, summary, _ = evaluate(tmp_path, *map(str, public_files))
-    boxes = sum(len(page["boxes"]) for page in load_shared_json("vectors", "tore_public_pages.json")["prediction"]["pages"])
+    boxes = sum(len(page["boxes"]) for page in load_vector("tore_public_pages.json")["prediction"]["pages"])
     sentence = (f"{boxes:,} of {boxes:,} prediction boxes have no score: mAP ranks them as score 1.0, as the reference does, so in "
                 "file order, and its result depends on the order of the boxes")
     notes = [warning for warning in report["warnings"] if "no score" in warning["message"]]

@@ -11,7 +11,7 @@ import sys
 import pytest
 from openpyxl import load_workbook
 
-from tests.helpers import load_shared_json, write_json
+from tests.helpers import load_vector, write_json
 from tore_engine.results.saved import SAVED_FILES
 from tore_engine.writers.outputs import OUTPUT_FILES, REPORT_FILES
 
@@ -22,7 +22,7 @@ def tore(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def paper_files(tmp_path_factory):
-    data = load_shared_json("vectors", "tore_paper_example.json")
+    data = load_vector("tore_paper_example.json")
     folder = tmp_path_factory.mktemp("paper")
     return write_json(folder / "gt.json", data["reference"]), write_json(folder / "model.json", data["prediction"])
 

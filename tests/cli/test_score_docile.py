@@ -25,7 +25,6 @@ from tests.scorers.docile.helpers import (
     _gold_as_predictions,
     _run_id,
     _sample_dataset,
-    _skip_without_vectors,
     assert_metrics,
     write_case,
 )
@@ -38,7 +37,6 @@ def tore(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("case_run", RUNS or [None], ids=_run_id if RUNS else None)
 def test_cli_matches_official(case_run, tmp_path, capsys):
-    _skip_without_vectors()
     case, run = case_run
     dataset_dir, files = write_case(case, tmp_path)
     argv = ["score", "docile", "--dataset", str(dataset_dir), "--split", case["dataset"]["split"]]
@@ -73,7 +71,6 @@ def test_cli_matches_official(case_run, tmp_path, capsys):
 
 
 def test_validation_error_as_a_user_sees_it(tmp_path):
-    _skip_without_vectors()
     case = next(c for c in CASES if c["name"] == "error_missing_document")
     dataset_dir, files = write_case(case, tmp_path)
     result = tore("score", "docile", "--dataset", str(dataset_dir), "--split", case["dataset"]["split"], "--kile", str(files["kile"]), "--json")

@@ -16,7 +16,6 @@ from tests.helpers import FUNSD_FORM, shared_path, write_json
 from tests.helpers import write_json as write
 from tests.mutations import EXAMPLES, any_mutation, mutated
 from tests.scorers.funsd.helpers import (
-    _vectors_or_none,
     assert_panel_equal,
     cases,
     corpus_params,
@@ -82,8 +81,6 @@ def test_human_summary_shows_null_as_n_a(tmp_path, capsys):
 
 
 def test_the_installed_entry_point_prints_one_json_object(tmp_path):
-    if _vectors_or_none() is None:
-        pytest.skip("shared vectors not found beside the repository; skipping")
     reference, prediction = write_folders(tmp_path, "funsd_cases", "ocr_typos", "gt")
     result = subprocess.run(
         [sys.executable, "-m", "tore_engine", "score", "funsd", "--reference", reference, "--prediction", prediction,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from benchmarks.synthetic import synthetic_layouts
 from tests.brute_force import confusion as brute_confusion
-from tests.helpers import REPOSITORY, load_shared_json
+from tests.helpers import REPOSITORY, load_vector
 from tore_engine.core import jit
 from tore_engine.engine import page_kernel as kernel
 from tore_engine.engine.raster import PageTask, PixelExtents, pair_table
@@ -147,7 +147,7 @@ def evaluation_state(evaluation) -> tuple:
 
 @pytest.mark.parametrize("mode", ["single", "dual"])
 def test_public_vectors_and_synthetic_pages_give_the_same_evaluation(monkeypatch, mode):
-    pages = load_shared_json("vectors", "tore_public_pages.json")
+    pages = load_vector("tore_public_pages.json")
     datasets = [
         (from_native(pages["reference"], "gt.json"), from_native(pages["prediction"], "model.json")),
         synthetic_layouts(300),

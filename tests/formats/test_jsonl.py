@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.helpers import load_shared_json, write_json
+from tests.helpers import load_vector, write_json
 from tore_engine.api import detect_format, load
 from tore_engine.core.errors import InputError
 from tore_engine.formats import jsonl
@@ -20,7 +20,7 @@ def write_jsonl(path, header, pages):
 
 
 def test_public_vectors_as_json_lines_equal_the_native_file(tmp_path, monkeypatch):
-    document = load_shared_json("vectors", "tore_public_pages.json")["reference"]
+    document = load_vector("tore_public_pages.json")["reference"]
     monkeypatch.setattr(jsonl, "CHUNK_BYTES", 4096)  # many chunks, lines cut across reads
     path = write_jsonl(tmp_path / "gt.jsonl", {"name": document["name"]} | ({"taxonomy": document["taxonomy"]} if "taxonomy" in document else {}), document["pages"])
     assert detect_format(path) == "jsonl"

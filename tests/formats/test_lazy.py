@@ -11,7 +11,7 @@ import pytest
 
 import tore_engine.formats.lazy as lazy
 import tore_engine.io.json as json_rules
-from tests.helpers import layout_json, load_shared_json, write_json
+from tests.helpers import layout_json, load_vector, write_json
 from tore_engine.api import evaluate as api_evaluate
 from tore_engine.api import load, load_pair
 from tore_engine.core.errors import InputError
@@ -21,7 +21,7 @@ from tore_engine.run.runner import evaluate_dataset
 
 @pytest.fixture
 def vectors(tmp_path):
-    pages = load_shared_json("vectors", "tore_public_pages.json")
+    pages = load_vector("tore_public_pages.json")
     return write_json(tmp_path / "gt.json", pages["reference"]), write_json(tmp_path / "model.json", pages["prediction"])
 
 
@@ -80,7 +80,7 @@ def test_errors_are_the_whole_file_readers(tmp_path, monkeypatch, pages, taxonom
 
 
 def test_json_lines_read_lazily_equal_the_whole_file(tmp_path, monkeypatch):
-    document = load_shared_json("vectors", "tore_public_pages.json")
+    document = load_vector("tore_public_pages.json")
     paths = []
     for side in ("reference", "prediction"):
         lines = [json.dumps({"name": document[side]["name"]})] + [json.dumps(page) for page in document[side]["pages"]]

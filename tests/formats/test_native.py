@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings
 
-from tests.helpers import layout_json, write_json
+from tests.helpers import layout_json, load_vector, write_json
 from tests.mutations import VALID_NATIVE, json_values, loads_or_input_error, mutations
 from tore_engine.api import load
 from tore_engine.core.errors import InputError
@@ -120,9 +120,8 @@ def test_a_page_images_folder_is_searched_instead(tmp_path):
 
 def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
     import tore_engine.io.json as json_rules
-    from tests.helpers import load_shared_json
 
-    path = write_json(tmp_path / "gt.json", load_shared_json("vectors", "tore_public_pages.json")["reference"])
+    path = write_json(tmp_path / "gt.json", load_vector("tore_public_pages.json")["reference"])
     with_numpy = read(path)
     monkeypatch.setattr(json_rules, "KERNEL_MIN_BYTES", 0)
     with_kernel = read(path)
@@ -133,10 +132,9 @@ def test_the_compiled_scan_reads_the_same_layout(tmp_path, monkeypatch):
 
 def test_readers_report_their_progress_in_bytes(tmp_path, monkeypatch):
     import tore_engine.formats.lazy as lazy
-    from tests.helpers import load_shared_json
     from tore_engine.formats.progress import reading
 
-    path = write_json(tmp_path / "gt.json", load_shared_json("vectors", "tore_public_pages.json")["reference"])
+    path = write_json(tmp_path / "gt.json", load_vector("tore_public_pages.json")["reference"])
     size = path.stat().st_size
     for threshold in (lazy.LAZY_BYTES, 0):  # the whole-file reader, then the index of a large file
         monkeypatch.setattr(lazy, "LAZY_BYTES", threshold)

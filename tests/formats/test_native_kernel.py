@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import tore_engine.formats.native as native
 import tore_engine.io.json as json_rules
-from tests.helpers import layout_json, load_shared_json, write_json
+from tests.helpers import layout_json, load_vector, write_json
 from tore_engine.api import load
 from tore_engine.core.errors import InputError
 from tore_engine.formats import jsonl
@@ -138,7 +138,7 @@ def test_numbers_are_msgspecs_to_the_bit():
 
 
 def test_array_mode_finds_the_pages_and_stops_between_them():
-    document = load_shared_json("vectors", "tore_public_pages.json")["reference"]
+    document = load_vector("tore_public_pages.json")["reference"]
     text = json.dumps(document["pages"]).encode()
     status, offset, pages = parse_array(text, 1, False)
     assert (status, offset) == (DONE, len(text))
@@ -180,7 +180,7 @@ def same_layouts(a, b) -> bool:
 
 @pytest.mark.parametrize("side", ["reference", "prediction"])
 def test_native_json_read_in_chunks_equals_the_msgspec_reader(tmp_path, monkeypatch, small_chunks, side):
-    document = load_shared_json("vectors", "tore_public_pages.json")[side]
+    document = load_vector("tore_public_pages.json")[side]
     path = write_json(tmp_path / "side.json", {"taxonomy": sorted({box["label"] for page in document["pages"] for box in page["boxes"]}), **document})
     read = load(path)
     assert same_layouts(read, whole_file(path, monkeypatch))
@@ -214,14 +214,14 @@ def test_the_chunked_reader_gives_the_whole_file_readers_results_and_errors(tmp_
 
 
 def test_json_lines_through_the_parser_equal_msgspecs(tmp_path, monkeypatch, small_chunks):
-    document = load_shared_json("vectors", "tore_public_pages.json")["prediction"]
+    document = load_vector("tore_public_pages.json")["prediction"]
     path = tmp_path / "side.jsonl"
     path.write_text("\n".join([json.dumps({"name": "m"})] + [json.dumps(page) for page in document["pages"]]) + "\n")
     assert same_layouts(load(path), whole_file(path, monkeypatch))
 
 
 def test_a_file_cut_short_is_the_whole_file_readers_error(tmp_path, monkeypatch, small_chunks):
-    document = load_shared_json("vectors", "tore_public_pages.json")["reference"]
+    document = load_vector("tore_public_pages.json")["reference"]
     text = json.dumps(document)
     path = tmp_path / "cut.json"
     path.write_text(text[: len(text) * 2 // 3])

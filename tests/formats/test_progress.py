@@ -11,7 +11,7 @@ import pytest
 
 import tore_engine.api as formats
 import tore_engine.io.json as json_rules
-from tests.helpers import layout_json, load_shared_json, write_json
+from tests.helpers import layout_json, load_vector, write_json
 from tore_engine.core.errors import InputError
 from tore_engine.formats.progress import ReadingStopped, advance, reading, stoppable
 
@@ -51,7 +51,7 @@ def read_at_once(monkeypatch):
 
 
 def test_both_sides_at_once_equal_one_after_the_other(tmp_path, read_at_once):
-    pages = load_shared_json("vectors", "tore_public_pages.json")
+    pages = load_vector("tore_public_pages.json")
     paths = [write_json(tmp_path / f"{side}.json", pages[side]) for side in ("reference", "prediction")]
     together = formats.load_pair(*paths)
     assert read_at_once, "the pair was not read at once"

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from tests.helpers import load_shared_json, write_json
+from tests.helpers import load_vector, write_json
 from tore_engine.api import detect_format, load
 from tore_engine.core.errors import InputError
 from tore_engine.formats import coco, docling, doctags, jsonl, native, parquet
@@ -35,7 +35,7 @@ WRITERS = {  # format: (module's writer, file suffix or "" for a folder)
 
 
 def vectors() -> tuple[dict, dict]:
-    document = load_shared_json("vectors", "tore_public_pages.json")
+    document = load_vector("tore_public_pages.json")
     return document["reference"], document["prediction"]
 
 

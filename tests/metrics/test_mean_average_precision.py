@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import load_shared_json, shared_path
+from tests.helpers import load_vector, shared_path
 from tests.metrics.oracles import (
     STATS,
     coco_oracle,
@@ -111,18 +111,15 @@ def assert_equals_docling(result, expected: dict, taxonomy: list[str]) -> None:
 
 
 def _vector_cases() -> list[dict]:
-    try:
-        return load_shared_json("vectors", "map_public.json")["cases"]
-    except pytest.skip.Exception:
-        return []
+    return load_vector("map_public.json")["cases"]
 
 
-VECTOR_NAMES = [case["name"] for case in _vector_cases()] or ["map_public.json missing"]
+VECTOR_NAMES = [case["name"] for case in _vector_cases()]
 
 
 @pytest.mark.parametrize("name", VECTOR_NAMES)
 def test_public_vectors_in_both_conventions(name, path):
-    case = next(case for case in load_shared_json("vectors", "map_public.json")["cases"] if case["name"] == name)
+    case = next(case for case in load_vector("map_public.json")["cases"] if case["name"] == name)
     pages, taxonomy = vector_pages(case), case["taxonomy"]
     docling = mean_average_precision(pages, len(taxonomy), "docling")
     assert_equals_docling(docling, case["expected"]["docling"], taxonomy)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import tore_engine as tore
-from tests.helpers import DEMO, load_shared_json, write_json
+from tests.helpers import DEMO, load_vector, write_json
 from tests.helpers import small_layout as _layout
 from tore_engine.cli import main
 from tore_engine.results.evaluation import MatrixFrames, plot_kind, shown_matrices
@@ -153,7 +153,7 @@ def _assert_the_same(merged, whole, tmp_path):
 def test_two_halves_merged_are_one_evaluation_of_all_pages(tmp_path, workers):
     """The public vectors' 60 pages split in two (both sides by page), each half evaluated, merged:
     report.json's bytes, every page's contributions and the pages table are one evaluation's."""
-    document = load_shared_json("vectors", "tore_public_pages.json")
+    document = load_vector("tore_public_pages.json")
     ids = [page["id"] for page in document["reference"]["pages"]]
     (gt, model), *halves = _write_halves(tmp_path, document["reference"], document["prediction"], set(ids[:23]), set(ids[23:]))
     whole = tore.evaluate(gt, model, workers=workers)

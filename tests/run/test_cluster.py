@@ -19,7 +19,7 @@ from concurrent.futures import Executor, Future
 
 import pytest
 
-from tests.helpers import load_shared_json, write_json
+from tests.helpers import load_vector, write_json
 from tore_engine.cli import main
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.run import cluster as cluster_module
@@ -41,7 +41,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def public():
-    pages = load_shared_json("vectors", "tore_public_pages.json")
+    pages = load_vector("tore_public_pages.json")
     return pages, from_native(pages["reference"], "gt.json"), from_native(pages["prediction"], "model.json")
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.brute_force import confusion as brute_confusion
 from tests.brute_force import pixel_sets as brute_sets
-from tests.helpers import layout_json, load_shared_json, one_page, ranked_pages, shared_path, small_layout
+from tests.helpers import layout_json, load_vector, one_page, ranked_pages, shared_path, small_layout
 from tests.metrics.oracles import coco_oracle, layout_pages
 from tore_engine.api import load_pair
 from tore_engine.core.errors import InputError
@@ -41,14 +41,14 @@ def ratios_close(actual, expected) -> bool:
 
 @pytest.fixture(scope="module")
 def paper():
-    data = load_shared_json("vectors", "tore_paper_example.json")
+    data = load_vector("tore_paper_example.json")
     return data, from_native(data["reference"], "gt.json"), from_native(data["prediction"], "model.json")
 
 
 @pytest.fixture(scope="module")
 def public():
-    pages = load_shared_json("vectors", "tore_public_pages.json")
-    expected = load_shared_json("vectors", "tore_public_expected.json")
+    pages = load_vector("tore_public_pages.json")
+    expected = load_vector("tore_public_expected.json")
     return expected, from_native(pages["reference"], "gt.json"), from_native(pages["prediction"], "model.json")
 
 
@@ -330,7 +330,7 @@ def assert_every_point_is_a_run(reference: LayoutSet, prediction: LayoutSet, **o
 
 
 def _map_vector_sets() -> list[tuple[str, LayoutSet, LayoutSet]]:
-    cases = load_shared_json("vectors", "map_public.json")["cases"]
+    cases = load_vector("map_public.json")["cases"]
     return [(case["name"], from_native(case["reference"], "gt.json"), from_native(case["prediction"], "model.json")) for case in cases]
 
 

@@ -1,5 +1,5 @@
-"""What the DocILE tests share: the official evaluator's outputs (shared/vectors/docile_public.json)
-written out as datasets, the real sample document (shared/data/docile), and metric comparisons."""
+"""What the DocILE tests share: the official evaluator's outputs (tests/vectors/docile_public.json)
+written out as datasets, the real sample document (../shared/data/docile), and metric comparisons."""
 
 from __future__ import annotations
 
@@ -8,30 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SHARED
+from tests.helpers import SHARED, load_vector
 from tore_engine.scorers.docile import load_dataset
 
-VECTORS = SHARED / "vectors" / "docile_public.json"
 SAMPLE = SHARED / "data" / "docile"
 CRASH_CASE = "official_crash_page_without_words"
 CRASH_EXPECTED = {"kile": {"AP": 1.0, "f1": 1.0, "precision": 1.0, "recall": 1.0, "TP": 1, "FP": 0, "FN": 0}, "lir": None}
 COUNTS_ONLY = ("f1", "precision", "recall", "TP", "FP", "FN")
 
 
-def _load_cases() -> list[dict]:
-    if not VECTORS.is_file():
-        return []
-    return json.loads(VECTORS.read_text())["cases"]
-
-
-CASES = _load_cases()
+CASES = load_vector("docile_public.json")["cases"]
 RUNS = [(case, run) for case in CASES for run in case["result"]["runs"]]
 SCORED_RUNS = [(case, run) for case, run in RUNS if "error" not in run]  # the crash case has an error
-
-
-def _skip_without_vectors() -> None:
-    if not CASES:
-        pytest.skip(f"shared vectors not found at {VECTORS}; skipping")
 
 
 def write_case(case: dict, folder: Path) -> tuple[Path, dict[str, Path]]:

@@ -12,7 +12,6 @@ from tests.scorers.docile.helpers import (
     CASES,
     SAMPLE,
     _sample_dataset,
-    _skip_without_vectors,
     write_case,
 )
 from tore_engine.core.errors import InputError
@@ -49,7 +48,6 @@ def test_structural_errors_name_the_document(tmp_path):
 
 
 def test_dataset_errors_name_the_file(tmp_path):
-    _skip_without_vectors()
     case = CASES[0]
     dataset_dir, _ = write_case(case, tmp_path)
     split, docid = case["dataset"]["split"], case["dataset"]["docids"][0]
@@ -64,7 +62,6 @@ def test_dataset_errors_name_the_file(tmp_path):
 
 
 def test_a_repeated_docid_is_one_document_and_a_warning(tmp_path):
-    _skip_without_vectors()
     case = next(c for c in CASES if c["name"] == "kile_perfect_localization")
     dataset_dir, files = write_case(case, tmp_path)
     split, docids = case["dataset"]["split"], case["dataset"]["docids"]

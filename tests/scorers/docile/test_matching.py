@@ -6,7 +6,6 @@ from tests.scorers.docile.helpers import (
     CASES,
     CRASH_CASE,
     CRASH_EXPECTED,
-    _skip_without_vectors,
     write_case,
 )
 from tore_engine.scorers.docile import score_docile
@@ -14,7 +13,6 @@ from tore_engine.scorers.docile import score_docile
 
 def test_crash_page_matching(tmp_path):
     """The blank page decision at library level: prediction 0 -> gold 0 (docs/benchmarks.md#pages-without-ocr-words)."""
-    _skip_without_vectors()
     case = next(c for c in CASES if c["name"] == CRASH_CASE)
     assert case["result"]["runs"][0]["error"]["type"] == "KeyError"
     dataset_dir, files = write_case(case, tmp_path)

@@ -8,14 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from tests.scorers.docile.helpers import CASES, _skip_without_vectors, write_case
+from tests.scorers.docile.helpers import CASES, write_case
 from tore_engine.core.errors import InputError
 from tore_engine.scorers.docile import load_dataset
 
 
-@pytest.mark.parametrize("case", CASES or [None], ids=[c["name"] for c in CASES] if CASES else None)
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_pccs_match_official(case, tmp_path):
-    _skip_without_vectors()
     dataset_dir, _ = write_case(case, tmp_path)
     dataset = load_dataset(dataset_dir, case["dataset"]["split"])
     for document in dataset.documents:
@@ -25,7 +24,6 @@ def test_pccs_match_official(case, tmp_path):
 
 
 def test_missing_snapped_geometry_names_the_document(tmp_path):
-    _skip_without_vectors()
     case = CASES[0]
     dataset_dir, _ = write_case(case, tmp_path)
     docid = case["dataset"]["docids"][0]

@@ -17,7 +17,6 @@ from tests.scorers.docile.helpers import (
     _gold_as_predictions,
     _run_id,
     _sample_dataset,
-    _skip_without_vectors,
     assert_metrics,
     write_case,
 )
@@ -27,7 +26,6 @@ from tore_engine.scorers.docile import Field, evaluate, load_predictions, score_
 
 @pytest.mark.parametrize("case_run", SCORED_RUNS or [None], ids=_run_id if SCORED_RUNS else None)
 def test_library_matches_official(case_run, tmp_path):
-    _skip_without_vectors()
     case, run = case_run
     dataset_dir, files = write_case(case, tmp_path)
     result = score_docile(dataset_dir, case["dataset"]["split"], files.get("kile"), files.get("lir"), run["iou_threshold"])
@@ -73,7 +71,6 @@ def test_real_sample_gold_as_prediction_is_perfect(tmp_path):
 
 def test_panel_structure_is_plain_json(tmp_path):
     """The structure an app panel renders: headline, tables, and per document the matched pairs."""
-    _skip_without_vectors()
     case = next(c for c in CASES if c["name"] == "lir_maximum_matching_not_greedy")
     run = case["result"]["runs"][0]
     dataset_dir, files = write_case(case, tmp_path)
@@ -97,7 +94,6 @@ def test_panel_structure_is_plain_json(tmp_path):
 def test_results_of_disjoint_halves_merge_into_the_whole(tmp_path):
     from tore_engine.scorers.docile.dataset import load_documents
 
-    _skip_without_vectors()
     case = next(c for c in CASES if c["name"] == "kile_stress_scored")
     dataset_dir, files = write_case(case, tmp_path)
     predictions = load_predictions(files["kile"])

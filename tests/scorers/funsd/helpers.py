@@ -1,18 +1,16 @@
-"""What the FUNSD and EC-FUNSD tests share: ../shared/vectors/funsd_public.json (its cases as test
+"""What the FUNSD and EC-FUNSD tests share: tests/vectors/funsd_public.json (its cases as test
 parameters, its documents), the real sample forms in ../shared/data/funsd, panel comparison (every
 number at abs 1e-9, nulls kept) and hand-made entities."""
 
 from __future__ import annotations
 
 import functools
-import json
 
 import pytest
 
-from tests.helpers import SHARED, load_shared_json
+from tests.helpers import load_vector
 from tore_engine.scorers.funsd import EcDocument, FunsdDocument
 
-VECTORS = ("vectors", "funsd_public.json")
 FUNSD_DATA = ("data", "funsd", "funsd", "testing_data")
 EC_DATA = ("data", "funsd", "ec_funsd", "jsons")
 
@@ -32,29 +30,18 @@ def assert_panel_equal(got, expected, path="panel"):
 
 
 @functools.cache
-def _vectors_or_none():
-    path = SHARED.joinpath(*VECTORS)
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-
-
 def vectors() -> dict:
-    load_shared_json(*VECTORS)  # skips with the reason when ../shared is absent
-    return _vectors_or_none()
+    """The FUNSD vectors, read once (about 0.8 MB); no test changes them."""
+    return load_vector("funsd_public.json")
 
 
 def case_params(section: str) -> list:
-    """One parameter per vector case; a single skipping parameter when the vectors are absent."""
-    data = _vectors_or_none()
-    if data is None:
-        return [pytest.param(None, id=f"{section}-absent")]
-    return [pytest.param(index, id=case["id"]) for index, case in enumerate(data[section])]
+    """One parameter per vector case."""
+    return [pytest.param(index, id=case["id"]) for index, case in enumerate(vectors()[section])]
 
 
 def corpus_params(section: str) -> list:
-    data = _vectors_or_none()
-    if data is None:
-        return [pytest.param(None, id=f"{section}-absent")]
-    return list(data["corpus_public"][section])
+    return list(vectors()["corpus_public"][section])
 
 
 def gt_document(doc_id: str) -> FunsdDocument:
