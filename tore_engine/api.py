@@ -275,7 +275,7 @@ def evaluate(
     return evaluation
 
 
-def open(folder: str | Path) -> Evaluation:  # noqa: A001 - `tore.open`, the name formats.md section 10 gives it
+def open(folder: str | Path) -> Evaluation:  # noqa: A001 - `tore.open`, the name docs/cli.md#saved-evaluations gives it
     """The evaluation that `tore evaluate ... --out DIR` saved in `folder` (or the folder of its
     report.json), without its inputs: the same report.json, pages, cells, per-class scores and mAP.
     A file of it truncated, edited, replaced or of another version is an `InputError` naming the

@@ -1,4 +1,4 @@
-"""A saved evaluation (tore_engine.results.saved, formats.md section 10): `tore evaluate --out DIR`
+"""A saved evaluation (tore_engine.results.saved, docs/cli.md#saved-evaluations): `tore evaluate --out DIR`
 leaves what `tore.open(DIR)` reopens without the inputs, and the reopened evaluation writes every
 file of DIR again byte for byte; a saved file replaced by a pickle, random or truncated bytes, an
 edit, or a folder of another version is an error naming the file, and nothing in it runs."""

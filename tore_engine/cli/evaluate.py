@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
         def write(folder: Path) -> None:
             write_outputs(evaluation.report_content(), folder, reports)
-            write_saved(evaluation, folder, run, __version__)  # what `tore.open(DIR)` reopens (formats.md section 10)
+            write_saved(evaluation, folder, run, __version__)  # what `tore.open(DIR)` reopens (docs/cli.md#saved-evaluations)
 
         staging.save(write)
         if args.json:  # while the run holds --out: no other run's report.json in between

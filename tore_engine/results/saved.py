@@ -1,5 +1,5 @@
 """A saved evaluation: what `tore evaluate --out DIR` leaves beside report.json so that
-`tore.open(DIR)` gives the `Evaluation` back without its inputs (formats.md section 10).
+`tore.open(DIR)` gives the `Evaluation` back without its inputs (docs/cli.md#saved-evaluations).
 
 An evaluation is saved as its exact state, never as a Python object: everything else (the matrices,
 report.json, pages.csv, mAP's summary) is made from that state by the same code as after an
@@ -295,7 +295,7 @@ def _described(data: bytes) -> SavedFile:
 
 
 def _problem(path: Path, problem: str) -> InputError:
-    return InputError(f"{problem}; this is not a saved evaluation this version of TORE Studio can open (formats.md section 10)",
+    return InputError(f"{problem}; this is not a saved evaluation this version of TORE Studio can open (docs/cli.md#saved-evaluations)",
                       file=str(path))
 
 
