@@ -116,10 +116,14 @@ class Tag:
 
     # --- reading ---
     def descendants(self) -> Iterator[Tag | Text]:
-        for child in self.contents:
-            yield child
-            if isinstance(child, Tag):
-                yield from child.descendants()
+        """Every node below this one in document order, without recursion (BeautifulSoup's walk is
+        iterative too, so a table nested thousands deep is still parsed and printed)."""
+        pending: list[Tag | Text] = self.contents[::-1]
+        while pending:
+            node = pending.pop()
+            yield node
+            if isinstance(node, Tag):
+                pending.extend(node.contents[::-1])
 
     def find_all(self, names: str | tuple[str, ...]) -> list[Tag]:
         wanted = {names} if isinstance(names, str) else set(names)
@@ -134,13 +138,28 @@ class Tag:
         return separator.join(strings)
 
     def decode(self) -> str:
-        inner = "".join(child.output() if isinstance(child, Text) else child.decode() for child in self.contents)
+        """The printed markup, built without recursion: each element's start tag, its children, then
+        its end tag (a plain `str` on the pending stack)."""
+        parts: list[str] = []
+        pending: list[Tag | str] = [self]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, Tag):
+                start, end = node._tags()
+                parts.append(start)
+                pending.append(end)
+                pending.extend(node.contents[::-1])
+            else:
+                parts.append(node.output() if isinstance(node, Text) else node)
+        return "".join(parts)
+
+    def _tags(self) -> tuple[str, str]:
         if self.name == "[document]":
-            return inner
+            return "", ""
         attributes = "".join(" " + _attribute(key, value) for key, value in sorted(self.attrs.items()))
         if self.name in VOID_TAGS and not self.contents:
-            return f"<{self.name}{attributes}/>"
-        return f"<{self.name}{attributes}>{inner}</{self.name}>"
+            return f"<{self.name}{attributes}/>", ""
+        return f"<{self.name}{attributes}>", f"</{self.name}>"
 
     def __str__(self) -> str:
         return self.decode()
