@@ -125,7 +125,7 @@ CELL_POINT = f"""([row, column, index]) => {{
 
 
 def _click_cell(page, row_name: str, column_name: str, index: int = 0, listed: str | None = None) -> float:
-    """Click a heatmap cell where Plotly's own axes place it (app.md 5.2); returns the seconds until
+    """Click a heatmap cell where Plotly's own axes place it (docs/app.md#browser-tests); returns the seconds until
     the contributing-pages list (or the text `listed`) shows it."""
     x, y = page.evaluate(CELL_POINT, [row_name, column_name, index])
     start = time.monotonic()

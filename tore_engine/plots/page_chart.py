@@ -6,8 +6,8 @@ give each box its pane, legend group, colour, line and hover (`Box`); this modul
 out. Each pane is a subplot whose axes match the first pane's, so a drag zooms every pane at once
 and a double-click resets them. The page image is a layout image under the boxes (one per pane,
 in the page's own units, so it zooms with them). Boxes of one pane, group and style are one
-scatter trace of closed outlines separated by gaps (one shape per box is quadratic, app.md
-section 3), and invisible markers at the boxes' centres carry each box's hover. Every trace of a
+scatter trace of closed outlines separated by gaps (one shape per box is quadratic,
+docs/app.md#page-overlays), and invisible markers at the boxes' centres carry each box's hover. Every trace of a
 legend group shares it, so a click on a legend entry shows that group alone in every pane
 (`itemclick="toggleothers"`); the legend's entries are traces of their own in the group's colour.
 Each trace's `meta` says what it draws (boxes, box hovers, lines,
