@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from tore_engine.studio import url_state, warm_up
+from tore_engine.studio import tag_panels, url_state, warm_up
 from tore_engine.studio.messages import shown_errors
 from tore_engine.studio.sidebar import SIDEBAR_WIDTH, sidebar
 
@@ -44,6 +44,7 @@ def main() -> None:
     url_state.follow_page_request()
     with shown_errors():
         st.session_state["_dataset"] = sidebar()
+        tag_panels.saved_views()
         current.run()
     url_state.publish_url()
 

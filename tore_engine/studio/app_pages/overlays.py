@@ -3,7 +3,7 @@ exact pixels behind a matrix cell (the cell chosen in Matrices or Compare travel
 
 import streamlit as st
 
-from tore_engine.studio import documents, navigator, overlay_panels, panels, url_state
+from tore_engine.studio import documents, navigator, overlay_panels, panels, tag_panels, url_state
 from tore_engine.studio.evaluations import side_label
 from tore_engine.studio.sidebar import REFERENCE, Dataset
 
@@ -24,6 +24,7 @@ if evaluated is not None:
         help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
     url_state.share(agree=agreement)
     classes = panels.cell_classes(evaluation, view)
+    tag_panels.tag_pages(evaluated)
     page_id = navigator.page_navigator(evaluated, panels.chosen_cell(classes, classes), panels.cell_view(view))
     cell = overlay_panels.highlight_picker(evaluated, page_id, view)
     pane = overlay_panels.PaneModel(evaluated, evaluated.title, cell)
@@ -31,5 +32,6 @@ if evaluated is not None:
     if cell is not None:
         overlay_panels.contribution(evaluated, view, page_id, cell, regions[pane.title])
     overlay_panels.page_scores(evaluated, page_id)
+    tag_panels.page_tags(evaluated, page_id)
     overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay",
                                 reference_title=side_label(dataset, REFERENCE))

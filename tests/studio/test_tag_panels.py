@@ -1,0 +1,47 @@
+"""Tags and saved views in the app (tore_engine.studio.tag_panels): a tag added in Overlays by one
+session is kept in the data root's database and shown to another session, with the pages of a
+tag; a view saved in the sidebar is listed with a link to its state."""
+
+from __future__ import annotations
+
+import tore_engine as tore
+from tests.studio.helpers import _app, _no_exception
+from tore_engine.results.tags import DEFAULT_FILE
+
+
+def _overlays(**query):
+    at = _app(**query)
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    return at
+
+
+def test_a_tag_added_in_one_session_is_seen_by_another(root, monkeypatch):
+    monkeypatch.delenv("TORE_STUDIO_DB", raising=False)
+    first = _overlays()
+    assert not (root / DEFAULT_FILE).exists()  # showing no tag makes no database
+    page_id = first.session_state["page"]
+    target = next(option for option in first.selectbox(key="tag_target").options if option.startswith("reference box 1 "))
+    first.text_input(key="tag_name").input("reference wrong")
+    first.text_input(key="tag_note").input("a figure, not a table")
+    first.selectbox(key="tag_target").select(target)
+    next(button for button in first.button if button.label == "Add the tag").click().run()
+    _no_exception(first)
+    [tag] = tore.tags(root / DEFAULT_FILE).find()
+    assert (tag.dataset, tag.page, tag.name, tag.side, tag.box, tag.note) == ("ground-truth", page_id, "reference wrong", "reference", 1,
+                                                                              "a figure, not a table")
+    second = _overlays()  # another session, as after a reload or on another server of the same data root
+    tables = [frame.value for frame in second.dataframe]
+    assert any(list(table.columns) == ["page"] and table["page"].tolist() == [page_id] for table in tables)  # the tag's pages
+    assert any("tag" in table.columns and table["tag"].tolist() == ["reference wrong"] for table in tables)
+
+
+def test_a_saved_view_is_listed_with_its_link(root, monkeypatch):
+    monkeypatch.delenv("TORE_STUDIO_DB", raising=False)
+    at = _app(tax="dual")
+    at.text_input(key="view_name").input("dual demo").run()
+    next(button for button in at.button if button.label == "Save this view").click().run()
+    _no_exception(at)
+    views = tore.tags(root / DEFAULT_FILE).views()
+    assert list(views) == ["dual demo"] and "tax=dual" in views["dual demo"]
+    assert any("[dual demo](?" in markdown.value and "tax=dual" in markdown.value for markdown in at.sidebar.markdown)

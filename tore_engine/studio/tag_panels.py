@@ -1,0 +1,145 @@
+"""Tags and saved views in the app (`results.tags`: one database for every session and server,
+`$TORE_STUDIO_DB` or `.tore-studio.sqlite` in the data root): a page's tags and a form to tag it or
+one of its boxes (Overlays), the pages of a tag with their ids to download, and saved views (a name
+for the URL's state) in the sidebar. A tag belongs to the reference's dataset (its layout's name).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+import pandas as pd
+import streamlit as st
+
+from tore_engine.core.errors import InputError
+from tore_engine.core.text_safety import write_csv
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.tags import TagStore, database_url
+from tore_engine.studio import url_state
+from tore_engine.studio.data_root import data_root
+from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.messages import show_input_error
+
+PAGE_TARGET = "the page"
+
+
+@st.cache_resource(show_spinner=False)
+def tag_store(url: str) -> TagStore:
+    """One store (its connection pool) a database, for every session."""
+    return TagStore(url)
+
+
+def store() -> TagStore:
+    return tag_store(database_url(data_root()))
+
+
+def in_use() -> bool:
+    """Whether there is a database to read: an SQLite file is made by the first tag or view saved,
+    not by a page that only shows none."""
+    url = database_url(data_root())
+    return not url.startswith("sqlite") or Path(url.split(":///", 1)[1]).exists()
+
+
+def _targets(evaluated: Evaluated, page_id: str) -> list[str]:
+    """What a tag may be put on: the page, or one of its boxes on either side."""
+    targets = [PAGE_TARGET]
+    for side, page in (("reference", evaluated.reference_page(page_id)), ("prediction", evaluated.prediction_page(page_id))):
+        if page is not None:
+            targets += [f"{side} box {k} ({label})" for k, label in enumerate(page.labels)]
+    return targets
+
+
+def _add_tag(dataset: str, page_id: str) -> None:
+    """Form callback: the tag as typed, on the page or the box chosen."""
+    state = st.session_state
+    target = state["tag_target"]
+    side, box = (None, None) if target == PAGE_TARGET else (target.split()[0], int(target.split()[2]))
+    try:
+        store().add(dataset, page_id, state["tag_name"].strip(), note=state["tag_note"].strip() or None, side=side, box=box)
+        state["tag_name"] = state["tag_note"] = ""
+    except InputError as error:
+        state["_tag_error"] = error
+
+
+def page_tags(evaluated: Evaluated, page_id: str) -> None:
+    """The page's tags (and its boxes'), and a form to add one."""
+    dataset = evaluated.reference.name
+    try:
+        tags = store().find(dataset, page=page_id) if in_use() else []
+    except InputError as error:
+        show_input_error(error, title="the tags database")
+        return
+    with st.expander(f"Tags of this page ({len(tags)})" if tags else "Tag this page"):
+        if tags:
+            st.dataframe(pd.DataFrame([{"tag": tag.name, "on": PAGE_TARGET if tag.box is None else f"{tag.side} box {tag.box}",
+                                        "note": tag.note, "created": tag.created} for tag in tags]), hide_index=True, width="stretch")
+        with st.form("tag_form", clear_on_submit=False, border=False):
+            left, middle, right = st.columns([2, 3, 2])
+            left.text_input("Tag", key="tag_name", placeholder="reference wrong, ambiguous, ...", max_chars=200)
+            middle.text_input("Note (optional)", key="tag_note", max_chars=2000)
+            right.selectbox("On", _targets(evaluated, page_id), key="tag_target")
+            st.form_submit_button("Add the tag", on_click=_add_tag, args=(dataset, page_id))
+        if (failed := st.session_state.pop("_tag_error", None)) is not None:
+            show_input_error(failed)
+
+
+def _pages_csv(pages: list[str]) -> str:
+    import io
+
+    text = io.StringIO()
+    write_csv(text, [["page"], *([page] for page in pages)])
+    return text.getvalue()
+
+
+def _open_page(key: str, pages: list[str]) -> None:
+    if rows := st.session_state[key].selection.rows:
+        st.session_state["page"] = pages[rows[0]]
+
+
+def tag_pages(evaluated: Evaluated) -> None:
+    """The pages carrying a tag (chosen among the dataset's), one row opening it below, and their ids to download."""
+    dataset = evaluated.reference.name
+    try:
+        names = store().names(dataset) if in_use() else []
+    except InputError as error:
+        show_input_error(error, title="the tags database")
+        return
+    if not names:
+        return
+    url_state.seed("tag", names[0], names)
+    name = st.selectbox("Pages tagged", names, key="tag", persist_state="session")
+    url_state.share(tag=name)
+    tagged = set(store().pages(dataset, name))
+    pages = [page for page in evaluated.evaluation.page_ids if page in tagged]
+    table = pd.DataFrame({"page": pages})
+    st.dataframe(table, key="tag_pages", hide_index=True, selection_mode="single-row", width="stretch", height=min(400, 40 + 35 * len(pages)),
+                 on_select=functools.partial(_open_page, "tag_pages", pages))
+    st.download_button(f"Page ids of '{plain_for_markdown(name)}' (CSV)", _pages_csv(pages), file_name="tagged-pages.csv", mime="text/csv")
+
+
+def _save_view() -> None:
+    name = st.session_state["view_name"].strip()
+    try:
+        store().save_view(name, urlencode(list(url_state.url_params().items()), doseq=True))
+        st.session_state["view_name"] = ""
+    except InputError as error:
+        st.session_state["_view_error"] = error
+
+
+def saved_views() -> None:
+    """In the sidebar: save the app's URL state under a name; each saved view a link to it."""
+    with st.sidebar.expander("Saved views"):
+        st.text_input("Name of this view", key="view_name", max_chars=200)
+        st.button("Save this view", on_click=_save_view, disabled=not st.session_state.get("view_name", "").strip())
+        if (failed := st.session_state.pop("_view_error", None)) is not None:
+            show_input_error(failed)
+        try:
+            views = store().views() if in_use() else {}
+        except InputError as error:
+            show_input_error(error, title="the tags database")
+            return
+        for name, state in views.items():
+            query = urlencode(parse_qsl(state, keep_blank_values=True))  # rebuilt: whatever the database holds stays a query string
+            st.markdown(f"[{plain_for_markdown(name)}](?{query})")
