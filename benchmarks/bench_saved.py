@@ -1,0 +1,56 @@
+"""Reopening a saved evaluation (issue 39): `tore evaluate --out DIR` on the synthetic pages, then
+`tore.open(DIR)` in fresh processes (imports included), against the evaluation's own time, with the
+process's peak PSS; and a check that the reopened evaluation writes report.json, pages.csv and
+cells.csv again byte for byte.
+
+    python -m benchmarks.bench_saved --pages 100000 [--data DIR] [--opens 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from benchmarks.common import WORK, load_average, run_command, synthetic_files, tore_command, tore_environment
+
+OPEN = "import sys, tore_engine as tore; tore.open(sys.argv[1])"
+CHECK = """
+import sys, tempfile, pathlib, tore_engine as tore
+from tore_engine.writers.outputs import write_outputs
+out = pathlib.Path(sys.argv[1]); ev = tore.open(out)
+with tempfile.TemporaryDirectory() as again:
+    write_outputs(ev.report_content(), pathlib.Path(again), ["cells"])
+    differ = [p.name for p in sorted(pathlib.Path(again).iterdir()) if p.read_bytes() != (out / p.name).read_bytes()]
+print("differ:", differ or "none")
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=100_000)
+    parser.add_argument("--data", type=Path, help="a folder of reference.json and prediction.json (default: the synthetic pages)")
+    parser.add_argument("--opens", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    data = args.data or synthetic_files(args.pages)
+    out = WORK / f"saved_n{args.pages}"
+    print(f"load before: {load_average()}")
+    evaluation = run_command(tore_command(["evaluate", str(data / "reference.json"), str(data / "prediction.json"), "--out", str(out),
+                                           "--cells", "-q", "--workers", str(args.workers)]), env=tore_environment(), sample_every=0.2)
+    saved = sum((out / name).stat().st_size for name in ("saved.json", "saved-text.json", "saved-arrays.npz"))
+    print(f"evaluate {args.pages:,} pages: {evaluation.seconds:.2f} s, peak PSS {evaluation.peak_pss / 2**20:.0f} MB; saved files {saved / 2**20:.1f} MB")
+    opens = [run_command([sys.executable, "-c", OPEN, str(out)], sample_every=0.05) for _ in range(args.opens)]
+    seconds = [run.seconds for run in opens]
+    print(f"tore.open in a fresh process: median {statistics.median(seconds):.2f} s (runs {', '.join(f'{s:.2f}' for s in seconds)}), "
+          f"{statistics.median(seconds) / evaluation.seconds:.3f} of the evaluation; peak PSS {max(run.peak_pss for run in opens) / 2**20:.0f} MB")
+    bare = run_command([sys.executable, "-c", "import tore_engine"])
+    print(f"import tore_engine alone: {bare.seconds:.2f} s")
+    print(run_command([sys.executable, "-c", CHECK, str(out)]).stdout.strip())
+    print(f"load after: {load_average()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
