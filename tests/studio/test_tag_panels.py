@@ -4,6 +4,8 @@ tag; a view saved in the sidebar is listed with a link to its state."""
 
 from __future__ import annotations
 
+import io
+
 import tore_engine as tore
 from tests.studio.helpers import _app, _no_exception
 from tore_engine.results.tags import DEFAULT_FILE
@@ -45,3 +47,26 @@ def test_a_saved_view_is_listed_with_its_link(root, monkeypatch):
     views = tore.tags(root / DEFAULT_FILE).views()
     assert list(views) == ["dual demo"] and "tax=dual" in views["dual demo"]
     assert any("[dual demo](?" in markdown.value and "tax=dual" in markdown.value for markdown in at.sidebar.markdown)
+
+
+def test_a_tags_pages_as_coco_read_back_as_the_same_boxes(tmp_path):
+    import zipfile
+
+    import numpy as np
+
+    from tests.helpers import DEMO
+    from tore_engine.api import evaluate_pair
+    from tore_engine.studio.evaluations import Evaluated
+    from tore_engine.studio.tag_panels import _coco_zip
+
+    pair = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json", min_score=0.5)
+    evaluated = Evaluated("model A", pair.reference, pair.prediction, pair.evaluation, min_score=0.5)
+    pages = [pair.evaluation.page_ids[3], pair.evaluation.page_ids[1]]
+    zipfile.ZipFile(io.BytesIO(_coco_zip(evaluated, pages))).extractall(tmp_path)
+    reference, prediction = tore.load_pair(tmp_path / "pages.json", tmp_path / "pages.predictions.json")
+    assert reference.page_ids() == prediction.page_ids() == pages
+    for again, page_of in ((reference, evaluated.reference_page), (prediction, evaluated.prediction_page)):
+        for page in again.pages:
+            kept = page_of(page.id)  # as evaluated: below the minimum score dropped
+            assert page.labels == kept.labels and np.allclose(page.bboxes, kept.bboxes, rtol=0, atol=1e-9)
+    assert all((prediction.pages[k].scores >= 0.5).all() for k in range(2))

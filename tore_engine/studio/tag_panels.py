@@ -116,7 +116,36 @@ def tag_pages(evaluated: Evaluated) -> None:
     table = pd.DataFrame({"page": pages})
     st.dataframe(table, key="tag_pages", hide_index=True, selection_mode="single-row", width="stretch", height=min(400, 40 + 35 * len(pages)),
                  on_select=functools.partial(_open_page, "tag_pages", pages))
-    st.download_button(f"Page ids of '{plain_for_markdown(name)}' (CSV)", _pages_csv(pages), file_name="tagged-pages.csv", mime="text/csv")
+    left, right = st.columns(2)
+    left.download_button(f"Page ids of '{plain_for_markdown(name)}' (CSV)", _pages_csv(pages), file_name="tagged-pages.csv", mime="text/csv")
+    if evaluated.reference.page_ids():
+        right.download_button("These pages as COCO, both sides (zip)", functools.partial(_coco_zip, evaluated, pages), file_name="tagged-pages-coco.zip",
+                              mime="application/zip", help="pages.json: images, categories and the reference's annotations; "
+                              "pages.predictions.json: the prediction's results with scores (CVAT, Label Studio; tore evaluate reads "
+                              "the two back as the same pages and boxes)")
+    else:
+        right.caption("A saved evaluation holds no boxes: `tore export DIR --tag NAME --coco OUT.json` reads them from its inputs.")
+
+
+def _coco_zip(evaluated: Evaluated, pages: list[str]) -> bytes:
+    """The pages' boxes as evaluated (minimum score applied), both sides as COCO (`coco.write_pair`), zipped."""
+    import io
+    import tempfile
+    import zipfile
+
+    from tore_engine.core.layout import LayoutSet
+    from tore_engine.formats.coco import write_pair
+
+    sides = []
+    for layout, page_of in ((evaluated.reference, evaluated.reference_page), (evaluated.prediction, evaluated.prediction_page)):
+        sides.append(LayoutSet(layout.name, [page for page_id in pages if (page := page_of(page_id)) is not None], layout.taxonomy))
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        instances, results = Path(folder) / "pages.json", Path(folder) / "pages.predictions.json"
+        write_pair(sides[0], sides[1], instances, results)
+        for path in (instances, results):
+            archive.write(path, path.name)
+    return buffer.getvalue()
 
 
 def _save_view() -> None:
