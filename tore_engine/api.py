@@ -84,10 +84,12 @@ def load(path: str | Path, format: str = "auto", *, page_images: str | Path | No
 
 
 def _read_side(path: str | Path, format: str = "auto", *, page_images: str | Path | None = None,
-               coco_images: str | Path | None = None) -> LayoutSet:
-    """`load` without the notebook's warning."""
+               coco_images: str | Path | None = None, detected: bool = False) -> LayoutSet:
+    """`load` without the notebook's warning. `detected`: `format` was told from the content (by
+    `_read_pair`), as `auto` here tells it: a file of two formats at once is then refused."""
     _check_format(format)
     path = Path(path)
+    detected = detected or format == "auto"
     format = detect_format(path) if format == "auto" else format
     if format in PAIR_FORMATS:
         raise InputError(f"a {format} input holds both sides: read it with load_pair", file=str(path))
@@ -95,7 +97,7 @@ def _read_side(path: str | Path, format: str = "auto", *, page_images: str | Pat
     if format == "coco":
         from tore_engine.formats import coco
 
-        return coco.read_any(path, page_images=folder, coco_images=Path(coco_images) if coco_images else None)
+        return coco.read_any(path, page_images=folder, coco_images=Path(coco_images) if coco_images else None, detected=detected)
     return _reader(format)(path, page_images=folder)
 
 
@@ -122,6 +124,7 @@ def _read_pair(reference: str | Path, prediction: str | Path | None = None, form
     _check_format(reference_format)
     _check_format(prediction_format)
     reference = Path(reference)
+    detected = (reference_format == "auto", prediction_format == "auto")
     reference_format = detect_format(reference) if reference_format == "auto" else reference_format
     if reference_format in PAIR_FORMATS:
         module, function = PAIR_FORMATS[reference_format]
@@ -143,7 +146,8 @@ def _read_pair(reference: str | Path, prediction: str | Path | None = None, form
     options: dict[str, Any] = {"page_images": page_images, "coco_images": coco_images}
     if _read_at_once(reference, reference_format) and _read_at_once(prediction, prediction_format):
         return _load_both(reference, prediction, reference_format, prediction_format, options)
-    return _read_side(reference, reference_format, **options), _read_side(prediction, prediction_format, **options)
+    return (_read_side(reference, reference_format, detected=detected[0], **options),
+            _read_side(prediction, prediction_format, detected=detected[1], **options))
 
 
 def _read_at_once(path: Path, format: str) -> bool:

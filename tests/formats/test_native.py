@@ -66,9 +66,12 @@ def test_a_file_and_the_same_document_in_memory_give_the_same_layout(tmp_path):
         ({"taxonomy": ["Table"], "pages": [good_page()]}, (None, None), "labels not in the declared taxonomy: 'Text' (first at page 'p1', box 0)"),
         ([1, 2], (None, None), "a layout JSON must be an object with 'pages' (docs/formats.md#layout-json)"),
         ({"pages": {"p1": good_page()}}, (None, None), "'pages' must be a list of page objects"),
-        ({"pages": [good_page(box=[])]}, ("p1", None), "unknown key 'box'"),
-        ({"pages": [good_page(boxes=[{"label": "Text", "bbox": [0, 0, 1, 1], "scroe": 1}])]}, ("p1", 0), "unknown key 'scroe'"),
-        ({"pages": [], "nmae": "x"}, (None, None), "unknown key 'nmae'"),
+        ({"pages": [good_page(box=[])]}, ("p1", None), "unknown key 'box' (did you mean 'boxes'?)"),
+        ({"pages": [good_page(boxes=[{"label": "Text", "box": [0, 0, 1, 1]}])]}, ("p1", 0), "unknown key 'box' (did you mean 'bbox'?)"),
+        ({"pages": [good_page(boxes=[{"label": "Text", "bbox": [0, 0, 1, 1], "scroe": 1}])]}, ("p1", 0), "unknown key 'scroe' (did you mean 'score'?)"),
+        ({"pages": [good_page(boxes=[{"label": "Text", "bbox": [0, 0, 1, 1], "colour": "red"}])]}, ("p1", 0), "unknown key 'colour'"),
+        ({"pages": [good_page(widht=5)]}, ("p1", None), "unknown key 'widht' (did you mean 'width'?)"),
+        ({"pages": [], "nmae": "x"}, (None, None), "unknown key 'nmae' (did you mean 'name'?)"),
         ({"pages": [good_page(boxes=[{"label": "", "bbox": [0, 0, 1, 1]}])]}, ("p1", 0), "label must be a non-empty string, got ''"),
         ('{"pages": [{"id": "p1", "width": 9, "height": 9, "boxes": [{"label": "T", "bbox": [0, 0, 1, 1e400]}]}]}', ("p1", 0), "number out of range (at bbox[3])"),
     ],
@@ -157,3 +160,19 @@ def test_duplicate_ids_are_an_error():
     page = {"id": "p", "width": 5, "height": 5, "boxes": []}
     with pytest.raises(InputError, match="duplicate page id"):
         from_document({"pages": [page, page]}, "dup.json")
+
+
+@pytest.mark.parametrize("score, kind", [(float("nan"), "NaN"), (float("inf"), "infinite"), (float("-inf"), "infinite")])
+def test_a_document_built_in_python_with_a_nan_score_is_refused_at_its_box(score, kind):
+    """A Python float holds what JSON cannot: NaN, TORE's mark of a box without a score, would rank as none."""
+    boxes = [{"label": "T", "bbox": [0, 0, 1, 1], "score": 0.5}, {"label": "T", "bbox": [0, 0, 1, 1], "score": score}]
+    with pytest.raises(InputError) as caught:
+        from_document({"pages": [good_page(), good_page(id="p2", boxes=boxes)]}, "scores.json")
+    assert (caught.value.file, caught.value.page, caught.value.box) == ("scores.json", "p2", 1)
+    assert caught.value.problem.startswith(f"score is {kind}, and a score must be a finite number")
+
+
+def test_a_document_built_in_python_names_the_key_a_misspelt_one_resembles():
+    with pytest.raises(InputError) as caught:
+        from_document({"pages": [good_page(boxes=[{"label": "T", "box": [0, 0, 1, 1]}])]}, "typo.json")
+    assert (caught.value.page, caught.value.box, caught.value.problem) == ("p1", 0, "unknown key 'box' (did you mean 'bbox'?)")

@@ -7,6 +7,7 @@ import io
 import json
 import math
 import re
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -112,7 +113,7 @@ def test_write_stores_names_scores_and_image_bytes(tmp_path):
 @pytest.mark.parametrize(
     "change, types, where, problem",
     [
-        ({"nmae": ["a", "b", "c"]}, {}, (None, None), "has an unknown column 'nmae' (known: id, width, height, boxes, image, image_bytes)"),
+        ({"nmae": ["a", "b", "c"]}, {}, (None, None), "has an unknown column 'nmae'; known: id, width, height, boxes, image, image_bytes"),
         ({"width": ["1", "2", "3"]}, {}, (None, None), "column 'width' must hold numbers, it holds string"),
         ({"id": [1, 2, 3]}, {}, (None, None), "column 'id' must hold strings, it holds int64"),
         ({"id": ["p1", None, "p3"]}, {}, (None, None), "column 'id' is null (row 1)"),
@@ -123,7 +124,7 @@ def test_write_stores_names_scores_and_image_bytes(tmp_path):
          ("p2", 1), "bbox holds a null coordinate (row 1)"),
         ({"boxes": [[{"label": "T", "bbox": [1, 2, 3, 4], "scroe": 1.0}], [], []]},
          {"boxes": pa.list_(pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.float64())), ("scroe", pa.float64())]))},
-         (None, None), "column 'boxes' has an unknown field 'scroe' (known: label, bbox, score)"),
+         (None, None), "column 'boxes' has an unknown field 'scroe' (did you mean 'score'?); known: label, bbox, score"),
         ({"boxes": [[{"label": "T", "bbox": "1 2 3 4"}], [], []]}, {"boxes": pa.list_(pa.struct([("label", pa.string()), ("bbox", pa.string())]))},
          (None, None), "column 'boxes.bbox' must hold lists of 4 numbers, it holds string"),
         ({"image": ["a.png", None, None], "image_bytes": [b"png", None, None]}, {}, ("p1", None), "row 0 sets both 'image' and 'image_bytes'; give one"),
@@ -222,3 +223,38 @@ def test_data_pyarrow_will_not_convert_is_the_files_error(tmp_path, monkeypatch)
     monkeypatch.setattr(parquet, "_boxes", overflow)
     path = write_table(tmp_path / "big.parquet", PAGES)
     assert error_of(path).paragraph() == f"file {path}: cannot be read as Parquet (offset overflow while concatenating arrays)"
+
+
+@pytest.mark.parametrize("bad, kind", [(math.nan, "NaN"), (math.inf, "infinite"), (-math.inf, "infinite")])
+def test_a_nan_or_infinite_score_is_refused_at_its_box(tmp_path, bad, kind):
+    """Every third box scored NaN (issue 42, C4): the first such box, the third of the file, is page
+    p2's box 0; read as no score it would rank above every real score. A null score is no score."""
+    boxes = [[{"label": "T", "bbox": [0, 0, 1, 1], "score": score} for score in scores] for scores in ([0.1, None], [bad, 0.4], [0.5, bad])]
+    path = write_table(tmp_path / "scored.parquet", PAGES | {"boxes": boxes})
+    error = error_of(path)
+    assert (error.file, error.page, error.box) == (str(path), "p2", 0)
+    assert error.problem == f"score is {kind}, and a score must be a finite number; a box without a score has none (or null) (row 1)"
+    unscored = load(write_table(tmp_path / "null.parquet", PAGES | {"boxes": [boxes[0], [], []]}), format="parquet")
+    assert unscored.pages[0].scores[0] == 0.1 and math.isnan(unscored.pages[0].scores[1])
+
+
+def repeated_columns(path, names: list[str], arrays: list) -> Path:
+    pq.write_table(pa.Table.from_arrays(arrays, names=names), path)
+    return path
+
+
+def test_a_repeated_column_name_is_the_files_error(tmp_path):
+    """Arrow writes two columns of one name; a column found by name then fails (issue 42, C8: was
+    "internal error (KeyError ...)"). A repeated field of the boxes' struct is the same error."""
+    ids, sizes = pa.array(["p1"]), pa.array([10.0])
+    boxes = pa.array([[{"label": "T", "bbox": [0.0, 0.0, 1.0, 1.0]}]], pa.list_(pa.struct([("label", pa.string()), ("bbox", pa.list_(pa.float64()))])))
+    top = repeated_columns(tmp_path / "top.parquet", ["id", "width", "height", "boxes", "id"], [ids, sizes, sizes, boxes, ids])
+    struct = pa.StructArray.from_arrays([pa.array(["T"]), pa.array([[0.0, 0.0, 1.0, 1.0]]), pa.array(["U"])], names=["label", "bbox", "label"])
+    nested = repeated_columns(tmp_path / "nested.parquet", ["id", "width", "height", "boxes"],
+                              [ids, sizes, sizes, pa.ListArray.from_arrays(pa.array([0, 1], pa.int32()), struct)])
+    for path, name in ((top, "id"), (nested, "boxes.label")):
+        for read in (lambda p: load(p, format="parquet"), load, detect_format):
+            with pytest.raises(InputError) as caught:
+                read(path)
+            assert caught.value.file == str(path)
+            assert caught.value.problem == f"has two columns named '{name}'; a column is found by its name, so each needs its own"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,3 +86,31 @@ def test_a_schema_error_keeps_its_fields_across_processes():
     assert (type(copy), copy.detail, copy.location, copy.file) == (SchemaError, "expected int, got str", (3, "boxes", 2, "bbox"), "m.json")
     assert str(copy) == "file m.json: expected int, got str (at [3].boxes[2].bbox)"
     assert copy.in_item("boxes") == (3, 2, "expected int, got str (at bbox)")
+
+
+class Box(msgspec.Struct, forbid_unknown_fields=True):
+    label: str
+    bbox: tuple[float, float]
+
+
+class Page(msgspec.Struct, forbid_unknown_fields=True):
+    boxes: list[Box] | None = None
+    named: dict[str, Box] = {}
+    pair: tuple[Box, int] | None = None
+
+
+@pytest.mark.parametrize(
+    "text, schema, problem",
+    [
+        (b'{"boxs": []}', Page, "unknown key 'boxs' (did you mean 'boxes'?)"),
+        (b'{"boxes": [{"label": "a", "bbox": [0, 1], "lable": 1}]}', Page, "unknown key 'lable' (did you mean 'label'?) (at boxes[0])"),
+        (b'{"named": {"k": {"label": "a", "box": [0, 1]}}}', Page, "unknown key 'box' (did you mean 'bbox'?) (at named)"),
+        (b'{"pair": [{"label": "a", "bbox": [0, 1], "bbx": 2}, 3]}', Page, "unknown key 'bbx' (did you mean 'bbox'?) (at pair[0])"),
+        (b'[{"label": "a", "bbox": [0, 1], "colour": "red"}]', list[Box], "unknown key 'colour' (at [0])"),
+        (b'{"nmae": 1}', Page, "unknown key 'nmae'"),  # resembles no key of the struct
+    ],
+)
+def test_an_unknown_key_is_named_with_the_key_of_its_object_it_resembles(text, schema, problem):
+    with pytest.raises(SchemaError) as caught:
+        parse_json(text, "f.json", schema)
+    assert caught.value.problem == problem and caught.value.file == "f.json"

@@ -18,6 +18,7 @@ import msgspec
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page, PageImage
 from tore_engine.formats.columns import ColumnsBuilder
+from tore_engine.formats.detect import ambiguous_keys
 from tore_engine.formats.image_refs import ImageFolder
 from tore_engine.io.files import BOM, peek_bytes, read_json_bytes
 from tore_engine.io.json import (
@@ -165,17 +166,26 @@ def _layout(images: CocoImages, annotations, source: str, name: str, label: str)
     return LayoutSet(name, builder.build(), images.taxonomy, source, list(images.warnings))
 
 
-def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
-    """A COCO instances file, or an images + categories file (a side with no boxes)."""
+def read(path: Path, *, page_images: Path | None = None, detected: bool = False) -> LayoutSet:
+    """A COCO instances file, or an images + categories file (a side with no boxes). One that is
+    a layout JSON too (with `pages`) is refused when its format was `detected` (`--format auto`),
+    else read as COCO, as asked, with a warning that its pages are not."""
     images, data, structure, header = read_images(path, page_images=page_images)
     source = str(path)
+    values = structure.top_level_values()
+    if detected and (ambiguous := ambiguous_keys(values, source)) is not None:
+        raise ambiguous
     annotations = []
     if len(header.annotations):
-        span = structure.top_level_values()["annotations"]
+        span = values["annotations"]
         if first_char(data, span[0]) != b"[":
             raise InputError("COCO 'annotations' must be a list", file=source)
         annotations = _read_annotations(data, structure, span, source, "annotation")
-    return _layout(images, annotations, source, Path(path).stem, "annotation")
+    layout = _layout(images, annotations, source, Path(path).stem, "annotation")
+    if "pages" in values:
+        layout.warnings.append(InputWarning(None, None, "", "the file's top-level 'pages' (a layout JSON's) is not read: "
+                                            "--format coco reads its COCO images and annotations"))
+    return layout
 
 
 def read_results(path: Path, images: CocoImages) -> LayoutSet:
@@ -198,10 +208,10 @@ def is_images_file(path: Path) -> bool:
     return not is_results_list(path)
 
 
-def read_any(path: Path, *, page_images: Path | None = None, coco_images: Path | None = None) -> LayoutSet:
-    """An instances file, or a results list read against `coco_images` (its images + categories)."""
+def read_any(path: Path, *, page_images: Path | None = None, coco_images: Path | None = None, detected: bool = False) -> LayoutSet:
+    """An instances file (`read`), or a results list read against `coco_images` (its images + categories)."""
     if not is_results_list(path):
-        return read(path, page_images=page_images)
+        return read(path, page_images=page_images, detected=detected)
     if coco_images is None:
         raise InputError(
             "a COCO results list needs the images + categories file it was made for: pass it with "

@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 NO_SCORE = math.nan
 
 
+def non_finite_score(score: float) -> str:
+    """Why a NaN or infinite score read from a file is refused: TORE holds a box without a score as
+    NaN (`NO_SCORE`), so a NaN read as a score would silently rank as none."""
+    kind = "NaN" if math.isnan(score) else "infinite"
+    return f"score is {kind}, and a score must be a finite number; a box without a score has none (or null)"
+
+
 class ColumnsBuilder:
     """Pages appended one at a time into growing flat buffers."""
 

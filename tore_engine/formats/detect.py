@@ -6,20 +6,26 @@ When the keys of a top-level object read so far do not tell (a long `taxonomy` b
 JSON Lines header or first page longer than the window), the object is read on, window after
 window, only until a key or the end of the first object tells: a window ends after its last
 structural character, where no string is open, so memory stays a window's whatever the file's size.
+
+A file of no format TORE reads is refused with what it is, where that can be told: empty, UTF-16
+or UTF-32 text (`io.files.skip_bom`), CVAT's XML, a TORE result, an object whose keys resemble
+a format's. A file with the keys of two formats is refused as ambiguous by the reader that sees
+all its keys (`ambiguous_keys`): detection stops at the first key that tells.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 from tore_engine.core.errors import InputError
-from tore_engine.io.files import open_regular, read_bytes, regular_files, skip_bom
-from tore_engine.io.json import JsonStructure, first_char, structure_of
+from tore_engine.io.files import blank_problem, is_regular_file, open_regular, read_bytes, regular_files, skip_bom
+from tore_engine.io.json import JsonStructure, first_char, resembling, structure_of
 
 PEEK_BYTES = 64 * 1024
 WINDOW_BYTES = 2**20  # read at a time past the first window, while the keys do not tell
@@ -28,21 +34,62 @@ DOCTAGS_SUFFIXES = (".dt", ".doctags.txt", ".doctags")
 DOCLING_SCHEMA = "DoclingDocument"
 FOLDER_FORMATS = ("docling", "funsd")  # formats whose folders hold one JSON file a document
 COCO_KEYS = {"images", "categories", "annotations"}
+TELLING_KEYS = ("pages", *sorted(COCO_KEYS))  # the top-level keys a misspelt key is compared with
+RESULT_KEYS = {"mode", "classes", "pixels"}  # report.json's (docs/cli.md#reportjson), none a layout's
+RESULT_FILE = "report.json"
+# What a TORE result is and what to do with it, in one place (a file and a folder of results are "this is"
+# and "this folder is" it): `tore evaluate` saves its evaluation beside report.json (`results.saved`).
+RESULT_NOT_LAYOUT = ("a TORE result (report.json of `tore evaluate`), not a layout: open the folder `tore evaluate` saved it in "
+                     "with `tore.open(DIR)` or the app's sidebar (Saved evaluations)")
+CVAT_ROOT = "annotations"  # the root element of CVAT's "CVAT for images" XML export
+CVAT_NOT_READ = ("not read: CVAT XML (\"CVAT for images\"); export the task from CVAT as \"COCO 1.0\" and pass "
+                 "its annotations/instances_default.json, which TORE reads as COCO")
+EXPECTED = ("expected a layout JSON (an object with 'pages'), JSON Lines of pages, a COCO instances file or results "
+            "list, a DoclingDocument, DocTags, or Parquet")
+_XML_ROOT = re.compile(rb"<(?![?!/])([A-Za-z_][\w.:-]{0,63})")  # the first element's name, past a declaration or doctype
+# Kinds of file that are no layout, told by their content: what `_format_of` says for them.
+RESULT, CVAT = "a TORE result", "CVAT XML"
+NOT_LAYOUTS = {RESULT: f"this is {RESULT_NOT_LAYOUT}", CVAT: CVAT_NOT_READ}
 
 
 def detect_file(path: Path) -> str:
-    """The format of one file."""
+    """The format of one file; an error saying what the file is when it is none that TORE reads."""
     with os.fdopen(open_regular(Path(path)), "rb") as handle:
-        skip_bom(handle)
+        skip_bom(handle, path)
         prefix = handle.read(PEEK_BYTES)
         found = _format_of(prefix, handle, path)
+        problem = blank_problem(prefix) if found is None and not handle.read(1) else None
+    if found in NOT_LAYOUTS:
+        raise InputError(NOT_LAYOUTS[found], file=str(path))
     if found is None:
-        raise InputError(
-            "cannot tell its format from its content: expected a layout JSON (an object with 'pages'), JSON "
-            "Lines of pages, a COCO instances file or results list, a DoclingDocument, DocTags, or Parquet",
-            file=str(path),
-        )
+        raise InputError(problem or f"cannot tell its format from its content{_seen(prefix)}: {EXPECTED}", file=str(path))
     return found
+
+
+def _seen(prefix: bytes) -> str:
+    """What the first bytes show of a file of no known format: an XML root, or a top-level key that
+    resembles one of a format's (", its key 'page' resembles 'pages'"); "" if nothing tells."""
+    text = prefix.lstrip()
+    if text.startswith(b"<") and (root := _XML_ROOT.search(text)) is not None:
+        return f" (markup whose first element is <{root.group(1).decode('utf-8', 'replace')}>)"
+    if text.startswith(b"{"):
+        for key in structure_of(text).keys_at(1):
+            if (known := resembling(key, TELLING_KEYS)) is not None:
+                return f" (its key {key!r} resembles {known!r})"
+    return ""
+
+
+def ambiguous_keys(keys: Collection[str], source: str) -> InputError | None:
+    """The error for a top-level object with both a layout JSON's `pages` and COCO's keys, which
+    `--format auto` cannot read as one without dropping the other (None for any other keys): named
+    with the keys and the `--format` that reads each."""
+    coco = sorted(COCO_KEYS & set(keys))
+    if "pages" not in keys or not coco:
+        return None
+    listed = ", ".join(map(repr, coco))
+    return InputError(f"is both a layout JSON (key 'pages') and a COCO file (keys {listed}), so its format is "
+                      f"ambiguous: pass --format coco to read it as COCO (its 'pages' left out), or remove {listed} "
+                      "to read its pages as a layout JSON (--format tore)", file=source)
 
 
 def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
@@ -52,8 +99,12 @@ def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
 
         return "docling-eval" if is_docling_eval_shard(path) else "parquet"
     text = prefix.lstrip()
-    if text.startswith(b"<") and not text.startswith((b"<?", b"<!")):  # an XML declaration or a doctype: CVAT's XML, HTML
-        return "doctags"
+    if text.startswith(b"<"):
+        root = _XML_ROOT.search(text)
+        if root is not None and root.group(1).decode("utf-8", "replace") == CVAT_ROOT:
+            return CVAT
+        if not text.startswith((b"<?", b"<!")):  # an XML declaration or a doctype: XML, HTML
+            return "doctags"
     if text.startswith(b"["):
         first_item = structure_of(prefix).keys_at(2)
         if "layout_dets" in first_item:
@@ -73,6 +124,8 @@ def _keyed_format(first_key: str | None, keys: set[str], prefix: bytes) -> str |
         return "coco"
     if "form" in keys:
         return "funsd"
+    if first_key == "mode" and RESULT_KEYS <= keys:
+        return RESULT
     return None
 
 
@@ -140,9 +193,12 @@ def _more_lines(rest: bytes, handle: BinaryIO) -> bool:
 
 
 def detect_folder(folder: Path) -> str:
-    """The format of a folder: a benchmark's layout, a docling-eval dataset, or files of one format."""
+    """The format of a folder: a benchmark's layout, a docling-eval dataset, or files of one format;
+    a folder of `tore evaluate`'s results is refused as such."""
     if (folder / "annotations").is_dir() and (folder / "ocr").is_dir():
         return "docile"
+    if is_regular_file(folder / RESULT_FILE) and _is_result(folder / RESULT_FILE):
+        raise InputError(f"this folder is {RESULT_NOT_LAYOUT}", file=str(folder))
     files = regular_files(folder)
     if any(name.endswith(DOCTAGS_SUFFIXES) for name in (f.name for f in files)):
         return "doctags"
@@ -153,6 +209,14 @@ def detect_folder(folder: Path) -> str:
     if documents and (kind := detect_file(documents[0])) in FOLDER_FORMATS:
         return kind
     raise InputError("cannot tell the format of this folder: no DocTags, Parquet or JSON files in it", file=str(folder))
+
+
+def _is_result(path: Path) -> bool:
+    try:
+        detect_file(path)
+    except InputError as error:
+        return error.problem == NOT_LAYOUTS[RESULT]
+    return False
 
 
 def detect_format(path: Path) -> str:

@@ -58,7 +58,7 @@ def _chunks(handle: BinaryIO, path: Path) -> Iterator[tuple[int, int, bytes, int
     text whose first `size` bytes they are (not copied out of what was read), and where its
     newlines are (found with NumPy, which lets the other side's reading thread run). A byte-order
     mark at the file's start is skipped."""
-    line, carry, total, offset = 1, b"", 0, skip_bom(handle)
+    line, carry, total, offset = 1, b"", 0, skip_bom(handle, path)
     while block := handle.read(CHUNK_BYTES):
         total += len(block)
         if total > MAX_INPUT_BYTES:

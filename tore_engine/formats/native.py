@@ -23,7 +23,8 @@ from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.core.memory import give_back_free_memory
 from tore_engine.formats import page_parser
-from tore_engine.formats.columns import ColumnsBuilder
+from tore_engine.formats.columns import ColumnsBuilder, non_finite_score
+from tore_engine.formats.detect import ambiguous_keys
 from tore_engine.formats.image_refs import ImageFolder, image_name
 from tore_engine.formats.native_pages import (
     NativePage,
@@ -114,7 +115,12 @@ def _header(data: bytes, source: str) -> tuple[Header, JsonSpans, tuple[int, int
     structure = scan_json(data, source)
     if first_char(data) != b"{":
         raise InputError("a layout JSON must be an object with 'pages' (docs/formats.md#layout-json)", file=source)
-    header = decode_json(data, source, Header)
+    try:
+        header = decode_json(data, source, Header)
+    except SchemaError:
+        if (ambiguous := ambiguous_keys(structure.top_level_values(), source)) is not None:
+            raise ambiguous from None  # a COCO file too: said so, rather than "unknown key 'images'"
+        raise
     span = structure.top_level_values()["pages"]
     if first_char(data, span[0]) != b"[":
         raise InputError("'pages' must be a list of page objects", file=source)
@@ -178,7 +184,7 @@ def read_compiled(path: Path, images: ImageFolder, *, lazy: bool) -> LayoutSet |
     descriptor = open_regular(path)
     with os.fdopen(descriptor, "rb") as handle:
         stamp = FileStamp.of(descriptor)  # the version read: checked when the rest is read, and by the workers
-        bom = skip_bom(handle)
+        bom = skip_bom(handle, path)
         head = handle.read(CHUNK_BYTES)
         start = structure_of(head[:HEADER_BYTES]).value_start("pages") if first_char(head) == b"{" else None
         if start is None or first_char(head, start) != b"[":
@@ -221,7 +227,7 @@ def from_document(document: object, source: str = "<memory>") -> LayoutSet:
     try:
         parsed = msgspec.convert(_plain(document), Document)
     except msgspec.ValidationError as error:
-        located_error = schema_error(error, source)
+        located_error = schema_error(error, source, schema=Document)
         if located_error.location[:1] == ("pages",):
             index, box, problem = SchemaError(located_error.detail, located_error.location[1:]).in_item("boxes")
             page_id = _page_id_of(document, index)
@@ -229,6 +235,10 @@ def from_document(document: object, source: str = "<memory>") -> LayoutSet:
         raise located_error from None
     except RecursionError:
         raise InputError("is nested too deeply", file=source) from None
+    for page in parsed.pages:  # Python's floats, unlike JSON, hold NaN and infinity
+        for number, item in enumerate(page.boxes):
+            if item.score is not None and not math.isfinite(item.score):
+                raise InputError(non_finite_score(item.score), file=source, page=str(page.id), box=number)
     warnings: list[InputWarning] = []
     builder = ColumnsBuilder()
     add_pages(builder, parsed.pages, ImageFolder.beside(Path(source)), warnings)

@@ -31,6 +31,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, PageColumns, PageImage
+from tore_engine.formats.columns import non_finite_score
 from tore_engine.formats.image_refs import ImageFolder, image_name
 from tore_engine.formats.parquet_files import (
     MAX_EXACT_INTEGER,
@@ -49,7 +50,7 @@ from tore_engine.formats.parquet_files import (
 from tore_engine.formats.progress import advance
 from tore_engine.formats.stored_images import page_image_bytes
 from tore_engine.io.files import input_files
-from tore_engine.io.json import SchemaError, parse_json
+from tore_engine.io.json import SchemaError, parse_json, unknown_name
 
 if TYPE_CHECKING:
     import pyarrow
@@ -75,7 +76,7 @@ def _check_boxes_type(kind: "pyarrow.DataType", source: str) -> None:
     names = [box.field(k).name for k in range(box.num_fields)]
     for name in names:
         if name not in BOX_FIELDS:
-            raise InputError(f"column 'boxes' has an unknown field '{name}' (known: {', '.join(BOX_FIELDS)})", file=source)
+            raise InputError(f"column 'boxes' has an {unknown_name('field', name, BOX_FIELDS)}; known: {', '.join(BOX_FIELDS)}", file=source)
     for name in ("label", "bbox"):
         if name not in names:
             raise InputError(f"column 'boxes' has no field '{name}'", file=source)
@@ -94,7 +95,7 @@ def check_schema(schema: "pyarrow.Schema", source: str) -> None:
     """The page-level columns and their types, before any data is read."""
     for name in schema.names:
         if name not in REQUIRED + OPTIONAL:
-            raise InputError(f"has an unknown column '{name}' (known: {', '.join(REQUIRED + OPTIONAL)})", file=source)
+            raise InputError(f"has an {unknown_name('column', name, REQUIRED + OPTIONAL)}; known: {', '.join(REQUIRED + OPTIONAL)}", file=source)
     for name in REQUIRED:
         if name not in schema.names:
             raise InputError(f"has no column '{name}'", file=source)
@@ -175,6 +176,15 @@ def _numbers(array: "pyarrow.Array", column: str, error_at: Callable[[int, str],
     return pc.fill_null(pc.cast(array, pa.float64()), math.nan).to_numpy(zero_copy_only=False)
 
 
+def _finite(scores: "pyarrow.Array", error_at: Callable[[int, str], InputError]) -> "pyarrow.Array":
+    """`scores`, refused at the first NaN or infinite one (`non_finite_score`); a null is no score."""
+    if pa.types.is_floating(scores.type):
+        bad = np.flatnonzero(pc.fill_null(pc.invert(pc.is_finite(scores)), False).to_numpy(zero_copy_only=False))
+        if len(bad):
+            raise error_at(int(bad[0]), non_finite_score(scores[int(bad[0])].as_py()))
+    return scores
+
+
 def _box_error(problem: str, box: int, offsets: np.ndarray, ids: list[str], source: str) -> InputError:
     page = int(np.searchsorted(offsets, box, side="right")) - 1
     return InputError(f"{problem} (row {page})", file=source, page=ids[page], box=box - int(offsets[page]))
@@ -200,7 +210,10 @@ def _boxes(boxes: "pyarrow.Array", ids: list[str], source: str) -> tuple[np.ndar
         raise _box_error("bbox holds a null coordinate", _first_null(coordinates) // 4, offsets, ids, source)
     scores = None
     if flat.type.get_field_index("score") >= 0:
-        scores = _numbers(pc.struct_field(flat, "score"), "boxes.score", lambda box, problem: _box_error(problem, box, offsets, ids, source))
+        def error_at(box: int, problem: str) -> InputError:
+            return _box_error(problem, box, offsets, ids, source)
+
+        scores = _numbers(_finite(pc.struct_field(flat, "score"), error_at), "boxes.score", error_at)
     bboxes = _numbers(coordinates, "boxes.bbox", lambda value, problem: _box_error(problem, value // 4, offsets, ids, source))
     return counts, bboxes.reshape(-1, 4), labels, scores
 

@@ -33,14 +33,36 @@ def _problem(error: Exception) -> str:
 
 @contextmanager
 def open_parquet(path: Path) -> Iterator["pyarrow.parquet.ParquetFile"]:
-    """A Parquet file opened through the input layer (regular files only, non-blocking open)."""
+    """A Parquet file opened through the input layer (regular files only, non-blocking open), its
+    columns' names checked (`repeated_name`)."""
     with os.fdopen(open_regular(Path(path)), "rb") as handle:
         try:
             parquet = pq.ParquetFile(handle)
+            schema = parquet.schema_arrow
         except (pa.ArrowException, OSError, ValueError) as error:
             raise InputError(f"is not a readable Parquet file ({_problem(error)})", file=str(path)) from None
         with parquet:
+            if (name := repeated_name(list(schema))) is not None:
+                raise InputError(f"has two columns named '{name}'; a column is found by its name, so each needs its own",
+                                 file=str(path))
             yield parquet
+
+
+def repeated_name(fields: Sequence["pyarrow.Field"], parent: str = "") -> str | None:
+    """The first name that two columns share (a field of a struct, under lists or not, as
+    `boxes.label`), or None: Arrow lets a file hold both, and finding a column by name then fails."""
+    seen: set[str] = set()
+    for field in fields:
+        path = f"{parent}{field.name}"
+        if field.name in seen:
+            return path
+        seen.add(field.name)
+        kind = field.type
+        while is_list(kind):
+            kind = kind.value_type
+        if pa.types.is_struct(kind) and (found := repeated_name([kind.field(k) for k in range(kind.num_fields)], f"{path}.")) is not None:
+            return found
+    return None
 
 
 def check_declared_size(parquet: "pyarrow.parquet.ParquetFile", columns: Sequence[str], source: str, groups: Sequence[int] | None = None) -> None:

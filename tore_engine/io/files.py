@@ -3,7 +3,8 @@
 Only regular files are opened, checked on the open descriptor, so a FIFO, a device or a folder is
 refused before any read can block. Files are read by their size (never by the limit, which would be
 allocated first), whole, and checked unchanged at the end (`FileStamp`): a file rewritten while
-read is an error, not a mix of two versions.
+read is an error, not a mix of two versions. Text is UTF-8: a JSON text in UTF-16 or UTF-32 is refused
+where its first bytes are read (`skip_bom`), with the command that converts it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ from tore_engine.io.paths import checked_text
 
 MAX_INPUT_BYTES = 8 * 2**30  # one input file; the app sets a lower limit for uploads
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
+# The other Unicode encodings a text file may be in, by byte-order mark (UTF-32's first: its LE mark
+# begins with UTF-16's), and by where the zero bytes of an ASCII first character fall without one.
+_MARKED_ENCODINGS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
+                     (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+_UNMARKED_ENCODINGS = (("UTF-32LE", 4, 0), ("UTF-32BE", 4, 3), ("UTF-16LE", 2, 0), ("UTF-16BE", 2, 1))
+_ASCII_START = [32 <= byte < 127 or byte in b"\t\n\r" for byte in range(256)]
+ENCODING_HEAD_BYTES = 64  # read to tell UTF-16 or UTF-32 from UTF-8
 
 
 # (device, inode) -> path of each result that the running `tore evaluate` replaces (`tore_engine.writers.staging`
@@ -160,16 +168,59 @@ def read_to_end(handle: BinaryIO, path: str | Path, *, max_bytes: int = MAX_INPU
     return data
 
 
-def skip_bom(handle: BinaryIO) -> int:
+def other_unicode_encoding(head: bytes) -> str | None:
+    """The UTF-16 or UTF-32 encoding (e.g. "UTF-16LE") of a text whose first bytes are `head`, or
+    None. Known by its byte-order mark, or without one by the zero bytes around an ASCII first
+    character, as RFC 4627 told JSON's encoding (every format TORE reads as text starts with one:
+    `{`, `[`, `<`, blank space), and checked by decoding `head`. UTF-8 text holds no zero byte
+    there, nor do Parquet, image or PDF files, which start with their magic bytes."""
+    found = next((encoding for mark, encoding in _MARKED_ENCODINGS if head.startswith(mark)), None)
+    for encoding, width, ascii_at in _UNMARKED_ENCODINGS if found is None else ():
+        unit = head[:width]
+        if len(unit) == width and _ASCII_START[unit[ascii_at]] and not any(unit[:ascii_at] + unit[ascii_at + 1 :]):
+            found = encoding
+            break
+    if found is None:
+        return None
+    width = 4 if found.startswith("UTF-32") else 2
+    try:
+        text = head[: len(head) - len(head) % width].decode(found)
+    except UnicodeDecodeError:
+        return None
+    return found if "\x00" not in text else None
+
+
+def encoding_error(encoding: str, path: str | Path) -> InputError:
+    """A text file in UTF-16 or UTF-32, refused with the command that converts it. RFC 8259 (section
+    8.1) requires UTF-8 for JSON exchanged between systems, and TORE reads its files by byte offsets
+    (the lazy index, the compiled parser, JSON Lines in chunks), which another encoding would shift."""
+    family, order = encoding[:-2], encoding[-2:]
+    return InputError(f"the text is {family} ({order}); TORE reads UTF-8: convert it with "
+                      f"`iconv -f {encoding} -t UTF-8 {Path(path).name} > {Path(path).stem}.utf8{Path(path).suffix}`",
+                      file=str(path))
+
+
+def skip_bom(handle: BinaryIO, path: str | Path) -> int:
     """Leave `handle`, open at a file's start, after a UTF-8 byte-order mark if the file has one
     (some editors write one before JSON, which RFC 8259 lets a parser ignore), and say how many
-    bytes that is. Skipped where the file is read, so every parser (msgspec, the NumPy and
-    compiled scans, the compiled page parser) sees the same text, with no copy; an offset in that
-    text plus the bytes skipped is one in the file (the index of `formats.lazy` adds them), and a
-    line and column in it are where an editor, which hides the mark, shows them."""
-    skipped = len(BOM) if handle.read(len(BOM)) == BOM else 0
+    bytes that is; a text in UTF-16 or UTF-32 is an error naming `path` (`encoding_error`). Skipped
+    where the file is read, so every parser (msgspec, the NumPy and compiled scans, the compiled
+    page parser) sees the same text, with no copy; an offset in that text plus the bytes skipped is
+    one in the file (the index of `formats.lazy` adds them), and a line and column in it are where
+    an editor, which hides the mark, shows them."""
+    head = handle.read(ENCODING_HEAD_BYTES)
+    if (encoding := other_unicode_encoding(head)) is not None:
+        raise encoding_error(encoding, path)
+    skipped = len(BOM) if head.startswith(BOM) else 0
     handle.seek(skipped)
     return skipped
+
+
+def blank_problem(data: bytes) -> str | None:
+    """What is wrong with a text that holds no value at all (nothing, or only blank space), or None."""
+    if not data:
+        return "the file is empty"
+    return "the file holds only blank space" if not data.strip() else None
 
 
 def read_stamped(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES, json_text: bool = False) -> tuple[bytes, FileStamp, int]:
@@ -180,7 +231,7 @@ def read_stamped(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES, json_tex
     try:
         stamp = FileStamp.of(descriptor)
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            start = skip_bom(handle) if json_text else 0
+            start = skip_bom(handle, path) if json_text else 0
             return read_to_end(handle, path, max_bytes=max_bytes, stamp=stamp), stamp, start
     except OSError as error:
         raise _os_error(error, path) from None
@@ -194,8 +245,12 @@ def read_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
 
 
 def read_json_bytes(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
-    """A JSON file's text (of at most `max_bytes`), without the byte-order mark it may start with."""
-    return read_stamped(path, max_bytes=max_bytes, json_text=True)[0]
+    """A JSON file's text (of at most `max_bytes`), without the byte-order mark it may start with;
+    an error naming the file when it holds no JSON value at all."""
+    data = read_stamped(path, max_bytes=max_bytes, json_text=True)[0]
+    if (problem := blank_problem(data)) is not None:
+        raise InputError(f"{problem}; a JSON file holds one value", file=str(path))
+    return data
 
 
 def read_text(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> str:
@@ -204,4 +259,6 @@ def read_text(path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
+        if (encoding := other_unicode_encoding(data[:ENCODING_HEAD_BYTES])) is not None:
+            raise encoding_error(encoding, path) from None
         raise InputError(f"is not UTF-8 text (byte {error.start})", file=str(path)) from None

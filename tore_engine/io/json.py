@@ -14,8 +14,9 @@ bounded memory pays for loading numba.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -80,7 +81,8 @@ class JsonStructure:
         spans = {}
         for colon in colons.tolist():
             key = self._key_before(int(self.positions[colon]))
-            end = ends[np.searchsorted(ends, colon)] if len(ends) else len(self.positions) - 1
+            following = int(np.searchsorted(ends, colon))
+            end = ends[following] if following < len(ends) else len(self.positions) - 1  # a text cut short: to its last
             spans[key] = (int(self.positions[colon]) + 1, int(self.positions[end]))
         return spans
 
@@ -365,11 +367,53 @@ def _rebuild_schema_error(detail: str, location: tuple[str | int, ...], file: st
     return SchemaError(detail, location, file=file)
 
 
-def _readable(detail: str) -> str:
-    """msgspec's messages in our words."""
-    for pattern, word in ((r"Object contains unknown field `(.*)`", "unknown"), (r"Object missing required field `(.*)`", "missing")):
-        if (match := re.fullmatch(pattern, detail, re.DOTALL)) is not None:
-            return f"{word} key {match.group(1)!r}"
+RESEMBLANCE = 0.75  # difflib's ratio from which a name is taken for a misspelling: 'box' of 'bbox' (0.86)
+# or 'boxes' (0.75), 'widht' of 'width' (0.8); not 'nmae' of 'image' (0.67)
+
+
+def resembling(name: str, known: Iterable[str]) -> str | None:
+    """The known name that `name` most resembles, as a misspelling would, or None."""
+    matches = difflib.get_close_matches(name, list(known), n=1, cutoff=RESEMBLANCE)
+    return matches[0] if matches else None
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> str:
+    """"unknown key 'box' (did you mean 'bbox'?)": an unknown name, with the known one it resembles."""
+    guess = resembling(name, known)
+    return f"unknown {kind} {name!r}" + (f" (did you mean {guess!r}?)" if guess is not None else "")
+
+
+def _keys_at(schema: Any, path: str) -> list[str]:
+    """The keys a schema defines for the object at msgspec's `path` (`.boxes[0]`, `[...]` for a
+    dict's value), to say which one an unknown key resembles; none when it leads to no struct."""
+    from msgspec import inspect
+
+    def following(kind: inspect.Type, step: str | int | None) -> list[inspect.Type]:
+        if isinstance(kind, inspect.UnionType):
+            return [found for member in kind.types for found in following(member, step)]
+        if isinstance(step, str) and isinstance(kind, inspect.StructType):
+            return [field.type for field in kind.fields if field.encode_name == step]
+        if step is None and isinstance(kind, inspect.DictType):
+            return [kind.value_type]
+        if isinstance(step, int) and isinstance(kind, (inspect.ListType, inspect.VarTupleType)):
+            return [kind.item_type]
+        return [kind.item_types[step]] if isinstance(step, int) and isinstance(kind, inspect.TupleType) and step < len(kind.item_types) else []
+
+    kinds = [inspect.type_info(schema)]
+    for name, index in _STEP.findall(path):
+        step = name or (int(index) if index else None)
+        kinds = [found for kind in kinds for found in following(kind, step)]
+    kinds = [member for kind in kinds for member in (kind.types if isinstance(kind, inspect.UnionType) else (kind,))]
+    return [field.encode_name for kind in kinds if isinstance(kind, inspect.StructType) for field in kind.fields]
+
+
+def _readable(detail: str, schema: Any, path: str) -> str:
+    """msgspec's messages in our words; an unknown key with the key of `schema` (at msgspec's
+    `path`) it resembles."""
+    if (match := re.fullmatch(r"Object contains unknown field `(.*)`", detail, re.DOTALL)) is not None:
+        return unknown_name("key", match.group(1), _keys_at(schema, path) if schema is not Any else ())
+    if (match := re.fullmatch(r"Object missing required field `(.*)`", detail, re.DOTALL)) is not None:
+        return f"missing key {match.group(1)!r}"
     replacements = (
         (r"Expected `array` of length (\d+), got (\d+)", r"expected a list of \1 numbers, got \2 values"),
         (r"Expected `array` of length (\d+)$", r"expected a list of \1 numbers"),
@@ -385,10 +429,13 @@ def _location(path: str) -> tuple[str | int, ...]:
     return tuple(name if name else int(index) for name, index in _STEP.findall(path) if name or index)
 
 
-def schema_error(error: msgspec.ValidationError, source: str, prefix: tuple[str | int, ...] = ()) -> SchemaError:
+def schema_error(error: msgspec.ValidationError, source: str, prefix: tuple[str | int, ...] = (), schema: Any = Any) -> SchemaError:
+    """msgspec's validation error as a `SchemaError` at its place (after `prefix`); `schema`, the type
+    decoded, lets an unknown key be told with the key it resembles."""
     match = _LOCATION.match(str(error))
     assert match is not None  # the pattern matches any text
-    return SchemaError(_readable(match["detail"]), prefix + _location(match["path"] or ""), file=source)
+    path = match["path"] or ""
+    return SchemaError(_readable(match["detail"], schema, path), prefix + _location(path), file=source)
 
 
 def decode_json(data: bytes, source: str, schema: Any = Any, *, prefix: tuple[str | int, ...] = ()) -> Any:
@@ -396,7 +443,7 @@ def decode_json(data: bytes, source: str, schema: Any = Any, *, prefix: tuple[st
     try:
         return msgspec.json.decode(data, type=schema)
     except msgspec.ValidationError as error:
-        raise schema_error(error, source, prefix) from None
+        raise schema_error(error, source, prefix, schema) from None
     except msgspec.DecodeError as error:
         raise InputError(f"is not valid JSON: {_decode_problem(data, str(error))}", file=source) from None
     except RecursionError:
@@ -411,7 +458,7 @@ def _decode_problem(data: bytes, message: str) -> str:
         offset = int(match.group(1))
         text = text.replace(match.group(0), f"({_line_and_column(data, offset)})")
         if data[offset : offset + 9].lstrip(b"-").startswith((b"NaN", b"Infinity")):
-            text += ": NaN and Infinity are not JSON numbers (a coordinate must be finite)"
+            text += ": NaN and Infinity are not JSON numbers (coordinates and scores must be finite)"
     return text
 
 
