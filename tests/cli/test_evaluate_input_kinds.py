@@ -15,7 +15,7 @@ import pytest
 import tore_engine
 from tests.cli.helpers import run_cli
 from tests.helpers import layout_json, shared_path, write_json
-from tore_engine.formats.detect import CVAT_NOT_READ, RESULT_NOT_LAYOUT
+from tore_engine.formats.detect import CVAT_NOT_READ, RESULT_FILE_IS, RESULT_FOLDER_IS
 
 PAGE = {"id": "p1", "width": 10, "height": 10, "boxes": [{"label": "a", "bbox": [0, 0, 6, 4], "score": 0.9}, {"label": "b", "bbox": [2, 2, 9, 9], "score": 0.5}]}
 LAYOUT = layout_json("model", [PAGE, PAGE | {"id": "p2"}])
@@ -61,8 +61,9 @@ def test_a_tore_result_file_and_folder(tmp_path):
     previous = tmp_path / "previous"
     gt, model = write_json(tmp_path / "a.json", LAYOUT), write_json(tmp_path / "b.json", LAYOUT)
     assert run_cli("evaluate", str(gt), str(model), "--out", str(previous), "--workers", "1")[0] == 0
-    refused(tmp_path, previous / "report.json", f": this is {RESULT_NOT_LAYOUT}", "tore.open(DIR)")
-    refused(tmp_path, previous, f": this folder is {RESULT_NOT_LAYOUT}")
+    refused(tmp_path, previous / "report.json", f": {RESULT_FILE_IS}", "tore.open(DIR)")
+    refused(tmp_path, previous / "report.json", f": {RESULT_FILE_IS}", reference=previous / "report.json", options=("--format", "tore"))
+    refused(tmp_path, previous, f": {RESULT_FOLDER_IS}")
     reopened = tore_engine.open(previous)  # as the message says
     assert reopened.to_json() == json.loads((previous / "report.json").read_text())
 

@@ -93,7 +93,7 @@ KINDS = {
     "CVAT's XML without a declaration (once read as DocTags)": (b"<annotations><version>1.1</version><image id='1'>" + CVAT_BOX + b"</image>",
                                                                  detect.CVAT_NOT_READ),
     "a report.json's first keys": (json.dumps({"mode": "single", "classes": ["Background"], "pages": 3, "pixels": 9}, indent=1).encode(),
-                                   f"this is {detect.RESULT_NOT_LAYOUT}"),
+                                   detect.RESULT_FILE_IS),
     "an HTML page": (b"<!DOCTYPE html>\n<html><body></body></html>", "(markup whose first element is <html>)"),
     "a misspelt 'pages'": (json.dumps({"name": "m", "page": [PAGE]}).encode(), "(its key 'page' resembles 'pages')"),
     "a misspelt 'images'": (json.dumps({"info": {}, "imgaes": []}).encode(), "(its key 'imgaes' resembles 'images')"),

@@ -37,10 +37,12 @@ COCO_KEYS = {"images", "categories", "annotations"}
 TELLING_KEYS = ("pages", *sorted(COCO_KEYS))  # the top-level keys a misspelt key is compared with
 RESULT_KEYS = {"mode", "classes", "pixels"}  # report.json's (docs/cli.md#reportjson), none a layout's
 RESULT_FILE = "report.json"
-# What a TORE result is and what to do with it, in one place (a file and a folder of results are "this is"
-# and "this folder is" it): `tore evaluate` saves its evaluation beside report.json (`results.saved`).
-RESULT_NOT_LAYOUT = ("a TORE result (report.json of `tore evaluate`), not a layout: open the folder `tore evaluate` saved it in "
-                     "with `tore.open(DIR)` or the app's sidebar (Saved evaluations)")
+# What a TORE result is and what to do with it, in one place, said of its report.json and of its folder:
+# `tore evaluate` saves its evaluation beside report.json (`results.saved`), which these open.
+RESULT_NOT_LAYOUT = ("{this} a TORE result (report.json of `tore evaluate`), not a layout: open {folder} with `tore.open(DIR)` "
+                     "or the app's sidebar (Saved evaluations)")
+RESULT_FILE_IS = RESULT_NOT_LAYOUT.format(this="this is", folder="its folder")
+RESULT_FOLDER_IS = RESULT_NOT_LAYOUT.format(this="this folder is", folder="it")
 CVAT_ROOT = "annotations"  # the root element of CVAT's "CVAT for images" XML export
 CVAT_NOT_READ = ("not read: CVAT XML (\"CVAT for images\"); export the task from CVAT as \"COCO 1.0\" and pass "
                  "its annotations/instances_default.json, which TORE reads as COCO")
@@ -49,7 +51,7 @@ EXPECTED = ("expected a layout JSON (an object with 'pages'), JSON Lines of page
 _XML_ROOT = re.compile(rb"<(?![?!/])([A-Za-z_][\w.:-]{0,63})")  # the first element's name, past a declaration or doctype
 # Kinds of file that are no layout, told by their content: what `_format_of` says for them.
 RESULT, CVAT = "a TORE result", "CVAT XML"
-NOT_LAYOUTS = {RESULT: f"this is {RESULT_NOT_LAYOUT}", CVAT: CVAT_NOT_READ}
+NOT_LAYOUTS = {RESULT: RESULT_FILE_IS, CVAT: CVAT_NOT_READ}
 
 
 def detect_file(path: Path) -> str:
@@ -77,6 +79,12 @@ def _seen(prefix: bytes) -> str:
             if (known := resembling(key, TELLING_KEYS)) is not None:
                 return f" (its key {key!r} resembles {known!r})"
     return ""
+
+
+def result_keys(keys: Collection[str], source: str) -> InputError | None:
+    """The error for a top-level object with report.json's keys (a TORE result), else None: what
+    a reader told to read it as a layout says, rather than "unknown key 'mode'"."""
+    return InputError(RESULT_FILE_IS, file=source) if RESULT_KEYS <= set(keys) else None
 
 
 def ambiguous_keys(keys: Collection[str], source: str) -> InputError | None:
@@ -198,7 +206,7 @@ def detect_folder(folder: Path) -> str:
     if (folder / "annotations").is_dir() and (folder / "ocr").is_dir():
         return "docile"
     if is_regular_file(folder / RESULT_FILE) and _is_result(folder / RESULT_FILE):
-        raise InputError(f"this folder is {RESULT_NOT_LAYOUT}", file=str(folder))
+        raise InputError(RESULT_FOLDER_IS, file=str(folder))
     files = regular_files(folder)
     if any(name.endswith(DOCTAGS_SUFFIXES) for name in (f.name for f in files)):
         return "doctags"
@@ -215,7 +223,7 @@ def _is_result(path: Path) -> bool:
     try:
         detect_file(path)
     except InputError as error:
-        return error.problem == NOT_LAYOUTS[RESULT]
+        return error.problem == RESULT_FILE_IS
     return False
 
 

@@ -24,7 +24,7 @@ from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.core.memory import give_back_free_memory
 from tore_engine.formats import page_parser
 from tore_engine.formats.columns import ColumnsBuilder, non_finite_score
-from tore_engine.formats.detect import ambiguous_keys
+from tore_engine.formats.detect import ambiguous_keys, result_keys
 from tore_engine.formats.image_refs import ImageFolder, image_name
 from tore_engine.formats.native_pages import (
     NativePage,
@@ -118,8 +118,9 @@ def _header(data: bytes, source: str) -> tuple[Header, JsonSpans, tuple[int, int
     try:
         header = decode_json(data, source, Header)
     except SchemaError:
-        if (ambiguous := ambiguous_keys(structure.top_level_values(), source)) is not None:
-            raise ambiguous from None  # a COCO file too: said so, rather than "unknown key 'images'"
+        keys = structure.top_level_values()
+        if (kind := ambiguous_keys(keys, source) or result_keys(keys, source)) is not None:
+            raise kind from None  # a COCO file too, or a result: said so, rather than "unknown key 'images'"
         raise
     span = structure.top_level_values()["pages"]
     if first_char(data, span[0]) != b"[":
