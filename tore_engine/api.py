@@ -296,3 +296,25 @@ def tags(database: str | Path | None = None) -> TagStore:
     from tore_engine.results.tags import tags as opened
 
     return opened(database)
+
+
+def saved_inputs(folder: str | Path, *, checked: Callable[[str], Path] = Path) -> Pair:
+    """The layout sets the evaluation saved in `folder` was made from, read again as its run read
+    them (formats, COCO images, page images; the label map applied; not the minimum score), while
+    they are still where the run found them; each path recorded goes through `checked` first (the
+    app confines them to its data root). An `InputError` names what is missing."""
+    from tore_engine.core.taxonomy import apply_label_map
+    from tore_engine.results.saved import read_manifest
+
+    run = read_manifest(folder).manifest.run
+    paths = {name: None if value is None else checked(value) for name, value in
+             (("reference", run.reference), ("prediction", run.prediction), ("images", run.images), ("page_images", run.page_images),
+              ("label_map", run.label_map))}
+    missing = [str(path) for name, path in paths.items() if path is not None and name != "page_images" and not path.exists()]
+    if paths["reference"] is None or missing:
+        raise InputError(f"the inputs of this evaluation are not there any more ({', '.join(missing) or 'unknown'}): its boxes and "
+                         "pages are read from them", file=str(folder))
+    pair = _read_pair(paths["reference"], paths["prediction"], run.format or "auto", coco_images=paths["images"],
+                      page_images=paths["page_images"])
+    mapping = _label_map(paths["label_map"])
+    return apply_label_map(pair[0], mapping), apply_label_map(pair[1], mapping)

@@ -5,17 +5,23 @@ a path leaving the data root or a damaged folder is refused with the reason."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
 
+import tore_engine as tore
 from tests.cli.helpers import run_cli
 from tests.helpers import DEMO
 from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception
+from tore_engine.api import saved_inputs
 from tore_engine.core.errors import InputError
+from tore_engine.core.layout import LayoutSet
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.saved import ARRAYS, open_saved
 from tore_engine.run import runner
+from tore_engine.studio.data_root import server_path
+from tore_engine.studio.evaluations import Evaluated, EvaluationStore, _with_inputs
 
 
 def _saved_run(root, name: str, model: str = "model_a.json"):
@@ -67,3 +73,21 @@ def test_a_damaged_saved_folder_is_named(root, monkeypatch):
         open_saved(out)
     assert any(plain_for_markdown(raised.value.problem)[:40] in error.value for error in at.error)
     assert not _heatmaps(at)
+
+
+def test_the_inputs_are_read_again_for_overlays_only_inside_the_data_root(root, tmp_path_factory):
+    for name in ("reference.json", "model_a.json"):
+        shutil.copy(DEMO / name, root / name)
+    code, _, err = run_cli("evaluate", str(root / "reference.json"), str(root / "model_a.json"), "--out", str(root / "runs" / "in"), "-q")
+    assert code == 0, err
+    store = EvaluationStore()
+    entry = Evaluated("", LayoutSet("gt", []), LayoutSet("m", []), open_saved(root / "runs" / "in"))
+    store.put(("k",), entry)
+    _with_inputs(store, ("k",), entry, root / "runs" / "in")
+    reference, prediction = tore.load_pair(root / "reference.json", root / "model_a.json")
+    page = reference.page_ids()[0]
+    assert store.get(("k",)).reference_page(page).labels == reference.pages[0].labels  # Overlays has boxes to draw
+    outside = _saved_run(tmp_path_factory.mktemp("elsewhere"), "out")  # its inputs (the demo's) lie outside the data root
+    shutil.copytree(outside, root / "runs" / "out")
+    with pytest.raises(InputError, match="outside the folder it must stay in"):
+        saved_inputs(root / "runs" / "out", checked=server_path)

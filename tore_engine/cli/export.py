@@ -70,28 +70,21 @@ def selected_pages(folder: Path, tag: str | None, cell: str | None, database: st
 
 
 def evaluated_sides(folder: Path, pages: list[str]) -> tuple[LayoutSet, LayoutSet]:
-    """Both sides of `pages` as the run evaluated them: read from its inputs, label map and minimum score applied."""
-    from tore_engine.api import _label_map, load_pair
-    from tore_engine.core.taxonomy import apply_label_map
+    """Both sides of `pages` as the run evaluated them: read from its inputs (`api.saved_inputs`), minimum score applied."""
+    from tore_engine.api import saved_inputs
     from tore_engine.results.saved import read_manifest
 
-    run = read_manifest(folder).manifest.run
-    missing = [path for path in (run.reference, run.prediction, run.images, run.label_map) if path is not None and not Path(path).exists()]
-    if run.reference is None or missing:
-        raise InputError(f"the inputs of this evaluation are needed for its boxes and are not there any more ({', '.join(missing) or 'unknown'}); "
-                         "the page ids alone (--pages) need none", file=str(folder))
-    sides = load_pair(run.reference, run.prediction, run.format or "auto", coco_images=run.images, page_images=run.page_images)
-    mapping = _label_map(Path(run.label_map) if run.label_map else None)
+    min_score = read_manifest(folder).manifest.run.min_score
     wanted = set(pages)
 
     def kept(layout: LayoutSet) -> LayoutSet:
-        mapped = apply_label_map(layout, mapping)
-        chosen = [page for page in mapped.pages if page.id in wanted]
-        if run.min_score is not None:
-            chosen = [page.above_score(run.min_score)[0] for page in chosen]
-        return LayoutSet(mapped.name, chosen, mapped.taxonomy)
+        chosen = [page for page in layout.pages if page.id in wanted]
+        if min_score is not None:
+            chosen = [page.above_score(min_score)[0] for page in chosen]
+        return LayoutSet(layout.name, chosen, layout.taxonomy)
 
-    return kept(sides[0]), kept(sides[1])
+    reference, prediction = saved_inputs(folder)
+    return kept(reference), kept(prediction)
 
 
 @contextmanager

@@ -38,7 +38,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from tore_engine.api import evaluate_pair
+from tore_engine.api import evaluate_pair, saved_inputs
 from tore_engine.core.derived import Derived
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
@@ -47,6 +47,7 @@ from tore_engine.results import saved
 from tore_engine.results.drilldown import pages_table
 from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio.compute import dask_executor
+from tore_engine.studio.data_root import server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.page_index import PageIndex
 from tore_engine.studio.server_settings import megabytes
@@ -342,10 +343,22 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
         preload.empty()
 
 
+def _with_inputs(store: EvaluationStore, key: tuple, entry: Evaluated, folder: Path) -> None:
+    """In the background: the saved evaluation's layouts read again from its inputs, when they are
+    still there inside the data root (`api.saved_inputs`), for Overlays to draw; the entry kept
+    without them otherwise (its heatmaps never wait for them)."""
+    try:
+        reference, prediction = saved_inputs(folder, checked=server_path)
+    except (InputError, OSError):
+        return
+    if store.get(key) is entry:
+        store.put(key, replace(entry, reference=reference, prediction=prediction))
+
+
 def saved_evaluation(folder: Path, model: str) -> Evaluated | None:
     """The evaluation saved in `folder` (`results.saved`), opened once for every session (kept by
     its manifest's version), titled after the model it evaluated; None, with the reason on the
-    page, when it cannot be opened. Its layouts are empty: a saved evaluation holds no boxes."""
+    page, when it cannot be opened. Its layouts are empty until `_with_inputs` has read them."""
     store = evaluation_store()
     key = ("saved", _stamp(folder / saved.MANIFEST))
     cached = store.get(key)
@@ -358,6 +371,7 @@ def saved_evaluation(folder: Path, model: str) -> Evaluated | None:
                                evaluation, min_score=run.min_score)
             store.put(key, cached)
             threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()  # as `evaluate`'s
+            threading.Thread(target=_with_inputs, args=(store, key, cached, folder), name="tore-saved-inputs", daemon=True).start()
     except InputError as error:
         show_input_error(error, title=f"the saved evaluation of model {model}")
         return None
