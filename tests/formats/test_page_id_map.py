@@ -85,6 +85,6 @@ def test_the_suggested_rule_maps_as_many_ids_as_any_affix_rule(reference, predic
 def test_no_rule_is_suggested_for_unrelated_ids_and_the_error_names_ids_of_each_side():
     assert suggested_rule(["a1", "a2"], ["zz", "yy"]) is None
     text = str(unmatched_ids_error(["a1", "a2", "a3", "a4"], ["zz", "yy"], None))
-    assert "'a1', 'a2', 'a3' ... (4 pages)" in text and "'zz', 'yy'" in text and "--page-id-map FILE" in text
+    assert "'a1', 'a2', 'a3' ... (4 pages)" in text and "'zz', 'yy'" in text and "--page-id-map (a rule such as strip-prefix:TEXT, or a table FILE" in text
     long = "x" * 10_000
     assert len(str(unmatched_ids_error([long], ["y" + long], None))) < 600  # a hostile id is cut in a message

@@ -4,6 +4,7 @@ docling-eval datasets, page images from a server folder, and the models' labels.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from tests.helpers import DEMO
@@ -163,8 +164,27 @@ def test_several_files_uploaded_for_one_input_make_one_set():
 def test_the_evaluation_settings_sit_in_a_popover_whose_button_names_their_values():
     at = _app(tax="single", min_score="0.35", convention="docling")
     _no_exception(at)
-    assert _popovers(at)["Evaluation: single taxonomy, boxes scored 0.35 or more, mAP docling"] == ["tax", "min_score", "convention"]
+    assert _popovers(at)["Evaluation: single taxonomy, boxes scored 0.35 or more, mAP docling"] == ["tax", "min_score", "score_side", "convention", "pidmap"]
     at.sidebar.number_input(key="min_score").set_value(0.0).run()
     at.sidebar.selectbox(key="convention").set_value("coco").run()
     assert "Evaluation: single taxonomy, every box, mAP coco" in _popovers(at)
     assert "min_score" not in at.query_params and at.query_params["tax"] == "single"
+
+
+def test_the_minimum_score_of_the_predictions_only_keeps_the_reference_boxes_drawn_and_counted():
+    """Issue 36 N4 in the app: the Evaluation popover's side is tore evaluate --min-score-side."""
+    at = _app(min_score="0.6", score_side="prediction")
+    _no_exception(at)
+    assert "Evaluation: auto taxonomy, boxes scored 0.60 or more (the prediction's), mAP coco" in _popovers(at)
+    assert at.query_params["score_side"] == "prediction"
+    evaluated = at.session_state["_dataset"]
+    expected = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_a.json"), min_score=0.6, min_score_side="prediction")
+    from tore_engine.studio.evaluations import model_evaluation
+
+    shown = model_evaluation(evaluated, "A", quiet=True)
+    assert shown is not None and shown.evaluation.to_json() == expected.to_json()
+    # a scored pseudo-reference (model A against itself): its boxes are drawn whole, the prediction's above 0.6
+    pseudo, model = load_pair(DEMO / "model_a.json", DEMO / "model_a.json")
+    kept = dataclasses.replace(shown, reference=pseudo, prediction=model)
+    page = pseudo.pages[0]
+    assert kept.reference_page(page.id).box_count == page.box_count > kept.prediction_page(page.id).box_count == page.above_score(0.6)[0].box_count

@@ -206,7 +206,7 @@ def unmatched_ids_error(reference_ids: Sequence[str], prediction_ids: Sequence[s
         text += (f" The prediction's ids are the reference's with {_affix_words(rule)} ({count:,} of {len(prediction_ids):,} map so): "
                  f"evaluate with {OPTION} {rule_text(rule)}.")
     else:
-        text += f" Map them with {OPTION} FILE (a JSON object or a CSV file prediction,reference of ids) or a rule such as strip-prefix:TEXT."
+        text += f" Map them with {OPTION} (a rule such as strip-prefix:TEXT, or a table FILE: a JSON object or a CSV file prediction,reference)."
     return InputError(text)
 
 

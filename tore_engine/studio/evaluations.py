@@ -7,7 +7,7 @@ record and replay that bar; and `st.cache_data` copies its value for each caller
 together with what the views derive from them once (`core.derived.Derived`: the page index, the pages table),
 so that a link to a cached evaluation opens in a new tab as fast as a view switch. The key holds
 what changes the numbers (the files and their versions, formats, taxonomy mode, label map, minimum
-score, mAP's convention), not how they were computed (workers, scheduler: the numbers are the
+score and its side, mAP's convention, the page id rule), not how they were computed (workers, scheduler: the numbers are the
 same) nor how they are titled. The sweep of minimum scores is made from all boxes whatever the
 minimum score, so it is kept once for every minimum score of a pair (`EvaluationStore.sweep`): a
 click on one of its points evaluates at that score without sweeping again.
@@ -42,6 +42,7 @@ from tore_engine.api import evaluate_pair, saved_inputs
 from tore_engine.core.derived import Derived
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
+from tore_engine.formats.page_id_map import PageIdMap, page_id_map
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results import saved
 from tore_engine.results.drilldown import pages_table
@@ -76,6 +77,8 @@ class Evaluated:
     derived: Derived = field(default_factory=Derived, repr=False, compare=False)
     min_score: float | None = None  # the evaluation's: a page's boxes scored below it are left out
     sweep_key: tuple | None = field(default=None, repr=False, compare=False)  # its sweep in the store (None: made here)
+    min_score_side: str = "both"  # whose boxes `min_score` leaves out: both sides', or the prediction's only
+    page_id_map: PageIdMap | None = None  # how the prediction's page ids became the reference's
 
     def titled(self, title: str) -> Evaluated:
         return replace(self, title=title)
@@ -119,18 +122,25 @@ class Evaluated:
         return self.derived.get("pages_table", lambda: pages_table(self.evaluation, self.pages))
 
     def _positions(self, side: str, layout: LayoutSet) -> dict[str, int]:
-        return self.derived.get(f"{side}_positions", lambda: {page_id: k for k, page_id in enumerate(layout.page_ids())})
+        """Each page's position by the reference's id (a prediction's ids through the page id map)."""
+        def made() -> dict[str, int]:
+            ids = layout.page_ids()
+            return {page_id: k for k, page_id in enumerate(ids if side == REFERENCE or self.page_id_map is None else self.page_id_map.mapped(ids))}
+
+        return self.derived.get(f"{side}_positions", made)
 
     def _page(self, side: str, layout: LayoutSet, page_id: str) -> Page | None:
-        """The page as evaluated: without its boxes scored below the minimum score."""
+        """The page as evaluated: without its boxes scored below the minimum score (on its side)."""
         position = self._positions(side, layout).get(page_id)
         if position is None:
             return None
         page = layout.pages[position]
-        return page if self.min_score is None else page.above_score(self.min_score)[0]
+        if self.min_score is None or (side == REFERENCE and self.min_score_side != "both"):
+            return page
+        return page.above_score(self.min_score)[0]
 
     def reference_page(self, page_id: str) -> Page | None:
-        return self._page("reference", self.reference, page_id)
+        return self._page(REFERENCE, self.reference, page_id)
 
     def prediction_page(self, page_id: str) -> Page | None:
         return self._page("prediction", self.prediction, page_id)
@@ -248,6 +258,8 @@ def evaluate(
     page_images: Path | None = None,
     min_score: float | None = None,
     map_convention: str = "coco",
+    min_score_side: str = "both",
+    page_id_rule: str | None = None,
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -258,7 +270,7 @@ def evaluate(
     changes the numbers (not by `workers`, `scheduler` or `title`); `scheduler` is the name of a
     configured Dask scheduler. Raises `InputError` for bad input."""
     pair_key = (_stamp(reference), _stamp(prediction), formats, taxonomy, _stamp(label_map), _stamp(coco_images), _stamp(page_images),
-                map_convention)
+                map_convention, min_score_side, page_id_rule)
     key = (*pair_key, min_score)
     store = evaluation_store()
     cached = store.get(key)
@@ -268,8 +280,9 @@ def evaluate(
             starting()
         pair = evaluate_pair(reference, prediction, format=formats, taxonomy=taxonomy, label_map=label_map, coco_images=coco_images,
                              page_images=page_images, min_score=min_score, map=map_convention, workers=workers, executor=executor,
-                             progress=progress)
-        cached = Evaluated("", pair.reference, pair.prediction, pair.evaluation, min_score=min_score, sweep_key=pair_key)
+                             progress=progress, min_score_side=min_score_side, page_id_map=page_id_rule)
+        cached = Evaluated("", pair.reference, pair.prediction, pair.evaluation, min_score=min_score, sweep_key=pair_key,
+                           min_score_side=min_score_side, page_id_map=page_id_map(page_id_rule))
         store.put(key, cached)
         # the page index in the background, so that the first step to Overlays finds it made (0.8 s at 100,000 pages)
         threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()
@@ -399,6 +412,7 @@ def _reading(dataset: Dataset) -> dict[str, Any]:
     """How every pair of the dataset is read and computed, besides its formats and taxonomy."""
     return {"label_map": dataset.label_map, "coco_images": dataset.coco_images, "page_images": dataset.page_images,
             "min_score": dataset.min_score, "map_convention": dataset.map_convention, "workers": dataset.workers,
+            "min_score_side": dataset.min_score_side, "page_id_rule": dataset.page_id_rule,
             "scheduler": dataset.scheduler}
 
 

@@ -22,8 +22,10 @@ import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio.data_root import DEMO_DIR, data_root
 from tore_engine.studio.uploads import hide_private_paths
+from tore_engine.writers.summary import pairing_note
 
 UNEXPECTED = "This view stopped on an unexpected error ({kind}); the server's log has the details. Other pages still work."
 SIDEBAR = "(in the sidebar)"
@@ -35,6 +37,10 @@ GUI_WORDS = (
     (re.compile(r"--page-images"), f"the page images {SIDEBAR}"),
     (re.compile(r"use --taxonomy (\w+)"), r'choose the taxonomy "\1" (under Evaluation in the sidebar)'),
     (re.compile(r"--label-map"), f"a label map {SIDEBAR}"),
+    (re.compile(r"evaluate with --page-id-map (\S+?)\.?$"), r'type \1 under Evaluation, "Page ids of the predictions", in the sidebar'),
+    (re.compile(r"--page-id-map \(a rule such as (\S+), or a table FILE[^)]*\)"),
+     r'a rule such as \1 under Evaluation, "Page ids of the predictions", in the sidebar'),
+    (re.compile(r"--page-id-map"), 'a rule under Evaluation, "Page ids of the predictions", in the sidebar'),
     (re.compile(r"use --format ([\w-]+)"), rf'choose the format "\1" {SIDEBAR}'),
     (re.compile(r"--format ([\w-]+)"), rf'the format "\1" {SIDEBAR}'),
     (re.compile(r"run without --scheduler"), "choose local processes under Compute"),
@@ -68,6 +74,15 @@ def input_error_text(error: InputError, title: str | None = None) -> str:
 def show_input_error(error: InputError, *, title: str | None = None, where=st) -> None:
     """The error in a red box, on the page or in `where` (e.g. `st.sidebar`)."""
     where.error(input_error_text(error, title))
+
+
+def pairing_alert(evaluation: Evaluation, title: str) -> None:
+    """A warning at the top of a page when at most half of the reference's pages found their
+    prediction page by id (the others score as all Background: every figure is pulled down), in the
+    summary's words; nothing otherwise."""
+    note = pairing_note(evaluation.paired_pages, len(evaluation.page_ids))
+    if note is not None:
+        st.warning(f"**{plain_for_markdown(title)}**: {plain_for_markdown(gui_text(note))}.", icon=":material/link_off:")
 
 
 @contextmanager

@@ -16,7 +16,10 @@ import streamlit as st
 
 from tore_engine.api import FORMATS, detect_format
 from tore_engine.core.errors import InputError
+from tore_engine.formats.page_id_map import RULE_PATTERN, page_id_map, shown_id
 from tore_engine.metrics.mean_average_precision import CONVENTIONS
+from tore_engine.metrics.sweep import MIN_SCORE_SIDES
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio import sections, uploads, url_state
 from tore_engine.studio.compute import compute_choices
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, DEMO_DIR, data_root, server_path
@@ -44,6 +47,12 @@ COCO_IMAGES_HELP = ("the COCO images + categories file that COCO results lists r
                     "are results lists, or when the reference is not a COCO instances file")
 PAGE_IMAGES_HELP = "the page images or PDFs the layouts name, when they are not beside the layout files"
 LABEL_MAP_HELP = "a JSON object {\"old label\": \"new label\"}, applied to both sides"
+PAGE_ID_HELP = ("when the predictions name the reference's pages otherwise (doc_page_00000 for page_00000): a rule that maps "
+                "their ids to the reference's, strip-prefix:TEXT, strip-suffix:TEXT, add-prefix:TEXT or add-suffix:TEXT "
+                "(as tore evaluate --page-id-map); empty: ids as they are")
+MAX_RULE_CHARACTERS = 200
+WORD_JOINER = "\u2060"
+SIDE_LABELS = {"both": "both sides", "prediction": "the predictions only"}
 DEMO_CAPTION = "Embedded demo: 26 synthetic pages; models A and B are simulated from the ground truth, not trained."
 DEMO_NOTE = (
     "**Embedded demo**: 26 synthetic pages drawn by the project, with their exact ground truth "
@@ -85,6 +94,8 @@ class Dataset:
     scheduler: str | None = None  # the name of a configured Dask scheduler
     min_score: float | None = None  # boxes scored below it dropped on both sides (--min-score); None: all kept
     map_convention: str = MAP_CONVENTIONS[0]  # mAP's convention (--map)
+    min_score_side: str = MIN_SCORE_SIDES[0]  # whose boxes the minimum score drops (--min-score-side)
+    page_id_rule: str | None = None  # how the predictions' page ids become the reference's (--page-id-map RULE)
 
     @property
     def is_demo(self) -> bool:
@@ -254,13 +265,40 @@ def _image_root(source: str) -> Path:
     return uploads.session_root() if source == "upload" else data_root()
 
 
-def settings_label(taxonomy: str, min_score: float, convention: str) -> str:
+def settings_label(taxonomy: str, min_score: float, convention: str, side: str = MIN_SCORE_SIDES[0], rule: str = "") -> str:
     """What the evaluation settings' button says: its choices, so that a closed popover hides none."""
     boxes = "every box" if min_score == NO_MIN_SCORE else f"boxes scored {min_score:.2f} or more"
-    return f"Evaluation: {taxonomy} taxonomy, {boxes}, mAP {convention}"
+    if min_score != NO_MIN_SCORE and side != MIN_SCORE_SIDES[0]:
+        boxes += " (the prediction's)"
+    return f"Evaluation: {taxonomy} taxonomy, {boxes}, mAP {convention}" + (f", page ids {rule}" if rule else "")
 
 
-def _evaluation_settings() -> tuple[str, float | None, str]:
+def page_id_rule(text: str) -> str | None:
+    """The page id rule typed (None when empty), or an `InputError`: only a rule, never a path (the
+    text may come from a link)."""
+    text = text.replace(WORD_JOINER, "").strip()  # the app's messages break "strip-prefix:doc_" with one (a shortcode else)
+    if not text:
+        return None
+    if RULE_PATTERN.match(text) is None:
+        raise InputError(f"a page id rule is strip-prefix:TEXT, strip-suffix:TEXT, add-prefix:TEXT or add-suffix:TEXT, got {shown_id(text)}")
+    page_id_map(text)  # checks the text as the engine will
+    return text
+
+
+def _page_id_input() -> str | None:
+    """The page id rule (`--page-id-map RULE`), in the URL as `pidmap`; a bad one is said in the sidebar and not used."""
+    text = st.text_input("Page ids of the predictions", key="pidmap", persist_state="session", max_chars=MAX_RULE_CHARACTERS,
+                         placeholder="e.g. strip-prefix:doc_", help=PAGE_ID_HELP)
+    try:
+        rule = page_id_rule(text)
+    except InputError as error:
+        show_input_error(error)
+        return None
+    url_state.share(pidmap=rule)
+    return rule
+
+
+def _evaluation_settings() -> tuple[str, float | None, str, str, str | None]:
     """The taxonomy mode (`--taxonomy`), the minimum score (`--min-score`; 0 keeps every box) and
     mAP's convention (`--map`), in the URL as `tax`, `min_score` and `convention`; all three change
     the numbers, so evaluations are kept by them. In one popover whose button names them (its
@@ -268,7 +306,12 @@ def _evaluation_settings() -> tuple[str, float | None, str]:
     url_state.seed("tax", "auto", list(TAXONOMY_MODES))
     url_state.seed("min_score", NO_MIN_SCORE, url_state.Interval(0.0, 1.0))
     url_state.seed("convention", MAP_CONVENTIONS[0], list(MAP_CONVENTIONS))
-    label = settings_label(st.session_state["tax"], st.session_state["min_score"], st.session_state["convention"])
+    url_state.seed("score_side", MIN_SCORE_SIDES[0], list(MIN_SCORE_SIDES))
+    url_state.seed("pidmap", "")
+    if not isinstance(st.session_state["pidmap"], str) or len(st.session_state["pidmap"]) > MAX_RULE_CHARACTERS:
+        st.session_state["pidmap"] = ""  # a link's value the text box could not hold
+    label = settings_label(st.session_state["tax"], st.session_state["min_score"], st.session_state["convention"],
+                           st.session_state["score_side"], plain_for_markdown(st.session_state["pidmap"].strip()))
     with st.sidebar.popover(label, key="settings", width="stretch"):
         taxonomy = st.selectbox(
             "Taxonomy", TAXONOMY_MODES, key="tax", persist_state="session",
@@ -279,13 +322,19 @@ def _evaluation_settings() -> tuple[str, float | None, str]:
             "Minimum score", 0.0, 1.0, step=0.05, format="%.2f", key="min_score", persist_state="session",
             help="boxes scored below it are dropped on both sides before TORE and mAP (as tore evaluate --min-score); 0 keeps every "
                  "box; boxes without a score are always kept. A click on a point of Matrices' operating-point chart sets it")
+        side = st.radio("Minimum score drops the boxes of", MIN_SCORE_SIDES, key="score_side", persist_state="session", horizontal=True,
+                        format_func=SIDE_LABELS.__getitem__,
+                        help="both sides (as tore evaluate --min-score), or the predictions' only (--min-score-side prediction): "
+                             "to compare a model against another model's scored output kept whole; the operating point follows")
         convention = st.selectbox(
             "mAP convention", MAP_CONVENTIONS, key="convention", format_func=MAP_CONVENTION_LABELS.__getitem__, persist_state="session",
             help="coco: pycocotools' COCOeval (the default of tore evaluate --map); docling: docling-metrics-layout 0.17.0's numbers "
                  "(float32 thresholds and values), as docling-eval prints them")
+        rule = _page_id_input()
     url_state.share(tax=taxonomy, min_score=None if min_score == NO_MIN_SCORE else min_score,
-                    convention=None if convention == MAP_CONVENTIONS[0] else convention)
-    return taxonomy, (None if min_score == NO_MIN_SCORE else float(min_score)), convention
+                    convention=None if convention == MAP_CONVENTIONS[0] else convention,
+                    score_side=None if side == MIN_SCORE_SIDES[0] else side)
+    return taxonomy, (None if min_score == NO_MIN_SCORE else float(min_score)), convention, side, rule
 
 
 def sidebar() -> Dataset:
@@ -294,7 +343,7 @@ def sidebar() -> Dataset:
     url_state.seed("src", "saved" if url_state.given_values(saved_key("A")) else "demo", list(SOURCES))  # `?saved=PATH` alone opens it
     source = st.sidebar.radio("Source", list(SOURCES), format_func=SOURCES.get, key="src", persist_state="session")
     chosen = SOURCE_INPUTS[source]()
-    taxonomy, min_score, convention = _evaluation_settings()
+    taxonomy, min_score, convention, side, rule = _evaluation_settings()
     workers, scheduler = compute_choices()
     return Dataset(source, chosen.reference, chosen.models, _image_root(source), chosen.formats, taxonomy, chosen.label_map,
-                   chosen.coco_images, chosen.page_images, workers, scheduler, min_score, convention)
+                   chosen.coco_images, chosen.page_images, workers, scheduler, min_score, convention, side, rule)

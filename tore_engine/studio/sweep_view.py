@@ -102,8 +102,9 @@ def _section(evaluated: Evaluated, model: str) -> None:
         sweep = evaluated.sweep()
     figure = sweep_chart(sweep, current=evaluated.min_score, title=evaluated.title)
     plotly_chart(figure, key, on_select=functools.partial(_evaluate_at, key), selection_mode="points")
+    dropped = "on both sides" if evaluated.min_score_side == "both" else "of the predictions only (`--min-score-side prediction`)"
     st.caption(
-        "Each point is exactly what `tore evaluate --min-score t` gives: boxes scored below t dropped on both sides, then TORE's F1 of "
+        f"Each point is exactly what `tore evaluate --min-score t` gives: boxes scored below t dropped {dropped}, then TORE's F1 of "
         "the pixels (solid: the reduced view's Foreground and each class). Dashed, mAP's view of the same scores: the boxes scored at "
         "least t matched at IoU 0.50 as COCOeval matches them, and their F1; mAP itself ranks the boxes and needs no threshold. "
         "A star is a curve's best point (the lowest minimum score on a tie); the dotted line, the minimum score shown. "

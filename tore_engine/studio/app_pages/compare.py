@@ -9,7 +9,7 @@ from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import compare
 from tore_engine.studio import compare_panels, documents, map_views, navigator, overlay_panels, panels, url_state
 from tore_engine.studio.evaluations import Evaluated, model_against_model, model_evaluation, side_label
-from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.messages import pairing_alert, show_input_error
 from tore_engine.studio.sidebar import MODELS, REFERENCE, Dataset
 
 TABS = {"reference": "Both against the reference", "pair": "B read against A"}  # URL value -> tab
@@ -19,6 +19,8 @@ def both_against_the_reference(dataset: Dataset, first: str, second: str) -> Non
     a, b = model_evaluation(dataset, first), model_evaluation(dataset, second)
     if a is None or b is None:
         return
+    for evaluated in (a, b):
+        pairing_alert(evaluated.evaluation, evaluated.title)
     document = documents.chosen_document(a)  # one reference: the same documents in both
     a, b = documents.narrowed(a, document), documents.narrowed(b, document)
     try:
@@ -68,6 +70,7 @@ def b_read_against_a(dataset: Dataset, first: str, second: str) -> None:
     )
     pair = model_against_model(dataset, first, second)
     if pair is not None:
+        pairing_alert(pair.evaluation, pair.title)
         compare_panels.pair_matrices(pair, dataset.image_root, (side_label(dataset, first), side_label(dataset, second)))
 
 

@@ -10,6 +10,7 @@ documents' table and mAP's notes come after the matrix."""
 import streamlit as st
 
 from tore_engine.studio import documents, downloads, map_views, page_tables, panels, sweep_view
+from tore_engine.studio.messages import pairing_alert
 from tore_engine.studio.sidebar import DEMO_CAPTION, DEMO_NOTE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
@@ -20,6 +21,7 @@ model_column, document_column = st.columns([3, 2], vertical_alignment="bottom")
 with model_column:
     model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
+    pairing_alert(evaluated.evaluation, evaluated.title)
     whole = evaluated
     with document_column:
         evaluated = documents.document_filter(evaluated)

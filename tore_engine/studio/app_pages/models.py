@@ -5,6 +5,7 @@ import streamlit as st
 
 from tore_engine.studio import model_table
 from tore_engine.studio.evaluations import model_evaluation
+from tore_engine.studio.messages import pairing_alert
 from tore_engine.studio.sidebar import MODELS, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
@@ -16,5 +17,7 @@ if dataset.reference is None or not models:
     st.info("Choose a reference and one or more predictions (models A, B, ...) in the sidebar.")
     st.stop()
 evaluated = {model: entry for model in models if (entry := model_evaluation(dataset, model)) is not None}
+for entry in evaluated.values():
+    pairing_alert(entry.evaluation, entry.title)
 if evaluated:
     model_table.models_view(evaluated)

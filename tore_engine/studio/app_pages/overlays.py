@@ -5,6 +5,7 @@ import streamlit as st
 
 from tore_engine.studio import documents, navigator, overlay_panels, panels, tag_panels, url_state
 from tore_engine.studio.evaluations import side_label
+from tore_engine.studio.messages import pairing_alert
 from tore_engine.studio.sidebar import REFERENCE, Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
@@ -13,6 +14,7 @@ if dataset.is_demo:
     st.caption("Demo: the predictions of models A and B are simulated.")
 model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
+    pairing_alert(evaluated.evaluation, evaluated.title)
     evaluated = documents.document_filter(evaluated)
     evaluation = evaluated.evaluation
     view_column, agreement_column = st.columns([3, 2], vertical_alignment="bottom")
