@@ -6,7 +6,10 @@ Python's recursion limit (issue 42 C7), parsed, printed and scored without recur
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -14,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import load_shared_json, shared_path
-from tests.scorers.omnidocbench.helpers import score_one
+from tests.scorers.omnidocbench.helpers import one_page, score_one
 from tore_engine.scorers.omnidocbench import soup
 from tore_engine.scorers.omnidocbench.markdown import _html_text_fragment
 from tore_engine.scorers.omnidocbench.tables import _normalized_dom, normalize_cell_text
@@ -155,3 +158,16 @@ def test_a_deep_div_is_scored(tmp_path):
     gt = {"category_type": "table", "order": 1, "html": "<table><tr><td>x</td></tr></table>"}
     scores = score_one(tmp_path, [gt], nested_divs(10_000))
     assert (scores["table_teds"], scores["table_edit"]) == (1.0, 0.0)
+
+
+def test_the_command_scores_a_page_nested_deeper_than_the_recursion_limit(tmp_path):
+    """Issue 42 C7 as a user runs it: one predicted .md holding 400 nested tables ended the whole run
+    with "the input is nested too deeply to process", naming no file; the run now scores it."""
+    one_page(tmp_path, [{"category_type": "table", "order": 1, "html": nested_tables(400)}])
+    (tmp_path / "md").mkdir()
+    (tmp_path / "md" / "doc.pdf_1.md").write_text(nested_tables(400), encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "tore_engine", "score", "omnidocbench", "--reference", str(tmp_path / "reference.json"),
+                             "--markdown", str(tmp_path / "md"), "--json"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["end_to_end"]["table_teds"] == 1.0
+
