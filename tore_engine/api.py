@@ -317,4 +317,13 @@ def saved_inputs(folder: str | Path, *, checked: Callable[[str], Path] = Path) -
     pair = _read_pair(paths["reference"], paths["prediction"], run.format or "auto", coco_images=paths["images"],
                       page_images=paths["page_images"])
     mapping = _label_map(paths["label_map"])
-    return apply_label_map(pair[0], mapping), apply_label_map(pair[1], mapping)
+    reference, prediction = apply_label_map(pair[0], mapping), apply_label_map(pair[1], mapping)
+    if run.page_id_map:  # the prediction's pages under the reference's ids, as the run matched them
+        from dataclasses import replace
+
+        from tore_engine.formats.page_id_map import RULE_PATTERN
+
+        if (id_map := read_page_id_map([value if RULE_PATTERN.match(value) else checked(value) for value in run.page_id_map])) is not None:
+            renamed = id_map.mapped(prediction.page_ids())
+            prediction = LayoutSet(prediction.name, [replace(page, id=new) for page, new in zip(prediction.pages, renamed)], prediction.taxonomy)
+    return reference, prediction

@@ -5,6 +5,7 @@ pages, boxes and per-page figures as the saved evaluation."""
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 
 import numpy as np
@@ -90,3 +91,20 @@ def test_without_its_inputs_the_coco_export_says_so(saved, tmp_path):
     assert not (tmp_path / "sel.json").exists()
     code, _, err = run_cli("export", str(out), "--cell", "Text/Nothing", "--pages", str(tmp_path / "p.csv"))
     assert code == 2 and "'Nothing' is no predicted (column) class" in err
+
+
+def test_mapped_page_ids_and_a_prediction_only_minimum_score_export_as_evaluated(tmp_path):
+    """The run's --page-id-map and --min-score-side are saved and applied again: the COCO evaluated
+    back gives pages.csv's rows."""
+    prediction = json.loads((DEMO / "model_a.json").read_text())
+    for page in prediction["pages"]:
+        page["id"] = f"m-{page['id']}"
+    (tmp_path / "model.json").write_text(json.dumps(prediction))
+    code, _, err = run_cli("evaluate", str(DEMO / "reference.json"), str(tmp_path / "model.json"), "--out", str(tmp_path / "out"), "-q",
+                           "--page-id-map", "strip-prefix:m-", "--min-score", "0.5", "--min-score-side", "prediction")
+    assert code == 0, err
+    code, _, err = run_cli("export", str(tmp_path / "out"), "--coco", str(tmp_path / "all.json"))
+    assert code == 0, err
+    code, _, err = run_cli("evaluate", str(tmp_path / "all.json"), str(tmp_path / "all.predictions.json"), "--out", str(tmp_path / "back"), "-q")
+    assert code == 0, err
+    assert _rows(tmp_path / "back" / "pages.csv") == _rows(tmp_path / "out" / "pages.csv")

@@ -193,7 +193,9 @@ def run(args: argparse.Namespace) -> int:
         run = run_info({"reference": args.reference, "prediction": args.prediction, "reference_name": reference.name,
                         "prediction_name": prediction.name, "format": args.format, "images": args.images, "page_images": args.page_images,
                         "taxonomy": args.taxonomy, "label_map": args.label_map, "min_score": args.min_score, "map": args.map,
-                        "sweep": args.sweep})
+                        "sweep": args.sweep, "min_score_side": args.min_score_side,
+                        "page_id_map": [value if RULE_PATTERN.match(value) else str(Path(value).absolute()) for value in args.page_id_map or []]
+                        or None})
 
         def write(folder: Path) -> None:
             write_outputs(evaluation.report_content(), folder, reports)

@@ -70,21 +70,22 @@ def selected_pages(folder: Path, tag: str | None, cell: str | None, database: st
 
 
 def evaluated_sides(folder: Path, pages: list[str]) -> tuple[LayoutSet, LayoutSet]:
-    """Both sides of `pages` as the run evaluated them: read from its inputs (`api.saved_inputs`), minimum score applied."""
+    """Both sides of `pages` as the run evaluated them: read from its inputs (`api.saved_inputs`), the
+    minimum score applied to the sides it was (`--min-score-side`)."""
     from tore_engine.api import saved_inputs
     from tore_engine.results.saved import read_manifest
 
-    min_score = read_manifest(folder).manifest.run.min_score
+    run = read_manifest(folder).manifest.run
     wanted = set(pages)
 
-    def kept(layout: LayoutSet) -> LayoutSet:
+    def kept(layout: LayoutSet, min_score: float | None) -> LayoutSet:
         chosen = [page for page in layout.pages if page.id in wanted]
         if min_score is not None:
             chosen = [page.above_score(min_score)[0] for page in chosen]
         return LayoutSet(layout.name, chosen, layout.taxonomy)
 
     reference, prediction = saved_inputs(folder)
-    return kept(reference), kept(prediction)
+    return kept(reference, None if run.min_score_side == "prediction" else run.min_score), kept(prediction, run.min_score)
 
 
 @contextmanager

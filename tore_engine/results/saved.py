@@ -81,6 +81,8 @@ class RunInfo(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False):
     min_score: float | None = None
     map: str | None = None
     sweep: bool | None = None
+    min_score_side: str | None = None  # whose boxes the minimum score dropped: both (None too) or prediction
+    page_id_map: list[str] | None = None  # the rules and table files that mapped the prediction's page ids
 
 
 class Summary(msgspec.Struct, forbid_unknown_fields=True):
