@@ -22,7 +22,7 @@ native JSON, and from it JSON Lines and Parquet with the formats' own `write` fu
   /usr/bin/chromium) until the matrices are drawn;
 - **identity**: report.json and every CSV byte for byte equal between the kernel and the NumPy
   path, workers 1 and 2, the lazy and the whole-file readers (and native JSON, JSON Lines and
-  Parquet), on every public vector (../shared/vectors) and benchmark input; the timed runs' outputs
+  Parquet), on every public vector (tests/vectors) and benchmark input; the timed runs' outputs
   are checked too, and tore's matrices against the peer's (the tolerance of docs/algorithm.md#exactness-and-determinism).
 
 Prints each measure with its ratio and target, and writes every number to
@@ -75,7 +75,7 @@ from benchmarks.common import (
 )
 
 SECTIONS = ("marginal", "scale", "engine", "jit", "app", "identity")
-VECTORS = REPOSITORY.parent / "shared" / "vectors"
+VECTORS = REPOSITORY / "tests" / "vectors"  # the public vectors, vendored
 MB = MB_BYTES
 
 

@@ -1,5 +1,5 @@
 """FUNSD end-to-end scoring of a form (tore_engine.scorers.funsd.end_to_end: `score_document`, `FunsdScorer`)
-against every case of ../shared/vectors/funsd_public.json, its null rules, the dense brute force on
+against every case of tests/vectors/funsd_public.json, its null rules, the dense brute force on
 random forms, and its worst cases."""
 
 from __future__ import annotations
