@@ -23,7 +23,7 @@ import tore_engine as tore
 from tests.cli.helpers import run_cli
 from tests.helpers import DEMO, write_json
 from tore_engine.core.errors import InputError
-from tore_engine.results.saved import ARRAYS, MANIFEST, TEXT, open_saved, read_manifest, write_saved
+from tore_engine.results.saved import ARRAYS, MANIFEST, TEXT, open_saved, read_manifest, saved_evaluations, write_saved
 from tore_engine.run.runner import evaluate_dataset
 from tore_engine.writers.outputs import write_outputs
 
@@ -241,3 +241,13 @@ def test_without_the_sweep_only_maps_summary_is_kept_and_a_merge_is_refused(tmp_
     with pytest.raises(ValueError, match="keeps mAP's summary, not its records"):
         evaluation.merge(tore.open(saved_a))
     assert json.loads((saved_a / MANIFEST).read_text())["parts"] == ["tore", "map", "map_records", "sweep"]
+
+
+def test_a_search_for_saved_evaluations_is_bounded(saved_a, tmp_path):
+    for where in ("a", "b/c", ".hidden/d", "1/2/3/4/5"):
+        (tmp_path / where).mkdir(parents=True)
+        shutil.copy(saved_a / MANIFEST, tmp_path / where / MANIFEST)
+    (tmp_path / "b" / "c" / MANIFEST).write_text("{}")  # listed as the error that names it
+    found = saved_evaluations(tmp_path)
+    assert [item.folder.name for item in found if not isinstance(item, InputError)] == ["a"]
+    assert [str(tmp_path / "b" / "c" / MANIFEST) in str(item) for item in found if isinstance(item, InputError)] == [True]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -498,11 +499,31 @@ def _map_report(text: MapReportText, pages: np.ndarray, path: Path) -> MapReport
     return MapReport(text.convention, text.figures, text.per_class, pages, statistics, text.predicted, text.unscored)
 
 
+MAX_DEPTH = 4  # folders below the one searched
+MAX_FOLDERS = 20_000  # folders looked into: a search of a large data root ends
+
+
+def _manifests(folder: Path, limit: int) -> list[Path]:
+    """The manifests in `folder` and its subfolders (at most `MAX_DEPTH` down, hidden folders and
+    links left out), in path order, at most `limit` of them, after at most `MAX_FOLDERS` folders."""
+    found, visited = [], 0
+    for current, folders, files in os.walk(folder):
+        visited += 1
+        depth = len(Path(current).relative_to(folder).parts)
+        folders[:] = sorted(name for name in folders if not name.startswith(".") and depth < MAX_DEPTH
+                            and not os.path.islink(os.path.join(current, name)))
+        if MANIFEST in files:
+            found.append(Path(current) / MANIFEST)
+        if len(found) >= limit or visited >= MAX_FOLDERS:
+            break
+    return sorted(found)
+
+
 def saved_evaluations(folder: Path, *, limit: int = 1000) -> list[SavedEvaluation | InputError]:
-    """The saved evaluations in `folder` and its subfolders (at most `limit`, in path order), each
-    its manifest, or the error that names why it cannot be read (a list of runs shows both)."""
+    """The saved evaluations in `folder` and its subfolders (`_manifests`), each its manifest, or
+    the error that names why it cannot be read (a list of runs shows both)."""
     found: list[SavedEvaluation | InputError] = []
-    for manifest in sorted(folder.rglob(MANIFEST))[:limit]:
+    for manifest in _manifests(folder, limit):
         try:
             found.append(read_manifest(manifest.parent))
         except InputError as error:
