@@ -381,7 +381,7 @@ def saved_evaluation(folder: Path, model: str) -> Evaluated | None:
             evaluation = saved.open_saved(folder)
             run = manifest.run
             cached = Evaluated("", LayoutSet(run.reference_name or "reference", []), LayoutSet(run.prediction_name or "prediction", []),
-                               evaluation, min_score=run.min_score)
+                               evaluation, min_score=run.min_score, min_score_side=run.min_score_side or "both")
             store.put(key, cached)
             threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()  # as `evaluate`'s
             threading.Thread(target=_with_inputs, args=(store, key, cached, folder), name="tore-saved-inputs", daemon=True).start()
