@@ -39,6 +39,8 @@ SIDE_FORMATS: dict[str, str] = {
     "coco": "tore_engine.formats.coco",
     "docling": "tore_engine.formats.docling",
     "doctags": "tore_engine.formats.doctags",
+    "yolo": "tore_engine.formats.yolo",
+    "labelme": "tore_engine.formats.labelme",
 }
 # Formats read as a pair from their own files: (module, function(reference, prediction)).
 PAIR_FORMATS: dict[str, tuple[str, str]] = {

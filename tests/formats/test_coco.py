@@ -116,3 +116,29 @@ def read_coco_document(document) -> None:
 @given(json_values | mutations(VALID_COCO))
 def test_coco_loader_never_crashes(document):
     loads_or_input_error(read_coco_document, document)
+
+
+def test_segmentation_polygons_rle_masks_and_rectangles(tmp_path):
+    """One polygon that is not an axis-aligned rectangle becomes the box's polygon (its bbox the
+    polygon's bounding box); a rectangle, an RLE mask or several polygons leave the bbox, the last
+    two with a warning naming the page and box."""
+    from tore_engine.formats.coco import read
+
+    triangle = [10, 10, 50, 12, 30, 40]
+    annotations = [
+        {"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 40, 30], "segmentation": [triangle]},
+        {"id": 2, "image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5], "segmentation": [[0, 0, 5, 0, 5, 5, 0, 5]]},
+        {"id": 3, "image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5], "segmentation": {"counts": [0, 25], "size": [60, 80]}, "iscrowd": 1},
+        {"id": 4, "image_id": 1, "category_id": 1, "bbox": [0, 0, 9, 9], "segmentation": [[0, 0, 4, 0, 4, 4], [5, 5, 9, 5, 9, 9]]},
+    ]
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps({"images": [{"id": 1, "file_name": "p.png", "width": 80, "height": 60}],
+                                "categories": [{"id": 1, "name": "Text"}], "annotations": annotations}))
+    layout = read(path)
+    page = layout.pages[0]
+    assert page.bboxes.tolist() == [[10, 10, 50, 40], [0, 0, 5, 5], [0, 0, 5, 5], [0, 0, 9, 9]]
+    assert page.polygons.outline(0).reshape(-1).tolist() == triangle
+    assert [page.polygons.outline(k) for k in (1, 2, 3)] == [None, None, None]
+    located = [(w.page, w.box) for w in layout.warnings if w.page is not None]
+    assert located == [("p.png", 2), ("p.png", 3)]
+    assert any("RLE mask" in w.message for w in layout.warnings) and any("has 2 polygons" in w.message for w in layout.warnings)

@@ -19,6 +19,7 @@ from typing import Protocol, overload
 import numpy as np
 
 from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.polygons import Polygons, check_page
 
 BACKGROUND = "Background"
 MAX_PAGE_SIDE = 2**31  # pixels; a side beyond this is a unit mistake, not a page
@@ -86,7 +87,9 @@ def _size_text(value: float) -> str:
 class Page:
     """One page: its frame in pixels and its boxes `[x1, y1, x2, y2]` (origin top-left).
 
-    `scores` holds NaN for a box without a score, or is None when no box has one.
+    `scores` holds NaN for a box without a score, or is None when no box has one. `polygons`, when
+    some boxes are polygons, holds their outlines (one entry a box: None, or its points), each
+    box's `bbox` then being its outline's bounding box (`core.polygons`).
     """
 
     id: str
@@ -96,6 +99,7 @@ class Page:
     bboxes: np.ndarray  # (n, 4) float64
     scores: np.ndarray | None = None  # (n,) float64
     image: PageImage | None = None
+    polygons: Polygons | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or unicode_problem(self.id) is not None:
@@ -110,6 +114,8 @@ class Page:
                 raise InputError("a score is infinite", page=self.id, box=int(np.flatnonzero(np.isinf(self.scores))[0]))
         for box, label in enumerate(self.labels):
             _check_label(label, self.id, box)
+        self.polygons = _polygon_column(self.polygons, len(self.labels), self.id)
+        check_page(self.polygons, self.bboxes, np.array([0, len(self.labels)]), [self.id])
         if (bad := _first_bad_box(self.bboxes)) is not None:
             raise InputError(f"bbox has a NaN or infinite coordinate: {self.bboxes[bad].tolist()}", page=self.id, box=bad)
 
@@ -136,11 +142,11 @@ class Page:
 
     @classmethod
     def _unchecked(cls, page_id: str, width: float, height: float, labels: list[str], bboxes: np.ndarray,
-                   scores: np.ndarray | None, image: PageImage | None) -> "Page":
+                   scores: np.ndarray | None, image: PageImage | None, polygons: Polygons | None = None) -> "Page":
         """A page from columns that `PageColumns.validate` has already checked (no second check)."""
         page = object.__new__(cls)
-        page.id, page.width, page.height, page.labels, page.bboxes, page.scores, page.image = (
-            page_id, width, height, labels, bboxes, scores, image)
+        page.id, page.width, page.height, page.labels, page.bboxes, page.scores, page.image, page.polygons = (
+            page_id, width, height, labels, bboxes, scores, image, polygons)
         return page
 
     @property
@@ -154,7 +160,9 @@ class Page:
             return self
         numerator = np.array([width, height, width, height])
         denominator = np.array([self.width, self.height, self.width, self.height])
-        return Page._unchecked(self.id, width, height, self.labels, scaled_boxes(self.bboxes, numerator, denominator), self.scores, self.image)
+        polygons = None if self.polygons is None else self.polygons.scaled(
+            np.broadcast_to(numerator[:2], (self.box_count, 2)), np.broadcast_to(denominator[:2], (self.box_count, 2)))
+        return Page._unchecked(self.id, width, height, self.labels, scaled_boxes(self.bboxes, numerator, denominator), self.scores, self.image, polygons)
 
     def above_score(self, threshold: float) -> tuple["Page", np.ndarray | None]:
         """The page without the boxes scored below `threshold` (boxes without a score stay), and
@@ -165,7 +173,25 @@ class Page:
         if keep.all():
             return self, None
         labels = [label for label, kept in zip(self.labels, keep.tolist()) if kept]
-        return replace(self, labels=labels, bboxes=self.bboxes[keep], scores=self.scores[keep]), np.flatnonzero(keep)
+        polygons = None if self.polygons is None else self.polygons.take(keep)
+        return replace(self, labels=labels, bboxes=self.bboxes[keep], scores=self.scores[keep], polygons=polygons), np.flatnonzero(keep)
+
+
+def _polygon_column(polygons: object, boxes: int, page_id: str) -> Polygons | None:
+    """A page's `polygons` as given (a `Polygons`, or one entry a box) as a column, or None when no
+    box is a polygon."""
+    if polygons is None:
+        return None
+    if not isinstance(polygons, Polygons):
+        if not isinstance(polygons, Sequence) or isinstance(polygons, str):
+            raise InputError("polygons must be one entry a box: None, or the box's points", page=page_id)
+        try:
+            polygons = Polygons.of(polygons)
+        except InputError as error:
+            raise InputError(error.problem, page=page_id) from None
+    if len(polygons) != boxes:
+        raise InputError(f"polygons has {len(polygons)} entries, expected one for each of the {boxes} boxes", page=page_id)
+    return polygons if polygons.is_polygon().any() else None
 
 
 def _as_float(value: object, key: str, page_id: str) -> float:
@@ -238,7 +264,8 @@ class PageColumns(PageSource):
     """
 
     def __init__(self, ids: list[str], sizes: np.ndarray, offsets: np.ndarray, bboxes: np.ndarray,
-                 codes: np.ndarray, vocabulary: list[str], scores: np.ndarray | None, images: dict[int, PageImage]) -> None:
+                 codes: np.ndarray, vocabulary: list[str], scores: np.ndarray | None, images: dict[int, PageImage],
+                 polygons: Polygons | None = None) -> None:
         self.ids = ids
         self.sizes = sizes  # (pages, 2) width, height
         self.offsets = offsets  # (pages + 1,) first box of each page
@@ -247,6 +274,7 @@ class PageColumns(PageSource):
         self.vocabulary = vocabulary
         self.scores = scores  # (boxes,) NaN where a box has no score, or None
         self.images = images  # page position -> image, for the pages that have one
+        self.polygons = polygons  # the outlines of the boxes that are polygons, or None when none is
 
     def __repr__(self) -> str:
         return f"PageColumns({len(self.ids):,} pages, {self.box_count():,} boxes)"
@@ -266,6 +294,8 @@ class PageColumns(PageSource):
             np.concatenate([page.scores if page.scores is not None else np.full(page.box_count, np.nan) for page in pages])
             if has_scores else None,
             {position: page.image for position, page in enumerate(pages) if page.image is not None},
+            Polygons.concatenate([page.polygons or Polygons.none(page.box_count) for page in pages])
+            if any(page.polygons is not None for page in pages) else None,
         )
 
     def _page(self, position: int) -> Page:
@@ -278,7 +308,15 @@ class PageColumns(PageSource):
             self.bboxes[start:end],
             None if self.scores is None else self.scores[start:end],
             self.images.get(position),
+            self._polygons_of(np.arange(start, end)),
         )
+
+    def _polygons_of(self, boxes: np.ndarray) -> Polygons | None:
+        """The outlines of `boxes`, or None when none of them is a polygon."""
+        if self.polygons is None:
+            return None
+        taken = self.polygons.take(boxes)
+        return taken if taken.is_polygon().any() else None
 
     def labels_in_use(self) -> list[str]:
         return sorted({self.vocabulary[code] for code in np.unique(self.codes)})
@@ -313,6 +351,7 @@ class PageColumns(PageSource):
             self.vocabulary,
             None if self.scores is None else self.scores[boxes],
             {new: self.images[old] for new, old in enumerate(positions.tolist()) if old in self.images},
+            self._polygons_of(boxes),
         )
 
     def above_score(self, threshold: float) -> tuple["PageColumns", np.ndarray | None]:
@@ -326,13 +365,14 @@ class PageColumns(PageSource):
         page_of_box = np.repeat(np.arange(len(self.ids)), np.diff(self.offsets))
         within = np.arange(len(keep)) - self.offsets[page_of_box]
         offsets = np.concatenate([[0], np.cumsum(np.bincount(page_of_box[keep], minlength=len(self.ids)))]).astype(np.int64)
-        kept = PageColumns(self.ids, self.sizes, offsets, self.bboxes[keep], self.codes[keep], self.vocabulary, self.scores[keep], self.images)
+        kept = PageColumns(self.ids, self.sizes, offsets, self.bboxes[keep], self.codes[keep], self.vocabulary, self.scores[keep], self.images,
+                           self._polygons_of(np.flatnonzero(keep)))
         return kept, within[keep]
 
     def relabelled(self, label_map: dict[str, str]) -> "PageColumns":
         """The same pages with labels renamed or merged (only the vocabulary changes)."""
         vocabulary = [label_map.get(label, label) for label in self.vocabulary]
-        return PageColumns(self.ids, self.sizes, self.offsets, self.bboxes, self.codes, vocabulary, self.scores, self.images)
+        return PageColumns(self.ids, self.sizes, self.offsets, self.bboxes, self.codes, vocabulary, self.scores, self.images, self.polygons)
 
     def _page_of_box(self, box: int) -> tuple[str, int]:
         page = int(np.searchsorted(self.offsets, box, side="right")) - 1
@@ -350,6 +390,7 @@ class PageColumns(PageSource):
         for code, label in enumerate(self.vocabulary):
             if not isinstance(label, str) or not label or unicode_problem(label) is not None:
                 _check_label(label, *self._page_of_box(int(np.flatnonzero(self.codes == code)[0])))
+        check_page(self.polygons, self.bboxes, self.offsets, self.ids)
         if (box := _first_bad_box(self.bboxes)) is not None:
             page_id, index = self._page_of_box(box)
             raise InputError(f"bbox has a NaN or infinite coordinate: {self.bboxes[box].tolist()}", page=page_id, box=index)
@@ -417,6 +458,20 @@ class LayoutSet:
                 raise InputError("duplicate page id", page=page_id)
             seen.add(page_id)
         self._check_labels_declared()
+        self._note_polygons()
+
+    def _note_polygons(self) -> None:
+        """Say once, in `warnings`, that some boxes are polygons and what reads them how (the pages
+        of a large file still unread are not counted)."""
+        if isinstance(self.pages, PageColumns):
+            count = 0 if self.pages.polygons is None else int(self.pages.polygons.is_polygon().sum())
+        elif isinstance(self.pages, PageSource):
+            return
+        else:
+            count = sum(int(page.polygons.is_polygon().sum()) for page in self.pages if page.polygons is not None)
+        note = polygon_note(count)
+        if count and not any(warning.message == note for warning in self.warnings):
+            self.warnings.append(InputWarning(None, None, None, note))
 
     def _check_labels_declared(self) -> None:
         if self.taxonomy is None or set(self.taxonomy).issuperset(self.labels_in_use()):
@@ -452,6 +507,11 @@ class LayoutSet:
         if isinstance(self.pages, PageSource):
             return self.pages.box_count()
         return sum(page.box_count for page in self.pages)
+
+
+def polygon_note(count: int) -> str:
+    return (f"{count:,} boxes are polygons: TORE's matrices paint their outlines (a pixel belongs to a polygon when the polygon covers "
+            "part of its square); mAP and the box outcomes use each polygon's bounding box")
 
 
 def page_source(layout: LayoutSet) -> PageSource:

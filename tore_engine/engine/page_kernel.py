@@ -33,7 +33,7 @@ from tore_engine.engine.raster import MAX_PAGE_CELLS, WORD_BITS
 from tore_engine.metrics.algorithm1 import ExactCounts
 
 if TYPE_CHECKING:
-    from tore_engine.engine.raster import PageTask
+    from tore_engine.engine.raster import PageTask, PixelExtents
 
 MAX_CLASSES = WORD_BITS  # bit c of a word = class c
 MAX_BOXES = (math.isqrt(MAX_PAGE_CELLS) - 1) // 2  # a page's grid then has at most MAX_PAGE_CELLS cells
@@ -336,7 +336,7 @@ def _evaluate_pages(frames, offsets, boxes, k):
 
 def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The batch as the int64 arrays `_evaluate_pages` takes: frames, offsets and boxes."""
-    sides = [side for task in tasks for side in ((task.reference_classes, task.reference_extents), (task.prediction_classes, task.prediction_extents))]
+    sides = [_painted(*side) for task in tasks for side in ((task.reference_classes, task.reference_extents), (task.prediction_classes, task.prediction_extents))]
     offsets = np.zeros(len(sides) + 1, np.int64)
     np.cumsum([len(classes) for classes, _ in sides], out=offsets[1:])
     boxes = np.empty((offsets[-1], len(BOX_FIELDS)), np.int64)
@@ -345,6 +345,14 @@ def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     boxes[:, LABEL] = np.concatenate([classes for classes, _ in sides])
     frames = np.array([(task.width, task.height) for task in tasks], np.int64).reshape(-1, 2)
     return frames, offsets, boxes
+
+
+def _painted(classes: np.ndarray, extents: PixelExtents) -> tuple[np.ndarray, PixelExtents]:
+    """A side's boxes as the kernel paints them: a polygon as its rectangles."""
+    if extents.pieces is None:
+        return classes, extents
+    owners, rectangles = extents.rectangles()
+    return classes[owners], rectangles
 
 
 def _exact_counts(totals: np.ndarray, class_count: int) -> ExactCounts:
@@ -406,17 +414,21 @@ def preload_for_pool(share: int) -> None:
 
 def evaluate(tasks: Sequence[PageTask], class_count: int, job_pages: int = 0) -> Cells | None:
     """`evaluate_arrays` of these tasks."""
-    return evaluate_arrays(*_inputs(tasks), class_count, job_pages)
+    polygon_pages = np.array([any(extents.polygon is not None and extents.polygon.any() for extents in (task.reference_extents, task.prediction_extents))
+                              for task in tasks], bool)
+    return evaluate_arrays(*_inputs(tasks), class_count, job_pages, polygon_pages if polygon_pages.any() else None)
 
 
-def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, job_pages: int = 0) -> Cells | None:
+def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, job_pages: int = 0,
+                    polygon_pages: np.ndarray | None = None) -> Cells | None:
     """The batch's cells as `dataset.numpy_cells` gives them, or None when the kernel declines
     and the NumPy path must do it. `frames` are the pages' (width, height), `offsets` the first
     box of each side (page 0's reference, page 0's prediction, ...), `boxes` rows of
     `BOX_FIELDS`; `job_pages` is the size of the whole evaluation, when known.
 
     It declines when numba is missing, when the taxonomy has more than `MAX_CLASSES` classes, when
-    a page has more than `MAX_BOXES` boxes, or when pages are so huge that sums need Python
+    a page has more than `MAX_BOXES` boxes (`_too_finely_cut`; `polygon_pages` flags the pages
+    some of whose boxes are a polygon's rectangles), or when pages are so huge that sums need Python
     integers. Otherwise it evaluates once it is loaded in this process. Until then a process
     counts the pages it has been asked to evaluate (its job so far; a pool's workers each their
     own), or takes `job_pages` when that is more: from
@@ -430,9 +442,19 @@ def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, 
     mode = kernel_mode()
     if mode == NUMPY or class_count > MAX_CLASSES or not jit.numba_available():
         return None
-    if len(frames) and (offsets[2::2] - offsets[0:-1:2]).max() > MAX_BOXES:
+    if len(frames) and _too_finely_cut(frames, offsets[2::2] - offsets[0:-1:2], polygon_pages):
         return None
     return _run(frames, offsets, boxes, class_count) if _kernels.loaded or _made_ready(mode == ALWAYS) else None
+
+
+def _too_finely_cut(frames: np.ndarray, boxes: np.ndarray, polygon_pages: np.ndarray | None) -> bool:
+    """Whether a page has more boxes than the kernel takes (`MAX_BOXES`). A polygon's rectangles
+    (one a pixel row, often) count only on a page of more than `MAX_PAGE_CELLS` pixels: on a
+    smaller one the NumPy path's grid is at most the pixel grid, which it never refuses."""
+    many = boxes > MAX_BOXES
+    if polygon_pages is not None:
+        many &= ~polygon_pages | (frames[:, 0] * frames[:, 1] > MAX_PAGE_CELLS)
+    return bool(many.any())
 
 
 def warm() -> str:

@@ -16,6 +16,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputWarning
 from tore_engine.core.layout import Page, PageColumns, scaled_boxes
+from tore_engine.core.polygons import Polygons
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.engine.raster import PageTask, PixelExtents
 from tore_engine.metrics.map_types import SideBoxes
@@ -41,6 +42,19 @@ class PreparedBatch:
         extents = self.extents
         return np.column_stack([extents.col0, extents.col1, extents.row0, extents.row1, self.classes]).astype(np.int64)
 
+    def kernel_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The sides' offsets and boxes as the page kernel takes them: `kernel_boxes`, except that
+        a polygon is given as the rectangles it paints (`PixelExtents.rectangles`); and which pages
+        have a polygon (None when none has)."""
+        if self.extents.pieces is None or self.extents.polygon is None:
+            return self.offsets, self.kernel_boxes(), None
+        owners, rectangles = self.extents.rectangles()
+        side_of = _box_pages(self.offsets)[owners]
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(side_of, minlength=len(self.offsets) - 1))]).astype(np.int64)
+        boxes = np.column_stack([rectangles.col0, rectangles.col1, rectangles.row0, rectangles.row1, self.classes[owners]]).astype(np.int64)
+        polygon_sides = np.bincount(_box_pages(self.offsets), weights=self.extents.polygon, minlength=len(self.offsets) - 1) > 0
+        return offsets, boxes, polygon_sides[0::2] | polygon_sides[1::2]
+
     def side_boxes(self) -> tuple[SideBoxes, SideBoxes]:
         """Each side's boxes as mAP reads them: unclipped, in file order, page by page."""
         side_of = _box_pages(self.offsets)
@@ -61,8 +75,7 @@ class PreparedBatch:
         """The same pages with only the boxes where `keep` is true (as if the others had never
         been read; no warnings)."""
         offsets = np.concatenate([[0], np.cumsum(np.bincount(_box_pages(self.offsets)[keep], minlength=len(self.offsets) - 1))]).astype(np.int64)
-        extents = PixelExtents(*(getattr(self.extents, name)[keep] for name in ("col0", "col1", "row0", "row1", "paints", "clipped")))
-        return PreparedBatch(self.page_ids, self.frames, offsets, self.classes[keep], extents, [], self.boxes[keep], self.scores[keep])
+        return PreparedBatch(self.page_ids, self.frames, offsets, self.classes[keep], self.extents.take(keep), [], self.boxes[keep], self.scores[keep])
 
     def tasks(self) -> list[PageTask]:
         """The same pages as the NumPy path's tasks (views of these arrays)."""
@@ -84,10 +97,10 @@ def _box_pages(offsets: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
 
 
-def _scaled(predictions: PageColumns, matched: np.ndarray, references: PageColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _scaled(predictions: PageColumns, matched: np.ndarray, references: PageColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray, Polygons | None]:
     """The matched prediction pages' boxes in their reference frames (multiply, then divide, and
-    only where the declared frames differ, as `Page.scaled_to`), with each box's reference page
-    and the number of boxes of each reference page's prediction."""
+    only where the declared frames differ, as `Page.scaled_to`), with each box's index among the
+    predictions, the number of boxes of each reference page's prediction, and their polygons."""
     present = np.flatnonzero(matched >= 0)
     sources = matched[present]
     counts = np.zeros(len(matched), dtype=np.int64)
@@ -98,10 +111,23 @@ def _scaled(predictions: PageColumns, matched: np.ndarray, references: PageColum
     page = np.repeat(present, counts[present])
     reference_size, prediction_size = references.sizes[page], predictions.sizes[np.repeat(sources, counts[present])]
     differs = (reference_size != prediction_size).any(axis=1)
+    polygons = None if predictions.polygons is None else predictions.polygons.take(pick)
     if differs.any():
         numerator, denominator = np.tile(reference_size[differs], 2), np.tile(prediction_size[differs], 2)
         boxes[differs] = scaled_boxes(boxes[differs], numerator, denominator)
-    return boxes, pick, counts
+        if polygons is not None:
+            polygons = polygons.scaled(np.where(differs[:, None], reference_size, 1.0), np.where(differs[:, None], prediction_size, 1.0))
+    return boxes, pick, counts, polygons
+
+
+def _interleaved_polygons(references: PageColumns, predictions: Polygons | None, reference_at: np.ndarray, prediction_at: np.ndarray) -> Polygons | None:
+    """Both sides' polygons in the batch's box order (`_interleaved`), or None when no box is one."""
+    if references.polygons is None and predictions is None:
+        return None
+    reference_polygons = references.polygons or Polygons.none(len(reference_at))
+    order = np.empty(len(reference_at) + len(prediction_at), np.int64)
+    order[reference_at], order[prediction_at] = np.arange(len(reference_at)), len(reference_at) + np.arange(len(prediction_at))
+    return Polygons.concatenate([reference_polygons, predictions or Polygons.none(len(prediction_at))]).take(order)
 
 
 def _interleaved(reference_counts: np.ndarray, prediction_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -119,7 +145,7 @@ def prepare_columns(references: PageColumns, predictions: PageColumns, matched: 
     reference page k's prediction, or -1."""
     frames = np.ceil(references.sizes).astype(np.int64).reshape(-1, 2)
     reference_counts = np.diff(references.offsets)
-    prediction_boxes, pick, prediction_counts = _scaled(predictions, matched, references)
+    prediction_boxes, pick, prediction_counts, prediction_polygons = _scaled(predictions, matched, references)
     offsets, reference_at, prediction_at = _interleaved(reference_counts, prediction_counts)
     boxes = np.empty((int(offsets[-1]), 4))
     boxes[reference_at], boxes[prediction_at] = references.bboxes, prediction_boxes
@@ -129,7 +155,8 @@ def prepare_columns(references: PageColumns, predictions: PageColumns, matched: 
     prediction_codes = np.concatenate([predictions.codes[predictions.offsets[j] : predictions.offsets[j + 1]] for j in matched[present]]) if len(present) else np.zeros(0, np.int64)
     classes[prediction_at] = np.array([taxonomy.prediction_index[label] for label in predictions.vocabulary], dtype=np.int64)[prediction_codes] if len(prediction_codes) else prediction_codes
     side_frames = np.repeat(np.repeat(frames, 2, axis=0), np.diff(offsets), axis=0)
-    extents = PixelExtents.from_boxes(boxes, side_frames[:, 0], side_frames[:, 1])
+    polygons = _interleaved_polygons(references, prediction_polygons, reference_at, prediction_at)
+    extents = PixelExtents.from_boxes(boxes, side_frames[:, 0], side_frames[:, 1], polygons)
     scores = np.full(len(boxes), np.nan)
     if references.scores is not None:
         scores[reference_at] = references.scores
@@ -186,9 +213,10 @@ def prepare_page(reference: Page, prediction: Page | None, taxonomy: Taxonomy) -
     """A page's task (class indices and painted extents of each side) and its box warnings."""
     width, height = math.ceil(reference.width), math.ceil(reference.height)
     frame = f"{width} x {height}"
-    prediction_boxes = prediction.scaled_to(reference.width, reference.height).bboxes if prediction else np.zeros((0, 4))
-    reference_extents = PixelExtents.from_boxes(reference.bboxes, width, height)
-    prediction_extents = PixelExtents.from_boxes(prediction_boxes, width, height)
+    scaled = prediction.scaled_to(reference.width, reference.height) if prediction else None
+    prediction_boxes = scaled.bboxes if scaled else np.zeros((0, 4))
+    reference_extents = PixelExtents.from_boxes(reference.bboxes, width, height, reference.polygons)
+    prediction_extents = PixelExtents.from_boxes(prediction_boxes, width, height, scaled.polygons if scaled else None)
     warnings = _box_warnings(reference.id, "reference", reference.bboxes, reference_extents, frame)
     if prediction is None:
         warnings.append(InputWarning(reference.id, None, "prediction", "no prediction for this page; scored as all Background"))

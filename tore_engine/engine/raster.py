@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.polygons import Polygons
+from tore_engine.engine.polygons import pixel_pieces
 
 WORD_BITS = 64
 MAX_BAND_CELLS = 1 << 21  # grid cells painted at once: 16 MB a side and word
@@ -31,7 +33,11 @@ def words_for(class_count: int) -> int:
 
 @dataclass(frozen=True)
 class PixelExtents:
-    """Each box's painted pixel range after outward rounding and clipping (docs/algorithm.md#rasterisation)."""
+    """Each box's painted pixel range after outward rounding and clipping (docs/algorithm.md#rasterisation).
+
+    A box that is a polygon has its bounding box's range here, and paints the rectangles in
+    `pieces` (`engine.polygons`), `owners` naming the box of each; `rectangles` gives what every
+    box paints, as boxes, to the painters (`pair_table`, `label_grid`, the compiled kernels)."""
 
     col0: np.ndarray
     col1: np.ndarray
@@ -39,20 +45,62 @@ class PixelExtents:
     row1: np.ndarray
     paints: np.ndarray  # bool: the box covers at least one pixel
     clipped: np.ndarray  # bool: it paints, and part of it lies beyond the page
+    pieces: np.ndarray | None = None  # (k, 4) col0, col1, row0, row1 of the rectangles polygons paint, by box
+    owners: np.ndarray | None = None  # (k,) the polygon box of each piece, ascending
+    polygon: np.ndarray | None = None  # (boxes,) bool: which boxes are polygons
 
     @classmethod
-    def from_boxes(cls, bboxes: np.ndarray, width: int | np.ndarray, height: int | np.ndarray) -> "PixelExtents":
-        """`width` and `height` are the page's, or one a box (a batch of pages at once)."""
+    def from_boxes(cls, bboxes: np.ndarray, width: int | np.ndarray, height: int | np.ndarray,
+                   polygons: Polygons | None = None) -> "PixelExtents":
+        """`width` and `height` are the page's, or one a box (a batch of pages at once);
+        `polygons` the outlines of the boxes that are polygons (their `bboxes` bounding them)."""
         outward = np.concatenate([np.floor(bboxes[:, :2]), np.ceil(bboxes[:, 2:])], axis=1)  # x1 y1 x2 y2
         frame = np.stack(np.broadcast_arrays(width, height, width, height), axis=-1)
         clipped = np.minimum(np.maximum(outward, 0), frame).astype(np.int64)
         col0, row0, col1, row1 = clipped.T
         paints = (col1 > col0) & (row1 > row0)
         beyond = (outward < 0).any(axis=1) | (outward > frame).any(axis=1)
-        return cls(col0, col1, row0, row1, paints, paints & beyond)
+        if polygons is None or not polygons.is_polygon().any():
+            return cls(col0, col1, row0, row1, paints, paints & beyond)
+        polygon = polygons.is_polygon()
+        boxes = np.flatnonzero(polygon)
+        outlines = polygons.take(boxes)
+        pieces, owners = pixel_pieces(outlines.points, outlines.offsets, frame[boxes, 0], frame[boxes, 1])
+        owners = boxes[owners]
+        paints = paints.copy()
+        paints[boxes] = False
+        paints[owners] = True
+        return cls(col0, col1, row0, row1, paints, paints & beyond, pieces, owners, polygon)
 
     def part(self, boxes: slice) -> "PixelExtents":
-        return PixelExtents(self.col0[boxes], self.col1[boxes], self.row0[boxes], self.row1[boxes], self.paints[boxes], self.clipped[boxes])
+        if self.pieces is None or self.owners is None or self.polygon is None:
+            return PixelExtents(self.col0[boxes], self.col1[boxes], self.row0[boxes], self.row1[boxes], self.paints[boxes], self.clipped[boxes])
+        start, stop, _ = boxes.indices(len(self.col0))
+        mine = slice(*np.searchsorted(self.owners, [start, stop]))
+        return PixelExtents(self.col0[boxes], self.col1[boxes], self.row0[boxes], self.row1[boxes], self.paints[boxes], self.clipped[boxes],
+                            self.pieces[mine], self.owners[mine] - start, self.polygon[boxes])
+
+    def take(self, keep: np.ndarray) -> "PixelExtents":
+        """The boxes where `keep` (bool) is true."""
+        fields = (self.col0[keep], self.col1[keep], self.row0[keep], self.row1[keep], self.paints[keep], self.clipped[keep])
+        if self.pieces is None or self.owners is None or self.polygon is None:
+            return PixelExtents(*fields)
+        renumbered = np.cumsum(keep) - 1
+        mine = keep[self.owners]
+        return PixelExtents(*fields, self.pieces[mine], renumbered[self.owners[mine]], self.polygon[keep])
+
+    def rectangles(self) -> tuple[np.ndarray, "PixelExtents"]:
+        """What the boxes paint, as boxes that all paint: the boxes themselves, and each polygon's
+        pieces in its place; with the box each comes from (ascending)."""
+        if self.pieces is None or self.owners is None or self.polygon is None:
+            painting = np.flatnonzero(self.paints)
+            return painting, self if len(painting) == len(self.paints) else self.take(self.paints)
+        plain = np.flatnonzero(self.paints & ~self.polygon)
+        owners = np.concatenate([plain, self.owners])
+        order = np.argsort(owners, kind="stable")
+        rows = np.concatenate([np.column_stack([self.col0[plain], self.col1[plain], self.row0[plain], self.row1[plain]]), self.pieces])[order]
+        everywhere = np.ones(len(owners), bool)
+        return owners[order], PixelExtents(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], everywhere, ~everywhere)
 
 
 @dataclass(frozen=True)
@@ -83,8 +131,9 @@ def _cell_edges(width: int, height: int, sides: list[PixelExtents]) -> tuple[np.
     x_edges = [np.array([0, width], dtype=np.int64)]
     y_edges = [np.array([0, height], dtype=np.int64)]
     for extents in sides:
-        x_edges += [extents.col0[extents.paints], extents.col1[extents.paints]]
-        y_edges += [extents.row0[extents.paints], extents.row1[extents.paints]]
+        _, painting = extents.rectangles()
+        x_edges += [painting.col0, painting.col1]
+        y_edges += [painting.row0, painting.row1]
     xs, ys = np.unique(np.concatenate(x_edges)), np.unique(np.concatenate(y_edges))
     if (len(xs) - 1) * (len(ys) - 1) > width * height:
         xs, ys = np.arange(width + 1, dtype=np.int64), np.arange(height + 1, dtype=np.int64)
@@ -121,13 +170,13 @@ def _cover_by_prefix_sums(grid: np.ndarray, rows: tuple, cols: tuple, classes: n
 def _paint(grid: np.ndarray, positions: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray) -> None:
     """OR each box's bit (at `positions`, one per box) into the grid cells it covers.
     `ys` may be a band of the page's row edges: boxes are clipped to it."""
-    painted = np.flatnonzero(extents.paints)
-    r0 = np.searchsorted(ys, np.clip(extents.row0[painted], ys[0], ys[-1]))
-    r1 = np.searchsorted(ys, np.clip(extents.row1[painted], ys[0], ys[-1]))
+    owners, extents = extents.rectangles()
+    r0 = np.searchsorted(ys, np.clip(extents.row0, ys[0], ys[-1]))
+    r1 = np.searchsorted(ys, np.clip(extents.row1, ys[0], ys[-1]))
     inside = r1 > r0
-    painted, rows = painted[inside], (r0[inside], r1[inside])
-    cols = (np.searchsorted(xs, extents.col0[painted]), np.searchsorted(xs, extents.col1[painted]))
-    positions = positions[painted]
+    rows = (r0[inside], r1[inside])
+    cols = (np.searchsorted(xs, extents.col0[inside]), np.searchsorted(xs, extents.col1[inside]))
+    positions = positions[owners[inside]]
     area = int(((rows[1] - rows[0]) * (cols[1] - cols[0])).sum())
     cells = grid.shape[0] * grid.shape[1]
     prefix_sums_cost = SLICE_COST_CELLS * cells * len(np.unique(positions)) + PREFIX_SUM_OVERHEAD

@@ -235,11 +235,12 @@ def _inputs(prepared: PreparedBatch, levels: np.ndarray) -> tuple[np.ndarray, np
     """The kernel's arrays: the boxes that paint and are kept at some point, page by page, and their
     orders by first and by end row."""
     sides = np.repeat(np.arange(len(prepared.offsets) - 1), np.diff(prepared.offsets))
-    extents = prepared.extents
-    kept = np.flatnonzero(extents.paints & (levels > 0))
-    page = sides[kept] // 2
+    owners, extents = prepared.extents.rectangles()  # a polygon as the rectangles it paints
+    kept = np.flatnonzero(levels[owners] > 0)
+    owner = owners[kept]
+    page = sides[owner] // 2
     boxes = np.column_stack([extents.col0[kept], extents.col1[kept], extents.row0[kept], extents.row1[kept],
-                             prepared.classes[kept], levels[kept], sides[kept] % 2]).astype(np.int64)
+                             prepared.classes[owner], levels[owner], sides[owner] % 2]).astype(np.int64)
     bounds = np.concatenate([[0], np.cumsum(np.bincount(page, minlength=len(prepared.frames)))]).astype(np.int64)
     down, up = (np.argsort((page << 32) | boxes[:, edge], kind="stable").astype(np.int64) for edge in (ROW0, ROW1))  # rows < 2^31
     return np.ascontiguousarray(prepared.frames, np.int64), bounds, np.ascontiguousarray(boxes), down, up

@@ -2,9 +2,12 @@
 annotations (a side with no boxes), and results lists `[{image_id, category_id, bbox, score}]`
 read against the images and categories of another file (docs/formats.md#your-data).
 
-COCO files carry extension keys (`license`, `attributes`, `segmentation`, a dataset's own
-metadata), so unknown keys are allowed; the keys the format defines are typed strictly. Page ids
-are the images' `file_name`s; boxes `[x, y, width, height]` become `[x1, y1, x2, y2]`.
+COCO files carry extension keys (`license`, `attributes`, a dataset's own metadata), so unknown
+keys are allowed; the keys the format defines are typed strictly. Page ids are the images'
+`file_name`s; boxes `[x, y, width, height]` become `[x1, y1, x2, y2]`. A `segmentation` of one
+polygon that is not an axis-aligned rectangle makes the box that polygon (its bbox then the
+polygon's bounding box); an RLE mask or a segmentation of several polygons leaves the box its
+`bbox`, with a warning naming the page and box.
 """
 
 from __future__ import annotations
@@ -50,6 +53,34 @@ class CocoAnnotation(msgspec.Struct):
     category_id: int
     bbox: tuple[float, float, float, float]
     score: float | None = None
+    segmentation: msgspec.Raw = msgspec.Raw(b"null")  # polygons (a list of flat point lists) or an RLE mask
+
+
+RLE_AS_BOX = "its segmentation is an RLE mask, which TORE does not rasterise: painted as its bbox"
+PARTS_AS_BOX = "its segmentation has {parts} polygons; a box is one polygon: painted as its bbox"
+
+
+def _outline(annotation: CocoAnnotation, source: str, where: str) -> tuple[list[float] | None, str | None]:
+    """The annotation's polygon (flat x1, y1, ...) when its segmentation is one polygon that is not
+    an axis-aligned rectangle (a rectangle paints as its bbox, bit for bit: files of boxes keep
+    their matrices), or None; and why a segmentation is not used, if it is not."""
+    raw = bytes(annotation.segmentation)
+    if raw in (b"null", b"[]"):
+        return None, None
+    try:
+        segmentation = msgspec.json.decode(raw, type=list[list[float]] | dict)
+    except msgspec.ValidationError as error:
+        raise InputError(f"{where}: 'segmentation' must be polygons [[x1, y1, x2, y2, ...], ...] or an RLE mask: {error}", file=source) from None
+    if isinstance(segmentation, dict):
+        return None, RLE_AS_BOX
+    parts = [part for part in segmentation if part]
+    if len(parts) != 1:
+        return None, PARTS_AS_BOX.format(parts=len(parts)) if parts else None
+    points = parts[0]
+    xs, ys = set(points[0::2]), set(points[1::2])
+    rectangle = len(points) in (8, 10) and len(xs) == 2 and len(ys) == 2 and all(
+        (points[k] == points[k + 2]) != (points[k + 1] == points[k + 3]) for k in range(0, len(points) - 2, 2))
+    return (None if rectangle else points), None
 
 
 class CocoHeader(msgspec.Struct):
@@ -145,6 +176,8 @@ def _layout(images: CocoImages, annotations, source: str, name: str, label: str)
     """One layout set: every image a page, with the annotations that name it."""
     positions = {image.id: k for k, image in enumerate(images.images)}
     per_page: list[tuple[list[str], list[float], list[float | None]]] = [([], [], []) for _ in images.images]
+    outlines: dict[int, dict[int, list[float]]] = {}  # page -> box -> polygon
+    warnings = list(images.warnings)
     for first, batch in annotations:
         for number, annotation in enumerate(batch, start=first):
             page = positions.get(annotation.image_id)
@@ -156,14 +189,22 @@ def _layout(images: CocoImages, annotations, source: str, name: str, label: str)
                 raise InputError(f"unknown category_id {annotation.category_id!r} ({label} {number})", file=source,
                                  page=images.page_id(images.images[page]), box=len(labels))
             x, y, w, h = annotation.bbox
+            outline, unused = _outline(annotation, source, f"{label} {number}")
+            if unused is not None:
+                warnings.append(InputWarning(images.page_id(images.images[page]), len(labels), None, f"{label} {number}: {unused}"))
+            box = (x, y, x + w, y + h)
+            if outline is not None:
+                outlines.setdefault(page, {})[len(labels)] = outline
+                box = (min(outline[0::2]), min(outline[1::2]), max(outline[0::2]), max(outline[1::2]))
             labels.append(category)
-            coordinates += (x, y, x + w, y + h)
+            coordinates += box
             scores.append(annotation.score)
     builder = ColumnsBuilder()
-    for image, (labels, coordinates, scores) in zip(images.images, per_page):
+    for position, (image, (labels, coordinates, scores)) in enumerate(zip(images.images, per_page)):
         page_id = images.page_id(image)
-        builder.add(page_id, image.width, image.height, labels, coordinates, scores, images.page_images.get(page_id))
-    return LayoutSet(name, builder.build(), images.taxonomy, source, list(images.warnings))
+        polygons = [outlines[position].get(box) for box in range(len(labels))] if position in outlines else None
+        builder.add(page_id, image.width, image.height, labels, coordinates, scores, images.page_images.get(page_id), polygons)
+    return LayoutSet(name, builder.build(), images.taxonomy, source, warnings)
 
 
 def read(path: Path, *, page_images: Path | None = None, detected: bool = False) -> LayoutSet:

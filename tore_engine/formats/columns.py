@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tore_engine.core.errors import InputError
 from tore_engine.core.layout import PageColumns, PageImage
+from tore_engine.core.polygons import Polygons
 
 if TYPE_CHECKING:
     from tore_engine.formats.page_parser import ParsedPages
@@ -41,12 +43,16 @@ class ColumnsBuilder:
         self.vocabulary: dict[str, int] = {}
         self.images: dict[int, PageImage] = {}
         self._scored = False
+        self.polygon_counts = array("q")  # points of each box's polygon (0: a plain box)
+        self.polygon_points = array("d")  # x, y of every polygon point
 
     def add(self, page_id: str, width: float, height: float, labels: Sequence[str],
             coordinates: Iterable[float], scores: Sequence[float | None] | None = None,
-            image: PageImage | None = None) -> None:
+            image: PageImage | None = None, polygons: Sequence[object | None] | None = None) -> None:
         """One page; `coordinates` are its boxes' x1, y1, x2, y2 one after another, `scores` one
-        per box (None for a box without a score), or None when no box has one."""
+        per box (None for a box without a score), or None when no box has one; `polygons` one per
+        box (None, or its points, flat or as pairs; its bbox then bounds it), or None when no box
+        is a polygon."""
         if image is not None:
             self.images[len(self.ids)] = image
         self.ids.append(page_id)
@@ -55,11 +61,29 @@ class ColumnsBuilder:
         self.coordinates.extend(coordinates)
         vocabulary = self.vocabulary
         self.codes.extend([vocabulary.setdefault(label, len(vocabulary)) for label in labels])
+        self._add_polygons(page_id, len(labels), polygons)
         if scores is None:
             self.scores.extend([NO_SCORE] * len(labels))
         else:
             self._scored = self._scored or any(score is not None for score in scores)
             self.scores.extend([NO_SCORE if score is None else score for score in scores])
+
+    def _add_polygons(self, page_id: str, boxes: int, polygons: Sequence[object | None] | None) -> None:
+        if polygons is None:
+            self.polygon_counts.frombytes(bytes(8 * boxes))
+            return
+        for box, polygon in enumerate(polygons):
+            if polygon is None:
+                self.polygon_counts.append(0)
+                continue
+            try:
+                flat = np.asarray(polygon, dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError):
+                raise InputError("a polygon must be numbers", page=page_id, box=box) from None
+            if len(flat) % 2:
+                raise InputError(f"a polygon has an odd count of numbers ({len(flat)}): x1, y1, x2, y2, ...", page=page_id, box=box)
+            self.polygon_counts.append(len(flat) // 2)
+            self.polygon_points.frombytes(flat.tobytes())
 
     def extend(self, pages: "ParsedPages", images: dict[int, PageImage] | None = None) -> None:
         """Pages already in columns (the compiled parser's), as `add` would have taken them one by
@@ -72,6 +96,7 @@ class ColumnsBuilder:
         self.offsets.frombytes((np.cumsum(pages.counts, dtype=np.int64) + self.offsets[-1]).tobytes())
         self.coordinates.frombytes(np.ascontiguousarray(pages.coordinates, dtype=np.float64).tobytes())
         self.codes.frombytes(codes[pages.codes].tobytes())
+        self.polygon_counts.frombytes(bytes(8 * len(pages.codes)))
         if pages.scores is None:
             self.scores.frombytes(np.full(len(pages.codes), NO_SCORE).tobytes())
         else:
@@ -91,4 +116,11 @@ class ColumnsBuilder:
             list(self.vocabulary),
             np.frombuffer(self.scores, dtype=np.float64) if self._scored else None,
             self.images,
+            self._polygons(),
         )
+
+    def _polygons(self) -> Polygons | None:
+        if not self.polygon_points:
+            return None
+        counts = np.frombuffer(self.polygon_counts, dtype=np.int64)
+        return Polygons(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), np.frombuffer(self.polygon_points, dtype=np.float64).reshape(-1, 2))

@@ -24,6 +24,7 @@ from typing import BinaryIO
 import numpy as np
 
 from tore_engine.core.errors import InputError
+from tore_engine.formats import yolo
 from tore_engine.io.files import blank_problem, is_regular_file, open_regular, read_bytes, regular_files, skip_bom
 from tore_engine.io.json import JsonStructure, first_char, resembling, structure_of
 
@@ -32,7 +33,7 @@ WINDOW_BYTES = 2**20  # read at a time past the first window, while the keys do 
 PARQUET_MAGIC = b"PAR1"
 DOCTAGS_SUFFIXES = (".dt", ".doctags.txt", ".doctags")
 DOCLING_SCHEMA = "DoclingDocument"
-FOLDER_FORMATS = ("docling", "funsd")  # formats whose folders hold one JSON file a document
+FOLDER_FORMATS = ("docling", "funsd", "labelme")  # formats whose folders hold one JSON file a document
 COCO_KEYS = {"images", "categories", "annotations"}
 TELLING_KEYS = ("pages", *sorted(COCO_KEYS))  # the top-level keys a misspelt key is compared with
 RESULT_KEYS = {"mode", "classes", "pixels"}  # report.json's (docs/cli.md#reportjson), none a layout's
@@ -134,6 +135,8 @@ def _keyed_format(first_key: str | None, keys: set[str], prefix: bytes) -> str |
         return "funsd"
     if first_key == "mode" and RESULT_KEYS <= keys:
         return RESULT
+    if "shapes" in keys and keys & {"imagePath", "imageWidth", "imageHeight"}:
+        return "labelme"
     return None
 
 
@@ -210,6 +213,8 @@ def detect_folder(folder: Path) -> str:
     files = regular_files(folder)
     if any(name.endswith(DOCTAGS_SUFFIXES) for name in (f.name for f in files)):
         return "doctags"
+    if yolo.looks_like(files):
+        return "yolo"
     shards = sorted(folder.glob("*/*.parquet")) + [f for f in files if f.suffix == ".parquet"]
     if shards:
         return detect_file(shards[0])

@@ -138,7 +138,7 @@ def _read_lines(handle: BinaryIO, path: Path, stamp: FileStamp, images: ImageFol
         if isinstance(builder, IndexBuilder):
             builder.add(pages, spans, lambda page, page_id: page_image(page, images, page_id, warnings))
         else:
-            add_pages(builder, pages, images, warnings)
+            add_pages(builder, pages, images, warnings, source)
     if isinstance(builder, IndexBuilder):
         pages = builder.build(path, stamp, lines=np.concatenate(all_lines or [np.zeros(0, np.int64)]))
     else:

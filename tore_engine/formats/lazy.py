@@ -41,8 +41,9 @@ class BoxIndex(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A box as the index reads it: its label, the rest only checked for its keys."""
 
     label: str
-    bbox: msgspec.Raw
+    bbox: msgspec.Raw = msgspec.Raw(b"null")
     score: msgspec.Raw = msgspec.Raw(b"null")
+    polygon: msgspec.Raw = msgspec.Raw(b"null")
 
 
 class PageIndex(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -126,7 +127,7 @@ class FileRanges:
             if index is not None and self.lines is not None:
                 raise InputError(f"line {int(self.lines[index])}: {problem}", file=self.path, box=box) from None
             raise InputError(problem, file=self.path, page=self.ids[index] if index is not None else None, box=box) from None
-        add_pages(builder, pages)
+        add_pages(builder, pages, source=str(self.path))
 
 
 class FilePages(PageSource):

@@ -134,7 +134,7 @@ def parse(data: bytes, source: str, images: ImageFolder) -> LayoutSet:
     warnings: list[InputWarning] = []
     builder = ColumnsBuilder()
     _decode_batches(data, structure.array_items(*span), source, images, warnings, builder, list[NativePage],
-                    lambda pages, _batch: add_pages(builder, pages, images, warnings))
+                    lambda pages, _batch: add_pages(builder, pages, images, warnings, source))
     return LayoutSet(header.name or Path(source).stem, builder.build(), header.taxonomy, source, warnings)
 
 
@@ -242,7 +242,7 @@ def from_document(document: object, source: str = "<memory>") -> LayoutSet:
                 raise InputError(non_finite_score(item.score), file=source, page=str(page.id), box=number)
     warnings: list[InputWarning] = []
     builder = ColumnsBuilder()
-    add_pages(builder, parsed.pages, ImageFolder.beside(Path(source)), warnings)
+    add_pages(builder, parsed.pages, ImageFolder.beside(Path(source)), warnings, source)
     return LayoutSet(parsed.name or Path(source).stem, builder.build(), parsed.taxonomy, source, warnings)
 
 
@@ -273,6 +273,10 @@ def page_document(page: Page, folder: Path) -> dict:
         for box, score in zip(boxes, page.scores.tolist()):
             if not math.isnan(score):  # NaN: the box has no score
                 box["score"] = score
+    if page.polygons is not None:
+        for k, box in enumerate(boxes):
+            if (outline := page.polygons.outline(k)) is not None:
+                box["polygon"] = outline.reshape(-1).tolist()
     document = {"id": page.id, "width": page.width, "height": page.height, "boxes": boxes}
     image = page.image
     name = image_name(image, folder) if image is not None else None

@@ -15,9 +15,13 @@ from tore_engine.formats.image_refs import ImageFolder
 
 
 class Box(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A box: its `bbox`, or its `polygon` (x1, y1, x2, y2, ...) and optionally that polygon's
+    bounding box as `bbox`."""
+
     label: str
-    bbox: tuple[float, float, float, float]
+    bbox: tuple[float, float, float, float] | None = None
     score: float | None = None
+    polygon: list[float] | None = None
 
 
 class NativePage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -57,19 +61,39 @@ def parsed_images(pages: page_parser.ParsedPages, images: ImageFolder, warnings:
 
 
 def add_pages(builder: ColumnsBuilder, pages: Sequence[NativePage], images: ImageFolder | None = None,
-              warnings: list[InputWarning] | None = None) -> None:
+              warnings: list[InputWarning] | None = None, source: str | None = None) -> None:
     """Append decoded pages to the columns (with their page images, when `images` and the list of
-    `warnings` to add to are given)."""
+    `warnings` to add to are given); `source` names the file in errors."""
     for page in pages:
         page_id = str(page.id)
         boxes = page.boxes
+        polygons = [box.polygon for box in boxes]
+        has_polygons = any(polygon is not None for polygon in polygons)
         builder.add(
             page_id,
             page.width,
             page.height,
             [box.label for box in boxes],
-            [value for box in boxes for value in box.bbox],
+            [value for k, box in enumerate(boxes) for value in _bbox(box, page_id, k, source)] if has_polygons or any(box.bbox is None for box in boxes)
+            else [value for box in boxes for value in box.bbox],  # type: ignore[union-attr]  # none is None
             [box.score for box in boxes],
             page_image(page, images, page_id, warnings) if images is not None and warnings is not None else None,
+            polygons if has_polygons else None,
         )
+
+
+MISSING_BBOX = "missing key 'bbox' (a box gives its 'bbox', its 'polygon', or both)"
+
+
+def _bbox(box: Box, page_id: str, index: int, source: str | None) -> tuple[float, float, float, float]:
+    """A box's `bbox`; for a polygon without one, its bounding box."""
+    if box.bbox is not None:
+        return box.bbox
+    if box.polygon is None:
+        raise InputError(MISSING_BBOX, file=source, page=page_id, box=index)
+    if len(box.polygon) < 6 or len(box.polygon) % 2:
+        raise InputError(f"a polygon is x1, y1, x2, y2, ... for at least 3 points, got {len(box.polygon)} numbers", file=source,
+                         page=page_id, box=index)
+    xs, ys = box.polygon[0::2], box.polygon[1::2]
+    return min(xs), min(ys), max(xs), max(ys)
 

@@ -2,7 +2,7 @@
 
     python -m tore_engine.run.warm
 
-(`./run.sh test` does this before the tests.) The page parser, the JSON scan and the sweep kernel
+(`./run.sh test` does this before the tests.) The page parser, the JSON scan, the sweep kernel and the polygon rasteriser
 compile in one process, the page kernel and mAP's three entries in another (about 9 and 12 s of CPU):
 on two cores a cold install takes about the longer half (benchmarks/RESULTS.md).
 """
@@ -21,12 +21,12 @@ def warm_all() -> list[str]:
 
 
 def _warm_reading_kernels() -> list[str]:
-    """The readers' kernels, and the sweep's to even out the halves."""
-    from tore_engine.engine import sweep_kernel
+    """The readers' kernels, and the sweep's and the polygon rasteriser's to even out the halves."""
+    from tore_engine.engine import polygons, sweep_kernel
     from tore_engine.formats import page_parser
     from tore_engine.io import json_compiled
 
-    return [page_parser.warm(), json_compiled.warm(), sweep_kernel.warm()]
+    return [page_parser.warm(), json_compiled.warm(), sweep_kernel.warm(), polygons.warm()]
 
 
 def _warm_scoring_kernels() -> list[str]:

@@ -1,0 +1,43 @@
+"""LabelMe JSON: polygons and rectangles as regions, other shapes skipped with a warning, detection."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tore_engine.core.errors import InputError
+from tore_engine.formats.detect import detect_format
+from tore_engine.formats.labelme import read
+
+
+def labelme(shapes: list[dict], width: int = 100, height: int = 50) -> dict:
+    """A file as LabelMe 5 saves it (its own extra keys included)."""
+    return {"version": "5.4.1", "flags": {}, "shapes": [{"group_id": None, "description": "", "flags": {}, "mask": None} | shape for shape in shapes],
+            "imagePath": "page.png", "imageData": None, "imageHeight": height, "imageWidth": width}
+
+
+def test_polygons_and_rectangles_are_regions(tmp_path):
+    shapes = [
+        {"label": "table", "points": [[10, 5], [60.5, 8], [40, 30]], "shape_type": "polygon"},
+        {"label": "text", "points": [[50, 40], [20, 10]], "shape_type": "rectangle"},
+        {"label": "dot", "points": [[1, 1]], "shape_type": "point"},
+    ]
+    (tmp_path / "p1.json").write_text(json.dumps(labelme(shapes)))
+    (tmp_path / "p2.json").write_text(json.dumps(labelme([], 30, 20)))
+    assert detect_format(tmp_path / "p1.json") == "labelme" and detect_format(tmp_path) == "labelme"
+    layout = read(tmp_path)
+    first, second = layout.pages
+    assert (first.id, first.width, first.height, first.labels) == ("p1", 100, 50, ["table", "text"])
+    assert first.bboxes.tolist() == [[10, 5, 60.5, 30], [20, 10, 50, 40]]
+    assert first.polygons.outline(0).tolist() == [[10, 5], [60.5, 8], [40, 30]] and first.polygons.outline(1) is None
+    assert (second.width, second.height, second.box_count) == (30, 20, 0)
+    skipped = [w for w in layout.warnings if "shape 2" in w.message]
+    assert len(skipped) == 1 and skipped[0].page == "p1" and "p1.json" in skipped[0].message
+
+
+def test_a_bad_point_names_the_file_and_page(tmp_path):
+    (tmp_path / "p.json").write_text(json.dumps(labelme([{"label": "x", "points": [[1, "a"], [2, 2], [3, 1]], "shape_type": "polygon"}])))
+    with pytest.raises(InputError, match="page 'p'") as error:
+        read(tmp_path / "p.json")
+    assert "p.json" in str(error.value)

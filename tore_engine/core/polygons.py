@@ -1,0 +1,142 @@
+"""Boxes that are polygons (formats.md section 1), column-wise: a region that is not an
+axis-aligned box gives its outline, and its `bbox` is the outline's bounding box (what mAP and the
+box outcomes read). The points of all the boxes of a page or a layout set are one (m, 2) array;
+box k's are `points[offsets[k]:offsets[k + 1]]`, none for a plain box.
+
+Polygons are untrusted input: finite numbers, at least 3 points, at most `MAX_POINTS` a polygon
+and `MAX_PAGE_POINTS` a page, and coordinates within the range where the rasteriser
+(`engine.polygons`) is exact: at most `MAX_COORDINATE` in magnitude and none closer to 0 than
+`MIN_COORDINATE` but 0 itself. A polygon need not be simple; one that is not is rasterised as
+`engine.polygons` defines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tore_engine.core.errors import InputError
+
+MAX_POINTS = 100_000  # a polygon's points: the outline of a whole page region traced pixel by pixel
+MAX_PAGE_POINTS = 1_000_000  # a page's polygon points
+MAX_COORDINATE = 2.0**40  # pixels; page sides are at most 2^31
+MIN_COORDINATE = 2.0**-400  # below this (but 0) products in the exact predicates could underflow
+
+
+@dataclass(frozen=True)
+class Polygons:
+    """Each box's outline: box k's (x, y) points are `points[offsets[k]:offsets[k + 1]]`."""
+
+    offsets: np.ndarray  # (boxes + 1,) int64
+    points: np.ndarray  # (m, 2) float64
+
+    @classmethod
+    def of(cls, outlines: Sequence[object | None]) -> "Polygons":
+        """From one entry a box: None for a plain box, else its points as (x, y) pairs or a flat
+        list x1, y1, x2, y2, ... (not yet checked: `check` does)."""
+        arrays = [np.zeros((0, 2)) if outline is None else _points(outline) for outline in outlines]
+        counts = [len(points) for points in arrays]
+        return cls(np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64),
+                   np.concatenate(arrays or [np.zeros((0, 2))]).reshape(-1, 2))
+
+    @classmethod
+    def none(cls, boxes: int) -> "Polygons":
+        return cls(np.zeros(boxes + 1, np.int64), np.zeros((0, 2)))
+
+    @classmethod
+    def concatenate(cls, parts: Sequence["Polygons"]) -> "Polygons":
+        counts = np.concatenate([np.diff(part.offsets) for part in parts] or [np.zeros(0, np.int64)])
+        return cls(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), np.concatenate([part.points for part in parts] or [np.zeros((0, 2))]))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def counts(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def is_polygon(self) -> np.ndarray:
+        """(boxes,) bool: which boxes have an outline."""
+        return self.counts() > 0
+
+    def outline(self, box: int) -> np.ndarray | None:
+        start, end = self.offsets[box], self.offsets[box + 1]
+        return self.points[start:end] if end > start else None
+
+    def take(self, boxes: np.ndarray) -> "Polygons":
+        """The outlines of `boxes` (indices or a boolean mask), in that order."""
+        boxes = np.flatnonzero(boxes) if np.asarray(boxes).dtype == bool else np.asarray(boxes, np.int64)
+        starts, counts = self.offsets[boxes], self.counts()[boxes]
+        rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
+        return Polygons(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), self.points[rows.astype(np.int64)])
+
+    def scaled(self, numerator: np.ndarray, denominator: np.ndarray) -> "Polygons":
+        """Each box's points times its (x, y) `numerator`, divided by its `denominator` (rows a
+        box), in float64: the scaling rule of tore.md section 2, as `layout.scaled_boxes`."""
+        counts = self.counts()
+        with np.errstate(over="ignore"):
+            points = self.points * np.repeat(numerator, counts, axis=0) / np.repeat(denominator, counts, axis=0)
+        return Polygons(self.offsets, points)
+
+    def bounding_boxes(self) -> np.ndarray:
+        """(boxes, 4) x1, y1, x2, y2 of each outline; NaN for a plain box."""
+        boxes = np.full((len(self), 4), np.nan)
+        has = np.flatnonzero(self.is_polygon())
+        if len(has):
+            starts = self.offsets[has]
+            boxes[has, :2] = np.minimum.reduceat(self.points, starts, axis=0)  # no points lie between two outlines
+            boxes[has, 2:] = np.maximum.reduceat(self.points, starts, axis=0)
+        return boxes
+
+    def problem(self, bboxes: np.ndarray) -> tuple[int, str] | None:
+        """The first box whose outline is invalid, or whose `bbox` is not its outline's bounding
+        box, and what is wrong; None when all are valid."""
+        counts = self.counts()
+        if ((counts > 0) & (counts < 3)).any():
+            box = int(np.flatnonzero((counts > 0) & (counts < 3))[0])
+            return box, f"a polygon needs at least 3 points, got {int(counts[box])}"
+        if (counts > MAX_POINTS).any():
+            box = int(np.flatnonzero(counts > MAX_POINTS)[0])
+            return box, f"the polygon has {int(counts[box]):,} points, more than the {MAX_POINTS:,} a polygon may have"
+        magnitude = np.abs(self.points)
+        bad = ~np.isfinite(self.points) | (magnitude > MAX_COORDINATE) | ((magnitude < MIN_COORDINATE) & (magnitude > 0))
+        if bad.any():
+            point = int(np.flatnonzero(bad.any(axis=1))[0])
+            box = int(np.searchsorted(self.offsets, point, side="right")) - 1
+            return box, (f"polygon point {point - int(self.offsets[box])} is {self.points[point].tolist()}: coordinates must be finite, "
+                         f"at most 2^40 in magnitude, and 0 or at least 2^-400")
+        polygon_boxes = np.flatnonzero(counts > 0)
+        mismatched = polygon_boxes[(self.bounding_boxes()[polygon_boxes] != bboxes[polygon_boxes]).any(axis=1)]
+        if len(mismatched):
+            box = int(mismatched[0])
+            return box, f"bbox {bboxes[box].tolist()} is not the bounding box {self.bounding_boxes()[box].tolist()} of its polygon"
+        return None
+
+
+def _points(outline: object) -> np.ndarray:
+    try:
+        array = np.asarray(outline, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("a polygon must be numbers: [x1, y1, x2, y2, ...] or [[x1, y1], [x2, y2], ...]") from None
+    if array.ndim == 1 and len(array) % 2 == 0:
+        return array.reshape(-1, 2)
+    if array.ndim == 2 and array.shape[1] == 2:
+        return array
+    raise InputError(f"a polygon must be [x1, y1, x2, y2, ...] or [[x1, y1], ...], got an array of shape {array.shape}")
+
+
+def check_page(polygons: Polygons | None, bboxes: np.ndarray, page_offsets: np.ndarray, page_ids: Sequence[str]) -> None:
+    """Every page's polygons valid (`Polygons.problem`), and no page with more than
+    `MAX_PAGE_POINTS` polygon points; the error names the page and box."""
+    if polygons is None:
+        return
+    found = polygons.problem(bboxes)
+    if found is not None:
+        box, problem = found
+        page = int(np.searchsorted(page_offsets, box, side="right")) - 1
+        raise InputError(problem, page=page_ids[page], box=box - int(page_offsets[page]))
+    per_page = polygons.offsets[page_offsets[1:]] - polygons.offsets[page_offsets[:-1]]
+    if (per_page > MAX_PAGE_POINTS).any():
+        page = int(np.flatnonzero(per_page > MAX_PAGE_POINTS)[0])
+        raise InputError(f"the page's polygons have {int(per_page[page]):,} points, more than the {MAX_PAGE_POINTS:,} a page may have", page=page_ids[page])

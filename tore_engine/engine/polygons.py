@@ -1,0 +1,340 @@
+"""Polygons rasterised exactly: each polygon as the integer pixel rectangles it paints.
+
+A pixel belongs to a polygon when the polygon covers a part of the pixel's square of positive
+area (formats.md section 1). For a simple polygon that holds exactly when its outline passes
+through the square's open interior, or the square's centre lies inside it (even-odd rule): a
+boundary point inside the open square has interior points of the polygon next to it; otherwise the
+open square lies wholly inside or wholly outside. That is what this module computes, row by row of
+pixels, and it is also the rule's definition for a polygon that is not simple (self-intersecting,
+or of zero area: it paints the pixels its outline passes through, as a box of fractional zero width
+paints its column). An axis-aligned rectangle paints `[floor(x1), ceil(x2)) x [floor(y1), ceil(y2))`:
+today's box rule, bit for bit.
+
+Exact, without sampling: every decision is the sign of `x(Y) - q`, where `x(Y)` is where an edge
+crosses the line `y = Y` (an integer or half-integer row edge or centre) and `q` an integer or
+half-integer column edge or centre. That is the sign of an orientation determinant of three points,
+decided by Shewchuk's floating-point filter and, when the filter cannot tell, exactly with
+error-free transformations (expansions). It is exact for the coordinates `core.polygons` admits
+(at most 2^40 in magnitude, none between 0 and 2^-400), where no product overflows or underflows.
+
+Each row's painted column intervals (`[c0, c1)`) are the union of the columns the outline passes
+through and the runs between the row centre line's crossings; rows with the same interval are
+merged into one rectangle, so an axis-aligned rectangle is one rectangle, and the rasteriser
+(`raster`, the page and sweep kernels) paints the rectangles as it paints boxes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tore_engine.core import jit
+
+WHAT = "TORE's polygon rasteriser"
+COMPILE_SECONDS = 3
+LOCK_NAME = "polygons-compile.lock"
+
+_FILTER = 3.3306690738754716e-16  # Shewchuk's ccwerrboundA, (3 + 16 eps) eps with eps = 2^-53
+_SPLITTER = 134217729.0  # 2^27 + 1: splits a double into two halves of 26 bits (Dekker)
+_ESTIMATE_ERROR = 2.0**-48  # 32 ulps (of 2^-53): a bound on an interpolated abscissa's error, with room to spare
+
+_kernels = jit.Kernels(borrowing=True)  # helpers make no array (the entry does): no reference counting a call
+
+
+# --- exact orientation (plain Python until `_kernels` compiles it) -------------------------------
+
+
+@_kernels.helper
+def _two_sum(a, b):
+    s = a + b
+    bv = s - a
+    return s, (a - (s - bv)) + (b - bv)
+
+
+@_kernels.helper
+def _two_product(a, b):
+    p = a * b
+    c = _SPLITTER * a
+    a_hi = c - (c - a)
+    a_lo = a - a_hi
+    c = _SPLITTER * b
+    b_hi = c - (c - b)
+    b_lo = b - b_hi
+    return p, a_lo * b_lo - (((p - a_hi * b_hi) - a_lo * b_hi) - a_hi * b_lo)
+
+
+@_kernels.helper
+def _exact_sign(terms, expansion):
+    """The sign of the exact sum of `terms`: grown into a nonoverlapping expansion (Shewchuk's
+    Grow-Expansion) in `expansion`, whose largest nonzero component has the sum's sign."""
+    size = 0
+    for term in terms:
+        carry = term
+        for i in range(size):
+            carry, expansion[i] = _two_sum(carry, expansion[i])
+        expansion[size] = carry
+        size += 1
+    for i in range(size - 1, -1, -1):
+        if expansion[i] > 0:
+            return 1
+        if expansion[i] < 0:
+            return -1
+    return 0
+
+
+@_kernels.helper
+def _orientation(ax, ay, bx, by, qx, qy, scratch):
+    """The sign of the orientation determinant of (a, b, q): positive when q lies left of a->b.
+    For an upward edge (ay < by) it is the sign of x(qy) - qx. `scratch`: 40 floats of room."""
+    left = (ax - qx) * (by - qy)
+    right = (ay - qy) * (bx - qx)
+    determinant = left - right
+    bound = _FILTER * (abs(left) + abs(right))
+    if determinant > bound:
+        return 1
+    if -determinant > bound:
+        return -1
+    d, terms, expansion = scratch[:8], scratch[8:24], scratch[24:40]
+    d[0], d[1] = _two_sum(ax, -qx)  # the four differences, each exactly as hi + lo
+    d[2], d[3] = _two_sum(by, -qy)
+    d[4], d[5] = _two_sum(ay, -qy)
+    d[6], d[7] = _two_sum(bx, -qx)
+    n = 0
+    for i in range(2):
+        for j in range(2):
+            terms[n], terms[n + 1] = _two_product(d[i], d[2 + j])
+            high, low = _two_product(d[4 + i], d[6 + j])
+            terms[n + 2], terms[n + 3] = -high, -low
+            n += 4
+    return _exact_sign(terms, expansion)
+
+
+@_kernels.helper
+def _smallest_column(ax, ay, bx, by, y, offset, strict, scratch):
+    """The smallest integer c with c + offset > x(y) (`strict`) or c + offset >= x(y), where x(y)
+    is the abscissa of the upward edge a->b (ay < by) at height y, ay <= y <= by."""
+    estimate = ax + (bx - ax) * ((y - ay) / (by - ay))
+    # The estimate's error is below 7 ulps of |bx - ax| + |ax| + |bx| (six roundings): far enough
+    # from a column edge, its floor is the answer, strict or not; else the exact predicates decide.
+    margin = _ESTIMATE_ERROR * (abs(bx - ax) + abs(ax) + abs(bx))
+    low, high = estimate - margin - offset, estimate + margin - offset
+    column = math.floor(low)
+    if column == math.floor(high) and low > column:
+        return np.int64(column + 1)
+    for _ in range(64):  # the estimate is within a small fraction of a pixel: one or two steps
+        sign = _orientation(ax, ay, bx, by, column + offset, y, scratch)  # sign of x(y) - (column + offset)
+        if sign < 0 or (sign == 0 and not strict):
+            below = _orientation(ax, ay, bx, by, column - 1 + offset, y, scratch)
+            if below < 0 or (below == 0 and not strict):
+                column -= 1
+            else:
+                break
+        else:
+            column += 1
+    return np.int64(column)
+
+
+# --- one polygon's row intervals ------------------------------------------------------------------
+
+
+@_kernels.helper
+def _clamp(value, low, high):
+    return low if value < low else (high if value > high else value)
+
+
+@_kernels.helper
+def _polygon_events(xs, ys, width, height, row0, hits, toggles, scratch):
+    """Each row's outline intervals (`hits[:, row]`: row, c0, c1) and centre-line crossings
+    (`toggles`: row, first column whose centre lies right of the crossing), rows relative to
+    `row0`; returns their counts. Columns clamped to [0, width]."""
+    n = len(xs)
+    hit_count, toggle_count = 0, 0
+    for k in range(n):
+        ax, ay, bx, by = xs[k], ys[k], xs[(k + 1) % n], ys[(k + 1) % n]
+        if ay > by:
+            ax, ay, bx, by = bx, by, ax, ay
+        if ay == by:  # horizontal (or a repeated point): only a row it lies strictly inside
+            if ax != bx and ay != math.floor(ay) and 0 <= ay < height:
+                low, high = min(ax, bx), max(ax, bx)
+                hits[hit_count, 0] = np.int64(math.floor(ay)) - row0
+                hits[hit_count, 1] = np.int64(_clamp(math.floor(low), -1.0, width + 1.0))
+                hits[hit_count, 2] = np.int64(_clamp(math.ceil(high), -1.0, width + 1.0))
+                hit_count += 1
+            continue
+        first = max(math.floor(ay), 0.0)
+        last = min(math.ceil(by), float(height))
+        r = first
+        while r < last:
+            bottom, top = max(r, ay), min(r + 1.0, by)
+            # abscissae at the strip's bottom and top: the endpoints' own where they lie inside
+            if ax <= bx:
+                c0 = math.floor(ax) if bottom == ay else _smallest_column(ax, ay, bx, by, bottom, 1.0, True, scratch)
+                c1 = math.ceil(bx) if top == by else _smallest_column(ax, ay, bx, by, top, 0.0, False, scratch)
+            else:
+                c0 = math.floor(bx) if top == by else _smallest_column(ax, ay, bx, by, top, 1.0, True, scratch)
+                c1 = math.ceil(ax) if bottom == ay else _smallest_column(ax, ay, bx, by, bottom, 0.0, False, scratch)
+            hits[hit_count, 0] = np.int64(r) - row0
+            hits[hit_count, 1] = np.int64(_clamp(c0, -1.0, width + 1.0))
+            hits[hit_count, 2] = np.int64(_clamp(c1, -1.0, width + 1.0))
+            hit_count += 1
+            middle = r + 0.5
+            if ay <= middle < by:  # the centre line crosses this edge (half-open: vertices counted once)
+                toggles[toggle_count, 0] = np.int64(r) - row0
+                toggles[toggle_count, 1] = np.int64(_clamp(_smallest_column(ax, ay, bx, by, middle, 0.5, True, scratch), 0.0, float(width)))
+                toggle_count += 1
+            r += 1.0
+    return hit_count, toggle_count
+
+
+@_kernels.helper
+def _by_row(events, count, rows, order, starts, filled):
+    """A counting sort of `events[:count]` by row into `order`, each row's first event into
+    `starts` (rows + 1 zeros); `filled`: room for rows."""
+    for e in range(count):
+        starts[events[e, 0] + 1] += 1
+    for r in range(rows):
+        starts[r + 1] += starts[r]
+        filled[r] = starts[r]
+    for e in range(count):
+        r = events[e, 0]
+        order[filled[r]] = e
+        filled[r] += 1
+
+
+@_kernels.helper
+def _insertion_sort(values, count):
+    for i in range(1, count):
+        value = values[i]
+        j = i
+        while j > 0 and values[j - 1] > value:
+            values[j] = values[j - 1]
+            j -= 1
+        values[j] = value
+
+
+@_kernels.helper
+def _row_intervals(hits, hit_order, hit_starts, toggles, toggle_order, toggle_starts, r, width, starts, ends, columns):
+    """Row r's painted intervals, sorted and merged, into `starts`/`ends`; returns how many.
+    `columns`: room for the row's crossings."""
+    n = 0
+    t0, t1 = toggle_starts[r], toggle_starts[r + 1]
+    for i in range(t1 - t0):
+        columns[i] = toggles[toggle_order[t0 + i], 1]
+    _insertion_sort(columns, t1 - t0)
+    for i in range(0, t1 - t0 - 1, 2):
+        if columns[i + 1] > columns[i]:
+            starts[n], ends[n] = columns[i], columns[i + 1]
+            n += 1
+    for i in range(hit_starts[r], hit_starts[r + 1]):
+        c0 = max(hits[hit_order[i], 1], 0)
+        c1 = min(hits[hit_order[i], 2], width)
+        if c1 > c0:
+            starts[n], ends[n] = c0, c1
+            n += 1
+    # sort the intervals by start (insertion sort on pairs), then merge overlapping or touching ones
+    for i in range(1, n):
+        s, e = starts[i], ends[i]
+        j = i
+        while j > 0 and starts[j - 1] > s:
+            starts[j], ends[j] = starts[j - 1], ends[j - 1]
+            j -= 1
+        starts[j], ends[j] = s, e
+    merged = 0
+    for i in range(n):
+        if merged > 0 and starts[i] <= ends[merged - 1]:
+            if ends[i] > ends[merged - 1]:
+                ends[merged - 1] = ends[i]
+        else:
+            starts[merged], ends[merged] = starts[i], ends[i]
+            merged += 1
+    return merged
+
+
+@_kernels.entry(lambda t: (t.float64[:, ::1], t.int64[::1], t.int64[::1], t.int64[::1]))
+def _pieces(points, offsets, widths, heights):
+    """Every polygon's pixel rectangles (col0, col1, row0, row1) and the polygon each belongs to.
+    Polygon p is `points[offsets[p]:offsets[p + 1]]` on a page of `widths[p]` x `heights[p]`."""
+    pieces, owners = np.zeros((64, 4), np.int64), np.zeros(64, np.int64)
+    scratch = np.zeros(40)  # the exact predicates' room
+    count = 0
+    for p in range(len(offsets) - 1):
+        xs, ys = points[offsets[p]:offsets[p + 1], 0], points[offsets[p]:offsets[p + 1], 1]
+        width, height = widths[p], heights[p]
+        if len(xs) == 0:
+            continue
+        low, high = ys.min(), ys.max()
+        row0 = np.int64(max(math.floor(low), 0.0)) if low < height else height
+        row1 = np.int64(min(math.ceil(high), float(height))) if high > 0 else 0
+        if row1 <= row0:
+            continue
+        rows = row1 - row0
+        capacity = 0  # events: an edge's rows, and one for a horizontal edge
+        for k in range(len(xs)):
+            a, b = min(ys[k], ys[(k + 1) % len(xs)]), max(ys[k], ys[(k + 1) % len(xs)])
+            capacity += 1 + max(0, np.int64(min(math.ceil(b), float(height)) - max(math.floor(a), 0.0)))
+        hits, toggles = np.zeros((capacity, 3), np.int64), np.zeros((capacity, 2), np.int64)
+        hit_count, toggle_count = _polygon_events(xs, ys, width, height, row0, hits, toggles, scratch)
+        hit_order, hit_starts, toggle_order, toggle_starts = np.zeros(hit_count, np.int64), np.zeros(rows + 1, np.int64), np.zeros(toggle_count, np.int64), np.zeros(rows + 1, np.int64)
+        filled = np.zeros(rows, np.int64)
+        _by_row(hits, hit_count, rows, hit_order, hit_starts, filled)
+        _by_row(toggles, toggle_count, rows, toggle_order, toggle_starts, filled)
+        most = 0
+        for r in range(rows):
+            most = max(most, hit_starts[r + 1] - hit_starts[r] + toggle_starts[r + 1] - toggle_starts[r])
+        starts, ends, columns = np.zeros(most + 1, np.int64), np.zeros(most + 1, np.int64), np.zeros(most + 1, np.int64)
+        open_starts, open_ends, open_rows = np.zeros(most + 1, np.int64), np.zeros(most + 1, np.int64), np.zeros(most + 1, np.int64)
+        next_starts, next_ends, next_rows = np.zeros(most + 1, np.int64), np.zeros(most + 1, np.int64), np.zeros(most + 1, np.int64)
+        opened = 0
+        for r in range(rows + 1):
+            n = _row_intervals(hits, hit_order, hit_starts, toggles, toggle_order, toggle_starts, r, width, starts, ends, columns) if r < rows else 0
+            # intervals equal to one of the previous row's extend its rectangle; the others close or open
+            i, j, kept = 0, 0, 0
+            if count + opened > len(owners):  # room for every rectangle this row may close
+                larger, larger_owners = np.zeros((2 * (count + opened), 4), np.int64), np.zeros(2 * (count + opened), np.int64)
+                larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
+                pieces, owners = larger, larger_owners
+            while i < opened or j < n:
+                if i < opened and j < n and open_starts[i] == starts[j] and open_ends[i] == ends[j]:
+                    next_starts[kept], next_ends[kept], next_rows[kept] = starts[j], ends[j], open_rows[i]
+                    kept, i, j = kept + 1, i + 1, j + 1
+                elif j >= n or (i < opened and (open_starts[i] < starts[j] or open_starts[i] == starts[j] and open_ends[i] < ends[j])):
+                    pieces[count, 0], pieces[count, 1], pieces[count, 2], pieces[count, 3] = open_starts[i], open_ends[i], row0 + open_rows[i], row0 + r
+                    owners[count] = p
+                    count += 1
+                    i += 1
+                else:
+                    next_starts[kept], next_ends[kept], next_rows[kept] = starts[j], ends[j], r
+                    kept, j = kept + 1, j + 1
+            for m in range(kept):
+                open_starts[m], open_ends[m], open_rows[m] = next_starts[m], next_ends[m], next_rows[m]
+            opened = kept
+    return pieces[:count], owners[:count]
+
+
+# --- the Python side ------------------------------------------------------------------------------
+
+
+def _compiled() -> bool:
+    """Whether the compiled rasteriser is loaded (loading or compiling it now if need be)."""
+    if _kernels.loaded:
+        return True
+    if not jit.numba_available():
+        return False
+    return jit.ready(_kernels, WHAT, COMPILE_SECONDS, wait=True, may_compile=True, lock_name=LOCK_NAME) is not None
+
+
+def pixel_pieces(points: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Polygon p's painted pixels (`points[offsets[p]:offsets[p + 1]]`, (x, y) rows, on a page of
+    `widths[p]` x `heights[p]` pixels) as rectangles: `(pieces, owners)`, pieces (k, 4) int64 rows
+    col0, col1, row0, row1 (end-exclusive), owners (k,) the polygon of each, in polygon order."""
+    arguments = (np.ascontiguousarray(points, np.float64).reshape(-1, 2), np.ascontiguousarray(offsets, np.int64),
+                 np.ascontiguousarray(widths, np.int64), np.ascontiguousarray(heights, np.int64))
+    function = _kernels.load() if _compiled() else _pieces
+    pieces, owners = function(*arguments)
+    return np.asarray(pieces, np.int64).reshape(-1, 4), np.asarray(owners, np.int64)
+
+
+def warm() -> str:
+    """Load the rasteriser from its cache folder, compiling it there first when the cache is cold."""
+    return jit.warm(_kernels, WHAT, COMPILE_SECONDS, without_numba="numba is not installed: polygons are rasterised in Python", lock_name=LOCK_NAME)
