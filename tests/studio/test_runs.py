@@ -23,7 +23,7 @@ MIN_SCORES = {"a0": None, "a3": "0.3", "a6": "0.6"}
 def runs_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     for name, min_score in MIN_SCORES.items():
-        options = ["--min-score", min_score] if min_score else []
+        options = ["--min-score", min_score] if min_score else ["--run-name", "first"]
         code, _, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_a.json"), "--out", str(root / "runs" / name), "-q", *options)
         assert code == 0, err
     code, _, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_b.json"), "--out", str(root / "runs" / "b"), "-q")
@@ -42,15 +42,17 @@ def _foreground_f1(report):
 
 def test_the_history_of_a_reference_holds_each_runs_figures_in_order(runs_root):
     found = saved_evaluations(runs_root)
-    table = history(found, runs_root, "ground-truth", "folder name")
-    assert table["folder"].tolist() == [f"runs/{name}" for name in MIN_SCORES] + ["runs/b"]  # model B's run shares the reference
+    table = history(found, runs_root, "ground-truth", "name")
+    assert table["folder"].tolist() == ["runs/a3", "runs/a6", "runs/b", "runs/a0"]  # by name: a0 is "first"; model B's run shares the reference
+    table = table.iloc[[3, 0, 1]]
     for row, name in zip(table.to_dict("records"), MIN_SCORES):
+        assert row["folder"] == f"runs/{name}"
         report = _report(runs_root, name)
         assert row["foreground_f1"] == pytest.approx(_foreground_f1(report), rel=1e-15)
         assert (row["map"], row["map_50"]) == (report["map"]["map"], report["map"]["map_50"])
         for name_, scores in report["per_class"].items():
             assert row[f"F1 {name_}"] == scores["f1"] or (row[f"F1 {name_}"] != row[f"F1 {name_}"] and scores["f1"] is None)
-    assert len(set(table["map"][:3])) == 3 and table["map"].isna().tolist()[3]  # the minimum scores change mAP; dual: none
+    assert len(set(table["map"])) == 3  # the minimum scores change mAP
 
 
 def test_the_runs_table_lists_model_reference_version_and_options(runs_root):
@@ -71,8 +73,8 @@ def test_the_runs_page_draws_the_table_and_the_history(runs_root, monkeypatch):
     headlines = next(chart for chart in charts if chart["layout"]["title"]["text"] == "Headline figures")
     by_name = {trace["name"]: trace for trace in headlines["data"]}
     order = by_name["map"]["x"]
-    assert order[:3] == [f"runs/{name}" for name in MIN_SCORES]  # by date: in the order they were made
-    expected = [(_report(runs_root, folder.split("/")[1])["map"] or {}).get("map") for folder in order]
+    assert order[:3] == ["first", "a3", "a6"]  # by date: in the order they were made; named by --run-name, else the folder
+    expected = [(_report(runs_root, {"first": "a0"}.get(name, name))["map"] or {}).get("map") for name in order]
     assert np.array_equal(_plotly_values(by_name["map"]["y"]), np.array(expected, dtype=float), equal_nan=True)
 
 

@@ -137,6 +137,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         f"'dask' extra. Connecting may take at most {CONNECT_TIMEOUT_SECONDS} s, and the evaluation "
         f"fails once the cluster has had no worker for {NO_WORKERS_TIMEOUT_SECONDS} s",
     )
+    parser.add_argument("--run-name", metavar="NAME", help="a name for this run (checkpoint-12, say), kept in DIR/saved.json: the "
+                        "app's Runs page shows it and can order a history by it (default: DIR's folder name)")
     parser.add_argument("--json", action="store_true", help="print report.json on stdout (the same bytes as the file), "
                         "instead of the summary")
     parser.add_argument("-q", "--quiet", action="store_true", help="print neither the summary nor the progress bar")
@@ -193,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         run = run_info({"reference": args.reference, "prediction": args.prediction, "reference_name": reference.name,
                         "prediction_name": prediction.name, "format": args.format, "images": args.images, "page_images": args.page_images,
                         "taxonomy": args.taxonomy, "label_map": args.label_map, "min_score": args.min_score, "map": args.map,
-                        "sweep": args.sweep, "min_score_side": args.min_score_side,
+                        "sweep": args.sweep, "min_score_side": args.min_score_side, "name": args.run_name,
                         "page_id_map": [value if RULE_PATTERN.match(value) else str(Path(value).absolute()) for value in args.page_id_map or []]
                         or None})
 

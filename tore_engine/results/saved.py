@@ -70,6 +70,7 @@ class RunInfo(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False):
     """How the evaluation was made, as given (paths as typed, made absolute): for a list of runs,
     and to find the inputs again for drawing pages. Every field may be unknown (None)."""
 
+    name: str | None = None  # the run's own name (`--run-name`)
     reference: str | None = None
     prediction: str | None = None
     reference_name: str | None = None

@@ -24,7 +24,7 @@ from tore_engine.studio.sidebar import MODELS, saved_key
 TABLE_KEY = "runs_table"
 MATRICES_PAGE, COMPARE_PAGE, MODELS_PAGE = "app_pages/matrices.py", "app_pages/compare.py", "app_pages/models.py"
 HEADLINES = {"Foreground F1": "foreground_f1", "mAP": "map", "mAP50": "map_50"}
-ORDERS = {"date": "created", "folder name": "folder"}
+ORDERS = {"date": "created", "name": "name"}  # a run's name: `tore evaluate --run-name`, else its folder's
 MAX_RUNS = 500  # manifests read from one folder
 
 
@@ -36,13 +36,13 @@ def runs_table(found: list[SavedEvaluation], root: Path) -> pd.DataFrame:
         summary = manifest.summary
         figures = summary.map or {}
         rows.append({
-            "folder": str(saved.folder.relative_to(root)), "model": run.prediction_name, "reference": run.reference_name,
+            "folder": str(saved.folder.relative_to(root)), "name": run.name or saved.folder.name, "model": run.prediction_name, "reference": run.reference_name,
             "created": manifest.created, "version": manifest.product_version, "pages": summary.pages,
             "foreground_f1": summary.foreground["f1"], "map": figures.get("map"), "map_50": figures.get("map_50"),
             "taxonomy": summary.mode, "min_score": run.min_score, "map_convention": run.map,
             "label_map": Path(run.label_map).name if run.label_map else None,
         })
-    columns = ["folder", "model", "reference", "created", "version", "pages", "foreground_f1", "map", "map_50", "taxonomy", "min_score",
+    columns = ["folder", "name", "model", "reference", "created", "version", "pages", "foreground_f1", "map", "map_50", "taxonomy", "min_score",
                "map_convention", "label_map"]
     return pd.DataFrame(rows, columns=columns).astype({"foreground_f1": float, "map": float, "map_50": float})
 
@@ -56,7 +56,8 @@ def history(found: list[SavedEvaluation], root: Path, reference: str, order: str
         if manifest.run.reference_name != reference:
             continue
         figures = manifest.summary.map or {}
-        rows.append({"folder": str(saved.folder.relative_to(root)), "model": manifest.run.prediction_name, "created": manifest.created,
+        rows.append({"folder": str(saved.folder.relative_to(root)), "name": manifest.run.name or saved.folder.name,
+                     "model": manifest.run.prediction_name, "created": manifest.created,
                      "foreground_f1": manifest.summary.foreground["f1"], "map": figures.get("map"), "map_50": figures.get("map_50"),
                      **{f"F1 {name}": f1 for name, f1 in (manifest.summary.per_class_f1 or {}).items()}})
     table = pd.DataFrame(rows)
@@ -64,12 +65,12 @@ def history(found: list[SavedEvaluation], root: Path, reference: str, order: str
 
 
 def history_figure(table: pd.DataFrame, columns: list[str], title: str):
-    """A line a figure (or class), over the runs in their order, each point named by its run's folder."""
+    """A line a figure (or class), over the runs in their order, each point named by its run's name."""
     import plotly.graph_objects as go
 
     figure = go.Figure()
     for column in columns:
-        figure.add_trace(go.Scatter(x=table["folder"], y=table[column], mode="lines+markers", name=column,
+        figure.add_trace(go.Scatter(x=table["name"], y=table[column], mode="lines+markers", name=column,
                                     hovertemplate="%{x}<br>" + column.replace("%", "%%") + ": %{y:.4f}<extra></extra>"))
     figure.update_layout(title=title, yaxis={"range": [0, 1], "title": "score"}, xaxis={"title": "run", "type": "category"},
                          height=380, margin={"l": 40, "r": 20, "t": 50, "b": 40})
