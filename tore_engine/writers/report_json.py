@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
+
+import msgspec
 
 from tore_engine.writers.content import ReportContent
 
@@ -30,10 +34,87 @@ def build_report(content: ReportContent) -> dict:
     }
 
 
+SPLIT_DEPTH = 3  # objects nested less deeply are encoded member by member (the matrices, the sweep's classes)
+CHUNK_ITEMS = 4_096  # a longer list is encoded this many items at a time (the warnings, sparse cells)
+# the float tokens msgspec writes otherwise than Python's repr: an exponent ("1e16", "2.5e-7"), and
+# a number below 1e-4 in positional notation ("0.00001"); every other token is the same text
+MSGSPEC_ONLY_FLOAT = re.compile(rb"(?<=[\[,])-?(?:0\.0000\d*|\d+(?:\.\d+)?e[-+]?\d+)")
+
+
+def _indent(compact: bytes, depth: int) -> bytes:
+    """Compact JSON indented as `json.dump(indent=1)` indents it `depth` levels deep (msgspec copies
+    every token as it is)."""
+    text = msgspec.json.format(compact, indent=1)
+    return text.replace(b"\n", b"\n" + b" " * depth) if depth else text
+
+
+def _encoded(value: object, depth: int) -> bytes:
+    """`value` as `json.dump(indent=1, ensure_ascii=True)` writes it: the standard library's C
+    encoder (its escapes and float reprs are the reference's own), re-indented. Raises ValueError
+    for a non-finite float and msgspec.DecodeError for a lone surrogate's escape, which the caller
+    leaves to the reference."""
+    return _indent(json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii"), depth)
+
+
+def _python_float(token: re.Match[bytes]) -> bytes:
+    return repr(float(token.group())).encode("ascii")
+
+
+def _list(values: list, depth: int) -> bytes:
+    """A list as `_encoded` writes it; one of numbers (a matrix row, sparse cells) made by msgspec,
+    as Python's `repr` costs a microsecond a float, most of report.json's time. Both write the
+    shortest text that reads back as the same float, so only msgspec's other notations
+    (`MSGSPEC_ONLY_FLOAT`) are rewritten. Anything else (a string: msgspec would not escape it as
+    ASCII; None, or msgspec's null for NaN) goes to `_encoded`."""
+    try:
+        compact = msgspec.json.encode(values)
+    except (TypeError, OverflowError):  # what msgspec cannot encode (an integer beyond 64 bits)
+        return _encoded(values, depth)
+    if b'"' in compact or b"null" in compact:
+        return _encoded(values, depth)
+    if b"e" in compact or b"0.0000" in compact:  # scanned only where there may be such a token
+        compact = MSGSPEC_ONLY_FLOAT.sub(_python_float, compact)
+    return _indent(compact, depth)
+
+
+def _pieces(value: object, depth: int = 0) -> Iterator[bytes]:
+    """`value`'s text in pieces that are each small: objects above `SPLIT_DEPTH` member by member
+    (those with text keys: `json` writes other keys as text), lists of lists (matrices) row by row,
+    long lists `CHUNK_ITEMS` items at a time, everything else whole."""
+    pad = b"\n" + b" " * (depth + 1)
+    if isinstance(value, dict) and value and depth < SPLIT_DEPTH and all(isinstance(key, str) for key in value):
+        for number, (key, member) in enumerate(value.items()):
+            yield (b"," if number else b"{") + pad + _encoded(key, 0) + b": "
+            yield from _pieces(member, depth + 1)
+        yield b"\n" + b" " * depth + b"}"
+    elif isinstance(value, list) and value and all(type(item) is list for item in value):
+        for number, item in enumerate(value):
+            yield (b"," if number else b"[") + pad
+            yield from _pieces(item, depth + 1)
+        yield b"\n" + b" " * depth + b"]"
+    elif isinstance(value, list) and len(value) > CHUNK_ITEMS:
+        for start in range(0, len(value), CHUNK_ITEMS):
+            chunk = _list(value[start : start + CHUNK_ITEMS], depth)  # "[", its items, "\n", depth spaces, "]"
+            yield (b"," if start else b"[") + chunk[1 : -(depth + 2)]
+        yield b"\n" + b" " * depth + b"]"
+    elif isinstance(value, list):
+        yield _list(value, depth)
+    else:
+        yield _encoded(value, depth)
+
+
 def write_report_json(report: dict, path: Path) -> None:
-    """report.json from `build_report`'s content; ASCII only (non-ASCII characters escaped), so any
-    label is safe. Written as it is encoded: the whole text is never held (at 100,000 pages its
-    pieces take about 100 MB)."""
-    with Path(path).open("w", encoding="ascii") as handle:
-        json.dump(report, handle, indent=1, ensure_ascii=True)
-        handle.write("\n")
+    """report.json from `build_report`'s content: the bytes of `json.dump(report, indent=1,
+    ensure_ascii=True)` (ASCII only, so any label is safe), made about 40 times faster (`_pieces`).
+    Written as it is encoded: the whole text is never held. What the fast path refuses, a NaN or a
+    lone surrogate (possible only through the Python API), is written by `json.dump` itself."""
+    path = Path(path)
+    try:
+        with path.open("wb") as handle:
+            for piece in _pieces(report):
+                handle.write(piece)
+            handle.write(b"\n")
+    except (ValueError, msgspec.DecodeError):
+        with path.open("w", encoding="ascii") as text:
+            json.dump(report, text, indent=1, ensure_ascii=True)
+            text.write("\n")

@@ -1,0 +1,79 @@
+"""report.json's encoder (`write_report_json`) against the one it replaced, the standard library's
+`json.dump(report, indent=1, ensure_ascii=True)`: the same bytes for every report the tests make
+(single and dual taxonomy, hostile names, mAP, the sweep), for floats of every magnitude, and for
+what its fast path leaves to the standard library (NaN, a lone surrogate)."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from tests import report_data
+from tests.helpers import DEMO
+from tore_engine.api import evaluate
+from tore_engine.writers import report_json
+from tore_engine.writers.report_json import build_report, write_report_json
+
+
+def reference_bytes(report: dict) -> bytes:
+    """report.json as it was written before the fast encoder."""
+    return (json.dumps(report, indent=1, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def written(report: dict, tmp_path) -> bytes:
+    path = tmp_path / "report.json"
+    write_report_json(report, path)
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def demo_with_sweep():
+    return evaluate(DEMO / "reference.json", DEMO / "model_a.json", sweep=True)
+
+
+@pytest.fixture(scope="module")
+def demo_docling():
+    return evaluate(DEMO / "reference.json", DEMO / "model_b.json", map="docling", min_score=0.3)
+
+
+@pytest.mark.parametrize("source", ["public", "paper-single", "paper-dual", "hostile", "small", "demo_a", "demo_with_sweep", "demo_docling"])
+def test_same_bytes_as_the_standard_library_on_every_report_fixture(source, request, tmp_path):
+    fixtures = {"public": report_data.public, "paper-single": lambda: report_data.paper("single"),
+                "paper-dual": lambda: report_data.paper("dual"), "hostile": report_data.hostile}
+    evaluation = fixtures[source]() if source in fixtures else request.getfixturevalue(source)
+    report = build_report(evaluation.report_content())
+    assert written(report, tmp_path) == reference_bytes(report)
+
+
+def _every_magnitude(count: int) -> list[float]:
+    """Random doubles of every exponent (subnormals to the largest), with short and full mantissas,
+    and the boundaries where Python's repr changes notation (1e-4, 1e16)."""
+    rng = np.random.default_rng(20261204)
+    bits = rng.integers(0, 2**63, count, dtype=np.int64).tolist()
+    values = [struct.unpack("<d", struct.pack("<q", b))[0] for b in bits]
+    values += [round(rng.random(), 3) * 10.0**e for e in range(-320, 308)]
+    values += [1e-4, math.nextafter(1e-4, 0), 1e-5, 1e16, math.nextafter(1e16, 0), 9999999999999998.0, 5e-324, 0.0, -0.0, 1.0]
+    return [v for value in values if math.isfinite(value) for v in (value, -value)]
+
+
+def test_floats_of_every_magnitude_as_python_writes_them(tmp_path):
+    values = _every_magnitude(20_000)
+    report = {"values": values, "matrix": [values[:50], values[50:100]], "nested": {"a": {"b": {"c": values[:9]}}}}
+    assert written(report, tmp_path) == reference_bytes(report)
+
+
+def test_long_lists_are_written_in_pieces_with_the_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.setattr(report_json, "CHUNK_ITEMS", 7)
+    report = {"warnings": [{"page": f"p{i}", "box": i, "side": None, "message": "é\x7f"} for i in range(30)],
+              "cells": {"row": list(range(15)), "value": [i / 7 for i in range(15)]}, "exact": [7, 14], "empty": [], "none": {}}
+    assert written(report, tmp_path) == reference_bytes(report)
+
+
+@pytest.mark.parametrize("odd", [float("nan"), float("inf"), "\ud800", 2**80, [1.5, None, "x"]])
+def test_what_the_fast_path_refuses_is_written_as_before(odd, tmp_path):
+    report = {"mode": "single", "matrices": {"confusion": [[1.0, 2.5], [odd, 0.1]]}, "per_class": {"x": odd}}
+    assert written(report, tmp_path) == reference_bytes(report)
