@@ -108,3 +108,19 @@ def test_mapped_page_ids_and_a_prediction_only_minimum_score_export_as_evaluated
     code, _, err = run_cli("evaluate", str(tmp_path / "all.json"), str(tmp_path / "all.predictions.json"), "--out", str(tmp_path / "back"), "-q")
     assert code == 0, err
     assert _rows(tmp_path / "back" / "pages.csv") == _rows(tmp_path / "out" / "pages.csv")
+
+
+def test_polygon_boxes_export_as_their_outline(tmp_path):
+    """A polygon box goes to COCO as its one-polygon segmentation (its bbox alone would paint more)."""
+    reference = {"name": "gt", "pages": [{"id": "p1", "width": 100, "height": 100, "boxes": [
+        {"label": "Text", "polygon": [10, 10, 60, 20, 40, 70]}, {"label": "Title", "bbox": [0, 80, 50, 90]}]}]}
+    prediction = {"name": "m", "pages": [{"id": "p1", "width": 100, "height": 100, "boxes": [
+        {"label": "Text", "polygon": [12, 10, 60, 25, 40, 70], "score": 0.8}, {"label": "Title", "bbox": [0, 81, 50, 90], "score": 0.9}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(reference))
+    (tmp_path / "p.json").write_text(json.dumps(prediction))
+    assert run_cli("evaluate", str(tmp_path / "r.json"), str(tmp_path / "p.json"), "--out", str(tmp_path / "out"), "-q")[0] == 0
+    assert run_cli("export", str(tmp_path / "out"), "--coco", str(tmp_path / "c.json"))[0] == 0
+    assert run_cli("evaluate", str(tmp_path / "c.json"), str(tmp_path / "c.predictions.json"), "--out", str(tmp_path / "back"), "-q")[0] == 0
+    for name in ("confusion.csv", "pages.csv"):
+        assert (tmp_path / "back" / name).read_bytes() == (tmp_path / "out" / name).read_bytes(), name
+    assert json.loads((tmp_path / "c.json").read_text())["annotations"][0]["segmentation"] == [[10, 10, 60, 20, 40, 70]]

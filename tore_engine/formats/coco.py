@@ -300,11 +300,14 @@ def write_pair(reference: LayoutSet, prediction: LayoutSet, instances: Path, res
 
 
 def _coco_boxes(page: Page, categories: dict[str, int]) -> list[dict]:
-    """A page's boxes as COCO objects: category, [x, y, width, height], area, and the score when it has one."""
+    """A page's boxes as COCO objects: category, [x, y, width, height], area, a polygon box's outline
+    as its one-polygon `segmentation`, and the score when it has one."""
     scores = page.scores.tolist() if page.scores is not None else [math.nan] * page.box_count
     boxes = []
-    for label, (x1, y1, x2, y2), score in zip(page.labels, page.bboxes.tolist(), scores):
+    for k, (label, (x1, y1, x2, y2), score) in enumerate(zip(page.labels, page.bboxes.tolist(), scores)):
         box = {"category_id": categories[label], "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1), "iscrowd": 0}
+        if page.polygons is not None and (outline := page.polygons.outline(k)) is not None:
+            box["segmentation"] = [outline.ravel().tolist()]
         if not math.isnan(score):  # NaN: the box has no score
             box["score"] = score
         boxes.append(box)
