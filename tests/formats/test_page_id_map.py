@@ -49,6 +49,8 @@ def test_a_bad_table_is_an_input_error_naming_the_file(tmp_path, name, text, pro
 def test_bad_rules_and_specs_are_refused():
     with pytest.raises(InputError, match="unknown page id rule"):
         PageIdMap(rule=("drop-prefix", "x"))
+    with pytest.raises(InputError, match="the text of the page id rule strip-prefix must be a non-empty string"):
+        page_id_map("strip-prefix:")  # a rule without its text, not a file of that name
     with pytest.raises(InputError, match="one rule at most"):
         page_id_map(["strip-prefix:a", "strip-suffix:b"])
     with pytest.raises(InputError, match="got int"):

@@ -22,7 +22,7 @@ from tore_engine.io.files import read_text
 from tore_engine.io.json import SchemaError, read_json
 
 RULES = ("strip-prefix", "strip-suffix", "add-prefix", "add-suffix")
-RULE_PATTERN = re.compile(r"^(strip-prefix|strip-suffix|add-prefix|add-suffix):(.+)$", re.DOTALL)
+RULE_PATTERN = re.compile(r"^(strip-prefix|strip-suffix|add-prefix|add-suffix):(.*)$", re.DOTALL)  # an empty text is refused by `PageIdMap`
 CSV_HEADER = ["prediction", "reference"]
 IDS_SHOWN = 3  # ids of each side an error names
 ID_SHOWN_CHARACTERS = 60  # of one id, in a message
