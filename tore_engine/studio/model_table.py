@@ -75,5 +75,6 @@ def models_view(evaluated: dict[str, Evaluated]) -> None:
     note.caption("Select one row to open its matrices, two to compare them (the first selected is A). Foreground scores are the "
                  "reduced 2x2 view's; mAP is COCO-style over the same boxes, in the sidebar's convention (single taxonomy, boxes ranked by score), None otherwise.")
     if table.filter(like=F1_PREFIX).isna().to_numpy().any():
-        st.caption(f"None in an {plain_for_markdown(F1_PREFIX.strip())} cell: that model does not score the class (another class "
-                   "list, or dual taxonomy, where the diagonal means nothing).")
+        st.caption(f"None in an {plain_for_markdown(F1_PREFIX.strip())} cell: the class is on neither side of that model's evaluation "
+                   "(F1 undefined), or that model does not score the class (another class list, or dual taxonomy, where the diagonal "
+                   "means nothing). 0 with a class only predicted, or never predicted.")
