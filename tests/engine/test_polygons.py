@@ -152,6 +152,12 @@ def test_a_rectangle_paints_its_box_exactly(box):
     assert pieces.tolist() == expected
 
 
+def test_a_spike_on_a_rectangle_is_no_rectangle():
+    """(0,0) (4,0) (4,3) (4,0): a zero-area spike, which paints only where its outline passes
+    through pixels' interiors (nowhere here: every edge lies on pixel edges)."""
+    assert not painted([(0.0, 0.0), (4.0, 0.0), (4.0, 3.0), (4.0, 0.0)], 6, 6).any()
+
+
 def test_degenerate_polygons_paint_their_outline():
     """Zero area: the outline's pixels, as a box of fractional zero width paints its column."""
     assert painted([(2.5, 1.0), (2.5, 4.0), (2.5, 2.0)], 6, 6)[:, 2].tolist() == [False, True, True, True, False, False]

@@ -251,6 +251,21 @@ def _row_intervals(hits, hit_order, hit_starts, toggles, toggle_order, toggle_st
     return merged
 
 
+@_kernels.helper
+def _is_rectangle(xs, ys):
+    """Whether 4 points are an axis-aligned rectangle of positive width and height, in order:
+    each side changes one coordinate, x and y by turns, between the extremes."""
+    if len(xs) != 4 or xs.min() == xs.max() or ys.min() == ys.max():
+        return False
+    for k in range(4):
+        x, y, next_x, next_y = xs[k], ys[k], xs[(k + 1) % 4], ys[(k + 1) % 4]
+        if (x == next_x) == (y == next_y) or (x == next_x) == (next_x == xs[(k + 2) % 4]):
+            return False
+        if (x != xs.min() and x != xs.max()) or (y != ys.min() and y != ys.max()):
+            return False
+    return True
+
+
 @_kernels.entry(lambda t: (t.float64[:, ::1], t.int64[::1], t.int64[::1], t.int64[::1]))
 def _pieces(points, offsets, widths, heights):
     """Every polygon's pixel rectangles (col0, col1, row0, row1) and the polygon each belongs to.
@@ -267,6 +282,18 @@ def _pieces(points, offsets, widths, heights):
         row0 = np.int64(max(math.floor(low), 0.0)) if low < height else height
         row1 = np.int64(min(math.ceil(high), float(height))) if high > 0 else 0
         if row1 <= row0:
+            continue
+        if _is_rectangle(xs, ys):  # the box rule at once (what the rows would give)
+            col0 = np.int64(max(math.floor(xs.min()), 0.0)) if xs.min() < width else width
+            col1 = np.int64(min(math.ceil(xs.max()), float(width))) if xs.max() > 0 else 0
+            if col1 > col0:
+                if count == len(owners):
+                    larger, larger_owners = np.zeros((2 * count, 4), np.int64), np.zeros(2 * count, np.int64)
+                    larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
+                    pieces, owners = larger, larger_owners
+                pieces[count, 0], pieces[count, 1], pieces[count, 2], pieces[count, 3] = col0, col1, row0, row1
+                owners[count] = p
+                count += 1
             continue
         rows = row1 - row0
         capacity = 0  # events: an edge's rows, and one for a horizontal edge
