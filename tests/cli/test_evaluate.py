@@ -75,10 +75,11 @@ def test_workers_do_not_change_a_single_bit(public_files, tmp_path):
 def test_per_page_csv_has_the_reduced_scores(public_files, tmp_path):
     assert tore("evaluate", *map(str, public_files), "--out", str(tmp_path)).returncode == 0
     lines = (tmp_path / "pages.csv").read_text().splitlines()
-    assert lines[0] == '"page","pixels","foreground_recall","foreground_precision","foreground_f1","map","map_50","map_75"'  # text quoted
+    assert lines[0] == ('"page","pixels","foreground_recall","foreground_precision","foreground_f1","map","map_50","map_75",'
+                        '"tp","fp","fn","Cls","Loc","Both","Dupe","Bkg","Miss"')  # text quoted
     assert len(lines) == 61 and lines[1].startswith('"page_00000",1050625,')
     empty_prediction = next(line for line in lines if line.startswith('"page_00013",'))
-    assert empty_prediction.split(",")[2:] == ["0.0"] * 6  # its reference boxes found by nothing: mAP 0 too
+    assert empty_prediction.split(",")[2:8] == ["0.0"] * 6  # its reference boxes found by nothing: mAP 0 too
 
 
 def test_label_map_merges_classes(tmp_path):

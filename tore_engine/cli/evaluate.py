@@ -148,6 +148,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "app's interactive heatmaps and the tables (needs the 'app' extra's Plotly)")
     parser.add_argument("--cells", action="store_true", help="also write DIR/cells.csv: every page's contribution to every "
                         "matrix cell (page, reference_class, predicted_class, pixels, share_of_cell), the app's drill-down")
+    parser.add_argument("--boxes", action="store_true", help="also write DIR/boxes.csv: every box of both sides with what "
+                        "TIDE (tidecv 1.0.1) makes of it at IoU 0.5: outcome (tp, fp, fn, ignored), error type (Cls, Loc, Both, "
+                        "Dupe, Bkg, Miss), the partner box and the IoU with it (single taxonomy)")
     parser.set_defaults(func=run)
 
 

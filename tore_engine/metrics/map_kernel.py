@@ -537,8 +537,13 @@ def _mode() -> str:
     return mode
 
 
+OTHER_KERNELS: dict[jit.Kernels, tuple[str, float]] = {}  # kernels of other modules that follow these rules: their notice and compile seconds
+
+
 def _what(kernels: jit.Kernels) -> tuple[str, float]:
     """The kernel's name in notices, and about how long its compile takes."""
+    if kernels in OTHER_KERNELS:
+        return OTHER_KERNELS[kernels]
     name = "matching" if kernels is matching else "merging" if kernels is merging else "accumulation"
     return f"mAP's {name} kernel", COMPILE_SECONDS[name]
 

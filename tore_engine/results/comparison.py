@@ -22,6 +22,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.taxonomy import Taxonomy
+from tore_engine.metrics.box_kernel import ERROR_KINDS
 from tore_engine.metrics.matrices import MatrixSet, view_matrices
 from tore_engine.results.evaluation import Evaluation, MatrixFrames, class_index, frames
 
@@ -32,6 +33,7 @@ SCORES = ("recall", "precision", "f1")
 OUTCOMES = ("Background", "own class", "elsewhere")
 MODELS = ("a", "b", "b_minus_a")  # the suffixes of `Comparison.per_class`'s columns
 CHANGE_COLUMNS = ["page", "pixels_a", "pixels_b", "b_minus_a"]  # `pages_for_cell` and `pages_for_outcome`
+ERROR_ROWS = [*ERROR_KINDS, "FalsePos", "FalseNeg"]  # `Comparison.errors`' rows: TIDE's main error types, then its special ones
 
 
 def outcome_column(outcome: str, model: str) -> str:
@@ -278,6 +280,29 @@ class Comparison:
             self.b.pages[["foreground_f1"]].rename(columns={"foreground_f1": "f1_b"}), how="inner")
         f1["b_minus_a"] = f1["f1_b"] - f1["f1_a"]
         return f1
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        """TIDE's error types of A and B side by side (index `error`: Cls, Loc, Both, Dupe, Bkg,
+        Miss, then the special FalsePos and FalseNeg, which have no count): each model's count and
+        dAP (`count_a`, `count_b`, `dap_a`, `dap_b`) and B minus A (`count_b_minus_a`,
+        `dap_b_minus_a`); a model without `errors` (dual taxonomy, nothing to match) has blanks."""
+        import pandas as pd
+
+        def figures(errors: dict | None) -> dict[str, tuple[float | None, float | None]]:
+            if errors is None:
+                return {name: (None, None) for name in ERROR_ROWS}
+            return {**{name: (errors["counts"][name], errors["dap"][name]) for name in errors["dap"]},
+                    **{name: (None, value) for name, value in errors["dap_special"].items()}}
+
+        a, b = figures(self.a.errors), figures(self.b.errors)
+        columns: dict[str, list[float | None]] = {}
+        for k, figure in enumerate(("count", "dap")):
+            columns[f"{figure}_a"] = [a[name][k] for name in ERROR_ROWS]
+            columns[f"{figure}_b"] = [b[name][k] for name in ERROR_ROWS]
+            columns[f"{figure}_b_minus_a"] = [None if a[name][k] is None or b[name][k] is None else b[name][k] - a[name][k]  # type: ignore[operator]
+                                              for name in ERROR_ROWS]
+        return pd.DataFrame(columns, index=pd.Index(ERROR_ROWS, name="error"))
 
 
 def difference_arrays(comparison: Comparison, view: str = "trimmed") -> MatrixSet:

@@ -10,8 +10,9 @@ the app alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
+from tore_engine.metrics.box_outcomes import BoxOutcomes, nothing_to_match, summarise
+from tore_engine.metrics.box_table import BOX_COLUMNS, BoxColumns, BoxRow, box_rows
 from tore_engine.metrics.map_report import MapReport, MapState, unscored_note
 from tore_engine.metrics.matrices import (
     REDUCED_CLASSES,
@@ -82,6 +85,12 @@ class Evaluation:
     page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)
     # (pages,) bool: whether each reference page had a prediction page (by id, after the page id map)
     page_paired: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # TIDE's decisions on every box (formats.md section 9), single taxonomy only; `errors_reason` says
+    # why there are no figures (dual taxonomy, nothing to match). `box_source` reads the evaluated
+    # boxes again, batch by batch, for boxes.csv and `boxes` (None: the inputs are gone).
+    box_outcomes: BoxOutcomes | None = None
+    errors_reason: str | None = None
+    box_source: Callable[[], Iterable[BoxColumns]] | None = field(default=None, repr=False, compare=False)
     _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
     # Reopened from a saved folder (`results.saved`) with mAP's summary but not its records, which
     # a merge needs: such an evaluation cannot be merged.
@@ -145,7 +154,9 @@ class Evaluation:
         """What the writers write, handed down to them (they never see this type)."""
         return ReportContent(self.matrices, self.page_ids, self.page_pixels, self.page_reduced, self.input_warnings,
                              self.contribution_page, self.contribution_cell, self.contribution_value,
-                             self.map, self.map_reason, self._made_sweep(), self.paired_pages)
+                             self.map, self.map_reason, self._made_sweep(), self.paired_pages, errors=self.errors, errors_reason=self.errors_reason,
+                             page_counts=None if self.box_outcomes is None else self.box_outcomes.page_counts(),
+                             box_rows=self._box_rows if self.box_outcomes is not None and self.box_source is not None else None)
 
     # --- what a notebook user reads (docs/api.md) -------------------------------------------
 
@@ -254,6 +265,32 @@ class Evaluation:
     def _summarised(self) -> MapReport | None:
         return None if self.map_state is None else self.map_state.report(self.matrices.classes)
 
+    @property
+    def errors(self) -> dict | None:
+        """TIDE's error types of the same boxes (report.json's `errors`, formats.md section 9), or None:
+        `errors_reason` says why. Made on first use, once."""
+        return self._derived.get("errors", self._summarised_errors)
+
+    def _summarised_errors(self) -> dict | None:
+        if self.box_outcomes is None or self.errors_reason is not None:
+            return None
+        return summarise(self.box_outcomes, self.taxonomy.size).to_json(self.matrices.classes)
+
+    def _box_rows(self) -> Iterator[BoxRow]:
+        if self.box_outcomes is None or self.box_source is None:
+            raise ValueError("this evaluation has no box outcomes to list (dual taxonomy) or no inputs to read the boxes from")
+        return box_rows(self.box_source(), self.box_outcomes, self.matrices.classes)
+
+    @property
+    def boxes(self) -> pd.DataFrame:
+        """Every evaluated box of both sides, one row a box, with what TIDE made of it: boxes.csv's
+        columns (page, side, index, class, score, x0, y0, x1, y1, outcome, error, partner, iou).
+        The boxes are read again from the inputs."""
+        import pandas as pd
+
+        table = pd.DataFrame(list(self._box_rows()), columns=list(BOX_COLUMNS))
+        return table.astype({"index": "int64", "partner": "Int64", "score": "float64", "iou": "float64"})  # blank: <NA>, NaN
+
     def _made_sweep(self) -> SweepReport | None:
         """The sweep's report (report.json's `sweep`), once its state is made; `sweep()` makes it."""
         if self._sweep_report is None and self.sweep_state is not None:
@@ -293,6 +330,8 @@ class Evaluation:
         page_reduced = exact_integers(page_reduced, page_reduced.size)
         counts = ExactCounts.merge([self.counts, other.counts], self.taxonomy.size)
         map_state = None if self.map_state is None or other.map_state is None else MapState.merged([self.map_state, other.map_state])
+        outcomes = None if self.box_outcomes is None or other.box_outcomes is None else BoxOutcomes.merged([self.box_outcomes, other.box_outcomes])
+        sources = (self.box_source, other.box_source)
         groups, pages = _merged_warnings(self, other)
         return Evaluation(
             taxonomy=self.taxonomy,
@@ -312,6 +351,9 @@ class Evaluation:
                 [self.sweep_state, other.sweep_state], self.taxonomy.size),
             page_scored=None if self.page_scored is None or other.page_scored is None else np.concatenate([self.page_scored, other.page_scored]),
             page_paired=None if self.page_paired is None or other.page_paired is None else np.concatenate([self.page_paired, other.page_paired]),
+            box_outcomes=outcomes,
+            errors_reason=self.errors_reason if outcomes is None else nothing_to_match(outcomes),
+            box_source=None if None in sources else lambda: chain(*(source() for source in sources if source is not None)),
         )
 
     def summary(self, out: str | Path | None = None) -> str:

@@ -35,7 +35,7 @@ from tore_engine.engine import page_kernel, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
 from tore_engine.engine.raster import PageTask, PairTable, label_sets, pair_table
 from tore_engine.formats.page_id_map import PageIdMap, shown_id, unmatched_ids_error
-from tore_engine.metrics import map_kernel
+from tore_engine.metrics import box_outcomes, map_kernel
 from tore_engine.metrics.algorithm1 import (
     ExactCounts,
     cell_values_by_page,
@@ -43,6 +43,7 @@ from tore_engine.metrics.algorithm1 import (
     exact_integers,
     reduced_counts,
 )
+from tore_engine.metrics.box_table import BoxColumns
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF, MapState
 from tore_engine.metrics.map_types import CONVENTIONS
 from tore_engine.metrics.matrices import ToreMatrices
@@ -79,6 +80,7 @@ class BatchOutcome:
     map_state: MapState | None = None  # mAP's records of the batch's pages, when asked for
     sweep_state: SweepState | None = None  # the sweep's counts of the batch's pages, when asked for
     scored: np.ndarray | None = None  # (pages,) each page's prediction boxes with a score, before the minimum score
+    box_outcomes: box_outcomes.BoxOutcomes | None = None  # TIDE's decisions on the batch's boxes, when asked for
 
     @property
     def page_count(self) -> int:
@@ -178,6 +180,7 @@ class PageBatch:
     job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
     map_convention: str | None = None  # mAP's convention, or None for no mAP
     sweep: bool = False  # the sweep's counts too
+    outcomes: bool = False  # TIDE's box outcomes too (formats.md section 9)
 
 
 def worker_share(pages: int, workers: int) -> int:
@@ -186,7 +189,8 @@ def worker_share(pages: int, workers: int) -> int:
 
 
 def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, workers: int, *,
-             min_score: float | None, map_convention: str | None, sweep: bool, min_score_side: str = BOTH_SIDES) -> Iterator[PageBatch]:
+             min_score: float | None, map_convention: str | None, sweep: bool, min_score_side: str = BOTH_SIDES,
+             outcomes: bool = False) -> Iterator[PageBatch]:
     """The evaluation's tasks (`matched`: `pair_positions`), made only as they are sent, each with
     what the run asks for (its minimum score, mAP's convention, the sweep). Each says how many
     pages its worker will see (its share of the job), which is what loading the page kernel must
@@ -199,7 +203,7 @@ def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, w
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
         yield PageBatch(reference_pages.part(np.arange(start, start + len(chosen))), prediction_pages.part(present), local, min_score=min_score,
-                        min_score_side=min_score_side, job_pages=share, map_convention=map_convention, sweep=sweep)
+                        min_score_side=min_score_side, job_pages=share, map_convention=map_convention, sweep=sweep, outcomes=outcomes)
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -265,6 +269,8 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
     outcome = replace(_outcome(prepared, taxonomy, score_warnings + box_warnings, batch.job_pages),
                       scored=_scored_boxes(all_predictions, batch.matched))
     map_state = _map_state(prepared, taxonomy.size, batch.map_convention, batch.job_pages) if batch.map_convention else None
+    if batch.outcomes:
+        outcome = replace(outcome, box_outcomes=box_outcomes.match_outcomes(*prepared.side_boxes(), batch.job_pages))
     if not batch.sweep:
         return replace(outcome, map_state=map_state)
     everything = prepared if batch.min_score is None else prepare_columns(all_references, all_predictions, batch.matched, taxonomy)
@@ -446,18 +452,39 @@ def evaluate_dataset(
     warnings = [warning for group in before for warning in group]
     threshold = None if min_score is None else _checked_threshold(min_score)
     side = _checked_side(min_score_side)
-    batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep, min_score_side=side)
+    single = resolved.mode == "single"
+    batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep,
+                       min_score_side=side, outcomes=single)
     outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None)
+    boxes = box_outcomes.BoxOutcomes.merged([outcome.box_outcomes for outcome in outcomes if outcome.box_outcomes is not None]) if single else None
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
     warnings += map_warnings(map_state)
     sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
     source = partial(sweep_dataset, reference, prediction, matched, resolved, workers=workers, min_score=threshold, map_convention=convention,
                      min_score_side=side)
+    box_source = partial(box_batches, reference, prediction, matched, resolved, min_score=threshold, min_score_side=side)
     evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
-                           map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source, page_paired=matched >= 0)
+                           map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source, page_paired=matched >= 0,
+                           box_outcomes=boxes, errors_reason=box_outcomes.DUAL_TAXONOMY if boxes is None else box_outcomes.nothing_to_match(boxes),
+                           box_source=box_source if single else None)
     give_back_free_memory()  # the batches' outcomes, received and let go of one by one
     return evaluation
+
+
+def box_batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, taxonomy: Taxonomy, *,
+                min_score: float | None, min_score_side: str = BOTH_SIDES) -> Iterator[BoxColumns]:
+    """The evaluated boxes again, batch by batch, as the evaluation read them (after the minimum
+    score, scaled, unclipped), with each box's index in its file: what boxes.csv and `Evaluation.boxes`
+    put beside the outcomes, read again rather than held."""
+    for batch in _batches(reference, prediction, matched, 1, min_score=min_score, map_convention=None, sweep=False):
+        references, predictions = batch.reference.columns(), batch.prediction.columns()
+        kept: dict[str, np.ndarray | None] = {"reference": None, "prediction": None}
+        if min_score is not None:
+            references, predictions, _, within = _above_score(references, predictions, batch.matched, min_score, min_score_side)
+            kept = {side: indices for side, (_, indices) in within.items()}
+        prepared = prepare_columns(references, predictions, batch.matched, taxonomy)
+        yield BoxColumns.of(list(prepared.page_ids), *prepared.side_boxes(), kept["reference"], kept["prediction"])
 
 
 def _map_convention(name: str, taxonomy: Taxonomy) -> tuple[str | None, str | None]:

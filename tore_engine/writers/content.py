@@ -7,11 +7,14 @@ so the result can call every writer without an import circle.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from tore_engine.core.errors import InputWarning
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
+from tore_engine.metrics.box_table import BoxRow
 from tore_engine.metrics.map_report import MapReport
 from tore_engine.metrics.matrices import ToreMatrices, page_foreground_rows
 from tore_engine.metrics.sweep import SweepReport
@@ -35,22 +38,29 @@ class ReportContent:
     map_reason: str | None = None
     sweep: SweepReport | None = None
     paired_pages: int | None = None  # reference pages with a prediction page (None: not known)
+    errors: dict | None = None  # report.json's `errors` (formats.md section 9); None: `errors_reason` says why
+    errors_reason: str | None = None
+    page_counts: np.ndarray | None = None  # (pages, 9) each page's tp, fp, fn and error counts (PAGE_COUNT_COLUMNS), single taxonomy
+    box_rows: Callable[[], Iterator[BoxRow]] | None = None  # boxes.csv's rows, made as they are written
 
     @property
     def pixels(self) -> int:
         return int(self.page_pixels.sum())
 
     def page_columns(self) -> tuple[str, ...]:
-        """pages.csv's header: the page's mAP columns only when there is mAP."""
-        return PAGE_COLUMNS + (MAP_PAGE_COLUMNS if self.map is not None else ())
+        """pages.csv's header: the page's mAP columns only when there is mAP, its box counts only
+        when there are box outcomes (single taxonomy)."""
+        return PAGE_COLUMNS + (MAP_PAGE_COLUMNS if self.map is not None else ()) + (PAGE_COUNT_COLUMNS if self.page_counts is not None else ())
 
     def page_rows(self) -> list[tuple]:
         """pages.csv's rows: id, pixels, Foreground recall, precision, F1 (and map, map_50, map_75,
-        None for a page without reference box)."""
-        rows = page_foreground_rows(self.page_ids, self.page_pixels, self.page_reduced)
-        if self.map is None:
-            return rows
-        return list(map(tuple.__add__, rows, self.map.page_values()))
+        None for a page without reference box; then tp, fp, fn and the error counts)."""
+        rows: list[tuple] = page_foreground_rows(self.page_ids, self.page_pixels, self.page_reduced)
+        if self.map is not None:
+            rows = list(map(tuple.__add__, rows, self.map.page_values()))
+        if self.page_counts is not None:
+            rows = [(*row, *counts) for row, counts in zip(rows, self.page_counts.tolist())]
+        return rows
 
     def per_class_columns(self) -> tuple[str, ...]:
         return PER_CLASS_COLUMNS + (MAP_CLASS_COLUMNS if self.map is not None else ())

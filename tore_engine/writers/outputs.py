@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tore_engine.core.errors import InputError
 from tore_engine.core.text_safety import write_csv
+from tore_engine.metrics.box_table import BOX_COLUMNS
 from tore_engine.metrics.sweep import SWEEP_COLUMNS
 from tore_engine.writers.content import ReportContent
 from tore_engine.writers.report_json import build_report, write_report_json
@@ -17,7 +19,7 @@ from tore_engine.writers.tables import MATRIX_CORNER, MATRIX_KINDS
 
 MATRIX_VIEWS = {"": "full", "trimmed_": "trimmed", "reduced_": "reduced"}  # CSV prefix -> view
 OUTPUT_FILES = ("report.json", *(f"{prefix}{kind}.csv" for prefix in MATRIX_VIEWS for kind in MATRIX_KINDS), "pages.csv")
-REPORT_FILES = {"xlsx": "report.xlsx", "html": "report.html", "cells": "cells.csv", "sweep": "sweep.csv"}  # the reports written on request
+REPORT_FILES = {"xlsx": "report.xlsx", "html": "report.html", "cells": "cells.csv", "sweep": "sweep.csv", "boxes": "boxes.csv"}  # the reports written on request
 
 
 def output_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
@@ -37,6 +39,8 @@ def _write_report(report: str, content: ReportContent, path: Path) -> None:
         write_html(content, path)
     elif report == "sweep":
         _write_sweep_csv(path, content)
+    elif report == "boxes":
+        _write_boxes_csv(path, content)
     else:
         from tore_engine.writers.cells import write_cells
 
@@ -68,6 +72,14 @@ def _write_sweep_csv(path: Path, content: ReportContent) -> None:
         raise ValueError("sweep.csv needs the sweep: evaluate with sweep=True")
     with path.open("w", newline="", encoding="utf-8") as handle:
         write_csv(handle, chain([SWEEP_COLUMNS], content.sweep.rows()))
+
+
+def _write_boxes_csv(path: Path, content: ReportContent) -> None:
+    """boxes.csv (formats.md section 9): one row a box, written as the boxes are read again."""
+    if content.box_rows is None:
+        raise InputError("boxes.csv (--boxes) needs box outcomes, which only a single taxonomy has: the two sides have different classes")
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        write_csv(handle, chain([BOX_COLUMNS], content.box_rows()))
 
 
 def write_outputs(content: ReportContent, folder: Path, reports: Sequence[str] = ()) -> None:

@@ -30,6 +30,8 @@ def build_report(content: ReportContent) -> dict:
         "map": None if content.map is None else content.map.to_json(),
         "map_reason": content.map_reason,
         "sweep": None if content.sweep is None else content.sweep.to_json(),
+        "errors": content.errors,
+        "errors_reason": content.errors_reason,
         "warnings": [warning.to_json() for warning in content.warnings],
     }
 

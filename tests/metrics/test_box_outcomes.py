@@ -1,0 +1,122 @@
+"""Box outcomes and TIDE's error types against tidecv 1.0.1 itself: every vector of
+tests/vectors/tide (cases built to show one rule each, random pages with ties, unscored boxes and
+over 100 detections a page, two real model-against-model sets and the demo's model A) holds what
+tidecv, run unmodified in its own environment, decided about every box and every figure. Both
+paths (plain Python and compiled) must give those decisions; merging runs of pages must give those
+of all pages at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.vectors.tide.cases import VECTORS, case_of_source, case_sides, decisions, read_vector, vectors
+from tore_engine.core import jit
+from tore_engine.metrics import box_kernel
+from tore_engine.metrics.box_outcomes import (
+    NO_PREDICTION,
+    NO_REFERENCE,
+    BoxOutcomes,
+    match_outcomes,
+    nothing_to_match,
+    summarise,
+)
+
+TOLERANCE = 1e-9
+TIDECV = Path("/tmp/tidecv-venv/bin/python")  # where the vectors' reference runs (tests/vectors/tide/build_vectors.py)
+NAMES = [path.stem for path in vectors()]
+
+
+def _case(vector: dict) -> dict:
+    return vector["case"] if "case" in vector else case_of_source(vector["source"])
+
+
+def _outcomes(case: dict, path: str) -> BoxOutcomes:
+    os.environ["TORE_MAP_KERNEL"] = path
+    try:
+        return match_outcomes(*case_sides(case))
+    finally:
+        del os.environ["TORE_MAP_KERNEL"]
+
+
+def _class_count(case: dict) -> int:
+    return 1 + max([box[0] for page in case["pages"] for side in page.values() for box in side], default=0)
+
+
+def check_figures(outcomes: BoxOutcomes, case: dict, theirs: dict) -> None:
+    """The summary equals tidecv's figures (its percentages / 100) within 1e-9, its counts exactly, and
+    each class's tp, fp and fn are those of tidecv's decisions."""
+    if "failure" in theirs:
+        assert nothing_to_match(outcomes) in (NO_REFERENCE, NO_PREDICTION)
+        return
+    assert nothing_to_match(outcomes) is None
+    ours = summarise(outcomes, _class_count(case))
+    assert abs(ours.ap50 - theirs["ap"] / 100) <= TOLERANCE
+    for name, value in theirs["main"].items():
+        assert abs(ours.dap[name] - value / 100) <= TOLERANCE, name
+    for name, value in theirs["special"].items():
+        assert abs(ours.dap_special[name] - value / 100) <= TOLERANCE, name
+    assert ours.counts == theirs["counts"]
+    counted: dict[int, list[int]] = {}
+    columns = {"prediction": {"tp": 0, "fp": 1}, "reference": {"fn": 2}}  # a matched pair counts once, by its prediction
+    for side, outcomes_counted in columns.items():
+        for page, rows in zip(case["pages"], theirs["boxes"][side]):
+            for box, (outcome, _, _, _) in zip(page[side], rows):
+                if outcome in outcomes_counted:
+                    counted.setdefault(box[0], [0, 0, 0])[outcomes_counted[outcome]] += 1
+    assert ours.per_class == {label: tuple(values) for label, values in sorted(counted.items())}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_box_and_figure_equals_tidecv(name):
+    vector = read_vector(VECTORS / f"{name}.json")
+    case = _case(vector)
+    outcomes = _outcomes(case, "numpy")
+    assert decisions(outcomes) == vector["tidecv"]["boxes"]
+    check_figures(outcomes, case, vector["tidecv"])
+
+
+@pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed: no compiled path to check")
+@pytest.mark.parametrize("name", [name for name in NAMES if not name.startswith("real_")])
+def test_the_compiled_path_decides_alike(name):
+    case = _case(read_vector(VECTORS / f"{name}.json"))
+    plain, compiled = _outcomes(case, "numpy"), _outcomes(case, "always")
+    assert box_kernel.outcomes.loaded
+    for field in BoxOutcomes.__dataclass_fields__:
+        np.testing.assert_array_equal(getattr(plain, field), getattr(compiled, field), err_msg=field)
+
+
+@pytest.mark.parametrize("name", ["mixed_grid_0", "mixed_real_1", "over_100_a_page", "demo_model_a"])
+def test_runs_of_pages_merge_into_all_pages(name):
+    vector = read_vector(VECTORS / f"{name}.json")
+    case = _case(vector)
+    cuts = [0, 1, len(case["pages"]) // 2, len(case["pages"])]
+    parts = [_outcomes({"pages": case["pages"][start:stop]}, "numpy") for start, stop in zip(cuts, cuts[1:])]
+    merged = BoxOutcomes.merged(parts)
+    whole = _outcomes(case, "numpy")
+    for field in BoxOutcomes.__dataclass_fields__:
+        np.testing.assert_array_equal(getattr(merged, field), getattr(whole, field), err_msg=field)
+    assert summarise(merged, _class_count(case)) == summarise(whole, _class_count(case))
+
+
+def test_nothing_to_match_still_decides_every_box():
+    """tidecv divides by zero without a reference box or without a prediction; every box is still
+    decided as it decides it: all Bkg, or all Miss."""
+    for name, reason in (("no_reference_box", NO_REFERENCE), ("no_prediction_box", NO_PREDICTION)):
+        vector = read_vector(VECTORS / f"{name}.json")
+        outcomes = _outcomes(vector["case"], "numpy")
+        assert nothing_to_match(outcomes) == reason
+        assert decisions(outcomes) == vector["tidecv"]["boxes"]
+
+
+@pytest.mark.skipif(not TIDECV.exists(), reason=f"tidecv 1.0.1 is not installed at {TIDECV} (tests/vectors/tide/build_vectors.py)")
+def test_the_stored_vectors_are_what_tidecv_says_now():
+    built = {path.stem: read_vector(path) for path in vectors() if "case" in read_vector(path)}
+    run = subprocess.run([str(TIDECV), str(VECTORS / "tidecv_reference.py")], input=json.dumps([v["case"] for v in built.values()]),
+                         capture_output=True, text=True, check=True)
+    assert json.loads(run.stdout) == [v["tidecv"] for v in built.values()]

@@ -1,0 +1,237 @@
+"""Box outcomes and TIDE's error types beside TORE (formats.md section 9), equal to tidecv 1.0.1.
+
+`match_outcomes` decides every box of a run of pages (`box_kernel`: what TIDE decides on a page);
+`BoxOutcomes.merged` joins runs in page order, exactly (the decisions are per page); `summarise`
+computes what TIDE computes from all pages: AP@50, and AP@50 again after fixing each error type.
+
+TIDE's AP (`tidecv.ap.APDataObject.get_ap`) ranks a class's records by score with a stable sort,
+so the order its records were pushed in decides ties, and that order differs between its plain AP
+(page order, then rank on the page) and its fixed APs (`TIDERun.fix_errors` pushes the records of
+the errors first, then the true positives): both orders are reproduced here, as are the class order
+of its means and its sums, term by term, so the figures are TIDE's to the bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tore_engine.metrics import box_kernel, map_kernel
+from tore_engine.metrics.box_kernel import BKG, BOTH, CLS, DUPE, ERROR_KINDS, FN, IGNORED, LOC, MISS, TP
+from tore_engine.metrics.map_types import COCO, SideBoxes, coco_boxes, detection_scores
+
+REFERENCE = "tidecv 1.0.1"
+RECALL_POINTS = np.array([point / 100 for point in range(101)])  # TIDE's 101 recall points, as it makes them
+PREDICTION_KINDS = {IGNORED: ("ignored", ""), TP: ("tp", ""), CLS: ("fp", "Cls"), LOC: ("fp", "Loc"), BOTH: ("fp", "Both"),
+                    DUPE: ("fp", "Dupe"), BKG: ("fp", "Bkg")}
+REFERENCE_KINDS = {TP: ("tp", ""), FN: ("fn", ""), MISS: ("fn", "Miss")}
+PAGE_COUNT_COLUMNS = ("tp", "fp", "fn", *ERROR_KINDS)  # pages.csv's columns of each page's counts
+NO_REFERENCE = "no reference box on any reference page (after the minimum score): nothing to match (tidecv divides by zero)"
+NO_PREDICTION = "no prediction box on any reference page (after the minimum score): nothing to match (tidecv divides by zero)"
+DUAL_TAXONOMY = "dual taxonomy: the two sides have different classes, so no box can match one of its own class"
+
+map_kernel.OTHER_KERNELS[box_kernel.outcomes] = ("TIDE's box outcome kernel", 4.0)
+
+
+@dataclass(frozen=True)
+class BoxOutcomes:
+    """What TIDE decides on a run of pages, box by box, in file order (page p's boxes at
+    `offsets[p]:offsets[p + 1]` of each side): each box's kind (`box_kernel` codes), its partner's
+    index on its page (-1: none) and the IoU with it (NaN: none); each prediction's class and score
+    (1.0 where it has none), and for a Cls or Loc error the class its fix makes it a true positive
+    of (-1: the fix drops it); `ranked`, the kept predictions in page order, each page's by rank."""
+
+    reference_offsets: np.ndarray  # (pages + 1,) int64
+    reference_classes: np.ndarray  # int64
+    reference_kinds: np.ndarray  # int8
+    reference_partners: np.ndarray  # int64
+    reference_ious: np.ndarray  # float64
+    prediction_offsets: np.ndarray
+    prediction_classes: np.ndarray
+    prediction_scores: np.ndarray  # float64
+    prediction_kinds: np.ndarray
+    prediction_partners: np.ndarray
+    prediction_ious: np.ndarray
+    fixes: np.ndarray  # int64
+    ranked: np.ndarray  # int64 positions into the prediction columns
+
+    @property
+    def pages(self) -> int:
+        return len(self.reference_offsets) - 1
+
+    @classmethod
+    def merged(cls, parts: Sequence["BoxOutcomes"]) -> "BoxOutcomes":
+        """Consecutive runs of pages as one: the columns joined, offsets and positions shifted."""
+        if not parts:
+            raise ValueError("no box outcomes to merge")
+
+        def offsets(name: str) -> np.ndarray:
+            starts = np.cumsum([0] + [getattr(part, name)[-1] for part in parts[:-1]])
+            return np.concatenate([[0]] + [getattr(part, name)[1:] + start for part, start in zip(parts, starts)]).astype(np.int64)
+
+        prediction_starts = np.cumsum([0] + [len(part.prediction_classes) for part in parts[:-1]])
+        joined = {name: np.concatenate([getattr(part, name) for part in parts]) for name in cls.__dataclass_fields__
+                  if not name.endswith("offsets") and name != "ranked"}
+        return cls(reference_offsets=offsets("reference_offsets"), prediction_offsets=offsets("prediction_offsets"),
+                   ranked=np.concatenate([part.ranked + start for part, start in zip(parts, prediction_starts)]).astype(np.int64), **joined)
+
+    def page_counts(self) -> np.ndarray:
+        """(pages, 9) each page's tp, fp, fn and count of each error type (`PAGE_COUNT_COLUMNS`)."""
+        def per_page(offsets: np.ndarray, hits: np.ndarray) -> np.ndarray:
+            running = np.concatenate([[0], np.cumsum(hits, dtype=np.int64)])
+            return np.diff(running[offsets])
+
+        predictions, references = self.prediction_kinds, self.reference_kinds
+        columns = [per_page(self.prediction_offsets, predictions == TP),
+                   per_page(self.prediction_offsets, (predictions != TP) & (predictions != IGNORED)),
+                   per_page(self.reference_offsets, references != TP)]
+        columns += [per_page(self.reference_offsets if kind == MISS else self.prediction_offsets,
+                             (references if kind == MISS else predictions) == kind) for kind in ERROR_KINDS.values()]
+        return np.stack(columns, axis=1)
+
+
+def match_outcomes(reference: SideBoxes, prediction: SideBoxes, job_pages: int = 0) -> BoxOutcomes:
+    """TIDE's decisions on a run of pages (reference page p against prediction page p), its boxes
+    as mAP reads them (COCO's x, y, width, height in float64; unscored as 1.0); compiled when
+    `map_kernel.use_kernels` says it pays off for a job of `job_pages`, the same either way."""
+    if reference.pages != prediction.pages:
+        raise ValueError(f"{reference.pages} reference pages but {prediction.pages} prediction pages: pair them first")
+    reference_boxes, _ = coco_boxes(reference, COCO)
+    prediction_boxes, _ = coco_boxes(prediction, COCO)
+    scores = detection_scores(prediction, COCO)
+    compiled = map_kernel.use_kernels(box_kernel.outcomes, max(reference.pages, job_pages))
+    decide = box_kernel.outcomes.load() if compiled else box_kernel.plain_page_outcomes
+    reference_classes, prediction_classes = (np.ascontiguousarray(side.classes, np.int64) for side in (reference, prediction))
+    kinds, partners, ious, fixes, ranked, reference_kinds, reference_partners, reference_ious = decide(
+        np.ascontiguousarray(reference.offsets, np.int64), np.ascontiguousarray(reference_boxes), reference_classes,
+        np.ascontiguousarray(prediction.offsets, np.int64), np.ascontiguousarray(prediction_boxes), prediction_classes, scores)
+    return BoxOutcomes(np.asarray(reference.offsets, np.int64), reference_classes, reference_kinds, reference_partners, reference_ious,
+                       np.asarray(prediction.offsets, np.int64), prediction_classes, scores, kinds, partners, ious, fixes, ranked)
+
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    """TIDE's figures as fractions (its percentages / 100): AP@50, the gain of fixing each main error
+    type (clipped at 0, as TIDE clips them) and the special FalsePos and FalseNeg (not clipped), the
+    count of each error type and each class's true positives, false positives and false negatives."""
+
+    ap50: float
+    dap: dict[str, float]
+    dap_special: dict[str, float]
+    counts: dict[str, int]
+    per_class: dict[int, tuple[int, int, int]]
+
+    def to_json(self, classes: Sequence[str]) -> dict:
+        """report.json's `errors` block (formats.md section 9), classes named by taxonomy index."""
+        return {"reference": REFERENCE, "iou": box_kernel.POSITIVE, "background_iou": box_kernel.BACKGROUND, "ap50": self.ap50,
+                "dap": self.dap, "dap_special": self.dap_special, "counts": self.counts,
+                "per_class": {classes[label]: {"tp": tp, "fp": fp, "fn": fn} for label, (tp, fp, fn) in self.per_class.items()}}
+
+
+def nothing_to_match(outcomes: BoxOutcomes) -> str | None:
+    """Why TIDE cannot summarise these pages (it divides by zero), or None."""
+    if len(outcomes.reference_classes) == 0:
+        return NO_REFERENCE
+    if len(outcomes.ranked) == 0:
+        return NO_PREDICTION
+    return None
+
+
+def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
+    """TIDE's figures of all pages (`nothing_to_match` must be None)."""
+    ranked = outcomes.ranked
+    classes, scores, kinds, fixes = (column[ranked] for column in (outcomes.prediction_classes, outcomes.prediction_scores,
+                                                                    outcomes.prediction_kinds, outcomes.fixes))
+    true = kinds == TP
+    references = np.bincount(outcomes.reference_classes, minlength=class_count)
+    missed = np.bincount(outcomes.reference_classes[outcomes.reference_kinds == MISS], minlength=class_count)
+    unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
+    order = _class_order(outcomes, classes)
+    base = _mean_ap(np.lexsort((-scores, classes)), classes, true, references, order)
+    errors_first = ~true  # TIDE's fixed records: the errors' first, then the true positives
+    fixed_ranking = np.lexsort((true, -scores, classes))  # ties of score: errors first, then in page and rank order
+
+    def fixed(kind: int) -> float:
+        keep, moved_to, gained, ranking = np.ones(len(classes), bool), classes, true, fixed_ranking
+        if kind in (CLS, LOC):
+            moved = kinds == kind
+            keep, moved_to, gained = ~moved | (fixes >= 0), np.where(moved, fixes, classes), true | moved
+            ranking = np.lexsort((true, -scores, moved_to)) if kind == CLS else ranking  # a fixed Cls error changes class
+        elif kind != MISS:
+            keep = kinds != kind
+        totals = references - missed if kind == MISS else references
+        return _mean_ap(ranking[keep[ranking]], moved_to, gained, totals, _fixed_order(moved_to[keep & errors_first], order))
+
+    errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
+    first_errors = _fixed_order(classes[errors_first], order)
+    false_positive = _mean_ap(np.lexsort((errors_first, classes)), classes, true, references, first_errors)  # every true positive scored 1, the rest 0
+    false_negative = _mean_ap(fixed_ranking, classes, true, references - unmatched, first_errors)
+    predicted_false = np.bincount(classes[~true], minlength=class_count)
+    matched = np.bincount(classes[true], minlength=class_count)
+    per_class = {label: (int(matched[label]), int(predicted_false[label]), int(unmatched[label]))
+                 for label in range(class_count) if matched[label] or predicted_false[label] or unmatched[label]}
+    counts = {name: int(np.count_nonzero((outcomes.reference_kinds if kind == MISS else kinds) == kind)) for name, kind in ERROR_KINDS.items()}
+    return ErrorSummary(base / 100, errors, {"FalsePos": (false_positive - base) / 100, "FalseNeg": (false_negative - base) / 100},
+                        counts, per_class)
+
+
+def _first_positions(labels: np.ndarray, class_count: int) -> np.ndarray:
+    """Where each class first occurs in `labels` (len(labels) where it does not)."""
+    first = np.full(class_count, len(labels), np.int64)
+    first[labels[::-1]] = np.arange(len(labels) - 1, -1, -1)  # the last write, the first position, wins
+    return first
+
+
+def _class_order(outcomes: BoxOutcomes, classes: np.ndarray) -> list[int]:
+    """The classes in the order TIDE's plain records first meet them: page by page, a page's
+    reference boxes (counted in `add_gt_positives`) before its kept predictions."""
+    class_count = int(max(outcomes.reference_classes.max(initial=-1), classes.max(initial=-1))) + 1
+    reference_pages = np.searchsorted(outcomes.reference_offsets, np.arange(len(outcomes.reference_classes)), side="right") - 1
+    record_pages = np.searchsorted(outcomes.prediction_offsets, outcomes.ranked, side="right") - 1
+    keys: dict[int, tuple[int, int]] = {}
+    for side, (labels, pages) in enumerate(((outcomes.reference_classes, reference_pages), (classes, record_pages))):
+        first = _first_positions(labels, class_count)
+        for label in np.flatnonzero(first < len(labels)).tolist():
+            key = (2 * int(pages[first[label]]) + side, int(first[label]))
+            keys[label] = min(keys.get(label, key), key)
+    return sorted(keys, key=keys.__getitem__)
+
+
+def _fixed_order(error_classes: np.ndarray, order: list[int]) -> list[int]:
+    """The class order of a fixed run's records (`fix_errors`): the classes of the errors' records
+    as first met, then the others in the plain order."""
+    first = _first_positions(error_classes, len(order) and max(order) + 1)
+    leading = sorted((label for label in order if first[label] < len(error_classes)), key=lambda label: first[label])
+    return leading + [label for label in order if first[label] >= len(error_classes)]
+
+
+def _mean_ap(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray, order: list[int]) -> float:
+    """TIDE's `get_mAP` in percent of the records `ranking` lists, by class then in TIDE's order:
+    the mean of the class APs in `order` over the classes with a record or a reference box."""
+    sorted_classes, sorted_true = classes[ranking], true[ranking]
+    bounds = np.searchsorted(sorted_classes, np.arange(len(references) + 1))
+    aps = []
+    for label in order:
+        if bounds[label] == bounds[label + 1] and references[label] == 0:
+            continue
+        aps.append(_average_precision(sorted_true[bounds[label]:bounds[label + 1]], int(references[label])))
+    total = 0.0
+    for ap in aps:
+        total += ap
+    return total / len(aps)
+
+
+def _average_precision(true: np.ndarray, references: int) -> float:
+    """`APDataObject.get_ap` of ranked records marked true or false against `references` boxes."""
+    if references == 0:
+        return 0.0
+    hits = np.cumsum(true, dtype=np.int64)
+    precision = np.maximum.accumulate((hits / np.arange(1, len(true) + 1))[::-1])[::-1]  # the best at or after each record
+    found = np.searchsorted(hits / references, RECALL_POINTS, side="left")
+    sampled = np.where(found < len(true), precision[np.minimum(found, len(true) - 1)] if len(true) else 0.0, 0.0)
+    total = 0.0
+    for value in sampled.tolist():  # summed in order, as TIDE's `sum`
+        total += value
+    return total / len(sampled) * 100
