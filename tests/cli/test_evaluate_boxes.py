@@ -54,9 +54,11 @@ def check_rows(rows: list[dict[str, str]], page_ids: list[str], theirs: dict, in
     maps a case's box positions to the file's (a minimum score dropped some)."""
     expected = []
     for page, page_id in enumerate(page_ids):
+        def position(side: str, k: int, page: int = page) -> int:
+            return indices[side][page][k] if indices else k
+
         for side, other in (SIDES, SIDES[::-1]):
             for k, (outcome, error, partner, iou) in enumerate(theirs["boxes"][side][page]):
-                position = (lambda s, i: indices[s][page][i]) if indices else (lambda s, i: i)
                 expected.append([page_id, side, str(position(side, k)), outcome, blank(error),
                                  blank(None if partner is None else position(other, partner)), blank(iou)])
     assert [[row[name] for name in ("page", "side", "index", "outcome", "error", "partner", "iou")] for row in rows] == expected

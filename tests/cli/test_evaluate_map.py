@@ -17,6 +17,7 @@ from tests.cli.helpers import run_cli
 from tests.helpers import load_vector, shared_path, write_json
 from tests.metrics.oracles import coco_oracle, docling_case, layout_pages, run_docling_reference
 from tore_engine.api import load_pair
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF
 from tore_engine.metrics.mean_average_precision import FIELDS
 from tore_engine.metrics.sweep import MIN_SCORES, SWEEP_COLUMNS
@@ -189,7 +190,7 @@ def test_no_map_is_null_with_its_reason(public_files, tmp_path, options, reason,
     report, summary, out = evaluate(tmp_path, *map(str, public_files), *options)
     assert (report["map"], report["map_reason"]) == (None, reason)
     assert [text for text in summary.splitlines() if text.startswith("mAP")] == ([line] if line else [])
-    assert read_csv(out / "pages.csv")[0] == ["page", "pixels", "foreground_recall", "foreground_precision", "foreground_f1"]
+    assert read_csv(out / "pages.csv")[0] == ["page", "pixels", "foreground_recall", "foreground_precision", "foreground_f1", *PAGE_COUNT_COLUMNS]
     assert not any("no score" in warning["message"] for warning in report["warnings"])
 
 
@@ -247,7 +248,7 @@ def test_sweep_csv_holds_report_json_s_sweep(swept):
 def test_every_report_has_the_map_columns_and_the_sweep(swept):
     report, _, out = swept
     header, *rows = read_csv(out / "pages.csv")
-    assert header[5:] == MAP_PAGE_COLUMNS and len(rows) == report["pages"]
+    assert header[5:8] == MAP_PAGE_COLUMNS and header[8:] == list(PAGE_COUNT_COLUMNS) and len(rows) == report["pages"]
     workbook = load_workbook(out / "report.xlsx")
     assert [cell.value for cell in workbook["Pages"][1]] == header
     per_class = [[cell.value for cell in row] for row in workbook["Per class"].iter_rows()]

@@ -108,11 +108,12 @@ def test_page_class_pixels_are_row_and_column_sums_of_every_page(demo_b):
 def test_pages_table_has_one_row_a_page_with_each_sides_class_pixels(small):
     table = pages_table(small)
     assert table.columns.tolist() == ["page", "pixels", "foreground recall", "foreground precision", "foreground F1", "map", "map_50", "map_75",
-                                      "warnings", "Text (ref)", "Title (ref)", "Text (pred)", "Title (pred)"]
+                                      "tp", "fp", "fn", "Cls", "Loc", "Both", "Dupe", "Bkg", "Miss", "warnings", "Text (ref)", "Title (ref)", "Text (pred)", "Title (pred)"]
     assert table["map"].tolist() == [0.0, pytest.approx(1 / (1 + np.spacing(1)), abs=1e-15)]  # p1: its Text missed; p2: its Title found (pycocotools' 1 / (1 + eps))
     assert table["Text (ref)"].tolist() == [10.0, 0.0] and table["Text (pred)"].tolist() == [0.0, 5.0]
     assert table["Title (pred)"].tolist() == [6.0, 4.0] and table["warnings"].tolist() == [0, 0]
     assert table["foreground recall"].tolist() == [0.6, 1.0]
+    assert table[["tp", "fp", "fn", "Cls", "Bkg", "Miss"]].values.tolist() == [[0, 1, 1, 1, 0, 0], [1, 1, 0, 0, 1, 0]]  # p1: Text boxed as Title (Cls, IoU 0.6); p2: Title found, a Text on nothing (Bkg)
 
 
 def test_pages_table_counts_each_pages_warnings(tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from openpyxl import load_workbook
 
 from tests import report_data
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.writers.excel import (
     BAND_HEADER_ROWS,
@@ -151,7 +152,7 @@ def test_pages_sheet_equals_the_foreground_scores(written):
     evaluation, workbook, _ = written
     header, rows = _table(workbook["Pages"])
     content = evaluation.report_content()
-    assert tuple(header) == PAGE_COLUMNS + (MAP_PAGE_COLUMNS if evaluation.matrices.mode == "single" else ())  # mAP in single taxonomy
+    assert tuple(header) == PAGE_COLUMNS + (MAP_PAGE_COLUMNS + PAGE_COUNT_COLUMNS if evaluation.matrices.mode == "single" else ())  # mAP, box counts in single taxonomy
     expected = [[excel_text(page), *values] for page, *values in content.page_rows()]  # an undefined mAP: an empty cell
     assert rows == expected
     assert workbook["Pages"].freeze_panes == "B2"
