@@ -233,14 +233,14 @@ def test_another_version_or_a_foreign_folder_says_why(saved_a, tmp_path):
 def test_without_the_sweep_only_maps_summary_is_kept_and_a_merge_is_refused(tmp_path, saved_a):
     out = _evaluated(tmp_path, "model_a.json")
     manifest = json.loads((out / MANIFEST).read_text())
-    assert manifest["parts"] == ["tore", "map"]  # no match records: a 100,000-page folder is 160 MB smaller
+    assert manifest["parts"] == ["tore", "map", "boxes"]  # no match records: a 100,000-page folder is 160 MB smaller
     with np.load(out / ARRAYS, allow_pickle=False) as archive:
         assert not any(name.startswith("map.") and name != "map.pages" for name in archive.files)
     evaluation = tore.open(out)
     assert evaluation.to_json() == json.loads((out / "report.json").read_text())
     with pytest.raises(ValueError, match="keeps mAP's summary, not its records"):
         evaluation.merge(tore.open(saved_a))
-    assert json.loads((saved_a / MANIFEST).read_text())["parts"] == ["tore", "map", "map_records", "sweep"]
+    assert json.loads((saved_a / MANIFEST).read_text())["parts"] == ["tore", "map", "map_records", "sweep", "boxes"]
 
 
 def test_a_search_for_saved_evaluations_is_bounded(saved_a, tmp_path):
@@ -251,3 +251,25 @@ def test_a_search_for_saved_evaluations_is_bounded(saved_a, tmp_path):
     found = saved_evaluations(tmp_path)
     assert [item.folder.name for item in found if not isinstance(item, InputError)] == ["a"]
     assert [str(tmp_path / "b" / "c" / MANIFEST) in str(item) for item in found if isinstance(item, InputError)] == [True]
+
+
+def test_box_outcomes_reopen_with_their_errors(saved_a):
+    """TIDE's decisions are saved (part `boxes`): the reopened evaluation's `errors` are report.json's;
+    the boxes themselves are read from the inputs, which are gone."""
+    evaluation = tore.open(saved_a)
+    report = json.loads((saved_a / "report.json").read_text())
+    assert report["errors"] is not None and evaluation.errors == report["errors"]
+    assert "boxes" in read_manifest(saved_a).manifest.parts
+    with pytest.raises(ValueError, match="no inputs"):
+        _ = evaluation.boxes
+
+
+def test_a_box_kind_out_of_range_is_refused_before_use(saved_a, tmp_path):
+    folder = _copy(saved_a, tmp_path)
+    with np.load(folder / ARRAYS, allow_pickle=False) as archive:
+        arrays = dict(archive)
+    arrays["boxes.prediction_kinds"] = arrays["boxes.prediction_kinds"].copy()
+    arrays["boxes.prediction_kinds"][0] = 42
+    np.savez(folder / ARRAYS, **arrays)
+    _resealed(folder, ARRAYS)
+    _refused(folder, ARRAYS, "boxes.prediction_kinds", "outside")
