@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +18,9 @@ from tests.cli.helpers import run_cli
 from tests.helpers import DEMO, write_json
 from tests.metrics.test_box_outcomes import TOLERANCE
 from tests.vectors.tide.cases import VECTORS, read_vector
+from tore_engine.api import load_pair
 from tore_engine.metrics.box_outcomes import DUAL_TAXONOMY, NO_PREDICTION
+from tore_engine.run.runner import evaluate_dataset
 
 CLASSES = ["C1", "C2", "C3", "C4", "C5"]  # a case's class ids 1..5 (taxonomy order; 0 is Background)
 SIDES = ("reference", "prediction")
@@ -163,3 +166,25 @@ def test_the_api_gives_the_same_errors_and_boxes(tmp_path, workers):
         return "" if value is pd.NA or (isinstance(value, float) and math.isnan(value)) else str(value)
 
     assert [[cell(value) for value in record] for record in table.astype(object).values.tolist()] == [list(row.values()) for row in rows]
+
+
+def test_merged_halves_equal_the_whole_and_compare_gives_b_minus_a():
+    import tore_engine as tore
+
+    reference, prediction = load_pair(DEMO / "reference.json", DEMO / "model_a.json")
+    whole = evaluate_dataset(reference, prediction)
+    ids = reference.page_ids()
+    halves = []
+    for part in (ids[: len(ids) // 3], ids[len(ids) // 3 :]):
+        kept = set(part)
+        halves.append(evaluate_dataset(replace(reference, pages=[page for page in reference.pages if page.id in kept]),
+                                       replace(prediction, pages=[page for page in prediction.pages if page.id in kept])))
+    merged = halves[0].merge(halves[1])
+    assert merged.errors == whole.errors and merged.errors is not None
+    assert merged.pages.equals(whole.pages)
+    stricter = evaluate_dataset(reference, prediction, min_score=0.9)
+    table = tore.compare(whole, stricter).errors
+    for name, count in whole.errors["counts"].items():
+        assert table.loc[name, ["count_a", "count_b", "count_b_minus_a"]].tolist() == [count, stricter.errors["counts"][name],
+                                                                                      stricter.errors["counts"][name] - count]
+    assert table.loc["FalseNeg", "dap_b_minus_a"] == stricter.errors["dap_special"]["FalseNeg"] - whole.errors["dap_special"]["FalseNeg"]
