@@ -112,6 +112,8 @@ def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
         root = _XML_ROOT.search(text)
         if root is not None and root.group(1).decode("utf-8", "replace") == CVAT_ROOT:
             return CVAT
+        if root is not None and root.group(1).split(b":")[-1] == b"PcGts":
+            return "page-xml"
         if not text.startswith((b"<?", b"<!")):  # an XML declaration or a doctype: XML, HTML
             return "doctags"
     if text.startswith(b"["):
@@ -215,6 +217,8 @@ def detect_folder(folder: Path) -> str:
         return "doctags"
     if yolo.looks_like(files):
         return "yolo"
+    if (pages := [f for f in files if f.suffix == ".xml"]) and detect_file(sorted(pages)[0]) == "page-xml":
+        return "page-xml"
     shards = sorted(folder.glob("*/*.parquet")) + [f for f in files if f.suffix == ".parquet"]
     if shards:
         return detect_file(shards[0])
