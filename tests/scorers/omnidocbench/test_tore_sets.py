@@ -37,3 +37,27 @@ def test_tore_runs_in_dual_taxonomy_mode_on_the_demo(prediction_file):
     )
     assert evaluation.pixels == sum(int(page.width) * int(page.height) for page in gt.pages)
     assert evaluation.warnings == []  # every box lies inside its (swap-corrected) page
+
+
+def test_rotated_polys_are_polygons_and_rectangles_stay_boxes(tmp_path):
+    """A block whose `poly` is its official box's rectangle stays that box (bit for bit); a rotated
+    one is its polygon, its bbox the polygon's bounding box, painted as drawn."""
+    import json as json_module
+
+    import numpy as np
+
+    from tore_engine.scorers.omnidocbench.tore_sets import omnidocbench_layout_sets
+
+    rectangle = [10.0, 10.0, 50.0, 10.0, 50.0, 30.0, 10.0, 30.0]
+    rotated = [60.0, 20.0, 90.0, 10.0, 95.0, 25.0, 65.0, 35.0]
+    page = {"page_info": {"page_no": 0, "height": 100, "width": 120, "image_path": "p.jpg", "page_attribute": {}},
+            "layout_dets": [{"category_type": "text_block", "poly": rectangle, "ignore": False, "order": 1, "anno_id": 1},
+                            {"category_type": "figure", "poly": rotated, "ignore": False, "order": 2, "anno_id": 2}],
+            "extra": {"relation": []}}
+    path = tmp_path / "gt.json"
+    path.write_text(json_module.dumps([page]))
+    reference, _ = omnidocbench_layout_sets(path)
+    built = reference.pages[0]
+    assert built.bboxes.tolist() == [[10, 10, 50, 30], [60, 10, 95, 35]]
+    assert built.polygons.outline(0) is None
+    assert np.array_equal(built.polygons.outline(1).reshape(-1), rotated)

@@ -42,7 +42,7 @@ class Block:
     latex: str
     html: str
     attribute: dict
-
+    poly: tuple[float, ...] = ()  # the `poly` as given: x1, y1, x2, y2, ...
 
 @dataclass(frozen=True)
 class Relation:
@@ -210,6 +210,7 @@ def _block(raw: _Block, index: int, source: str, page_id: str) -> Block:
         latex=raw.latex or "",
         html=raw.html or "",
         attribute=raw.attribute or {},
+        poly=tuple(float(value) for value in raw.poly),
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tore_engine.core.errors import InputWarning
 from tore_engine.core.layout import LayoutSet, Page, PageImage
+from tore_engine.core.polygons import Polygons
 from tore_engine.scorers.omnidocbench.categories import (
     KNOWN_EXTRA_BLOCKS,
     README_BLOCK_CATEGORIES,
@@ -25,6 +26,7 @@ from tore_engine.scorers.omnidocbench.layout_predictions import (
     load_layout_prediction,
 )
 from tore_engine.scorers.omnidocbench.reference import (
+    Block,
     Reference,
     block_boxes,
     load_reference,
@@ -33,19 +35,38 @@ from tore_engine.scorers.omnidocbench.reference import (
 REFERENCE_NAME = "omnidocbench"
 
 
+def block_outline(block: Block) -> list[float] | None:
+    """A block's `poly` as its polygon, or None when it is the official box's rectangle (which
+    then paints as that box, bit for bit): a rotated or skewed region is painted as drawn."""
+    poly = block.poly
+    if len(poly) == 8 and len(set(poly[0::2])) <= 2 and len(set(poly[1::2])) <= 2 and block.bbox == poly_hull(poly):
+        return None
+    return list(poly) if len(poly) >= 6 else None
+
+
+def poly_hull(poly: tuple[float, ...]) -> tuple[float, float, float, float]:
+    return min(poly[0::2]), min(poly[1::2]), max(poly[0::2]), max(poly[1::2])
+
+
 def reference_layout_set(reference: Reference) -> LayoutSet:
-    """Every block of every page, labelled with its OmniDocBench category."""
-    pages = [
-        Page(
+    """Every block of every page, labelled with its OmniDocBench category; a block whose `poly` is
+    not its official box's rectangle is that polygon (its bbox then the polygon's bounding box)."""
+    pages = []
+    for page in reference.pages:
+        outlines = [block_outline(block) for block in page.blocks]
+        bboxes = block_boxes(page.blocks)
+        for k, outline in enumerate(outlines):
+            if outline is not None:
+                bboxes[k] = poly_hull(tuple(outline))
+        pages.append(Page(
             id=page.id,
             width=page.width,
             height=page.height,
             labels=[block.category for block in page.blocks],
-            bboxes=block_boxes(page.blocks),
+            bboxes=bboxes,
             image=PageImage(page.image_path) if page.image_path is not None else None,
-        )
-        for page in reference.pages
-    ]
+            polygons=Polygons.of(outlines) if any(outline is not None for outline in outlines) else None,
+        ))
     in_use = {label for page in pages for label in page.labels}
     known = README_BLOCK_CATEGORIES + KNOWN_EXTRA_BLOCKS
     taxonomy = [c for c in known if c in in_use] + sorted(in_use.difference(known))
