@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +43,34 @@ def test_a_bad_point_names_the_file_and_page(tmp_path):
     with pytest.raises(InputError, match="page 'p'") as error:
         read(tmp_path / "p.json")
     assert "p.json" in str(error.value)
+
+
+REAL = Path(os.environ.get("TORE_REAL_LABELME", "/tmp/tore-real"))
+
+
+@pytest.mark.skipif(not (REAL / "labelme_coco_annotations.json").exists(), reason=(
+    f"no real LabelMe files in {REAL}: labelme's examples/instance_segmentation (data_annotated/*.json and "
+    "data_dataset_coco/annotations.json, wkentaro/labelme; GPL-3.0, so read from there, not committed)"))
+def test_real_labelme_files_read_to_the_polygons_labelme2coco_wrote():
+    """labelme's own converter (labelme2coco) wrote the COCO file from these LabelMe files: every
+    one-polygon segmentation it wrote is a polygon region, of the same class, that the LabelMe
+    reader reads; read through the COCO reader too, the polygons agree."""
+    from tore_engine.formats import coco
+
+    regions = {}
+    for page in read(REAL / "labelme").pages:
+        for k, label in enumerate(page.labels):
+            outline = page.polygons.outline(k) if page.polygons is not None else None
+            if outline is not None:
+                regions.setdefault(page.id, []).append((label, outline.reshape(-1).tolist(), (page.width, page.height)))
+    converted = coco.read(REAL / "labelme_coco_annotations.json")
+    compared = 0
+    for page in converted.pages:
+        stem = Path(page.id).stem
+        for k, label in enumerate(page.labels):
+            outline = page.polygons.outline(k) if page.polygons is not None else None
+            if outline is None:
+                continue
+            assert (label, outline.reshape(-1).tolist(), (page.width, page.height)) in regions[stem]
+            compared += 1
+    assert compared >= 5
