@@ -164,9 +164,10 @@ def page_rows(spec: dict, kind: str, pane: int | None = None) -> list[dict]:
     for index, trace in enumerate(data):
         if kind == "box" and trace.get("meta") == "box hovers":
             outline = data[index - 1]
-            xs, ys = outline["x"], outline["y"]
+            shapes = _outlines(outline["x"], outline["y"])  # a box's 4 corners, or a polygon's points
             for k, (label, text) in enumerate(zip(trace["customdata"], trace["text"])):
-                rows.append({"pane": _pane_of(trace.get("xaxis", "x")), "x": xs[6 * k], "y": ys[6 * k], "x2": xs[6 * k + 1], "y2": ys[6 * k + 2],
+                xs, ys = shapes[k]
+                rows.append({"pane": _pane_of(trace.get("xaxis", "x")), "x": xs[0], "y": ys[0], "x2": xs[1], "y2": ys[2], "points": list(zip(xs[:-1], ys[:-1])),
                              "group": trace["legendgroup"], "line": outline["line"]["width"], "dash": outline["line"]["dash"],
                              "outline": outline["line"]["color"], "fill": outline.get("fillcolor"), "label": label, "tip": _hover_lines(text)})
         if kind == "line" and trace.get("meta") == "lines":
@@ -174,6 +175,16 @@ def page_rows(spec: dict, kind: str, pane: int | None = None) -> list[dict]:
             rows += [{"pane": _pane_of(trace.get("xaxis", "x")), "x": xs[3 * k], "y": ys[3 * k], "x2": xs[3 * k + 1], "y2": ys[3 * k + 1],
                       "group": trace["legendgroup"], "dash": trace["line"]["dash"]} for k in range(len(xs) // 3)]
     return [row for row in rows if pane is None or row["pane"] == pane]
+
+
+def _outlines(xs: list, ys: list) -> list[tuple[list, list]]:
+    """An outline trace's closed shapes, split at its None separators."""
+    shapes, start = [], 0
+    for end, value in enumerate(xs):
+        if value is None:
+            shapes.append((xs[start:end], ys[start:end]))
+            start = end + 1
+    return shapes
 
 
 def page_box_colours(spec: dict, row: dict) -> tuple[str | None, str]:

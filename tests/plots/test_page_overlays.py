@@ -141,3 +141,11 @@ def test_a_page_of_more_boxes_than_a_screen_shows_draws_the_largest_with_a_note(
 def test_panes_keep_the_pages_proportions_within_the_row():
     assert page_chart.pane_size(612, 792, 2, 770) == (362, 468)
     assert page_chart.pane_size(100, 10_000, 1, 740) == (50, page_chart.MAX_PANE_HEIGHT)  # a very tall page: at most 1,000 px high
+
+
+def test_a_polygon_is_drawn_as_its_outline():
+    outline = [(1.0, 1.0), (8.0, 2.0), (5.0, 9.0)]
+    page = Page("p", 10, 10, ["Text", "Table"], np.array([[1, 1, 8, 9], [0, 0, 2, 2]], dtype=float), polygons=[outline, None])
+    rows = _rows(page_overlays.page_overlay([Pane("reference", page)], 10, 10, None), "box")
+    drawn = {row["group"]: row["points"] for row in rows}
+    assert drawn == {"Text": outline, "Table": [(0, 0), (2, 0), (2, 2), (0, 2)]}

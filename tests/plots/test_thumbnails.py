@@ -98,3 +98,15 @@ def test_without_an_image_the_page_is_a_plain_ground():
     jpeg = cell_thumbnail(None, 100, 100, _regions([(0, 50, 0, 100)], [(1, 1)]), max_side=100)
     picture = Image.open(io.BytesIO(jpeg))
     assert _close(picture.getpixel((25, 50)), (240, 240, 240)) and picture.getpixel((75, 50))[0] < 130
+
+
+def test_a_polygon_is_outlined_as_itself():
+    """A triangle's slanted edge is drawn, and its bounding box's corner it leaves out is not."""
+    white = (255, 255, 255)
+    regions = _regions([(0, 200, 0, 100)], [(1, 1)])  # nothing veiled
+    triangle = np.array([[20, 20], [180, 20], [20, 90]], dtype=float)
+    outlines = [Outlines(np.array([[20, 20, 180, 90]]), "#ff0000", (triangle,))]
+    picture = Image.open(io.BytesIO(cell_thumbnail(_png(white, (200, 100)), 200, 100, regions, outlines, max_side=200)))
+    red, green, blue = picture.getpixel((100, 55))  # on the slanted edge (180,20)-(20,90): red, blurred by JPEG
+    assert red > green + 80 and red > blue + 80
+    assert _close(picture.getpixel((178, 88)), white)  # the bounding box's corner: no edge there

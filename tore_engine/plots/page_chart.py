@@ -59,6 +59,7 @@ class Box:
     outline: str | None = None  # None: the group's colour
     fill: float = 0.18
     fill_colour: str | None = None  # None: the group's colour
+    polygon: tuple[tuple[float, float], ...] | None = None  # a region drawn as its outline; `box` is its bounding box
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,9 @@ def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter]:
         ys: list[float | None] = []
         for box in members:
             x1, y1, x2, y2 = (float(value) for value in box.box)
-            xs += [x1, x2, x2, x1, x1, None]
-            ys += [y1, y1, y2, y2, y1, None]
+            corners = box.polygon or ((x1, y1), (x2, y1), (x2, y2), (x1, y2))
+            xs += [float(x) for x, _ in corners] + [float(corners[0][0]), None]
+            ys += [float(y) for _, y in corners] + [float(corners[0][1]), None]
         axes = {"xaxis": _axis_name("x", pane), "yaxis": _axis_name("y", pane)}
         name = plain_for_plotly(group)
         filled = {"fill": "toself", "fillcolor": rgba(fill_colour or colour, fill)} if fill > 0 else {}

@@ -84,7 +84,10 @@ def _box(page: Page, index: int, pane: int, pane_title: str, **style: object) ->
     """Box `index` of the page, in its class's colour unless `style` says otherwise."""
     x1, y1, x2, y2 = (float(value) for value in page.bboxes[index].tolist())
     label = page.labels[index]
+    outline = page.polygons.outline(index) if page.polygons is not None else None
     options: dict = {"group": label, "colour": class_color(label)} | style
+    if outline is not None:  # drawn as the polygon it is (TORE paints the polygon, not its bounding box)
+        options["polygon"] = tuple((float(x), float(y)) for x, y in outline.tolist())
     return Box(pane, (x1, y1, x2, y2), hover_title=label, description=f"{pane_title}: {label} box {index}",
                hover={"box": str(index), "score": _score_text(page, index), "x1, y1, x2, y2": f"{x1:.1f}, {y1:.1f}, {x2:.1f}, {y2:.1f}"},
                **options)

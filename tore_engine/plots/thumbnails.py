@@ -32,6 +32,7 @@ class Outlines:
 
     boxes: np.ndarray  # (n, 4)
     colour: str  # "#rrggbb"
+    polygons: tuple[np.ndarray | None, ...] = ()  # per box, its outline's (x, y) points when it is a polygon
 
 
 def thumbnail_size(width: float, height: float, max_side: int = THUMBNAIL_SIDE) -> tuple[int, int]:
@@ -85,8 +86,13 @@ def cell_thumbnail(image: bytes | None, width: float, height: float, regions: Ce
     draw = ImageDraw.Draw(picture)
     scale = np.array([size[0] / width, size[1] / height] * 2)
     for outline in outlines:
-        for box in np.asarray(outline.boxes, dtype=float).reshape(-1, 4) * scale:
-            draw.rectangle(box.tolist(), outline=outline.colour, width=OUTLINE_WIDTH)
+        for k, box in enumerate(np.asarray(outline.boxes, dtype=float).reshape(-1, 4) * scale):
+            points = outline.polygons[k] if k < len(outline.polygons) else None
+            if points is not None:  # a polygon drawn as itself
+                draw.polygon([tuple(point) for point in (np.asarray(points, dtype=float) * scale[:2]).tolist()], outline=outline.colour,
+                             width=OUTLINE_WIDTH)
+            else:
+                draw.rectangle(box.tolist(), outline=outline.colour, width=OUTLINE_WIDTH)
     buffer = io.BytesIO()
     picture.save(buffer, format="JPEG", quality=JPEG_QUALITY)
     return buffer.getvalue()

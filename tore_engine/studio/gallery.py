@@ -37,8 +37,10 @@ _SHOWN_FOR = "_gallery_for"  # the cell the gallery page number belongs to
 def _outlines(page: Page, boxes: np.ndarray) -> list[Outlines]:
     """The page's boxes at these indices, one outline set a label, in the label's colour."""
     labels = [page.labels[k] for k in boxes.tolist()]
-    return [Outlines(page.bboxes[[k for k, name in zip(boxes.tolist(), labels) if name == label]], class_color(label))
-            for label in dict.fromkeys(labels)]
+    chosen = {label: [k for k, name in zip(boxes.tolist(), labels) if name == label] for label in dict.fromkeys(labels)}
+    polygons = page.polygons
+    return [Outlines(page.bboxes[indices], class_color(label), tuple(polygons.outline(k) for k in indices) if polygons is not None else ())
+            for label, indices in chosen.items()]
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
