@@ -631,3 +631,24 @@ def test_the_matrices_page_fits_a_laptops_screen(server, browser):
         assert edges["classes"] == 11, edges
     finally:
         context.close()
+
+
+METRICS_CUT = """() => [...document.querySelectorAll('[data-testid=stMetricLabel], [data-testid=stMetricLabel] *, [data-testid=stMetricValue], [data-testid=stMetricValue] *')]
+    .filter(element => element.scrollWidth > element.clientWidth + 1 || element.textContent.trim().endsWith('…')).map(element => element.textContent)"""
+
+
+@pytest.mark.parametrize("benchmark", ["docile", "funsd", "omnidocbench"])
+def test_no_score_is_cut_on_a_laptop(server, browser, benchmark):
+    """Issue 37: at 1280 px the Scores page showed KILE AP, F1, precision and recall as "0.…" and
+    labels as "KILE Preci…": each metric is now as wide as its label and value, a row wraps."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{server}/scores?bench={benchmark}")
+        tab.locator("[data-testid=stMetricValue]").first.wait_for(timeout=180_000)
+        _wait_idle(tab, 180_000)
+        _shot(tab, f"13_scores_{benchmark}_at_1280x800")
+        assert tab.locator("[data-testid=stMetricValue]").count() >= 4
+        assert tab.evaluate(METRICS_CUT) == []
+    finally:
+        context.close()

@@ -139,7 +139,7 @@ def outcomes(comparison: Comparison) -> None:
         shown = per_class.rename(columns=SHARE_LABELS).reset_index()
         for name in shown.columns[1:]:
             shown[name] = tables.as_percent(shown[name])
-        st.dataframe(shown, hide_index=True, width="stretch", column_config={name: tables.percent_column() for name in shown.columns[1:]})
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.pinned_first(shown, {name: tables.percent_column() for name in shown.columns[1:]}))
 
 
 def _pages(comparison: Comparison, target: Target) -> pd.DataFrame:

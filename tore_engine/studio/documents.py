@@ -117,7 +117,7 @@ def document_table_view(evaluated: Evaluated, key: str) -> None:
         table_key = f"documents-{key}"
         shown = tables.rows_shown(table, table_key)  # a dataset of thousands of documents sends the browser 50 rows
         config = {"pixels": tables.pixel_column()} | {name: tables.score_column(label) for name, label in tables.FOREGROUND_LABELS.items()}
-        st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=config,
+        st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=tables.pinned_first(shown, config),
                      on_select=functools.partial(_choose_row, table_key, shown["document"].tolist()))
 
 

@@ -65,7 +65,7 @@ def models_view(evaluated: dict[str, Evaluated]) -> None:
     """The table of models; select one row to open its matrices, two to compare them."""
     table = models_table(evaluated)
     st.dataframe(table, key=TABLE_KEY, hide_index=True, selection_mode="multi-row", on_select="rerun", width="stretch",
-                 column_config=_column_config(table))
+                 column_config=tables.pinned_first(table, _column_config(table)))
     chosen = [table["model"].iloc[row] for row in st.session_state[TABLE_KEY].selection.rows]
     left, right, note = st.columns([2, 2, 5], vertical_alignment="center")
     left.button("Open its matrices", type="primary", disabled=len(chosen) != 1, on_click=_open,

@@ -261,7 +261,7 @@ def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], colu
     shown = tables.rows_shown(table, key)
     st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", height=_table_height(len(shown)),
                  on_select=functools.partial(_open_selected_row, table_key, shown["page"].tolist(), targets[0]),
-                 column_config=column_config)
+                 column_config=tables.pinned_first(shown, column_config))
     pick, *buttons = st.columns([4, *[1.6] * len(targets)], vertical_alignment="bottom")
     page_id = pick.selectbox("Page to open", shown["page"].tolist(), key=f"open-{key}")
     for button, target in zip(buttons, targets):

@@ -29,6 +29,15 @@ def score_column(label: str | None = None, help_text: str | None = None):
     return st.column_config.NumberColumn(label, format=SCORE_FORMAT, help=help_text)
 
 
+def pinned_first(table: pd.DataFrame, config: dict | None = None) -> dict:
+    """`config` with the table's first column (its page, model, class or document) pinned: a table
+    wider than the page's column keeps it in view while the others scroll."""
+    config = dict(config or {})
+    first = table.columns[0]
+    config[first] = {**(config.get(first) or st.column_config.Column()), "pinned": True}
+    return config
+
+
 def as_percent(values: pd.Series) -> pd.Series:
     """Shares (0..1) as the percentages `percent_column` shows."""
     return values * 100

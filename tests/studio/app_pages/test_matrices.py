@@ -181,3 +181,34 @@ def test_a_per_class_bar_lists_the_pages_of_its_class(demo):
     _no_exception(at)
     table = next(frame.value for frame in at.dataframe if "right pixels" in frame.value.columns)
     assert table["page"].tolist() == [page for page, *_ in class_pages(evaluation, "Title")]
+
+
+def test_a_matrix_beyond_what_a_screen_shows_is_drawn_on_its_largest_classes_with_a_note(tmp_path, monkeypatch):
+    """Issue 42 C2: 2,047 classes sent a 470 MB heatmap (Streamlit's MessageSizeError); a matrix of
+    more than 100 classes now draws the 100 with the most pixels, says so, and its bars 60 classes."""
+    import json
+
+    from tore_engine.api import evaluate
+    from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
+    from tore_engine.studio.panels import MAX_SHOWN_CLASSES
+
+    count = 130
+
+    def layout(name, shift):
+        boxes = [{"label": f"class {(k + shift) % count:03d}", "bbox": [k % 13 * 10, k // 13 * 10, k % 13 * 10 + 2 + k % 7, k // 13 * 10 + 8]}
+                 for k in range(count)]
+        return {"name": name, "pages": [{"id": "p1", "width": 140, "height": 110, "boxes": boxes}]}
+
+    (tmp_path / "ref.json").write_text(json.dumps(layout("gt", 0)), encoding="utf-8")
+    (tmp_path / "pred.json").write_text(json.dumps(layout("model", 1)), encoding="utf-8")
+    monkeypatch.setenv(DATA_ROOT_VARIABLE, str(tmp_path))
+    at = _app(src="path", ref="ref.json", a="pred.json", tax="single", metric="confusion")
+    _no_exception(at)
+    heatmap = _heatmaps(at)[0]
+    rows, columns = _axes(heatmap)
+    assert len(rows) == len(columns) == MAX_SHOWN_CLASSES
+    whole = evaluate(tmp_path / "ref.json", tmp_path / "pred.json", taxonomy="single").matrices.full  # the engine's, every class
+    totals = {name: whole.confusion[k].sum() + whole.confusion[:, k].sum() for k, name in enumerate(whole.rows)}
+    assert min(totals[name] for name in rows) >= max(value for name, value in totals.items() if name not in rows)  # the largest kept
+    assert heatmap["layout"]["title"]["text"].count(f"{count + 1:,} classes: the {MAX_SHOWN_CLASSES} with the most pixels drawn") == 1
+    assert len(_bar_charts(at)[0]["layout"]["meta"]["classes"]) == 60

@@ -1,5 +1,7 @@
 """Overlays: reference and prediction side by side on the page image, where they agree, and the
-exact pixels behind a matrix cell (the cell chosen in Matrices or Compare travels with the page)."""
+exact pixels behind a matrix cell (the cell chosen in Matrices or Compare travels with the page).
+The panes come right after the navigator (on a laptop's first screen); the cell to highlight, its
+contribution and the page's scores follow them."""
 
 import streamlit as st
 
@@ -28,6 +30,7 @@ if evaluated is not None:
     classes = panels.cell_classes(evaluation, view)
     tag_panels.tag_pages(evaluated)
     page_id = navigator.page_navigator(evaluated, panels.chosen_cell(classes, classes), panels.cell_view(view))
+    figure_place = st.empty()  # the panes right under the navigator, on a laptop's first screen; what they show chosen below them
     cell = overlay_panels.highlight_picker(evaluated, page_id, view)
     pane = overlay_panels.PaneModel(evaluated, evaluated.title, cell)
     regions = overlay_panels.model_regions([pane], page_id, view)
@@ -35,5 +38,6 @@ if evaluated is not None:
         overlay_panels.contribution(evaluated, view, page_id, cell, regions[pane.title])
     overlay_panels.page_scores(evaluated, page_id)
     tag_panels.page_tags(evaluated, page_id)
-    overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay",
-                                reference_title=side_label(dataset, REFERENCE))
+    with figure_place.container():
+        overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay",
+                                    reference_title=side_label(dataset, REFERENCE))

@@ -6,6 +6,7 @@
 - `page_image`: a page image named in a scorer's result, through `page_images` (confined to the
   data root, one placeholder for outside, missing and undrawable), never through a made-up `Page`.
 - `chart`: a Plotly figure at its own size.
+- `metric_row`: headline numbers side by side, each whole (a row too narrow wraps, never cuts a value).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import functools
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
@@ -86,3 +88,29 @@ def page_image(path: str | Path | None, size: tuple[float, float], pdf_page: int
 def chart(figure: go.Figure, key: str, where: Any = st) -> None:
     """A Plotly figure (`plots.page_chart`, the panels' figures) at the size it sets, with the app's mode bar."""
     where.plotly_chart(figure, key=key, theme=None, config=CONFIG, width="content")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One headline number: its label, its value as written (`shown`), a help text, a frame (the
+    primary metric) and a caption under it."""
+
+    label: str
+    value: str
+    help: str | None = None
+    border: bool = False
+    caption: str | None = None
+
+
+METRIC_WIDTH = 190  # pixels of a metric with a caption under it (the caption wraps inside it)
+
+
+def metric_row(metrics: Sequence[Metric], where: Any = st) -> None:
+    """The metrics side by side, each as wide as its label and value: on a laptop a row that does
+    not fit wraps onto the next line, where columns of a fixed share cut "0.4567" to "0.…"."""
+    row = where.container(horizontal=True, gap="medium")
+    for metric in metrics:
+        cell = row.container(width=METRIC_WIDTH if metric.caption else "content")
+        cell.metric(metric.label, metric.value, help=metric.help, border=metric.border, width="content")
+        if metric.caption:
+            cell.caption(metric.caption)

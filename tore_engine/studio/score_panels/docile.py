@@ -23,9 +23,11 @@ from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.score_panels.common import (
+    Metric,
     chart,
     choosing_table,
     file_stamps,
+    metric_row,
     page_image,
     shown,
 )
@@ -184,13 +186,10 @@ def _headline(result: dict) -> None:
         task_result = result[task]
         metrics = task_result["metrics"] if task_result else {}
         order = [PRIMARY[task]] + [name for name in METRIC_NAMES if name != PRIMARY[task]]
-        columns = st.columns([0.8, 1.4] + [1] * (len(order) - 1))  # the primary metric is framed, so wider
-        columns[0].markdown(f"#### {label}")
-        columns[0].caption(f"primary: {METRIC_NAMES[PRIMARY[task]]}" if task_result else f"no {label} predictions: not evaluated")
-        for column, name in zip(columns[1:], order):
-            primary = name == PRIMARY[task]
-            column.metric(f"{label} {METRIC_NAMES[name]}", shown(metrics.get(name)), help=PRIMARY_HELP[task] if primary else None,
-                          border=primary)
+        st.markdown(f"#### {label}")
+        st.caption(f"primary: {METRIC_NAMES[PRIMARY[task]]}" if task_result else f"no {label} predictions: not evaluated")
+        metric_row([Metric(f"{label} {METRIC_NAMES[name]}", shown(metrics.get(name)), PRIMARY_HELP[task] if name == PRIMARY[task] else None,
+                           border=name == PRIMARY[task]) for name in order])
     st.caption(f"{CONVENTION} IoU threshold: {result['iou_threshold']:g} (official: 1).")
 
 

@@ -22,9 +22,11 @@ from tore_engine.studio import url_state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.score_panels.common import (
+    Metric,
     chart,
     choosing_table,
     file_stamps,
+    metric_row,
     page_image,
     shown,
 )
@@ -121,11 +123,7 @@ def _inputs(kind: str) -> tuple[Path, Path | None, int] | None:
 
 
 def _headline(report: dict) -> None:
-    items = report["headline"]
-    for start in range(0, len(items), 4):
-        for column, item in zip(st.columns(4), items[start : start + 4]):
-            column.metric(item["label"], shown(item["value"]))
-            column.caption(item["convention"])
+    metric_row([Metric(item["label"], shown(item["value"]), caption=item["convention"]) for item in report["headline"]])
 
 
 def _per_class_tables(kind: str, report: dict) -> None:

@@ -35,9 +35,11 @@ from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.score_panels import omnidocbench_figures as figures
 from tore_engine.studio.score_panels.common import (
     SCORE_DIGITS,
+    Metric,
     chart,
     choosing_table,
     file_stamps,
+    metric_row,
     page_image,
     shown,
 )
@@ -154,11 +156,9 @@ def _official_check(result: OfficialResult, inputs: Inputs, ours: dict, labels: 
 def _layout_headline(layout: dict, inputs: Inputs) -> None:
     st.markdown("**Layout detection**, COCO box AP over the 10 classes of the official configuration "
                 ":green-badge[exact: reproduces the official evaluator]")
-    columns = st.columns(4)
-    for column, key in zip(columns, ("mAP", "AP50", "AP75")):
-        column.metric(key, shown(layout[key]))
-    columns[3].metric("F1 at IoU 0.5", shown(layout["iou50"]["f1"]),
-                      help="project metric, not in the official evaluator: greedy COCO matching at IoU 0.5")
+    metric_row([*(Metric(key, shown(layout[key])) for key in ("mAP", "AP50", "AP75")),
+                Metric("F1 at IoU 0.5", shown(layout["iou50"]["f1"]),
+                       "project metric, not in the official evaluator: greedy COCO matching at IoU 0.5")])
     st.caption(
         f"{layout['boxes_in_eval_classes']:,} predicted boxes in the eval classes against {layout['reference_boxes_in_eval_classes']:,} "
         f"ground-truth blocks. {layout['provenance']['AP']}. F1 at IoU 0.5 (precision {shown(layout['iou50']['precision'], 3)}, "
@@ -173,9 +173,8 @@ def _end_to_end_headline(end_to_end: dict, inputs: Inputs) -> None:
     badge = (":green-badge[leaderboard-comparable]" if end_to_end["leaderboard_comparable"]
              else ":orange-badge[approximation: not leaderboard numbers]")
     st.markdown(f"**End to end, page level** {badge}")
-    columns = st.columns(len(END_TO_END_SCORES))
-    for column, (key, (label, lower_is_better)) in zip(columns, END_TO_END_SCORES.items()):
-        column.metric(f"{label} {'↓' if lower_is_better else '↑'}", shown(end_to_end[key]), help=end_to_end["provenance"].get(key))
+    metric_row([Metric(f"{label} {'↓' if lower_is_better else '↑'}", shown(end_to_end[key]), end_to_end["provenance"].get(key))
+                for key, (label, lower_is_better) in END_TO_END_SCORES.items()])
     st.caption(
         "↓ lower is better, ↑ higher is better. "
         "These are the official OmniDocBench v1.6 evaluator's numbers: its matching (quick_match), normalisation and "
