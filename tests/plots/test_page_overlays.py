@@ -149,3 +149,16 @@ def test_a_polygon_is_drawn_as_its_outline():
     rows = _rows(page_overlays.page_overlay([Pane("reference", page)], 10, 10, None), "box")
     drawn = {row["group"]: row["points"] for row in rows}
     assert drawn == {"Text": outline, "Table": [(0, 0), (2, 0), (2, 2), (0, 2)]}
+
+
+def test_a_panes_page_image_and_its_pictures_are_each_drawn():
+    """plotly.js draws one image per (xref, x, sizex, yref, y, sizey) of a subplot: the veil at the
+    page image's very place was dropped in Chromium (one image a pane instead of two)."""
+    page = _page([("Text", [0, 0, 6, 4])])
+    regions = page_regions(page, _page([("Table", [0, 0, 4, 4])]), _taxonomy("Table", "Text"), "full", "Text", "Table")
+    highlight = Highlight("Text → Table", regions, [0])
+    spec = page_overlays.page_overlay([Pane("reference", page, highlight), Pane("model", page, highlight)], 10, 10, "data:image/png;base64,")
+    images = spec.layout.images
+    keys = [(image.xref, image.x, image.sizex, image.yref, image.y, image.sizey) for image in images]
+    assert len(images) == 4 and len(set(keys)) == 4
+    assert all(image.sizex == pytest.approx(10, rel=1e-8) for image in images)  # the same page frame, to a billionth

@@ -33,8 +33,9 @@ ARTIFACTS = REPOSITORY / "tests" / "_artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PLOT_AREA = "[data-testid=stPlotlyChart] .js-plotly-plot .nsewdrag"  # a drawn Plotly figure's plot area
-# The page's Plotly figures (their element holds the figure: data, layout, Plotly's full layout), of one
-# kind of `layout.meta.chart` (heatmap, bars, page, sweep) or all, in page order.
+# The page's Plotly figures (their element holds the figure: data, layout, Plotly's full data and layout,
+# where typed arrays are decoded: read numbers from `_fullData`), of one kind of `layout.meta.chart`
+# (heatmap, bars, page, sweep) or all, in page order.
 FIGURES = """(kind) => [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
     .filter(gd => gd.layout && gd.layout.meta && gd.layout.meta.chart && (!kind || gd.layout.meta.chart === kind))"""
 
@@ -147,7 +148,7 @@ def _open_popover(page, name: str) -> None:
 
 def _diagonal_texts(page) -> list[str]:
     """The numbers the first heatmap writes on its diagonal cells (empty where hidden)."""
-    return page.evaluate(f"""() => {{ const heat = ({FIGURES})('heatmap')[0].data[0];
+    return page.evaluate(f"""() => {{ const heat = ({FIGURES})('heatmap')[0]._fullData[0];
         return heat.text.map((row, k) => row[k]); }}""")
 
 
@@ -366,8 +367,8 @@ def test_a_drag_zooms_the_heatmap_and_a_double_click_resets(server, page):
     _drag(page, "heatmap")
     zoomed = page.evaluate(RANGES, "heatmap")
     assert zoomed[0][1] - zoomed[0][0] < 0.5 * (before[0][1] - before[0][0])
-    x, y = page.evaluate(CELL_POINT, ["Text", "Text", 0])
-    page.mouse.dblclick(x, y)
+    area = page.locator("[data-testid=stPlotlyChart] .nsewdrag").first.bounding_box()
+    page.mouse.dblclick(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
     page.wait_for_timeout(600)
     assert page.evaluate(RANGES, "heatmap") == before
 
@@ -633,22 +634,19 @@ def test_the_matrices_page_fits_a_laptops_screen(server, browser):
         context.close()
 
 
-METRICS_CUT = """() => [...document.querySelectorAll('[data-testid=stMetricLabel], [data-testid=stMetricLabel] *, [data-testid=stMetricValue], [data-testid=stMetricValue] *')]
-    .filter(element => element.scrollWidth > element.clientWidth + 1 || element.textContent.trim().endsWith('…')).map(element => element.textContent)"""
-
-
-@pytest.mark.parametrize("benchmark", ["docile", "funsd", "omnidocbench"])
-def test_no_score_is_cut_on_a_laptop(server, browser, benchmark):
-    """Issue 37: at 1280 px the Scores page showed KILE AP, F1, precision and recall as "0.…" and
-    labels as "KILE Preci…": each metric is now as wide as its label and value, a row wraps."""
+def test_the_overlays_first_pane_is_on_a_laptops_first_screen(server, browser):
+    """Issue 37: the page image started about 1,000 px down Overlays; at 1280 x 800 the panes now
+    come right under the navigator, side by side, with the page image and the cell's veil in each."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     try:
         tab = context.new_page()
-        tab.goto(f"{server}/scores?bench={benchmark}")
-        tab.locator("[data-testid=stMetricValue]").first.wait_for(timeout=180_000)
-        _wait_idle(tab, 180_000)
-        _shot(tab, f"13_scores_{benchmark}_at_1280x800")
-        assert tab.locator("[data-testid=stMetricValue]").count() >= 4
-        assert tab.evaluate(METRICS_CUT) == []
+        tab.goto(f"{server}/overlays?page=paper-b%2Fp8&cell=Text%7CTable")
+        _wait_for_plot(tab)
+        _wait_idle(tab)
+        _shot(tab, "14_overlays_at_1280x800")
+        panes = tab.evaluate(f"""() => [...({FIGURES})('page')[0].querySelectorAll('.nsewdrag')]
+            .map(area => {{ const box = area.getBoundingClientRect(); return [box.left, box.top + window.scrollY, box.right]; }})""")
+        assert len(panes) >= 2 and panes[0][1] < 800 - 80 and panes[0][2] < panes[1][0], panes  # on the first screen, side by side
+        assert tab.locator("[data-testid=stPlotlyChart] .imagelayer image").count() == 4  # each pane: the page and the veil
     finally:
         context.close()

@@ -80,7 +80,7 @@ def _curve_values(page, name: str, panel: str = "tore") -> list[float]:
     """A curve's F1 at each minimum score of the sweep as drawn (no point: NaN), from the figure
     Plotly drew in one panel (`tore` or `detection`; the detection's Foreground is "all classes")."""
     group = "Foreground" if name == "all classes" else name
-    drawn = page.evaluate(f"""([group, axis]) => ({PLOTLY_FIGURES})('sweep')[0].data
+    drawn = page.evaluate(f"""([group, axis]) => ({PLOTLY_FIGURES})('sweep')[0]._fullData
         .filter(trace => trace.legendgroup === group && (trace.xaxis || 'x') === axis && trace.mode === 'lines+markers')
         .flatMap(trace => [...trace.x].map((x, k) => [x, trace.y[k]]))""", [group, "x" if panel == "tore" else "x2"])
     by_score = {round(score, 2): math.nan if f1 is None else f1 for score, f1 in drawn}
@@ -90,7 +90,7 @@ def _curve_values(page, name: str, panel: str = "tore") -> list[float]:
 def _bar_values(page, series: str, classes) -> list[float]:
     """The drawn bars of one series of the per-class chart, class by class (no bar: NaN)."""
     drawn = page.evaluate(f"""(series) => {{ const figure = ({PLOTLY_FIGURES})('bars')[0];
-        const trace = figure.data.find(trace => trace.name === series);
+        const trace = figure._fullData.find(trace => trace.name === series);
         return [...trace.x].map((x, k) => [figure.layout.meta.classes[x], trace.y[k]]); }}""", series)
     values = {name: math.nan if value is None else value for name, value in drawn}
     return [values.get(name, math.nan) for name in classes]
@@ -100,7 +100,7 @@ def _sweep_point(page, curve: str, min_score: float) -> tuple[float, float]:
     """Where Plotly drew a curve's point at `min_score` in TORE's panel (its own axes' mapping)."""
     return tuple(page.evaluate(f"""([curve, x]) => {{
         const figure = ({PLOTLY_FIGURES})('sweep')[0]; figure.scrollIntoView({{block: 'center'}});
-        const trace = figure.data.find(trace => trace.legendgroup === curve && (trace.xaxis || 'x') === 'x' && trace.mode === 'lines+markers');
+        const trace = figure._fullData.find(trace => trace.legendgroup === curve && (trace.xaxis || 'x') === 'x' && trace.mode === 'lines+markers');
         const k = [...trace.x].findIndex(value => Math.abs(value - x) < 1e-9);
         const layout = figure._fullLayout, box = figure.getBoundingClientRect();
         return [box.left + layout._size.l + layout.xaxis.d2p(x), box.top + layout._size.t + layout.yaxis.d2p(trace.y[k])];
@@ -111,7 +111,7 @@ def _bar_point(page, series: str, name: str) -> tuple[float, float]:
     """The middle of the bar Plotly drew for a class of one series of the per-class chart."""
     return tuple(page.evaluate(f"""([series, name]) => {{
         const figure = ({PLOTLY_FIGURES})('bars')[0]; figure.scrollIntoView({{block: 'center'}});
-        const s = figure.data.findIndex(trace => trace.name === series), c = figure.layout.meta.classes.indexOf(name);
+        const s = figure._fullData.findIndex(trace => trace.name === series), c = figure.layout.meta.classes.indexOf(name);
         const box = figure.querySelectorAll('.barlayer .trace')[s].querySelectorAll('.point')[c].getBoundingClientRect();
         return [box.x + box.width / 2, box.y + box.height / 2];
     }}""", [series, name]))
@@ -130,7 +130,7 @@ def _heatmap(page) -> tuple[list[str], np.ndarray]:
     """The first heatmap's rows and values (the confusion matrix, with metric=confusion)."""
     rows, columns = _heatmap_labels(page)
     z = np.full((len(rows), len(columns)), np.nan)
-    cells = page.evaluate(f"() => ({PLOTLY_FIGURES})('heatmap')[0].data.slice(1).flatMap(trace => [...trace.x].map((x, k) => [trace.y[k], x, trace.customdata[k][1]]))")
+    cells = page.evaluate(f"() => ({PLOTLY_FIGURES})('heatmap')[0]._fullData.slice(1).flatMap(trace => [...trace.x].map((x, k) => [trace.y[k], x, trace.customdata[k][1]]))")
     for i, j, pixels in cells:
         z[int(i), int(j)] = pixels
     return rows, z
@@ -205,3 +205,25 @@ def test_real_scored_predictions_show_their_map_and_sweep_and_a_click_evaluates_
     best = float(sweep[(sweep["scope"] == "foreground") & sweep["best"]]["min_score"].iloc[0])
     _evaluates_at_the_click(page, best, reference, prediction, tmp_path / "cli", "--images", str(images), coco_images=images)
     _shot(page, "24_two_docling_models_at_the_best_minimum_score")
+
+
+METRICS_CUT = """() => [...document.querySelectorAll('[data-testid=stMetricLabel], [data-testid=stMetricLabel] *, [data-testid=stMetricValue], [data-testid=stMetricValue] *')]
+    .filter(element => element.scrollWidth > element.clientWidth + 1 || element.textContent.trim().endsWith('…')).map(element => element.textContent)"""
+
+
+@pytest.mark.parametrize("benchmark", ["docile", "funsd", "omnidocbench"])
+@pytest.mark.skipif(not (SHARED / "data").exists(), reason=f"the shared samples the Scores page reads are not at {SHARED / 'data'}")
+def test_no_score_is_cut_on_a_laptop(server, browser, benchmark):
+    """Issue 37: at 1280 px the Scores page showed KILE AP, F1, precision and recall as "0.…" and
+    labels as "KILE Preci…": each metric is now as wide as its label and value, a row wraps."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{server}/scores?bench={benchmark}")
+        tab.locator("[data-testid=stMetricValue]").first.wait_for(timeout=180_000)
+        _wait_idle(tab, 180_000)
+        _shot(tab, f"13_scores_{benchmark}_at_1280x800")
+        assert tab.locator("[data-testid=stMetricValue]").count() >= 4
+        assert tab.evaluate(METRICS_CUT) == []
+    finally:
+        context.close()

@@ -240,7 +240,10 @@ def page_chart(
                      yanchor="top", sizing="stretch", layer="below")
         if image_uri is not None:
             images.append(dict(source=image_uri, name="page", **place))
-        images += [dict(source=picture, name="picture", **place) for picture in pane.pictures]
+        # plotly.js joins a subplot's images on (xref, x, sizex, yref, y, sizey): a second image at the
+        # same place would not be drawn, so each picture is wider by a billionth of the page per layer
+        images += [dict(source=picture, name="picture", **{**place, "sizex": width * (1 + 1e-9 * (order + 1))})
+                   for order, picture in enumerate(pane.pictures)]
     if note:
         annotations.append(dict(text=plain_for_plotly(note), xref="paper", yref="paper", x=0, y=1, yshift=TITLE_HEIGHT, xanchor="left",
                                 yanchor="bottom", showarrow=False, font=dict(size=12, color="#b00020")))

@@ -14,10 +14,13 @@ dataset: Dataset = st.session_state["_dataset"]
 st.title("Page overlays")
 if dataset.is_demo:
     st.caption("Demo: the predictions of models A and B are simulated.")
-model, evaluated = panels.picked_evaluation(dataset)
+model_column, document_column = st.columns([3, 2], vertical_alignment="bottom")
+with model_column:
+    model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
     pairing_alert(evaluated.evaluation, evaluated.title)
-    evaluated = documents.document_filter(evaluated)
+    with document_column:
+        evaluated = documents.document_filter(evaluated)
     evaluation = evaluated.evaluation
     view_column, agreement_column = st.columns([3, 2], vertical_alignment="bottom")
     with view_column:
