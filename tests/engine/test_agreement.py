@@ -55,3 +55,12 @@ def test_prediction_in_another_frame_is_scaled_to_the_reference():
     prediction = _page([("Text", [0, 0, 8, 8])], 20, 20)  # [0, 0, 4, 4] in the reference frame
     codes = agreement_raster(REFERENCE, prediction, compare_classes=True).codes
     assert (codes == SAME_CLASS).sum() == 16
+
+
+def test_a_polygon_is_compared_where_it_is_painted():
+    """A triangle against its bounding box: the corner the triangle leaves out is only in the
+    prediction."""
+    reference = Page("p", 4, 4, ["a"], np.array([[0, 0, 4, 4]], dtype=float), polygons=[[(0, 0), (4, 0), (0, 4)]])
+    prediction = Page("p", 4, 4, ["a"], np.array([[0, 0, 4, 4]], dtype=float))
+    codes = agreement_raster(reference, prediction, compare_classes=True).codes
+    assert codes[0, 0] == SAME_CLASS and codes[3, 3] == ONLY_PREDICTION

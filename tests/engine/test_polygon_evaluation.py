@@ -102,3 +102,21 @@ def test_polygon_pages_count_what_brute_force_counts(reference, prediction, mode
             for (i, j), value in contribution(truth[row][col], predicted[row][col]).items():
                 expected[i][j] += value
     assert ExactMatrix.from_counts(evaluation.counts).fractions() == expected
+
+
+def test_page_by_page_preparation_and_cell_regions_take_polygons():
+    """`evaluate_batch` (pages prepared one by one, a frame given once a page) and the regions
+    behind a cell agree with the batch path on a polygon page."""
+    from tore_engine.core.taxonomy import resolve_taxonomy
+    from tore_engine.engine.cell_regions import page_regions
+    from tore_engine.run.runner import evaluate_batch
+
+    reference = layout([(1, [(0.0, 0.0), (8.0, 0.0), (0.0, 8.0)])], 3, "gt")
+    prediction = layout([(1, [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)])], 3, "model")
+    taxonomy = resolve_taxonomy(reference, prediction, "single")
+    batch = evaluate_batch([(reference.pages[0], prediction.pages[0])], taxonomy)
+    whole = evaluate_dataset(reference, prediction, taxonomy="single")
+    assert batch.counts.numerator.tolist() == whole.counts.numerator.tolist()
+    regions = page_regions(reference.pages[0], prediction.pages[0], taxonomy, "full", "Background", "c1")
+    area = sum(int((x1 - x0) * (y1 - y0)) for x0, x1, y0, y1 in zip(regions.x0, regions.x1, regions.y0, regions.y1))
+    assert area == 64 - 36  # the square's pixels the triangle (36 with positive area, on the grid) leaves as Background

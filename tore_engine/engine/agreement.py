@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.layout import Page
+from tore_engine.core.polygons import Polygons
 from tore_engine.engine.raster import WORD_BITS, PixelExtents, words_for
 
 NOTHING, ONLY_REFERENCE, ONLY_PREDICTION, SAME_CLASS, DIFFERENT_CLASS, BOTH = range(6)
@@ -39,14 +40,22 @@ class AgreementRaster:
         return {name: counts[code] / self.codes.size for code, name in CATEGORY_NAMES.items()}
 
 
-def _label_bits(labels: list[str], boxes: np.ndarray, index: dict[str, int], width: int, height: int) -> np.ndarray:
-    """(height, width, words) uint64: each pixel's set of label indices."""
+def _label_bits(labels: list[str], boxes: np.ndarray, index: dict[str, int], width: int, height: int,
+                polygons: Polygons | None = None) -> np.ndarray:
+    """(height, width, words) uint64: each pixel's set of label indices (a polygon as painted)."""
     grid = np.zeros((height, width, words_for(len(index))), dtype=np.uint64)
-    extents = PixelExtents.from_boxes(boxes, width, height)
-    for k in np.flatnonzero(extents.paints):
-        word, bit = divmod(index[labels[k]], WORD_BITS)
+    owners, extents = PixelExtents.from_boxes(boxes, width, height, polygons).rectangles()
+    for k, owner in enumerate(owners.tolist()):
+        word, bit = divmod(index[labels[owner]], WORD_BITS)
         grid[extents.row0[k] : extents.row1[k], extents.col0[k] : extents.col1[k], word] |= np.uint64(1) << np.uint64(bit)
     return grid
+
+
+def _scaled(polygons: Polygons | None, scale: float) -> Polygons | None:
+    if polygons is None:
+        return None
+    factors = np.full((len(polygons), 2), scale)
+    return polygons.scaled(factors, np.ones_like(factors))
 
 
 def agreement_raster(reference: Page, prediction: Page | None, *, compare_classes: bool, max_side: int = 1024) -> AgreementRaster:
@@ -55,10 +64,11 @@ def agreement_raster(reference: Page, prediction: Page | None, *, compare_classe
     scale = min(1.0, max_side / max(width, height))
     columns, rows = max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale))
     labels = prediction.labels if prediction is not None else []
-    boxes = np.zeros((0, 4)) if prediction is None else prediction.scaled_to(reference.width, reference.height).bboxes
+    scaled = None if prediction is None else prediction.scaled_to(reference.width, reference.height)
+    boxes = np.zeros((0, 4)) if scaled is None else scaled.bboxes
     index = {label: k for k, label in enumerate(sorted(set(reference.labels) | set(labels)))}
-    truth = _label_bits(reference.labels, reference.bboxes * scale, index, columns, rows)
-    predicted = _label_bits(labels, boxes * scale, index, columns, rows)
+    truth = _label_bits(reference.labels, reference.bboxes * scale, index, columns, rows, _scaled(reference.polygons, scale))
+    predicted = _label_bits(labels, boxes * scale, index, columns, rows, _scaled(scaled.polygons if scaled else None, scale))
     in_truth, in_prediction = truth.any(axis=2), predicted.any(axis=2)
     codes = np.full((rows, columns), NOTHING, dtype=np.uint8)
     codes[in_truth & ~in_prediction] = ONLY_REFERENCE

@@ -65,7 +65,8 @@ class PixelExtents:
         polygon = polygons.is_polygon()
         boxes = np.flatnonzero(polygon)
         outlines = polygons.take(boxes)
-        pieces, owners = pixel_pieces(outlines.points, outlines.offsets, frame[boxes, 0], frame[boxes, 1])
+        frames = np.broadcast_to(frame, outward.shape)  # one frame a box, also when the page's is given once
+        pieces, owners = pixel_pieces(outlines.points, outlines.offsets, frames[boxes, 0], frames[boxes, 1])
         owners = boxes[owners]
         paints = paints.copy()
         paints[boxes] = False
