@@ -510,8 +510,8 @@ class LayoutSet:
 
 
 def polygon_note(count: int) -> str:
-    return (f"{count:,} boxes are polygons: TORE's matrices paint their outlines (a pixel belongs to a polygon when the polygon covers "
-            "part of its square); mAP and the box outcomes use each polygon's bounding box")
+    return (f"{count:,} boxes are polygons: TORE's matrices paint each polygon's own pixels (a pixel belongs to a polygon when the "
+            "polygon covers part of its square); mAP and the box outcomes use each polygon's bounding box")
 
 
 def page_source(layout: LayoutSet) -> PageSource:
