@@ -253,23 +253,25 @@ def test_a_search_for_saved_evaluations_is_bounded(saved_a, tmp_path):
     assert [str(tmp_path / "b" / "c" / MANIFEST) in str(item) for item in found if isinstance(item, InputError)] == [True]
 
 
-def test_box_outcomes_reopen_with_their_errors(saved_a):
-    """TIDE's decisions are saved (part `boxes`): the reopened evaluation's `errors` are report.json's;
-    the boxes themselves are read from the inputs, which are gone."""
+def test_box_outcomes_reopen_as_their_summary(saved_a):
+    """TIDE's summary and each page's counts are saved (part `boxes`), not its decisions box by box:
+    the reopened evaluation's `errors` and pages are report.json's and pages.csv's, `boxes` needs the
+    inputs (gone), and a merge, which needs the decisions, is refused."""
     evaluation = tore.open(saved_a)
     report = json.loads((saved_a / "report.json").read_text())
     assert report["errors"] is not None and evaluation.errors == report["errors"]
     assert "boxes" in read_manifest(saved_a).manifest.parts
     with pytest.raises(ValueError, match="no inputs"):
         _ = evaluation.boxes
+    with pytest.raises(ValueError, match="TIDE's summary, not its decisions"):
+        evaluation.merge(evaluation)
 
 
-def test_a_box_kind_out_of_range_is_refused_before_use(saved_a, tmp_path):
+def test_box_counts_that_do_not_fit_are_refused(saved_a, tmp_path):
     folder = _copy(saved_a, tmp_path)
     with np.load(folder / ARRAYS, allow_pickle=False) as archive:
         arrays = dict(archive)
-    arrays["boxes.prediction_kinds"] = arrays["boxes.prediction_kinds"].copy()
-    arrays["boxes.prediction_kinds"][0] = 42
+    arrays["boxes.page_counts"] = -arrays["boxes.page_counts"] - 1
     np.savez(folder / ARRAYS, **arrays)
     _resealed(folder, ARRAYS)
-    _refused(folder, ARRAYS, "boxes.prediction_kinds", "outside")
+    _refused(folder, ARRAYS, "boxes.page_counts")

@@ -95,6 +95,7 @@ class Evaluation:
     # Reopened from a saved folder (`results.saved`) with mAP's summary but not its records, which
     # a merge needs: such an evaluation cannot be merged.
     map_records_dropped: bool = field(default=False, init=False, repr=False, compare=False)
+    saved_page_counts: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)  # reopened: TIDE's counts without its decisions
     # mAP's summary, made once: the app's page index (a thread) and its script may ask at once
     _derived: Derived = field(default_factory=Derived, init=False, repr=False, compare=False)
 
@@ -155,7 +156,7 @@ class Evaluation:
         return ReportContent(self.matrices, self.page_ids, self.page_pixels, self.page_reduced, self.input_warnings,
                              self.contribution_page, self.contribution_cell, self.contribution_value,
                              self.map, self.map_reason, self._made_sweep(), self.paired_pages, errors=self.errors, errors_reason=self.errors_reason,
-                             page_counts=None if self.box_outcomes is None else self.box_outcomes.page_counts(),
+                             page_counts=self.page_counts(),
                              box_rows=self._box_rows if self.box_outcomes is not None and self.box_source is not None else None)
 
     # --- what a notebook user reads (docs/api.md) -------------------------------------------
@@ -270,6 +271,16 @@ class Evaluation:
         """TIDE's error types of the same boxes (report.json's `errors`, formats.md section 9), or None:
         `errors_reason` says why. Made on first use, once."""
         return self._derived.get("errors", self._summarised_errors)
+
+    def prefill_errors(self, errors: dict | None, page_counts: np.ndarray) -> None:
+        """Give `errors` and the pages' box counts as saved (`results.saved`), which keeps TIDE's
+        summary but not its decisions box by box: such an evaluation cannot be merged."""
+        self._derived.get("errors", lambda: errors)
+        self.saved_page_counts = page_counts
+
+    def page_counts(self) -> np.ndarray | None:
+        """(pages, 9) each page's tp, fp, fn and error counts (pages.csv's), single taxonomy only."""
+        return self.box_outcomes.page_counts() if self.box_outcomes is not None else self.saved_page_counts
 
     def _summarised_errors(self) -> dict | None:
         if self.box_outcomes is None or self.errors_reason is not None:
@@ -424,6 +435,9 @@ def _check_mergeable(a: Evaluation, b: Evaluation) -> None:
     if a.map_records_dropped or b.map_records_dropped:
         raise ValueError("an evaluation reopened from a saved folder keeps mAP's summary, not its records, which a merge needs: "
                          "merge the evaluations, then save the merged one")
+    if a.saved_page_counts is not None or b.saved_page_counts is not None:
+        raise ValueError("an evaluation reopened from a saved folder keeps TIDE's summary, not its decisions box by box, which a "
+                         "merge needs: merge the evaluations, then save the merged one")
     if a.taxonomy != b.taxonomy:
         raise ValueError(f"the two evaluations have different taxonomies ({a.taxonomy.mode}: {named(a.taxonomy.classes)}; "
                          f"{b.taxonomy.mode}: {named(b.taxonomy.classes)}); merge evaluations of one reference and one prediction")

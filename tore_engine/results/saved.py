@@ -39,8 +39,7 @@ from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.io.files import read_bytes
 from tore_engine.metrics.algorithm1 import ExactCounts
-from tore_engine.metrics.box_kernel import BKG, IGNORED, MISS, TP
-from tore_engine.metrics.box_outcomes import BoxOutcomes
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.metrics.map_report import MapReport, MapState
 from tore_engine.metrics.map_types import CONVENTIONS, PageMatches
 from tore_engine.metrics.matrices import ToreMatrices
@@ -57,8 +56,8 @@ TEXT = "saved-text.json"
 SAVED_FILES = (ARRAYS, TEXT, MANIFEST)  # in the order they are moved into place: the manifest last
 # The named parts a state may hold; `tore` always. `map` is mAP's summary (at 100,000 pages its
 # records take 160 MB, its summary 2 MB); `map_records` the records too, kept with `sweep` only,
-# whose detection view reads them; `boxes` TIDE's decisions on every box (formats.md section 9),
-# from which `errors` and pages.csv's counts are made again. A later version adds parts; a folder
+# whose detection view reads them; `boxes` TIDE's summary (formats.md section 9, report.json's
+# `errors`) and each page's box counts, not its decisions box by box, which a merge would need. A later version adds parts; a folder
 # naming a part this version does not know is refused, naming it.
 PARTS = ("tore", "map", "map_records", "sweep", "boxes")
 MAX_MANIFEST_BYTES = 16 * 2**20
@@ -164,6 +163,19 @@ class MapReportText(msgspec.Struct, forbid_unknown_fields=True):
     unscored: int
 
 
+class ErrorsText(msgspec.Struct, forbid_unknown_fields=True):
+    """report.json's `errors` (formats.md section 9)."""
+
+    reference: str
+    iou: Number
+    background_iou: Number
+    ap50: Number
+    dap: dict[str, Number]
+    dap_special: dict[str, Number]
+    counts: dict[str, int]
+    per_class: dict[str, dict[str, int]]
+
+
 class SavedText(msgspec.Struct, forbid_unknown_fields=True):
     taxonomy: TaxonomyText
     page_ids: list[str]
@@ -176,6 +188,7 @@ class SavedText(msgspec.Struct, forbid_unknown_fields=True):
     python_integers: list[str]  # arrays stored as int64 that the evaluation holds as Python integers
     decimal_integers: list[str]  # arrays of Python integers too large for int64, stored as decimal text
     errors_reason: str | None = None  # why there are no error figures (dual taxonomy, nothing to match)
+    errors: ErrorsText | None = None  # TIDE's figures as report.json has them (part `boxes`)
 
 
 @dataclass(frozen=True)
@@ -217,7 +230,6 @@ class _Arrays:
             self.add(f"{prefix}.{field}", getattr(matches, field))
 
 
-BOX_FIELDS = tuple(BoxOutcomes.__dataclass_fields__)
 MATCH_FIELDS = ("classes", "scores", "ranks", "matched", "ignored", "ground_truths", "boxes", "page_values")
 
 
@@ -268,11 +280,10 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
         arrays.add("sweep.reduced", sweep.reduced)
         if sweep.detection is not None:
             arrays.add_matches("sweep.detection", sweep.detection.matches)
-    if evaluation.box_outcomes is not None:  # about 20 bytes a reference box, 36 a prediction
+    page_counts = evaluation.page_counts()
+    if page_counts is not None:  # TIDE's summary and each page's counts; its decisions box by box (200 MB at 100,000 pages) are not kept
         parts.append("boxes")
-        for name in BOX_FIELDS:
-            column = getattr(evaluation.box_outcomes, name)
-            arrays.add(f"boxes.{name}", column.astype(np.int32) if column.dtype.kind == "i" and not name.endswith("offsets") else column)
+        arrays.add("boxes.page_counts", page_counts.astype(np.int32))
     taxonomy = evaluation.taxonomy
     text = SavedText(
         taxonomy=TaxonomyText(taxonomy.mode, taxonomy.classes, taxonomy.reference_index, taxonomy.prediction_index,  # type: ignore[arg-type]
@@ -290,6 +301,7 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
         python_integers=arrays.python,
         decimal_integers=arrays.decimal,
         errors_reason=evaluation.errors_reason,
+        errors=None if page_counts is None or evaluation.errors is None else msgspec.convert(evaluation.errors, ErrorsText),
     )
     with zipfile.ZipFile(folder / ARRAYS, "w", zipfile.ZIP_STORED) as archive:  # as `np.savez` writes it, never pickling
         for name, array in arrays.arrays.items():
@@ -419,28 +431,6 @@ class _StoredArrays:
                            self.get(f"{prefix}.ground_truths", "i", 2, classes), self.get(f"{prefix}.boxes", "i", 1, classes),
                            self.get(f"{prefix}.page_values", "f", 2, pages))
 
-    def box_outcomes(self, classes: int, pages: int) -> BoxOutcomes:
-        """TIDE's decisions, checked as the code that reads them indexes: offsets rising from 0 to
-        each side's boxes, classes, kinds and positions in range."""
-        columns: dict[str, np.ndarray] = {}
-        most = {}  # each side's most boxes on a page: a partner's position lies below the other side's
-        for side in ("reference", "prediction"):
-            offsets = self.indices(f"boxes.{side}_offsets", 2**62, pages + 1)
-            boxes = len(self.get(f"boxes.{side}_classes", "i", 1))
-            if offsets[0] != 0 or offsets[-1] != boxes or (np.diff(offsets) < 0).any():
-                raise _problem(self.path, f"array 'boxes.{side}_offsets' does not rise from 0 to the {boxes:,} boxes")
-            columns[f"{side}_offsets"], most[side] = offsets, int(np.diff(offsets).max(initial=0))
-        for side, other, kinds in (("reference", "prediction", (TP, MISS + 1)), ("prediction", "reference", (IGNORED, BKG + 1))):
-            boxes = int(columns[f"{side}_offsets"][-1])
-            columns |= {f"{side}_classes": self.indices(f"boxes.{side}_classes", classes, boxes, low=1),
-                        f"{side}_kinds": self.indices(f"boxes.{side}_kinds", kinds[1], boxes, low=kinds[0]).astype(np.int8),
-                        f"{side}_partners": self.indices(f"boxes.{side}_partners", max(most[other], 1), boxes, low=-1),
-                        f"{side}_ious": self.get(f"boxes.{side}_ious", "f", 1, boxes)}
-        predictions = len(columns["prediction_classes"])
-        columns |= {"prediction_scores": self.get("boxes.prediction_scores", "f", 1, predictions),
-                    "fixes": self.indices("boxes.fixes", classes, predictions, low=-1), "ranked": self.indices("boxes.ranked", max(predictions, 1))}
-        return BoxOutcomes(**columns)
-
     def check_all_used(self) -> None:
         if unused := sorted(set(self.arrays) - self.used):
             raise _problem(self.path, f"holds arrays this version does not know ({', '.join(map(repr, unused[:5]))})")
@@ -514,9 +504,13 @@ def open_saved(folder: str | Path) -> Evaluation:
         map_reason=text.map_reason,
         sweep_state=sweep_state,
         page_scored=arrays.get("tore.page_scored", "i", 1, pages) if "tore.page_scored" in arrays.arrays else None,
-        box_outcomes=arrays.box_outcomes(k, pages) if "boxes" in manifest.parts else None,
         errors_reason=text.errors_reason,
     )
+    if "boxes" in manifest.parts:
+        counts_array = arrays.get("boxes.page_counts", "i", 2, pages)
+        if counts_array.shape[1:] != (len(PAGE_COUNT_COLUMNS),) or (len(counts_array) and int(counts_array.min()) < 0):
+            raise _problem(arrays_path, "array 'boxes.page_counts' is not one row of counts a page")
+        evaluation.prefill_errors(None if text.errors is None else msgspec.structs.asdict(text.errors), counts_array.astype(np.int64))
     if text.map_report is not None:
         report = _map_report(text.map_report, arrays.get("map.pages", "f", 2, pages), text_path)
         evaluation.map_records_dropped = text.map is None
