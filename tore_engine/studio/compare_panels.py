@@ -142,6 +142,22 @@ def outcomes(comparison: Comparison) -> None:
         st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.pinned_first(shown, {name: tables.percent_column() for name in shown.columns[1:]}))
 
 
+def error_types(comparison: Comparison) -> None:
+    """TIDE's error types of A and B side by side (box counts and the AP@50 each would gain fixed),
+    where either model has them (single taxonomy)."""
+    st.subheader("Box outcomes: TIDE's error types, A and B")
+    if comparison.a.errors is None and comparison.b.errors is None:
+        reasons = sorted({reason for reason in (comparison.a.errors_reason, comparison.b.errors_reason) if reason})
+        st.caption(f"Neither model has box outcomes: {'; '.join(reasons) or 'not computed'}.")
+        return
+    st.caption("Each error type's count of boxes and dAP (the AP@50 gained by fixing every error of that type, TIDE's "
+               "definition, equal to tidecv 1.0.1) in A and in B, and B − A. FalsePos and FalseNeg are TIDE's special errors "
+               "(no count). Blank: the model has no box outcomes (dual taxonomy, or nothing to match).")
+    shown = comparison.errors.rename(columns={"count_a": "count A", "count_b": "count B", "count_b_minus_a": "count B − A",
+                                              "dap_a": "dAP A", "dap_b": "dAP B", "dap_b_minus_a": "dAP B − A"}).reset_index()
+    st.dataframe(shown, hide_index=True, width="stretch", key="error-types")
+
+
 def _pages(comparison: Comparison, target: Target) -> pd.DataFrame:
     if target.outcome is not None:
         return comparison.pages_for_outcome(target.row, target.outcome)

@@ -144,3 +144,16 @@ def test_a_model_compared_with_itself_is_said_in_words():
     at.selectbox(key="cmp_b").set_value("B").run()
     _no_exception(at)
     assert not any("are both" in info.value for info in at.info) and _figures(at)
+
+
+def test_the_error_types_of_a_and_b_sit_side_by_side(whole_disk_as_data_root):
+    """TIDE's counts and dAPs of both models, as `Comparison.errors` gives them (model A against itself
+    at a minimum score: both in single taxonomy)."""
+    at = _compare(src="path", ref=str(DEMO / "reference.json"), a=str(DEMO / "model_a.json"), b=str(DEMO / "model_b.json"),
+                  c=str(DEMO / "model_a.json"), models="3", cmp_b="C")
+    _no_exception(at)
+    expected = compare(*[evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_a.json"))] * 2).errors
+    table = next(frame.value for frame in at.dataframe if "count A" in frame.value.columns)
+    assert table["error"].tolist() == expected.index.tolist()
+    assert table["count A"].tolist()[:6] == expected["count_a"].tolist()[:6] == table["count B"].tolist()[:6]
+    assert table["dAP A"].tolist() == expected["dap_a"].tolist()

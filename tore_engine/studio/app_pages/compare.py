@@ -36,6 +36,7 @@ def both_against_the_reference(dataset: Dataset, first: str, second: str) -> Non
         compare_panels.model_matrix(evaluated, model, choice, role)
     compare_panels.difference(comparison, choice.view)
     compare_panels.outcomes(comparison)
+    compare_panels.error_types(comparison)
     target = compare_panels.chosen_target()
     labels = {first: a.title, second: b.title}
     if target is not None:
