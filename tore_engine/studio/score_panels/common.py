@@ -102,7 +102,7 @@ class Metric:
     caption: str | None = None
 
 
-METRIC_WIDTH = 190  # pixels of a metric with a caption under it (the caption wraps inside it)
+METRIC_WIDTH, LABEL_CHARACTER = 190, 8.5  # pixels: at least, a metric with a caption under it (which wraps inside it); a label's character
 
 
 def metric_row(metrics: Sequence[Metric], where: Any = st) -> None:
@@ -110,7 +110,8 @@ def metric_row(metrics: Sequence[Metric], where: Any = st) -> None:
     not fit wraps onto the next line, where columns of a fixed share cut "0.4567" to "0.…"."""
     row = where.container(horizontal=True, gap="medium")
     for metric in metrics:
-        cell = row.container(width=METRIC_WIDTH if metric.caption else "content")
+        width = max(METRIC_WIDTH, round(LABEL_CHARACTER * len(metric.label)) + 40)  # the label whole: a metric's label never wraps
+        cell = row.container(width=width if metric.caption else "content")
         cell.metric(metric.label, metric.value, help=metric.help, border=metric.border, width="content")
         if metric.caption:
             cell.caption(metric.caption)
