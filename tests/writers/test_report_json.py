@@ -5,6 +5,7 @@ what its fast path leaves to the standard library (NaN, a lone surrogate)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import struct
@@ -77,3 +78,39 @@ def test_long_lists_are_written_in_pieces_with_the_same_bytes(tmp_path, monkeypa
 def test_what_the_fast_path_refuses_is_written_as_before(odd, tmp_path):
     report = {"mode": "single", "matrices": {"confusion": [[1.0, 2.5], [odd, 0.1]]}, "per_class": {"x": odd}}
     assert written(report, tmp_path) == reference_bytes(report)
+
+
+def test_a_large_taxonomy_is_written_sparse_and_reads_back_as_the_dense_matrix(tmp_path):
+    """Beyond DENSE_CLASS_LIMIT classes: one class a box, shifted, on one page. report.json, the CSVs
+    and the workbook hold the non-zero cells (Background and each class: 3 a class), which rebuild
+    the dense matrices exactly; the result folder stays small."""
+    from tests.cli.helpers import run_cli
+    from tests.helpers import write_json
+    from tore_engine.writers.matrix_form import DENSE_CLASS_LIMIT
+
+    classes = DENSE_CLASS_LIMIT + 44
+    names = [f"c{k}" for k in range(classes)]
+
+    def side(name: str, shift: int) -> dict:
+        boxes = [{"label": names[k], "bbox": [(k % 20) * 10 + shift, (k // 20) * 10 + shift, (k % 20) * 10 + 8 + shift, (k // 20) * 10 + 8 + shift]}
+                 for k in range(classes)]
+        return {"name": name, "taxonomy": names, "pages": [{"id": "p", "width": 200, "height": 200, "boxes": boxes}]}
+
+    out = tmp_path / "out"
+    code, _, err = run_cli("evaluate", str(write_json(tmp_path / "gt.json", side("gt", 0))), str(write_json(tmp_path / "model.json", side("model", 1))),
+                           "--out", str(out), "--map", "off", "--xlsx", "-q")
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text())
+    assert report["matrix_form"] == {"form": "sparse", "dense_up_to": DENSE_CLASS_LIMIT}
+    evaluation = evaluate(tmp_path / "gt.json", tmp_path / "model.json", map="off")
+    full = evaluation.matrices.full
+    for kind in ("confusion", "recall", "precision"):
+        cells = report["matrices"][kind]
+        dense = np.zeros((classes + 1, classes + 1))
+        dense[cells["row"], cells["column"]] = cells["value"]
+        assert np.array_equal(dense, getattr(full, kind))  # every non-zero cell, exactly
+        assert len(cells["value"]) == 1 + 3 * classes  # Background with itself; each class with itself, as Background, from Background
+    rows = list(csv.reader((out / "recall.csv").open(newline="", encoding="utf-8")))
+    assert rows[0] == ["reference", "prediction", "recall"] and len(rows) == 2 + 3 * classes
+    assert sum(path.stat().st_size for path in out.iterdir()) < 2_000_000
+

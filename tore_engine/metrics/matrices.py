@@ -8,7 +8,7 @@ numbers do not depend on summation order (docs/algorithm.md#derived-matrices and
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -100,9 +100,11 @@ class MatrixSet:
 
     def trimmed(self) -> "MatrixSet":
         """Every all-zero row and column of the confusion matrix removed, the same from the others."""
-        rows = np.flatnonzero(self.confusion.any(axis=1))
-        columns = np.flatnonzero(self.confusion.any(axis=0))
-        pick = np.ix_(rows, columns)
+        return self.picked(np.flatnonzero(self.confusion.any(axis=1)), np.flatnonzero(self.confusion.any(axis=0)))
+
+    def picked(self, rows: Sequence[int] | np.ndarray, columns: Sequence[int] | np.ndarray) -> "MatrixSet":
+        """The rows and columns at these indices, in this order; each cell keeps its value."""
+        pick = np.ix_(np.asarray(rows, dtype=np.intp), np.asarray(columns, dtype=np.intp))
         return MatrixSet(
             [self.rows[i] for i in rows],
             [self.columns[j] for j in columns],

@@ -12,7 +12,7 @@ threshold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from tore_engine.metrics.algorithm1 import ExactCounts, contribution_entries, reduced_counts
 from tore_engine.metrics.map_report import MapReport, MapState
 from tore_engine.metrics.map_types import PageMatches
-from tore_engine.metrics.matrices import ToreMatrices
+from tore_engine.metrics.matrices import ClassScores, ToreMatrices
 from tore_engine.metrics.rates import EmptyRule, f1_score, rates
 
 MIN_SCORES = tuple(k / 20 for k in range(1, 20))  # k / 20 is the double nearest each decimal, as `--min-score 0.15` reads it
@@ -84,9 +84,11 @@ class SweepState:
         detection = None if any(part.detection is None for part in parts) else MapState.merged([part.detection for part in parts])  # type: ignore[misc]
         return cls(counts, np.asarray(reduced), detection)
 
-    def matrices(self, mode: str, classes: list[str]) -> list[ToreMatrices]:
-        """Each point's matrices, as the run at that minimum score makes them."""
-        return [ToreMatrices.from_counts(mode, classes, self.counts[point], self.reduced[point]) for point in range(POINTS)]
+    def matrices(self, mode: str, classes: list[str]) -> Iterator[ToreMatrices]:
+        """Each point's matrices, as the run at that minimum score makes them, one at a time (at
+        2,048 classes each holds four K x K arrays, 130 MB)."""
+        for point in range(POINTS):
+            yield ToreMatrices.from_counts(mode, classes, self.counts[point], self.reduced[point])
 
 
 def _point_counts(keys: np.ndarray, totals: np.ndarray, class_count: int) -> ExactCounts:
@@ -127,12 +129,14 @@ class Curve:
                 "best": None if best is None else {"min_score": MIN_SCORES[best], "f1": self.f1[best]}}
 
 
-def _tore_curve(points: list[ToreMatrices], name: str | None) -> Curve:
-    """A class's diagonal (None: the reduced view's Foreground) across the points."""
-    if name is None:
-        pairs = [matrices.foreground for matrices in points]
-        return Curve(tuple(r for r, _ in pairs), tuple(p for _, p in pairs), tuple(f1_score(p, r) for r, p in pairs))
-    scores = [matrices.per_class[name] for matrices in points]  # type: ignore[index]
+def _foreground_curve(pairs: list[tuple[float, float]]) -> Curve:
+    """The reduced view's Foreground (recall, precision) across the points."""
+    return Curve(tuple(r for r, _ in pairs), tuple(p for _, p in pairs), tuple(f1_score(p, r) for r, p in pairs))
+
+
+def _class_curve(per_point: list[dict[str, ClassScores]], name: str) -> Curve:
+    """A class's diagonal across the points, from each point's `per_class`."""
+    scores = [per_class[name] for per_class in per_point]
     return Curve(tuple(s["recall"] for s in scores), tuple(s["precision"] for s in scores), tuple(s["f1"] for s in scores))
 
 
@@ -193,9 +197,16 @@ class SweepReport:
     @classmethod
     def build(cls, state: SweepState, mode: str, classes: list[str], detection: DetectionView | None, *, scored: bool = True) -> "SweepReport":
         """`scored`: whether any prediction box has a score; without one no curve has a best point."""
-        points = state.matrices(mode, classes)
-        per_class = {name: _tore_curve(points, name) for name in points[0].present_classes()} if mode == "single" else None
-        report = cls(_tore_curve(points, None), per_class, detection)
+        foreground: list[tuple[float, float]] = []
+        per_point: list[dict[str, ClassScores]] = []  # single taxonomy: each point's per_class, made once
+        present: list[str] = []
+        for point, matrices in enumerate(state.matrices(mode, classes)):  # one point's matrices at a time
+            foreground.append(matrices.foreground)
+            if (scores := matrices.per_class) is not None:
+                per_point.append(scores)
+            present = matrices.present_classes() if point == 0 else present
+        per_class = {name: _class_curve(per_point, name) for name in present} if mode == "single" else None
+        report = cls(_foreground_curve(foreground), per_class, detection)
         return report if scored else report.without_best()
 
     def without_best(self) -> "SweepReport":

@@ -3,7 +3,8 @@ docling-eval users get from docling-metrics-layout.
 
 Sheets: the matrices (confusion, recall, precision side by side, rows = reference classes, columns =
 predicted classes, and the reduced 2x2 view below them); the same matrices with every all-zero row
-and column of the confusion matrix hidden, not removed, so the full matrix stays in the file; per
+and column of the confusion matrix hidden, not removed, so the full matrix stays in the file
+(beyond `matrix_form.DENSE_CLASS_LIMIT` classes, instead, the non-zero cells one a row); per
 page; per class (single taxonomy); warnings. Numbers are stored as the engine computed them (exact
 floats) and only displayed with 3 decimals, where the reference rounds the stored values. Cells are
 coloured by a power norm with exponent 0.2, as the reference colours them; openpyxl's
@@ -25,10 +26,11 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from tore_engine.metrics.map_report import MapReport
-from tore_engine.metrics.matrices import MatrixSet
+from tore_engine.metrics.matrices import REDUCED_CLASSES, MatrixSet
 from tore_engine.metrics.mean_average_precision import FIELDS as MAP_FIELDS
 from tore_engine.metrics.sweep import SWEEP_COLUMNS, SweepReport
 from tore_engine.writers.content import ReportContent
+from tore_engine.writers.matrix_form import DENSE, DENSE_CLASS_LIMIT, SPARSE_COLUMNS, SparseCells, matrix_form
 from tore_engine.writers.tables import MATRIX_CORNER as CORNER
 from tore_engine.writers.tables import (
     MATRIX_KINDS,
@@ -224,6 +226,22 @@ def _per_class_sheet(workbook: Workbook, content: ReportContent, means: dict) ->
     _table_sheet(workbook, "Per class", columns, rows, formats, (SUPPORT_NOTE, UNDEFINED_NOTE, MEANS_NOTE, *map_notes(content.map)))
 
 
+def _sparse_matrix_sheets(workbook: Workbook, content: ReportContent) -> None:
+    """Beyond `DENSE_CLASS_LIMIT` classes: sheet Matrices lists the non-zero cells of the confusion
+    matrix (the zero-trimmed view has the same cells, so there is no Trimmed sheet), sheet Reduced
+    the 2x2 view."""
+    full = content.matrices.full
+    cells = SparseCells.of(full)
+    rows = [(full.rows[i], full.columns[j], *values) for i, j, *values in
+            zip(cells.row.tolist(), cells.column.tolist(), *(cells.values[kind].tolist() for kind in MATRIX_KINDS))]
+    note = (f"{len(full.rows):,} classes, more than {DENSE_CLASS_LIMIT}: one row a non-zero cell of the confusion matrix "
+            "(every other cell is 0; the zero-trimmed view has the same cells), as in report.json and the CSVs")
+    _table_sheet(workbook, "Matrices", (*SPARSE_COLUMNS, *MATRIX_KINDS), rows, (None, None, *(KIND_FORMATS[kind] for kind in MATRIX_KINDS)), (note,))
+    writer = SheetWriter(workbook.create_sheet("Reduced"))
+    _write_band(writer, 1, content.matrices.reduced, "reduced 2x2 (Background / Foreground)", mark_diagonal=True, block_width=len(REDUCED_CLASSES))
+    writer.fit_columns()
+
+
 def _map_sheet(workbook: Workbook, report: MapReport) -> None:
     """mAP's twelve figures (per class: the Per class sheet; per page: the Pages sheet)."""
     rows = [(field, report.figures[field]) for field in MAP_FIELDS]
@@ -239,8 +257,11 @@ def write_excel(content: ReportContent, path: Path) -> None:
     """Write the workbook to `path` (the caller stages and moves it into place)."""
     workbook = Workbook()
     workbook.remove(workbook.active)
-    _matrix_sheet(workbook, "Matrices", content, trimmed=False)
-    _matrix_sheet(workbook, "Trimmed", content, trimmed=True)
+    if matrix_form(len(content.matrices.classes)) == DENSE:
+        _matrix_sheet(workbook, "Matrices", content, trimmed=False)
+        _matrix_sheet(workbook, "Trimmed", content, trimmed=True)
+    else:
+        _sparse_matrix_sheets(workbook, content)
     page_columns = content.page_columns()
     _table_sheet(workbook, "Pages", page_columns, content.page_rows(), (None, COUNT_FORMAT, *(RATIO_FORMAT,) * (len(page_columns) - 2)))
     means = content.matrices.means  # None in dual mode, as per_class

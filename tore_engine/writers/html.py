@@ -21,6 +21,7 @@ from tore_engine.core.extras import install_command
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.metrics.sweep import SWEEP_COLUMNS
 from tore_engine.writers.content import ReportContent
+from tore_engine.writers.matrix_form import heatmap_classes
 from tore_engine.writers.summary import map_lines, pairing_note, sweep_line
 from tore_engine.writers.tables import (
     SUPPORT_NOTE,
@@ -82,14 +83,15 @@ def require_plotly() -> ModuleType:
 def _figures(figures: ModuleType, content: ReportContent, title: str) -> list[tuple[str, list]]:
     """(heading, figures) as the app shows them: the full matrix in single mode, the trimmed
     reference x prediction block in dual mode (where the diagonal means nothing), then the
-    reduced view."""
+    reduced view; beyond `HEATMAP_CLASS_LIMIT` classes, those with the most pixels (`heatmap_classes`)."""
     matrices = content.matrices
     single = matrices.mode == "single"
     view, label = ("full", "full") if single else ("trimmed", "zero-trimmed")
 
     def heatmaps(view_matrices: MatrixSet, view_label: str, outline: bool) -> list:
+        shown, note = heatmap_classes(view_matrices)
         return [
-            figures.matrix_heatmap(view_matrices, metric, outline_diagonal=outline, title=f"{metric} ({view_label}, {matrices.mode} taxonomy): {title}")
+            figures.matrix_heatmap(shown, metric, outline_diagonal=outline, title=f"{metric} ({view_label}, {matrices.mode} taxonomy): {title}", note=note)
             for metric in ("recall", "precision")
         ]
 

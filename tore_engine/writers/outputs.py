@@ -1,5 +1,6 @@
 """The set of files `tore evaluate` writes: report.json, a CSV per matrix, pages.csv, and the
-reports asked for. Every CSV goes through `text_safety.write_csv` (no name is read as a formula)."""
+reports asked for. Beyond `matrix_form.DENSE_CLASS_LIMIT` classes the matrix CSVs hold the
+non-zero cells, one a row. Every CSV goes through `text_safety.write_csv` (no name is read as a formula)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import numpy as np
 from tore_engine.core.errors import InputError
 from tore_engine.core.text_safety import write_csv
 from tore_engine.metrics.box_table import BOX_COLUMNS
+from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.metrics.sweep import SWEEP_COLUMNS
 from tore_engine.writers.content import ReportContent
+from tore_engine.writers.matrix_form import DENSE, matrix_form, sparse_csv_rows
 from tore_engine.writers.report_json import build_report, write_report_json
 from tore_engine.writers.tables import MATRIX_CORNER, MATRIX_KINDS
 
@@ -50,15 +53,18 @@ def _write_report(report: str, content: ReportContent, path: Path) -> None:
 
 
 def matrix_rows(rows: list[str], columns: list[str], values: np.ndarray) -> Iterator[list[str | int | float]]:
-    """A matrix as CSV rows: the predicted classes across, then each reference class and its values."""
+    """A matrix as CSV rows: the predicted classes across, then each reference class and its values
+    (the dense form; `matrix_form.sparse_csv_rows` the sparse one)."""
     yield [MATRIX_CORNER, *columns]
     for name, row in zip(rows, values.tolist()):
         yield [name, *row]
 
 
-def _write_matrix_csv(path: Path, rows: list[str], columns: list[str], values: np.ndarray) -> None:
+def _write_matrix_csv(path: Path, matrices: MatrixSet, kind: str, form: str) -> None:
+    """One matrix's CSV in the report's form (`matrix_form`): a grid, or its non-zero cells."""
+    rows = matrix_rows(matrices.rows, matrices.columns, getattr(matrices, kind)) if form == DENSE else sparse_csv_rows(matrices, kind)
     with path.open("w", newline="", encoding="utf-8") as handle:
-        write_csv(handle, matrix_rows(rows, columns, values))
+        write_csv(handle, rows)
 
 
 def _write_pages_csv(path: Path, content: ReportContent) -> None:
@@ -87,10 +93,11 @@ def write_outputs(content: ReportContent, folder: Path, reports: Sequence[str] =
     `reports` asked for. The CLI passes a staging folder (`output.staged_output`), so that a
     failure halfway leaves the previous results whole."""
     write_report_json(build_report(content), folder / "report.json")
+    form = matrix_form(len(content.matrices.classes))
     for prefix, view in MATRIX_VIEWS.items():
         matrices = getattr(content.matrices, view)
         for kind in MATRIX_KINDS:
-            _write_matrix_csv(folder / f"{prefix}{kind}.csv", matrices.rows, matrices.columns, getattr(matrices, kind))
+            _write_matrix_csv(folder / f"{prefix}{kind}.csv", matrices, kind, DENSE if view == "reduced" else form)
     _write_pages_csv(folder / "pages.csv", content)
     for report in reports:
         _write_report(report, content, folder / REPORT_FILES[report])

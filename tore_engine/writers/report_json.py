@@ -10,20 +10,23 @@ from pathlib import Path
 import msgspec
 
 from tore_engine.writers.content import ReportContent
+from tore_engine.writers.matrix_form import form_json, matrices_json, matrix_form
 
 
 def build_report(content: ReportContent) -> dict:
-    """report.json: docs/cli.md#reportjson, `map` (docs/cli.md#map-beside-tore; null with `map_reason` saying why) and
-    `sweep` (null unless made)."""
+    """report.json: docs/cli.md#reportjson (`matrices` and `trimmed` laid out as `matrix_form` says),
+    `map` (docs/cli.md#map-beside-tore; null with `map_reason` saying why) and `sweep` (null unless made)."""
     matrices = content.matrices
     trimmed = matrices.trimmed
+    form = matrix_form(len(matrices.classes))
     return {
         "mode": matrices.mode,
         "classes": matrices.classes,
         "pages": len(content.page_ids),
         "pixels": content.pixels,
-        "matrices": matrices.full.to_json(),
-        "trimmed": {"rows": trimmed.rows, "columns": trimmed.columns, **trimmed.to_json()},
+        "matrix_form": form_json(len(matrices.classes)),
+        "matrices": matrices_json(matrices.full, form),
+        "trimmed": {"rows": trimmed.rows, "columns": trimmed.columns, **matrices_json(trimmed, form)},
         "reduced": {"classes": matrices.reduced.rows, **matrices.reduced.to_json()},
         "per_class": matrices.per_class,
         "means": matrices.means,
