@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -201,7 +203,7 @@ def test_a_second_run_into_the_same_out_fails_at_once_naming_the_first(out):
         with pytest.raises(InputError) as raised:
             save(out)
         assert str(raised.value) == (f"another tore run is writing into --out {out} (process {os.getpid()}); "
-                                     "wait for it to end, or choose another --out")
+                                     f"wait for it to end, or choose another --out (its lock file {lock} goes when it ends)")
         assert contents(out)[output.LOCK_NAME] == f"{os.getpid()}\n".encode()
     assert contents(out) == {**OLD, "notes.txt": b"the user's"}  # the lock file is removed with the lock
 
@@ -236,7 +238,7 @@ def test_a_lock_file_removed_while_it_was_taken_is_taken_again(out, monkeypatch)
 def test_a_link_planted_as_the_lock_file_is_not_followed(out, tmp_path):
     (tmp_path / "elsewhere").write_text("keep")
     (out / output.LOCK_NAME).symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(InputError, match=f"cannot write the results to --out {out}"):
+    with pytest.raises(InputError, match=f"its lock file {out / output.LOCK_NAME} is a symbolic link"):
         save(out)
     assert (tmp_path / "elsewhere").read_text() == "keep" and (out / output.LOCK_NAME).is_symlink()
     assert contents(out) == {**OLD, "notes.txt": b"the user's", output.LOCK_NAME: None}
@@ -281,3 +283,51 @@ def test_no_file_the_run_reads_is_an_output(out, tmp_path):
                 files.read_bytes(path)
         assert files.read_bytes(out / "notes.txt") == b"the user's"  # not an output
     assert files.read_bytes(tmp_path / "page.png") == OLD["report.json"]  # the run is over
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _socket(path: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+
+
+@pytest.mark.parametrize(("make", "kind"), [(Path.mkdir, "a folder"), (_fifo, "a named pipe (FIFO)"), (_socket, "a socket"),
+                                            (lambda path: path.symlink_to("nowhere"), "a symbolic link")])
+def test_a_lock_file_that_is_no_regular_file_is_named_with_how_to_free_out(out, make, kind):
+    """Issue 42 C10: each blocked --out for good with "Invalid argument", "Is a directory", ...;
+    a FIFO is never opened (a blocking open would hang here)."""
+    lock = out / output.LOCK_NAME
+    make(lock)
+    with pytest.raises(InputError) as raised:
+        save(out)
+    assert str(raised.value) == (f"cannot take the lock of --out {out}: its lock file {lock} is {kind}, which no tore run makes (a run's "
+                                 f"lock is a regular file, removed when it ends); when no tore run is writing into --out, remove {lock} and run again")
+    assert contents(out) == {**OLD, "notes.txt": b"the user's", output.LOCK_NAME: None}  # left as it was
+    if lock.is_dir() and not lock.is_symlink():
+        lock.rmdir()
+    else:
+        lock.unlink()
+    save(out)  # freed as the message says
+    assert contents(out) == {**NEW, "notes.txt": b"the user's"}
+
+
+def test_a_lock_held_by_another_program_is_not_called_a_tore_run(out):
+    """Issue 42 C10: a live process that is no tore run holds the lock file, whose content is garbage
+    that reads as a process id."""
+    lock = out / output.LOCK_NAME
+    lock.write_text("1\n")
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); "
+                               "print('held', flush=True); sys.stdin.read()", str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(InputError) as raised:
+            save(out)
+    finally:
+        holder.communicate("")
+    assert str(raised.value) == (f"--out {out} is locked by a process that is not a tore run (process {holder.pid}): it holds the lock "
+                                 f"file {lock}, which holds no tore run's process id; end that process, or choose another --out")

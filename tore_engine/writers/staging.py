@@ -195,15 +195,40 @@ def _same_file(descriptor: int, path: Path) -> bool:
     return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
 
 
+def _flock_holders(descriptor: int) -> set[int]:
+    """The processes that hold a flock on the file open as `descriptor`, as Linux lists them in
+    /proc/locks (none found elsewhere, or when it cannot be read)."""
+    opened = os.fstat(descriptor)
+    device = f"{os.major(opened.st_dev):02x}:{os.minor(opened.st_dev):02x}:{opened.st_ino}"
+    holders = set()
+    with suppress(OSError, ValueError):
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == device:
+                holders.add(int(fields[4]))
+    return holders
+
+
+def _held(descriptor: int, path: Path, out: Path) -> InputError:
+    """Why `out` is not free: a tore run holds its lock (the process id it wrote is a holder the
+    system names, or the system names none), or another program does."""
+    written = os.pread(descriptor, 24, 0).strip()
+    holders = _flock_holders(descriptor)
+    if written.isdigit() and (not holders or int(written) in holders):
+        return InputError(f"another tore run is writing into --out {out} (process {written.decode()}); wait for it to end, or choose "
+                          f"another --out (its lock file {path} goes when it ends)")
+    named = f" (process {', '.join(map(str, sorted(holders)))})" if holders else ""
+    return InputError(f"--out {out} is locked by a process that is not a tore run{named}: it holds the lock file {path}, which "
+                      f"holds no tore run's process id; end that process, or choose another --out")
+
+
 def _take(descriptor: int, path: Path, out: Path) -> bool:
     """Lock the lock file open as `descriptor` without waiting, and write this process's id in it;
     False when it is no longer the file at `path` (its holder removed it as it ended)."""
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = os.pread(descriptor, 24, 0).strip()
-        process = f" (process {holder.decode()})" if holder.isdigit() else ""
-        raise InputError(f"another tore run is writing into --out {out}{process}; wait for it to end, or choose another --out") from None
+        raise _held(descriptor, path, out) from None
     if not _same_file(descriptor, path):
         return False
     os.ftruncate(descriptor, 0)
@@ -211,18 +236,48 @@ def _take(descriptor: int, path: Path, out: Path) -> bool:
     return True
 
 
+LOCK_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link",
+              stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+
+
+def _not_a_lock(out: Path, path: Path, mode: int) -> InputError:
+    kind = LOCK_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+    return InputError(f"cannot take the lock of --out {out}: its lock file {path} is {kind}, which no tore run makes (a run's lock "
+                      f"is a regular file, removed when it ends); when no tore run is writing into --out, remove {path} and run again")
+
+
+def _open_lock(out: Path, path: Path) -> int:
+    """The lock file opened for reading and writing, made when missing; anything else under its
+    name (a folder, a FIFO, a socket, a link, planted or left by another program) is refused
+    before it is opened: it is never followed, and a FIFO never waited on."""
+    with suppress(FileNotFoundError):
+        if not stat.S_ISREG(mode := os.lstat(path).st_mode):
+            raise _not_a_lock(out, path, mode)
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError:
+        with suppress(OSError):
+            if not stat.S_ISREG(mode := os.lstat(path).st_mode):  # put there since the check
+                raise _not_a_lock(out, path, mode) from None
+        raise
+    if not stat.S_ISREG(mode := os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise _not_a_lock(out, path, mode)
+    return descriptor
+
+
 def _lock(out: Path) -> int | None:
     """Hold `out`'s lock: an exclusive `flock` on `LOCK_NAME`, taken without waiting (a second run
     fails at once, naming the process that holds it, rather than wait for a run that may take hours).
     The file is there only while a run holds it (`_unlock` removes it), holding that run's process id;
     a killed run leaves it behind, but the kernel releases a flock when its process ends, however it
-    ends, so such a file holds nothing back and the next run takes it over. A link planted under that
-    name is not followed. Returns the descriptor that holds the lock (None where there is no flock)."""
+    ends, so such a file holds nothing back and the next run takes it over. Anything else under that
+    name (`_open_lock`) is refused, naming it and how to free `out`. Returns the descriptor that holds the lock (None where there is no flock)."""
     if sys.platform == "win32":  # pragma: no cover - Windows
         return None
     path = out / LOCK_NAME
     while True:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        descriptor = _open_lock(out, path)
         try:
             taken = _take(descriptor, path, out)
         except BaseException:
