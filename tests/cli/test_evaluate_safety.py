@@ -559,3 +559,18 @@ def test_damaged_files_give_one_paragraph(tmp_path, damage):
     write_json(tmp_path / "model.json", VALID_NATIVE)
     code, out, err = run_cli("evaluate", str(tmp_path / "gt.json"), str(tmp_path / "model.json"), "--out", str(tmp_path / "o"))
     assert code == 2 and out == "" and str(tmp_path / "gt.json") in err
+
+
+def test_a_run_leaves_no_report_of_a_previous_run_beside_its_own(tmp_path):
+    """Issue 42 C3 (tore_engine.writers.staging): run 1 (model A) asks for the workbook, cells.csv
+    and the sweep, run 2 (model B) into the same --out for none of them: --out then holds run 2's
+    files only, and the user's own file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("the user's")
+    code, _, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_a.json"), "--out", str(out), "--xlsx", "--cells", "--sweep", "-q")
+    assert code == 0, err
+    assert {"report.xlsx", "cells.csv", "sweep.csv"} <= {path.name for path in out.iterdir()}
+    code, _, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_b.json"), "--out", str(out), "-q")
+    assert code == 0, err
+    assert sorted(path.name for path in out.iterdir()) == sorted([*outputs.output_files(), *SAVED_FILES, "notes.txt"])

@@ -331,3 +331,20 @@ def test_a_lock_held_by_another_program_is_not_called_a_tore_run(out):
         holder.communicate("")
     assert str(raised.value) == (f"--out {out} is locked by a process that is not a tore run (process {holder.pid}): it holds the lock "
                                  f"file {lock}, which holds no tore run's process id; end that process, or choose another --out")
+
+
+def test_another_run_s_reports_this_run_does_not_write_go_with_the_swap(out):
+    """Issue 42 C3: a run into an --out that holds a previous run's extra reports leaves one run's files."""
+    (out / "report.html").write_bytes(b"the previous run's")
+    (out / "sweep.csv").mkdir()  # a folder of that name is the user's
+    with output.staged_output(out, NAMES, stale=("report.html", "sweep.csv", "cells.csv")) as staging:
+        staging.save(write_new)
+    assert contents(out) == {**NEW, "notes.txt": b"the user's", "sweep.csv": None}
+
+
+def test_a_failed_swap_puts_another_run_s_reports_back(out, monkeypatch):
+    (out / "report.html").write_bytes(b"the previous run's")
+    renames_failing_at(monkeypatch, SWAP_RENAMES + 1, OSError(errno.ENOSPC, "No space left on device"))  # the stale file's move fails
+    with pytest.raises(InputError), output.staged_output(out, NAMES, stale=("report.html",)) as staging:
+        staging.save(write_new)
+    assert contents(out) == {**OLD, "notes.txt": b"the user's", "report.html": b"the previous run's"}

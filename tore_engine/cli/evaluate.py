@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     from tore_engine.api import evaluate, load_pair
     from tore_engine.results.saved import SAVED_FILES, run_info, write_saved
     from tore_engine.run.runner import input_bytes, terminal_progress, terminal_reading
-    from tore_engine.writers.outputs import REPORT_FILES, output_files, write_outputs
+    from tore_engine.writers.outputs import REPORT_FILES, output_files, stale_files, write_outputs
     from tore_engine.writers.staging import staged_output
 
     scheduler = args.scheduler or os.environ.get(SCHEDULER_VARIABLE)
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     id_map = page_id_map(args.page_id_map)  # a bad map fails now, not after reading the inputs
     map_files = [Path(value) for value in args.page_id_map or [] if not RULE_PATTERN.match(value)]
     read = [path for path in (args.reference, args.prediction, args.images, args.label_map, *map_files) if path is not None]
-    with staged_output(args.out, (*output_files(reports), *SAVED_FILES), read) as staging, _executor(scheduler) as executor:
+    with staged_output(args.out, (*output_files(reports), *SAVED_FILES), read, stale_files(reports)) as staging, _executor(scheduler) as executor:
         with terminal_reading(input_bytes(args.reference, args.prediction), enabled=not args.quiet):
             reference, prediction = load_pair(args.reference, args.prediction, args.format, coco_images=args.images,
                                               page_images=args.page_images)

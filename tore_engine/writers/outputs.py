@@ -30,6 +30,11 @@ def output_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
     return (*OUTPUT_FILES, *(REPORT_FILES[report] for report in reports))
 
 
+def stale_files(reports: Sequence[str] = ()) -> tuple[str, ...]:
+    """The reports a run that asks for `reports` does not write: another run's in its `--out` go."""
+    return tuple(name for report, name in REPORT_FILES.items() if report not in reports)
+
+
 def _write_report(report: str, content: ReportContent, path: Path) -> None:
     """One requested report; its module (openpyxl's, Plotly's) is imported only then."""
     if report == "xlsx":

@@ -15,7 +15,8 @@ A run's files are written into a staging folder inside `--out`, then moved into 
 
 A file moved aside is deleted only once the swap is done; one that could not be put back stays in its
 staging folder, which is kept for the next run to try again. Files in `--out` that are not the run's
-own are never touched: the folder is shared with whatever else the user keeps there.
+own are never touched: the folder is shared with whatever else the user keeps there; but the reports
+another run wrote and this one does not (`stale`) go with the swap, so that the folder holds one run's.
 
 Two runs into the same `--out` would mix their files, so a run holds `--out`'s lock (`LOCK_NAME`)
 from its first check to its last read of its results; a second run fails at once, naming the first.
@@ -130,6 +131,7 @@ class StagedOutput:
     names: Sequence[str]
     folder: Path
     left: list[str] = field(default_factory=list)  # what an undo could not put back: `folder` keeps it
+    stale: Sequence[str] = ()  # what another run may have written and this one does not: removed by the swap
 
     def save(self, write: Callable[[Path], None]) -> None:
         """Run `write(folder)`, then move its files into `out` together."""
@@ -141,8 +143,10 @@ class StagedOutput:
             raise self._problem(error) from None
 
     def _swap(self) -> None:
-        """Move each file of `out` aside and its new version in, recording each step (`PREVIOUS`,
-        `ADDED`) before taking it; undone on any exception."""
+        """Move each file of `out` aside and its new version in, and each `stale` file aside, so that
+        `out` holds one run's files (a previous run's report.html beside this run's report.json would
+        say what this run did not find); each step recorded (`PREVIOUS`, `ADDED`) before it is taken,
+        all undone on any exception."""
         (self.folder / ADDED).mkdir()
         (self.folder / PREVIOUS).mkdir()  # from here on the swap is unfinished
         try:
@@ -153,6 +157,10 @@ class StagedOutput:
                 else:
                     (self.folder / ADDED / name).touch(exist_ok=False)
                 os.replace(self.folder / name, target)
+            for name in self.stale:
+                with suppress(FileNotFoundError):
+                    if stat.S_ISREG(os.lstat(self.out / name).st_mode):  # a run's file; a folder or link of that name is the user's
+                        os.replace(self.out / name, self.folder / PREVIOUS / name)
             os.replace(self.folder / PREVIOUS, self.folder / REPLACED)  # finished
         except BaseException:
             self.left = _undo_swap(self.out, self.folder)
@@ -327,7 +335,7 @@ def _check_inputs(read: Sequence[Path]) -> None:
             os.close(files.open_regular(path))
 
 
-def _prepare(out: Path, names: Sequence[str], read: Sequence[Path], cleanup: ExitStack) -> StagedOutput:
+def _prepare(out: Path, names: Sequence[str], read: Sequence[Path], stale: Sequence[str], cleanup: ExitStack) -> StagedOutput:
     """Everything `staged_output` does before the run's work, each undone by `cleanup` in turn."""
     if out.exists() and not out.is_dir():
         raise InputError(f"cannot write the results to --out {out}: it exists and is not a folder")
@@ -340,20 +348,21 @@ def _prepare(out: Path, names: Sequence[str], read: Sequence[Path], cleanup: Exi
     _recover_abandoned(out)
     cleanup.enter_context(_outputs_refused(out, names))
     _check_inputs(read)
-    staging = StagedOutput(out, names, Path(tempfile.mkdtemp(prefix=leftovers.owned_prefix(STAGING_PREFIX), dir=out)))
+    staging = StagedOutput(out, names, Path(tempfile.mkdtemp(prefix=leftovers.owned_prefix(STAGING_PREFIX), dir=out)), stale=stale)
     cleanup.callback(staging.discard)
     return staging
 
 
 @contextmanager
-def staged_output(out: Path, names: Sequence[str], read: Sequence[Path] = ()) -> Iterator[StagedOutput]:
+def staged_output(out: Path, names: Sequence[str], read: Sequence[Path] = (), stale: Sequence[str] = ()) -> Iterator[StagedOutput]:
     """Before any work: check that `out` can take the files `names` (creating it when missing), take
     its lock, and check that none of the input files `read` is one of them. Then give the run its
-    staging folder. Afterwards the staging folder is gone (unless it keeps a file that could not be
+    staging folder; its swap also removes the files `stale` (another run's that this one does not
+    write). Afterwards the staging folder is gone (unless it keeps a file that could not be
     put back) and the lock released."""
     with ExitStack() as cleanup:
         try:
-            staging = _prepare(out, names, read, cleanup)
+            staging = _prepare(out, names, read, stale, cleanup)
         except OSError as error:
             raise _problem(out, error) from None
         yield staging
