@@ -96,3 +96,17 @@ def clicked_bar(event: Any, classes: list[str], series: list[str]) -> tuple[str,
             if 0 <= int(index) < len(classes) and 0 <= curve < len(series):
                 return classes[int(index)], series[curve]
     return None
+
+
+ERROR_COLOUR = "#e6194b"
+
+
+def error_bars(errors: dict, *, title: str = "") -> go.Figure:
+    """Where AP@50 goes (report.json's `errors`, TIDE's): one bar an error type, its dAP (the AP@50
+    fixing every error of that type would gain), its count of boxes in the hover; a click selects a type."""
+    names = list(errors["dap"])
+    counts = [f"<br>{errors['counts'][name]:,} boxes" for name in names]
+    figure = _grouped_bars({"dAP": ([errors["dap"][name] for name in names], ERROR_COLOUR)}, names, title=title,
+                           y_title="dAP (AP@50 gained if fixed)", value_format=".4f", hover={"dAP": counts})
+    figure.update_layout(showlegend=False)
+    return figure

@@ -212,3 +212,28 @@ def test_a_matrix_beyond_what_a_screen_shows_is_drawn_on_its_largest_classes_wit
     assert min(totals[name] for name in rows) >= max(value for name, value in totals.items() if name not in rows)  # the largest kept
     assert heatmap["layout"]["title"]["text"].count(f"{count + 1:,} classes: the {MAX_SHOWN_CLASSES} with the most pixels drawn") == 1
     assert len(_bar_charts(at)[0]["layout"]["meta"]["classes"]) == 60
+
+
+def test_where_ap_goes_draws_the_six_daps_and_lists_a_types_pages(demo_a):
+    """The dAP bars are report.json's `errors` (the engine's); a chosen type lists its pages, the most
+    such boxes first, as each page's counts say."""
+    from tests.studio.helpers import _of_kind
+    from tore_engine.studio.error_views import CHOSEN, pages_with_error
+
+    at = _app()
+    _no_exception(at)
+    assert not any(spec["layout"]["meta"]["classes"] == list(demo_a.errors["dap"]) for spec in _of_kind(at, "bars"))  # drawn on opening
+    at = _app(errors_open="1")
+    _no_exception(at)
+    errors = demo_a.errors
+    figure = next(spec for spec in _of_kind(at, "bars") if spec["layout"]["meta"]["classes"] == list(errors["dap"]))
+    assert figure["data"][0]["y"] == list(errors["dap"].values())
+    at.session_state[CHOSEN] = "Cls"
+    at.run()
+    _no_exception(at)
+    table = next(frame.value for frame in at.dataframe if "Cls" in frame.value.columns)
+    expected = pages_with_error(demo_a, "Cls")
+    assert table["page"].tolist() == expected["page"].tolist() and len(expected) > 1
+    counts = demo_a.pages["Cls"]
+    assert expected["Cls"].tolist() == sorted(counts[counts > 0].tolist(), reverse=True)
+    assert sum(expected["Cls"]) == errors["counts"]["Cls"]

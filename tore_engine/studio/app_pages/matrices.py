@@ -9,7 +9,7 @@ documents' table and mAP's notes come after the matrix."""
 
 import streamlit as st
 
-from tore_engine.studio import documents, downloads, map_views, page_tables, panels, sweep_view
+from tore_engine.studio import documents, downloads, error_views, map_views, page_tables, panels, sweep_view
 from tore_engine.studio.messages import pairing_alert
 from tore_engine.studio.sidebar import DEMO_CAPTION, DEMO_NOTE, Dataset
 
@@ -28,6 +28,7 @@ if evaluated is not None:
     fill_map_scores = map_views.scores_line(evaluated)
     st.fragment(panels.matrix_explorer)(evaluated, model)
     fill_map_scores()  # mAP's summary made while the browser draws the heatmap
+    error_views.where_ap_goes(evaluated)
     documents.document_table_view(whole, model)
     sweep_view.operating_point(evaluated, model)
     page_tables.all_pages(evaluated, model)

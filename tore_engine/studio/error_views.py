@@ -1,0 +1,60 @@
+"""Where AP@50 goes, under the scores line of Matrices: TIDE's six error types of the same boxes as
+bars of their dAP (report.json's `errors`), a click on one listing the pages with that error, the
+most such boxes first (pages.csv's counts). `pages_with_error` is plain pandas (tested without Streamlit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
+from tore_engine.plots import bars
+from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.results.evaluation import Evaluation
+from tore_engine.studio import sections
+from tore_engine.studio.evaluations import Evaluated
+from tore_engine.studio.panels import clickable_chart
+
+CHOSEN = "error_type"  # the session's chosen error type
+ERRORS_OPEN = "errors_open"  # the section's state (session and URL): drawn only while open
+
+
+def pages_with_error(evaluation: Evaluation, error: str) -> pd.DataFrame:
+    """The pages with at least one box of error type `error`, the most first (ties in page order):
+    page, that count, and the page's tp, fp and fn."""
+    counts = evaluation.page_counts()
+    if counts is None:
+        return pd.DataFrame(columns=["page", error, "tp", "fp", "fn"])
+    column = counts[:, PAGE_COUNT_COLUMNS.index(error)]
+    pages = np.flatnonzero(column)
+    order = pages[np.lexsort((pages, -column[pages]))]
+    return pd.DataFrame({"page": [evaluation.page_ids[k] for k in order.tolist()], error: column[order],
+                         **{name: counts[order, PAGE_COUNT_COLUMNS.index(name)] for name in ("tp", "fp", "fn")}})
+
+
+def where_ap_goes(evaluated: Evaluated) -> None:
+    """The dAP bars and, for the chosen type, its pages; a line saying why when there are no error types."""
+    evaluation = evaluated.evaluation
+    errors = evaluation.errors
+    section = sections.opened("Where AP@50 goes: TIDE's error types of the same boxes", ERRORS_OPEN)
+    if section is None:
+        return
+    with section:
+        if errors is None:
+            st.caption(f"No error types: {plain_for_markdown(evaluation.errors_reason or 'not computed')}.")
+            return
+        st.caption(f"AP@50 {errors['ap50']:.4f} (TIDE's, tidecv 1.0.1). Each bar: the AP@50 fixing every error of that type "
+                   f"would gain (FalsePos {errors['dap_special']['FalsePos']:+.4f}, FalseNeg {errors['dap_special']['FalseNeg']:+.4f}); "
+                   "click one to list its pages.")
+        names = list(errors["dap"])
+        figure = bars.error_bars(errors, title="dAP per error type")
+        clicked = clickable_chart(figure, "error-bars", lambda event: bars.clicked_bar(event, names, ["dAP"]))
+        st.session_state.setdefault(CHOSEN, "")
+        if clicked is not None:
+            st.session_state[CHOSEN] = clicked[0]
+        chosen = st.session_state[CHOSEN]
+        if chosen in names:
+            pages = pages_with_error(evaluation, chosen)
+            st.caption(f"{len(pages):,} pages with a {chosen} error, the most first")
+            st.dataframe(pages, hide_index=True, width="stretch", key="error-pages")
