@@ -163,6 +163,8 @@ def _bars(chart: dict) -> dict[tuple[str, str], float | None]:
     classes = chart["layout"]["meta"]["classes"]
     bars = {}
     for trace in chart["data"]:
+        if trace["type"] != "bar":  # the click markers over the bars
+            continue
         for x, value in zip(trace["x"], trace["y"]):
             bars[(classes[int(x)], html.unescape(trace["name"]))] = None if value is None or value != value else value
     return bars

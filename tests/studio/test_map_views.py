@@ -56,7 +56,7 @@ def test_the_scores_line_per_class_bars_and_page_table_are_the_evaluations_map(s
     for series, column in (("AP", "ap"), ("AR@100", "ar_100")):
         shown = np.array([np.nan if bars[name, series] is None else bars[name, series] for name in per_class.index], dtype=float)
         assert np.array_equal(shown, per_class[column].to_numpy(dtype=float), equal_nan=True)
-    assert {trace["name"] for trace in chart["data"] if trace["opacity"] < 1} == {"AP", "AR@100"}  # the boxes', not the pixels'
+    assert {trace["name"] for trace in chart["data"] if trace["type"] == "bar" and trace["opacity"] < 1} == {"AP", "AR@100"}  # the boxes', not the pixels'
     table = next(frame.value for frame in at.dataframe if "mAP" in frame.value.columns)
     for column, label in map_views.FIGURES.items():
         assert np.array_equal(table[label].to_numpy(dtype=float), engine.pages[column].to_numpy(dtype=float), equal_nan=True)

@@ -21,6 +21,7 @@ SCORE_COLOURS = {"recall": "#4363d8", "precision": "#f58231", "f1": "#3cb44b"}
 BOX_SCORES = {"ap": ("AP", "#911eb4"), "ar_100": ("AR@100", "#bfef45")}  # mAP's per class: key -> (shown name, colour)
 OUTCOME_COLOURS = {"Background": "#7f7f7f", "own class": "#3cb44b", "elsewhere": "#e6194b"}
 HEIGHT = 340
+BAR_GAP = 0.2  # of a class's group: between groups
 MAX_CLASSES = 60  # classes one chart draws; the caller says which (a screen shows no more bars)
 
 
@@ -43,10 +44,11 @@ def _grouped_bars(series: dict[str, tuple[list[float | None], str]], classes: li
             x=list(range(len(classes))), y=values, name=plain_for_plotly(name), marker=dict(color=colour),
             opacity=0.45 if name in lighter else 1.0, text=names, customdata=extra, textposition="none",
             hovertemplate=f"%{{text}}<br>{plain_for_plotly(name)}: %{{y:{value_format}}}%{{customdata}}<extra></extra>"))
+    traces += _click_markers(series, names, value_format)
     figure = go.Figure(traces)
     figure.update_layout(
         title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
-        barmode="group", height=HEIGHT, margin=dict(l=60, r=10, t=60, b=40), clickmode="event+select", dragmode="zoom",
+        barmode="group", bargap=BAR_GAP, bargroupgap=0, height=HEIGHT, margin=dict(l=60, r=10, t=60, b=40), clickmode="event+select", dragmode="zoom",
         xaxis=dict(tickmode="array", tickvals=list(range(len(classes))), ticktext=[axis_label(name) for name in classes],
                    tickangle=tick_angle(classes), automargin=True),
         yaxis=dict(title=y_title, tickformat=value_format if value_format.endswith("%") else None, automargin=True),
@@ -55,6 +57,22 @@ def _grouped_bars(series: dict[str, tuple[list[float | None], str]], classes: li
         meta={"chart": "bars", "classes": list(classes), "series": list(series)},
     )
     return figure
+
+
+def _click_markers(series: dict[str, tuple[list[float | None], str]], names: list[str], value_format: str) -> list[go.Scatter]:
+    """An invisible marker at the middle of every bar, one trace a series after the bars: a click on
+    a bar reaches the app through it (Streamlit reran on a heatmap's scatter markers, not on a
+    bar's own selection, in Chromium), as a heatmap's cells do."""
+    width = (1 - BAR_GAP) / max(1, len(series))
+    markers = []
+    for k, (name, (values, _)) in enumerate(series.items()):
+        shift = -(1 - BAR_GAP) / 2 + (k + 0.5) * width
+        kept = [c for c, value in enumerate(values) if value is not None and value == value]
+        markers.append(go.Scatter(
+            x=[c + shift for c in kept], y=[values[c] / 2 for c in kept], mode="markers", marker=dict(size=10, opacity=0),  # type: ignore[operator]
+            text=[names[c] for c in kept], customdata=[values[c] for c in kept], showlegend=False, legendgroup=plain_for_plotly(name),
+            name=plain_for_plotly(name), hovertemplate=f"%{{text}}<br>{plain_for_plotly(name)}: %{{customdata:{value_format}}}<extra></extra>"))
+    return markers
 
 
 def per_class_bars(per_class: dict[str, dict[str, float | None]], *, title: str = "") -> go.Figure:
@@ -88,13 +106,14 @@ def outcome_bars(outcomes: pd.DataFrame, *, title: str = "") -> go.Figure:
 
 
 def clicked_bar(event: Any, classes: list[str], series: list[str]) -> tuple[str, str] | None:
-    """(class, series) of the bar a click selected, if any: its x is the class's index, its trace
-    (`curve_number`) the series'."""
+    """(class, series) of the bar a click selected, if any: its x is (about) the class's index, its
+    trace (`curve_number`) the series' (a bar's, or its click marker's after every bar trace)."""
     for point in selected_points(event):
-        index, curve = point.get("x"), point.get("curve_number")
-        if isinstance(index, (int, float)) and float(index).is_integer() and isinstance(curve, int):
-            if 0 <= int(index) < len(classes) and 0 <= curve < len(series):
-                return classes[int(index)], series[curve]
+        x, curve = point.get("x"), point.get("curve_number")
+        if isinstance(x, (int, float)) and isinstance(curve, int) and 0 <= curve < 2 * len(series):
+            index = round(x)  # a bar's x is its class; its click marker's, the class and the bar's shift in the group
+            if 0 <= index < len(classes) and abs(x - index) < 0.5:
+                return classes[index], series[curve % len(series)]
     return None
 
 
