@@ -574,3 +574,17 @@ def test_a_run_leaves_no_report_of_a_previous_run_beside_its_own(tmp_path):
     code, _, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_b.json"), "--out", str(out), "-q")
     assert code == 0, err
     assert sorted(path.name for path in out.iterdir()) == sorted([*outputs.output_files(), *SAVED_FILES, "notes.txt"])
+
+
+@pytest.mark.parametrize(("box", "score", "convention"), [([-1e300, -1e300, 1e300, 1e300], 0.9, "coco"), ([-1e300, -1e300, 1e300, 1e300], 0.9, "docling"),
+                                                         ([10, 10, 50, 50], 1e308, "docling")])
+def test_a_successful_map_run_with_values_beyond_the_float_range_keeps_stderr_clean(tmp_path, box, score, convention):
+    """Issue 42 C6 (tore_engine.metrics.map_types, map_numpy): NumPy's overflow warnings, with their
+    source lines, reached stderr of a run that succeeded."""
+    reference = layout_json("gt", [{"id": "p1", "width": 100, "height": 100, "boxes": [{"label": "Text", "bbox": [10, 10, 50, 50]}]}])
+    prediction = layout_json("model", [{"id": "p1", "width": 100, "height": 100, "boxes": [{"label": "Text", "bbox": box, "score": score},
+                                                                                          {"label": "Text", "bbox": [10, 10, 50, 50], "score": 0.5}]}])
+    code, out, err = run_cli("evaluate", str(write_json(tmp_path / "gt.json", reference)), str(write_json(tmp_path / "model.json", prediction)),
+                             "--out", str(tmp_path / "out"), "--map", convention, "-q")
+    assert (code, out, err) == (0, "", "")
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["map"]["map"] is not None

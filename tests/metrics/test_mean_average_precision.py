@@ -433,3 +433,27 @@ def test_docling_convention_equals_the_reference(docling_runs, path):
         except AssertionError as error:
             raise AssertionError(f"{name}: {error}") from error
     assert len(docling_runs) >= len(RULES) + 10
+
+
+HUGE = [[0, -1e300, -1e300, 1e300, 1e300, 0.9], [0, 10, 10, 50, 50, 0.8], [0, 60, 60, 90, 90, 1e308], [0, -1e308, 5, 1e308, 5, 0.5]]
+
+
+@pytest.mark.parametrize("convention", ["coco", "docling"])
+def test_boxes_and_scores_beyond_the_float_range_warn_nothing_and_match_as_the_references(path, convention):
+    """Issue 42 C6 (map_types, map_numpy, map_kernel): a box [-1e300, -1e300, 1e300, 1e300] (its area
+    overflows float64, its coordinates float32), a score of 1e308 (beyond float32) and a box whose
+    width overflows, on both sides; COCO convention = pycocotools, whose Python floats and C doubles
+    overflow to infinity silently; both paths give the same numbers; NumPy warns nothing."""
+    import warnings
+
+    pages = [page([[0, 10, 10, 50, 50], [0, -1e300, -1e300, 1e300, 1e300], [0, 60, 60, 90, 90]], HUGE), page([[0, 0, 0, 5, 5]], HUGE[:1])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning (numpy's overflow) fails the test
+        result = mean_average_precision(pages, 1, convention)
+    if convention == "coco":
+        assert_equals_pycocotools(result, pages, 1)
+    other = "numpy" if path == "always" else "always"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(map_kernel.KERNEL_ENV, other)
+        again = mean_average_precision(pages, 1, convention)
+    assert [getattr(result, s) for s in STATS] == [getattr(again, s) for s in STATS] and result.per_class == again.per_class

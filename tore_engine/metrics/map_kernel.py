@@ -163,12 +163,17 @@ def _sort_by_class(order, first, count, classes, scores, by_score, buffer):
 @matching.helper
 def _iou(d, g, detections, references):
     """COCO's `bbIou` of detection box d and reference box g, (x, y, width, height) each."""
-    dx, dy, dw, dh = detections[d, 0], detections[d, 1], detections[d, 2], detections[d, 3]
-    gx, gy, gw, gh = references[g, 0], references[g, 1], references[g, 2], references[g, 3]
-    width = min(dx + dw, gx + gw) - max(dx, gx)
+    # Python floats where this runs uncompiled: IEEE infinities without NumPy's overflow warnings
+    dx, dy, dw, dh = float(detections[d, 0]), float(detections[d, 1]), float(detections[d, 2]), float(detections[d, 3])
+    gx, gy, gw, gh = float(references[g, 0]), float(references[g, 1]), float(references[g, 2]), float(references[g, 3])
+    # C's fmin and fmax, as bbIou: a NaN side (an infinite box's inf - inf) is passed by (written out:
+    # `box_kernel` borrows this function into its own module, without helpers of this one)
+    a, b = dx + dw, gx + gw
+    width = (b if a != a or (b == b and b < a) else a) - (gx if dx != dx or (gx == gx and gx > dx) else dx)
     if width <= 0:
         return 0.0
-    height = min(dy + dh, gy + gh) - max(dy, gy)
+    a, b = dy + dh, gy + gh
+    height = (b if a != a or (b == b and b < a) else a) - (gy if dy != dy or (gy == gy and gy > dy) else dy)
     if height <= 0:
         return 0.0
     intersection = width * height

@@ -27,14 +27,17 @@ T50, T75 = 0, 5  # the thresholds 0.50 and 0.75 in both conventions
 def box_ious(detections: np.ndarray, references: np.ndarray) -> np.ndarray:
     """(detections, references) IoUs of (x, y, width, height) boxes, operation for operation as
     COCO's `bbIou` (pycocotools and faster-coco-eval alike): a side of the intersection that is
-    not positive gives 0, so a zero-area box never matches, not even itself."""
+    not positive gives 0, so a zero-area box never matches, not even itself. Its C `fmin` and `fmax`
+    pass a NaN by (an infinite box's x + width is inf - inf) and its `w <= 0` test lets a NaN side on,
+    so `np.fmin`, `np.fmax` and that test here; infinities and NaN as IEEE makes them, silently, as C
+    does (`map_types.OVERFLOW_RULE`)."""
     dx, dy, dw, dh = (detections[:, k, None] for k in range(4))
     gx, gy, gw, gh = (references[None, :, k] for k in range(4))
-    width = np.minimum(dx + dw, gx + gw) - np.maximum(dx, gx)
-    height = np.minimum(dy + dh, gy + gh) - np.maximum(dy, gy)
-    overlap = (width > 0) & (height > 0)
-    intersection = width * height
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        width = np.fmin(dx + dw, gx + gw) - np.fmax(dx, gx)
+        height = np.fmin(dy + dh, gy + gh) - np.fmax(dy, gy)
+        overlap = ~((width <= 0) | (height <= 0))
+        intersection = width * height
         ious = intersection / (dw * dh + gw * gh - intersection)
     return np.where(overlap, ious, 0.0)
 

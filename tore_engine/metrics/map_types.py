@@ -99,19 +99,29 @@ class SideBoxes:
         return len(self.offsets) - 1
 
 
+# What a value beyond the floating-point range becomes, in both conventions: what the references compute
+# with it, silently (Python floats and C doubles in pycocotools, float32 tensors in torch): an area
+# width x height beyond float64 is infinite (outside every area range), a coordinate or score beyond
+# float32 in the docling convention is infinite, and an infinite box's inf - inf is NaN, which COCO's
+# `bbIou` passes through its fmin/fmax (`map_numpy.box_ious`). NumPy's overflow warnings are off there.
+OVERFLOW_RULE = "IEEE arithmetic, as the references"
+
+
 def coco_boxes(side: SideBoxes, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
     """The boxes as COCOeval reads them, (x, y, width, height) with width = x2 - x1 computed in the
     convention's precision (torchvision's `box_convert` on float32 tensors), and their areas
     width x height in float64, which decide the area ranges."""
-    xyxy = side.xyxy.astype(np.float32) if convention.single_precision else side.xyxy
-    xywh = np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], axis=1).astype(np.float64)
-    return xywh, xywh[:, 2] * xywh[:, 3]
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE as the references: beyond the range, infinite (see `OVERFLOW_RULE`)
+        xyxy = side.xyxy.astype(np.float32) if convention.single_precision else side.xyxy
+        xywh = np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], axis=1).astype(np.float64)
+        return xywh, xywh[:, 2] * xywh[:, 3]
 
 
 def detection_scores(side: SideBoxes, convention: Convention) -> np.ndarray:
     """Scores as the convention ranks them: 1.0 for an unscored box (the reference's default)."""
     scores = np.ones(len(side.classes)) if side.scores is None else np.where(np.isnan(side.scores), 1.0, side.scores)
-    return scores.astype(np.float32).astype(np.float64) if convention.single_precision else scores.astype(np.float64)
+    with np.errstate(over="ignore"):  # a score beyond float32's range is infinite there, as in torch
+        return scores.astype(np.float32).astype(np.float64) if convention.single_precision else scores.astype(np.float64)
 
 
 def ranking(classes: np.ndarray, scores: np.ndarray) -> np.ndarray:
