@@ -14,6 +14,8 @@ import tore_engine as tore
 from tests.helpers import DEMO, load_vector, write_json
 from tests.helpers import small_layout as _layout
 from tore_engine.cli import main
+from tore_engine.plots.heatmaps import LABEL_LIMIT
+from tore_engine.plots.plain_text import shortened
 from tore_engine.results.evaluation import MatrixFrames, plot_kind, shown_matrices
 
 
@@ -96,11 +98,13 @@ def test_plot_draws_the_chosen_matrix_of_a_class_subset(small, demo_b):
     pytest.importorskip("plotly")
     figure = small.plot(normalize="row", classes=["Text", "Title"])
     assert list(figure.layout.yaxis.ticktext) == list(figure.layout.xaxis.ticktext) == ["Text", "Title"]
-    assert _shown_values(figure).tolist() == [[0.0, 0.6000000238418579], [0.0, 1.0]]  # float32 hover data: 0.6 of the whole Text row
+    assert _shown_values(figure).tolist() == [[0.0, 0.6], [0.0, 1.0]]  # 0.6 of the whole Text row
     assert figure.layout.title.text == "recall, full view"
     share = small.plot("share", view="reduced")
     assert np.allclose(_shown_values(share), small.matrices.reduced.confusion / 200)
-    assert list(demo_b.plot().layout.yaxis.ticktext) == demo_b.matrices.trimmed.rows  # dual mode: the trimmed view
+    trimmed = demo_b.plot()  # dual mode: the trimmed view, long names shortened in the middle (whole in meta and on hover)
+    assert trimmed.layout.meta["rows"] == demo_b.matrices.trimmed.rows
+    assert list(trimmed.layout.yaxis.ticktext) == [shortened(name, LABEL_LIMIT) for name in demo_b.matrices.trimmed.rows]
     with pytest.raises(KeyError, match="'Txt' is no class of the full view; those are 'Background', 'Text', 'Title'"):
         small.plot("recall", classes=["Text", "Txt"])
     with pytest.raises(KeyError, match="'Text' is no class of the reduced view"):

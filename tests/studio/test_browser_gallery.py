@@ -20,8 +20,8 @@ from tests.helpers import DEMO, REPOSITORY, ranked_pages
 from tests.studio import test_browser
 from tests.studio.helpers import app_server
 from tests.studio.test_browser import (
+    FIGURES,
     TIMINGS,
-    _cell_records,
     _click_cell,
     _drawn_page,
     _heatmap_labels,
@@ -124,7 +124,7 @@ def test_the_gallery_pages_through_a_cell_and_opens_a_page_in_overlays(server, p
     reference = demo_evaluated.reference_page(chosen)
     regions = page_regions(reference, demo_evaluated.prediction_page(chosen), evaluation.taxonomy, "reduced", "Foreground", "Foreground")
     veil = page_overlays.data_uri(page_overlays.veil_png(regions, reference.width, reference.height))  # the cell's exact pixels
-    assert [(mark["pane"], mark["href"]) for mark in _drawn_page(page)["marks"] if mark["kind"] == "picture"] == [(0, veil), (1, veil)]
+    assert [(image["pane"], image["source"]) for image in _drawn_page(page)["images"] if image["kind"] == "picture"] == [(0, veil), (1, veil)]
     _shot(page, "g03_gallery_page_in_overlays")
 
 
@@ -148,9 +148,18 @@ def _navigator(page) -> str:
     return page.locator("[data-testid=stMarkdownContainer]", has_text="in file order").first.inner_text()
 
 
+MATRIX_PIXELS = f"""() => {{
+    const figure = ({FIGURES})('heatmap')[0], meta = figure.layout.meta, cells = [];
+    for (const trace of figure._fullData.slice(1)) {{
+        for (let k = 0; k < trace.x.length; k++) cells.push([meta.rows[trace.y[k]], meta.columns[trace.x[k]], trace.customdata[k][1]]);
+    }}
+    return cells;
+}}"""
+
+
 def _matrix(page) -> dict[tuple[str, str], float]:
-    """The first heatmap's shown cells (not hidden), by their classes: the values drawn in the browser."""
-    return {(cell["row"], cell["column"]): cell["colour"] for cell in _cell_records(page) if cell["colour"] is not None}
+    """The first heatmap's cells by their classes: the pixel counts its hover says, as drawn in the browser."""
+    return {(row, column): pixels for row, column, pixels in page.evaluate(MATRIX_PIXELS)}
 
 
 def _separately(reference, prediction, document: str, taxonomy: str):

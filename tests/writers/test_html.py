@@ -13,6 +13,8 @@ import pytest
 
 from tests import report_data
 from tore_engine.core.errors import InputError
+from tore_engine.plots.heatmaps import LABEL_LIMIT
+from tore_engine.plots.plain_text import shortened
 from tore_engine.writers.html import PLOTLY_MISSING, report_html, write_html
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -132,6 +134,7 @@ def test_draws_in_chromium_without_errors_or_requests(browser, hostile_report):
     assert page.title() == HOSTILE_TITLE
     assert page.locator("img").count() == 0 and page.locator(".js-plotly-plot a").count() == 0
     ticks = page.locator(".js-plotly-plot .ytick text").all_text_contents()
-    assert report_data.HOSTILE_IMAGE in ticks and report_data.HOSTILE_LINK in ticks  # drawn as written
+    # drawn as written (as text, long names shortened in the middle, whole on hover)
+    assert shortened(report_data.HOSTILE_IMAGE, LABEL_LIMIT) in ticks and shortened(report_data.HOSTILE_LINK, LABEL_LIMIT) in ticks
     page.close()
     assert problems == []

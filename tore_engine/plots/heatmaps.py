@@ -209,7 +209,7 @@ def _cell_overlays(rows: list[str], columns: list[str], customdata: np.ndarray, 
     "undefined", never "NaN"."""
     n_columns = len(columns)
     names = _cell_names(rows, columns)
-    flat = customdata.reshape(len(rows) * n_columns, -1).astype(np.float32)
+    flat = customdata.reshape(len(rows) * n_columns, -1)  # float64: a pixel count above 2**24 reads exactly
     traces = []
     for template, cells in groups.items():
         index = np.flatnonzero(np.asarray(cells).ravel())
