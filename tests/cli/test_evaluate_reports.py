@@ -31,7 +31,7 @@ def test_reports_are_written_on_request_only(paper_files, tmp_path):
     plain, full = tmp_path / "plain", tmp_path / "full"
     assert tore("evaluate", *map(str, paper_files), "--out", str(plain), "--quiet").returncode == 0
     assert sorted(path.name for path in plain.iterdir()) == sorted([*OUTPUT_FILES, *SAVED_FILES])
-    result = tore("evaluate", *map(str, paper_files), "--out", str(full), "--xlsx", "--html", "--cells", "--sweep", "--quiet")
+    result = tore("evaluate", *map(str, paper_files), "--out", str(full), "--xlsx", "--html", "--cells", "--sweep", "--boxes", "--quiet")
     assert result.returncode == 0, result.stderr
     assert sorted(path.name for path in full.iterdir()) == sorted([*OUTPUT_FILES, *SAVED_FILES, *REPORT_FILES.values()])  # no staging left
     assert load_workbook(full / "report.xlsx").sheetnames[0] == "Matrices"
@@ -117,9 +117,10 @@ def test_the_summary_shows_control_characters_escaped(hostile_run):
     """The summary's lines hold no character a terminal acts on (C0, DEL, C1), and the class shows escaped."""
     out, stdout = hostile_run
     lines = stdout.decode("utf-8").split("\n")
-    assert lines[-1] == "" and len(lines) == 9  # eight lines (mAP's two, and the warnings', its note): the class name added none
+    assert lines[-1] == "" and len(lines) == 10  # nine lines (mAP's two, the box errors', and the warnings', its note): the class name added none
     assert not [character for line in lines for character in line if ord(character) < 0x20 or 0x7F <= ord(character) < 0xA0]
     assert lines[1].startswith("Foreground recall 0.8000, ") and lines[2].startswith("mAP (coco) ")
-    assert lines[4].startswith("Lowest F1: ") and f"{CURSOR_SHOWN} 1.000" in lines[4]
+    assert lines[4].startswith("Box errors (TIDE, IoU 0.5): ")
+    assert lines[5].startswith("Lowest F1: ") and f"{CURSOR_SHOWN} 1.000" in lines[5]
     report = json.loads((out / "report.json").read_text(encoding="ascii"))
     assert report["classes"][-1] == CURSOR_CLASS  # the report keeps the exact name

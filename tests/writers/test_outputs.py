@@ -54,7 +54,8 @@ def test_pages_csv_quotes_text_and_writes_numbers_bare(written):
 def test_summary_shows_control_characters_in_class_names_escaped():
     text = summary(report_data.hostile().report_content(), Path("out"))
     lines = text.split("\n")
-    # what, reduced view, mAP, its unscored boxes, lowest F1, a never predicted class, means, warnings, where: no line added by a name
-    assert len(lines) == 9 and lines[5].startswith("Never predicted ")
+    # what, reduced view, mAP, its unscored boxes, box errors, lowest F1, a never predicted class, means, warnings, where:
+    # no line added by a name
+    assert len(lines) == 10 and lines[4].startswith("Box errors (TIDE") and lines[6].startswith("Never predicted ")
     assert not any(unicodedata.category(character) == "Cc" for line in lines for character in line)
-    assert report_data.BELL.replace("\x07", "\\x07") in lines[4] and lines[4].startswith("Lowest F1: ")
+    assert report_data.BELL.replace("\x07", "\\x07") in lines[5] and lines[5].startswith("Lowest F1: ")

@@ -48,6 +48,20 @@ def map_lines(report: MapReport | None, reason: str | None) -> list[str]:
     return lines
 
 
+def error_lines(errors: dict | None, reason: str | None) -> list[str]:
+    """Where AP@50 goes by TIDE's error types (formats.md section 9), largest first, or why there is
+    no such line."""
+    if errors is None:
+        return [f"Box errors (TIDE): none ({reason})"] if reason else []
+    counts = errors["counts"]
+    found = sorted(((name, value) for name, value in errors["dap"].items() if value or counts[name]), key=lambda item: -item[1])
+    head = f"Box errors (TIDE, IoU {errors['iou']}): AP50 {_number(errors['ap50'])}; "
+    if not found:
+        return [head + "no box error"]
+    return [head + "fixing each type would add "
+            + ", ".join(f"{name} {_number(value)} ({counts[name]} box{'' if counts[name] == 1 else 'es'})" for name, value in found)]
+
+
 def _best(curve: Curve) -> str:
     best = curve.best
     return "n/a" if best is None else f"{_number(curve.f1[best])} at {MIN_SCORES[best]:.2f}"
@@ -87,6 +101,7 @@ def summary(content: ReportContent, out: Path | None = None) -> str:
         f"Foreground recall {foreground_recall:.4f}, precision {foreground_precision:.4f}; "
         f"Background recall {reduced.recall[0, 0]:.4f}, precision {reduced.precision[0, 0]:.4f}",
         *map_lines(content.map, content.map_reason),
+        *error_lines(content.errors, content.errors_reason),
         *([sweep_line(content.sweep)] if content.sweep is not None else []),
     ]
     means, per_class = matrices.means, matrices.per_class  # None in dual mode
