@@ -141,7 +141,7 @@ def test_hand_made_polygons(points):
 @settings(max_examples=60, deadline=None)
 @given(st.tuples(coordinate, coordinate, coordinate, coordinate))
 def test_a_rectangle_paints_its_box_exactly(box):
-    """A 4-point axis-aligned polygon of positive width and height paints its box (tore.md section 3),
+    """A 4-point axis-aligned polygon of positive width and height paints its box (docs/algorithm.md#rasterisation),
     as one rectangle."""
     (x1, x2), (y1, y2) = sorted(box[0::2]), sorted(box[1::2])
     assume(x1 < x2 and y1 < y2)

@@ -91,7 +91,7 @@ def test_held_bytes_counts_the_evaluations_and_the_layouts_arrays_once():
     some = sum(array.nbytes for array in (evaluation.contribution_page, evaluation.contribution_cell, evaluation.contribution_value,
                                           columns.bboxes, columns.codes, columns.offsets))
     held = evaluations.held_bytes(evaluated)
-    assert some <= held < 4 * some
+    assert some <= held < 8 * some  # and mAP's records, TIDE's per-box decisions, the page scores: not a copy of all
     assert evaluations.held_bytes([evaluated, evaluated, evaluated.titled("again")]) == held  # shared arrays counted once
 
 

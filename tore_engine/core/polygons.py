@@ -1,4 +1,4 @@
-"""Boxes that are polygons (formats.md section 1), column-wise: a region that is not an
+"""Boxes that are polygons (docs/formats.md#polygons), column-wise: a region that is not an
 axis-aligned box gives its outline, and its `bbox` is the outline's bounding box (what mAP and the
 box outcomes read). The points of all the boxes of a page or a layout set are one (m, 2) array;
 box k's are `points[offsets[k]:offsets[k + 1]]`, none for a plain box.
@@ -73,7 +73,7 @@ class Polygons:
 
     def scaled(self, numerator: np.ndarray, denominator: np.ndarray) -> "Polygons":
         """Each box's points times its (x, y) `numerator`, divided by its `denominator` (rows a
-        box), in float64: the scaling rule of tore.md section 2, as `layout.scaled_boxes`."""
+        box), in float64: the scaling rule of docs/algorithm.md#rasterisation, as `layout.scaled_boxes`."""
         counts = self.counts()
         with np.errstate(over="ignore"):
             points = self.points * np.repeat(numerator, counts, axis=0) / np.repeat(denominator, counts, axis=0)

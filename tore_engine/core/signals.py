@@ -21,7 +21,6 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
-from typing import NoReturn
 
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 RETRY_SECONDS = 0.05  # a stop that Python dropped (raised inside a finaliser) is raised again after this
@@ -62,21 +61,31 @@ class _Stops:
         self.signum: int | None = None
         self.cleanups: list[Callable[[], None]] = []
         self.dropped = False  # the stop raised was dropped by Python: the next one raises it again
+        self.ending = False  # a second stop is ending the process
         self._retry: threading.Timer | None = None
         self._unraisable_hook = sys.unraisablehook
 
-    def __call__(self, signum: int, _frame: FrameType | None) -> NoReturn:
+    def __call__(self, signum: int, _frame: FrameType | None) -> None:
         if self.signum is not None and not self.dropped:
             self.end_at_once(signum)
+            return
         self.signum, self.dropped = signum, False
         raise Stopped(signum)
 
-    def end_at_once(self, signum: int) -> NoReturn:
-        for cleanup in reversed(self.cleanups):
-            with suppress(Exception):
-                cleanup()
-        self.say(f"{describe(signum)} (a second stop: ended at once)")
-        os._exit(128 + signum)
+    def end_at_once(self, signum: int) -> None:
+        """Kill what must not outlive the process, say so, and end it. A stop that comes meanwhile
+        returns at once (this call ends the process), and nothing raised may keep it alive."""
+        if self.ending:
+            return
+        self.ending = True
+        try:
+            for cleanup in reversed(self.cleanups):
+                with suppress(BaseException):
+                    cleanup()
+            with suppress(BaseException):
+                self.say(f"{describe(signum)} (a second stop: ended at once)")
+        finally:
+            os._exit(128 + signum)
 
     def unraisable(self, info: sys.UnraisableHookArgs) -> None:
         if not isinstance(info.exc_value, Stopped):
@@ -147,6 +156,7 @@ class _Holder:
         command = _command
         if command is not None and (command.signum is not None or self.held):
             command.end_at_once(signum)
+            return
         self.held.append(signum)
 
     def deliver(self, signum: int) -> None:

@@ -1,7 +1,7 @@
 """Polygons rasterised exactly: each polygon as the integer pixel rectangles it paints.
 
 A pixel belongs to a polygon when the polygon covers a part of the pixel's square of positive
-area (formats.md section 1). For a simple polygon that holds exactly when its outline passes
+area (docs/formats.md#polygons). For a simple polygon that holds exactly when its outline passes
 through the square's open interior, or the square's centre lies inside it (even-odd rule): a
 boundary point inside the open square has interior points of the polygon next to it; otherwise the
 open square lies wholly inside or wholly outside. That is what this module computes, row by row of

@@ -1,4 +1,4 @@
-"""Box outcomes and TIDE's error types beside TORE (formats.md section 9), equal to tidecv 1.0.1.
+"""Box outcomes and TIDE's error types beside TORE (docs/cli.md#box-outcomes-and-tides-error-types), equal to tidecv 1.0.1.
 
 `match_outcomes` decides every box of a run of pages (`box_kernel`: what TIDE decides on a page);
 `BoxOutcomes.merged` joins runs in page order, exactly (the decisions are per page); `summarise`
@@ -124,7 +124,7 @@ class ErrorSummary:
     per_class: dict[int, tuple[int, int, int]]
 
     def to_json(self, classes: Sequence[str]) -> dict:
-        """report.json's `errors` block (formats.md section 9), classes named by taxonomy index."""
+        """report.json's `errors` block (docs/cli.md#box-outcomes-and-tides-error-types), classes named by taxonomy index."""
         return {"reference": REFERENCE, "iou": box_kernel.POSITIVE, "background_iou": box_kernel.BACKGROUND, "ap50": self.ap50,
                 "dap": self.dap, "dap_special": self.dap_special, "counts": self.counts,
                 "per_class": {classes[label]: {"tp": tp, "fp": fp, "fn": fn} for label, (tp, fp, fn) in self.per_class.items()}}

@@ -1,4 +1,4 @@
-"""boxes.csv's rows (formats.md section 9): every evaluated box of both sides beside what TIDE made of it.
+"""boxes.csv's rows (docs/cli.md#box-outcomes-and-tides-error-types): every evaluated box of both sides beside what TIDE made of it.
 
 The outcomes are held (`box_outcomes.BoxOutcomes`, a few bytes a box); the boxes themselves are
 read again, batch by batch (`BoxColumns`, from `run.runner.box_batches`), so that the table is

@@ -85,7 +85,7 @@ class Evaluation:
     page_scored: np.ndarray | None = field(default=None, repr=False, compare=False)
     # (pages,) bool: whether each reference page had a prediction page (by id, after the page id map)
     page_paired: np.ndarray | None = field(default=None, repr=False, compare=False)
-    # TIDE's decisions on every box (formats.md section 9), single taxonomy only; `errors_reason` says
+    # TIDE's decisions on every box (docs/cli.md#box-outcomes-and-tides-error-types), single taxonomy only; `errors_reason` says
     # why there are no figures (dual taxonomy, nothing to match). `box_source` reads the evaluated
     # boxes again, batch by batch, for boxes.csv and `boxes` (None: the inputs are gone).
     box_outcomes: BoxOutcomes | None = None
@@ -268,7 +268,7 @@ class Evaluation:
 
     @property
     def errors(self) -> dict | None:
-        """TIDE's error types of the same boxes (report.json's `errors`, formats.md section 9), or None:
+        """TIDE's error types of the same boxes (report.json's `errors`, docs/cli.md#box-outcomes-and-tides-error-types), or None:
         `errors_reason` says why. Made on first use, once."""
         return self._derived.get("errors", self._summarised_errors)
 

@@ -56,7 +56,7 @@ TEXT = "saved-text.json"
 SAVED_FILES = (ARRAYS, TEXT, MANIFEST)  # in the order they are moved into place: the manifest last
 # The named parts a state may hold; `tore` always. `map` is mAP's summary (at 100,000 pages its
 # records take 160 MB, its summary 2 MB); `map_records` the records too, kept with `sweep` only,
-# whose detection view reads them; `boxes` TIDE's summary (formats.md section 9, report.json's
+# whose detection view reads them; `boxes` TIDE's summary (docs/cli.md#box-outcomes-and-tides-error-types, report.json's
 # `errors`) and each page's box counts, not its decisions box by box, which a merge would need. A later version adds parts; a folder
 # naming a part this version does not know is refused, naming it.
 PARTS = ("tore", "map", "map_records", "sweep", "boxes")
@@ -164,7 +164,7 @@ class MapReportText(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ErrorsText(msgspec.Struct, forbid_unknown_fields=True):
-    """report.json's `errors` (formats.md section 9)."""
+    """report.json's `errors` (docs/cli.md#box-outcomes-and-tides-error-types)."""
 
     reference: str
     iou: Number

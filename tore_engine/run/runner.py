@@ -180,7 +180,7 @@ class PageBatch:
     job_pages: int = 0  # pages its worker will evaluate in this job: how the page kernel decides to load
     map_convention: str | None = None  # mAP's convention, or None for no mAP
     sweep: bool = False  # the sweep's counts too
-    outcomes: bool = False  # TIDE's box outcomes too (formats.md section 9)
+    outcomes: bool = False  # TIDE's box outcomes too (docs/cli.md#box-outcomes-and-tides-error-types)
 
 
 def worker_share(pages: int, workers: int) -> int:

@@ -38,7 +38,7 @@ class ReportContent:
     map_reason: str | None = None
     sweep: SweepReport | None = None
     paired_pages: int | None = None  # reference pages with a prediction page (None: not known)
-    errors: dict | None = None  # report.json's `errors` (formats.md section 9); None: `errors_reason` says why
+    errors: dict | None = None  # report.json's `errors` (docs/cli.md#box-outcomes-and-tides-error-types); None: `errors_reason` says why
     errors_reason: str | None = None
     page_counts: np.ndarray | None = None  # (pages, 9) each page's tp, fp, fn and error counts (PAGE_COUNT_COLUMNS), single taxonomy
     box_rows: Callable[[], Iterator[BoxRow]] | None = None  # boxes.csv's rows, made as they are written

@@ -86,7 +86,7 @@ def _write_sweep_csv(path: Path, content: ReportContent) -> None:
 
 
 def _write_boxes_csv(path: Path, content: ReportContent) -> None:
-    """boxes.csv (formats.md section 9): one row a box, written as the boxes are read again."""
+    """boxes.csv (docs/cli.md#box-outcomes-and-tides-error-types): one row a box, written as the boxes are read again."""
     if content.box_rows is None:
         raise InputError("boxes.csv (--boxes) needs box outcomes, which only a single taxonomy has: the two sides have different classes")
     with path.open("w", newline="", encoding="utf-8") as handle:

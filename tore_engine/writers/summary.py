@@ -49,7 +49,7 @@ def map_lines(report: MapReport | None, reason: str | None) -> list[str]:
 
 
 def error_lines(errors: dict | None, reason: str | None) -> list[str]:
-    """Where AP@50 goes by TIDE's error types (formats.md section 9), largest first, or why there is
+    """Where AP@50 goes by TIDE's error types (docs/cli.md#box-outcomes-and-tides-error-types), largest first, or why there is
     no such line."""
     if errors is None:
         return [f"Box errors (TIDE): none ({reason})"] if reason else []

@@ -6,8 +6,8 @@ Runs in tidecv's own environment, never in the product's:
     /tmp/tidecv-venv/bin/python tests/vectors/tide/tidecv_reference.py [--timed] < cases.json > expected.json
 
 Input: a JSON list of cases, each {"pages": [{"reference": [[class, x1, y1, x2, y2], ...],
-"prediction": [[class, x1, y1, x2, y2, score or null], ...]}, ...]}: the boxes as formats.md
-section 9 hands them to TIDE (each reference page an image, in order; class ids in taxonomy order;
+"prediction": [[class, x1, y1, x2, y2, score or null], ...]}, ...]}: the boxes as
+docs/cli.md#box-outcomes-and-tides-error-types hands them to TIDE (each reference page an image, in order; class ids in taxonomy order;
 x, y, width, height; an unscored prediction counts as 1.0). Output: a list of results, each with
 TIDE's AP@50, main and special dAPs and error counts (its percentages, as it computes them; or
 "failure", the exception tidecv raised) and, for every box of every page in file order,
