@@ -151,7 +151,10 @@ def _evaluates_at_the_click(page, min_score: float, reference, prediction, out, 
     _wait_for_plot(page)
     _wait_idle(page, 120_000)
     _open_popover(page, "Evaluation")
-    assert page.locator(".st-key-min_score input").input_value() == f"{min_score:.2f}"
+    try:  # the popover's input takes the URL's value on the rerun that opens it: on a loaded machine, a moment later
+        page.wait_for_function(f"() => document.querySelector('.st-key-min_score input')?.value === '{min_score:.2f}'", timeout=30_000)
+    finally:
+        assert page.locator(".st-key-min_score input").input_value() == f"{min_score:.2f}"
     page.keyboard.press("Escape")
     classes, expected = cli_confusion(reference, prediction, min_score, out, *cli)
     rows, shown = _heatmap(page)
