@@ -92,7 +92,24 @@ def score_matches(matches: list[PageMatch], reference: Reference) -> dict:
     tables = table_pages(samples["table"], _gt_pages(reference, TABLE))
     per_page["table_teds"] = {page: values[0] for page, values in tables.items()}
     per_page["table_teds_s"] = {page: values[1] for page, values in tables.items()}
-    return {"official": official, "reading_order_corrected": corrected_result, "per_page": per_page}
+    denominators = {
+        "text_block": _page_denominators(samples["text_block"], set(), ["Edit_dist"]),
+        "display_formula": _page_denominators(samples["display_formula"], _gt_pages(reference, FORMULA), ["Edit_dist"]),
+        "table": _page_denominators(samples["table"], _gt_pages(reference, TABLE), ["TEDS", "Edit_dist"]),
+        "reading_order": _page_denominators(samples["reading_order"], set(), ["Edit_dist"]),
+    }
+    return {"official": official, "reading_order_corrected": corrected_result, "per_page": per_page,
+            "page_denominators": denominators, "tables_scored": len(samples["table"])}
+
+
+def _page_denominators(samples: list[Sample], pages_with_gt: set[str], metrics: list[str]) -> dict[str, dict[str, int]]:
+    """How many pages each metric's `ALL` averages over, as the evaluator's run summary counts them:
+    the pages with ground truth of the element when it counts those (formulas, tables), else the
+    pages with a scored sample; TEDS brings TEDS_structure_only."""
+    if "TEDS" in metrics:
+        metrics = [*metrics, "TEDS_structure_only"]
+    count = len(pages_with_gt) if pages_with_gt else len({sample["image_name"] for sample in samples if sample.get("metric")})
+    return {metric: {"ALL": count} for metric in metrics}
 
 
 def _value(result: dict, *path: str) -> float | None:
@@ -128,6 +145,8 @@ def score_end_to_end(reference: Reference, predictions: MarkdownPredictions) -> 
         "formula_cdm": None,
         "official": official,
         "page_counts": {metric: len(values) for metric, values in per_page.items()},
+        "page_denominators": scored["page_denominators"],
+        "tables_scored": scored["tables_scored"],
     }
     page_attributes = {page.id.rsplit("/", 1)[-1]: page.attributes for page in reference.pages}
     result["by_attribute"] = {metric: breakdown_by_attribute(values, page_attributes, PAGE_ATTRIBUTES)
