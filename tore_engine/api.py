@@ -42,6 +42,7 @@ SIDE_FORMATS: dict[str, str] = {
     "yolo": "tore_engine.formats.yolo",
     "labelme": "tore_engine.formats.labelme",
     "page-xml": "tore_engine.formats.page_xml",
+    "docbank": "tore_engine.formats.docbank",
 }
 # Formats read as a pair from their own files: (module, function(reference, prediction)).
 PAIR_FORMATS: dict[str, tuple[str, str]] = {

@@ -24,7 +24,7 @@ from typing import BinaryIO
 import numpy as np
 
 from tore_engine.core.errors import InputError
-from tore_engine.formats import yolo
+from tore_engine.formats import docbank, yolo
 from tore_engine.io.files import blank_problem, is_regular_file, open_regular, read_bytes, regular_files, skip_bom
 from tore_engine.io.json import JsonStructure, first_char, resembling, structure_of
 
@@ -48,7 +48,7 @@ CVAT_ROOT = "annotations"  # the root element of CVAT's "CVAT for images" XML ex
 CVAT_NOT_READ = ("not read: CVAT XML (\"CVAT for images\"); export the task from CVAT as \"COCO 1.0\" and pass "
                  "its annotations/instances_default.json, which TORE reads as COCO")
 EXPECTED = ("expected a layout JSON (an object with 'pages'), JSON Lines of pages, a COCO instances file or results "
-            "list, a DoclingDocument, DocTags, or Parquet")
+            "list, a DoclingDocument, DocTags, DocBank token text, or Parquet")
 _XML_ROOT = re.compile(rb"<(?![?!/])([A-Za-z_][\w.:-]{0,63})")  # the first element's name, past a declaration or doctype
 # Kinds of file that are no layout, told by their content: what `_format_of` says for them.
 RESULT, CVAT = "a TORE result", "CVAT XML"
@@ -124,6 +124,8 @@ def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
             return "coco"
     if text.startswith(b"{"):
         return _object_format(prefix, handle)
+    if docbank.looks_like(prefix):
+        return "docbank"
     return None
 
 
@@ -217,6 +219,8 @@ def detect_folder(folder: Path) -> str:
         return "doctags"
     if yolo.looks_like(files):
         return "yolo"
+    if docbank.folder_looks_like(files):
+        return "docbank"
     if (pages := [f for f in files if f.suffix == ".xml"]) and detect_file(sorted(pages)[0]) == "page-xml":
         return "page-xml"
     shards = sorted(folder.glob("*/*.parquet")) + [f for f in files if f.suffix == ".parquet"]
