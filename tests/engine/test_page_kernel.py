@@ -243,6 +243,25 @@ def test_a_warm_cache_is_loaded_once_the_job_pays_for_it(policy, monkeypatch, ca
     assert policy(1) == "kernel" and fake.loads == 1 and capsys.readouterr().err == ""
 
 
+def test_polygon_pages_load_a_warm_cache_at_once_and_compile_sooner(policy, monkeypatch, capsys):
+    """The polygon rasteriser has imported numba, and the NumPy path paints a turned region's rows
+    one by one: a batch with polygons takes the kernel from a warm cache at once, and compiles it
+    from `POLYGON_COMPILE_AFTER_PAGES` pages on."""
+    tiny = task("p", 2, 2, [(1, [0, 0, 1, 1])], [])
+
+    def run(pages: int, polygons: bool) -> str:
+        flags = np.ones(pages, bool) if polygons else None
+        return kernel.evaluate_arrays(*kernel._inputs([tiny] * pages), 2, 0, flags) or "numpy"
+
+    cold = use_fake(monkeypatch, cached=False)
+    assert run(kernel.POLYGON_COMPILE_AFTER_PAGES - 1, True) == "numpy" and cold.loads == 0
+    assert run(1, True) == "kernel" and cold.loads == 1
+    monkeypatch.setattr(kernel, "_pages_seen", 0)
+    warm = use_fake(monkeypatch, cached=True)
+    assert run(1, False) == "numpy" and warm.loads == 0  # boxes alone: not yet worth loading
+    assert run(1, True) == "kernel" and warm.loads == 1
+
+
 def test_a_process_waits_for_no_other_process_compiling(policy, monkeypatch):
     """Another process holds the cache folder's lock: this one goes on with NumPy meanwhile."""
     fake = use_fake(monkeypatch, cached=False)

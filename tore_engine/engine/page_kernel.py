@@ -42,6 +42,7 @@ KERNEL_ENV = "TORE_PAGE_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"  # ALWAYS: the kernel whenever it applies, compiling if need be
 LOAD_AFTER_PAGES = 1_000  # warm cache: loading (0.3-0.5 s, numba's import included) pays off after about this many pages
 COMPILE_AFTER_PAGES = 4_000  # cold cache: below this a process never waits for a compile
+POLYGON_COMPILE_AFTER_PAGES = 100  # the same with polygons: the NumPy path takes about 0.03 s a page of turned regions
 COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
 WHAT = "TORE's page kernel"
 
@@ -395,12 +396,15 @@ def _load(wait: bool, may_compile: bool) -> str | None:
     return jit.ready(_kernels, WHAT, COMPILE_SECONDS, wait=wait, may_compile=may_compile)
 
 
-def _made_ready(always: bool) -> bool:
+def _made_ready(always: bool, polygons: bool = False) -> bool:
     """Load the kernel when that pays off for this process's job so far, or compile it when the
-    job is large; at once when `always`."""
-    if not always and _pages_seen < LOAD_AFTER_PAGES:
+    job is large; at once when `always`. Pages with polygons load it at once: the polygon
+    rasteriser has imported numba already, and the NumPy path paints a polygon's rectangles (one a
+    pixel row, often) one by one (benchmarks/RESULTS.md, polygons)."""
+    if not always and not polygons and _pages_seen < LOAD_AFTER_PAGES:
         return False
-    return _load(wait=always, may_compile=always or _pages_seen >= COMPILE_AFTER_PAGES) is not None
+    compile_after = POLYGON_COMPILE_AFTER_PAGES if polygons else COMPILE_AFTER_PAGES
+    return _load(wait=always, may_compile=always or _pages_seen >= compile_after) is not None
 
 
 def preload_for_pool(share: int) -> None:
@@ -434,7 +438,8 @@ def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, 
     own), or takes `job_pages` when that is more: from
     `LOAD_AFTER_PAGES` on it loads the kernel from a warm disk cache, and on a cold cache it
     compiles once its job reaches `COMPILE_AFTER_PAGES`, after a notice on stderr, so small jobs
-    never wait for a compile. `TORE_PAGE_KERNEL=numpy` always takes the NumPy path;
+    never wait for a compile; a batch with polygons loads it at once and compiles it from
+    `POLYGON_COMPILE_AFTER_PAGES` on. `TORE_PAGE_KERNEL=numpy` always takes the NumPy path;
     `TORE_PAGE_KERNEL=always` takes the kernel whenever it applies, loading or compiling at once.
     """
     global _pages_seen
@@ -444,7 +449,8 @@ def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, 
         return None
     if len(frames) and _too_finely_cut(frames, offsets[2::2] - offsets[0:-1:2], polygon_pages):
         return None
-    return _run(frames, offsets, boxes, class_count) if _kernels.loaded or _made_ready(mode == ALWAYS) else None
+    polygons = polygon_pages is not None and bool(polygon_pages.any())
+    return _run(frames, offsets, boxes, class_count) if _kernels.loaded or _made_ready(mode == ALWAYS, polygons) else None
 
 
 def _too_finely_cut(frames: np.ndarray, boxes: np.ndarray, polygon_pages: np.ndarray | None) -> bool:
