@@ -106,6 +106,13 @@ def test_detected_as_a_file_and_as_a_folder(tmp_path):
     assert detect_format(tmp_path / "a.txt") == "docbank" and detect_format(tmp_path) == "docbank"
 
 
+@pytest.mark.parametrize("first_token", ["{", "[1]", "<b>", "{\\bf"])
+def test_detected_whatever_the_first_token(tmp_path, first_token):
+    """A first token that opens like JSON or markup (a reference's "[1]") is still DocBank."""
+    (tmp_path / "a.txt").write_text(token_line(first_token, [1, 2, 3, 4], "reference") + "\n")
+    assert detect_format(tmp_path / "a.txt") == "docbank"
+
+
 @pytest.mark.parametrize(("line", "problem"), [
     ("word\t1\t2\t3\t4\t0\t0\t0\tfont", "9 tab-separated fields"),
     ("word\t1\ttwo\t3\t4\t0\t0\t0\tfont\tparagraph", "must be numbers"),

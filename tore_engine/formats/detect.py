@@ -107,6 +107,8 @@ def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
         from tore_engine.formats.parquet_files import is_docling_eval_shard
 
         return "docling-eval" if is_docling_eval_shard(path) else "parquet"
+    if docbank.looks_like(prefix):  # before JSON and markup: a first token may be "{", "[" or "<b>"
+        return "docbank"
     text = prefix.lstrip()
     if text.startswith(b"<"):
         root = _XML_ROOT.search(text)
@@ -124,8 +126,6 @@ def _format_of(prefix: bytes, handle: BinaryIO, path: Path) -> str | None:
             return "coco"
     if text.startswith(b"{"):
         return _object_format(prefix, handle)
-    if docbank.looks_like(prefix):
-        return "docbank"
     return None
 
 

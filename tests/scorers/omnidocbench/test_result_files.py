@@ -150,3 +150,10 @@ def test_out_without_markdown_is_refused(tmp_path):
                                    "--reference", str(shared_path(*DEMO, "OmniDocBench_demo.json")))
     assert code == 2 and stdout == "" and "--markdown" in stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_number_that_is_not_finite_is_written_as_null(tmp_path):
+    from tore_engine.scorers.omnidocbench.result_files import write_result_files
+
+    write_result_files({"x_metric_result.json": {"table": {"all": {"TEDS": {"all": float("nan")}}, "counts": [1, float("inf")]}}}, tmp_path)
+    assert json.loads((tmp_path / "x_metric_result.json").read_text()) == {"table": {"all": {"TEDS": {"all": None}}, "counts": [1, None]}}

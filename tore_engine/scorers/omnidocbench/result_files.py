@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import math
 import platform
 import re
 import sys
@@ -86,9 +87,20 @@ def result_files(end_to_end: dict[str, Any], pages: int, name: str) -> dict[str,
 
 
 def write_result_files(files: dict[str, dict[str, Any]], folder: Path) -> None:
-    """Write each file as upstream does (4-space indent), ASCII (every string of the input escaped)."""
+    """Write each file as upstream does (4-space indent), ASCII (every string of the input escaped),
+    a number that is not finite as null (upstream's readers take NaN as no number too)."""
     for file_name, content in files.items():
-        (folder / file_name).write_text(json.dumps(content, indent=4, allow_nan=False) + "\n", encoding="ascii")
+        (folder / file_name).write_text(json.dumps(_finite(content), indent=4, allow_nan=False) + "\n", encoding="ascii")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _teds_debug(samples: int) -> dict[str, Any]:
