@@ -2,9 +2,10 @@
 (tore_engine.scorers.omnidocbench.result_files), read here as upstream's result parser reads them
 (`skills/scripts/parse_results.py` at upstream commit 9dc1decf: which file for which number, by
 which keys) and set against the official rerun's own files of the same demo
-(reference_results/v1.6_official_rerun_noCDM). The unmodified parser itself is run too when a
-copy of it is given (OMNIDOCBENCH_PARSER, with the Python to run it in OMNIDOCBENCH_PARSER_PYTHON):
-on our folder and on the official one it must print the same scores."""
+(reference_results/v1.6_official_rerun_noCDM). The unmodified parser itself is run too, in its own
+venv, when a copy of it is at /tmp/omnidocbench-parser (or OMNIDOCBENCH_PARSER names it, and
+OMNIDOCBENCH_PARSER_PYTHON its Python): on our folder and on the official one it must print the
+same scores."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tests.helpers import shared_path
 from tests.scorers.omnidocbench.helpers import DEMO, OFFICIAL
 
 OFFICIAL_NAME = "end2end_quick_match"
+PARSER_HOME = Path("/tmp/omnidocbench-parser")  # upstream's parser and its own venv, when set up (docs/benchmarks.md#official-result-files)
 NAME = "pred_end2end_markdown_quick_match"  # upstream names a run after its prediction folder
 # what the parser prints as scores: its label -> (file kind, keys, scale)
 PARSER_SCORES = {
@@ -135,10 +137,12 @@ def _scores_section(text: str) -> str:
 
 
 def test_the_unmodified_official_parser_reads_them(written):
-    parser = os.environ.get("OMNIDOCBENCH_PARSER")
-    if not parser or not Path(parser).is_file():
-        pytest.skip("set OMNIDOCBENCH_PARSER to upstream's skills/scripts/parse_results.py (commit 9dc1decf) to run it unmodified")
-    python = os.environ.get("OMNIDOCBENCH_PARSER_PYTHON", sys.executable)
+    parser = os.environ.get("OMNIDOCBENCH_PARSER", str(PARSER_HOME / "parse_results.py"))
+    if not Path(parser).is_file():
+        pytest.skip(f"upstream's result parser not found: put skills/scripts/parse_results.py of commit 9dc1decf at {parser} "
+                    "(and a venv beside it, python3 -m venv venv), or set OMNIDOCBENCH_PARSER")
+    default_python = PARSER_HOME / "venv" / "bin" / "python"
+    python = os.environ.get("OMNIDOCBENCH_PARSER_PYTHON", str(default_python) if default_python.is_file() else sys.executable)
     runs = [subprocess.run([python, parser, str(folder)], capture_output=True, text=True, timeout=60, check=True).stdout
             for folder in (written[0], shared_path(*OFFICIAL))]
     assert _scores_section(runs[0]) == _scores_section(runs[1])
