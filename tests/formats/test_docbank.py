@@ -129,11 +129,12 @@ def test_bad_lines_are_errors_naming_file_page_and_line(tmp_path, line, problem)
 
 
 def test_a_coordinate_beyond_the_grid_is_kept_with_a_warning(tmp_path):
-    write_page(tmp_path / "p.txt", [([990, 10, 1010, 20], "footer")])
+    write_page(tmp_path / "p.txt", [([10, 10, 20, 20], "title"), ([990, 10, 1010, 20], "footer")])
     layout = read(tmp_path / "p.txt")
     beyond = [w for w in layout.warnings if "outside" in w.message]
-    assert len(beyond) == 1 and beyond[0].page == "p" and "line 1" in beyond[0].message and "footer" in beyond[0].message
-    assert layout.pages[0].bboxes.tolist() == [[990, 10, 1010, 20]]
+    assert len(beyond) == 1 and beyond[0].page == "p" and beyond[0].box == 1
+    assert "p.txt line 2" in beyond[0].message and "footer" in beyond[0].message and "region 1" in beyond[0].message
+    assert layout.pages[0].bboxes.tolist() == [[10, 10, 20, 20], [990, 10, 1010, 20]]
 
 
 def test_a_bad_file_exits_2_without_stdout(tmp_path):

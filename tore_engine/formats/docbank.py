@@ -49,10 +49,12 @@ def folder_looks_like(files: list[Path]) -> bool:
     return bool(texts) and looks_like(peek_bytes(texts[0], 4096))
 
 
-def _tokens(path: Path, page_id: str, warnings: list[InputWarning]) -> tuple[np.ndarray, list[str]]:
-    """The file's token boxes (n, 4) in grid units and their labels; each line checked."""
+def _tokens(path: Path, page_id: str) -> tuple[np.ndarray, list[str], list[tuple[int, str]]]:
+    """The file's token boxes (n, 4) in grid units, their labels, and the tokens with a coordinate
+    beyond the grid (token, what to say); each line checked."""
     boxes: list[list[float]] = []
     labels: list[str] = []
+    beyond: list[tuple[int, str]] = []
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
@@ -75,13 +77,13 @@ def _tokens(path: Path, page_id: str, warnings: list[InputWarning]) -> tuple[np.
         if any(not 0 <= value <= 255 for value in colour):
             raise InputError(f"line {number}: R G B {colour} are not colours (0..255)", file=str(path), page=page_id)
         if any(not 0 <= value <= GRID for value in box):
-            warnings.append(InputWarning(page_id, None, None, f"{where} ({label!r} token {fields[0][:40]!r}): a coordinate of "
-                                         f"{box} lies outside DocBank's 0..1000; kept as it is"))
+            beyond.append((len(labels), f"{where} ({label!r} token {fields[0][:40]!r}): a coordinate of {box} lies "
+                                        "outside DocBank's 0..1000; kept as it is"))
         boxes.append(box)
         labels.append(label)
         if len(labels) > MAX_PAGE_TOKENS:
             raise InputError(f"more than {MAX_PAGE_TOKENS:,} tokens on one page", file=str(path), page=page_id)
-    return np.array(boxes, np.float64).reshape(-1, 4), labels
+    return np.array(boxes, np.float64).reshape(-1, 4), labels, beyond
 
 
 def _neighbour_pairs(boxes: np.ndarray, codes: np.ndarray, source: str, page_id: str) -> tuple[np.ndarray, np.ndarray]:
@@ -117,9 +119,10 @@ def _components(tokens: int, firsts: np.ndarray, seconds: np.ndarray) -> np.ndar
         group = spread
 
 
-def label_spans(boxes: np.ndarray, labels: list[str], source: str = "", page_id: str = "") -> tuple[list[str], np.ndarray]:
+def label_spans(boxes: np.ndarray, labels: list[str], source: str = "", page_id: str = "") -> tuple[list[str], np.ndarray, np.ndarray]:
     """DocBank's regions of a page's tokens: each connected group of same-label neighbours, as its
-    label and bounding box (grid units), in the order of each group's first token."""
+    label and bounding box (grid units), in the order of each group's first token; and the region
+    of each token."""
     codes = np.unique(np.array(labels, dtype=object), return_inverse=True)[1].reshape(-1) if labels else np.zeros(0, np.int64)
     roots = _components(len(labels), *_neighbour_pairs(boxes, codes, source, page_id))
     firsts, group = np.unique(roots, return_inverse=True)
@@ -128,7 +131,7 @@ def label_spans(boxes: np.ndarray, labels: list[str], source: str = "", page_id:
     spans[:, 2:] = -np.inf
     np.minimum.at(spans[:, :2], group, boxes[:, :2])
     np.maximum.at(spans[:, 2:], group, boxes[:, 2:])
-    return [labels[first] for first in firsts.tolist()], spans
+    return [labels[first] for first in firsts.tolist()], spans, group
 
 
 def _image(path: Path, page_id: str, page_images: Path | None) -> Path | None:
@@ -147,8 +150,9 @@ def read(path: Path, *, page_images: Path | None = None) -> LayoutSet:
     warnings: list[InputWarning] = []
     for file in sorted(files):
         page_id = file.stem
-        tokens, token_labels = _tokens(file, page_id, warnings)
-        labels, spans = label_spans(tokens, token_labels, str(file), page_id)
+        tokens, token_labels, beyond = _tokens(file, page_id)
+        labels, spans, region = label_spans(tokens, token_labels, str(file), page_id)
+        warnings += [InputWarning(page_id, int(region[token]), None, f"{message} (region {int(region[token])})") for token, message in beyond]
         image = _image(file, page_id, page_images)
         if image is None:
             width = height = GRID
