@@ -331,7 +331,7 @@ def test_a_dual_model_opens_trimmed_and_a_class_subset_narrows_the_matrix(server
 
 
 def test_a_legend_click_shows_one_class_alone_in_every_pane(server, page):
-    page.goto(f"{server}/overlays?page=report-a%2Fp3")  # tables in the reference and in model A's prediction
+    page.goto(f"{server}/overlays?page=report-a%2Fp3&box_colours=class")  # tables in the reference and in model A's prediction, boxes by class
     _wait_for_plot(page)
     _wait_idle(page)
     chart = page.locator("[data-testid=stPlotlyChart]").filter(has=page.locator(".imagelayer image")).first

@@ -92,6 +92,32 @@ class BoxOutcomes:
         return np.stack(columns, axis=1)
 
 
+    def on_page(self, page: int) -> dict[str, list[BoxDecision]]:
+        """What TIDE decided for each box of page `page` (its index in the run), by side: the boxes in
+        the order they were evaluated (file order, after the minimum score), partners as positions
+        on the other side of the same page."""
+        sides = {"reference": (self.reference_offsets, self.reference_kinds, self.reference_partners, self.reference_ious, REFERENCE_KINDS),
+                 "prediction": (self.prediction_offsets, self.prediction_kinds, self.prediction_partners, self.prediction_ious, PREDICTION_KINDS)}
+        decided = {}
+        for side, (offsets, kinds, partners, ious, names) in sides.items():
+            start, end = int(offsets[page]), int(offsets[page + 1])
+            decided[side] = [BoxDecision(*names[int(kind)], int(partner), float(iou))
+                             for kind, partner, iou in zip(kinds[start:end].tolist(), partners[start:end].tolist(), ious[start:end].tolist())]
+        return decided
+
+
+@dataclass(frozen=True)
+class BoxDecision:
+    """One box's outcome as boxes.csv says it (tp, fp, fn, ignored), its TIDE error type ("" when
+    none), its partner's position among the other side's boxes of the page (-1: none) and the IoU
+    with it (NaN: none)."""
+
+    outcome: str
+    error: str
+    partner: int
+    iou: float
+
+
 def match_outcomes(reference: SideBoxes, prediction: SideBoxes, job_pages: int = 0) -> BoxOutcomes:
     """TIDE's decisions on a run of pages (reference page p against prediction page p), its boxes
     as mAP reads them (COCO's x, y, width, height in float64; unscored as 1.0); compiled when

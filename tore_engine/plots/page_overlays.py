@@ -17,7 +17,7 @@ import base64
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -26,8 +26,9 @@ from PIL import Image
 from tore_engine.core.layout import Page
 from tore_engine.engine.agreement import CATEGORY_NAMES, AgreementRaster
 from tore_engine.engine.cell_regions import CellRegions
+from tore_engine.metrics.box_outcomes import BoxDecision
 from tore_engine.plots.page_chart import MAX_BOXES, WIDTH, Box, PaneLayout, page_chart
-from tore_engine.plots.palette import AGREEMENT_STYLES, class_color
+from tore_engine.plots.palette import AGREEMENT_STYLES, OUTCOME_STYLES, class_color
 
 AGREEMENT_ALPHA = 215  # of 255: a category's hatch lines
 AGREEMENT_TINT_ALPHA = 70  # between its lines
@@ -54,11 +55,16 @@ class Highlight:
 @dataclass(frozen=True)
 class Pane:
     """One panel: a title, the layout page whose boxes it draws (None: no boxes to draw) and the
-    cell it highlights, if any."""
+    cell it highlights, if any. With `decisions` (TIDE's, one a box of `page`, in its order) its
+    boxes are drawn by outcome, not by class: each hover names the partner box on `partner_page`
+    and the IoU; `lit` boxes (a selected box's partner) are drawn thick."""
 
     title: str
     page: Page | None
     highlight: Highlight | None = None
+    decisions: Sequence[BoxDecision] | None = None
+    partner_page: Page | None = None
+    lit: frozenset[int] = frozenset()
 
 
 def data_uri(data: bytes) -> str:
@@ -104,11 +110,39 @@ def largest_boxes(page: Page, limit: int = MAX_BOXES) -> list[int]:
     return sorted(np.argsort(-areas, kind="stable")[:limit].tolist())
 
 
+def outcome_kind(decision: BoxDecision) -> str:
+    """The key of `OUTCOME_STYLES` a box is drawn with: its error type, else its outcome."""
+    return decision.error or decision.outcome
+
+
+def _partner_text(page: Page | None, decision: BoxDecision) -> str:
+    if decision.partner < 0 or page is None or decision.partner >= len(page.labels):
+        return "none"
+    x1, y1, x2, y2 = (float(value) for value in page.bboxes[decision.partner].tolist())
+    return f"box {decision.partner}, {page.labels[decision.partner]}, {x1:.1f}, {y1:.1f}, {x2:.1f}, {y2:.1f}"
+
+
+def _outcome_box(pane: Pane, k: int, index: int) -> Box:
+    """Box `k` of the pane's page in its outcome's colour and line, its class, partner and IoU in its hover."""
+    assert pane.page is not None and pane.decisions is not None
+    decision = pane.decisions[k]
+    name, colour, dash = OUTCOME_STYLES[outcome_kind(decision)]
+    lit = {"line_width": CELL_BOX_WIDTH + 1, "fill": 0.35} if k in pane.lit else {}
+    drawn = _box(pane.page, k, index, pane.title, group=name, colour=colour, dash=dash, **lit)
+    hover = {**drawn.hover, "outcome": name, "partner": _partner_text(pane.partner_page, decision),
+             "IoU": "none" if math.isnan(decision.iou) else f"{decision.iou:.3f}"}
+    return replace(drawn, hover=hover)
+
+
 def _pane_boxes(pane: Pane, index: int) -> list[Box]:
-    """A pane's boxes by class, then the boxes that make its highlighted cell, thick and dark."""
+    """A pane's boxes by class (or by outcome, with decisions), then the boxes that make its
+    highlighted cell, thick and dark."""
     if pane.page is None:
         return []
-    boxes = [_box(pane.page, k, index, pane.title) for k in largest_boxes(pane.page)]
+    if pane.decisions is not None and len(pane.decisions) == len(pane.page.labels):
+        boxes = [_outcome_box(pane, k, index) for k in largest_boxes(pane.page)]
+    else:
+        boxes = [_box(pane.page, k, index, pane.title) for k in largest_boxes(pane.page)]
     if pane.highlight is not None:
         group = f"boxes behind {pane.highlight.name}"
         boxes += [_box(pane.page, k, index, pane.title, group=group, colour=CELL_BOX_COLOUR, line_width=CELL_BOX_WIDTH, fill=0.0)

@@ -66,3 +66,17 @@ AGREEMENT_STYLES = {
     DIFFERENT_CLASS: ("#CC79A7", "x"),  # reddish purple
     BOTH: ("#E69F00", "."),  # orange
 }
+
+# A box's outcome (boxes.csv's outcome, or TIDE's error type) -> (legend name, Okabe-Ito colour, line
+# style): a right box solid, a wrong prediction dashed, a reference box no prediction found dotted.
+OUTCOME_STYLES = {
+    "tp": ("matched (TP)", "#009E73", "solid"),  # bluish green
+    "Cls": ("Cls: other class, IoU ≥ 0.5", "#E69F00", "dash"),  # orange
+    "Loc": ("Loc: same class, IoU 0.1-0.5", "#56B4E9", "dash"),  # sky blue
+    "Both": ("Both: other class, IoU 0.1-0.5", "#CC79A7", "dash"),  # reddish purple
+    "Dupe": ("Dupe: a second box on a matched one", "#0072B2", "dash"),  # blue
+    "Bkg": ("Bkg: on background, IoU < 0.1", "#D55E00", "dash"),  # vermillion
+    "Miss": ("Miss: no prediction near it", "#000000", "dot"),
+    "fn": ("unmatched, a wrong prediction on it (FN)", "#777777", "dot"),
+    "ignored": ("ignored by TIDE", "#BBBBBB", "dot"),
+}

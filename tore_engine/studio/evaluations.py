@@ -43,6 +43,7 @@ from tore_engine.core.derived import Derived
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
 from tore_engine.formats.page_id_map import PageIdMap, page_id_map
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results import saved
 from tore_engine.results.drilldown import pages_table
@@ -89,7 +90,8 @@ class Evaluated:
         def made() -> PageIndex:
             pages = self.pages
             page_map = pages["map"].to_numpy(dtype=float) if "map" in pages.columns else None
-            return PageIndex(list(self.evaluation.page_ids), pages["foreground_f1"].to_numpy(dtype=float), page_map)
+            counts = {name: pages[name].to_numpy(dtype=np.int64) for name in PAGE_COUNT_COLUMNS if name in pages.columns}
+            return PageIndex(list(self.evaluation.page_ids), pages["foreground_f1"].to_numpy(dtype=float), page_map, counts or None)
 
         return self.derived.get("index", made)
 

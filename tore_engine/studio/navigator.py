@@ -1,5 +1,5 @@
 """The page navigator: the order pages are browsed in (file order, worst reduced F1 first, lowest
-mAP first, most pixels in the chosen cell first), Previous / Next, a position, and a search by
+mAP first, most boxes of one of TIDE's error types (or FP, FN) first, most pixels in the chosen cell first), Previous / Next, a position, and a search by
 page id.
 
 Everything is computed on the server from the evaluation's `PageIndex`: the browser gets the
@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
+from tore_engine.metrics.box_kernel import ERROR_KINDS
 from tore_engine.plots.plain_text import pixels, plain_for_markdown
 from tore_engine.results.drilldown import cell_page_values, page_cell
 from tore_engine.studio import url_state
 from tore_engine.studio.evaluations import Evaluated
-from tore_engine.studio.page_index import CELL, FILE, LOWEST_MAP, WORST, Ordering, PageIndex
+from tore_engine.studio.page_index import CELL, FILE, LOWEST_MAP, MOST, WORST, Ordering, PageIndex
 
 ORDERS = {FILE: "file order", WORST: "worst reduced F1 first", LOWEST_MAP: "lowest mAP first",
-          CELL: "most pixels in the highlighted cell first"}
+          CELL: "most pixels in the highlighted cell first",
+          **{f"{MOST}{name}": f"most {label} first" for name, label in {"fp": "false positives (FP)", "fn": "false negatives (FN)",
+                                                                       **{kind: f"{kind} errors" for kind in ERROR_KINDS}}.items()}}
 MATCHES = 20  # search results sent to the browser
 PAGE, ORDER, POSITION, FIND, MATCH = "page", "order", "page_position", "page_find", "page_match"
 
@@ -63,9 +67,9 @@ def _picked() -> None:
         st.session_state[PAGE] = st.session_state[MATCH]
 
 
-def _search(index: PageIndex) -> None:
+def _search(index: PageIndex, place: DeltaGenerator | None = None) -> None:
     """A text field and, below it, at most `MATCHES` matching ids to pick from."""
-    find_column, match_column = st.columns([2, 3], vertical_alignment="bottom")
+    find_column, match_column = (place or st).columns([2, 3], vertical_alignment="bottom")
     text = find_column.text_input("Find a page by id", key=FIND, on_change=_found, args=(index,),
                                   placeholder="part of a page id, then Enter", help="an exact id or a single match opens at once")
     matches, total = index.search(text, MATCHES)
@@ -92,8 +96,18 @@ def _page_map(index: PageIndex, position: int) -> str:
     return ", mAP undefined: no reference box" if np.isnan(value) else f", mAP {value:.3f}"
 
 
-def page_navigator(evaluated: Evaluated, cell: tuple[str, str] | None = None, view: str = "full") -> str:
-    """Order, Previous / Next, position and search; the page chosen."""
+def _box_counts(index: PageIndex, position: int) -> str:
+    """The page's box counts: TP, FP, FN and each error type present ("" without box outcomes)."""
+    if index.counts is None:
+        return ""
+    counts = {name: int(values[position]) for name, values in index.counts.items()}
+    errors = ", ".join(f"{kind} {counts[kind]:,}" for kind in ERROR_KINDS if counts.get(kind))
+    return f"; boxes: TP {counts['tp']:,}, FP {counts['fp']:,}, FN {counts['fn']:,}" + (f" ({errors})" if errors else "")
+
+
+def page_navigator(evaluated: Evaluated, cell: tuple[str, str] | None = None, view: str = "full",
+                   search_place: DeltaGenerator | None = None) -> str:
+    """Order, Previous / Next, position and search (below them, or in `search_place`); the page chosen."""
     index = evaluated.index
     orders = [order for order in index.orders() if order != CELL or cell is not None]
     url_state.seed(ORDER, FILE, orders)
@@ -109,9 +123,9 @@ def page_navigator(evaluated: Evaluated, cell: tuple[str, str] | None = None, vi
     next_column.button("Next ▶", on_click=_step, args=(index, pages, 1), width="stretch", disabled=rank == len(pages) - 1)
     st.session_state[POSITION] = rank + 1
     position_column.number_input(f"Position (of {len(pages):,})", 1, len(pages), key=POSITION, on_change=_to_position, args=(index, pages))
-    _search(index)
+    _search(index, search_place)
     in_cell = f", {pixels(page_cell(evaluated.evaluation, view, position, *cell)[0])} px in the cell" if cell is not None else ""
     st.markdown(f"Page **{plain_for_markdown(page_id)}**: {rank + 1:,} of {len(pages):,} in {ORDERS[order]} "
-                f"(reduced Foreground F1 {index.f1[position]:.3f}{_page_map(index, position)}{in_cell})")
+                f"(reduced Foreground F1 {index.f1[position]:.3f}{_page_map(index, position)}{_box_counts(index, position)}{in_cell})")
     url_state.share(order=order, page=page_id)
     return page_id

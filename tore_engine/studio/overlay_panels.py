@@ -9,7 +9,7 @@ computed here.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +17,7 @@ import streamlit as st
 
 from tore_engine.engine.agreement import agreement_raster
 from tore_engine.engine.cell_regions import CellRegions, page_regions
+from tore_engine.metrics.box_outcomes import BoxDecision
 from tore_engine.plots import page_overlays
 from tore_engine.plots.page_chart import ZOOM_HELP
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
@@ -26,6 +27,7 @@ from tore_engine.studio.documents import page_pair
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
 from tore_engine.studio.panels import (
+    VIEW_LABELS,
     cell_classes,
     cell_view,
     choose_cell,
@@ -35,6 +37,10 @@ from tore_engine.studio.panels import (
 
 NO_HIGHLIGHT = ""
 ARROW = " → "
+BOX_COLOURS = "box_colours"  # the session's (and URL's) way of colouring boxes: by outcome or by class
+BY_OUTCOME, BY_CLASS = "outcome", "class"
+COLOURINGS = {BY_OUTCOME: "outcome (TIDE)", BY_CLASS: "class"}
+PageDecisions = dict[str, list[BoxDecision]]
 
 
 def cell_name(cell: tuple[str, str]) -> str:
@@ -153,12 +159,78 @@ def _highlight(regions: CellRegions | None, cell: tuple[str, str] | None, side: 
     return page_overlays.Highlight(cell_name(cell), regions, boxes.tolist())
 
 
+def page_decisions(evaluated: Evaluated, page_id: str) -> PageDecisions | None:
+    """TIDE's decision for each box of the page, by side, in the order `Evaluated.reference_page`
+    and `prediction_page` give the boxes (both are the evaluated boxes, after the minimum score);
+    None when the evaluation has none (dual taxonomy, a saved evaluation, a document's subset)."""
+    outcomes = evaluated.evaluation.box_outcomes
+    position = evaluated.index.position(page_id)
+    if outcomes is None or position is None or position >= outcomes.pages:
+        return None
+    return outcomes.on_page(position)
+
+
+def display_label() -> str:
+    """The Overlays display popover's label: what it shows now (the session's choices)."""
+    state = st.session_state
+    view = VIEW_LABELS.get(state.get("view", "full"), VIEW_LABELS["full"])
+    colouring = COLOURINGS.get(state.get(BOX_COLOURS, BY_OUTCOME), COLOURINGS[BY_OUTCOME])
+    return f"Display: {view} matrix · boxes by {colouring}" + (" · agreement" if state.get("agree") else "")
+
+
+def box_colouring(decided: bool) -> str:
+    """The control that colours boxes by outcome or by class (by class alone without decisions)."""
+    url_state.seed(BOX_COLOURS, BY_OUTCOME, list(COLOURINGS))
+    if not decided:
+        return BY_CLASS
+    colouring = st.radio("Boxes coloured by", list(COLOURINGS), key=BOX_COLOURS, format_func=COLOURINGS.__getitem__,
+                          horizontal=True, persist_state="session",
+                          help="outcome: matched, each of TIDE's error types, missed (boxes.csv's outcome and error); class: the box's class")
+    url_state.share(box_colours=colouring)
+    return colouring
+
+
+def _selected_box(key: str, panes: list[page_overlays.Pane]) -> tuple[int, int] | None:
+    """The box last clicked in the chart (pane, box), from the chart's selection (its hover marker's
+    description names it), if it is a box of these panes."""
+    state = st.session_state.get(key)
+    points = getattr(getattr(state, "selection", None), "points", None) or []
+    for point in points:
+        described = point.get("customdata") if isinstance(point, dict) else None
+        for index, pane in enumerate(panes):
+            if pane.page is None or not isinstance(described, str) or not described.startswith(f"{pane.title}: "):
+                continue
+            _, _, number = described.rpartition(" box ")
+            if number.isdigit() and int(number) < len(pane.page.labels) and described == f"{pane.title}: {pane.page.labels[int(number)]} box {number}":
+                return index, int(number)
+    return None
+
+
+def _with_decisions(panes: list[page_overlays.Pane], decisions: PageDecisions, key: str) -> list[page_overlays.Pane]:
+    """The reference pane and the first prediction pane drawn by outcome, each hover naming the
+    partner on the other pane. Streamlit hears clicks, not hovers: a clicked box and its partner
+    are drawn thick (lit), in both panes."""
+    reference, prediction = panes[0], panes[1]
+    lit: dict[int, set[int]] = {0: set(), 1: set()}
+    selected = _selected_box(key, panes[:2])
+    if selected is not None:
+        pane, box = selected
+        lit[pane].add(box)
+        partner = decisions["reference" if pane == 0 else "prediction"][box].partner
+        if partner >= 0:
+            lit[1 - pane].add(partner)
+    return [replace(reference, decisions=decisions["reference"], partner_page=prediction.page, lit=frozenset(lit[0])),
+            replace(prediction, decisions=decisions["prediction"], partner_page=reference.page, lit=frozenset(lit[1])), *panes[2:]]
+
+
 def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, regions: dict[str, CellRegions] | None = None,
-                 agreement: bool = False, reference_highlight: bool = True, reference_title: str = "reference", key: str) -> None:
+                 agreement: bool = False, reference_highlight: bool = True, reference_title: str = "reference", key: str,
+                 decisions: PageDecisions | None = None) -> None:
     """The reference and each model's prediction side by side on the page image (which must lie
     inside `image_root`), synchronised zoom; each model's cell regions (`model_regions`)
     highlighted in its pane, and the first one's also in the reference pane when
-    `reference_highlight`."""
+    `reference_highlight`; with `decisions` (`page_decisions` of the first model), the reference's
+    and the first model's boxes drawn by outcome."""
     first = models[0].evaluated
     reference, first_prediction = page_pair(first, page_id)
     regions = regions or {}
@@ -168,10 +240,17 @@ def page_overlay(models: list[PaneModel], page_id: str, image_root: Path, *, reg
         prediction = model.evaluated.prediction_page(page_id)
         drawn = None if prediction is None else prediction.scaled_to(reference.width, reference.height)  # the frame the matrix counts in
         panes.append(page_overlays.Pane(model.title, drawn, _highlight(regions.get(model.title), model.cell, "prediction")))
+    if decisions is not None:
+        panes = _with_decisions(panes, decisions, key)
     raster = None
     if agreement:
         raster = agreement_raster(reference, first_prediction, compare_classes=first.evaluation.matrices.mode == "single")
     figure = page_overlays.page_overlay(panes, reference.width, reference.height, page_image_uri(reference, image_root), agreement=raster)
-    plotly_chart(figure, key)
-    st.caption(f"Hover a box for its label, score and coordinates; click a class in the legend to show it alone in every pane "
-               f"(click it again: all). {ZOOM_HELP}")
+    if decisions is None:
+        plotly_chart(figure, key)
+        st.caption(f"Hover a box for its label, score and coordinates; click a class in the legend to show it alone in every pane "
+                   f"(click it again: all). {ZOOM_HELP}")
+        return
+    plotly_chart(figure, key, on_select="rerun", selection_mode="points")
+    st.caption(f"Boxes by TIDE's outcome (boxes.csv): hover one for its class, score, outcome, partner box and IoU; click one to light it "
+               f"and its partner in the other pane; click an outcome in the legend to show it alone. {ZOOM_HELP}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 FILE, WORST, LOWEST_MAP, CELL = "file", "worst", "map", "cell"
+MOST = "most:"  # an order by a count of pages.csv, most first: "most:fp", "most:Loc"
 MAX_CELL_ORDERS = 16  # cell orders kept an evaluation (two arrays of page indices each)
 
 
@@ -53,6 +54,7 @@ class PageIndex:
     page_ids: list[str]
     f1: np.ndarray
     map: np.ndarray | None = None
+    counts: dict[str, np.ndarray] | None = None  # each page's box counts by pages.csv's column (tp, fp, fn, Cls ...)
     _positions: dict[str, int] = field(init=False, repr=False)
     _orders: OrderedDict[Hashable, Ordering] = field(init=False, repr=False, default_factory=OrderedDict)
     _lowered: list[str] = field(init=False, repr=False)
@@ -77,11 +79,12 @@ class PageIndex:
 
     def orders(self) -> list[str]:
         """The orders this index can make (a cell order needs a cell)."""
-        return [FILE, WORST, *([LOWEST_MAP] if self.map is not None else []), CELL]
+        counted = [f"{MOST}{name}" for name in self.counts or {} if name != "tp"]
+        return [FILE, WORST, *([LOWEST_MAP] if self.map is not None else []), *counted, CELL]
 
     def ordering(self, order: str, cell_key: Hashable = None, cell_values: Callable[[], np.ndarray] | None = None) -> Ordering:
         """File order, worst reduced F1 first, lowest mAP first (pages without a reference box, whose
-        mAP is undefined, last), or most pixels in a cell first (`cell_values()`: every page's
+        mAP is undefined, last), most boxes of a count first (`MOST`; ties in file order), or most pixels in a cell first (`cell_values()`: every page's
         pixels in the cell, asked for once a `cell_key`; the order is kept)."""
         key = (order, cell_key) if order == CELL else order
         with self._lock:
@@ -94,6 +97,8 @@ class PageIndex:
             made = Ordering.sorted_by(self.f1)
         elif order == LOWEST_MAP and self.map is not None:
             made = Ordering.sorted_by(self.map)  # NaN sorts last
+        elif order.startswith(MOST) and self.counts is not None and order[len(MOST):] in self.counts:
+            made = Ordering.sorted_by(-self.counts[order[len(MOST):]].astype(np.int64))
         elif order == CELL and cell_values is not None:
             made = Ordering.sorted_by(-np.asarray(cell_values(), dtype=float))
         else:

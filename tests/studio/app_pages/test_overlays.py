@@ -28,6 +28,7 @@ from tests.studio.helpers import (
 from tore_engine.api import load
 from tore_engine.engine.cell_regions import page_regions
 from tore_engine.plots import page_overlays
+from tore_engine.plots.palette import OUTCOME_STYLES
 from tore_engine.plots.plain_text import percent, pixels
 
 
@@ -178,3 +179,24 @@ def test_images_stored_in_a_parquet_file_are_drawn(root):
     source = _image_source(_page_charts(at)[0])
     assert source.startswith("data:image/jpeg;base64,")  # the page, not the placeholder (a PNG)
     assert _decoded(source).getpixel((20, 10))[0] > 200  # red: p1's stored image
+
+
+def test_boxes_are_drawn_by_outcome_by_default_and_by_class_on_request(demo_evaluation):
+    """The demo's first page by TIDE's outcomes (boxes.csv's outcome and error of each box, read from
+    `Evaluation.boxes`), the choice kept in the URL; by class once asked; ordered by Cls errors."""
+    at = _app()
+    at.switch_page("app_pages/overlays.py").run()
+    _no_exception(at)
+    page_id = demo_evaluation.page_ids[0]
+    boxes = demo_evaluation.boxes
+    expected = {(0 if row.side == "reference" else 1, row.index): OUTCOME_STYLES[row.error or row.outcome][0]
+                for row in boxes[boxes["page"] == page_id].itertuples()}
+    drawn = {(row["pane"], int(row["tip"]["box"])): row["group"] for row in _page_rows(_page_charts(at)[0], "box")}
+    assert drawn == expected
+    at.radio(key="box_colours").set_value("class").run()
+    _no_exception(at)
+    assert at.query_params["box_colours"] == "class"
+    assert {row["group"] for row in _page_rows(_page_charts(at)[0], "box")} <= set(demo_evaluation.matrices.classes)
+    at.selectbox(key="order").set_value("most:Cls").run()
+    worst = demo_evaluation.pages["Cls"].idxmax()
+    assert at.session_state["page"] == worst

@@ -5,6 +5,7 @@ contribution and the page's scores follow them."""
 
 import streamlit as st
 
+from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio import documents, navigator, overlay_panels, panels, tag_panels, url_state
 from tore_engine.studio.evaluations import side_label
 from tore_engine.studio.messages import pairing_alert
@@ -19,20 +20,23 @@ with model_column:
     model, evaluated = panels.picked_evaluation(dataset)
 if evaluated is not None:
     pairing_alert(evaluated.evaluation, evaluated.title)
+    whole = evaluated  # its box outcomes: a document's subset keeps none
     with document_column:
         evaluated = documents.document_filter(evaluated)
     evaluation = evaluated.evaluation
-    view_column, agreement_column = st.columns([3, 2], vertical_alignment="bottom")
-    with view_column:
+    display_column, search_column = st.columns([2, 3], vertical_alignment="bottom")  # one row, so the panes start on a laptop's first screen
+    with display_column.popover(overlay_panels.display_label(), width="stretch"):
         view = panels.view_control(evaluation.matrices.mode)
-    url_state.seed("agree", False)
-    agreement = agreement_column.toggle(
-        "Agreement view", key="agree", persist_state="session",
-        help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
+        colouring = overlay_panels.box_colouring(whole.evaluation.box_outcomes is not None)
+        url_state.seed("agree", False)
+        agreement = st.toggle(
+            "Agreement view", key="agree", persist_state="session",
+            help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
     url_state.share(agree=agreement)
     classes = panels.cell_classes(evaluation, view)
     tag_panels.tag_pages(evaluated)
-    page_id = navigator.page_navigator(evaluated, panels.chosen_cell(classes, classes), panels.cell_view(view))
+    page_id = navigator.page_navigator(evaluated, panels.chosen_cell(classes, classes), panels.cell_view(view), search_place=search_column)
+    decisions = overlay_panels.page_decisions(whole, page_id) if colouring == overlay_panels.BY_OUTCOME else None
     figure_place = st.empty()  # the panes right under the navigator, on a laptop's first screen; what they show chosen below them
     cell = overlay_panels.highlight_picker(evaluated, page_id, view)
     pane = overlay_panels.PaneModel(evaluated, evaluated.title, cell)
@@ -43,4 +47,7 @@ if evaluated is not None:
     tag_panels.page_tags(evaluated, page_id)
     with figure_place.container():
         overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay",
-                                    reference_title=side_label(dataset, REFERENCE))
+                                    reference_title=side_label(dataset, REFERENCE), decisions=decisions)
+    if whole.evaluation.box_outcomes is None:
+        reason = whole.evaluation.errors_reason or "this evaluation keeps no box outcomes (a saved one keeps their counts only)"
+        st.caption(f"Boxes coloured by class: no box outcomes to draw ({plain_for_markdown(reason)}).")
