@@ -76,3 +76,30 @@ def test_a_click_on_a_box_lights_it_and_its_partner(tab):
     assert sorted((outline["pane"], outline["group"].split(":")[0]) for outline in thick) == sorted(
         [(1, "Cls"), (0, next(hover["group"] for hover in drawn["hovers"] if hover["pane"] == 0
                               and int(_lines(hover["text"])["box"]) == partner).split(":")[0])])
+
+
+BOX_MATRIX = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
+    .find(f => f.layout && f.layout.meta && f.layout.meta.chart === 'heatmap' && f.layout.title.text.startsWith('Box-level'))"""
+
+
+def test_the_box_level_matrix_equals_the_apis_and_a_cell_click_lists_its_pages(tab, demo_evaluation):
+    url = tab.url.split("/overlays")[0]
+    tab.goto(f"{url}/?errors_open=1", wait_until="domcontentloaded")
+    tab.wait_for_function(f"() => !!({BOX_MATRIX})()", timeout=120_000)
+    _wait_idle(tab)
+    drawn = tab.evaluate(f"""() => {{ const f = ({BOX_MATRIX})(); const cells = [];
+        f._fullData.slice(1).forEach(t => Array.from(t.x).forEach((x, k) =>
+            cells.push([f.layout.meta.rows[t.y[k]], f.layout.meta.columns[x], t.customdata[k][1]])));
+        return cells; }}""")
+    matrix = demo_evaluation.box_confusion
+    assert {(row, column): count for row, column, count in drawn if count} == {
+        (row, column): int(matrix.loc[row, column]) for row in matrix.index for column in matrix.columns if matrix.loc[row, column]}
+    row, column = "Text", "Table"
+    x, y = tab.evaluate(f"""([row, column]) => {{ const f = ({BOX_MATRIX})(); f.scrollIntoView({{block: 'center'}});
+        const L = f._fullLayout, r = f.getBoundingClientRect();
+        return [r.left + L.xaxis._offset + L.xaxis.l2p(f.layout.meta.columns.indexOf(column)),
+                r.top + L.yaxis._offset + L.yaxis.l2p(f.layout.meta.rows.indexOf(row))]; }}""", [row, column])
+    tab.mouse.click(x, y)
+    pages = demo_evaluation.pages_for_box_cell(row, column)
+    tab.get_by_text(f"{row} → {column}: {int(pages['boxes'].sum()):,} boxes on {len(pages):,} pages, the most first").wait_for(timeout=60_000)
+    _shot(tab, "box_level_matrix")

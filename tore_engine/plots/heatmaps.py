@@ -238,8 +238,10 @@ def matrix_heatmap(
     max_cell: int = MAX_CELL,
     width: int = WIDTH,
     note: str = "",
+    unit: str = "pixels",
 ) -> go.Figure:
-    """A zoomable, clickable heatmap of one matrix (confusion, recall, precision or share).
+    """A zoomable, clickable heatmap of one matrix (confusion, recall, precision or share) of counts
+    of `unit` (TORE's pixels, or boxes for the box-level matrix).
 
     Hover shows both class names, the value, the pixel count and the row and column percentages
     (the recall and precision of the cell). Exact zeros and undefined values are blank.
@@ -265,7 +267,7 @@ def matrix_heatmap(
         y=list(range(len(rows))),
         colorscale="Blues",
         hoverinfo="skip",
-        colorbar=dict(title=COLOUR_BAR_TITLES[metric], tickvals=colours.tickvals,
+        colorbar=dict(title=COLOUR_BAR_TITLES[metric].replace("pixels", unit), tickvals=colours.tickvals,
                       ticktext=colours.ticktext, thickness=14, tickformat=PERCENT_FORMAT if metric == "share" else None),
         text=[[cell_text(v, metric) for v in row] for row in shown] if small else None,
         texttemplate="%{text}" if small else None,
@@ -276,9 +278,9 @@ def matrix_heatmap(
     groups = {}
     for with_recall in (True, False):
         for with_precision in (True, False):
-            value_line = _number_line(NORMALISATIONS[metric], 0, value_format,
+            value_line = _number_line(NORMALISATIONS[metric].replace("pixels", unit), 0, value_format,
                                       {"recall": with_recall, "precision": with_precision}.get(metric, True))
-            template = ("reference: %{text}<br>" + value_line + f"<br>pixels: %{{customdata[1]:{PIXELS_FORMAT}}}<br>"
+            template = ("reference: %{text}<br>" + value_line + f"<br>{unit}: %{{customdata[1]:{PIXELS_FORMAT}}}<br>"
                         + _number_line("row % (recall)", 2, PERCENT_FORMAT, with_recall) + "<br>"
                         + _number_line("column % (precision)", 3, PERCENT_FORMAT, with_precision) + "<extra></extra>")
             groups[template] = (recall_defined == with_recall) & (precision_defined == with_precision)

@@ -24,6 +24,7 @@ from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
+from tore_engine.metrics.box_confusion import axis_names, box_cell_pages, box_confusion
 from tore_engine.metrics.box_outcomes import BoxOutcomes, nothing_to_match, summarise
 from tore_engine.metrics.box_table import BOX_COLUMNS, BoxColumns, BoxRow, box_rows
 from tore_engine.metrics.map_report import MapReport, MapState, unscored_note
@@ -301,6 +302,37 @@ class Evaluation:
 
         table = pd.DataFrame(list(self._box_rows()), columns=list(BOX_COLUMNS))
         return table.astype({"index": "int64", "partner": "Int64", "score": "float64", "iou": "float64"})  # blank: <NA>, NaN
+
+    @property
+    def box_confusion(self) -> pd.DataFrame | None:
+        """The box-level confusion matrix at IoU 0.5 (`metrics.box_confusion`): box counts, reference
+        class (last row: no reference box) x predicted class (last column: no prediction); None
+        without box outcomes (`errors_reason` says why)."""
+        import pandas as pd
+
+        if self.box_outcomes is None:
+            return None
+        size = self.taxonomy.size
+        counts = box_confusion(self.box_outcomes, size)
+        kept = [k for k, name in enumerate(self.matrices.classes) if name != BACKGROUND] + [size]
+        rows, columns = axis_names([name for name in self.matrices.classes if name != BACKGROUND])
+        return pd.DataFrame(counts[np.ix_(kept, kept)], index=rows, columns=columns)
+
+    def pages_for_box_cell(self, row: str, column: str) -> pd.DataFrame:
+        """The pages with boxes in a cell of `box_confusion` (by its row and column names), the most
+        first: page, boxes. A name not in the matrix is a `KeyError` naming them."""
+        import pandas as pd
+
+        if self.box_outcomes is None:
+            raise ValueError(f"no box outcomes: {self.errors_reason}")
+        names = [name for name in self.matrices.classes if name != BACKGROUND]
+        rows, columns = axis_names(names)
+        if row not in rows or column not in columns:
+            raise KeyError(f"no cell ({row!r}, {column!r}); rows: {', '.join(rows)}; columns: {', '.join(columns)}")
+        at = {name: self.matrices.classes.index(name) for name in names}
+        size = self.taxonomy.size
+        pages, counts = box_cell_pages(self.box_outcomes, size, at.get(row, size), at.get(column, size))
+        return pd.DataFrame({"page": [self.page_ids[k] for k in pages.tolist()], "boxes": counts})
 
     def _made_sweep(self) -> SweepReport | None:
         """The sweep's report (report.json's `sweep`), once its state is made; `sweep()` makes it."""

@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
-from tore_engine.plots import bars
+from tore_engine.metrics.matrices import MatrixSet
+from tore_engine.plots import bars, heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.evaluation import Evaluation
 from tore_engine.studio import sections
@@ -17,6 +18,7 @@ from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import clickable_chart
 
 CHOSEN = "error_type"  # the session's chosen error type
+BOX_CELL = "box_cell"  # the session's chosen cell of the box-level matrix ("row|column")
 ERRORS_OPEN = "errors_open"  # the section's state (session and URL): drawn only while open
 
 
@@ -58,3 +60,35 @@ def where_ap_goes(evaluated: Evaluated) -> None:
             pages = pages_with_error(evaluation, chosen)
             st.caption(f"{len(pages):,} pages with a {chosen} error, the most first")
             st.dataframe(pages, hide_index=True, width="stretch", key="error-pages")
+        box_matrix(evaluated)
+
+
+def count_matrices(counts: pd.DataFrame) -> MatrixSet:
+    """A matrix of counts as the heatmap draws it: row and column shares beside the counts (0 where
+    a row or column is empty; the heatmap leaves those blank)."""
+    confusion = counts.to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recall = np.nan_to_num(confusion / confusion.sum(axis=1, keepdims=True))
+        precision = np.nan_to_num(confusion / confusion.sum(axis=0, keepdims=True))
+    return MatrixSet([str(name) for name in counts.index], [str(name) for name in counts.columns], confusion, recall, precision)
+
+
+def box_matrix(evaluated: Evaluated) -> None:
+    """The box-level confusion matrix at IoU 0.5; a click on a cell lists its pages, the most boxes first."""
+    evaluation = evaluated.evaluation
+    counts = evaluation.box_confusion
+    if counts is None:
+        return
+    matrices = count_matrices(counts)
+    st.caption("Boxes at IoU 0.5, from TIDE's decisions (boxes.csv): each prediction once, in its partner's row when it is a true "
+               "positive or a Cls error, else in the last row; a reference box no true positive or Cls error claims, in the last "
+               "column. Click a cell to list its pages.")
+    figure = heatmaps.matrix_heatmap(matrices, "confusion", title="Box-level confusion matrix (boxes, IoU 0.5)", unit="boxes")
+    clicked = clickable_chart(figure, "box-matrix", lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
+    if clicked is not None:
+        st.session_state[BOX_CELL] = f"{clicked[0]}|{clicked[1]}"
+    row, separator, column = st.session_state.get(BOX_CELL, "").partition("|")
+    if separator and row in matrices.rows and column in matrices.columns:
+        pages = evaluation.pages_for_box_cell(row, column)
+        st.caption(f"{plain_for_markdown(row)} → {plain_for_markdown(column)}: {int(pages['boxes'].sum()):,} boxes on {len(pages):,} pages, the most first")
+        st.dataframe(pages, hide_index=True, width="stretch", key="box-cell-pages")
