@@ -3,7 +3,10 @@
 process's peak PSS; and a check that the reopened evaluation writes report.json, pages.csv and
 cells.csv again byte for byte.
 
-    python -m benchmarks.bench_saved --pages 100000 [--data DIR] [--opens 3]
+    python -m benchmarks.bench_saved --pages 100000 [--data DIR] [--opens 3] [--app 3]
+
+`--app N`: then N new tabs of `tore app` (Debian's Chromium) at `?saved=<the folder>`, each timed until
+its heatmap is drawn, the first on a server just started (nothing evaluated: the app reopens the folder).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from benchmarks.common import WORK, load_average, run_command, synthetic_files, tore_command, tore_environment
+from benchmarks.common import WORK, load_average, run_command, served_tore_app, synthetic_files, tore_command, tore_environment
 
 OPEN = "import sys, tore_engine as tore; tore.open(sys.argv[1])"
 CHECK = """
@@ -27,12 +30,25 @@ print("differ:", differ or "none")
 """
 
 
+def saved_link_seconds(out: Path, tabs: int) -> list[float]:
+    """Seconds from a new tab at `?saved=` to its heatmap, for each of `tabs` tabs of one new server."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.bench_app import CHROMIUM, CHROMIUM_ARGS, Session, _closed
+
+    with served_tore_app(out.parent) as (url, _), sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        session = Session(browser, url)
+        return [_closed(*session.open("", {"saved": out.name})) for _ in range(tabs)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--data", type=Path, help="a folder of reference.json and prediction.json (default: the synthetic pages)")
     parser.add_argument("--opens", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--app", type=int, default=0, help="tabs of the app opened at ?saved= (0: none)")
     args = parser.parse_args(argv)
     data = args.data or synthetic_files(args.pages)
     out = WORK / f"saved_n{args.pages}"
@@ -48,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     bare = run_command([sys.executable, "-c", "import tore_engine"])
     print(f"import tore_engine alone: {bare.seconds:.2f} s")
     print(run_command([sys.executable, "-c", CHECK, str(out)]).stdout.strip())
+    if args.app:
+        tabs = saved_link_seconds(out, args.app)
+        print(f"app ?saved= new tab to heatmap: {', '.join(f'{s:.2f}' for s in tabs)} s (first on a new server)")
     print(f"load after: {load_average()}")
     return 0
 

@@ -170,11 +170,12 @@ def page_decisions(evaluated: Evaluated, page_id: str) -> PageDecisions | None:
     return outcomes.on_page(position)
 
 
-def display_label() -> str:
-    """The Overlays display popover's label: what it shows now (the session's choices)."""
+def display_label(decided: bool) -> str:
+    """The Overlays display popover's label: what it shows now (the session's choices, seeded)."""
+    url_state.seed(BOX_COLOURS, BY_OUTCOME, list(COLOURINGS))
     state = st.session_state
     view = VIEW_LABELS.get(state.get("view", "full"), VIEW_LABELS["full"])
-    colouring = COLOURINGS.get(state.get(BOX_COLOURS, BY_OUTCOME), COLOURINGS[BY_OUTCOME])
+    colouring = COLOURINGS[state[BOX_COLOURS] if decided else BY_CLASS]
     return f"Display: {view} matrix · boxes by {colouring}" + (" · agreement" if state.get("agree") else "")
 
 

@@ -86,7 +86,7 @@ def picked_evaluation(dataset: Dataset) -> tuple[str, Evaluated | None]:
     return model, evaluated
 
 
-def _seed_view(mode: str) -> None:
+def seed_view(mode: str) -> None:
     """Open each taxonomy mode on the view last chosen in it (at first its default: trimmed in dual
     mode), so that moving from a single-taxonomy model to a dual one does not keep the full matrix.
     The trimmed and reduced views read the same in both modes: choosing one (a click, or a link)
@@ -106,37 +106,48 @@ def _seed_view(mode: str) -> None:
 
 def view_control(mode: str) -> str:
     """The matrix view: full, zero-trimmed or reduced 2x2."""
-    _seed_view(mode)
+    seed_view(mode)
+    return view_radio(mode)
+
+
+def view_radio(mode: str) -> str:
+    """`view_control`'s radio, once `seed_view` has run in this run (a second seeding would take the
+    mode's remembered view for the user's choice)."""
     view = st.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.__getitem__, horizontal=True, persist_state="session")
     st.session_state[_VIEW_BY_MODE][mode] = st.session_state[_VIEW_SHOWN] = view
     url_state.share(view=view)
     return view
 
 
-def display_label(scale: str, hide_diagonal: bool, hide_background: bool, subset: list[str], classes: int) -> str:
+def display_label(view: str, metric: str, scale: str, hide_diagonal: bool, hide_background: bool, subset: list[str], classes: int) -> str:
     """What the display popover's button says: its choices, so that a closed popover hides none."""
-    shown = [f"{scale} colour scale", *(["diagonal hidden"] if hide_diagonal else []), *(["Background hidden"] if hide_background else []),
+    shown = [f"{VIEW_LABELS[view]} matrix", heatmaps.NORMALISATIONS[metric], f"{scale} colour scale",
+             *(["diagonal hidden"] if hide_diagonal else []), *(["Background hidden"] if hide_background else []),
              f"{len(subset)} of {classes} classes" if subset else f"all {classes} classes"]
     return f"Display: {', '.join(shown)}"
 
 
 def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
-    """View and normalisation; in a popover (its content drawn in the browser only while open: a
-    new tab mounts one button, not four widgets), colour scale, hide diagonal / Background, and a
-    class subset."""
-    # each radio on one line, the Display button beside the view's: on a laptop, two lines above the heatmap
-    radios = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-    with radios:
-        view = view_control(mode)
+    """View, normalisation, colour scale, hide diagonal / Background and a class subset, in one
+    popover whose button says them all: on a laptop the heatmap follows the scores line at once.
+    Its content is drawn in the browser only while it is open (a new tab mounts one button)."""
+    seed_view(mode)
     url_state.seed("metric", "recall", list(heatmaps.METRICS))
     url_state.seed("scale", "linear", list(heatmaps.SCALES))
     url_state.seed("hide", False)
     url_state.seed("nobg", False)
     url_state.seed_list("classes", classes)
-    diagonal_shown = mode == "single" and view != "reduced"
-    label = display_label(st.session_state["scale"], st.session_state["hide"] and diagonal_shown, st.session_state["nobg"],
-                          st.session_state["classes"], len(classes))
-    with radios.popover(label, key="display"):
+    state = st.session_state
+    diagonal_shown = mode == "single" and state["view"] != "reduced"
+    label = display_label(state["view"], state["metric"], state["scale"], state["hide"] and diagonal_shown, state["nobg"],
+                          state["classes"], len(classes))
+    with st.popover(label, key="display"):
+        view = view_radio(mode)
+        metric = st.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
+                          format_func=heatmaps.NORMALISATIONS.get,
+                          help="none: pixels; row: each cell over its row (recall); column: over its column "
+                               "(precision); all: over the matrix total")
+        diagonal_shown = mode == "single" and view != "reduced"
         scale = st.selectbox("Colour scale", heatmaps.SCALES, key="scale", persist_state="session")
         hide = st.toggle("Hide diagonal", key="hide", persist_state="session", disabled=not diagonal_shown,
                          help="show only the confusions (single taxonomy)")
@@ -144,10 +155,6 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
                                     help="leave out the Background row and column (their pixels stay in every ratio)")
         subset = st.multiselect("Classes to show (empty: all)", classes, key="classes", persist_state="session",
                                 help="only these rows and columns; recall stays over the whole row, precision over the whole column")
-    metric = radios.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
-                          format_func=heatmaps.NORMALISATIONS.get,
-                          help="none: pixels; row: each cell over its row (recall); column: over its column "
-                               "(precision); all: over the matrix total")
     url_state.share(metric=metric, scale=scale, hide=hide, nobg=hide_background, classes=subset)
     return MatrixChoice(view, metric, scale, hide and diagonal_shown, hide_background, tuple(subset))
 

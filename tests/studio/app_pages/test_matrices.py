@@ -116,15 +116,16 @@ def test_a_class_subset_and_hiding_background_keep_the_values(demo):
 
 
 def test_the_display_controls_sit_in_a_popover_whose_button_names_their_values():
-    """A new tab mounts the Display button, not its four widgets; the button says what they are set to."""
+    """A new tab mounts the Display button, not its six widgets; the button says what they are set to."""
     at = _app(scale="log", hide="1", classes=["Text", "Table"])
     _no_exception(at)
-    assert _popovers(at)["Display: log colour scale, diagonal hidden, 2 of 11 classes"] == ["scale", "hide", "nobg", "classes"]
+    assert _popovers(at)["Display: full matrix, row (recall), log colour scale, diagonal hidden, 2 of 11 classes"] == [
+        "view", "metric", "scale", "hide", "nobg", "classes"]
     at.toggle(key="nobg").set_value(True).run()
     at.multiselect(key="classes").set_value([]).run()
-    assert "Display: log colour scale, diagonal hidden, Background hidden, all 11 classes" in _popovers(at)
+    assert "Display: full matrix, row (recall), log colour scale, diagonal hidden, Background hidden, all 11 classes" in _popovers(at)
     at.radio(key="view").set_value("reduced").run()  # the reduced view has no diagonal to hide: not said
-    assert "Display: log colour scale, Background hidden, all 11 classes" in _popovers(at)
+    assert "Display: reduced 2x2 matrix, row (recall), log colour scale, Background hidden, all 11 classes" in _popovers(at)
     assert at.query_params["scale"] == "log" and at.query_params["nobg"] == "1"
 
 

@@ -4,8 +4,9 @@ fragment, so that the classes chosen for the matrix are the chart's too); the op
 (a click on a point evaluates at its minimum score); every page in one table.
 
 On a laptop's first screen (1280 x 800) the heatmap comes after one line of pickers (model,
-document) and the scores: the demo's note is a caption whose help holds the whole of it, the
-documents' table and mAP's notes come after the matrix."""
+document), the scores and the Display popover (view, normalisation, colour scale, classes: its
+button says them): the demo's note is a caption whose help holds the whole of it, the documents'
+table and mAP's notes come after the matrix."""
 
 import streamlit as st
 

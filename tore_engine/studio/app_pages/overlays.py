@@ -25,10 +25,12 @@ if evaluated is not None:
         evaluated = documents.document_filter(evaluated)
     evaluation = evaluated.evaluation
     display_column, search_column = st.columns([2, 3], vertical_alignment="bottom")  # one row, so the panes start on a laptop's first screen
-    with display_column.popover(overlay_panels.display_label(), width="stretch"):
-        view = panels.view_control(evaluation.matrices.mode)
-        colouring = overlay_panels.box_colouring(whole.evaluation.box_outcomes is not None)
-        url_state.seed("agree", False)
+    panels.seed_view(evaluation.matrices.mode)
+    url_state.seed("agree", False)
+    decided = whole.evaluation.box_outcomes is not None
+    with display_column.popover(overlay_panels.display_label(decided), width="stretch"):
+        view = panels.view_radio(evaluation.matrices.mode)
+        colouring = overlay_panels.box_colouring(decided)
         agreement = st.toggle(
             "Agreement view", key="agree", persist_state="session",
             help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
@@ -48,6 +50,6 @@ if evaluated is not None:
     with figure_place.container():
         overlay_panels.page_overlay([pane], page_id, dataset.image_root, regions=regions, agreement=agreement, key="overlay",
                                     reference_title=side_label(dataset, REFERENCE), decisions=decisions)
-    if whole.evaluation.box_outcomes is None:
+    if not decided:
         reason = whole.evaluation.errors_reason or "this evaluation keeps no box outcomes (a saved one keeps their counts only)"
         st.caption(f"Boxes coloured by class: no box outcomes to draw ({plain_for_markdown(reason)}).")
