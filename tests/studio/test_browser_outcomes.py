@@ -103,3 +103,25 @@ def test_the_box_level_matrix_equals_the_apis_and_a_cell_click_lists_its_pages(t
     pages = demo_evaluation.pages_for_box_cell(row, column)
     tab.get_by_text(f"{row} → {column}: {int(pages['boxes'].sum()):,} boxes on {len(pages):,} pages, the most first").wait_for(timeout=60_000)
     _shot(tab, "box_level_matrix")
+
+
+DAP_BARS = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')]
+    .find(f => f.layout && f.layout.meta && f.layout.meta.chart === 'bars' && f.layout.title.text.startsWith('dAP per error type'))"""
+
+
+def test_a_dap_bar_lists_the_pages_with_its_error_most_first(tab, demo_evaluation):
+    url = tab.url.split("/?")[0].split("/overlays")[0]
+    tab.goto(f"{url}/?errors_open=1", wait_until="domcontentloaded")
+    tab.wait_for_function(f"() => !!({DAP_BARS})()", timeout=120_000)
+    _wait_idle(tab)
+    drawn = tab.evaluate(f"""() => {{ const f = ({DAP_BARS})(); const bar = f._fullData.find(t => t.type === 'bar');
+        return Object.fromEntries(f.layout.meta.classes.map((name, k) => [name, Array.from(bar.y)[k]])); }}""")
+    assert drawn == pytest.approx(demo_evaluation.errors["dap"], abs=1e-12)  # the bars are report.json's dAP
+    error = "Loc"
+    x, y = tab.evaluate(f"""(error) => {{ const f = ({DAP_BARS})(); f.scrollIntoView({{block: 'center'}});
+        const marker = f._fullData.find(t => t.type === 'scatter'); const k = f.layout.meta.classes.indexOf(error);
+        const L = f._fullLayout, r = f.getBoundingClientRect(), at = Array.from(marker.x).findIndex(v => Math.round(v) === k);
+        return [r.left + L.xaxis._offset + L.xaxis.l2p(marker.x[at]), r.top + L.yaxis._offset + L.yaxis.l2p(marker.y[at])]; }}""", error)
+    tab.mouse.click(x, y)
+    counts = demo_evaluation.pages[error]
+    tab.get_by_text(f"{int((counts > 0).sum()):,} pages with a {error} error, the most first").wait_for(timeout=60_000)

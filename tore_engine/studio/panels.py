@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from tore_engine.core.text_safety import write_csv
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.metrics.matrices import (
     ABSENT,
     NEVER_PREDICTED,
@@ -278,6 +279,16 @@ def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], colu
 CELL_PAGES_CONFIG = {"contribution (pixels)": tables.pixel_column(), "share of the cell": tables.percent_column(bar=True)}
 
 
+def with_box_counts(evaluation: Evaluation, table: pd.DataFrame) -> pd.DataFrame:
+    """A table of pages (its `page` column) with each page's TP, FP, FN and error counts after its
+    columns (pages.csv's), when the evaluation has them."""
+    counts = evaluation.page_counts()
+    if counts is None:
+        return table
+    at = pd.Index(evaluation.page_ids).get_indexer(table["page"])
+    return table.assign(**{name: counts[at, k] for k, name in enumerate(PAGE_COUNT_COLUMNS)})
+
+
 def page_list(evaluation: Evaluation, view: str, cell: tuple[str, str], model: str, key: str) -> None:
     """The pages behind a cell, largest contribution first; a row opens the page with the cell
     highlighted."""
@@ -291,6 +302,7 @@ def page_list(evaluation: Evaluation, view: str, cell: tuple[str, str], model: s
                 "Select a row, or pick a page below, to open it in Overlays with the cell's pixels highlighted.")
     table = pages.set_axis(["page", "contribution (pixels)", "share of the cell"], axis=1)
     table["share of the cell"] = tables.as_percent(table["share of the cell"])
+    table = with_box_counts(evaluation, table)
     pages_to_open(table, f"{key}-{row}-{column}", [OpenTarget(model, cell, view)], CELL_PAGES_CONFIG)
 
 

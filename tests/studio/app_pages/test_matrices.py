@@ -55,6 +55,8 @@ def test_choosing_a_cell_with_the_selectboxes_lists_its_pages(demo_evaluation):
     table = _page_table(at)
     assert table["page"].tolist() == [page for page, _, _ in expected]
     assert table["contribution (pixels)"].tolist() == [value for _, value, _ in expected]
+    counts = demo_evaluation.pages.loc[table["page"], ["tp", "fp", "fn", "Cls", "Loc", "Both", "Dupe", "Bkg", "Miss"]]
+    assert table[counts.columns].to_numpy().tolist() == counts.to_numpy().tolist()  # each page's box counts (pages.csv's)
     assert any(f"Contributing pages: {len(expected)}" in markdown.value for markdown in at.markdown)
     assert at.query_params["cell"] == "Title|Section-header"
     assert "Choose a cell by name: Title → Section-header" in _popovers(at)  # its button names the cell chosen
