@@ -1,5 +1,5 @@
-"""`tore export DIR` (tore_engine.cli.export): the pages of a saved evaluation that a tag or a cell
-selects, as page ids and as COCO files of both sides; the COCO files evaluated again give the same
+"""`tore export DIR` (tore_engine.cli.export): the pages of a saved evaluation that a tag, a cell or
+an error type selects, as page ids and as COCO files of both sides; the COCO files evaluated again give the same
 pages, boxes and per-page figures as the saved evaluation."""
 
 from __future__ import annotations
@@ -63,6 +63,34 @@ def test_a_cells_pages_as_ids_and_as_coco_that_evaluates_back_the_same(saved, tm
     assert [row["page"] for row in after] == pages
     for row in after:
         assert row == before[row["page"]]  # pixels, Foreground recall, precision, F1 and mAP of each page
+
+
+def test_an_error_types_pages_re_evaluate_to_the_same_boxes_and_errors(saved, tmp_path):
+    """--error Loc: the pages where boxes.csv (TIDE's decisions, read box by box) has a Loc error; their
+    COCO files evaluated again give those pages with the same box counts and error counts."""
+    out = saved / "out"
+    code, stdout, err = run_cli("export", str(out), "--error", "Loc", "--pages", str(tmp_path / "p.csv"), "--coco", str(tmp_path / "sel.json"))
+    assert (code, stdout) == (0, ""), err
+    evaluation = tore.evaluate(saved / "reference.json", saved / "model_a.json", min_score=0.3)
+    boxes = evaluation.boxes
+    with_loc = set(boxes.loc[boxes["error"] == "Loc", "page"])
+    pages = [row["page"] for row in _rows(tmp_path / "p.csv")]
+    assert pages == [page for page in evaluation.page_ids if page in with_loc] and 0 < len(pages) < len(evaluation.page_ids)
+    code, _, err = run_cli("evaluate", str(tmp_path / "sel.json"), str(tmp_path / "sel.predictions.json"), "--out", str(tmp_path / "back"), "-q")
+    assert code == 0, err
+    before = {row["page"]: row for row in _rows(out / "pages.csv")}
+    after = _rows(tmp_path / "back" / "pages.csv")
+    assert [row["page"] for row in after] == pages and all(row == before[row["page"]] for row in after)  # counts and errors too
+    assert all(int(row["Loc"]) > 0 for row in after)
+
+
+def test_an_error_type_needs_box_outcomes(tmp_path):
+    """Dual taxonomy has no box outcomes: --error says why, exit 2, nothing on stdout."""
+    code, _, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_b.json"), "--out", str(tmp_path / "out"), "-q")
+    assert code == 0, err
+    code, stdout, err = run_cli("export", str(tmp_path / "out"), "--error", "Cls", "--pages", str(tmp_path / "p.csv"))
+    assert (code, stdout) == (2, "") and "--error Cls: this evaluation has no box outcomes (dual taxonomy" in err
+    assert not (tmp_path / "p.csv").exists()
 
 
 def test_a_tags_pages(saved, tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet
+from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 
 PREDICTIONS_SUFFIX = ".predictions.json"  # beside --coco OUT.json: the prediction's results list
 
@@ -28,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="the pages of a saved evaluation (a tag, a cell, all) as page ids and COCO files for an annotation tool",
         description=(
             "Select pages of the evaluation saved in DIR by tore evaluate --out DIR: those carrying a tag (tore.tags, the "
-            "app's tags), those behind a matrix cell, or all of them; write their ids as CSV (--pages) and both sides as COCO "
+            "app's tags), those behind a matrix cell, those with a box of one of TIDE's error types, or all of them; write their ids as CSV (--pages) and both sides as COCO "
             "(--coco OUT.json: images, categories and the reference's annotations; OUT.predictions.json: the prediction's "
             "results with their scores), ready for CVAT or Label Studio. tore evaluate OUT.json OUT.predictions.json reads "
             "them back as the same pages and boxes. The boxes are read from the run's inputs, which must still be there."
@@ -38,6 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     selection = parser.add_mutually_exclusive_group()
     selection.add_argument("--tag", metavar="NAME", help="the pages tagged NAME (on the page or one of its boxes) in the reference's dataset")
     selection.add_argument("--cell", metavar="REFERENCE/PREDICTED", help="the pages behind a cell of the full matrix, e.g. Text/Table")
+    selection.add_argument("--error", metavar="TYPE", choices=PAGE_COUNT_COLUMNS[1:],
+                           help=f"the pages with at least one box of TIDE's error type TYPE, or a false positive or negative "
+                                f"({', '.join(PAGE_COUNT_COLUMNS[1:])}; pages.csv's counts)")
     parser.add_argument("--db", metavar="URL", help="the tags database: an SQLAlchemy URL or an SQLite file (default: $TORE_STUDIO_DB, "
                         "else .tore-studio.sqlite in the current folder)")
     parser.add_argument("--pages", type=Path, metavar="OUT.csv", help="write the page ids, one a row (column `page`)")
@@ -45,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def selected_pages(folder: Path, tag: str | None, cell: str | None, database: str | None) -> list[str]:
+def selected_pages(folder: Path, tag: str | None, cell: str | None, database: str | None, error: str | None = None) -> list[str]:
     """The page ids of the selection, in the evaluation's page order."""
     from tore_engine.api import open as open_saved
     from tore_engine.results.saved import read_manifest
@@ -64,6 +68,12 @@ def selected_pages(folder: Path, tag: str | None, cell: str | None, database: st
             wanted = set(evaluation.pages_for_cell(row, column)["page"])
         except KeyError as error:
             raise InputError(f"--cell {cell}: {error.args[0]}") from None
+    elif error is not None:
+        counts = evaluation.page_counts()
+        if counts is None:
+            raise InputError(f"--error {error}: this evaluation has no box outcomes ({evaluation.errors_reason or 'not computed'})")
+        has_error = counts[:, PAGE_COUNT_COLUMNS.index(error)] > 0
+        wanted = {page for page, hit in zip(evaluation.page_ids, has_error.tolist()) if hit}
     else:
         return list(evaluation.page_ids)
     return [page for page in evaluation.page_ids if page in wanted]
@@ -125,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.pages, args.coco):
         if path is not None and not path.parent.is_dir():
             raise InputError(f"the folder of {path} does not exist")
-    pages = selected_pages(args.folder, args.tag, args.cell, args.db)
+    pages = selected_pages(args.folder, args.tag, args.cell, args.db, args.error)
     if args.coco is not None:  # first: the one that can fail on the inputs
         _write_coco(args.folder, args.coco, pages)
     if args.pages is not None:
