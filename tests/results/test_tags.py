@@ -34,6 +34,17 @@ def test_page_and_box_tags_with_notes(tmp_path):
     assert [t.page for t in again.find("other")] == ["p9"] and isinstance(again.find()[0], Tag)
 
 
+def test_a_page_list_is_tagged_in_one_transaction_all_or_none(tmp_path):
+    store = tore.tags(tmp_path / "tags.sqlite")
+    store.add("gt", "p2", "to check", note="old")
+    assert store.add_pages("gt", ["p1", "p2", "p3"], "to check", note="from a cell") == 3
+    assert sorted(store.pages("gt", "to check")) == ["p1", "p2", "p3"]
+    assert {t.page: t.note for t in store.find("gt", name="to check")} == dict.fromkeys(["p1", "p2", "p3"], "from a cell")  # p2's note updated
+    with pytest.raises(InputError, match="page"):
+        store.add_pages("gt", ["p4", "p5", ""], "later")  # one page id is empty: nothing is tagged
+    assert store.pages("gt", "later") == []
+
+
 def test_saved_views_by_name(tmp_path):
     store = tore.tags(tmp_path / "tags.sqlite")
     store.save_view("weak tables", "src=saved&saved=runs%2Fa&cell=Table%2FText")

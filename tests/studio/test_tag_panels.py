@@ -70,3 +70,25 @@ def test_a_tags_pages_as_coco_read_back_as_the_same_boxes(tmp_path):
             kept = page_of(page.id)  # as evaluated: below the minimum score dropped
             assert page.labels == kept.labels and np.allclose(page.bboxes, kept.bboxes, rtol=0, atol=1e-9)
     assert all((prediction.pages[k].scores >= 0.5).all() for k in range(2))
+
+
+def test_a_cells_page_list_and_an_error_types_pages_are_tagged_at_once(root, monkeypatch, demo_evaluation):
+    """The popover under a cell's page list tags all of its pages (the engine's pages of the cell),
+    the one under an error type's pages all pages with that error (pages.csv's counts), one
+    transaction each; the tags then list those pages in the database."""
+    monkeypatch.delenv("TORE_STUDIO_DB", raising=False)
+    at = _app(cell="Title|Section-header", errors_open="1", error_type="Loc")
+    _no_exception(at)
+    at.text_input(key="tag-list-cell-A-full-name").input("titles as headers")
+    next(button for button in at.button if button.label == "Tag them" and "cell-A-full" in str(button.form_id)).click().run()
+    _no_exception(at)
+    store = tore.tags(root / DEFAULT_FILE)
+    behind = set(demo_evaluation.pages_for_cell("Title", "Section-header")["page"])
+    assert set(store.pages("ground-truth", "titles as headers")) == behind and len(behind) > 1
+    at.session_state["error_type"] = "Loc"
+    at.run()
+    at.text_input(key="tag-list-error-Loc-name").input("Loc errors")
+    next(button for button in at.button if button.label == "Tag them" and "error-Loc" in str(button.form_id)).click().run()
+    _no_exception(at)
+    with_loc = {page for page, count in demo_evaluation.pages["Loc"].items() if count > 0}
+    assert set(store.pages("ground-truth", "Loc errors")) == with_loc and len(with_loc) > 1

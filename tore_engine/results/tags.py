@@ -16,7 +16,7 @@ name for the app's URL state (its query string).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -114,18 +114,33 @@ class TagStore:
 
     def add(self, dataset: str, page: str, name: str, *, note: str | None = None, side: str | None = None, box: int | None = None) -> Tag:
         """Tag a page (or one of its boxes: `side` and `box` both given); the same tag again updates its note."""
-        import sqlalchemy as sa
-
         key = self._key(dataset, page, name, side, box)
         note = _checked(note, "note", optional=True)
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._write() as connection:
-            found = connection.execute(sa.select(self._tags.c.id).where(*self._matching(key))).first()
-            if found is None:
-                connection.execute(self._tags.insert().values(**key, note=note, created=created))
-            else:
-                connection.execute(self._tags.update().where(self._tags.c.id == found.id).values(note=note))
+            self._put(connection, key, note, created)
         return Tag(dataset, page, name, side, box, note, created)
+
+    def add_pages(self, dataset: str, pages: Sequence[str], name: str, *, note: str | None = None) -> int:
+        """Tag each of `pages` (a page list of the app, an export's selection) in one transaction: all
+        or none; how many."""
+        keys = [self._key(dataset, page, name, None, None) for page in pages]
+        note = _checked(note, "note", optional=True)
+        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        with self._write() as connection:
+            for key in keys:
+                self._put(connection, key, note, created)
+        return len(keys)
+
+    def _put(self, connection: sa.Connection, key: dict[str, Any], note: str | None, created: str) -> None:
+        """Insert the tag, or update its note when it is there."""
+        import sqlalchemy as sa
+
+        found = connection.execute(sa.select(self._tags.c.id).where(*self._matching(key))).first()
+        if found is None:
+            connection.execute(self._tags.insert().values(**key, note=note, created=created))
+        else:
+            connection.execute(self._tags.update().where(self._tags.c.id == found.id).values(note=note))
 
     def remove(self, dataset: str, page: str, name: str, *, side: str | None = None, box: int | None = None) -> bool:
         """Take a tag off; whether there was one."""

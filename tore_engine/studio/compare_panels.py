@@ -86,7 +86,7 @@ def model_matrix(evaluated: Evaluated, model: str, choice: MatrixChoice, role: s
     if clicked is not None:
         st.session_state[key] = clicked
     if (cell := st.session_state.get(key)) is not None:
-        page_list(evaluated.evaluation, choice.view, cell, model, key=f"compare-{model}-{choice.view}")
+        page_list(evaluated, choice.view, cell, model, key=f"compare-{model}-{choice.view}")
 
 
 def _basis_caption(comparison: Comparison, view: str) -> str:

@@ -13,7 +13,7 @@ from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.plots import bars, heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.evaluation import Evaluation
-from tore_engine.studio import sections
+from tore_engine.studio import sections, tag_panels
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import clickable_chart
 
@@ -60,6 +60,7 @@ def where_ap_goes(evaluated: Evaluated) -> None:
             pages = pages_with_error(evaluation, chosen)
             st.caption(f"{len(pages):,} pages with a {chosen} error, the most first")
             st.dataframe(pages, hide_index=True, width="stretch", key="error-pages")
+            tag_panels.tag_listed_pages(evaluated, pages["page"].tolist(), f"error-{chosen}")
         box_matrix(evaluated)
 
 
@@ -92,3 +93,4 @@ def box_matrix(evaluated: Evaluated) -> None:
         pages = evaluation.pages_for_box_cell(row, column)
         st.caption(f"{plain_for_markdown(row)} → {plain_for_markdown(column)}: {int(pages['boxes'].sum()):,} boxes on {len(pages):,} pages, the most first")
         st.dataframe(pages, hide_index=True, width="stretch", key="box-cell-pages")
+        tag_panels.tag_listed_pages(evaluated, pages["page"].tolist(), "box-cell")

@@ -37,7 +37,7 @@ from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
 from tore_engine.scorers.common import format_score
-from tore_engine.studio import gallery, sections, tables, url_state
+from tore_engine.studio import gallery, sections, tables, tag_panels, url_state
 from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated, model_evaluation, side_label
 from tore_engine.studio.messages import gui_text, shown_errors
@@ -289,9 +289,10 @@ def with_box_counts(evaluation: Evaluation, table: pd.DataFrame) -> pd.DataFrame
     return table.assign(**{name: counts[at, k] for k, name in enumerate(PAGE_COUNT_COLUMNS)})
 
 
-def page_list(evaluation: Evaluation, view: str, cell: tuple[str, str], model: str, key: str) -> None:
-    """The pages behind a cell, largest contribution first; a row opens the page with the cell
-    highlighted."""
+def page_list(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str) -> None:
+    """The pages behind a cell, largest contribution first, with their box counts; a row opens the
+    page with the cell highlighted; a popover tags them all."""
+    evaluation = evaluated.evaluation
     row, column = cell
     pages = evaluation.pages_for_cell(row, column, view=view)
     shown_row, shown_column = plain_for_markdown(row), plain_for_markdown(column)
@@ -304,6 +305,7 @@ def page_list(evaluation: Evaluation, view: str, cell: tuple[str, str], model: s
     table["share of the cell"] = tables.as_percent(table["share of the cell"])
     table = with_box_counts(evaluation, table)
     pages_to_open(table, f"{key}-{row}-{column}", [OpenTarget(model, cell, view)], CELL_PAGES_CONFIG)
+    tag_panels.tag_listed_pages(evaluated, table["page"].tolist(), f"cell-{key}")
 
 
 def class_page_list(evaluation: Evaluation, label: str, model: str, key: str) -> None:
@@ -420,7 +422,7 @@ def matrix_explorer(evaluated: Evaluated, model: str) -> None:
                        mime="text/csv", key=f"csv-{model}-{choice.view}-{choice.metric}")
     cell = _cell_pickers(*_view_classes(evaluation, choice.view))
     if cell is not None:
-        page_list(evaluation, choice.view, cell, model, key=f"{model}-{choice.view}")
+        page_list(evaluated, choice.view, cell, model, key=f"{model}-{choice.view}")
         gallery.cell_gallery(evaluated, choice.view, cell, model, key=f"{model}-{choice.view}")
     per_class_scores(evaluated, model, choice.classes)
     url_state.publish_url()

@@ -85,6 +85,33 @@ def page_tags(evaluated: Evaluated, page_id: str) -> None:
             show_input_error(failed)
 
 
+def _tag_listed(dataset: str, pages: list[str], key: str) -> None:
+    """Form callback: the tag as typed on every listed page, in one transaction."""
+    state = st.session_state
+    try:
+        count = store().add_pages(dataset, pages, state[f"{key}-name"].strip(), note=state[f"{key}-note"].strip() or None)
+        state[f"{key}-done"] = f"Tagged {count:,} pages '{plain_for_markdown(state[f'{key}-name'].strip())}'."
+    except InputError as error:
+        state["_tag_error"] = error
+
+
+def tag_listed_pages(evaluated: Evaluated, pages: list[str], key: str) -> None:
+    """A popover that tags every page of a list (a cell's, an error type's, a class's) at once; the
+    tag then lists them in Overlays and `tore export --tag` exports them."""
+    if not pages:
+        return
+    key = f"tag-list-{key}"
+    with st.popover(f"Tag these {len(pages):,} pages"):
+        with st.form(key, border=False):
+            st.text_input("Tag", key=f"{key}-name", placeholder="reference wrong, ambiguous, ...", max_chars=200)
+            st.text_input("Note (optional)", key=f"{key}-note", max_chars=2000)
+            st.form_submit_button("Tag them", on_click=_tag_listed, args=(evaluated.reference.name, pages, key))
+        if (done := st.session_state.pop(f"{key}-done", None)) is not None:
+            st.success(done)
+        if (failed := st.session_state.pop("_tag_error", None)) is not None:
+            show_input_error(failed)
+
+
 def _pages_csv(pages: list[str]) -> str:
     import io
 
