@@ -55,6 +55,8 @@ def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
 
     at.switch_page("app_pages/overlays.py").run()
     _no_exception(at)
+    at.radio(key="box_colours").set_value("class").run()  # the legend names the classes (by outcome it names TIDE's kinds)
+    _no_exception(at)
     overlay = _page_charts(at)[0]
     assert _pane_titles(overlay) == ["reference (gt)", f"model A ({MODEL})"]
     assert set(_legend(overlay)) == {*HOSTILE_NAMES, f"boxes behind {HOSTILE_NAMES[0]} → {HOSTILE_NAMES[2]}"}  # the chosen cell travels
