@@ -55,18 +55,16 @@ def box_cells(outcomes: BoxOutcomes, classes: int) -> BoxCells:
                     np.concatenate([prediction_pages[counted], reference_pages[free]]))
 
 
-def box_confusion(outcomes: BoxOutcomes, classes: int) -> np.ndarray:
-    """(classes + 1) x (classes + 1) box counts: reference class (last: none) x predicted class (last: none)."""
-    cells = box_cells(outcomes, classes)
+def box_confusion(cells: BoxCells, classes: int) -> np.ndarray:
+    """(classes + 1) x (classes + 1) box counts (`box_cells`): reference class (last: none) x predicted class (last: none)."""
     return np.bincount(cells.rows * (classes + 1) + cells.columns, minlength=(classes + 1) ** 2).reshape(classes + 1, classes + 1)
 
 
-def box_cell_pages(outcomes: BoxOutcomes, classes: int, row: int, column: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pages with boxes in cell (row, column), the most first (ties in page order), and their counts."""
-    cells = box_cells(outcomes, classes)
-    counts = np.bincount(cells.pages[(cells.rows == row) & (cells.columns == column)], minlength=outcomes.pages)
-    pages = np.flatnonzero(counts)
-    order = pages[np.lexsort((pages, -counts[pages]))]
+def box_cell_pages(cells: BoxCells, pages: int, row: int, column: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pages (of `pages`) with boxes in cell (row, column), the most first (ties in page order), and their counts."""
+    counts = np.bincount(cells.pages[(cells.rows == row) & (cells.columns == column)], minlength=pages)
+    present = np.flatnonzero(counts)
+    order = present[np.lexsort((present, -counts[present]))]
     return order, counts[order]
 
 

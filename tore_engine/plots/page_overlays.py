@@ -86,6 +86,15 @@ def _score_text(page: Page, index: int) -> str:
     return "no score" if np.isnan(score) else f"{score:.3f}"
 
 
+def box_description(pane_title: str, label: str, index: int) -> str:
+    """What a box's hover marker carries (`Box.description`): the app reads a clicked box back from it."""
+    return f"{pane_title}: {label} box {index}"
+
+
+def _coordinates(page: Page, index: int) -> str:
+    return ", ".join(f"{float(value):.1f}" for value in page.bboxes[index].tolist())
+
+
 def _box(page: Page, index: int, pane: int, pane_title: str, **style: object) -> Box:
     """Box `index` of the page, in its class's colour unless `style` says otherwise."""
     x1, y1, x2, y2 = (float(value) for value in page.bboxes[index].tolist())
@@ -94,8 +103,8 @@ def _box(page: Page, index: int, pane: int, pane_title: str, **style: object) ->
     options: dict = {"group": label, "colour": class_color(label)} | style
     if outline is not None:  # drawn as the polygon it is (TORE paints the polygon, not its bounding box)
         options["polygon"] = tuple((float(x), float(y)) for x, y in outline.tolist())
-    return Box(pane, (x1, y1, x2, y2), hover_title=label, description=f"{pane_title}: {label} box {index}",
-               hover={"box": str(index), "score": _score_text(page, index), "x1, y1, x2, y2": f"{x1:.1f}, {y1:.1f}, {x2:.1f}, {y2:.1f}"},
+    return Box(pane, (x1, y1, x2, y2), hover_title=label, description=box_description(pane_title, label, index),
+               hover={"box": str(index), "score": _score_text(page, index), "x1, y1, x2, y2": _coordinates(page, index)},
                **options)
 
 
@@ -118,8 +127,7 @@ def outcome_kind(decision: BoxDecision) -> str:
 def _partner_text(page: Page | None, decision: BoxDecision) -> str:
     if decision.partner < 0 or page is None or decision.partner >= len(page.labels):
         return "none"
-    x1, y1, x2, y2 = (float(value) for value in page.bboxes[decision.partner].tolist())
-    return f"box {decision.partner}, {page.labels[decision.partner]}, {x1:.1f}, {y1:.1f}, {x2:.1f}, {y2:.1f}"
+    return f"box {decision.partner}, {page.labels[decision.partner]}, {_coordinates(page, decision.partner)}"
 
 
 def _outcome_box(pane: Pane, k: int, index: int) -> Box:

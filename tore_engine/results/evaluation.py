@@ -24,7 +24,7 @@ from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
-from tore_engine.metrics.box_confusion import axis_names, box_cell_pages, box_confusion
+from tore_engine.metrics.box_confusion import BoxCells, axis_names, box_cell_pages, box_cells, box_confusion
 from tore_engine.metrics.box_outcomes import BoxOutcomes, nothing_to_match, summarise
 from tore_engine.metrics.box_table import BOX_COLUMNS, BoxColumns, BoxRow, box_rows
 from tore_engine.metrics.map_report import MapReport, MapState, unscored_note
@@ -310,10 +310,11 @@ class Evaluation:
         without box outcomes (`errors_reason` says why)."""
         import pandas as pd
 
-        if self.box_outcomes is None:
+        cells = self._box_cells()
+        if cells is None:
             return None
         size = self.taxonomy.size
-        counts = box_confusion(self.box_outcomes, size)
+        counts = box_confusion(cells, size)
         kept = [k for k, name in enumerate(self.matrices.classes) if name != BACKGROUND] + [size]
         rows, columns = axis_names([name for name in self.matrices.classes if name != BACKGROUND])
         return pd.DataFrame(counts[np.ix_(kept, kept)], index=rows, columns=columns)
@@ -323,7 +324,8 @@ class Evaluation:
         first: page, boxes. A name not in the matrix is a `KeyError` naming them."""
         import pandas as pd
 
-        if self.box_outcomes is None:
+        cells = self._box_cells()
+        if cells is None:
             raise ValueError(f"no box outcomes: {self.errors_reason}")
         names = [name for name in self.matrices.classes if name != BACKGROUND]
         rows, columns = axis_names(names)
@@ -331,8 +333,13 @@ class Evaluation:
             raise KeyError(f"no cell ({row!r}, {column!r}); rows: {', '.join(rows)}; columns: {', '.join(columns)}")
         at = {name: self.matrices.classes.index(name) for name in names}
         size = self.taxonomy.size
-        pages, counts = box_cell_pages(self.box_outcomes, size, at.get(row, size), at.get(column, size))
+        pages, counts = box_cell_pages(cells, len(self.page_ids), at.get(row, size), at.get(column, size))
         return pd.DataFrame({"page": [self.page_ids[k] for k in pages.tolist()], "boxes": counts})
+
+    def _box_cells(self) -> BoxCells | None:
+        """Where each box lands in the box-level matrix, made once (the matrix and each cell's pages read it)."""
+        outcomes = self.box_outcomes
+        return None if outcomes is None else self._derived.get("box_cells", lambda: box_cells(outcomes, self.taxonomy.size))
 
     def _made_sweep(self) -> SweepReport | None:
         """The sweep's report (report.json's `sweep`), once its state is made; `sweep()` makes it."""

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
-from tore_engine.metrics.matrices import MatrixSet
+from tore_engine.metrics.matrices import ExactMatrix, MatrixSet
 from tore_engine.plots import bars, heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.evaluation import Evaluation
@@ -67,11 +67,9 @@ def where_ap_goes(evaluated: Evaluated) -> None:
 def count_matrices(counts: pd.DataFrame) -> MatrixSet:
     """A matrix of counts as the heatmap draws it: row and column shares beside the counts (0 where
     a row or column is empty; the heatmap leaves those blank)."""
-    confusion = counts.to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        recall = np.nan_to_num(confusion / confusion.sum(axis=1, keepdims=True))
-        precision = np.nan_to_num(confusion / confusion.sum(axis=0, keepdims=True))
-    return MatrixSet([str(name) for name in counts.index], [str(name) for name in counts.columns], confusion, recall, precision)
+    exact = ExactMatrix.from_integers(counts.to_numpy(dtype=np.int64))
+    return MatrixSet([str(name) for name in counts.index], [str(name) for name in counts.columns], counts.to_numpy(dtype=float),
+                     exact.recall(), exact.precision())
 
 
 def box_matrix(evaluated: Evaluated) -> None:

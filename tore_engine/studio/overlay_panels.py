@@ -202,7 +202,8 @@ def _selected_box(key: str, panes: list[page_overlays.Pane]) -> tuple[int, int] 
             if pane.page is None or not isinstance(described, str) or not described.startswith(f"{pane.title}: "):
                 continue
             _, _, number = described.rpartition(" box ")
-            if number.isdigit() and int(number) < len(pane.page.labels) and described == f"{pane.title}: {pane.page.labels[int(number)]} box {number}":
+            if number.isdigit() and int(number) < len(pane.page.labels) and described == page_overlays.box_description(
+                    pane.title, pane.page.labels[int(number)], int(number)):
                 return index, int(number)
     return None
 
