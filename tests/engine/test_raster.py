@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -115,3 +116,24 @@ def test_enormous_page_allocates_no_raster():
     evaluation = evaluate_dataset(one_page(boxes, 1e6, 1e6), one_page(boxes[:1], 1e6, 1e6))
     assert evaluation.pixels == 10**12
     assert evaluation.matrices.exact.fractions()[2][1] == 2.5e5**2  # the overlap: a predicted, b missed
+
+
+@pytest.mark.parametrize("words", [2, 3, 32])
+@pytest.mark.parametrize("collide", [False, True])
+def test_unique_rows_are_numpys_rows_and_inverse(words, collide, monkeypatch):
+    """The hashed numbering gives np.unique(axis=0)'s very arrays: single bits in every word and
+    position (where a plain multiplicative hash collides), zero rows, repeats; and when every
+    hash collides, the check sends it NumPy's way with the same result."""
+    from tore_engine.engine import raster
+
+    if collide:
+        monkeypatch.setattr(raster, "row_hashes", lambda rows: np.zeros(len(rows), np.uint64))
+    rng = np.random.default_rng(words)
+    rows = np.zeros((3000, words), np.uint64)
+    rows[np.arange(3000), rng.integers(0, words, 3000)] = np.uint64(1) << rng.integers(0, 64, 3000).astype(np.uint64)
+    rows[::5, -1] |= np.uint64(2**63)
+    rows[::11] = 0
+    expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
+    distinct, inverse = raster.unique_rows(rows)
+    assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse.reshape(-1))
+    assert len(distinct) > 100

@@ -10,6 +10,7 @@ import numpy as np
 from tore_engine.metrics.algorithm1 import ExactCounts
 from tore_engine.metrics.matrices import (
     ABSENT,
+    ClassTotals,
     NEVER_PREDICTED,
     PREDICTED_ONLY,
     ExactMatrix,
@@ -103,3 +104,21 @@ def test_means_say_over_which_classes_they_average():
     assert means["all_classes"]["precision"] == float(sum(precision) / 5)
     assert means["all_classes"]["f1"] == math.fsum(f1) / 5
     assert ToreMatrices.from_counts("dual", ["Background", "a", "b", "c", "e"], counts, np.array([[6, 2], [6, 3]])).means is None
+
+
+def test_class_totals_give_the_matrices_per_class_scores_and_present_classes():
+    """Without the K x K cells: every class's recall, precision and F1 and the present classes equal
+    the dense matrices' (compared with ==), with classes only predicted, only in the reference or
+    absent, fractions over several denominators, and numerators beyond 2^53 and beyond int64."""
+    rng = np.random.default_rng(3)
+    k = 9
+    names = [f"c{i}" for i in range(k)]
+    for scale in (1, 10**17, 2**62):
+        terms = 60
+        counts = ExactCounts.summed(k, rng.integers(1, 6, terms), rng.integers(0, k - 2, terms), rng.integers(0, k - 1, terms),
+                                    np.array([int(n) * scale for n in rng.integers(1, 1000, terms)], dtype=object))
+        matrices = ToreMatrices.from_counts("single", names, counts, np.zeros((2, 2), np.int64))
+        totals = ClassTotals.from_counts(names, counts)
+        assert totals.per_class() == matrices.per_class
+        assert totals.present_classes() == matrices.present_classes()
+        assert set(matrices.classes_in(PREDICTED_ONLY)) and set(matrices.classes_in(ABSENT))  # the cases are there

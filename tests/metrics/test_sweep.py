@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.metrics.oracles import coco_detections
 from tests.metrics.test_mean_average_precision import PATHS, _random_pages
+from tore_engine.engine.raster import label_sets
 from tore_engine.metrics import map_kernel
 from tore_engine.metrics.algorithm1 import contributions, reduced_counts
 from tore_engine.metrics.map_types import COCO, SideBoxes
@@ -39,7 +40,6 @@ def test_algorithm1_once_a_pair_equals_algorithm1_at_each_point(rows):
     class_count = 7
     pairs = np.array([row[:2] for row in rows], np.uint64)
     pixels = np.array([row[2] for row in rows], np.int64)
-    state = SweepState.from_pairs(pairs, pixels, class_count)
 
     def label_sets(words: np.ndarray) -> np.ndarray:
         sets = np.array([[(int(word) >> c) & 1 for c in range(class_count)] for word in words], bool).reshape(-1, class_count)
@@ -47,6 +47,7 @@ def test_algorithm1_once_a_pair_equals_algorithm1_at_each_point(rows):
         return sets
 
     truth, predicted = label_sets(pairs[:, 0]), label_sets(pairs[:, 1])
+    state = SweepState.from_label_sets(truth, predicted, pixels)
     for point in range(POINTS):
         expected = contributions(truth, predicted, pixels[:, point])
         counts = state.counts[point]
@@ -59,9 +60,10 @@ def test_algorithm1_once_a_pair_equals_algorithm1_at_each_point(rows):
 def test_merged_states_add_their_counts_exactly():
     rng = np.random.default_rng(5)
     pairs = np.unique(rng.integers(0, 2**5, (30, 2)).astype(np.uint64) << np.uint64(1), axis=0)
+    truth, predicted = (label_sets(pairs[:, side : side + 1], 6) for side in (0, 1))
     pixels = rng.integers(0, 1000, (len(pairs), POINTS))
-    halves = [SweepState.from_pairs(pairs, part, 6) for part in (pixels // 2, pixels - pixels // 2)]
-    whole, merged = SweepState.from_pairs(pairs, pixels, 6), SweepState.merged(halves, 6)
+    halves = [SweepState.from_label_sets(truth, predicted, part) for part in (pixels // 2, pixels - pixels // 2)]
+    whole, merged = SweepState.from_label_sets(truth, predicted, pixels), SweepState.merged(halves, 6)
     for point in range(POINTS):
         assert merged.counts[point].numerator.tolist() == whole.counts[point].numerator.tolist()
         assert merged.reduced[point].tolist() == whole.reduced[point].tolist()

@@ -18,7 +18,7 @@ from tests.metrics.oracles import coco_oracle, layout_pages
 from tore_engine.api import load_pair
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet
-from tore_engine.engine import page_kernel
+from tore_engine.engine import page_kernel, sweep_grid
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF
 from tore_engine.metrics.rates import f1_score
@@ -298,7 +298,13 @@ def test_ten_thousand_boxes_on_one_page_give_a_correct_total():
 
 # --- mAP and the sweep through the runner ------------------------------------------------------------
 
-KERNEL_PATHS = ("always", "numpy")  # TORE_PAGE_KERNEL: the sweep kernel, or one NumPy run a point
+KERNEL_PATHS = ("always", "numpy", "per point")  # the sweep kernel, its NumPy path (sweep_grid), or one NumPy run a point
+
+
+def _use_sweep_path(monkeypatch, path: str) -> None:
+    monkeypatch.setenv(page_kernel.KERNEL_ENV, "always" if path == "always" else "numpy")
+    if path == "per point":
+        monkeypatch.setattr(sweep_grid, "MAX_SUM", 0)  # as for a batch whose sums would not fit in int64
 
 
 def _counts(counts) -> list[list]:
@@ -343,14 +349,14 @@ def _two_models() -> tuple[LayoutSet, LayoutSet]:
 
 @pytest.mark.parametrize("path", KERNEL_PATHS)
 def test_every_sweep_point_of_the_public_map_vectors_is_a_run(path, monkeypatch):
-    monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+    _use_sweep_path(monkeypatch, path)
     for _, reference, prediction in _map_vector_sets():
         assert_every_point_is_a_run(reference, prediction)
 
 
 @pytest.mark.parametrize("path, workers", [("always", 1), ("numpy", 1), ("always", 2)])
 def test_every_sweep_point_of_real_scored_predictions_is_a_run(path, workers, monkeypatch):
-    monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+    _use_sweep_path(monkeypatch, path)
     reference, prediction = _two_models()
     assert reference.pages[0].scores is not None  # both sides scored: the sweep drops reference boxes too, as --min-score does
     assert_every_point_is_a_run(reference, prediction, workers=workers)
@@ -359,7 +365,7 @@ def test_every_sweep_point_of_real_scored_predictions_is_a_run(path, workers, mo
 
 @pytest.mark.parametrize("path", KERNEL_PATHS)
 def test_every_sweep_point_of_the_prediction_side_only_is_a_run(path, monkeypatch):
-    monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+    _use_sweep_path(monkeypatch, path)
     reference, prediction = _two_models()
     assert_every_point_is_a_run(reference, prediction, min_score_side="prediction")
 
@@ -401,8 +407,27 @@ def test_every_sweep_point_of_generated_pages_is_a_run(monkeypatch, pages):
     reference = from_native(layout_json("gt", [_generated_page(f"p{k}", ref, w, h) for k, (ref, _, w, h) in enumerate(pages)], ["A", "B", "C"]), "gt.json")
     prediction = from_native(layout_json("model", [_generated_page(f"p{k}", pred, w, h) for k, (_, pred, w, h) in enumerate(pages)]), "model.json")
     for path in KERNEL_PATHS:
-        monkeypatch.setenv(page_kernel.KERNEL_ENV, path)
+        _use_sweep_path(monkeypatch, path)
         assert_every_point_is_a_run(reference, prediction)
+
+
+WIDE_NAMES = [f"c{k}" for k in range(131)]  # three words a label set: the kernel declines, sweep_grid paints
+WIDE_BOX = st.tuples(st.sampled_from(["c1", "c62", "c63", "c64", "c65", "c127", "c128", "c130"]), st.integers(-3, 14), st.integers(-3, 14),
+                     st.integers(0, 9), st.integers(0, 9), SCORES)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.lists(WIDE_BOX, max_size=6), st.lists(WIDE_BOX, max_size=8), st.integers(4, 12), st.integers(4, 12)), min_size=1, max_size=4))
+def test_every_sweep_point_beyond_64_classes_is_a_run(monkeypatch, pages):
+    """Classes on both sides of each word's edge, in a 131-class taxonomy: the sweep's NumPy path
+    (each page painted once for all points) against a run at each minimum score."""
+    reference = from_native(layout_json("gt", [_generated_page(f"p{k}", ref, w, h) for k, (ref, _, w, h) in enumerate(pages)], WIDE_NAMES), "gt.json")
+    prediction = from_native(layout_json("model", [_generated_page(f"p{k}", pred, w, h) for k, (_, pred, w, h) in enumerate(pages)]), "model.json")
+    _use_sweep_path(monkeypatch, "always")
+    painted = []
+    monkeypatch.setattr(sweep_grid, "sweep_pairs", lambda *args, sweep_pairs=sweep_grid.sweep_pairs: painted.append(1) or sweep_pairs(*args))
+    assert_every_point_is_a_run(reference, prediction)
+    assert painted
 
 
 def test_a_sweep_asked_for_later_is_the_one_made_with_the_evaluation():

@@ -14,7 +14,7 @@ import numpy as np
 from tore_engine.core.layout import Page
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.engine.preparation import prepare_page
-from tore_engine.engine.raster import PixelExtents, label_grid, label_sets
+from tore_engine.engine.raster import PixelExtents, label_grid, label_sets, unique_rows
 from tore_engine.metrics.algorithm1 import contribution_entries
 from tore_engine.metrics.matrices import REDUCED_CLASSES
 
@@ -87,11 +87,10 @@ def page_regions(reference: Page, prediction: Page | None, taxonomy: Taxonomy, v
     grid = label_grid(task.width, task.height, *sides, taxonomy.size)
     words = grid.reference_codes.shape[2]
     codes = np.concatenate([grid.reference_codes, grid.prediction_codes], axis=2).reshape(-1, 2 * words)
-    distinct, cell_pair = np.unique(codes, axis=0, return_inverse=True)
+    distinct, cell_pair = unique_rows(codes)
     truth = label_sets(distinct[:, :words], taxonomy.size)
     predicted = label_sets(distinct[:, words:], taxonomy.size)
     numerators, denominators = _pair_shares(truth, predicted, view, row_index, column_index)
-    cell_pair = cell_pair.reshape(-1)
     hit = np.flatnonzero(numerators[cell_pair] > 0)
     grid_rows, grid_columns = np.divmod(hit, len(grid.xs) - 1)
     regions = (grid.xs[grid_columns], grid.xs[grid_columns + 1], grid.ys[grid_rows], grid.ys[grid_rows + 1])

@@ -15,8 +15,8 @@ are exactly those a run at each minimum score rasterises (tested point by point 
 `--min-score`).
 
 Taxonomies of more than 64 classes, pages with more boxes than the page kernel takes, batches of
-more than 2^62 pixels and a missing numba leave it to the runner's other path (one run a point);
-`TORE_PAGE_KERNEL` switches both kernels alike.
+more than 2^62 pixels and a missing numba leave it to the sweep's NumPy path (`sweep_grid`, also
+painted once for all points); `TORE_PAGE_KERNEL` switches both kernels alike.
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def _inputs(prepared: PreparedBatch, levels: np.ndarray) -> tuple[np.ndarray, np
 
 
 def _applies(prepared: PreparedBatch, class_count: int) -> bool:
-    """Whether the kernel takes this batch (else the runner's other path, one run a point)."""
+    """Whether the kernel takes this batch (else `sweep_grid`)."""
     if class_count > MAX_CLASSES or not jit.numba_available():
         return False
     frames = prepared.frames

@@ -32,6 +32,7 @@ KERNEL_ENV = "TORE_MAP_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"
 LOAD_AFTER_PAGES = 200  # warm cache: loading (0.3-0.5 s with numba's import) pays off after about this many pages
 COMPILE_AFTER_PAGES = 5_000  # cold cache: below this a job never waits for a compile
+BOXES_A_PAGE = 50  # both sides' boxes of a typical page (DocLayNet's: about 20 a side): a job's size in pages by its boxes
 COMPILE_SECONDS = {"matching": 7, "merging": 1, "accumulation": 2}  # CPU seconds of each entry's cold compile (6.5, 1.0, 2.1 measured)
 LOCK_NAME = "compile-map.lock"
 
@@ -562,15 +563,16 @@ def _ready(kernels: jit.Kernels, pages: int, always: bool) -> bool:
                      lock_name=LOCK_NAME) is not None
 
 
-def use_kernels(kernels: jit.Kernels, pages: int) -> bool:
-    """Whether `kernels` serve a job of `pages` pages: never with `TORE_MAP_KERNEL=numpy` or
-    without numba; with `always`, loading or compiling at once; otherwise from `LOAD_AFTER_PAGES`
-    on when the disk cache has them, compiling them (after a notice) only for jobs of
-    `COMPILE_AFTER_PAGES` or more."""
+def use_kernels(kernels: jit.Kernels, pages: int, boxes: int = 0) -> bool:
+    """Whether `kernels` serve a job of `pages` pages (or of `boxes` boxes, counted as pages of
+    `BOXES_A_PAGE`, whichever is more: 41 pages of 2,047 classes cost the NumPy path a minute):
+    never with `TORE_MAP_KERNEL=numpy` or without numba; with `always`, loading or compiling at
+    once; otherwise from `LOAD_AFTER_PAGES` on when the disk cache has them, compiling them (after
+    a notice) only for jobs of `COMPILE_AFTER_PAGES` or more."""
     mode = _mode()
     if mode == NUMPY or not jit.numba_available():
         return False
-    return _ready(kernels, pages, mode == ALWAYS)
+    return _ready(kernels, max(pages, boxes // BOXES_A_PAGE), mode == ALWAYS)
 
 
 def preload_for_pool(share: int) -> None:

@@ -39,11 +39,9 @@ class ExactMatrix:
     @classmethod
     def from_counts(cls, counts: ExactCounts) -> "ExactMatrix":
         k = counts.class_count
-        common = math.lcm(1, *(int(d) for d in np.unique(counts.denominator)))
-        scaled = counts.numerator.astype(object) * (common // counts.denominator.astype(object))
-        fits = int(scaled.sum()) < INT64_SAFE_SUM if len(scaled) else True
-        numerators = np.zeros((k, k), dtype=np.int64 if fits else object)
-        np.add.at(numerators, (counts.row, counts.column), scaled.astype(np.int64) if fits else scaled)
+        scaled, common = _over_common_denominator(counts)
+        numerators = np.zeros((k, k), dtype=scaled.dtype)
+        np.add.at(numerators, (counts.row, counts.column), scaled)
         return cls(numerators, common)
 
     @classmethod
@@ -65,6 +63,15 @@ class ExactMatrix:
 
     def precision(self) -> np.ndarray:
         return _divide(self.numerators, self.numerators.sum(axis=0, keepdims=True))
+
+
+def _over_common_denominator(counts: ExactCounts) -> tuple[np.ndarray, int]:
+    """Each term's numerator over the terms' least common denominator (int64 while every sum of
+    them fits, else Python integers), and that denominator."""
+    common = math.lcm(1, *(int(d) for d in np.unique(counts.denominator)))
+    scaled = counts.numerator.astype(object) * (common // counts.denominator.astype(object))
+    fits = int(scaled.sum()) < INT64_SAFE_SUM if len(scaled) else True
+    return (scaled.astype(np.int64) if fits else scaled), common
 
 
 def _divide(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
@@ -139,14 +146,53 @@ def per_class_scores(matrices: MatrixSet) -> dict[str, ClassScores]:
     over nothing is undefined, not 0 (the matrices keep their 0, docs/algorithm.md#derived-matrices). F1 is
     2 tp / (2 tp + fp + fn), as scikit-learn's: 0 when only one side has the class (every pixel of
     it missed, or wrong), None when neither has it."""
-    support, predicted = matrices.confusion.sum(axis=1) > 0, matrices.confusion.sum(axis=0) > 0
+    return _class_scores(matrices.rows, matrices.confusion.sum(axis=1) > 0, matrices.confusion.sum(axis=0) > 0,
+                         np.diagonal(matrices.recall), np.diagonal(matrices.precision))
+
+
+def _class_scores(names: list[str], support: np.ndarray, predicted: np.ndarray, recalls: np.ndarray, precisions: np.ndarray) -> dict[str, ClassScores]:
+    """`per_class_scores` from each class's reference and predicted presence and its diagonal cell's
+    recall and precision."""
     scores: dict[str, ClassScores] = {}
-    for k, name in enumerate(matrices.rows[1:], start=1):
-        recall = float(matrices.recall[k, k]) if support[k] else None
-        precision = float(matrices.precision[k, k]) if predicted[k] else None
+    for k, name in enumerate(names[1:], start=1):
+        recall = float(recalls[k]) if support[k] else None
+        precision = float(precisions[k]) if predicted[k] else None
         f1 = f1_score(precision, recall) if recall is not None and precision is not None else 0.0 if support[k] or predicted[k] else None
         scores[name] = {"recall": recall, "precision": precision, "f1": f1}
     return scores
+
+
+@dataclass(frozen=True)
+class ClassTotals:
+    """The diagonal, row sums and column sums of an evaluation's exact matrix, without its K x K
+    cells: all that its per-class scores and present classes read. The sweep needs them at 19
+    points, where a dense matrix of 2,048 classes is 130 MB a point; the floats are the same
+    correctly rounded divisions as the matrices' diagonals."""
+
+    classes: list[str]
+    diagonal: np.ndarray
+    row_sums: np.ndarray
+    column_sums: np.ndarray
+
+    @classmethod
+    def from_counts(cls, classes: list[str], counts: ExactCounts) -> "ClassTotals":
+        scaled, _ = _over_common_denominator(counts)
+        k = counts.class_count
+        diagonal, row_sums, column_sums = (np.zeros(k, dtype=scaled.dtype) for _ in range(3))
+        on_diagonal = counts.row == counts.column
+        np.add.at(diagonal, counts.row[on_diagonal], scaled[on_diagonal])
+        np.add.at(row_sums, counts.row, scaled)
+        np.add.at(column_sums, counts.column, scaled)
+        return cls(classes, diagonal, row_sums, column_sums)
+
+    def per_class(self) -> dict[str, ClassScores]:
+        """`ToreMatrices.per_class` of the same counts, in single mode."""
+        return _class_scores(self.classes, self.row_sums > 0, self.column_sums > 0,
+                             _divide(self.diagonal, self.row_sums), _divide(self.diagonal, self.column_sums))
+
+    def present_classes(self) -> list[str]:
+        """`ToreMatrices.present_classes` of the same counts."""
+        return [name for k, name in enumerate(self.classes) if k and self.row_sums[k] > 0]
 
 
 def _mean(values: list[float]) -> float | None:
@@ -169,6 +215,12 @@ def diagonal_mean(matrices: MatrixSet, indices: list[int]) -> dict:
     precision = [float(matrices.precision[k, k]) for k in indices]
     f1 = [f1_score(p, r) for p, r in zip(precision, recall)]
     return {"classes": len(indices), "recall": _mean(recall), "precision": _mean(precision), "f1": _mean(f1)}
+
+
+def foreground(reduced: ExactMatrix) -> tuple[float, float]:
+    """Foreground recall and precision: the Foreground cell of the reduced 2x2 matrix's recall and
+    precision."""
+    return float(reduced.recall()[1, 1]), float(reduced.precision()[1, 1])
 
 
 @dataclass(frozen=True)
@@ -195,7 +247,7 @@ class ToreMatrices:
     @property
     def foreground(self) -> tuple[float, float]:
         """Foreground (every class but Background) recall and precision: the reduced view's cell."""
-        return float(self.reduced.recall[1, 1]), float(self.reduced.precision[1, 1])
+        return foreground(self.reduced_exact)
 
     @property
     def trimmed(self) -> MatrixSet:

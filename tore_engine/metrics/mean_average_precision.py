@@ -98,7 +98,7 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
         raise ValueError(f"{reference.pages} reference pages but {prediction.pages} prediction pages: pair them first")
     for name, side in (("reference", reference), ("prediction", prediction)):
         _check_side(name, side, class_count)
-    compiled = map_kernel.use_kernels(map_kernel.matching, max(reference.pages, job_pages))
+    compiled = map_kernel.use_kernels(map_kernel.matching, max(reference.pages, job_pages), len(reference.classes) + len(prediction.classes))
     return (map_kernel if compiled else map_numpy).match_pages(reference, prediction, class_count, convention)
 
 
@@ -197,7 +197,7 @@ def _square_root(numerator: int, denominator: int) -> float:
 
 def summarise(matches: PageMatches, convention: Convention) -> MeanAveragePrecision:
     """Every figure of the data set from its pages' match records."""
-    compiled = map_kernel.use_kernels(map_kernel.accumulating, len(matches.page_values))
+    compiled = map_kernel.use_kernels(map_kernel.accumulating, len(matches.page_values), int(matches.boxes.sum()))
     precision, recall = (map_kernel if compiled else map_numpy).accumulate(matches, convention)
     stats = _stats(precision, recall, convention.iou_thresholds)
     last = len(MAX_DETECTIONS) - 1

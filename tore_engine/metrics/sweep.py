@@ -12,7 +12,7 @@ threshold.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from tore_engine.metrics.algorithm1 import ExactCounts, contribution_entries, reduced_counts
 from tore_engine.metrics.map_report import MapReport, MapState
 from tore_engine.metrics.map_types import PageMatches
-from tore_engine.metrics.matrices import ClassScores, ToreMatrices
+from tore_engine.metrics.matrices import ClassScores, ClassTotals, ExactMatrix, foreground
 from tore_engine.metrics.rates import EmptyRule, f1_score, rates
 
 MIN_SCORES = tuple(k / 20 for k in range(1, 20))  # k / 20 is the double nearest each decimal, as `--min-score 0.15` reads it
@@ -57,13 +57,14 @@ class SweepState:
     detection: MapState | None = None
 
     @classmethod
-    def from_pairs(cls, pairs: np.ndarray, pixels: np.ndarray, class_count: int) -> "SweepState":
-        """From each distinct (reference bits, predicted bits) pair of some pages, (pairs, 2) uint64
-        words (bit c = class c, none = Background), and its pixels at each point, (pairs, POINTS):
-        Algorithm 1 once a pair (its contribution is linear in the pixels), weighted by the pair's
-        pixels at each point. int64 throughout: the caller keeps the pixels below 2^63 / K."""
-        truth, predicted = (_label_sets(pairs[:, side], class_count) for side in (0, 1))
-        ones = np.ones(len(pairs), np.int64)
+    def from_label_sets(cls, truth: np.ndarray, predicted: np.ndarray, pixels: np.ndarray) -> "SweepState":
+        """From each distinct (reference set, predicted set) pair of some pages, as boolean
+        (pairs, K) label sets (the empty set as {Background}), and its pixels at each point,
+        (pairs, POINTS): Algorithm 1 once a pair (its contribution is linear in the pixels),
+        weighted by the pair's pixels at each point. int64 throughout: the caller keeps the pixels
+        below 2^63 / K."""
+        class_count = truth.shape[1]
+        ones = np.ones(len(truth), np.int64)
         entry, denominator, row, column, coefficient = contribution_entries(truth, predicted, ones)
         keys = (denominator.astype(np.int64) * class_count + row) * class_count + column
         order = np.argsort(keys, kind="stable")
@@ -72,7 +73,7 @@ class SweepState:
         totals = np.add.reduceat(coefficient[order, None].astype(np.int64) * pixels[entry[order]], starts, axis=0) if len(keys) else np.zeros((0, POINTS), np.int64)
         distinct = keys[starts]
         counts = tuple(_point_counts(distinct, totals[:, point], class_count) for point in range(POINTS))
-        per_pair = reduced_counts(truth, predicted, ones, np.arange(len(pairs)), len(pairs))  # each pair's 2x2 at one pixel
+        per_pair = reduced_counts(truth, predicted, ones, np.arange(len(truth)), len(truth))  # each pair's 2x2 at one pixel
         return cls(counts, np.einsum("pij,pk->kij", per_pair.astype(np.int64), pixels))
 
     @classmethod
@@ -84,11 +85,13 @@ class SweepState:
         detection = None if any(part.detection is None for part in parts) else MapState.merged([part.detection for part in parts])  # type: ignore[misc]
         return cls(counts, np.asarray(reduced), detection)
 
-    def matrices(self, mode: str, classes: list[str]) -> Iterator[ToreMatrices]:
-        """Each point's matrices, as the run at that minimum score makes them, one at a time (at
-        2,048 classes each holds four K x K arrays, 130 MB)."""
-        for point in range(POINTS):
-            yield ToreMatrices.from_counts(mode, classes, self.counts[point], self.reduced[point])
+    def foreground_points(self) -> list[tuple[float, float]]:
+        """Each point's Foreground recall and precision, as the run at that minimum score gives them."""
+        return [foreground(ExactMatrix.from_integers(reduced)) for reduced in self.reduced]
+
+    def class_totals(self, classes: list[str]) -> list[ClassTotals]:
+        """Each point's per-class totals (single taxonomy), without its K x K matrices."""
+        return [ClassTotals.from_counts(classes, counts) for counts in self.counts]
 
 
 def _point_counts(keys: np.ndarray, totals: np.ndarray, class_count: int) -> ExactCounts:
@@ -96,13 +99,6 @@ def _point_counts(keys: np.ndarray, totals: np.ndarray, class_count: int) -> Exa
     kept = totals != 0
     keys, k = keys[kept], class_count
     return ExactCounts(k, keys // (k * k), (keys // k) % k, keys % k, totals[kept])
-
-
-def _label_sets(words: np.ndarray, class_count: int) -> np.ndarray:
-    """Boolean (n, class_count) label sets of one-word bit sets, the empty set as {Background}."""
-    sets = ((words[:, None] >> np.arange(class_count, dtype=np.uint64)) & np.uint64(1)).astype(bool)
-    sets[words == 0, 0] = True
-    return sets
 
 
 @dataclass(frozen=True)
@@ -197,16 +193,12 @@ class SweepReport:
     @classmethod
     def build(cls, state: SweepState, mode: str, classes: list[str], detection: DetectionView | None, *, scored: bool = True) -> "SweepReport":
         """`scored`: whether any prediction box has a score; without one no curve has a best point."""
-        foreground: list[tuple[float, float]] = []
-        per_point: list[dict[str, ClassScores]] = []  # single taxonomy: each point's per_class, made once
-        present: list[str] = []
-        for point, matrices in enumerate(state.matrices(mode, classes)):  # one point's matrices at a time
-            foreground.append(matrices.foreground)
-            if (scores := matrices.per_class) is not None:
-                per_point.append(scores)
-            present = matrices.present_classes() if point == 0 else present
-        per_class = {name: _class_curve(per_point, name) for name in present} if mode == "single" else None
-        report = cls(_foreground_curve(foreground), per_class, detection)
+        per_class = None
+        if mode == "single":
+            totals = state.class_totals(classes)
+            per_point = [point.per_class() for point in totals]
+            per_class = {name: _class_curve(per_point, name) for name in totals[0].present_classes()}
+        report = cls(_foreground_curve(state.foreground_points()), per_class, detection)
         return report if scored else report.without_best()
 
     def without_best(self) -> "SweepReport":

@@ -31,7 +31,7 @@ from tore_engine.core.layout import (
 )
 from tore_engine.core.memory import give_back_free_memory
 from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
-from tore_engine.engine import page_kernel, sweep_kernel
+from tore_engine.engine import page_kernel, sweep_grid, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
 from tore_engine.engine.raster import PageTask, PairTable, label_sets, pair_table
 from tore_engine.formats.page_id_map import PageIdMap, shown_id, unmatched_ids_error
@@ -56,6 +56,7 @@ Progress = Callable[[int, int], None]
 Outcome = TypeVar("Outcome")  # what a task gives back: an evaluation's BatchOutcome, or a sweep's SweepState
 MAX_BATCH_PAGES = 256  # pages a task: enough to amortise a task's overhead, small enough to balance workers
 BATCHES_PER_WORKER = 8  # a small job still gives each worker several tasks
+SWEEP_LABEL_CELLS = 1 << 23  # label-set cells (pairs x classes) the sweep hands Algorithm 1 at once: 8 MB a side
 MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER = 16, 4  # tasks sent ahead of the results, so no worker waits
 
 
@@ -310,17 +311,30 @@ def _map_state(prepared: PreparedBatch, class_count: int, convention: str, job_p
 
 def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int, side: str = BOTH_SIDES) -> SweepState:
     """The counts of a run at each of the sweep's minimum scores (of both sides' boxes, or the
-    prediction's only, `side`): rasterised once for all points by the sweep kernel, or (when it
-    declines) one run a point of the boxes each keeps, with the page kernel or the NumPy path as a
-    run would."""
+    prediction's only, `side`): rasterised once for all points by the sweep kernel or, when it
+    declines, by its NumPy path (`sweep_grid`); only a batch whose sums would not fit in int64
+    takes one run a point of the boxes each keeps, with the page kernel or the NumPy path as a run
+    would."""
     levels = score_levels(prepared.scores, len(prepared.scores))
     if side != BOTH_SIDES:
         levels[~prepared.prediction_boxes()] = POINTS  # the reference's boxes are kept at every point
-    pairs = sweep_kernel.sweep_pairs(prepared, levels, taxonomy.size, job_pages)
-    if pairs is not None:
-        return SweepState.from_pairs(*pairs, taxonomy.size)
+    compiled = sweep_kernel.sweep_pairs(prepared, levels, taxonomy.size, job_pages)
+    if compiled is not None:
+        pairs, pixels = compiled
+        return _from_codes(pairs[:, :1], pairs[:, 1:], pixels, taxonomy.size)
+    if sweep_grid.applies(prepared, taxonomy.size):
+        return _from_codes(*sweep_grid.sweep_pairs(prepared, levels, taxonomy.size), taxonomy.size)
     runs = [_outcome(prepared.kept(levels > point), taxonomy, [], job_pages) for point in range(POINTS)]
     return SweepState(tuple(run.counts for run in runs), np.stack([run.reduced.sum(axis=0) for run in runs]))
+
+
+def _from_codes(reference: np.ndarray, prediction: np.ndarray, pixels: np.ndarray, class_count: int) -> SweepState:
+    """The sweep's state of distinct bit-packed pairs, some thousand pairs at a time (at 2,048
+    classes a pair's two label sets take 4 KB)."""
+    step = max(1, SWEEP_LABEL_CELLS // class_count)
+    parts = [SweepState.from_label_sets(label_sets(reference[start : start + step], class_count), label_sets(prediction[start : start + step], class_count),
+                                        pixels[start : start + step]) for start in range(0, max(len(pixels), 1), step)]
+    return SweepState.merged(parts, class_count) if len(parts) != 1 else parts[0]
 
 
 # --- running -------------------------------------------------------------------------------------
