@@ -10,9 +10,9 @@ import numpy as np
 from tore_engine.metrics.algorithm1 import ExactCounts
 from tore_engine.metrics.matrices import (
     ABSENT,
-    ClassTotals,
     NEVER_PREDICTED,
     PREDICTED_ONLY,
+    ClassTotals,
     ExactMatrix,
     MatrixSet,
     ToreMatrices,
