@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import tempfile
 import threading
 import time
@@ -68,7 +69,9 @@ class Watch(threading.Thread):
         super().__init__(daemon=True)
         self.url, self.pid, self.stopped = url, pid, threading.Event()
         self.health: list[float] = []
+        self.slow: list[tuple[float, float]] = []  # (seconds since the watch began, latency) of answers over 0.5 s
         self.pss: list[int] = []
+        self.began = time.monotonic()
 
     def run(self) -> None:
         while not self.stopped.is_set():
@@ -76,6 +79,8 @@ class Watch(threading.Thread):
             try:
                 urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=30).read()
                 self.health.append(time.monotonic() - start)
+                if self.health[-1] > 0.5:
+                    self.slow.append((round(start - self.began, 1), round(self.health[-1], 2)))
             except OSError:
                 self.health.append(float("inf"))
             self.pss.append(tree_pss(self.pid))
@@ -84,7 +89,14 @@ class Watch(threading.Thread):
 
 def _visit(browser, url: str, path: str, query: dict[str, str], frames: list[int]) -> dict:
     page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: frames.append(len(frame))))
+    largest: list[bytes] = [b""]
+
+    def received(frame: bytes | str) -> None:
+        data = frame if isinstance(frame, bytes) else frame.encode()
+        frames.append(len(data))
+        largest[0] = max(largest[0], data, key=len)
+
+    page.on("websocket", lambda socket: socket.on("framereceived", received))
     start = time.monotonic()
     page.goto(f"{url}/{path}?{urllib.parse.urlencode(query)}")
     page.wait_for_timeout(1000)
@@ -93,6 +105,7 @@ def _visit(browser, url: str, path: str, query: dict[str, str], frames: list[int
     text = page.inner_text("body")
     found = {"seconds": round(seconds, 1), "exception_box": page.locator(EXCEPTION_BOX).count(),
              "message_size_error": "MessageSizeError" in text, "largest_frame_mb": round(max(frames, default=0) / MB, 2),
+             "largest_frame_words": sorted({word.decode() for word in re.findall(rb"[A-Za-z_]{6,40}", largest[0])})[:60],
              "notes": [line for line in text.splitlines() if any(word in line for word in ("largest", "of the", "drawn", "classes"))][:6]}
     page.close()
     return found
@@ -113,6 +126,7 @@ def measure() -> dict:
             result["idle_pss_mb"] = round(tree_pss(server.pid) / MB)
             for name, path, folder, extra in (("matrices_2047_classes", "", "classes", {}), ("overlays_million_boxes", "overlays", "million", {"page": "p0"})):
                 frames: list[int] = []
+                result[f"{name}_began_s"] = round(time.monotonic() - watch.began, 1)
                 result[name] = _visit(browser, url, path, {"src": "path", "ref": f"{folder}/gt.json", "a": f"{folder}/pred.json", **extra}, frames)
             watch.stopped.set()
             watch.join()
@@ -120,6 +134,7 @@ def measure() -> dict:
         result["peak_pss_mb"] = round(max(watch.pss) / MB)
         result["slowest_health_s"] = round(max(watch.health), 3)
         result["health_probes"] = len(watch.health)
+        result["slow_health"] = watch.slow
     return result
 
 

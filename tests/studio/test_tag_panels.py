@@ -92,3 +92,19 @@ def test_a_cells_page_list_and_an_error_types_pages_are_tagged_at_once(root, mon
     _no_exception(at)
     with_loc = {page for page, count in demo_evaluation.pages["Loc"].items() if count > 0}
     assert set(store.pages("ground-truth", "Loc errors")) == with_loc and len(with_loc) > 1
+
+
+def test_a_page_of_more_boxes_than_a_pane_draws_offers_the_drawn_ones_to_tag(root):
+    """Issue 42 C2: the 'On' list of a page of a million boxes sent every box (29.7 MB); it offers the
+    page and the boxes the panes draw (a pane's MAX_BOXES largest), so a drawn box can be tagged."""
+    from tests.helpers import layout_json, write_json
+    from tore_engine.plots.page_chart import MAX_BOXES
+
+    count = MAX_BOXES + 3
+    boxes = [{"label": "text", "bbox": [k % 50, k // 50, k % 50 + 1 + k / count, k // 50 + 1]} for k in range(count)]  # box k the k-th smallest
+    page = {"id": "p", "width": 100, "height": 120}
+    write_json(root / "gt.json", layout_json("gt", [{**page, "boxes": boxes[:2]}], ["text"]))
+    write_json(root / "model.json", layout_json("model", [{**page, "boxes": boxes}]))
+    options = _overlays(src="path", ref="gt.json", a="model.json").selectbox(key="tag_target").options
+    assert len(options) == 1 + 2 + MAX_BOXES
+    assert "prediction box 2 (text)" not in options and {"prediction box 3 (text)", f"prediction box {count - 1} (text)", "reference box 0 (text)"} <= set(options)

@@ -121,17 +121,18 @@ class Kernels:
     `borrowing=True` compiles the helpers without numba's reference counting (its `_nrt=False`):
     for helpers that only read and write the arrays they are given, never making one, it saves
     the two atomic operations a call and an array that numba spends otherwise (a parser that
-    calls small helpers for every token runs 4x faster). `releases_gil=True` lets the entry run
-    while other threads run Python (numba's `nogil`): two files are parsed at once.
+    calls small helpers for every token runs 4x faster). Every entry runs without the GIL (numba's
+    `nogil`: it touches no Python object), so other threads run Python meanwhile: two files parse
+    at once, and the app's server answers (`/_stcore/health` waited 1.7 s behind mAP's matching of
+    a page of a million boxes when it held the GIL).
 
     Helpers are called only from the entry, never from Python, so numba makes them no wrapper for
     Python or C callers (`HELPERS_CALLED_ONLY_FROM_KERNELS`): 15 % of a cold compile
     (benchmarks/RESULTS.md).
     """
 
-    def __init__(self, *, borrowing: bool = False, releases_gil: bool = False) -> None:
+    def __init__(self, *, borrowing: bool = False) -> None:
         self._helper_options = {**({"_nrt": False} if borrowing else {}), **HELPERS_CALLED_ONLY_FROM_KERNELS}
-        self._entry_options = {"nogil": True} if releases_gil else {}
         self._helpers: list[Callable] = []
         self._entry: Callable | None = None
         self._signature: Callable | None = None
@@ -166,7 +167,7 @@ class Kernels:
             function.__globals__[function.__name__] = numba.njit(**self._helper_options)(function)
         assert self._entry is not None and self._signature is not None, "Kernels.entry registers the entry point"
         self._argument_types = self._signature(numba.types)
-        self._dispatcher = numba.njit(cache=True, **self._entry_options)(self._entry)
+        self._dispatcher = numba.njit(cache=True, nogil=True)(self._entry)
 
     def is_cached(self) -> bool:
         """Whether the disk cache holds the entry for this machine, read from numba's index without

@@ -55,7 +55,7 @@ LABEL, BBOX, SCORE = range(len(_PAGE_KEYS), len(_PAGE_KEYS) + len(_BOX_KEYS))
 _KEY_BYTES = np.frombuffer("".join(_PAGE_KEYS + _BOX_KEYS).encode(), dtype=np.uint8)
 _KEY_STARTS = np.cumsum([0] + [len(key) for key in _PAGE_KEYS + _BOX_KEYS]).astype(np.int64)
 
-kernels = Kernels(borrowing=True, releases_gil=True)  # the helpers never make an array; two files parse at once
+kernels = Kernels(borrowing=True)  # the helpers never make an array; two files parse at once
 COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
 COMPILE_MIN_BYTES = 64 * 2**20  # a cold cache is compiled for texts from this size (else msgspec decodes)
 LOCK_NAME = "pages-compile.lock"

@@ -75,11 +75,12 @@ def _page_outcomes(reference_offsets, reference_boxes, reference_classes, detect
     reference_kinds, reference_partners = np.full(total_references, FN, np.int8), np.full(total_references, -1, np.int64)
     reference_ious = np.full(total_references, np.nan)
     ranked = np.zeros(total_detections, np.int64)
-    most = 1
+    most, most_references = 1, 1
     for page in range(pages):
-        most = max(most, reference_offsets[page + 1] - reference_offsets[page], detection_offsets[page + 1] - detection_offsets[page])
+        most_references = max(most_references, reference_offsets[page + 1] - reference_offsets[page])
+        most = max(most, most_references, detection_offsets[page + 1] - detection_offsets[page])
     order, buffer, no_classes = np.zeros(most, np.int64), np.zeros(most, np.int64), np.zeros(total_detections, np.int64)
-    ious = np.zeros((min(most, MAX_DETECTIONS), most))
+    ious = np.zeros((min(most, MAX_DETECTIONS), most_references))  # kept detections x reference boxes (a million of one side: not 800 MB)
     state = np.zeros((2, most), np.int64)  # row 0: taken; row 1: same class as the detection at hand
     best_of = np.full(most, -1, np.int64)  # per reference box: the detection its fix would turn true (BestGTMatch)
     usable = np.zeros(most, np.bool_)

@@ -47,8 +47,8 @@ _FIELD = np.uint64((1 << THRESHOLDS) - 1)  # one area range's threshold bits
 # Merging and accumulating run in the driver, where the app's server also draws pages: they let
 # other threads run Python meanwhile (0.7 s each at 100,000 pages).
 matching = jit.Kernels(borrowing=True)
-merging = jit.Kernels(borrowing=True, releases_gil=True)
-accumulating = jit.Kernels(borrowing=True, releases_gil=True)
+merging = jit.Kernels(borrowing=True)
+accumulating = jit.Kernels(borrowing=True)
 
 
 # --- shared helpers (registered with both entries) ------------------------------------------------
@@ -322,16 +322,17 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
     """`map_numpy.match_pages` of prepared columns (COCO boxes, areas, convention scores), the
     records in ranking order (a stable merge sort by class, then score descending)."""
     pages = len(reference_offsets) - 1
-    most = 1
+    most, most_references = 1, 1
     for page in range(pages):
-        most = max(most, reference_offsets[page + 1] - reference_offsets[page], detection_offsets[page + 1] - detection_offsets[page])
+        most_references = max(most_references, reference_offsets[page + 1] - reference_offsets[page])
+        most = max(most, most_references, detection_offsets[page + 1] - detection_offsets[page])
     total = len(detection_classes)
     out_classes, out_scores, out_ranks = np.zeros(total, np.int64), np.zeros(total, np.float64), np.zeros(total, np.int64)
     matched, ignored = np.zeros(total, np.uint64), np.zeros(total, np.uint64)
     ground_truths = np.zeros((class_count, AREAS), np.int64)
     values = np.full((pages, 3), np.nan)
     reference_order, detection_order, buffer = np.zeros(most, np.int64), np.zeros(most, np.int64), np.zeros(most, np.int64)
-    ious = np.zeros((min(most, LIMIT), most))
+    ious = np.zeros((min(most, LIMIT), most_references))  # kept detections x reference boxes (a million of one side: not 800 MB)
     kept, taken, gt_order, skipped = np.zeros(AREAS, np.int64), np.zeros(most, np.uint64), np.zeros(most, np.int64), np.zeros(most, np.bool_)
     precisions, true_counts, falses = np.zeros((THRESHOLDS, LIMIT)), np.zeros(THRESHOLDS, np.int64), np.zeros(THRESHOLDS, np.int64)
     candidates = np.zeros(most, np.int64)
@@ -584,6 +585,7 @@ def preload_for_pool(share: int) -> None:
 
 
 def warm() -> list[str]:
-    """Load the three entries from the cache folder, compiling them there first when it is cold."""
+    """Load the three entries, and the other modules' kernels registered in `OTHER_KERNELS`, from
+    the cache folder, compiling them there first when it is cold."""
     without = "numba is not installed: mAP uses its NumPy path"
-    return [jit.warm(kernels, *_what(kernels), without_numba=without, lock_name=LOCK_NAME) for kernels in (matching, merging, accumulating)]
+    return [jit.warm(kernels, *_what(kernels), without_numba=without, lock_name=LOCK_NAME) for kernels in (matching, merging, accumulating, *OTHER_KERNELS)]

@@ -197,7 +197,7 @@ def _square_root(numerator: int, denominator: int) -> float:
 
 def summarise(matches: PageMatches, convention: Convention) -> MeanAveragePrecision:
     """Every figure of the data set from its pages' match records."""
-    compiled = map_kernel.use_kernels(map_kernel.accumulating, len(matches.page_values), int(matches.boxes.sum()))
+    compiled = map_kernel.use_kernels(map_kernel.accumulating, max(len(matches.page_values), int(np.count_nonzero(matches.boxes))), int(matches.boxes.sum()))  # its cost grows with the classes too
     precision, recall = (map_kernel if compiled else map_numpy).accumulate(matches, convention)
     stats = _stats(precision, recall, convention.iou_thresholds)
     last = len(MAX_DETECTIONS) - 1

@@ -3,7 +3,7 @@
     python -m tore_engine.run.warm
 
 (`./run.sh test` does this before the tests.) The page parser, the JSON scan, the sweep kernel and the polygon rasteriser
-compile in one process, the page kernel and mAP's three entries in another (about 9 and 12 s of CPU):
+compile in one process, the page kernel, mAP's three entries and TIDE's box outcome kernel in another (about 9 and 12 s of CPU):
 on two cores a cold install takes about the longer half (benchmarks/RESULTS.md).
 """
 
@@ -31,7 +31,7 @@ def _warm_reading_kernels() -> list[str]:
 
 def _warm_scoring_kernels() -> list[str]:
     from tore_engine.engine import page_kernel
-    from tore_engine.metrics import map_kernel
+    from tore_engine.metrics import box_outcomes, map_kernel  # noqa: F401  (box_outcomes registers TIDE's kernel in map_kernel.OTHER_KERNELS)
 
     return [page_kernel.warm(), *map_kernel.warm()]
 

@@ -15,6 +15,7 @@ import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.text_safety import write_csv
+from tore_engine.plots.page_overlays import largest_boxes
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.tags import TagStore, database_url
 from tore_engine.studio import url_state
@@ -43,11 +44,12 @@ def in_use() -> bool:
 
 
 def _targets(evaluated: Evaluated, page_id: str) -> list[str]:
-    """What a tag may be put on: the page, or one of its boxes on either side."""
+    """What a tag may be put on: the page, or one of its boxes on either side that the panes draw
+    (all of them, or a pane's `MAX_BOXES` largest: a page of a million boxes would send them all)."""
     targets = [PAGE_TARGET]
     for side, page in (("reference", evaluated.reference_page(page_id)), ("prediction", evaluated.prediction_page(page_id))):
         if page is not None:
-            targets += [f"{side} box {k} ({label})" for k, label in enumerate(page.labels)]
+            targets += [f"{side} box {k} ({page.labels[k]})" for k in largest_boxes(page)]
     return targets
 
 
