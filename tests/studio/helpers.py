@@ -174,6 +174,22 @@ def _page_table(at: AppTest):
     return next(frame.value for frame in at.dataframe if "page" in frame.value.columns)
 
 
+LINE_LABELS = (("Foreground recall", "Foreground precision", "Foreground F1"), ("mAP", "mAP@50", "mAP@75"))
+
+
+def scores_line(at) -> dict[str, str]:
+    """The Matrices page's scores line read back: each figure's full label -> the number shown
+    (its two groups are Markdown lines "Foreground recall **0.928** · precision **0.961** · F1 **0.944**"
+    and "mAP **0.615** · @50 **0.779** · @75 **0.701**")."""
+    shown = {}
+    for labels in LINE_LABELS:
+        line = next(markdown.value for markdown in at.markdown if markdown.value.startswith(f"{labels[0]} **"))
+        values = [part.rsplit("**", 2)[1] for part in line.split(" · ")]
+        assert len(values) == len(labels), line
+        shown.update(zip(labels, values))
+    return shown
+
+
 def _metric(at, label: str) -> str:
     return next(metric.value for metric in at.metric if metric.label.startswith(label))
 

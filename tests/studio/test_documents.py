@@ -48,7 +48,7 @@ def _same_matrix(at, alone) -> bool:
 def test_the_demos_documents_are_listed_with_their_exact_scores(demo_evaluation):
     at = _app()
     _no_exception(at)
-    assert at.selectbox(key=documents.DOCUMENT).options == ["(all documents)", *DEMO_DOCUMENTS]
+    assert at.selectbox(key=documents.DOCUMENT).options == ["(all documents)", *(f"Document {name}" for name in DEMO_DOCUMENTS)]
     assert not [frame for frame in at.dataframe if "document" in frame.value.columns]  # drawn once its section is opened
     at.session_state[documents.DOCUMENTS_OPEN] = True  # what opening the section does (on_change="rerun")
     at.run()
@@ -115,7 +115,7 @@ def test_the_docling_documents_by_document():
     at = _app(src="path", ref="shared/data/layouts/docling_documents/pre_heron", a="shared/data/layouts/docling_documents/heron",
               doc="picture_classification", metric="confusion", view="full")
     _no_exception(at)
-    assert at.selectbox(key=documents.DOCUMENT).options[1:] == document_table(whole)["document"].tolist()
+    assert at.selectbox(key=documents.DOCUMENT).options[1:] == [f"Document {name}" for name in document_table(whole)["document"]]
     assert _same_matrix(at, _alone(reference, prediction, "picture_classification", whole.matrices.mode))
     at.switch_page("app_pages/overlays.py").run()
     assert _navigator(at).startswith("Page **picture\\_classification/1**: 1 of 2 in file order")  # Markdown-escaped

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _bar_charts, _bars, _no_exception, _shown_text
+from tests.studio.helpers import _app, _bar_charts, _bars, _no_exception, _shown_text, scores_line
 from tore_engine.api import evaluate_pair
 from tore_engine.plots import bars
 from tore_engine.studio import evaluations, map_views
@@ -23,10 +23,6 @@ def store(monkeypatch) -> evaluations.EvaluationStore:
     fresh = evaluations.EvaluationStore()
     monkeypatch.setattr(evaluations, "evaluation_store", lambda: fresh)
     return fresh
-
-
-def _metrics(at) -> dict[str, str]:
-    return {metric.label: metric.value for metric in at.metric}
 
 
 def _shown(value: float | None) -> str:
@@ -46,7 +42,7 @@ def test_the_scores_line_per_class_bars_and_page_table_are_the_evaluations_map(s
     engine = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json", map=convention).evaluation
     at = _app(pages_open="1", **({} if convention == "coco" else {"convention": convention}))
     _no_exception(at)
-    assert _metrics(at) == _expected_line(engine)
+    assert scores_line(at) == _expected_line(engine)
     assert f"convention {convention}:" in _shown_text(at)
     chart = _bar_charts(at)[0]
     bars = _bars(chart)
@@ -87,7 +83,7 @@ def test_the_heatmap_is_drawn_before_maps_summary_is_made(store, monkeypatch):
     _no_exception(at)
     assert waited and all(waited)
     engine = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json").evaluation
-    assert list(_metrics(at).items()) == list(_expected_line(engine).items())
+    assert list(scores_line(at).items()) == list(_expected_line(engine).items())
     assert "convention coco:" in _shown_text(at)
 
 
@@ -107,7 +103,7 @@ def test_an_ap_bar_lists_the_pages_of_its_class(demo_evaluation):
 def test_a_dual_model_says_why_map_is_undefined(store):
     at = _app(model="B", pages_open="1")
     _no_exception(at)
-    assert [_metrics(at)[label] for label in map_views.FIGURES.values()] == ["—"] * 3
+    assert [scores_line(at)[label] for label in map_views.FIGURES.values()] == ["—"] * 3
     assert any("mAP is undefined: dual taxonomy: the two sides have different classes" in info.value for info in at.info)
     pages = next(frame.value for frame in at.dataframe if "foreground F1" in frame.value.columns)
     assert "mAP" not in pages.columns  # no mAP column in the pages table
@@ -128,7 +124,7 @@ def test_unscored_predictions_are_said_to_make_map_depend_on_box_order(root, sto
     engine = evaluate_pair(root / reference, root / prediction).evaluation
     at = _app(src="path", ref=reference, a=prediction, sweep_open="1")
     _no_exception(at)
-    assert _metrics(at) == _expected_line(engine)
+    assert scores_line(at) == _expected_line(engine)
     assert [warning.value for warning in at.warning] == [
         "6 of 6 prediction boxes have no score: mAP ranks them as score 1.0, as the reference does, so in file order, and its result "
         "depends on the order of the boxes (TORE's scores do not)."]

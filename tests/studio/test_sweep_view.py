@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers import DEMO, REPOSITORY
-from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception, _shown_text, _sweep_charts
+from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception, _shown_text, _sweep_charts, scores_line
 from tore_engine.api import evaluate_pair, load_pair
 from tore_engine.core.layout import LayoutSet
 from tore_engine.metrics.sweep import MIN_SCORES
@@ -80,7 +80,7 @@ def test_the_chart_is_the_sweep_and_a_minimum_score_evaluates_as_the_command_lin
     heatmap = _heatmaps(at)[0]
     assert _axes(heatmap)[0] == classes and np.array_equal(_cells(heatmap, "pixels"), expected)
     at_threshold = evaluate_pair(DEMO / "reference.json", DEMO / "model_a.json", min_score=0.75).evaluation
-    assert at.metric[3].value == f"{at_threshold.map.map:.3f}"
+    assert scores_line(at)["mAP"] == f"{at_threshold.map.map:.3f}"
     assert _current(_sweep_chart(at)) == [0.75, 0.75]
     assert len(store._entries) == 2 and len(store._sweeps) == 1  # one sweep for both minimum scores ...
     assert next(iter(store._sweeps.values())).equals(at_threshold.sweep())  # ... which is the threshold's own too
@@ -195,4 +195,4 @@ def test_the_sweep_of_real_scored_predictions(store, monkeypatch):
         if not rows["f1"].isna().all():
             assert np.array_equal(_curve(chart, name), rows["f1"].to_numpy(dtype=float), equal_nan=True)
     assert pd.Series(_curve(chart, "Foreground")).equals(sweep[sweep["scope"] == "foreground"]["f1"].astype(float).reset_index(drop=True))
-    assert at.metric[3].value == f"{engine.map.map:.3f}"
+    assert scores_line(at)["mAP"] == f"{engine.map.map:.3f}"

@@ -20,6 +20,9 @@ STREAMLIT_SETTINGS = {
     # Streamlit's gc.collect(2) after every run holds the GIL 0.1-0.2 s with a 20,000-page evaluation
     # held, between a page switch and the next page's run; Python's own collector still runs.
     "runner.postScriptGC": "false",
+    # the first element just under the header's chrome, not 6 rem below it: on a laptop's 800 px the
+    # Matrices page's heatmap and the Overlays page's first pane are on the first screen
+    "theme.paddingTop": "0.5rem",
 }
 
 

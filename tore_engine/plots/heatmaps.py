@@ -38,8 +38,11 @@ TICK_LABEL_LIMIT = 60
 LABEL_LIMIT = 22  # characters of a class name on an axis (shortened in the middle; whole in the hover)
 MIN_PLOT_SIDE = 180  # pixels: room for the colour bar of a 2x2 matrix
 WIDTH = 760  # pixels a heatmap fills at most: the app's main column on a 1280-pixel screen
+HEIGHT = 540  # pixels a heatmap fills at most in height in the app: what a 1280 x 800 screen leaves under Matrices' controls
 MAX_CELL, MIN_CELL = 44, 6  # pixels of a cell's side
+READABLE_CELL = 30  # pixels: the smallest cell whose number ("<0.01", font 10) still fits; a height budget stops there
 COLOUR_BAR_MARGIN = 100  # pixels right of the cells: the colour bar and its numbers
+TOP_MARGIN = 40  # pixels above the cells: the title
 SELECTED = dict(marker=dict(opacity=0.55, color="#ff2b2b"))
 UNSELECTED = dict(marker=dict(opacity=0))
 UNDEFINED = "undefined (0/0)"
@@ -102,9 +105,14 @@ def _tick_text(value: float, is_ratio: bool) -> str:
     return f"{value:.2g}" if is_ratio else _format_value(value, is_ratio)
 
 
+def numbered_names(rows: list[str], columns: list[str]) -> bool:
+    """Whether a matrix of these classes prints its numbers in its cells."""
+    return max(len(rows), len(columns)) <= CELL_TEXT_LIMIT
+
+
 def numbered(matrices: MatrixSet) -> bool:
     """Whether a matrix this size has its numbers printed on its cells."""
-    return max(len(matrices.rows), len(matrices.columns)) <= CELL_TEXT_LIMIT
+    return numbered_names(matrices.rows, matrices.columns)
 
 
 def defined(matrices: MatrixSet) -> tuple[np.ndarray, np.ndarray]:
@@ -131,11 +139,15 @@ def axis_label(name: str) -> str:
     return plain_for_plotly(shortened(name, LABEL_LIMIT))
 
 
-def cell_size(rows: list[str], columns: list[str], max_cell: int = MAX_CELL, width: int = WIDTH) -> int:
-    """Pixels per (square) cell: the matrix and its row labels fill at most `width` pixels, a
-    cell between `MIN_CELL` (100 classes still fit) and `max_cell`."""
+def cell_size(rows: list[str], columns: list[str], max_cell: int = MAX_CELL, width: int = WIDTH, height: int | None = None) -> int:
+    """Pixels per (square) cell: the matrix and its row labels fill at most `width` pixels (and,
+    given `height`, the whole figure at most `height` pixels, down to a cell whose number still
+    fits), a cell between `MIN_CELL` (100 classes still fit) and `max_cell`."""
     n = max(len(rows), len(columns), 1)
     room = width - _left_margin(rows) - COLOUR_BAR_MARGIN
+    if height is not None:
+        tall = (height - TOP_MARGIN - _bottom_margin(columns, _font(rows, columns))) // max(len(rows), 1)
+        max_cell = min(max_cell, max(tall, READABLE_CELL if numbered_names(rows, columns) else MIN_CELL))
     return max(MIN_CELL, min(max_cell, room // n), -(-MIN_PLOT_SIDE // n))
 
 
@@ -190,8 +202,8 @@ def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: s
         dragmode="zoom",
         hovermode="closest",
         width=max(320, left + cell * len(columns) + COLOUR_BAR_MARGIN),
-        height=40 + cell * len(rows) + bottom,
-        margin=dict(l=left, r=COLOUR_BAR_MARGIN, t=40, b=bottom),
+        height=TOP_MARGIN + cell * len(rows) + bottom,
+        margin=dict(l=left, r=COLOUR_BAR_MARGIN, t=TOP_MARGIN, b=bottom),
         plot_bgcolor="white",
         meta={"chart": "heatmap", "rows": list(rows), "columns": list(columns), **meta},
     )
@@ -237,6 +249,7 @@ def matrix_heatmap(
     title: str = "",
     max_cell: int = MAX_CELL,
     width: int = WIDTH,
+    height: int | None = None,
     note: str = "",
     unit: str = "pixels",
 ) -> go.Figure:
@@ -247,7 +260,7 @@ def matrix_heatmap(
     (the recall and precision of the cell). Exact zeros and undefined values are blank.
     `hide_diagonal` blanks the class-with-itself cells (colour and number) and rescales the colours
     to the confusions; `outline_diagonal` frames them (single taxonomy). The `share` metric (each
-    cell over the view's total) needs `ShownMatrices`. `width`: the pixels the figure may fill;
+    cell over the view's total) needs `ShownMatrices`. `width` (and `height`, if given): the pixels the figure may fill;
     `note`: a line under the title (what was left out).
     """
     if metric not in METRICS:
@@ -284,7 +297,7 @@ def matrix_heatmap(
                         + _number_line("row % (recall)", 2, PERCENT_FORMAT, with_recall) + "<br>"
                         + _number_line("column % (precision)", 3, PERCENT_FORMAT, with_precision) + "<extra></extra>")
             groups[template] = (recall_defined == with_recall) & (precision_defined == with_precision)
-    cell = cell_size(rows, columns, max_cell, width)
+    cell = cell_size(rows, columns, max_cell, width, height)
     fig = go.Figure([heatmap, *_cell_overlays(rows, columns, customdata, groups, cell)])
     _matrix_layout(fig, rows, columns, _titled(title, note), cell, {"metric": metric})
     if outline_diagonal and diagonal.any():

@@ -72,8 +72,8 @@ def chosen_document(evaluated: Evaluated) -> str:
         return ALL
     if len(names) <= MAX_LISTED:
         url_state.seed(DOCUMENT, ALL, [ALL, *names])
-        chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session",
-                              format_func=lambda name: "(all documents)" if name == ALL else name, help=PICKER_HELP)
+        chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session", label_visibility="collapsed",
+                              format_func=lambda name: "(all documents)" if name == ALL else f"Document {name}")
     else:
         url_state.seed(DOCUMENT, ALL)  # a name not found stays typed, and is said
         chosen = st.text_input(f"Document (one of {len(names):,}, by its name; empty: all)", key=DOCUMENT, persist_state="session",

@@ -56,25 +56,38 @@ def caveat(evaluation: Evaluation, who: str = "") -> str | None:
     return None
 
 
+SHORT_LABELS = {"Foreground recall": "Foreground recall", "Foreground precision": "precision", "Foreground F1": "F1",
+                "mAP": "mAP", "mAP@50": "@50", "mAP@75": "@75"}  # each group's figures after its first, as the line shows them
+
+
+def score_group(values: dict[str, str]) -> str:
+    """One group of the scores line as Markdown: "Foreground recall **0.928** · precision **0.961** · F1 **0.944**"."""
+    return " · ".join(f"{SHORT_LABELS[label]} **{value}**" for label, value in values.items())
+
+
+def _group_help(labels: list[str]) -> str:
+    return "\n\n".join(f"**{label}**: {HELPS[label]}" for label in labels)
+
+
 def scores_line(evaluated: Evaluated) -> Callable[[], None]:
-    """TORE's Foreground scores, and beside them the places of mAP's, which the function returned
-    fills with them (and with what to know about the mAP shown, where the page then is): the page calls it once its heatmap is on its way
-    to the browser, because mAP's summary is made on first use (1 s at 100,000 pages)."""
+    """TORE's Foreground scores, and beside them the place of mAP's, which the function returned
+    fills (and with what to know about the mAP shown, where the page then is): the page calls it
+    once its heatmap is on its way to the browser, because mAP's summary is made on first use (1 s
+    at 100,000 pages). One line of text, each group's definitions in its help, so that on a
+    laptop the heatmap follows at once (six `st.metric`s took two rows, 190 px)."""
     evaluation = evaluated.evaluation
     recall, precision = evaluation.matrices.foreground
     tore = {"Foreground recall": recall, "Foreground precision": precision, "Foreground F1": f1_score(precision, recall)}
-    row = st.container(horizontal=True, gap="small")  # each label whole: on a narrow screen, mAP's three go below TORE's
-    tore_group, map_group = (row.container(horizontal=True, gap="medium", width="content") for _ in range(2))
-    for label, value in tore.items():
-        tore_group.metric(label, _shown(value), help=HELPS[label], width="content")
-    places = [map_group.empty() for _ in FIGURES]
+    row = st.container(horizontal=True, gap="medium")  # on a narrow screen, mAP's group goes below TORE's
+    row.markdown(score_group({label: _shown(value) for label, value in tore.items()}), help=_group_help(list(tore)), width="content")
+    place = row.empty()
 
     def fill() -> None:
-        """mAP's three numbers in their places, and its notes where the page is (after the matrix)."""
+        """mAP's three numbers in their place, and its notes where the page is (after the matrix)."""
         notes = st.empty()
         report = evaluation.map
-        for place, (field, label) in zip(places, FIGURES.items()):
-            place.metric(label, _shown(None if report is None else getattr(report, field)), help=HELPS[label], width="content")
+        place.markdown(score_group({label: _shown(None if report is None else getattr(report, field)) for field, label in FIGURES.items()}),
+                       help=_group_help(list(FIGURES.values())), width="content")
         warning = caveat(evaluation)
         with notes.container():
             if report is None:

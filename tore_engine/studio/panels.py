@@ -82,7 +82,8 @@ def picked_evaluation(dataset: Dataset) -> tuple[str, Evaluated | None]:
     picker = st.empty()
     evaluated = model_evaluation(dataset, st.session_state["model"])
     labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}
-    model = picker.radio("Model", models, key="model", format_func=labels.__getitem__, horizontal=True, persist_state="session")
+    model = picker.radio("Model", models, key="model", format_func=labels.__getitem__, horizontal=True, persist_state="session",
+                         label_visibility="collapsed")  # its choices say "model A", "model B"
     url_state.share(model=model)
     return model, evaluated
 
@@ -142,7 +143,7 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
     diagonal_shown = mode == "single" and state["view"] != "reduced"
     label = display_label(state["view"], state["metric"], state["scale"], state["hide"] and diagonal_shown, state["nobg"],
                           state["classes"], len(classes))
-    with st.popover(label, key="display"):
+    with st.popover(label, key="display", width="stretch"):  # in a narrow column the label ends in "…", whole in the open popover
         view = view_radio(mode)
         metric = st.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
                           format_func=heatmaps.NORMALISATIONS.get,
@@ -197,7 +198,7 @@ def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, ke
     """Draw one clickable matrix, its classes shown as `names` says (`axis_names`); returns the
     cell clicked (by its class names), if a new click arrived."""
     figure = heatmaps.matrix_heatmap(renamed(matrices, names or {}), choice.metric, scale=choice.scale, hide_diagonal=choice.hide_diagonal,
-                                     outline_diagonal=mode == "single", title=title, note=note)
+                                     outline_diagonal=mode == "single", title=title, note=note, height=heatmaps.HEIGHT)
     return clickable_chart(figure, key, lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
 
 
@@ -403,13 +404,12 @@ def shown_matrix(evaluated: Evaluated, choice: MatrixChoice, mode: str, key: str
 
 
 @shown_errors()
-def matrix_explorer(evaluated: Evaluated, model: str) -> None:
-    """Controls, clickable heatmap, cell pickers and the page list of one evaluation (run as a
-    fragment, so it shows its own errors)."""
+def matrix_explorer(evaluated: Evaluated, model: str, choice: MatrixChoice) -> None:
+    """Clickable heatmap (of the view `matrix_controls` chose), cell pickers and the page list of
+    one evaluation (run as a fragment, so it shows its own errors)."""
     url_state.follow_page_request()
     evaluation = evaluated.evaluation
     mode = evaluation.matrices.mode
-    choice = matrix_controls(mode, matrix_classes(evaluation))
     if mode == "dual":
         dual_mode_note()
     clicked = shown_matrix(evaluated, choice, mode, f"heatmap-{model}")

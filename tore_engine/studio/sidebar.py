@@ -175,7 +175,7 @@ def _model_count() -> list[str]:
 
 
 def _demo() -> _Chosen:
-    st.sidebar.caption("Models A and B of the demo are simulated (made from the ground truth, not trained).")
+    st.sidebar.caption(DEMO_CAPTION, help=DEMO_NOTE)
     label_map = _path_input("Label map (optional path)", "map", LABEL_MAP_HELP)
     url_state.share(src="demo")
     return _Chosen(DEMO_DIR / DEMO_FILES[REFERENCE], {model: DEMO_DIR / DEMO_FILES[model] for model in ("A", "B")}, {}, label_map)

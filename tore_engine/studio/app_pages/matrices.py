@@ -3,21 +3,21 @@ cell to list the pages behind it, a per-class bar for the pages of that class (b
 fragment, so that the classes chosen for the matrix are the chart's too); the operating point
 (a click on a point evaluates at its minimum score); every page in one table.
 
-On a laptop's first screen (1280 x 800) the heatmap comes after one line of pickers (model,
-document), the scores and the Display popover (view, normalisation, colour scale, classes: its
-button says them): the demo's note is a caption whose help holds the whole of it, the documents'
-table and mAP's notes come after the matrix."""
+On a laptop's first screen (1280 x 800) the whole heatmap of up to 12 classes shows: the Display
+popover (view, normalisation, colour scale, classes: its button says them) beside the title, one
+line of pickers (model, document), one line of scores, then the matrix; the documents' table and
+mAP's notes come after it. A change of display reruns the page (its popover is outside the
+fragment, which cannot hold widgets drawn beside the title)."""
 
 import streamlit as st
 
 from tore_engine.studio import documents, downloads, error_views, map_views, page_tables, panels, sweep_view
 from tore_engine.studio.messages import pairing_alert
-from tore_engine.studio.sidebar import DEMO_CAPTION, DEMO_NOTE, Dataset
+from tore_engine.studio.sidebar import Dataset
 
 dataset: Dataset = st.session_state["_dataset"]
-st.title("TORE matrices")
-if dataset.is_demo:
-    st.caption(DEMO_CAPTION, help=DEMO_NOTE)
+title_column, display_column = st.columns([1, 1], vertical_alignment="center")
+title_column.title("TORE matrices")
 model_column, document_column = st.columns([3, 2], vertical_alignment="bottom")
 with model_column:
     model, evaluated = panels.picked_evaluation(dataset)
@@ -26,8 +26,10 @@ if evaluated is not None:
     whole = evaluated
     with document_column:
         evaluated = documents.document_filter(evaluated)
+    with display_column:
+        choice = panels.matrix_controls(evaluated.evaluation.matrices.mode, panels.matrix_classes(evaluated.evaluation))
     fill_map_scores = map_views.scores_line(evaluated)
-    st.fragment(panels.matrix_explorer)(evaluated, model)
+    st.fragment(panels.matrix_explorer)(evaluated, model, choice)
     fill_map_scores()  # mAP's summary made while the browser draws the heatmap
     error_views.where_ap_goes(evaluated)
     documents.document_table_view(whole, model)
