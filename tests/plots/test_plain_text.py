@@ -18,6 +18,7 @@ from tests.studio.helpers import (
     _page_charts,
     _pane_titles,
     _title,
+    open_page,
 )
 from tore_engine.plots.plain_text import plain_for_markdown, plain_for_plotly
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
@@ -53,7 +54,7 @@ def test_markup_in_class_names_is_shown_as_text(tmp_path, monkeypatch):
     assert f"for reference **{plain_for_markdown(HOSTILE_NAMES[0])}** → prediction **{plain_for_markdown(HOSTILE_NAMES[2])}**" in heading
     assert "\\!\\[t\\]\\(http:\u2060//x.invalid/t.png\\)" in heading and "](" not in heading
 
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     at.radio(key="box_colours").set_value("class").run()  # the legend names the classes (by outcome it names TIDE's kinds)
     _no_exception(at)

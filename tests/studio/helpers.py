@@ -24,6 +24,7 @@ from streamlit.testing.v1 import AppTest
 
 from benchmarks.common import served_app
 from tests.helpers import DEMO, REPOSITORY, figure_json, page_legend, page_rows
+from tore_engine.studio import state
 
 APP = str(REPOSITORY / "tore_engine" / "studio" / "app.py")
 
@@ -54,13 +55,21 @@ def _app(*, secrets: dict | None = None, timeout: float = 60, **query: str) -> A
     return at.run()
 
 
+def open_page(at: AppTest, name: str) -> AppTest:
+    """Go to the app's page `name` (`app.PAGES`) on the next run, as a button's callback asks for
+    it (`state.request_switch`): AppTest.switch_page finds pages by their file, and the app's pages
+    are functions (`st.Page(callable)`)."""
+    at.session_state[state.SWITCH] = (name, dict(at.query_params))  # the link's parameters go with it, as a browser's link keeps them
+    return at
+
+
 def open_scores_page(benchmark: str, timeout: int = 120, **query: str) -> AppTest:
     """The Scores page with `benchmark` chosen, opened first as a deep link opens it."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.query_params["bench"] = benchmark
     for key, value in query.items():
         at.query_params[key] = value
-    at.switch_page("app_pages/scores.py").run()
+    open_page(at, "scores").run()
     _no_exception(at)
     return at
 
@@ -177,17 +186,22 @@ def _page_table(at: AppTest):
 LINE_LABELS = (("Foreground recall", "Foreground precision", "Foreground F1"), ("mAP", "mAP@50", "mAP@75"))
 
 
-def scores_line(at) -> dict[str, str]:
-    """The Matrices page's scores line read back: each figure's full label -> the number shown
-    (its two groups are Markdown lines "Foreground recall **0.928** · precision **0.961** · F1 **0.944**"
-    and "mAP **0.615** · @50 **0.779** · @75 **0.701**")."""
+def scores_line_values(lines: list[str]) -> dict[str, str]:
+    """The scores line's figures, each full label -> the number shown, from its two lines as
+    Markdown ("Foreground recall **0.928** · precision **0.961** · F1 **0.944**") or as the browser
+    shows them (the same without the asterisks)."""
     shown = {}
     for labels in LINE_LABELS:
-        line = next(markdown.value for markdown in at.markdown if markdown.value.startswith(f"{labels[0]} **"))
-        values = [part.rsplit("**", 2)[1] for part in line.split(" · ")]
+        line = next(line for line in lines if line.startswith(f"{labels[0]} "))
+        values = [part.replace("**", "").split()[-1] for part in line.split(" · ")]
         assert len(values) == len(labels), line
         shown.update(zip(labels, values))
     return shown
+
+
+def scores_line(at) -> dict[str, str]:
+    """The Matrices page's scores line read back from AppTest (`scores_line_values`)."""
+    return scores_line_values([markdown.value for markdown in at.markdown])
 
 
 def _metric(at, label: str) -> str:

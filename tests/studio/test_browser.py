@@ -599,7 +599,7 @@ def test_the_models_page_opens_a_models_matrices_and_compares_any_two(server, pa
     _wait_idle(page)
     _select_rows(page, "models-table", [1])
     page.get_by_role("button", name="Open its matrices").click()
-    page.wait_for_url("**/?*model=B*", timeout=30_000)  # the Matrices page, served at /
+    page.wait_for_url("**/matrices?*model=B*", timeout=30_000)  # the Matrices page, served at /matrices too
     _wait_for_plot(page)
     _wait_idle(page)
     assert "model=B" in page.url and "dual taxonomy: model B (model-b)" in _chart_titles(page)[0]

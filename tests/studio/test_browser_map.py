@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO, REPOSITORY, SHARED
-from tests.studio.helpers import app_server
+from tests.studio.helpers import app_server, scores_line_values
 from tests.studio.test_browser import FIGURES as PLOTLY_FIGURES
 from tests.studio.test_browser import _heatmap_labels, _open_popover, _shot, _wait_for_plot, _wait_idle, launched_chromium
 from tests.studio.test_sweep_view import cli_confusion
@@ -59,9 +59,9 @@ def _link(server: str, **query: str) -> str:
 
 
 def _metrics(page) -> dict[str, str]:
-    """The scores line: each metric's label and value, as drawn."""
-    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-testid=stMetric]')].map(m =>
-        [m.querySelector('[data-testid=stMetricLabel]').innerText.trim(), m.querySelector('[data-testid=stMetricValue]').innerText.trim()]))""")
+    """The scores line: each figure's label and value, as drawn."""
+    return scores_line_values(page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stMarkdownContainer] p')].map(p => p.innerText.trim())"""))
 
 
 def _expected_map(evaluation) -> dict[str, str]:

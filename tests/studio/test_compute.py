@@ -13,7 +13,7 @@ from tests.studio.helpers import _app, _no_exception
 from tore_engine.api import load_pair
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.run.runner import evaluate_dataset
-from tore_engine.studio import compute, evaluations
+from tore_engine.studio import compute, evaluations, state
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed (pip install 'tore-studio[dask]')")
 
@@ -49,7 +49,7 @@ def test_a_scheduler_address_in_the_url_never_connects(listening_socket):
         "Some parameters of this link were ignored, their values kept as default: `dask` (not one of the choices)."
     ]
     assert [w.key for w in at.sidebar.text_input if w.key == "dask"] == []  # no free-text scheduler field
-    assert at.session_state["_dataset"].scheduler is None
+    assert at.session_state[state.DATASET].scheduler is None
     assert any("No Dask scheduler is configured" in caption.value for caption in at.sidebar.caption)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO, shared_path
-from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception
+from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception, open_page
 from tore_engine.api import evaluate_pair, load_pair
 from tore_engine.core.layout import LayoutSet
 from tore_engine.results.documents import document_table
@@ -82,7 +82,7 @@ def _navigator(at) -> str:
 
 def test_a_link_with_a_document_narrows_the_overlays_navigator():
     at = _app(doc="manual-c", page="paper-b/p1")  # a page of another document: the document's first instead
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     assert _navigator(at).startswith("Page **manual-c/p1**: 1 of 6 in file order")
     at.number_input(key="page_position").set_value(6).run()
@@ -117,14 +117,14 @@ def test_the_docling_documents_by_document():
     _no_exception(at)
     assert at.selectbox(key=documents.DOCUMENT).options[1:] == [f"Document {name}" for name in document_table(whole)["document"]]
     assert _same_matrix(at, _alone(reference, prediction, "picture_classification", whole.matrices.mode))
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     assert _navigator(at).startswith("Page **picture\\_classification/1**: 1 of 2 in file order")  # Markdown-escaped
 
 
 def test_compare_narrows_both_models_to_the_document(demo):
     reference, prediction, _ = demo
     at = _app(doc="paper-b", metric="confusion")
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     assert at.selectbox(key=documents.DOCUMENT).value == "paper-b"
     deltas = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _axes, _figures, _heatmaps, _no_exception, _title
+from tests.studio.helpers import _app, _axes, _figures, _heatmaps, _no_exception, _title, open_page
 from tore_engine.api import evaluate as api_evaluate
 from tore_engine.api import load_pair
 from tore_engine.core.errors import InputError
@@ -50,7 +50,7 @@ def test_each_model_keeps_its_own_title_when_both_are_the_same_file(monkeypatch)
     _fresh_store(monkeypatch)
     model = str(DEMO / "model_a.json")
     at = _app(src="path", ref=str(DEMO / "reference.json"), a=model, b=model)
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     titles = [_title(chart).split(": ", 1)[1] for chart in _figures(at)[:2]]
     assert titles == ["model A (model-a)", "model B (model-a)"]  # the layout's own name

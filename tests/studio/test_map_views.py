@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _bar_charts, _bars, _no_exception, _shown_text, scores_line
+from tests.studio.helpers import _app, _bar_charts, _bars, _no_exception, _shown_text, open_page, scores_line
 from tore_engine.api import evaluate_pair
 from tore_engine.plots import bars
 from tore_engine.studio import evaluations, map_views
@@ -143,7 +143,7 @@ def test_compare_shows_a_and_b_and_b_minus_a(root, store):
     (root / "model_b.json").write_text(json.dumps(confident), encoding="utf-8")
     a, b = (evaluate_pair(root / "reference.json", root / name).evaluation for name in ("model_a.json", "model_b.json"))
     at = _app(src="path", ref="reference.json", a="model_a.json", b="model_b.json")
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     overall = next(frame.value for frame in at.dataframe if "figure" in frame.value.columns)
     assert overall["mAP A"].tolist() == [a.map.map, a.map.map_50, a.map.map_75]
@@ -158,7 +158,7 @@ def test_compare_shows_a_and_b_and_b_minus_a(root, store):
 
 def test_compare_against_a_dual_model_keeps_only_the_defined_columns(store):
     at = _app()
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     overall = next(frame.value for frame in at.dataframe if "figure" in frame.value.columns)
     assert overall.columns.tolist() == ["figure", "mAP A"]

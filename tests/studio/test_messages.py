@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.studio.helpers import PAGES, _app, _coco, _native
+from tests.studio.helpers import PAGES, _app, _coco, _native, open_page
 from tore_engine.studio.messages import gui_text
 
 
@@ -86,12 +86,12 @@ def test_ids_that_match_nothing_are_an_error_naming_the_rule_and_the_sidebar_rul
         p.proto.popover.label for p in at.get("popover")]
 
 
-@pytest.mark.parametrize("page", ["app_pages/matrices.py", "app_pages/overlays.py", "app_pages/models.py", "app_pages/compare.py"])
+@pytest.mark.parametrize("page", ["matrices", "overlays", "models", "compare"])
 def test_every_page_says_at_its_top_when_at_most_half_the_pages_paired(page):
     from tests.studio.helpers import _no_exception
 
     at = _uploaded_pair(lambda k, page_id: page_id if k < 6 else f"doc_{page_id}", lambda k, page_id: page_id)
-    at.switch_page(page).run()
+    open_page(at, page).run()
     _no_exception(at)
     warnings = [warning.value for warning in at.main.warning if "reference pages have a prediction page" in warning.value]
     assert len(warnings) == 1, [warning.value for warning in at.main.warning]

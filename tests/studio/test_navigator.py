@@ -4,7 +4,7 @@ scores give its mAP; the order is offered only when the evaluation has mAP."""
 
 from __future__ import annotations
 
-from tests.studio.helpers import _app, _no_exception
+from tests.studio.helpers import _app, _no_exception, open_page
 from tore_engine.plots.plain_text import plain_for_markdown
 
 
@@ -16,7 +16,7 @@ def test_lowest_map_first_steps_through_the_pages_in_ascending_map(demo_evaluati
     page_map = demo_evaluation.pages["map"]
     ascending = page_map.sort_values(kind="stable").index.tolist()  # worked out with pandas: ties in file order, undefined last
     at = _app(page="report-a/p1")
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     at.selectbox(key="order").set_value("map").run()
     _no_exception(at)
     line = _line(at)
@@ -29,7 +29,7 @@ def test_lowest_map_first_steps_through_the_pages_in_ascending_map(demo_evaluati
 
 def test_a_dual_model_has_no_map_order():
     at = _app(model="B", order="map")
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     assert "map" not in at.selectbox(key="order").options and at.selectbox(key="order").value == "file"
     assert "mAP" not in _line(at)

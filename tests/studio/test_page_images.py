@@ -26,6 +26,7 @@ from tests.studio.helpers import (
     _shown_text,
     _upload,
     app_server,
+    open_page,
 )
 from tore_engine.core.layout import Page, PageImage
 from tore_engine.io import rendering
@@ -90,7 +91,7 @@ def test_an_uploaded_layout_cannot_show_a_server_file(tmp_path, reads):
     at = _app(src="upload")
     _upload(at, "ref", "reference.json", _layout(pages))
     _upload(at, "a", "model.json", _layout(pages))
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     sources = {}
     for page_id in ("absolute", "climbing", "missing"):
@@ -112,7 +113,7 @@ def test_a_page_image_path_in_a_server_layout_stays_in_the_data_root(tmp_path, m
     (root / "model.json").write_bytes(_layout(pages))
     monkeypatch.setenv(DATA_ROOT_VARIABLE, str(root))
     at = _app(src="path", ref="reference.json", a="model.json", page="escape")
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     assert _shown_image(at) == _placeholder_uri()
     at.text_input(key="page_find").set_value("inside").run()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.helpers import write_json
-from tests.studio.helpers import _app
+from tests.studio.helpers import _app, open_page
 from tore_engine.results.drilldown import page_class_pixels
 
 
@@ -49,9 +49,9 @@ def test_the_section_stays_open_on_the_way_back_from_another_page():
     an expander's own state with its page)."""
     at = _app(pages_open="1")
     assert _pages_tables(at)
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     assert not at.exception and "pages_open" not in at.query_params
-    at.switch_page("app_pages/matrices.py").run()
+    open_page(at, "matrices").run()
     assert not at.exception and _pages_tables(at) and at.query_params["pages_open"] == "1"
 
 
@@ -67,5 +67,5 @@ def test_the_rows_shown_stay_on_the_way_back_from_overlays(root):
     at.selectbox(key="open-all-A").set_value("p060").run()
     at.button(key="open-button-all-A-A").click().run()
     assert not at.exception and at.session_state["page"] == "p060"
-    at.switch_page("app_pages/matrices.py").run()
+    open_page(at, "matrices").run()
     assert not at.exception and _pages_tables(at)[0]["page"].iloc[0] == "p050"

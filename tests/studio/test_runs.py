@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli.helpers import run_cli
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _no_exception
+from tests.studio.helpers import _app, _no_exception, open_page
 from tore_engine.results.saved import saved_evaluations
 from tore_engine.studio.runs import history, runs_table
 
@@ -65,7 +65,7 @@ def test_the_runs_table_lists_model_reference_version_and_options(runs_root):
 def test_the_runs_page_draws_the_table_and_the_history(runs_root, monkeypatch):
     monkeypatch.setenv("TORE_STUDIO_DATA_ROOT", str(runs_root))
     at = _app()
-    at.switch_page("app_pages/runs.py").run()
+    open_page(at, "runs").run()
     _no_exception(at)
     table = next(frame.value for frame in at.dataframe if "foreground_f1" in frame.value.columns and "version" in frame.value.columns)
     assert sorted(table["folder"]) == ["runs/a0", "runs/a3", "runs/a6", "runs/b"]
@@ -88,7 +88,7 @@ def _plotly_values(values) -> np.ndarray:
 def test_saved_runs_side_by_side_in_models(runs_root, monkeypatch):
     monkeypatch.setenv("TORE_STUDIO_DATA_ROOT", str(runs_root))
     at = _app(src="saved", saved="runs/a0", saved_b="runs/a6", models="2")
-    at.switch_page("app_pages/models.py").run()
+    open_page(at, "models").run()
     _no_exception(at)
     table = next(frame.value for frame in at.dataframe if "Foreground F1" in frame.value.columns).set_index("model")
     for model, name in (("A", "a0"), ("B", "a6")):

@@ -8,13 +8,13 @@ from streamlit.testing.v1 import AppTest
 
 def _page(expanded: bool, **query: str) -> AppTest:
     def script(expanded: bool) -> None:
-        from tore_engine.studio import sections, url_state
+        from tore_engine.studio import sections, state
 
-        url_state.begin_run()
+        state.begin_run()
         section = sections.opened("Details", "details_open", expanded=expanded)
         if section is not None:
             section.number_input("Inside", key="inside")
-        url_state.publish_url()
+        state.publish_url()
 
     at = AppTest.from_function(script, args=(expanded,))
     for key, value in query.items():

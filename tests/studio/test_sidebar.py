@@ -24,10 +24,12 @@ from tests.studio.helpers import (
     _png,
     _popovers,
     _title,
+    open_page,
 )
 from tore_engine.api import load_pair
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.run.runner import evaluate_dataset
+from tore_engine.studio import state
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.evaluations import NAME_LENGTH
 
@@ -40,7 +42,7 @@ def test_a_broken_upload_shows_the_engine_error():
     messages = [error.value for error in at.error]
     expected = plain_for_markdown("file reference.json, page 'p1': missing key 'height'")  # not the private folder's path
     assert any(expected in message for message in messages), messages
-    at.switch_page("app_pages/overlays.py").run()  # the uploads survive a page switch
+    open_page(at, "overlays").run()  # the uploads survive a page switch
     assert any(expected in error.value for error in at.error)
     next(button for button in at.sidebar.button if button.label == "Forget the uploaded files").click().run()
     assert not at.error and any("Choose a reference" in info.value for info in at.info)
@@ -73,7 +75,7 @@ def test_page_images_from_a_folder_on_the_server(root):
     (root / "layouts" / "gt.json").write_bytes(_native("gt", PAGES))
     (root / "layouts" / "model.json").write_bytes(_native("model", PREDICTED))
     at = _app(src="path", ref="layouts/gt.json", a="layouts/model.json")
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     assert _image_source(_page_charts(at)[0]).startswith("data:image/png;base64,")  # beside the layouts there is none: the placeholder
     at.text_input(key="imgdir").set_value("pictures").run()
     _no_exception(at)
@@ -84,7 +86,7 @@ def test_page_images_from_a_folder_on_the_server(root):
 def test_two_coco_results_lists_are_compared_against_one_images_file(root):
     _coco(root)
     at = _app(src="path", a="a.results.json", b="b.results.json", coco="images.json")
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     assert any("only B read against A is shown" in info.value for info in at.info)
     recall = next(chart for chart in _heatmaps(at) if _title(chart) == "recall (zero-trimmed), B against A")
@@ -115,7 +117,7 @@ def test_a_docling_eval_dataset_gives_the_reference_and_model_a(root):
     engine = evaluate_dataset(*load_pair(root / "dataset", format="docling-eval"))
     heatmap = _heatmaps(at)[0]
     assert _axes(heatmap)[0] == (engine.matrices.full.rows if engine.matrices.mode == "single" else engine.matrices.trimmed.rows)
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     assert _image_source(_page_charts(at)[0]).startswith("data:image/jpeg;base64,")  # the dataset's own page image
 
@@ -130,7 +132,7 @@ def test_inputs_are_named_by_their_layouts_and_an_error_by_its_input(root):
     _no_exception(at)
     label = f"model A ({shortened(long, NAME_LENGTH)})"
     assert at.radio(key="model").options == [plain_for_markdown(label)] and len(label) < len(long)
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     assert _pane_titles(_page_charts(at)[0]) == ["reference (gold standard)", label]  # as data, drawn as text
     at = _app(src="path", ref="nowhere/gt.json", a="b.json")
     errors = [error.value for error in at.error]
@@ -177,7 +179,7 @@ def test_the_minimum_score_of_the_predictions_only_keeps_the_reference_boxes_dra
     _no_exception(at)
     assert "Evaluation: auto taxonomy, boxes scored 0.60 or more (the prediction's), mAP coco" in _popovers(at)
     assert at.query_params["score_side"] == "prediction"
-    evaluated = at.session_state["_dataset"]
+    evaluated = at.session_state[state.DATASET]
     expected = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_a.json"), min_score=0.6, min_score_side="prediction")
     from tore_engine.studio.evaluations import model_evaluation
 

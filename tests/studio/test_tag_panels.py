@@ -7,13 +7,13 @@ from __future__ import annotations
 import io
 
 import tore_engine as tore
-from tests.studio.helpers import _app, _no_exception
+from tests.studio.helpers import _app, _no_exception, open_page
 from tore_engine.results.tags import DEFAULT_FILE
 
 
 def _overlays(**query):
     at = _app(**query)
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     return at
 

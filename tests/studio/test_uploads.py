@@ -30,10 +30,11 @@ from tests.studio.helpers import (
     _page_charts,
     _png,
     _upload,
+    open_page,
 )
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
-from tore_engine.studio import uploads
+from tore_engine.studio import state, uploads
 
 
 def test_uploads_are_private_to_the_session_and_deleted_on_forget():
@@ -44,11 +45,27 @@ def test_uploads_are_private_to_the_session_and_deleted_on_forget():
     folder = at.session_state["_upload_folder"].path
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and folder.name.startswith(uploads.FOLDER_PREFIX)
     assert sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*.json")) == ["a/model.json", "ref/reference.json"]
-    assert at.session_state["_dataset"].reference == folder / "ref" / "reference.json"
+    assert at.session_state[state.DATASET].reference == folder / "ref" / "reference.json"
     next(button for button in at.sidebar.button if button.label == "Forget the uploaded files").click().run()
     _no_exception(at)
     assert not folder.exists()
-    assert at.session_state["_dataset"].reference is None and any("Choose a reference" in info.value for info in at.info)
+    assert at.session_state[state.DATASET].reference is None and any("Choose a reference" in info.value for info in at.info)
+
+
+def test_an_upload_survives_a_page_switch_and_goes_when_the_user_removes_it():
+    """A page switch may hand the uploader back empty (AppTest does, after `st.switch_page`): the
+    slot keeps its file; removing the file in the uploader (its callback) empties the slot."""
+    at = _app(src="upload")
+    _upload(at, "ref", "reference.json", (DEMO / "reference.json").read_bytes())
+    _upload(at, "a", "model.json", (DEMO / "model_a.json").read_bytes())
+    open_page(at, "overlays").run()
+    _no_exception(at)
+    assert at.file_uploader(key="upload_ref_0").value in (None, [])  # handed back empty by the switch ...
+    assert at.session_state[state.DATASET].reference is not None  # ... the file kept all the same
+    at.file_uploader(key="upload_a_0").set_value(("other.json", (DEMO / "model_b.json").read_bytes(), "application/json")).run()
+    at.file_uploader(key="upload_a_0").set_value([]).run()  # the user removes model A's file
+    _no_exception(at)
+    assert "A" not in at.session_state[state.DATASET].models and at.session_state[state.DATASET].reference is not None
 
 
 def test_upload_folders_still_open_are_deleted_when_the_process_exits():
@@ -79,7 +96,7 @@ def test_a_session_holds_at_most_its_upload_limit(monkeypatch):
     _no_exception(at)
     assert any(plain_for_markdown("file model.json: this session already holds uploads near its limit of 1 MB") in error.value
                for error in at.sidebar.error)
-    assert "A" not in at.session_state["_dataset"].models
+    assert "A" not in at.session_state[state.DATASET].models
 
 
 def test_a_deeply_nested_upload_is_a_clear_message():
@@ -143,7 +160,7 @@ def test_uploaded_page_images_in_a_zip_are_drawn():
     at.file_uploader(key="upload_a_0").set_value(("model.json", _native("model", PREDICTED), "application/json")).run()
     archive = _zip({"img/p1.png": _png("red"), "img/p2.png": _png("blue")})
     at.file_uploader(key="upload_pages_0").set_value([("pages.zip", archive, "application/zip")]).run()
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     assert _decoded(_image_source(_page_charts(at)[0])).getpixel((20, 10))[0] > 200  # red: p1, from the zip
 

@@ -18,7 +18,7 @@ from tore_engine.plots import bars, heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import MODELS, OUTCOMES, Comparison, difference_arrays, outcome_cell, outcome_column
 from tore_engine.results.evaluation import shown_matrices
-from tore_engine.studio import tables
+from tore_engine.studio import state, tables
 from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.overlay_panels import (
@@ -39,7 +39,6 @@ from tore_engine.studio.panels import (
     shown_matrix,
 )
 
-TARGET = "_compare_target"  # session state: the chosen Target
 HALF_WIDTH_COLUMNS = 6  # a difference this narrow fits in half the page
 CHANGE_CONFIG = {"A": tables.pixel_column("A (pixels)"), "B": tables.pixel_column("B (pixels)"), "B − A": tables.pixel_column("B − A (pixels)")}
 CHANGE_LABELS = {"pixels_a": "A", "pixels_b": "B", "b_minus_a": "B − A"}  # the engine's ASCII columns as shown
@@ -71,7 +70,7 @@ class Target:
 
 
 def chosen_target() -> Target | None:
-    return st.session_state.get(TARGET)
+    return st.session_state.get(state.COMPARE_TARGET)
 
 
 def model_matrix(evaluated: Evaluated, model: str, choice: MatrixChoice, role: str) -> None:
@@ -82,11 +81,11 @@ def model_matrix(evaluated: Evaluated, model: str, choice: MatrixChoice, role: s
     if mode == "dual":
         dual_mode_note()
     clicked = shown_matrix(evaluated, choice, mode, f"compare-{model}")
-    key = f"_compare_cell_{model}_{choice.view}"
+    key = state.COMPARE_CELL(model, choice.view)
     if clicked is not None:
         st.session_state[key] = clicked
     if (cell := st.session_state.get(key)) is not None:
-        page_list(evaluated, choice.view, cell, model, key=f"compare-{model}-{choice.view}")
+        page_list(evaluated, choice.view, cell, model, key=state.COMPARE_PAGES(model, choice.view))
 
 
 def _basis_caption(comparison: Comparison, view: str) -> str:
@@ -114,10 +113,10 @@ def difference(comparison: Comparison, view: str) -> None:
         with container:
             figure = heatmaps.difference_heatmap(difference_matrices, metric, title=f"B − A, {metric} ({VIEW_LABELS[basis]})",
                                                  width=heatmaps.WIDTH // 2 if narrow else heatmaps.WIDTH)
-            clicked = clickable_chart(figure, f"difference-{metric}-{basis}",
+            clicked = clickable_chart(figure, state.DIFFERENCE(metric, basis),
                                       lambda event: heatmaps.clicked_cell(event, difference_matrices.rows, difference_matrices.columns))
             if clicked is not None:
-                st.session_state[TARGET] = Target(basis, *clicked)
+                st.session_state[state.COMPARE_TARGET] = Target(basis, *clicked)
 
 
 def outcomes(comparison: Comparison) -> None:
@@ -132,9 +131,9 @@ def outcomes(comparison: Comparison) -> None:
                "class of the same name, case aside) and as anything else, in A and in B: this reads the same when the two models use "
                "different classes. Bars are B − A; click one to list the pages behind it.")
     figure = bars.outcome_bars(per_class, title="B − A per reference class")
-    clicked = clickable_chart(figure, "outcomes", lambda event: bars.clicked_bar(event, per_class.index.tolist(), list(OUTCOMES)), stretch=True)
+    clicked = clickable_chart(figure, state.OUTCOMES, lambda event: bars.clicked_bar(event, per_class.index.tolist(), list(OUTCOMES)), stretch=True)
     if clicked is not None:
-        st.session_state[TARGET] = Target("full", clicked[0], outcome=clicked[1])
+        st.session_state[state.COMPARE_TARGET] = Target("full", clicked[0], outcome=clicked[1])
     with st.expander("The shares as a table (A, B and B − A)"):
         shown = per_class.rename(columns=SHARE_LABELS).reset_index()
         for name in shown.columns[1:]:
@@ -155,7 +154,7 @@ def error_types(comparison: Comparison) -> None:
                "(no count). Blank: the model has no box outcomes (dual taxonomy, or nothing to match).")
     shown = comparison.errors.rename(columns={"count_a": "count A", "count_b": "count B", "count_b_minus_a": "count B − A",
                                               "dap_a": "dAP A", "dap_b": "dAP B", "dap_b_minus_a": "dAP B − A"}).reset_index()
-    st.dataframe(shown, hide_index=True, width="stretch", key="error-types")
+    st.dataframe(shown, hide_index=True, width="stretch", key=state.ERROR_TYPES)
 
 
 def _pages(comparison: Comparison, target: Target) -> pd.DataFrame:
@@ -190,7 +189,6 @@ def target_view(target: Target | None) -> str:
     return "full" if target is None else target.cell_view()
 
 
-PAIR_CELL = "_pair_cell"  # session state: the cell chosen in a matrix of model B against model A
 
 
 def pair_matrices(pair: Evaluated, image_root: Path, titles: tuple[str, str]) -> None:
@@ -201,10 +199,10 @@ def pair_matrices(pair: Evaluated, image_root: Path, titles: tuple[str, str]) ->
     shown = renamed(trimmed, axis_names(pair.evaluation))
     for metric in ("recall", "precision"):
         figure = heatmaps.matrix_heatmap(shown, metric, title=f"{metric} (zero-trimmed), B against A")
-        clicked = clickable_chart(figure, f"a-vs-b-{metric}", lambda event: heatmaps.clicked_cell(event, trimmed.rows, trimmed.columns))
+        clicked = clickable_chart(figure, state.A_VS_B(metric), lambda event: heatmaps.clicked_cell(event, trimmed.rows, trimmed.columns))
         if clicked is not None:
-            st.session_state[PAIR_CELL] = clicked
-    cell = st.session_state.get(PAIR_CELL)
+            st.session_state[state.PAIR_CELL] = clicked
+    cell = st.session_state.get(state.PAIR_CELL)
     if cell is None or cell[0] not in trimmed.rows or cell[1] not in trimmed.columns:
         st.caption("Click a cell to see the pages where A's class becomes B's, and where on the page.")
         return
@@ -212,8 +210,8 @@ def pair_matrices(pair: Evaluated, image_root: Path, titles: tuple[str, str]) ->
     if pages.empty:
         st.info(f"No page has pixels in {plain_for_markdown(cell_name(cell))}.")
         return
-    shown = tables.rows_shown(pages, "pair-pages")["page"].tolist()
-    page_id = st.selectbox(f"Pages of {plain_for_markdown(cell_name(cell))}, most pixels first", shown, key="pair_page")
+    shown = tables.rows_shown(pages, state.PAIR("pages"))["page"].tolist()
+    page_id = st.selectbox(f"Pages of {plain_for_markdown(cell_name(cell))}, most pixels first", shown, key=state.PAIR_PAGE)
     model = PaneModel(pair, f"B: {titles[1]}", cell)
     page_overlay([model], page_id, image_root, regions=model_regions([model], page_id, "full"), reference_title=f"A: {titles[0]}",
-                 key="pair-overlay")
+                 key=state.PAIR("overlay"))

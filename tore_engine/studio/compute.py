@@ -19,12 +19,12 @@ import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.run.cluster import dask_client, watched_executor
-from tore_engine.studio import sections, url_state
+from tore_engine.studio import sections, state
 
 SCHEDULERS_VARIABLE = "TORE_STUDIO_DASK_SCHEDULERS"
 SCHEDULERS_SECRET = "dask_schedulers"
 LOCAL = ""  # the choice "no scheduler": local processes
-COMPUTE_OPEN = "compute_open"  # the sidebar's Compute section (session state and URL)
+COMPUTE_OPEN = state.SECTION("compute")  # the sidebar's Compute section (session state and URL)
 DEFAULT_MAX_WORKERS = 8  # as the command line's --workers
 _log = logging.getLogger(__name__)
 
@@ -67,22 +67,22 @@ def compute_choices() -> tuple[int, str | None]:
     are the same either way."""
     cpus = os.cpu_count() or 1
     schedulers = configured_schedulers()
-    url_state.seed("workers", default_workers(), range(1, cpus + 1))
-    url_state.seed("dask", LOCAL, [LOCAL, *schedulers])
-    scheduler = st.session_state["dask"]
-    label = f"Compute: Dask scheduler {scheduler}" if scheduler else f"Compute: {st.session_state['workers']} local worker processes"
+    state.seed(state.WORKERS, default_workers(), range(1, cpus + 1))
+    state.seed(state.SCHEDULER, LOCAL, [LOCAL, *schedulers])
+    scheduler = st.session_state[state.SCHEDULER]
+    label = f"Compute: Dask scheduler {scheduler}" if scheduler else f"Compute: {st.session_state[state.WORKERS]} local worker processes"
     section = sections.opened(label, COMPUTE_OPEN, where=st.sidebar)
     if section is not None:
         with section:
-            st.number_input("Local worker processes", 1, cpus, key="workers", persist_state="session",
+            st.number_input("Local worker processes", 1, cpus, key=state.WORKERS, persist_state="session",
                             help="pages are evaluated in batches over this many processes")
             if schedulers:
-                st.selectbox("Dask scheduler", [LOCAL, *schedulers], key="dask", persist_state="session",
+                st.selectbox("Dask scheduler", [LOCAL, *schedulers], key=state.SCHEDULER, persist_state="session",
                              format_func=lambda name: name or "none: local processes",
                              help="a cluster listed in the server's configuration; the numbers are the same")
             else:
                 st.caption(f"No Dask scheduler is configured on this server (the operator lists them in `{SCHEDULERS_VARIABLE}`).")
-    return int(st.session_state["workers"]), scheduler or None
+    return int(st.session_state[state.WORKERS]), scheduler or None
 
 
 @st.cache_resource(show_spinner=False)

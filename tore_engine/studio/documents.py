@@ -24,12 +24,12 @@ from tore_engine.core.layout import Page
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.documents import Documents, document_table, page_documents, subset_evaluation
 from tore_engine.run.runner import evaluate_batch
-from tore_engine.studio import sections, tables, url_state
+from tore_engine.studio import sections, state, tables
 from tore_engine.studio.evaluations import Evaluated
 
-DOCUMENT = "doc"  # session state key and URL parameter
+DOCUMENT = state.DOCUMENT  # session state key and URL parameter
 ALL = ""  # no document chosen: the whole evaluation
-DOCUMENTS_OPEN = "documents_open"  # the section of the document table (session state and URL)
+DOCUMENTS_OPEN = state.SECTION("documents")  # the section of the document table (session state and URL)
 PICKER_HELP = "only this document's pages, in every view (page ids are document/page)"
 MAX_LISTED = 1_000  # documents a picker lists; above, a name is typed (the browser is never sent them all)
 
@@ -71,17 +71,15 @@ def chosen_document(evaluated: Evaluated) -> str:
     if len(names) < 2:
         return ALL
     if len(names) <= MAX_LISTED:
-        url_state.seed(DOCUMENT, ALL, [ALL, *names])
-        chosen = st.selectbox("Document", [ALL, *names], key=DOCUMENT, persist_state="session", label_visibility="collapsed",
+        chosen = st.selectbox("Document", [ALL, *names], label_visibility="collapsed", **state.bind(DOCUMENT, ALL, [ALL, *names]),
                               format_func=lambda name: "(all documents)" if name == ALL else f"Document {name}")
     else:
-        url_state.seed(DOCUMENT, ALL)  # a name not found stays typed, and is said
-        chosen = st.text_input(f"Document (one of {len(names):,}, by its name; empty: all)", key=DOCUMENT, persist_state="session",
+        chosen = st.text_input(f"Document (one of {len(names):,}, by its name; empty: all)", **state.bind(DOCUMENT, ALL),  # a name not found stays typed, and is said
                                help=f"{PICKER_HELP}; or select a row of the Documents table")
         if chosen != ALL and chosen not in names:
             st.warning(f"No document is named {plain_for_markdown(chosen)}: all documents are shown.")
             chosen = ALL
-    url_state.share(**{DOCUMENT: chosen})
+            state.share(**{DOCUMENT: ALL})  # the link keeps no document that is not there
     return chosen
 
 
@@ -114,7 +112,7 @@ def document_table_view(evaluated: Evaluated, key: str) -> None:
     with section:
         st.caption("Each document's pages summed: its pixels, and the Foreground recall, precision and F1 of its pages' reduced "
                    "matrices added together (exact ratios of pixel counts, not means of the pages' scores).")
-        table_key = f"documents-{key}"
+        table_key = state.DOCUMENTS_TABLE(key)
         shown = tables.rows_shown(table, table_key)  # a dataset of thousands of documents sends the browser 50 rows
         config = {"pixels": tables.pixel_column()} | {name: tables.score_column(label) for name, label in tables.FOREGROUND_LABELS.items()}
         st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=tables.pinned_first(shown, config),

@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from tore_engine.studio import sections
+from tore_engine.studio import sections, state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.writers.cells import write_cells
 from tore_engine.writers.content import ReportContent
@@ -28,7 +28,7 @@ from tore_engine.writers.excel import write_excel
 from tore_engine.writers.html import DEFAULT_TITLE, write_html
 from tore_engine.writers.outputs import REPORT_FILES
 
-REPORTS_OPEN = "reports_open"  # the section of the downloads (session state and URL)
+REPORTS_OPEN = state.SECTION("reports")  # the section of the downloads (session state and URL)
 MAX_STEM = 80  # characters of a file name's part taken from the title
 # report -> (button label, MIME type, what it holds)
 REPORTS = {
@@ -81,4 +81,4 @@ def report_downloads(evaluated: Evaluated, key: str) -> None:
                     "chosen). Each is made when its button is clicked, which takes a while for a large evaluation.")
     for column, (report, (label, mime, holds)) in zip(section.columns(len(REPORTS)), REPORTS.items()):
         column.download_button(label, _made_when_clicked(evaluated, report), file_name=file_name(evaluated.title, report), mime=mime,
-                               key=f"download-{report}-{key}", help=holds, on_click="ignore", icon=":material/download:", width="stretch")
+                               key=state.DOWNLOAD(report, key), help=holds, on_click="ignore", icon=":material/download:", width="stretch")

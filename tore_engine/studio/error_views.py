@@ -13,13 +13,11 @@ from tore_engine.metrics.matrices import ExactMatrix, MatrixSet
 from tore_engine.plots import bars, heatmaps
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.evaluation import Evaluation
-from tore_engine.studio import sections, tag_panels
+from tore_engine.studio import sections, state, tag_panels
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import clickable_chart
 
-CHOSEN = "error_type"  # the session's chosen error type
-BOX_CELL = "box_cell"  # the session's chosen cell of the box-level matrix ("row|column")
-ERRORS_OPEN = "errors_open"  # the section's state (session and URL): drawn only while open
+ERRORS_OPEN = state.SECTION("errors")  # the section's state (session and URL): drawn only while open
 
 
 def pages_with_error(evaluation: Evaluation, error: str) -> pd.DataFrame:
@@ -51,15 +49,15 @@ def where_ap_goes(evaluated: Evaluated) -> None:
                    "click one to list its pages.")
         names = list(errors["dap"])
         figure = bars.error_bars(errors, title="dAP per error type")
-        clicked = clickable_chart(figure, "error-bars", lambda event: bars.clicked_bar(event, names, ["dAP"]))
-        st.session_state.setdefault(CHOSEN, "")
+        clicked = clickable_chart(figure, state.ERROR_BARS, lambda event: bars.clicked_bar(event, names, ["dAP"]))
+        st.session_state.setdefault(state.ERROR_TYPE, "")
         if clicked is not None:
-            st.session_state[CHOSEN] = clicked[0]
-        chosen = st.session_state[CHOSEN]
+            st.session_state[state.ERROR_TYPE] = clicked[0]
+        chosen = st.session_state[state.ERROR_TYPE]
         if chosen in names:
             pages = pages_with_error(evaluation, chosen)
             st.caption(f"{len(pages):,} pages with a {chosen} error, the most first")
-            st.dataframe(pages, hide_index=True, width="stretch", key="error-pages")
+            st.dataframe(pages, hide_index=True, width="stretch", key=state.ERROR_PAGES)
             tag_panels.tag_listed_pages(evaluated, pages["page"].tolist(), f"error-{chosen}")
         box_matrix(evaluated)
 
@@ -83,12 +81,12 @@ def box_matrix(evaluated: Evaluated) -> None:
                "positive or a Cls error, else in the last row; a reference box no true positive or Cls error claims, in the last "
                "column. Click a cell to list its pages.")
     figure = heatmaps.matrix_heatmap(matrices, "confusion", title="Box-level confusion matrix (boxes, IoU 0.5)", unit="boxes")
-    clicked = clickable_chart(figure, "box-matrix", lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
+    clicked = clickable_chart(figure, state.BOX_MATRIX, lambda event: heatmaps.clicked_cell(event, matrices.rows, matrices.columns))
     if clicked is not None:
-        st.session_state[BOX_CELL] = f"{clicked[0]}|{clicked[1]}"
-    row, separator, column = st.session_state.get(BOX_CELL, "").partition("|")
+        st.session_state[state.BOX_CELL] = f"{clicked[0]}|{clicked[1]}"
+    row, separator, column = st.session_state.get(state.BOX_CELL, "").partition("|")
     if separator and row in matrices.rows and column in matrices.columns:
         pages = evaluation.pages_for_box_cell(row, column)
         st.caption(f"{plain_for_markdown(row)} → {plain_for_markdown(column)}: {int(pages['boxes'].sum()):,} boxes on {len(pages):,} pages, the most first")
-        st.dataframe(pages, hide_index=True, width="stretch", key="box-cell-pages")
+        st.dataframe(pages, hide_index=True, width="stretch", key=state.BOX_CELL_PAGES)
         tag_panels.tag_listed_pages(evaluated, pages["page"].tolist(), "box-cell")

@@ -48,6 +48,7 @@ from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results import saved
 from tore_engine.results.drilldown import pages_table
 from tore_engine.results.evaluation import Evaluation
+from tore_engine.studio import state
 from tore_engine.studio.compute import dask_executor
 from tore_engine.studio.data_root import server_path
 from tore_engine.studio.messages import show_input_error
@@ -334,7 +335,7 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
 
     def starting() -> None:
         """Only when it evaluates (not for a stored evaluation): the blank chart."""
-        preload.plotly_chart(go.Figure(layout=BLANK_LAYOUT), key=f"preload-{'-'.join(sides)}", theme=None, width="content",
+        preload.plotly_chart(go.Figure(layout=BLANK_LAYOUT), key=state.PRELOAD(*sides), theme=None, width="content",
                              config={"displayModeBar": False, "staticPlot": True})
 
     shown_at = [-math.inf]

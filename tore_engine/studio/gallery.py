@@ -24,14 +24,13 @@ from tore_engine.plots.palette import class_color
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
 from tore_engine.plots.thumbnails import THUMBNAIL_SIDE, Outlines, cell_thumbnail
 from tore_engine.results.drilldown import cell_page_values
-from tore_engine.studio import page_images, url_state
+from tore_engine.studio import page_images, state
 from tore_engine.studio.documents import page_pair
 from tore_engine.studio.evaluations import Evaluated
 
 PER_PAGE = 12  # thumbnails a gallery page
 COLUMNS = 4
-GALLERY, GALLERY_PAGE = "gallery", "gpage"  # session state keys and URL parameters
-_SHOWN_FOR = "_gallery_for"  # the cell the gallery page number belongs to
+GALLERY, GALLERY_PAGE = state.GALLERY, state.GALLERY_PAGE  # session state keys and URL parameters
 
 
 def _outlines(page: Page, boxes: np.ndarray) -> list[Outlines]:
@@ -66,58 +65,55 @@ def _step(delta: int, count: int) -> None:
 
 def _gallery_page(count: int, shown_for: str) -> int:
     """The gallery page to show (1-based): the URL's on a first run, the first for a new cell."""
-    if st.session_state.get(_SHOWN_FOR, shown_for) != shown_for:
+    if st.session_state.get(state.GALLERY_FOR, shown_for) != shown_for:
         st.session_state[GALLERY_PAGE] = 1
-    st.session_state[_SHOWN_FOR] = shown_for
-    url_state.seed(GALLERY_PAGE, 1, range(1, count + 1))
+    st.session_state[state.GALLERY_FOR] = shown_for
+    state.bind(GALLERY_PAGE, 1, range(1, count + 1))
     return st.session_state[GALLERY_PAGE]
 
 
 def _pager(number: int, count: int, total: int, key: str) -> None:
     first = (number - 1) * PER_PAGE
     previous, where, following = st.columns([1, 4, 1], vertical_alignment="center")
-    previous.button("◀ Previous", key=f"gallery-previous-{key}", on_click=_step, args=(-1, count), disabled=number == 1, width="stretch")
-    following.button("Next ▶", key=f"gallery-next-{key}", on_click=_step, args=(1, count), disabled=number == count, width="stretch")
+    previous.button("◀ Previous", key=state.GALLERY_BUTTON("previous", key), on_click=_step, args=(-1, count), disabled=number == 1, width="stretch")
+    following.button("Next ▶", key=state.GALLERY_BUTTON("next", key), on_click=_step, args=(1, count), disabled=number == count, width="stretch")
     where.caption(f"Pages {first + 1:,}-{min(first + PER_PAGE, total):,} of {total:,} (gallery page {number:,} of {count:,}), "
                   "largest contribution first. Each thumbnail veils the page but where the cell's pixels are, and outlines "
                   "the boxes that make them in their class's colour.")
 
 
 def _tiles(evaluated: Evaluated, ranked: Sequence[tuple[str, float, float]], first: int, view: str, cell: tuple[str, str],
-           model: str, key: str) -> None:
-    image_root: Path = st.session_state["_dataset"].image_root
+           model: str, key: str, image_root: Path) -> None:
     for position, (page_id, value, share) in enumerate(ranked):
         if position % COLUMNS == 0:
             columns = st.columns(COLUMNS)  # a row at a time, so that each row's tops align
         with columns[position % COLUMNS]:
             st.image(thumbnail(evaluated, page_id, view, cell, image_root), width="stretch", alt=f"page {page_id}")
             st.caption(f"**{first + position + 1:,}.** {plain_for_markdown(page_id)}: {pixels(value)} px ({percent(share)} of the cell)")
-            st.button("Open in Overlays", key=f"gallery-open-{key}-{first + position}", width="stretch",
-                      on_click=url_state.request_page, args=(page_id, model, cell, view))
+            st.button("Open in Overlays", key=state.GALLERY_BUTTON("open", key, first + position), width="stretch",
+                      on_click=state.request_page, args=(page_id, model, cell, view))
 
 
-def _gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str) -> None:
+def _gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str, image_root: Path) -> None:
     """The pager and one gallery page of thumbnails (run as a fragment of its own, so that turning
     a page, or opening one, reruns nothing else)."""
-    url_state.follow_page_request()  # a thumbnail's button asked for Overlays
+    state.follow_page_request()  # a thumbnail's button asked for Overlays
     total = int(np.count_nonzero(cell_page_values(evaluated.evaluation, view, *cell)))
     if not total:
         return
     count = math.ceil(total / PER_PAGE)
-    number = _gallery_page(count, f"{key}|{view}|{url_state.cell_text(cell)}")
-    url_state.share(**{GALLERY_PAGE: number if number > 1 else None})
+    number = _gallery_page(count, f"{key}|{view}|{state.cell_text(cell)}")
     _pager(number, count, total, key)
     first = (number - 1) * PER_PAGE
     ranked = evaluated.evaluation.pages_for_cell(*cell, view=view, limit=first + PER_PAGE)  # only as many as shown
-    _tiles(evaluated, list(ranked.iloc[first:].itertuples(index=False, name=None)), first, view, cell, model, key)
-    url_state.publish_url()
+    _tiles(evaluated, list(ranked.iloc[first:].itertuples(index=False, name=None)), first, view, cell, model, key, image_root)
+    state.publish_url()
 
 
-def cell_gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str) -> None:
-    """A toggle, and when on, the gallery of the pages behind `cell` of the matrix view `view`."""
-    url_state.seed(GALLERY, False)
-    shown = st.toggle("Show these pages as a gallery", key=GALLERY, persist_state="session",
+def cell_gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str, image_root: Path) -> None:
+    """A toggle, and when on, the gallery of the pages behind `cell` of the matrix view `view`
+    (their images found under `image_root`)."""
+    shown = st.toggle("Show these pages as a gallery", **state.bind(GALLERY),
                       help=f"thumbnails of the pages behind the cell, {PER_PAGE} at a time, with the cell's pixels lit")
-    url_state.share(**{GALLERY: shown})
     if shown:
-        st.fragment(_gallery)(evaluated, view, cell, model, key)
+        st.fragment(_gallery)(evaluated, view, cell, model, key, image_root)

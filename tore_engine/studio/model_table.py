@@ -13,15 +13,15 @@ import streamlit as st
 from tore_engine.metrics.rates import f1_score
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.evaluation import Evaluation
-from tore_engine.studio import tables, url_state
+from tore_engine.studio import state, tables
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.map_views import FIGURES
 
-MATRICES_PAGE, COMPARE_PAGE = "app_pages/matrices.py", "app_pages/compare.py"
+MATRICES_PAGE, COMPARE_PAGE = "matrices", "compare"  # app.PAGES' names
 SCORES = tables.FOREGROUND_LABELS
 MAP_COLUMNS = {field: FIGURES[field] for field in ("map", "map_50")}
 F1_PREFIX = "F1 "  # a class's F1 column: "F1 Text"
-TABLE_KEY = "models-table"
+TABLE_KEY = state.MODELS_TABLE
 
 
 def _foreground(evaluation: Evaluation) -> dict[str, float]:
@@ -55,10 +55,10 @@ def _column_config(table: pd.DataFrame) -> dict:
             or name.startswith(F1_PREFIX)}
 
 
-def _open(page: str, **state: str) -> None:
+def _open(page: str, **values: str) -> None:
     """Button callback: go to `page` with these choices (`model`, or `cmp_a` and `cmp_b`)."""
-    st.session_state.update(state)
-    url_state.request_switch(page, **state)
+    st.session_state.update(values)
+    state.request_switch(page, **values)
 
 
 def models_view(evaluated: dict[str, Evaluated]) -> None:
@@ -69,9 +69,9 @@ def models_view(evaluated: dict[str, Evaluated]) -> None:
     chosen = [table["model"].iloc[row] for row in st.session_state[TABLE_KEY].selection.rows]
     left, right, note = st.columns([2, 2, 5], vertical_alignment="center")
     left.button("Open its matrices", type="primary", disabled=len(chosen) != 1, on_click=_open,
-                args=(MATRICES_PAGE,), kwargs={"model": chosen[0]} if len(chosen) == 1 else {})
+                args=(MATRICES_PAGE,), kwargs={state.MODEL: chosen[0]} if len(chosen) == 1 else {})
     right.button("Compare the two", type="primary", disabled=len(chosen) != 2, on_click=_open,
-                 args=(COMPARE_PAGE,), kwargs={"cmp_a": chosen[0], "cmp_b": chosen[1]} if len(chosen) == 2 else {})
+                 args=(COMPARE_PAGE,), kwargs={state.COMPARE_A: chosen[0], state.COMPARE_B: chosen[1]} if len(chosen) == 2 else {})
     note.caption("Select one row to open its matrices, two to compare them (the first selected is A). Foreground scores are the "
                  "reduced 2x2 view's; mAP is COCO-style over the same boxes, in the sidebar's convention (single taxonomy, boxes ranked by score), None otherwise.")
     if table.filter(like=F1_PREFIX).isna().to_numpy().any():

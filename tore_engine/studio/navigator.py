@@ -5,7 +5,7 @@ page id.
 Everything is computed on the server from the evaluation's `PageIndex`: the browser gets the
 current page, its position and at most `MATCHES` search results, never the list of page ids, so
 that a step or a jump stays as fast at 100,000 pages as at 26. The page lives in
-`st.session_state["page"]` (the URL's `page`) whichever control chose it.
+`st.session_state[state.PAGE]` (the URL's `page`) whichever control chose it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from streamlit.delta_generator import DeltaGenerator
 from tore_engine.metrics.box_kernel import ERROR_KINDS
 from tore_engine.plots.plain_text import pixels, plain_for_markdown
 from tore_engine.results.drilldown import cell_page_values, page_cell
-from tore_engine.studio import url_state
+from tore_engine.studio import state
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_index import CELL, FILE, LOWEST_MAP, MOST, WORST, Ordering, PageIndex
 
@@ -26,7 +26,7 @@ ORDERS = {FILE: "file order", WORST: "worst reduced F1 first", LOWEST_MAP: "lowe
           **{f"{MOST}{name}": f"most {label} first" for name, label in {"fp": "false positives (FP)", "fn": "false negatives (FN)",
                                                                        **{kind: f"{kind} errors" for kind in ERROR_KINDS}}.items()}}
 MATCHES = 20  # search results sent to the browser
-PAGE, ORDER, POSITION, FIND, MATCH = "page", "order", "page_position", "page_find", "page_match"
+PAGE, ORDER, POSITION, FIND, MATCH = state.PAGE, state.ORDER, state.POSITION, state.FIND, state.MATCH
 
 
 def ordering(evaluated: Evaluated, order: str, cell: tuple[str, str] | None, view: str) -> Ordering:
@@ -84,7 +84,7 @@ def _search(index: PageIndex, place: DeltaGenerator | None = None) -> None:
 
 def _seeded_page(index: PageIndex, pages: Ordering) -> str:
     """The session's page (the URL's on a first run), else the first page of the order."""
-    url_state.seed(PAGE, index.page_ids[pages.at(0)], index)
+    state.bind(PAGE, index.page_ids[pages.at(0)], index)
     return st.session_state[PAGE]
 
 
@@ -110,7 +110,7 @@ def page_navigator(evaluated: Evaluated, cell: tuple[str, str] | None = None, vi
     """Order, Previous / Next, position and search (below them, or in `search_place`); the page chosen."""
     index = evaluated.index
     orders = [order for order in index.orders() if order != CELL or cell is not None]
-    url_state.seed(ORDER, FILE, orders)
+    state.bind(ORDER, FILE, orders)
     order_column, previous_column, position_column, next_column = st.columns([4, 2, 3, 2], vertical_alignment="bottom")
     order = order_column.selectbox("Order", orders, key=ORDER, format_func=ORDERS.__getitem__, persist_state="session",
                                    on_change=_first_in_new_order, args=(evaluated, cell, view))
@@ -127,5 +127,4 @@ def page_navigator(evaluated: Evaluated, cell: tuple[str, str] | None = None, vi
     in_cell = f", {pixels(page_cell(evaluated.evaluation, view, position, *cell)[0])} px in the cell" if cell is not None else ""
     st.markdown(f"Page **{plain_for_markdown(page_id)}**: {rank + 1:,} of {len(pages):,} in {ORDERS[order]} "
                 f"(reduced Foreground F1 {index.f1[position]:.3f}{_page_map(index, position)}{_box_counts(index, position)}{in_cell})")
-    url_state.share(order=order, page=page_id)
     return page_id

@@ -22,7 +22,7 @@ from tore_engine.plots import page_overlays
 from tore_engine.plots.page_chart import ZOOM_HELP
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
 from tore_engine.results.drilldown import page_cell, page_cells
-from tore_engine.studio import tables, url_state
+from tore_engine.studio import state, tables
 from tore_engine.studio.documents import page_pair
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.page_images import page_image_uri
@@ -37,7 +37,6 @@ from tore_engine.studio.panels import (
 
 NO_HIGHLIGHT = ""
 ARROW = " → "
-BOX_COLOURS = "box_colours"  # the session's (and URL's) way of colouring boxes: by outcome or by class
 BY_OUTCOME, BY_CLASS = "outcome", "class"
 COLOURINGS = {BY_OUTCOME: "outcome (TIDE)", BY_CLASS: "class"}
 PageDecisions = dict[str, list[BoxDecision]]
@@ -51,7 +50,7 @@ def cell_name(cell: tuple[str, str]) -> str:
 def _choose_page(table_key: str, page_ids: list[str]) -> None:
     rows = st.session_state[table_key].selection.rows
     if rows:
-        st.session_state["page"] = page_ids[rows[0]]
+        st.session_state[state.PAGE] = page_ids[rows[0]]
 
 
 def page_picker_table(table: pd.DataFrame, key: str, label: str) -> None:
@@ -87,7 +86,7 @@ def _position(evaluated: Evaluated, page_id: str) -> int:
 
 
 def _highlight_from_picker() -> None:
-    row, separator, column = st.session_state["highlight"].partition("|")
+    row, separator, column = st.session_state[state.HIGHLIGHT].partition("|")
     choose_cell((row, column) if separator else None)
 
 
@@ -97,13 +96,13 @@ def highlight_picker(evaluated: Evaluated, page_id: str, view: str) -> tuple[str
     evaluation = evaluated.evaluation
     page_index = _position(evaluated, page_id)
     matrix = cell_view(view)
-    cells = {url_state.cell_text((row, column)): (value, share) for row, column, value, share in page_cells(evaluation, matrix, page_index)}
+    cells = {state.cell_text((row, column)): (value, share) for row, column, value, share in page_cells(evaluation, matrix, page_index)}
     classes = cell_classes(evaluation, view)
     current = chosen_cell(classes, classes)
     options = [NO_HIGHLIGHT, *cells]
-    if current is not None and url_state.cell_text(current) not in cells:
-        options.insert(1, url_state.cell_text(current))  # chosen elsewhere, 0 on this page
-    st.session_state["highlight"] = url_state.cell_text(current) if current is not None else NO_HIGHLIGHT
+    if current is not None and state.cell_text(current) not in cells:
+        options.insert(1, state.cell_text(current))  # chosen elsewhere, 0 on this page
+    st.session_state[state.HIGHLIGHT] = state.cell_text(current) if current is not None else NO_HIGHLIGHT
 
     def label(option: str) -> str:
         if option == NO_HIGHLIGHT:
@@ -112,9 +111,8 @@ def highlight_picker(evaluated: Evaluated, page_id: str, view: str) -> tuple[str
         row, _, column = option.partition("|")
         return f"{cell_name((row, column))}: {pixels(value)} px here ({percent(share)} of the cell)"
 
-    st.selectbox("Highlight the pixels of a cell (this page's cells, largest first)", options, key="highlight", format_func=label,
+    st.selectbox("Highlight the pixels of a cell (this page's cells, largest first)", options, key=state.HIGHLIGHT, format_func=label,
                  on_change=_highlight_from_picker, help="a cell of the matrix: the page's pixels that make it are lit, the rest veiled")
-    url_state.share(cell=st.session_state["cell"])
     return current
 
 
@@ -172,30 +170,28 @@ def page_decisions(evaluated: Evaluated, page_id: str) -> PageDecisions | None:
 
 def display_label(decided: bool) -> str:
     """The Overlays display popover's label: what it shows now (the session's choices, seeded)."""
-    url_state.seed(BOX_COLOURS, BY_OUTCOME, list(COLOURINGS))
-    state = st.session_state
-    view = VIEW_LABELS.get(state.get("view", "full"), VIEW_LABELS["full"])
-    colouring = COLOURINGS[state[BOX_COLOURS] if decided else BY_CLASS]
-    return f"Display: {view} matrix · boxes by {colouring}" + (" · agreement" if state.get("agree") else "")
+    state.seed(state.BOX_COLOURS, BY_OUTCOME, list(COLOURINGS))
+    session = st.session_state
+    view = VIEW_LABELS.get(session.get(state.VIEW, "full"), VIEW_LABELS["full"])
+    colouring = COLOURINGS[session[state.BOX_COLOURS] if decided else BY_CLASS]
+    return f"Display: {view} matrix · boxes by {colouring}" + (" · agreement" if session.get(state.AGREEMENT) else "")
 
 
 def box_colouring(decided: bool) -> str:
     """The control that colours boxes by outcome or by class (by class alone without decisions)."""
-    url_state.seed(BOX_COLOURS, BY_OUTCOME, list(COLOURINGS))
     if not decided:
         return BY_CLASS
-    colouring = st.radio("Boxes coloured by", list(COLOURINGS), key=BOX_COLOURS, format_func=COLOURINGS.__getitem__,
-                          horizontal=True, persist_state="session",
+    binding = state.bind(state.BOX_COLOURS, BY_OUTCOME, list(COLOURINGS))
+    colouring = st.radio("Boxes coloured by", list(COLOURINGS), format_func=COLOURINGS.__getitem__, horizontal=True, **binding,
                           help="outcome: matched, each of TIDE's error types, missed (boxes.csv's outcome and error); class: the box's class")
-    url_state.share(box_colours=colouring)
     return colouring
 
 
 def _selected_box(key: str, panes: list[page_overlays.Pane]) -> tuple[int, int] | None:
     """The box last clicked in the chart (pane, box), from the chart's selection (its hover marker's
     description names it), if it is a box of these panes."""
-    state = st.session_state.get(key)
-    points = getattr(getattr(state, "selection", None), "points", None) or []
+    event = st.session_state.get(key)
+    points = getattr(getattr(event, "selection", None), "points", None) or []
     for point in points:
         described = point.get("customdata") if isinstance(point, dict) else None
         for index, pane in enumerate(panes):

@@ -17,14 +17,14 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.results.drilldown import PREDICTION_SUFFIX, REFERENCE_SUFFIX
-from tore_engine.studio import sections, tables, url_state
+from tore_engine.studio import sections, state, tables
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.map_views import FIGURES
 from tore_engine.studio.panels import OpenTarget, pages_to_open
 
 SCORE_COLUMNS = ("foreground recall", "foreground precision", "foreground F1")
 SIDE_SUFFIXES = (REFERENCE_SUFFIX, PREDICTION_SUFFIX)
-PAGES_OPEN = "pages_open"  # the section of the all-pages table (session state and URL)
+PAGES_OPEN = state.SECTION("pages")  # the section of the all-pages table (session state and URL)
 
 
 def _column_config(table: pd.DataFrame) -> dict:
@@ -56,12 +56,9 @@ def _filtered(table: pd.DataFrame, text: str, labels: list[str]) -> pd.DataFrame
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:
     """The rows in the order chosen (page order by default; ties keep page order)."""
     columns = list(table.columns)
-    url_state.seed("pages_sort", "page", columns)
-    url_state.seed("pages_desc", False)
     sort_column, order_column = st.columns([3, 2], vertical_alignment="bottom")
-    by = sort_column.selectbox("Sort by", columns, key="pages_sort", persist_state="session")
-    descending = order_column.toggle("Largest first", key="pages_desc", persist_state="session")
-    url_state.share(pages_sort=None if by == "page" else by, pages_desc=descending or None)
+    by = sort_column.selectbox("Sort by", columns, **state.bind(state.PAGES_SORT, choices=columns))
+    descending = order_column.toggle("Largest first", **state.bind(state.PAGES_DESCENDING))
     if by == "page" and not descending:
         return table
     return table.sort_values(by, ascending=not descending, kind="stable")
@@ -81,12 +78,9 @@ def all_pages(evaluated: Evaluated, model: str) -> None:
 def _pages_table(evaluated: Evaluated, model: str) -> None:
     table = evaluated.pages_table.rename(columns=FIGURES)
     labels = _class_labels(table)
-    url_state.seed("pages_filter", "")
-    url_state.seed_list("pages_classes", labels)
     text_column, class_column = st.columns([2, 3])
-    text = text_column.text_input("Page id contains", key="pages_filter", persist_state="session")
-    chosen = class_column.multiselect("Pages with any of these classes (either side)", labels, key="pages_classes", persist_state="session")
-    url_state.share(pages_filter=text, pages_classes=chosen)
+    text = text_column.text_input("Page id contains", **state.bind(state.PAGES_FILTER))
+    chosen = class_column.multiselect("Pages with any of these classes (either side)", labels, **state.bind(state.PAGES_CLASSES, choices=labels))
     shown = _sorted(_filtered(table, text, chosen))
     map_note = (" mAP, mAP@50, mAP@75: each page's own COCO-style mAP over its boxes (empty without a reference box); sort by mAP "
                 "for the pages mAP finds hardest." if "mAP" in table.columns else "")

@@ -3,7 +3,7 @@ clickable matrix with the pages behind a cell, tables of pages that open in Over
 warnings list.
 
 They wire session state to the figure builders and the engine's results; they compute nothing.
-The chosen cell lives in one place, `st.session_state["cell"]` (`row|column`, the URL's `cell`),
+The chosen cell lives in one place, `st.session_state[state.CELL]` (`row|column`, the URL's `cell`),
 whichever control chose it: a heatmap click, the pair of class pickers, a table, the Overlays
 page's highlight picker.
 """
@@ -14,6 +14,7 @@ import functools
 import io
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -37,7 +38,7 @@ from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
 from tore_engine.scorers.common import format_score
-from tore_engine.studio import gallery, sections, tables, tag_panels, url_state
+from tore_engine.studio import gallery, sections, state, tables, tag_panels
 from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated, model_evaluation, side_label
 from tore_engine.studio.messages import gui_text, shown_errors
@@ -49,8 +50,6 @@ VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x
 DEFAULT_VIEWS = {"single": "full", "dual": "trimmed"}  # dual: the full matrix is mostly empty quadrants
 SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxonomy modes
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
-_VIEW_BY_MODE = "_view_by_mode"  # session state: the view last chosen in each taxonomy mode
-_VIEW_SHOWN = "_view_shown"  # session state: the view the last run showed
 ZOOM_HELP = "Drag to zoom, double-click to reset; the mode bar pans and downloads the picture as a PNG."
 Click = TypeVar("Click")  # what a chart's click reader makes of a click: a cell, a bar
 
@@ -78,13 +77,12 @@ def picked_evaluation(dataset: Dataset) -> tuple[str, Evaluated | None]:
     it names each model after its layout from the first run on (a layout's name is known once it
     was read)."""
     models = [model for model in MODELS if model in dataset.models] or ["A"]
-    url_state.seed("model", models[0], models)
+    binding = state.bind(state.MODEL, models[0], models)
     picker = st.empty()
-    evaluated = model_evaluation(dataset, st.session_state["model"])
+    evaluated = model_evaluation(dataset, st.session_state[state.MODEL])
     labels = {model: plain_for_markdown(side_label(dataset, model)) for model in models}
-    model = picker.radio("Model", models, key="model", format_func=labels.__getitem__, horizontal=True, persist_state="session",
-                         label_visibility="collapsed")  # its choices say "model A", "model B"
-    url_state.share(model=model)
+    model = picker.radio("Model", models, format_func=labels.__getitem__, horizontal=True, label_visibility="collapsed",  # its choices say "model A"
+                         **binding)
     return model, evaluated
 
 
@@ -93,17 +91,17 @@ def seed_view(mode: str) -> None:
     mode), so that moving from a single-taxonomy model to a dual one does not keep the full matrix.
     The trimmed and reduced views read the same in both modes: choosing one (a click, or a link)
     chooses it for both, so a reduced view stays reduced on the way to a dual model or to Compare."""
-    memory = st.session_state.setdefault(_VIEW_BY_MODE, {})
-    chosen = st.session_state.get("view")
-    if _VIEW_SHOWN not in st.session_state:  # the first matrix of the session: a link's view is a choice too
-        given = url_state.given_values("view")
+    memory = st.session_state.setdefault(state.VIEW_BY_MODE, {})
+    chosen = st.session_state.get(state.VIEW)
+    if state.VIEW_SHOWN not in st.session_state:  # the first matrix of the session: a link's view is a choice too
+        given = state.given_values(state.VIEW)
         chosen = given[-1] if given else None
-    if chosen in SHARED_VIEWS and chosen != st.session_state.get(_VIEW_SHOWN):  # the user's choice since the last run
+    if chosen in SHARED_VIEWS and chosen != st.session_state.get(state.VIEW_SHOWN):  # the user's choice since the last run
         memory.update(dict.fromkeys(DEFAULT_VIEWS, chosen))
-    if st.session_state.get(url_state.VIEW_MODE, mode) != mode:
-        st.session_state["view"] = memory.get(mode, DEFAULT_VIEWS[mode])
-    st.session_state[url_state.VIEW_MODE] = mode
-    url_state.seed("view", DEFAULT_VIEWS[mode], list(VIEWS))
+    if st.session_state.get(state.VIEW_MODE, mode) != mode:
+        st.session_state[state.VIEW] = memory.get(mode, DEFAULT_VIEWS[mode])
+    st.session_state[state.VIEW_MODE] = mode
+    state.bind(state.VIEW, DEFAULT_VIEWS[mode], list(VIEWS))
 
 
 def view_control(mode: str) -> str:
@@ -115,9 +113,8 @@ def view_control(mode: str) -> str:
 def view_radio(mode: str) -> str:
     """`view_control`'s radio, once `seed_view` has run in this run (a second seeding would take the
     mode's remembered view for the user's choice)."""
-    view = st.radio("Matrix", VIEWS, key="view", format_func=VIEW_LABELS.__getitem__, horizontal=True, persist_state="session")
-    st.session_state[_VIEW_BY_MODE][mode] = st.session_state[_VIEW_SHOWN] = view
-    url_state.share(view=view)
+    view = st.radio("Matrix", VIEWS, key=state.VIEW, format_func=VIEW_LABELS.__getitem__, horizontal=True, persist_state="session")
+    st.session_state[state.VIEW_BY_MODE][mode] = st.session_state[state.VIEW_SHOWN] = view
     return view
 
 
@@ -134,30 +131,27 @@ def matrix_controls(mode: str, classes: list[str]) -> MatrixChoice:
     popover whose button says them all: on a laptop the heatmap follows the scores line at once.
     Its content is drawn in the browser only while it is open (a new tab mounts one button)."""
     seed_view(mode)
-    url_state.seed("metric", "recall", list(heatmaps.METRICS))
-    url_state.seed("scale", "linear", list(heatmaps.SCALES))
-    url_state.seed("hide", False)
-    url_state.seed("nobg", False)
-    url_state.seed_list("classes", classes)
-    state = st.session_state
-    diagonal_shown = mode == "single" and state["view"] != "reduced"
-    label = display_label(state["view"], state["metric"], state["scale"], state["hide"] and diagonal_shown, state["nobg"],
-                          state["classes"], len(classes))
-    with st.popover(label, key="display", width="stretch"):  # in a narrow column the label ends in "…", whole in the open popover
+    bound = {key: state.bind(key, choices=choices) for key, choices in ((state.METRIC, heatmaps.METRICS), (state.SCALE, heatmaps.SCALES),
+                                                                         (state.HIDE_DIAGONAL, None), (state.HIDE_BACKGROUND, None),
+                                                                         (state.CLASSES, classes))}
+    session = st.session_state
+    diagonal_shown = mode == "single" and session[state.VIEW] != "reduced"
+    label = display_label(session[state.VIEW], session[state.METRIC], session[state.SCALE], session[state.HIDE_DIAGONAL] and diagonal_shown,
+                          session[state.HIDE_BACKGROUND], session[state.CLASSES], len(classes))
+    with st.popover(label, key=state.DISPLAY, width="stretch"):  # in a narrow column the label ends in "…", whole in the open popover
         view = view_radio(mode)
-        metric = st.radio("Normalisation", heatmaps.METRICS, key="metric", horizontal=True, persist_state="session",
+        metric = st.radio("Normalisation", heatmaps.METRICS, horizontal=True, **bound[state.METRIC],
                           format_func=heatmaps.NORMALISATIONS.get,
                           help="none: pixels; row: each cell over its row (recall); column: over its column "
                                "(precision); all: over the matrix total")
         diagonal_shown = mode == "single" and view != "reduced"
-        scale = st.selectbox("Colour scale", heatmaps.SCALES, key="scale", persist_state="session")
-        hide = st.toggle("Hide diagonal", key="hide", persist_state="session", disabled=not diagonal_shown,
+        scale = st.selectbox("Colour scale", heatmaps.SCALES, **bound[state.SCALE])
+        hide = st.toggle("Hide diagonal", disabled=not diagonal_shown, **bound[state.HIDE_DIAGONAL],
                          help="show only the confusions (single taxonomy)")
-        hide_background = st.toggle("Hide Background", key="nobg", persist_state="session",
+        hide_background = st.toggle("Hide Background", **bound[state.HIDE_BACKGROUND],
                                     help="leave out the Background row and column (their pixels stay in every ratio)")
-        subset = st.multiselect("Classes to show (empty: all)", classes, key="classes", persist_state="session",
+        subset = st.multiselect("Classes to show (empty: all)", classes, **bound[state.CLASSES],
                                 help="only these rows and columns; recall stays over the whole row, precision over the whole column")
-    url_state.share(metric=metric, scale=scale, hide=hide, nobg=hide_background, classes=subset)
     return MatrixChoice(view, metric, scale, hide and diagonal_shown, hide_background, tuple(subset))
 
 
@@ -172,7 +166,7 @@ def dual_mode_note() -> None:
 
 def _new_click(key: str, clicked: Click | None) -> Click | None:
     """`clicked` if it is not the selection this chart already reported (a rerun repeats it)."""
-    seen = st.session_state.setdefault("_clicks", {})
+    seen = st.session_state.setdefault(state.CLICKS, {})
     if clicked is None or seen.get(key) == clicked:
         return None
     seen[key] = clicked
@@ -204,17 +198,17 @@ def heatmap(matrices: MatrixSet, choice: MatrixChoice, mode: str, title: str, ke
 
 def chosen_cell(rows: list[str], columns: list[str]) -> tuple[str, str] | None:
     """The session's cell (the URL's `cell` on a first run), if it is a cell of these classes."""
-    url_state.seed("cell", "")
-    row, separator, column = st.session_state["cell"].partition("|")
+    state.bind(state.CELL)
+    row, separator, column = st.session_state[state.CELL].partition("|")
     return (row, column) if separator and row in rows and column in columns else None
 
 
 def choose_cell(cell: tuple[str, str] | None) -> None:
-    st.session_state["cell"] = url_state.cell_text(cell)
+    st.session_state[state.CELL] = state.cell_text(cell)
 
 
 def _cell_from_pickers() -> None:
-    row, column = st.session_state["cell_ref"], st.session_state["cell_pred"]
+    row, column = st.session_state[state.CELL_ROW], st.session_state[state.CELL_COLUMN]
     if NO_CLASS not in (row, column):
         choose_cell((row, column))
 
@@ -223,18 +217,17 @@ def _cell_pickers(rows: list[str], columns: list[str]) -> tuple[str, str] | None
     """The keyboard-accessible pair of selectboxes, in a popover whose button names the session's
     cell; they show that cell and choose it."""
     cell = chosen_cell(rows, columns)
-    if st.session_state["cell"] and cell is None and url_state.given_values("cell") and not st.session_state.get("_cell_checked"):
-        url_state.ignore("cell", "not a cell of this matrix")
-    st.session_state["_cell_checked"] = True
+    if st.session_state[state.CELL] and cell is None and state.given_values(state.CELL) and not st.session_state.get(state.CELL_CHECKED):
+        state.ignore(state.CELL, "not a cell of this matrix")
+    st.session_state[state.CELL_CHECKED] = True
     if cell is not None:
-        st.session_state["cell_ref"], st.session_state["cell_pred"] = cell
-    url_state.seed("cell_ref", NO_CLASS, [NO_CLASS, *rows])
-    url_state.seed("cell_pred", NO_CLASS, [NO_CLASS, *columns])
+        st.session_state[state.CELL_ROW], st.session_state[state.CELL_COLUMN] = cell
+    state.seed(state.CELL_ROW, NO_CLASS, [NO_CLASS, *rows])
+    state.seed(state.CELL_COLUMN, NO_CLASS, [NO_CLASS, *columns])
     label = "Choose a cell by name" + ("" if cell is None else f": {plain_for_markdown(cell[0])} → {plain_for_markdown(cell[1])}")
-    with st.popover(label, key="cell_pickers"):  # two widgets mounted only while it is open
-        st.selectbox("Reference class (row)", [NO_CLASS, *rows], key="cell_ref", persist_state="session", on_change=_cell_from_pickers)
-        st.selectbox("Predicted class (column)", [NO_CLASS, *columns], key="cell_pred", persist_state="session", on_change=_cell_from_pickers)
-    url_state.share(cell=st.session_state["cell"])
+    with st.popover(label, key=state.CELL_PICKERS):  # two widgets mounted only while it is open
+        st.selectbox("Reference class (row)", [NO_CLASS, *rows], key=state.CELL_ROW, persist_state="session", on_change=_cell_from_pickers)
+        st.selectbox("Predicted class (column)", [NO_CLASS, *columns], key=state.CELL_COLUMN, persist_state="session", on_change=_cell_from_pickers)
     return cell
 
 
@@ -253,7 +246,7 @@ class OpenTarget:
     label: str = "Open in Overlays"
 
     def open(self, page_id: str) -> None:
-        url_state.request_page(page_id, self.model, self.cell, self.view)
+        state.request_page(page_id, self.model, self.cell, self.view)
 
 
 def _open_selected_row(table_key: str, page_ids: list[str], target: OpenTarget) -> None:
@@ -266,15 +259,15 @@ def pages_to_open(table: pd.DataFrame, key: str, targets: list[OpenTarget], colu
     """A table of pages (a `page` column first), `tables.PAGE_ROWS` rows at a time: selecting a row opens
     that page as the first target says; a page picker and one button a target do the same from
     the keyboard."""
-    table_key = f"pages-{key}"
+    table_key = state.PAGES_TABLE(key)
     shown = tables.rows_shown(table, key)
     st.dataframe(shown, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", height=_table_height(len(shown)),
                  on_select=functools.partial(_open_selected_row, table_key, shown["page"].tolist(), targets[0]),
                  column_config=tables.pinned_first(shown, column_config))
     pick, *buttons = st.columns([4, *[1.6] * len(targets)], vertical_alignment="bottom")
-    page_id = pick.selectbox("Page to open", shown["page"].tolist(), key=f"open-{key}")
+    page_id = pick.selectbox("Page to open", shown["page"].tolist(), key=state.OPEN_PAGE(key))
     for button, target in zip(buttons, targets):
-        button.button(target.label, key=f"open-button-{key}-{target.model}", type="primary", on_click=target.open, args=(page_id,))
+        button.button(target.label, key=state.OPEN_BUTTON(key, target.model), type="primary", on_click=target.open, args=(page_id,))
 
 
 CELL_PAGES_CONFIG = {"contribution (pixels)": tables.pixel_column(), "share of the cell": tables.percent_column(bar=True)}
@@ -333,8 +326,8 @@ def _choose_listed_cell(table_key: str, cells: list[tuple[str, str]]) -> None:
         choose_cell(cells[rows[0]])
 
 
-LARGEST_OPEN = "largest_open"  # the section of the largest cells (session state and URL)
-WARNINGS_OPEN = "warnings_open"  # the section of the input warnings
+LARGEST_OPEN = state.SECTION("largest")  # the section of the largest cells (session state and URL)
+WARNINGS_OPEN = state.SECTION("warnings")  # the section of the input warnings
 LARGEST_CONFIG = {"pixels": tables.pixel_column(), "row % (recall)": tables.percent_column(),
                   "column % (precision)": tables.percent_column()}
 
@@ -352,7 +345,7 @@ def _largest_cells(matrices: MatrixSet, key: str) -> None:
         table = pd.DataFrame(cells, columns=["reference", "prediction", "pixels", "row % (recall)", "column % (precision)"])
         for name in ("row % (recall)", "column % (precision)"):
             table[name] = tables.as_percent(table[name])
-        table_key = f"largest-{key}"
+        table_key = state.LARGEST(key)
         st.dataframe(table, key=table_key, hide_index=True, selection_mode="single-row", width="stretch", column_config=LARGEST_CONFIG,
                      on_select=functools.partial(_choose_listed_cell, table_key, [(row, column) for row, column, *_ in cells]))
 
@@ -404,28 +397,29 @@ def shown_matrix(evaluated: Evaluated, choice: MatrixChoice, mode: str, key: str
 
 
 @shown_errors()
-def matrix_explorer(evaluated: Evaluated, model: str, choice: MatrixChoice) -> None:
+def matrix_explorer(evaluated: Evaluated, model: str, choice: MatrixChoice, image_root: Path) -> None:
     """Clickable heatmap (of the view `matrix_controls` chose), cell pickers and the page list of
-    one evaluation (run as a fragment, so it shows its own errors)."""
-    url_state.follow_page_request()
+    one evaluation, its pages' gallery drawn from the images under `image_root` (run as a
+    fragment, so it shows its own errors)."""
+    state.follow_page_request()
     evaluation = evaluated.evaluation
     mode = evaluation.matrices.mode
     if mode == "dual":
         dual_mode_note()
-    clicked = shown_matrix(evaluated, choice, mode, f"heatmap-{model}")
+    clicked = shown_matrix(evaluated, choice, mode, state.HEATMAP(model))
     if clicked is not None:
         choose_cell(clicked)
     st.caption(f"Click a cell (or choose it by name below) to list the pages behind it. {ZOOM_HELP}")
     matrices = choice.shown(evaluation)
     _largest_cells(matrices, f"{model}-{choice.view}")
     st.download_button("Download this matrix as CSV", matrix_csv(matrices, choice.metric), file_name=f"{choice.metric}_{choice.view}.csv",
-                       mime="text/csv", key=f"csv-{model}-{choice.view}-{choice.metric}")
+                       mime="text/csv", key=state.MATRIX_CSV(model, choice.view, choice.metric))
     cell = _cell_pickers(*_view_classes(evaluation, choice.view))
     if cell is not None:
         page_list(evaluated, choice.view, cell, model, key=f"{model}-{choice.view}")
-        gallery.cell_gallery(evaluated, choice.view, cell, model, key=f"{model}-{choice.view}")
+        gallery.cell_gallery(evaluated, choice.view, cell, model, key=f"{model}-{choice.view}", image_root=image_root)
     per_class_scores(evaluated, model, choice.classes)
-    url_state.publish_url()
+    state.publish_url()
 
 
 def per_class_rows(evaluation: Evaluation, classes: tuple[str, ...]) -> dict[str, dict[str, float | None]]:
@@ -466,10 +460,10 @@ def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...])
     if count > bars.MAX_CLASSES:
         st.caption(f"{len(per_class):,} classes: the bars of the first {bars.MAX_CLASSES} drawn; choose others under Display, Classes to show.")
         per_class = dict(list(per_class.items())[: bars.MAX_CLASSES])
-    clicked = clickable_chart(bars.per_class_bars(per_class, title=evaluated.title), f"bars-{model}",
+    clicked = clickable_chart(bars.per_class_bars(per_class, title=evaluated.title), state.CLASS_BARS(model),
                               lambda event: bars.clicked_bar(event, list(per_class), bars.bar_series(per_class)), stretch=True)
     if clicked is not None:
-        st.session_state[f"bar-class-{model}"] = clicked[0]
+        st.session_state[state.CLASS_BAR(model)] = clicked[0]
     present = set(evaluation.matrices.present_classes())
     means = class_means({name: scores for name, scores in _class_scores(evaluation, classes).items() if name in present})
     subset = " chosen in Classes to show" if classes else ""
@@ -483,8 +477,8 @@ def per_class_scores(evaluated: Evaluated, model: str, classes: tuple[str, ...])
         f"diagonal cells of the recall and precision matrices. {undefined_caption(evaluation, per_class)}{boxes} "
         "Click a bar to list the pages of its class."
     )
-    if (label := st.session_state.get(f"bar-class-{model}")) in per_class:
-        class_page_list(evaluation, label, model, key=f"class-{model}")
+    if (label := st.session_state.get(state.CLASS_BAR(model))) in per_class:
+        class_page_list(evaluation, label, model, key=state.CLASS_PAGES(model))
 
 
 def _view_classes(evaluation: Evaluation, view: str) -> tuple[list[str], list[str]]:

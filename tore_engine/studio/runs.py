@@ -16,13 +16,13 @@ import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.results.saved import SavedEvaluation, saved_evaluations
-from tore_engine.studio import tables, url_state
+from tore_engine.studio import state, tables
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.sidebar import MODELS, saved_key
 
-TABLE_KEY = "runs_table"
-MATRICES_PAGE, COMPARE_PAGE, MODELS_PAGE = "app_pages/matrices.py", "app_pages/compare.py", "app_pages/models.py"
+TABLE_KEY = state.RUNS_TABLE
+MATRICES_PAGE, COMPARE_PAGE, MODELS_PAGE = "matrices", "compare", "models"  # app.PAGES' names
 HEADLINES = {"Foreground F1": "foreground_f1", "mAP": "map", "mAP50": "map_50"}
 ORDERS = {"date": "created", "name": "name"}  # a run's name: `tore evaluate --run-name`, else its folder's
 MAX_RUNS = 500  # manifests read from one folder
@@ -79,11 +79,11 @@ def history_figure(table: pd.DataFrame, columns: list[str], title: str):
 
 def _open_runs(page: str, folders: list[str]) -> None:
     """Button callback: the runs' folders as the sidebar's saved models A, B, ..., then `page`."""
-    state = {"src": "saved", "models": max(len(folders), 1), **{saved_key(model): folder for model, folder in zip(MODELS, folders)}}
+    values: dict[str, object] = {state.SOURCE: "saved", state.MODELS: max(len(folders), 1), **{saved_key(model): folder for model, folder in zip(MODELS, folders)}}
     for model in MODELS[len(folders):]:
         st.session_state.pop(saved_key(model), None)
-    st.session_state.update(state)
-    url_state.request_switch(page, **{key: str(value) for key, value in state.items()})
+    st.session_state.update(values)
+    state.request_switch(page, **{key: str(value) for key, value in values.items()})
 
 
 def _found(folder_text: str) -> tuple[Path, list[SavedEvaluation]] | None:
@@ -103,11 +103,9 @@ def _found(folder_text: str) -> tuple[Path, list[SavedEvaluation]] | None:
 
 def runs_view() -> None:
     """The page: the folder, the table of runs with its buttons, the history of one reference."""
-    url_state.seed("runs_dir", "")
-    folder_text = st.text_input("Folder of saved evaluations", key="runs_dir", persist_state="session",
+    folder_text = st.text_input("Folder of saved evaluations", **state.bind(state.RUNS_FOLDER),
                                 placeholder="a folder relative to the data folder (empty: the data folder itself)",
                                 help="every folder below it that `tore evaluate --out DIR` wrote is listed").strip()
-    url_state.share(runs_dir=folder_text or None)
     found = _found(folder_text)
     if found is None:
         return
@@ -133,17 +131,14 @@ def _history_view(runs: list[SavedEvaluation], root: Path) -> None:
     references = sorted({run.manifest.run.reference_name for run in runs if run.manifest.run.reference_name})
     if not references:
         return
-    url_state.seed("runs_ref", references[0], references)
-    url_state.seed("runs_order", "date", list(ORDERS))
     left, right = st.columns(2)
-    reference = left.selectbox("Reference", references, key="runs_ref", persist_state="session")
-    order = right.radio("Order of the runs", list(ORDERS), key="runs_order", horizontal=True, persist_state="session")
-    url_state.share(runs_ref=None if reference == references[0] else reference, runs_order=None if order == "date" else order)
+    reference = left.selectbox("Reference", references, **state.bind(state.RUNS_REFERENCE, references[0], references))
+    order = right.radio("Order of the runs", list(ORDERS), horizontal=True, **state.bind(state.RUNS_ORDER, choices=list(ORDERS)))
     table = history(runs, root, reference, order)
     st.plotly_chart(history_figure(table, [column for column in HEADLINES.values() if table[column].notna().any()], "Headline figures"),
-                    key="runs_headlines")
+                    key=state.RUNS_CHARTS("headlines"))
     classes = [column for column in table.columns if column.startswith("F1 ")]
     if classes:
-        st.plotly_chart(history_figure(table, classes, "Each class's F1"), key="runs_classes")
+        st.plotly_chart(history_figure(table, classes, "Each class's F1"), key=state.RUNS_CHARTS("classes"))
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={name: tables.score_column() for name in table.columns if name in HEADLINES.values() or name.startswith("F1 ")})

@@ -20,7 +20,7 @@ from tore_engine.formats.page_id_map import RULE_PATTERN, page_id_map, shown_id
 from tore_engine.metrics.mean_average_precision import CONVENTIONS
 from tore_engine.metrics.sweep import MIN_SCORE_SIDES
 from tore_engine.plots.plain_text import plain_for_markdown
-from tore_engine.studio import sections, uploads, url_state
+from tore_engine.studio import sections, state, uploads
 from tore_engine.studio.compute import compute_choices
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE, DEMO_DIR, data_root, server_path
 from tore_engine.studio.messages import show_input_error, shown_errors
@@ -31,12 +31,12 @@ TAXONOMY_MODES = ("auto", "single", "dual")
 NO_MIN_SCORE = 0.0  # the minimum score's "none": every box kept, as without --min-score
 MAP_CONVENTIONS = tuple(CONVENTIONS)  # coco (the command line's default), docling
 MAP_CONVENTION_LABELS = {"coco": "coco (pycocotools' COCOeval)", "docling": "docling (docling-metrics-layout 0.17.0)"}
-MODELS = tuple("ABCDEFGH")  # at most this many predictions a dataset
+MODELS = state.MODEL_LETTERS  # at most this many predictions a dataset
 DEFAULT_MODELS = 2
 REFERENCE = "reference"
 SIDEBAR_WIDTH = 400  # pixels: room for a path
 BOTH_SIDES_FORMAT = "docling-eval"  # one dataset holds the reference and the predictions of model A
-FORMATS_OPEN = "formats_open"  # the section of the format pickers (session state and URL)
+FORMATS_OPEN = state.SECTION("formats")  # the section of the format pickers (session state and URL)
 FORMAT_HELP = "auto: recognised from the content; or the format this input is in"
 LAYOUT_HELP = ("a layout in any format the app reads (layout JSON, JSON Lines, Parquet, COCO, DoclingDocument, DocTags, ...): "
                "one file, or several that make one set (the documents of a Docling folder, say)")
@@ -62,9 +62,11 @@ DEMO_NOTE = (
 )
 
 
-def input_keys(side: str) -> tuple[str, str]:
+def input_keys(side: str) -> tuple[state.Key, state.Key]:
     """The URL key (and upload slot) of an input, and its format picker's: ref / fmt, a / fmt_a, ..."""
-    return ("ref", "fmt") if side == REFERENCE else (side.lower(), f"fmt_{side.lower()}")
+    if side == REFERENCE:
+        return state.REFERENCE_INPUT, state.REFERENCE_FORMAT
+    return state.MODEL_INPUTS[side], state.MODEL_FORMATS[side]
 
 
 def set_name(side: str) -> str:
@@ -115,7 +117,7 @@ def _format_pickers(sides: tuple[str, ...]) -> dict[str, str]:
     names the formats chosen, so that a closed section does not hide them."""
     keys = {side: input_keys(side)[1] for side in sides}
     for key in keys.values():
-        url_state.seed(key, "auto", list(FORMATS))
+        state.seed(key, "auto", list(FORMATS))
     chosen = [f"{st.session_state[key]} ({'reference' if side == REFERENCE else f'model {side}'})" for side, key in keys.items()
               if st.session_state[key] != "auto"]
     label = f"Formats: {', '.join(chosen)}" if chosen else "Formats (auto: recognised from the content)"
@@ -128,12 +130,9 @@ def _format_pickers(sides: tuple[str, ...]) -> dict[str, str]:
     return {side: st.session_state[key] for side, key in keys.items()}
 
 
-def _path_input(label: str, key: str, help_text: str, where=st.sidebar) -> Path | None:
+def _path_input(label: str, key: state.Key, help_text: str, where=st.sidebar) -> Path | None:
     """A path on the server, inside the data root (`studio.data_root`); None when empty or refused."""
-    url_state.seed(key, "")
-    text = where.text_input(label, key=key, help=help_text, persist_state="session",
-                            placeholder="a path relative to the data folder").strip()
-    url_state.share(**{key: text})
+    text = where.text_input(label, help=help_text, placeholder="a path relative to the data folder", **state.bind(key)).strip()
     if not text:
         return None
     try:
@@ -167,17 +166,14 @@ class _Chosen:
 
 def _model_count() -> list[str]:
     """The models the sidebar offers inputs for: A, B, and as many more as asked."""
-    url_state.seed("models", DEFAULT_MODELS, range(1, len(MODELS) + 1))
-    count = st.sidebar.number_input("Number of models", 1, len(MODELS), key="models", persist_state="session",
+    count = st.sidebar.number_input("Number of models", 1, len(MODELS), **state.bind(state.MODELS, DEFAULT_MODELS, range(1, len(MODELS) + 1)),
                                     help="predictions evaluated against the same reference; the Models page puts them side by side")
-    url_state.share(models=None if count == DEFAULT_MODELS else count)
     return list(MODELS[: int(count)])
 
 
 def _demo() -> _Chosen:
     st.sidebar.caption(DEMO_CAPTION, help=DEMO_NOTE)
-    label_map = _path_input("Label map (optional path)", "map", LABEL_MAP_HELP)
-    url_state.share(src="demo")
+    label_map = _path_input("Label map (optional path)", state.LABEL_MAP, LABEL_MAP_HELP)
     return _Chosen(DEMO_DIR / DEMO_FILES[REFERENCE], {model: DEMO_DIR / DEMO_FILES[model] for model in ("A", "B")}, {}, label_map)
 
 
@@ -216,7 +212,6 @@ def _uploaded() -> _Chosen:
                                    f"{PAGE_IMAGES_HELP}: image or PDF files, or a zip of them"))
     label_map = _guarded(partial(uploads.uploader, "Label map (optional)", "map", LABEL_MAP_HELP, types=("json",)))
     st.sidebar.button("Forget the uploaded files", on_click=uploads.forget, help="delete them from the server now")
-    url_state.share(src="upload")
     return _chosen(paths, formats, models, label_map=label_map, coco_images=coco_images, page_images=page_images)
 
 
@@ -226,10 +221,10 @@ def _on_the_server() -> _Chosen:
     sides = (REFERENCE, *models)
     paths = {side: _path_input(input_label(side), input_keys(side)[0], f"{LAYOUT_HELP}; relative to the data folder") for side in sides}
     formats = _format_pickers(sides)
-    coco_images = _path_input("COCO images + categories (optional)", "coco", f"{COCO_IMAGES_HELP}; relative to the data folder")
-    page_images = _path_input("Page images folder (optional)", "imgdir", f"{PAGE_IMAGES_HELP}; a folder relative to the data folder")
-    label_map = _path_input("Label map (optional)", "map", f"{LABEL_MAP_HELP}; relative to the data folder")
-    url_state.share(src="path", **{input_keys(side)[1]: formats[side] for side in formats})
+    coco_images = _path_input("COCO images + categories (optional)", state.COCO_IMAGES, f"{COCO_IMAGES_HELP}; relative to the data folder")
+    page_images = _path_input("Page images folder (optional)", state.PAGE_IMAGES, f"{PAGE_IMAGES_HELP}; a folder relative to the data folder")
+    label_map = _path_input("Label map (optional)", state.LABEL_MAP, f"{LABEL_MAP_HELP}; relative to the data folder")
+    state.share(**{input_keys(side)[1]: formats[side] for side in formats})  # the formats of the paths given
     return _chosen(paths, formats, models, label_map=label_map, coco_images=coco_images, page_images=page_images)
 
 
@@ -237,9 +232,9 @@ SAVED_HELP = ("a folder `tore evaluate ... --out DIR` wrote (it holds saved.json
               "evaluated, without its inputs; the Runs page lists those under a folder")
 
 
-def saved_key(model: str) -> str:
+def saved_key(model: str) -> state.Key:
     """The URL key of model `model`'s saved evaluation: `saved` for A (`?saved=PATH`), `saved_b`, ... for the others."""
-    return "saved" if model == "A" else f"saved_{model.lower()}"
+    return state.SAVED[model]
 
 
 def _saved() -> _Chosen:
@@ -250,7 +245,6 @@ def _saved() -> _Chosen:
     models = _model_count()
     folders = {model: _path_input(f"Saved evaluation of model {model}{'' if model == 'A' else ' (optional)'}", saved_key(model), SAVED_HELP)
                for model in models}
-    url_state.share(src="saved")
     chosen = {model: folder for model, folder in folders.items() if folder is not None}
     return _Chosen(next(iter(chosen.values()), None), chosen, {})
 
@@ -287,14 +281,14 @@ def page_id_rule(text: str) -> str | None:
 
 def _page_id_input() -> str | None:
     """The page id rule (`--page-id-map RULE`), in the URL as `pidmap`; a bad one is said in the sidebar and not used."""
-    text = st.text_input("Page ids of the predictions", key="pidmap", persist_state="session", max_chars=MAX_RULE_CHARACTERS,
+    text = st.text_input("Page ids of the predictions", key=state.PAGE_ID_RULE, persist_state="session", max_chars=MAX_RULE_CHARACTERS,
                          placeholder="e.g. strip-prefix:doc_", help=PAGE_ID_HELP)
     try:
         rule = page_id_rule(text)
     except InputError as error:
         show_input_error(error)
         return None
-    url_state.share(pidmap=rule)
+    state.share(**{state.PAGE_ID_RULE: rule})  # the rule as checked, not as typed
     return rule
 
 
@@ -303,45 +297,43 @@ def _evaluation_settings() -> tuple[str, float | None, str, str, str | None]:
     mAP's convention (`--map`), in the URL as `tax`, `min_score` and `convention`; all three change
     the numbers, so evaluations are kept by them. In one popover whose button names them (its
     content drawn in the browser only while open)."""
-    url_state.seed("tax", "auto", list(TAXONOMY_MODES))
-    url_state.seed("min_score", NO_MIN_SCORE, url_state.Interval(0.0, 1.0))
-    url_state.seed("convention", MAP_CONVENTIONS[0], list(MAP_CONVENTIONS))
-    url_state.seed("score_side", MIN_SCORE_SIDES[0], list(MIN_SCORE_SIDES))
-    url_state.seed("pidmap", "")
-    if not isinstance(st.session_state["pidmap"], str) or len(st.session_state["pidmap"]) > MAX_RULE_CHARACTERS:
-        st.session_state["pidmap"] = ""  # a link's value the text box could not hold
-    label = settings_label(st.session_state["tax"], st.session_state["min_score"], st.session_state["convention"],
-                           st.session_state["score_side"], plain_for_markdown(st.session_state["pidmap"].strip()))
-    with st.sidebar.popover(label, key="settings", width="stretch"):
+    bound = {state.TAXONOMY: state.bind(state.TAXONOMY, choices=list(TAXONOMY_MODES)),
+             state.MIN_SCORE: state.bind(state.MIN_SCORE, NO_MIN_SCORE, state.Interval(0.0, 1.0)),
+             state.CONVENTION: state.bind(state.CONVENTION, MAP_CONVENTIONS[0], list(MAP_CONVENTIONS)),
+             state.SCORE_SIDE: state.bind(state.SCORE_SIDE, MIN_SCORE_SIDES[0], list(MIN_SCORE_SIDES))}
+    state.seed(state.PAGE_ID_RULE, "")
+    session = st.session_state
+    if not isinstance(session[state.PAGE_ID_RULE], str) or len(session[state.PAGE_ID_RULE]) > MAX_RULE_CHARACTERS:
+        session[state.PAGE_ID_RULE] = ""  # a link's value the text box could not hold
+    label = settings_label(session[state.TAXONOMY], session[state.MIN_SCORE], session[state.CONVENTION], session[state.SCORE_SIDE],
+                           plain_for_markdown(session[state.PAGE_ID_RULE].strip()))
+    with st.sidebar.popover(label, key=state.SETTINGS, width="stretch"):
         taxonomy = st.selectbox(
-            "Taxonomy", TAXONOMY_MODES, key="tax", persist_state="session",
+            "Taxonomy", TAXONOMY_MODES, **bound[state.TAXONOMY],
             help="single: one class list for both sides; dual: the matrix runs over both class lists "
                  "(for a model with other classes than the dataset); auto: single when every predicted class is a reference "
                  "class, or when both sides use one declared vocabulary (Docling's labels, say)")
         min_score = st.number_input(
-            "Minimum score", 0.0, 1.0, step=0.05, format="%.2f", key="min_score", persist_state="session",
+            "Minimum score", 0.0, 1.0, step=0.05, format="%.2f", **bound[state.MIN_SCORE],
             help="boxes scored below it are dropped on both sides before TORE and mAP (as tore evaluate --min-score); 0 keeps every "
                  "box; boxes without a score are always kept. A click on a point of Matrices' operating-point chart sets it")
-        side = st.radio("Minimum score drops the boxes of", MIN_SCORE_SIDES, key="score_side", persist_state="session", horizontal=True,
+        side = st.radio("Minimum score drops the boxes of", MIN_SCORE_SIDES, horizontal=True, **bound[state.SCORE_SIDE],
                         format_func=SIDE_LABELS.__getitem__,
                         help="both sides (as tore evaluate --min-score), or the predictions' only (--min-score-side prediction): "
                              "to compare a model against another model's scored output kept whole; the operating point follows")
         convention = st.selectbox(
-            "mAP convention", MAP_CONVENTIONS, key="convention", format_func=MAP_CONVENTION_LABELS.__getitem__, persist_state="session",
+            "mAP convention", MAP_CONVENTIONS, format_func=MAP_CONVENTION_LABELS.__getitem__, **bound[state.CONVENTION],
             help="coco: pycocotools' COCOeval (the default of tore evaluate --map); docling: docling-metrics-layout 0.17.0's numbers "
                  "(float32 thresholds and values), as docling-eval prints them")
         rule = _page_id_input()
-    url_state.share(tax=taxonomy, min_score=None if min_score == NO_MIN_SCORE else min_score,
-                    convention=None if convention == MAP_CONVENTIONS[0] else convention,
-                    score_side=None if side == MIN_SCORE_SIDES[0] else side)
     return taxonomy, (None if min_score == NO_MIN_SCORE else float(min_score)), convention, side, rule
 
 
 def sidebar() -> Dataset:
     """Render the shared dataset choices in the sidebar and return them."""
     st.sidebar.header("Dataset")
-    url_state.seed("src", "saved" if url_state.given_values(saved_key("A")) else "demo", list(SOURCES))  # `?saved=PATH` alone opens it
-    source = st.sidebar.radio("Source", list(SOURCES), format_func=SOURCES.get, key="src", persist_state="session")
+    opened = "saved" if state.given_values(saved_key("A")) else "demo"  # `?saved=PATH` alone opens it
+    source = st.sidebar.radio("Source", list(SOURCES), format_func=SOURCES.get, **state.bind(state.SOURCE, opened, list(SOURCES)))
     chosen = SOURCE_INPUTS[source]()
     taxonomy, min_score, convention, side, rule = _evaluation_settings()
     workers, scheduler = compute_choices()

@@ -21,12 +21,11 @@ import streamlit as st
 
 from tore_engine.metrics.sweep import CLASS, MIN_SCORES
 from tore_engine.plots.sweep import FOREGROUND_NAME, clicked_min_score, sweep_chart
-from tore_engine.studio import sections, tables
+from tore_engine.studio import sections, state, tables
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.panels import plotly_chart
 
-MIN_SCORE = "min_score"  # the sidebar's minimum score (session state and URL)
-SECTION_OPEN = "sweep_open"  # whether the section is open (session state and URL)
+SECTION_OPEN = state.SECTION("sweep")  # whether the section is open (session state and URL)
 SECTION_LABEL = "Operating point: the minimum score, TORE's F1 beside mAP's"
 # Pages up to which the sweep is made with the page; a larger evaluation makes it when asked: it
 # rasterises every page again (for all 19 minimum scores at once), and on a few cores that run would
@@ -41,7 +40,7 @@ def _evaluate_at(key: str) -> None:
     run it starts evaluates there."""
     min_score = clicked_min_score(st.session_state[key])
     if min_score is not None:
-        st.session_state[MIN_SCORE] = min_score
+        st.session_state[state.MIN_SCORE] = min_score
 
 
 def best_points(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -57,7 +56,7 @@ def best_points(sweep: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(BEST_COLUMNS)).astype({name: float for name in list(BEST_COLUMNS)[1:]})
 
 
-def _asked_for(evaluated: Evaluated, key: str) -> bool:
+def _asked_for(evaluated: Evaluated, model: str) -> bool:
     """Whether to show the sweep on this run: a small evaluation's, or one made already, at once;
     a larger one's once its button is pressed (then it is kept for every session)."""
     pages = len(evaluated.evaluation.page_ids)
@@ -66,7 +65,7 @@ def _asked_for(evaluated: Evaluated, key: str) -> bool:
     st.caption(f"The operating point rasterises the {pages:,} pages again, for the {len(MIN_SCORES)} minimum scores "
                f"{MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f} at once: less than the time of one evaluation. It is then kept "
                "for every tab and every minimum score of these files.")
-    return st.button("Compute the operating point", key=f"{key}-make", icon=":material/tune:")
+    return st.button("Compute the operating point", key=state.SWEEP_MAKE(model), icon=":material/tune:")
 
 
 def _unavailable(evaluated: Evaluated) -> str | None:
@@ -95,8 +94,8 @@ def _section(evaluated: Evaluated, model: str) -> None:
     if reason is not None:
         st.info(reason, icon=":material/tune:")
         return
-    key = f"sweep-{model}"
-    if not _asked_for(evaluated, key):
+    key = state.SWEEP_CHART(model)
+    if not _asked_for(evaluated, model):
         return
     with st.spinner(f"Evaluating at the {len(MIN_SCORES)} minimum scores {MIN_SCORES[0]:.2f} to {MIN_SCORES[-1]:.2f}…"):
         sweep = evaluated.sweep()

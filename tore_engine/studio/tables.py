@@ -8,6 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tore_engine.studio import state
+
 PERCENT_FORMAT = "%.1f%%"  # as plain_text.percent
 SCORE_FORMAT = "%.3f"
 PAGE_ROWS = 50  # rows of a table sent to the browser at once
@@ -43,8 +45,8 @@ def as_percent(values: pd.Series) -> pd.Series:
     return values * 100
 
 
-def _turn(state: str, delta: int, last: int) -> None:
-    st.session_state[state] = min(max(st.session_state.get(state, 1) + delta, 1), last)
+def _turn(rows_page: str, delta: int, last: int) -> None:
+    st.session_state[rows_page] = min(max(st.session_state.get(rows_page, 1) + delta, 1), last)
 
 
 def rows_shown(table: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -58,16 +60,16 @@ def shown_range(total: int, key: str) -> slice:
     """`rows_shown` for any sequence of `total` rows: the controls, and the slice shown."""
     if total <= PAGE_ROWS:
         return slice(0, total)
-    last, state = (total - 1) // PAGE_ROWS + 1, f"rows-{key}"
-    if not 1 <= st.session_state.get(state, 1) <= last:
-        st.session_state[state] = 1
-    st.session_state.setdefault(state, 1)
+    last, rows_page = (total - 1) // PAGE_ROWS + 1, state.ROWS_PAGE(key)
+    if not 1 <= st.session_state.get(rows_page, 1) <= last:
+        st.session_state[rows_page] = 1
+    st.session_state.setdefault(rows_page, 1)
     previous, number, following, info = st.columns([1, 2, 1, 5], vertical_alignment="bottom")
-    previous.button("◀", key=f"{state}-previous", on_click=_turn, args=(state, -1, last), disabled=st.session_state[state] == 1,
-                    help="the previous rows")
-    number.number_input(f"Rows page (of {last:,})", 1, last, key=state, persist_state="session")  # kept on the way back from Overlays
-    following.button("▶", key=f"{state}-next", on_click=_turn, args=(state, 1, last), disabled=st.session_state[state] == last,
-                     help="the next rows")
-    start = (st.session_state[state] - 1) * PAGE_ROWS
+    previous.button("◀", key=state.ROWS_PAGE(key, "previous"), on_click=_turn, args=(rows_page, -1, last),
+                    disabled=st.session_state[rows_page] == 1, help="the previous rows")
+    number.number_input(f"Rows page (of {last:,})", 1, last, key=rows_page, persist_state="session")  # kept on the way back from Overlays
+    following.button("▶", key=state.ROWS_PAGE(key, "next"), on_click=_turn, args=(rows_page, 1, last),
+                     disabled=st.session_state[rows_page] == last, help="the next rows")
+    start = (st.session_state[rows_page] - 1) * PAGE_ROWS
     info.caption(f"Rows {start + 1:,} to {min(start + PAGE_ROWS, total):,} of {total:,}.")
     return slice(start, start + PAGE_ROWS)

@@ -18,7 +18,7 @@ from tore_engine.core.text_safety import write_csv
 from tore_engine.plots.page_overlays import largest_boxes
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.tags import TagStore, database_url
-from tore_engine.studio import url_state
+from tore_engine.studio import state
 from tore_engine.studio.data_root import data_root
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.messages import show_input_error
@@ -55,14 +55,14 @@ def _targets(evaluated: Evaluated, page_id: str) -> list[str]:
 
 def _add_tag(dataset: str, page_id: str) -> None:
     """Form callback: the tag as typed, on the page or the box chosen."""
-    state = st.session_state
-    target = state["tag_target"]
+    session = st.session_state
+    target = session[state.TAG_TARGET]
     side, box = (None, None) if target == PAGE_TARGET else (target.split()[0], int(target.split()[2]))
     try:
-        store().add(dataset, page_id, state["tag_name"].strip(), note=state["tag_note"].strip() or None, side=side, box=box)
-        state["tag_name"] = state["tag_note"] = ""
+        store().add(dataset, page_id, session[state.TAG_NAME].strip(), note=session[state.TAG_NOTE].strip() or None, side=side, box=box)
+        session[state.TAG_NAME] = session[state.TAG_NOTE] = ""
     except InputError as error:
-        state["_tag_error"] = error
+        session[state.TAG_ERROR] = error
 
 
 def page_tags(evaluated: Evaluated, page_id: str) -> None:
@@ -79,22 +79,23 @@ def page_tags(evaluated: Evaluated, page_id: str) -> None:
                                         "note": tag.note, "created": tag.created} for tag in tags]), hide_index=True, width="stretch")
         with st.form("tag_form", clear_on_submit=False, border=False):
             left, middle, right = st.columns([2, 3, 2])
-            left.text_input("Tag", key="tag_name", placeholder="reference wrong, ambiguous, ...", max_chars=200)
-            middle.text_input("Note (optional)", key="tag_note", max_chars=2000)
-            right.selectbox("On", _targets(evaluated, page_id), key="tag_target")
+            left.text_input("Tag", key=state.TAG_NAME, placeholder="reference wrong, ambiguous, ...", max_chars=200)
+            middle.text_input("Note (optional)", key=state.TAG_NOTE, max_chars=2000)
+            right.selectbox("On", _targets(evaluated, page_id), key=state.TAG_TARGET)
             st.form_submit_button("Add the tag", on_click=_add_tag, args=(dataset, page_id))
-        if (failed := st.session_state.pop("_tag_error", None)) is not None:
+        if (failed := st.session_state.pop(state.TAG_ERROR, None)) is not None:
             show_input_error(failed)
 
 
 def _tag_listed(dataset: str, pages: list[str], key: str) -> None:
     """Form callback: the tag as typed on every listed page, in one transaction."""
-    state = st.session_state
+    session = st.session_state
+    name = session[state.TAG_FORM(key, "name")].strip()
     try:
-        count = store().add_pages(dataset, pages, state[f"{key}-name"].strip(), note=state[f"{key}-note"].strip() or None)
-        state[f"{key}-done"] = f"Tagged {count:,} pages '{plain_for_markdown(state[f'{key}-name'].strip())}'."
+        count = store().add_pages(dataset, pages, name, note=session[state.TAG_FORM(key, "note")].strip() or None)
+        session[state.TAG_FORM(key, "done")] = f"Tagged {count:,} pages '{plain_for_markdown(name)}'."
     except InputError as error:
-        state["_tag_error"] = error
+        session[state.TAG_ERROR] = error
 
 
 def tag_listed_pages(evaluated: Evaluated, pages: list[str], key: str) -> None:
@@ -102,15 +103,14 @@ def tag_listed_pages(evaluated: Evaluated, pages: list[str], key: str) -> None:
     tag then lists them in Overlays and `tore export --tag` exports them."""
     if not pages:
         return
-    key = f"tag-list-{key}"
     with st.popover(f"Tag these {len(pages):,} pages"):
-        with st.form(key, border=False):
-            st.text_input("Tag", key=f"{key}-name", placeholder="reference wrong, ambiguous, ...", max_chars=200)
-            st.text_input("Note (optional)", key=f"{key}-note", max_chars=2000)
+        with st.form(state.TAG_FORM(key), border=False):
+            st.text_input("Tag", key=state.TAG_FORM(key, "name"), placeholder="reference wrong, ambiguous, ...", max_chars=200)
+            st.text_input("Note (optional)", key=state.TAG_FORM(key, "note"), max_chars=2000)
             st.form_submit_button("Tag them", on_click=_tag_listed, args=(evaluated.reference.name, pages, key))
-        if (done := st.session_state.pop(f"{key}-done", None)) is not None:
+        if (done := st.session_state.pop(state.TAG_FORM(key, "done"), None)) is not None:
             st.success(done)
-        if (failed := st.session_state.pop("_tag_error", None)) is not None:
+        if (failed := st.session_state.pop(state.TAG_ERROR, None)) is not None:
             show_input_error(failed)
 
 
@@ -124,7 +124,7 @@ def _pages_csv(pages: list[str]) -> str:
 
 def _open_page(key: str, pages: list[str]) -> None:
     if rows := st.session_state[key].selection.rows:
-        st.session_state["page"] = pages[rows[0]]
+        st.session_state[state.PAGE] = pages[rows[0]]
 
 
 def tag_pages(evaluated: Evaluated) -> None:
@@ -137,14 +137,12 @@ def tag_pages(evaluated: Evaluated) -> None:
         return
     if not names:
         return
-    url_state.seed("tag", names[0], names)
-    name = st.selectbox("Pages tagged", names, key="tag", persist_state="session")
-    url_state.share(tag=name)
+    name = st.selectbox("Pages tagged", names, **state.bind(state.TAG, names[0], names))
     tagged = set(store().pages(dataset, name))
     pages = [page for page in evaluated.evaluation.page_ids if page in tagged]
     table = pd.DataFrame({"page": pages})
-    st.dataframe(table, key="tag_pages", hide_index=True, selection_mode="single-row", width="stretch", height=min(400, 40 + 35 * len(pages)),
-                 on_select=functools.partial(_open_page, "tag_pages", pages))
+    st.dataframe(table, key=state.TAG_PAGES, hide_index=True, selection_mode="single-row", width="stretch", height=min(400, 40 + 35 * len(pages)),
+                 on_select=functools.partial(_open_page, state.TAG_PAGES, pages))
     left, right = st.columns(2)
     left.download_button(f"Page ids of '{plain_for_markdown(name)}' (CSV)", _pages_csv(pages), file_name="tagged-pages.csv", mime="text/csv")
     if evaluated.reference.page_ids():
@@ -178,26 +176,26 @@ def _coco_zip(evaluated: Evaluated, pages: list[str]) -> bytes:
 
 
 def _save_view() -> None:
-    name = st.session_state["view_name"].strip()
+    name = st.session_state[state.VIEW_NAME].strip()
     try:
-        store().save_view(name, urlencode(list(url_state.url_params().items()), doseq=True))
-        st.session_state["view_name"] = ""
+        store().save_view(name, urlencode(list(state.url_params().items()), doseq=True))
+        st.session_state[state.VIEW_NAME] = ""
     except InputError as error:
-        st.session_state["_view_error"] = error
+        st.session_state[state.VIEW_ERROR] = error
 
 
 def saved_views() -> None:
     """In the sidebar: save the app's URL state under a name; each saved view a link to it."""
     with st.sidebar.expander("Saved views"):
-        st.text_input("Name of this view", key="view_name", max_chars=200)
-        st.button("Save this view", on_click=_save_view, disabled=not st.session_state.get("view_name", "").strip())
-        if (failed := st.session_state.pop("_view_error", None)) is not None:
+        st.text_input("Name of this view", key=state.VIEW_NAME, max_chars=200)
+        st.button("Save this view", on_click=_save_view, disabled=not st.session_state.get(state.VIEW_NAME, "").strip())
+        if (failed := st.session_state.pop(state.VIEW_ERROR, None)) is not None:
             show_input_error(failed)
         try:
             views = store().views() if in_use() else {}
         except InputError as error:
             show_input_error(error, title="the tags database")
             return
-        for name, state in views.items():
-            query = urlencode(parse_qsl(state, keep_blank_values=True))  # rebuilt: whatever the database holds stays a query string
+        for name, saved_query in views.items():
+            query = urlencode(parse_qsl(saved_query, keep_blank_values=True))  # rebuilt: whatever the database holds stays a query string
             st.markdown(f"[{plain_for_markdown(name)}](?{query})")

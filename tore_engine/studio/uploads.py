@@ -48,6 +48,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.io import leftovers
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
+from tore_engine.studio import state
 from tore_engine.studio.server_settings import megabytes
 
 MAX_UPLOAD_MB = 200  # one file; larger datasets: paths on the server
@@ -65,9 +66,6 @@ LAYOUT_TYPES = ("json", "jsonl", "parquet")
 LAYOUT_SET_TYPES = (*LAYOUT_TYPES, "dt", "doctags", "txt")  # DocTags pages: .dt, .doctags, .doctags.txt
 PAGE_IMAGE_TYPES = ("png", "jpg", "jpeg", "pdf", "zip")
 SHOWN_SKIPS = 5  # skipped members named in the sidebar's warning
-_FOLDER = "_upload_folder"  # session state: this session's UploadFolder, to find its path without making one
-_KEPT = "uploaded_"  # session state prefix: (upload id, path[, skipped members]) of each slot
-_GENERATION = "_upload_generation"  # bumped to empty the uploaders
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f/\\]")
 _CHUNK = 2**20
 _STAGING = ".staging"  # a slot's files being written; the slot's folder once complete
@@ -394,7 +392,7 @@ def _session_folder() -> UploadFolder:
 
 def _folder() -> UploadFolder:
     """This session's folder, made on first use."""
-    folder = st.session_state[_FOLDER] = _session_folder()
+    folder = st.session_state[state.UPLOAD_FOLDER] = _session_folder()
     return folder
 
 
@@ -405,7 +403,7 @@ def session_root() -> Path:
 
 def hide_private_paths(text: str) -> str:
     """`text` as it may be shown: without the path of this session's upload folder."""
-    folder = st.session_state.get(_FOLDER)
+    folder = st.session_state.get(state.UPLOAD_FOLDER)
     return folder.hide_in(text) if folder is not None else text
 
 
@@ -416,26 +414,33 @@ def _types_text(types: tuple[str, ...]) -> str:
 def uploader(label: str, slot: str, help_text: str, types: tuple[str, ...] = LAYOUT_TYPES) -> Path | None:
     """A file uploader in the sidebar whose last upload survives page switches (its path is kept
     in the session state); a new upload replaces the slot's file."""
-    generation = st.session_state.get(_GENERATION, 0)
+    generation = st.session_state.get(state.UPLOAD_GENERATION, 0)
     upload = st.sidebar.file_uploader(
-        label, type=list(types), key=f"upload_{slot}_{generation}", max_upload_size=MAX_UPLOAD_MB,
+        label, type=list(types), key=state.UPLOAD(slot, generation), max_upload_size=MAX_UPLOAD_MB,
         help=f"{help_text}; {_types_text(types)}, at most {MAX_UPLOAD_MB} MB, read as data and never executed",
     )
-    kept = st.session_state.get(f"{_KEPT}{slot}")
+    kept = st.session_state.get(state.UPLOADED(slot))
     if upload is not None and (kept is None or kept[0] != upload.file_id or not Path(kept[1]).is_file()):  # new, or released
         try:
-            kept = st.session_state[f"{_KEPT}{slot}"] = (upload.file_id, str(_folder().save(slot, upload.name, upload)))
+            kept = st.session_state[state.UPLOADED(slot)] = (upload.file_id, str(_folder().save(slot, upload.name, upload)))
         except InputError as error:
             st.sidebar.error(plain_for_markdown(error.paragraph()))
             return None
     return Path(kept[1]) if kept else None
 
 
+def _cleared(slot: str, key: str) -> None:
+    """Uploader callback: the user removed the slot's files (a page switch, which may hand the
+    widget back empty, calls no callback), so the slot keeps nothing."""
+    if not st.session_state.get(key):
+        st.session_state.pop(state.UPLOADED(slot), None)
+
+
 def _files_uploader(label: str, slot: str, help_text: str, types: tuple[str, ...]) -> list:
     """A sidebar uploader of several files (its widget is new after "Forget the uploaded files")."""
-    generation = st.session_state.get(_GENERATION, 0)
+    key = state.UPLOAD(slot, st.session_state.get(state.UPLOAD_GENERATION, 0))
     return st.sidebar.file_uploader(
-        label, type=list(types), key=f"upload_{slot}_{generation}", max_upload_size=MAX_UPLOAD_MB, accept_multiple_files=True,
+        label, type=list(types), key=key, max_upload_size=MAX_UPLOAD_MB, accept_multiple_files=True, on_change=_cleared, args=(slot, key),
         help=f"{help_text}; {_types_text(types)}, at most {MAX_UPLOAD_MB} MB each, read as data and never executed",
     ) or []
 
@@ -443,14 +448,16 @@ def _files_uploader(label: str, slot: str, help_text: str, types: tuple[str, ...
 def _kept(slot: str, files: list, present: Callable[[Path], bool], save: Callable[[], tuple]) -> tuple | None:
     """What the slot keeps of these uploaded files: (their ids, the path `save` wrote, and what else
     it returned), saved again when the files are new or their copy was released (`present` fails);
-    None when there are none, or when `save` refused them (its error shown in the sidebar)."""
+    the files kept when the uploader comes back empty from a page switch (`_cleared` forgets them
+    when the user removes them); None when there are none, or when `save` refused them (its error
+    shown in the sidebar)."""
     ids = tuple(upload.file_id for upload in files)
-    kept = st.session_state.get(f"{_KEPT}{slot}")
+    kept = st.session_state.get(state.UPLOADED(slot))
     if not ids:
-        return None
+        return kept if kept is not None and present(Path(kept[1])) else None
     if kept is None or kept[0] != ids or not present(Path(kept[1])):
         try:
-            kept = st.session_state[f"{_KEPT}{slot}"] = (ids, *save())
+            kept = st.session_state[state.UPLOADED(slot)] = (ids, *save())
         except InputError as error:
             st.sidebar.error(plain_for_markdown(error.paragraph()))
             return None
@@ -498,7 +505,7 @@ def forget() -> None:
     """Button callback: delete this session's uploaded files and empty the uploaders (new keys
     make new, empty widgets)."""
     _session_folder.clear()  # releases this session's folder, which deletes it
-    st.session_state.pop(_FOLDER, None)
-    for key in [key for key in st.session_state if str(key).startswith(_KEPT)]:
+    st.session_state.pop(state.UPLOAD_FOLDER, None)
+    for key in [key for key in st.session_state if state.UPLOADED.owns(str(key))]:
         del st.session_state[key]
-    st.session_state[_GENERATION] = st.session_state.get(_GENERATION, 0) + 1
+    st.session_state[state.UPLOAD_GENERATION] = st.session_state.get(state.UPLOAD_GENERATION, 0) + 1

@@ -9,16 +9,17 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import APP, _app, _figures, _no_exception, _page_charts, _pane_titles, _spotlight, _title
+from tests.studio.helpers import APP, _app, _figures, _no_exception, _page_charts, _pane_titles, _spotlight, _title, open_page
 from tore_engine.api import load_pair
 from tore_engine.results.comparison import compare, outcome_cell
 from tore_engine.run.runner import evaluate_dataset
-from tore_engine.studio.compare_panels import TARGET, Target
+from tore_engine.studio.compare_panels import Target
+from tore_engine.studio.state import COMPARE_TARGET as TARGET
 
 
 def test_compare_page_explains_why_it_compares_reduced_matrices():
     at = _app()
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     assert [tab.label for tab in at.tabs] == ["Both against the reference", "B read against A"]
     assert any("cannot be subtracted cell by cell" in caption.value for caption in at.caption)
@@ -40,7 +41,7 @@ def _compare(**query: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value
-    return at.switch_page("app_pages/compare.py").run()
+    return open_page(at, "compare").run()
 
 
 def test_the_open_tab_is_in_the_url_and_only_it_runs():
@@ -74,7 +75,7 @@ def test_b_read_against_a_names_each_model_whatever_its_name_says(tmp_path, whol
     at = AppTest.from_file(APP, default_timeout=60)
     for key, value in {"src": "path", "ref": str(DEMO / "reference.json"), "a": str(paths["a"]), "b": str(paths["b"]), "cmp": "pair"}.items():
         at.query_params[key] = value
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     at.session_state["_pair_cell"] = ("left against right_Text", "checkpoint 2 against 1_text")  # dual: each side prefixed by its name
     at.run()
     _no_exception(at)
@@ -85,7 +86,7 @@ def test_b_read_against_a_names_each_model_whatever_its_name_says(tmp_path, whol
 
 def test_compare_page_lists_the_pages_where_b_differs_most(demo_evaluation):
     at = _app()
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     table = next(frame.value for frame in at.dataframe if "B − A" in frame.value.columns)
     assert table["B − A"].is_monotonic_increasing and len(table) == 20
     evaluation_b = evaluate_dataset(*load_pair(DEMO / "reference.json", DEMO / "model_b.json"))
@@ -97,7 +98,7 @@ def test_compare_page_lists_the_pages_where_b_differs_most(demo_evaluation):
 
 def test_compare_page_with_one_model_asks_for_a_second(tmp_path):
     at = _app(src="path", ref=str(DEMO / "reference.json"), a=str(DEMO / "model_a.json"))
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     assert any("Choose two predictions" in info.value for info in at.info)
 
@@ -105,7 +106,7 @@ def test_compare_page_with_one_model_asks_for_a_second(tmp_path):
 def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(demo, demo_b):
     _, _, evaluation = demo
     at = _app()
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     at.session_state[TARGET] = Target("full", "Text", outcome="Background")  # as a click on the Text / Background bar does
     at.run()
     _no_exception(at)
@@ -124,7 +125,7 @@ def test_compare_targets_list_their_pages_and_open_each_model_on_its_own_cell(de
 
 def test_compare_names_each_model_in_its_own_matrix_and_labels_the_difference():
     at = _app()
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     titles = _titles(at)
     assert titles[:2] == ["row (recall), zero-trimmed, single taxonomy: model A (model-a, simulated)",
                           "row (recall), zero-trimmed, dual taxonomy: model B (model-b, simulated)"]
@@ -137,7 +138,7 @@ def test_a_model_compared_with_itself_is_said_in_words():
     StreamlitDuplicateElementKey; now a message says so and the pickers stay to choose another."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["cmp_b"] = "A"
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     _no_exception(at)
     assert any("A and B are both model A" in info.value for info in at.info) and not at.error
     assert at.selectbox(key="cmp_b").value == "A"

@@ -20,6 +20,7 @@ from tests.studio.helpers import (
     _page_table,
     _pane_titles,
     _popovers,
+    open_page,
 )
 from tore_engine.results.drilldown import class_pages
 from tore_engine.results.evaluation import shown_matrices
@@ -113,7 +114,7 @@ def test_a_class_subset_and_hiding_background_keep_the_values(demo):
     full = evaluation.matrices.full
     rows = [full.rows.index(name) for name in ("Table", "Text", "Title")]
     assert np.allclose(_cells(heatmap), full.recall[np.ix_(rows, rows)])
-    at.switch_page("app_pages/compare.py").run()  # the subset is kept across pages
+    open_page(at, "compare").run()  # the subset is kept across pages
     assert at.multiselect(key="classes").value == ["Text", "Table", "Title"]
 
 
@@ -153,9 +154,9 @@ def test_a_reduced_view_given_by_a_link_stays_reduced_on_compare_and_for_a_dual_
     """As a click on it does (below): the link's view was kept only in its own taxonomy mode."""
     at = _app(view="reduced")
     assert at.radio(key="view").value == "reduced"
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     assert at.radio(key="view").value == "reduced"
-    at.switch_page("app_pages/matrices.py").run()
+    open_page(at, "matrices").run()
     at.radio(key="model").set_value("B").run()
     assert at.radio(key="view").value == "reduced"
 
@@ -168,9 +169,9 @@ def test_a_dual_model_opens_on_the_trimmed_view_and_a_reduced_view_stays_reduced
     at.radio(key="view").set_value("reduced").run()
     at.radio(key="model").set_value("A").run()
     assert at.radio(key="view").value == "reduced"  # the same view in both modes: kept
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     assert at.radio(key="view").value == "reduced"  # and on Compare (issue 24)
-    at.switch_page("app_pages/matrices.py").run()
+    open_page(at, "matrices").run()
     at.radio(key="view").set_value("full").run()
     at.radio(key="model").set_value("B").run()
     assert at.radio(key="view").value == "reduced"  # the full matrix of a dual model is not kept: its own last view is
@@ -221,7 +222,8 @@ def test_where_ap_goes_draws_the_six_daps_and_lists_a_types_pages(demo_a):
     """The dAP bars are report.json's `errors` (the engine's); a chosen type lists its pages, the most
     such boxes first, as each page's counts say."""
     from tests.studio.helpers import _of_kind
-    from tore_engine.studio.error_views import CHOSEN, pages_with_error
+    from tore_engine.studio.error_views import pages_with_error
+    from tore_engine.studio.state import ERROR_TYPE
 
     at = _app()
     _no_exception(at)
@@ -231,7 +233,7 @@ def test_where_ap_goes_draws_the_six_daps_and_lists_a_types_pages(demo_a):
     errors = demo_a.errors
     figure = next(spec for spec in _of_kind(at, "bars") if spec["layout"]["meta"]["classes"] == list(errors["dap"]))
     assert figure["data"][0]["y"] == list(errors["dap"].values())
-    at.session_state[CHOSEN] = "Cls"
+    at.session_state[ERROR_TYPE] = "Cls"
     at.run()
     _no_exception(at)
     table = next(frame.value for frame in at.dataframe if "Cls" in frame.value.columns)

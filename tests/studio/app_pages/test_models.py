@@ -8,7 +8,7 @@ import math
 import pytest
 
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _no_exception
+from tests.studio.helpers import _app, _no_exception, open_page
 from tore_engine.api import evaluate_pair
 from tore_engine.studio.evaluations import Evaluated
 from tore_engine.studio.model_table import models_table
@@ -40,7 +40,7 @@ def test_the_table_holds_each_models_scores_map_and_per_class_f1(three_models):
 def test_the_models_page_lists_every_model_set(whole_disk_as_data_root):
     at = _app(src="path", ref=str(DEMO / "reference.json"), a=str(DEMO / "model_a.json"), b=str(DEMO / "model_b.json"),
               c=str(DEMO / "model_a.json"), models="3")
-    at.switch_page("app_pages/models.py").run()
+    open_page(at, "models").run()
     _no_exception(at)
     table = next(frame.value for frame in at.dataframe if "Foreground F1" in frame.value.columns)
     assert table["model"].tolist() == ["A", "B", "C"]

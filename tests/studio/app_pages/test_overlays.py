@@ -24,6 +24,7 @@ from tests.studio.helpers import (
     _pane_titles,
     _png,
     _spotlight,
+    open_page,
 )
 from tore_engine.api import load
 from tore_engine.engine.cell_regions import page_regions
@@ -43,7 +44,7 @@ def _button(at, label: str):
 
 def test_overlays_navigator_agreement_and_model_b(demo_evaluation):
     at = _app()
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     assert at.session_state["page"] == demo_evaluation.page_ids[0] and at.number_input(key="page_position").value == 1
     _button(at, "Next ▶").click().run()
@@ -70,7 +71,7 @@ def test_pages_without_a_drawable_image_get_a_placeholder(tmp_path, whole_disk_a
     (tmp_path / "model.json").write_text(json.dumps({"name": "m", "pages": pages}), encoding="utf-8")
     at = _app(src="path", ref=str(tmp_path / "reference.json"), a=str(tmp_path / "model.json"))
     at.query_params["page"] = "lost-pdf"  # as a link to /overlays?page=lost-pdf would carry it
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     assert at.session_state["page"] == "lost-pdf"
     assert _image_source(_page_charts(at)[0]).startswith("data:image/png;base64,")  # the placeholder
@@ -88,7 +89,7 @@ def _overlays(**query: str):
     at = AppTest.from_file(APP, default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value
-    at.switch_page("app_pages/overlays.py")
+    open_page(at, "overlays")
     return at.run()
 
 
@@ -174,7 +175,7 @@ def test_images_stored_in_a_parquet_file_are_drawn(root):
     (root / "img" / "p1.png").unlink()  # only the copy inside the Parquet file is left
     (root / "model.json").write_bytes(_native("model", PREDICTED))
     at = _app(src="path", ref="stored/gt.parquet", fmt="parquet", a="model.json", fmt_a="tore")
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     source = _image_source(_page_charts(at)[0])
     assert source.startswith("data:image/jpeg;base64,")  # the page, not the placeholder (a PNG)
@@ -185,7 +186,7 @@ def test_boxes_are_drawn_by_outcome_by_default_and_by_class_on_request(demo_eval
     """The demo's first page by TIDE's outcomes (boxes.csv's outcome and error of each box, read from
     `Evaluation.boxes`), the choice kept in the URL; by class once asked; ordered by Cls errors."""
     at = _app()
-    at.switch_page("app_pages/overlays.py").run()
+    open_page(at, "overlays").run()
     _no_exception(at)
     page_id = demo_evaluation.page_ids[0]
     boxes = demo_evaluation.boxes

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import REPOSITORY, SHARED
-from tests.studio.helpers import APP, _axes, _figures, _heatmaps, _image_source, _page_charts, _page_rows, _pane_titles, _title
+from tests.studio.helpers import APP, _axes, _figures, _heatmaps, _image_source, _page_charts, _page_rows, _pane_titles, _title, open_page
 from tests.studio.helpers import _no_exception as assert_no_exception
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
@@ -47,7 +47,7 @@ def engine_result():
 
 def _panel() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90).run()
-    at.switch_page("app_pages/scores.py").run()
+    open_page(at, "scores").run()
     at.radio(key="bench").set_value("omnidocbench").run()
     assert_no_exception(at)
     return at

@@ -7,7 +7,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.comparison import compare
-from tore_engine.studio import compare_panels, documents, map_views, navigator, overlay_panels, panels, url_state
+from tore_engine.studio import compare_panels, documents, map_views, navigator, overlay_panels, panels, state
 from tore_engine.studio.evaluations import Evaluated, model_against_model, model_evaluation, side_label
 from tore_engine.studio.messages import pairing_alert, show_input_error
 from tore_engine.studio.sidebar import MODELS, REFERENCE, Dataset
@@ -47,7 +47,7 @@ def both_against_the_reference(dataset: Dataset, first: str, second: str) -> Non
 def _three_panes(dataset: Dataset, comparison, target, a: Evaluated, b: Evaluated) -> None:
     st.subheader("Reference, A and B on one page")
     deltas = comparison.pages.rename(columns={"f1_a": "F1 A", "f1_b": "F1 B", "b_minus_a": "B − A"}).reset_index()
-    overlay_panels.page_picker_table(deltas.sort_values("B − A", kind="stable").head(20), "page-deltas",
+    overlay_panels.page_picker_table(deltas.sort_values("B − A", kind="stable").head(20), state.PAGE_DELTAS,
                                      "Pages where B differs most from A (reduced Foreground F1, B worse first); select one to show it")
     page_id = navigator.page_navigator(a)
     cell_a, cell_b = compare_panels.three_pane_cells(target, comparison)
@@ -56,7 +56,7 @@ def _three_panes(dataset: Dataset, comparison, target, a: Evaluated, b: Evaluate
         st.caption(f"Highlighted in each model's pane: its pixels of {plain_for_markdown(target.name())} "
                    "(a target without a single cell is not drawn).")
     regions = overlay_panels.model_regions(models, page_id, compare_panels.target_view(target))
-    overlay_panels.page_overlay(models, page_id, dataset.image_root, regions=regions, reference_highlight=False, key="compare-overlay",
+    overlay_panels.page_overlay(models, page_id, dataset.image_root, regions=regions, reference_highlight=False, key=state.COMPARE_PAGES("overlay"),
                                 reference_title=side_label(dataset, REFERENCE))
 
 
@@ -78,11 +78,9 @@ def b_read_against_a(dataset: Dataset, first: str, second: str) -> None:
 def _chosen_pair(dataset: Dataset) -> tuple[str, str]:
     """The two models compared (any two that are set; A and B at first): the pickers' values."""
     models = [model for model in MODELS if model in dataset.models]
-    url_state.seed("cmp_a", models[0], models)
-    url_state.seed("cmp_b", models[1], models)
-    first, second = st.session_state["cmp_a"], st.session_state["cmp_b"]
-    url_state.share(cmp_a=None if first == models[0] else first, cmp_b=None if second == models[1] else second)
-    return first, second
+    state.bind(state.COMPARE_A, models[0], models)
+    state.bind(state.COMPARE_B, models[1], models)
+    return st.session_state[state.COMPARE_A], st.session_state[state.COMPARE_B]
 
 
 def _pair_pickers(dataset: Dataset, slots) -> None:
@@ -90,38 +88,38 @@ def _pair_pickers(dataset: Dataset, slots) -> None:
     so that they name each model after its layout from the first run on."""
     models = [model for model in MODELS if model in dataset.models]
     labels = {model: side_label(dataset, model) for model in models}  # a selectbox shows its options as plain text
-    for slot, key, label in zip(slots, ("cmp_a", "cmp_b"), ("A (the first model)", "B (the second model)")):
+    for slot, key, label in zip(slots, (state.COMPARE_A, state.COMPARE_B), ("A (the first model)", "B (the second model)")):
         slot.selectbox(label, models, key=key, format_func=labels.__getitem__, persist_state="session")
 
 
 def _open_tab():
     """The tab shown (kept in the URL as `cmp`) and its container; only its content runs."""
-    url_state.seed("cmp", "reference", list(TABS))
-    tabs = st.tabs(list(TABS.values()), default=TABS[st.session_state["cmp"]], key="_cmp_tab", on_change=_tab_changed)
-    url_state.share(cmp=None if st.session_state["cmp"] == "reference" else st.session_state["cmp"])
+    state.bind(state.COMPARE_TAB, choices=list(TABS))
+    tabs = st.tabs(list(TABS.values()), default=TABS[st.session_state[state.COMPARE_TAB]], key=state.COMPARE_TAB_SHOWN, on_change=_tab_changed)
     return next((name, tab) for name, tab in zip(TABS, tabs) if tab.open)
 
 
 def _tab_changed() -> None:
-    st.session_state["cmp"] = next(name for name, label in TABS.items() if label == st.session_state["_cmp_tab"])
+    st.session_state[state.COMPARE_TAB] = next(name for name, label in TABS.items() if label == st.session_state[state.COMPARE_TAB_SHOWN])
 
 
-dataset: Dataset = st.session_state["_dataset"]
-st.title("Compare two models")
-if dataset.is_demo:
-    st.caption("Demo: models A and B are simulated.")
-if len(dataset.models) < 2:
-    st.info("Choose two predictions (models A and B, or more) in the sidebar to compare them.")
-    st.stop()
-slots = [column.empty() for column in st.columns(2)]
-first, second = _chosen_pair(dataset)
-if first == second:  # every chart and table of the page would be drawn twice under one key
-    st.info(f"A and B are both {plain_for_markdown(side_label(dataset, first))}: choose two different models to compare them.")
-elif dataset.reference is None:
-    st.info("No reference is set: only B read against A is shown.")
-    b_read_against_a(dataset, first, second)
-else:
-    tab, container = _open_tab()
-    with container:
-        (both_against_the_reference if tab == "reference" else b_read_against_a)(dataset, first, second)
-_pair_pickers(dataset, slots)
+def page(dataset: Dataset) -> None:
+    """The Compare page of `dataset`."""
+    st.title("Compare two models")
+    if dataset.is_demo:
+        st.caption("Demo: models A and B are simulated.")
+    if len(dataset.models) < 2:
+        st.info("Choose two predictions (models A and B, or more) in the sidebar to compare them.")
+        return
+    slots = [column.empty() for column in st.columns(2)]
+    first, second = _chosen_pair(dataset)
+    if first == second:  # every chart and table of the page would be drawn twice under one key
+        st.info(f"A and B are both {plain_for_markdown(side_label(dataset, first))}: choose two different models to compare them.")
+    elif dataset.reference is None:
+        st.info("No reference is set: only B read against A is shown.")
+        b_read_against_a(dataset, first, second)
+    else:
+        tab, container = _open_tab()
+        with container:
+            (both_against_the_reference if tab == "reference" else b_read_against_a)(dataset, first, second)
+    _pair_pickers(dataset, slots)

@@ -8,16 +8,18 @@ from tore_engine.studio.evaluations import model_evaluation
 from tore_engine.studio.messages import pairing_alert
 from tore_engine.studio.sidebar import MODELS, Dataset
 
-dataset: Dataset = st.session_state["_dataset"]
-st.title("Models against the reference")
-if dataset.is_demo:
-    st.caption("Demo: models A and B are simulated. Set more models under Number of models, with paths on the server or uploads.")
-models = [model for model in MODELS if model in dataset.models]
-if dataset.reference is None or not models:
-    st.info("Choose a reference and one or more predictions (models A, B, ...) in the sidebar.")
-    st.stop()
-evaluated = {model: entry for model in models if (entry := model_evaluation(dataset, model)) is not None}
-for entry in evaluated.values():
-    pairing_alert(entry.evaluation, entry.title)
-if evaluated:
-    model_table.models_view(evaluated)
+
+def page(dataset: Dataset) -> None:
+    """The Models page of `dataset`."""
+    st.title("Models against the reference")
+    if dataset.is_demo:
+        st.caption("Demo: models A and B are simulated. Set more models under Number of models, with paths on the server or uploads.")
+    models = [model for model in MODELS if model in dataset.models]
+    if dataset.reference is None or not models:
+        st.info("Choose a reference and one or more predictions (models A, B, ...) in the sidebar.")
+        return
+    evaluated = {model: entry for model in models if (entry := model_evaluation(dataset, model)) is not None}
+    for entry in evaluated.values():
+        pairing_alert(entry.evaluation, entry.title)
+    if evaluated:
+        model_table.models_view(evaluated)

@@ -3,6 +3,10 @@
 import streamlit as st
 
 from tore_engine.studio import runs
+from tore_engine.studio.sidebar import Dataset
 
-st.title("Saved runs")
-runs.runs_view()
+
+def page(dataset: Dataset) -> None:  # noqa: ARG001 (every page is called alike)
+    """The Runs page (saved evaluations need no dataset)."""
+    st.title("Saved runs")
+    runs.runs_view()

@@ -9,7 +9,8 @@ import importlib
 
 import streamlit as st
 
-from tore_engine.studio import url_state
+from tore_engine.studio import state
+from tore_engine.studio.sidebar import Dataset
 
 PANELS = {
     "docile": ("DocILE", "tore_engine.studio.score_panels.docile"),
@@ -17,10 +18,10 @@ PANELS = {
     "omnidocbench": ("OmniDocBench", "tore_engine.studio.score_panels.omnidocbench"),
 }
 
-st.title("Benchmark scores")
-url_state.seed("bench", "docile", list(PANELS))
-benchmark = st.radio(
-    "Benchmark", list(PANELS), key="bench", format_func=lambda key: PANELS[key][0], horizontal=True, persist_state="session"
-)
-url_state.share(bench=benchmark)
-importlib.import_module(PANELS[benchmark][1]).render()
+
+def page(dataset: Dataset) -> None:  # noqa: ARG001 (every page is called alike)
+    """The Scores page (each benchmark reads its own files)."""
+    st.title("Benchmark scores")
+    benchmark = st.radio("Benchmark", list(PANELS), format_func=lambda key: PANELS[key][0], horizontal=True,
+                         **state.bind(state.BENCHMARK, choices=list(PANELS)))
+    importlib.import_module(PANELS[benchmark][1]).render()

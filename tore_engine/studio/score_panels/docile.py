@@ -19,7 +19,7 @@ import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
-from tore_engine.studio import url_state
+from tore_engine.studio import state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.score_panels.common import (
@@ -48,7 +48,7 @@ PRIMARY_HELP = {
     "kile": "Average precision over all predictions of the split ranked by score (the official ranking and tie-break).",
     "lir": "Micro F1 over fields, after the one-to-one assignment of line items that matches the most fields.",
 }
-TABLE_KEY = "docile_doc_table"
+TABLE_KEY = state.DOCILE("doc_table")
 CONVENTION = (
     "PCC-based matching, as docile-benchmark 0.3.5: a prediction matches a gold field of the same type "
     "and page when both cover the same Pseudo-Character Centres of the OCR words (PCC IoU at least the "
@@ -108,36 +108,36 @@ def _resolved(texts: dict[str, str]) -> dict[str, Path | None] | None:
 
 def _input_widgets() -> dict:
     """The input widgets, seeded from the URL and shared back to it; returns their values."""
-    url_state.seed("docile_dir", SAMPLE_TEXT)
-    url_state.seed("docile_split", DEFAULT_SPLIT)
-    url_state.seed("docile_preds", "simulated", list(SOURCES))
-    url_state.seed("docile_kile", "")
-    url_state.seed("docile_lir", "")
-    url_state.seed("docile_iou", 1.0, url_state.Interval(0.0, 1.0))
-    url_state.seed("docile_seed", 0, range(MAX_SEED + 1))
+    state.seed(state.DOCILE("dir"), SAMPLE_TEXT)
+    state.seed(state.DOCILE("split"), DEFAULT_SPLIT)
+    state.seed(state.DOCILE("preds"), "simulated", list(SOURCES))
+    state.seed(state.DOCILE("kile"), "")
+    state.seed(state.DOCILE("lir"), "")
+    state.seed(state.DOCILE("iou"), 1.0, state.Interval(0.0, 1.0))
+    state.seed(state.DOCILE("seed"), 0, range(MAX_SEED + 1))
     top = st.columns([3, 1, 2, 1])
     values = {
-        "folder": top[0].text_input("Dataset folder", key="docile_dir", persist_state="session",
+        "folder": top[0].text_input("Dataset folder", key=state.DOCILE("dir"), persist_state="session",
                                     help="the official layout (annotations/, ocr/, pdfs/, <split>.json), a path in the server's data root"),
-        "split": top[1].text_input("Split", key="docile_split", persist_state="session").strip(),
-        "source": top[2].radio("Predictions", list(SOURCES), format_func=SOURCES.get, key="docile_preds", persist_state="session"),
-        "iou": float(top[3].number_input("PCC IoU threshold", 0.0, 1.0, step=0.05, key="docile_iou", persist_state="session",
+        "split": top[1].text_input("Split", key=state.DOCILE("split"), persist_state="session").strip(),
+        "source": top[2].radio("Predictions", list(SOURCES), format_func=SOURCES.get, key=state.DOCILE("preds"), persist_state="session"),
+        "iou": float(top[3].number_input("PCC IoU threshold", 0.0, 1.0, step=0.05, key=state.DOCILE("iou"), persist_state="session",
                                          help="a prediction matches when its PCC IoU with the gold exceeds this minus 1e-6; official: 1.0")),
         "kile": "", "lir": "", "seed": None,
     }
     if values["source"] == "files":
         files = st.columns(2)
-        values["kile"] = files[0].text_input("KILE predictions (JSON)", key="docile_kile", persist_state="session")
-        values["lir"] = files[1].text_input("LIR predictions (JSON)", key="docile_lir", persist_state="session")
+        values["kile"] = files[0].text_input("KILE predictions (JSON)", key=state.DOCILE("kile"), persist_state="session")
+        values["lir"] = files[1].text_input("LIR predictions (JSON)", key=state.DOCILE("lir"), persist_state="session")
     else:
-        values["seed"] = int(st.columns(4)[0].number_input("Simulation seed", 0, MAX_SEED, step=1, key="docile_seed", persist_state="session"))
-    url_state.share(
-        docile_dir=None if values["folder"] == SAMPLE_TEXT else values["folder"],
-        docile_split=None if values["split"] == DEFAULT_SPLIT else values["split"],
-        docile_preds=None if values["source"] == "simulated" else values["source"],
-        docile_kile=values["kile"] or None, docile_lir=values["lir"] or None,
-        docile_iou=None if values["iou"] == 1.0 else values["iou"], docile_seed=values["seed"] or None,
-    )
+        values["seed"] = int(st.columns(4)[0].number_input("Simulation seed", 0, MAX_SEED, step=1, key=state.DOCILE("seed"), persist_state="session"))
+    state.share(**{
+        state.DOCILE("dir"): None if values["folder"] == SAMPLE_TEXT else values["folder"],
+        state.DOCILE("split"): None if values["split"] == DEFAULT_SPLIT else values["split"],
+        state.DOCILE("preds"): None if values["source"] == "simulated" else values["source"],
+        state.DOCILE("kile"): values["kile"] or None, state.DOCILE("lir"): values["lir"] or None,
+        state.DOCILE("iou"): None if values["iou"] == 1.0 else values["iou"], state.DOCILE("seed"): values["seed"] or None,
+    })
     return values
 
 
@@ -175,7 +175,7 @@ def _simulated_downloads(result: dict, seed: int) -> None:
     for column, (task, label) in zip(columns, TASKS.items()):
         if result[task]:
             column.download_button(f"Simulated {label} predictions (JSON)", prediction_file(result[task]),
-                                   file_name=f"simulated_{task}_seed{seed}.json", mime="application/json", key=f"docile_download_{task}")
+                                   file_name=f"simulated_{task}_seed{seed}.json", mime="application/json", key=state.DOCILE("download", task))
 
 
 # --- numbers -----------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def _fieldtype_table(task_result: dict, label: str) -> None:
     frame["predictions"] = frame["TP"] + frame["FP"]
     st.markdown(f"**{label} per field type** (sorted by AP; click a header to sort by it)")
     st.dataframe(frame.sort_values(["AP", "field type"], ascending=[False, True]), hide_index=True,
-                 column_config=RATE_COLUMNS, key="docile_fieldtypes")
+                 column_config=RATE_COLUMNS, key=state.DOCILE("fieldtypes"))
 
 
 def _document_table(task_result: dict, label: str) -> str | None:
@@ -223,11 +223,11 @@ def _document_table(task_result: dict, label: str) -> str | None:
     frame = _metrics_frame(task_result["per_document"], "document")
     frame.insert(1, "pages", [task_result["documents"][docid]["page_count"] for docid in docids])
     st.markdown(f"**{label} per document** (click a row to open its page overlay)")
-    choosing_table(frame, key=TABLE_KEY, choices=docids, choice_key="docile_doc", column_config=RATE_COLUMNS)
-    url_state.seed("docile_doc", None, [None, *docids])
-    docid = st.columns(2)[0].selectbox("Document", docids, index=None, key="docile_doc", placeholder="Choose a document",
+    choosing_table(frame, key=TABLE_KEY, choices=docids, choice_key=state.DOCILE("doc"), column_config=RATE_COLUMNS)
+    state.seed(state.DOCILE("doc"), None, [None, *docids])
+    docid = st.columns(2)[0].selectbox("Document", docids, index=None, key=state.DOCILE("doc"), placeholder="Choose a document",
                          persist_state="session")
-    url_state.share(docile_doc=docid)
+    state.share(**{state.DOCILE("doc"): docid})
     return docid
 
 
@@ -249,15 +249,15 @@ def _document_view(task_result: dict, label: str, docid: str) -> None:
     st.markdown(f"#### {label} fields of document {plain_for_markdown(docid)}")
     page = 0
     if document["page_count"] > 1:
-        page = st.selectbox("Page", range(document["page_count"]), format_func=lambda k: f"page {k + 1}", key="docile_page")
+        page = st.selectbox("Page", range(document["page_count"]), format_func=lambda k: f"page {k + 1}", key=state.DOCILE("page"))
     left, right = st.columns([3, 2])
     with left:
         chart(document_overlay(document, page, page_image(document["pdf"], page_size(document, page), pdf_page=page).uri),
-              key="docile_overlay")
+              key=state.DOCILE("overlay"))
     with right:
         st.caption("Gold: solid outlines; predictions: dashed. Green: matched; red: missed gold (FN); "
                    "orange: unmatched prediction (FP). Hover a box for its type, text and score.")
-        st.dataframe(_field_frame(document, page), hide_index=True, key="docile_fields",
+        st.dataframe(_field_frame(document, page), hide_index=True, key=state.DOCILE("fields"),
                      column_config={"score": st.column_config.NumberColumn(format="%.3f")})
 
 
@@ -277,9 +277,9 @@ def render() -> None:
     _headline(result)
     _same_text(result)
     tasks = [task for task in TASKS if result[task]]
-    url_state.seed("docile_task", tasks[0], tasks)
-    task = st.radio("Tables and overlay for", tasks, format_func=TASKS.get, key="docile_task", horizontal=True, persist_state="session")
-    url_state.share(docile_task=None if task == tasks[0] else task)
+    state.seed(state.DOCILE("task"), tasks[0], tasks)
+    task = st.radio("Tables and overlay for", tasks, format_func=TASKS.get, key=state.DOCILE("task"), horizontal=True, persist_state="session")
+    state.share(**{state.DOCILE("task"): None if task == tasks[0] else task})
     _fieldtype_table(result[task], TASKS[task])
     docid = _document_table(result[task], TASKS[task])
     if docid is not None:

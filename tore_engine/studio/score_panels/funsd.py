@@ -18,7 +18,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.scorers.funsd.panel import scored_for_panel
-from tore_engine.studio import url_state
+from tore_engine.studio import state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.score_panels.common import (
@@ -41,7 +41,7 @@ SAMPLE_FOLDERS = {  # relative to the data root
     "funsd": Path("shared") / "data" / "funsd" / "funsd" / "testing_data" / "annotations",
     "ec-funsd": Path("shared") / "data" / "funsd" / "ec_funsd" / "jsons",
 }
-INPUT_KEYS = {"funsd": ("funsd_ref", "funsd_pred"), "ec-funsd": ("funsd_ec_ref", "funsd_ec_pred")}
+INPUT_KEYS = {"funsd": (state.FUNSD("ref"), state.FUNSD("pred")), "ec-funsd": (state.FUNSD("ec_ref"), state.FUNSD("ec_pred"))}
 FAMILIES = {
     "funsd": "End-to-end numbers: the model outputs boxes, text, grouping, classes and links, matched to the "
              "ground truth at IoU >= 0.5. They are not comparable with a LayoutLM-style \"FUNSD F1\", which is "
@@ -86,9 +86,9 @@ def _score(kind: str, reference: Path, prediction: Path | None, seed: int, stamp
 
 def _folder_input(label: str, key: str, default: str, help_text: str) -> Path | None:
     """A folder on the server, inside the data root; None when left empty. Raises InputError."""
-    url_state.seed(key, default)
+    state.seed(key, default)
     text = st.text_input(label, key=key, help=f"{help_text} (a path in the server's data root)", persist_state="session").strip()
-    url_state.share(**{key: text})
+    state.share(**{key: text})
     return server_path(text) if text else None
 
 
@@ -109,10 +109,10 @@ def _inputs(kind: str) -> tuple[Path, Path | None, int] | None:
         prediction = _folder_input("Prediction folder (empty: simulated)", prediction_key, "",
                                    "files of the same names; leave empty to score a simulated prediction made from the reference")
     with columns[2]:
-        url_state.seed("funsd_seed", 0, range(MAX_SEED + 1))
-        seed = st.number_input("Simulation seed", min_value=0, max_value=MAX_SEED, step=1, key="funsd_seed", persist_state="session",
+        state.seed(state.FUNSD("seed"), 0, range(MAX_SEED + 1))
+        seed = st.number_input("Simulation seed", min_value=0, max_value=MAX_SEED, step=1, key=state.FUNSD("seed"), persist_state="session",
                                disabled=prediction is not None)
-        url_state.share(funsd_seed=seed)
+        state.share(**{state.FUNSD("seed"): seed})
     if reference is None:
         st.info("Give a reference folder.")
         return None
@@ -136,14 +136,14 @@ def _per_class_tables(kind: str, report: dict) -> None:
                 "micro without other": labeling["micro_excluding_other"] or {}}
         with columns[0]:
             st.markdown("**Entity labeling** (end to end: matched entities, unmatched ones count as errors)")
-            st.dataframe(_text_table(rows, ["precision", "recall", "f1", "support_gt", "n_pred"]), key="funsd_labeling_table")
+            st.dataframe(_text_table(rows, ["precision", "recall", "f1", "support_gt", "n_pred"]), key=state.FUNSD("labeling_table"))
             st.caption(f"macro over {plain_for_markdown(', '.join(labeling['classes_in_macro']))}")
     seqeval = corpus["ser_seqeval"]
     rows = {**tables["ser_seqeval"], "overall": seqeval["overall"]}
     with columns[-1]:
         words = "the ground-truth words (via matched words)" if kind == "funsd" else "the gold words"
         st.markdown(f"**SER, seqeval** (IOB2 entity spans over {words})")
-        st.dataframe(_text_table(rows, ["precision", "recall", "f1", "support"]), key="funsd_ser_table")
+        st.dataframe(_text_table(rows, ["precision", "recall", "f1", "support"]), key=state.FUNSD("ser_table"))
         st.caption(f"token accuracy {shown(seqeval['token_accuracy'])}; spans tp/fp/fn "
                    f"{seqeval['span_counts']['tp']}/{seqeval['span_counts']['fp']}/{seqeval['span_counts']['fn']}")
 
@@ -165,21 +165,21 @@ def _documents(kind: str, report: dict) -> str:
     """The sortable per-document table; a click on a row (or the selectbox) picks the document."""
     table = document_table(kind, report)
     metrics = [item["label"] for item in report["headline"]]
-    url_state.seed("funsd_sort", metrics[0], ["document", *metrics])
+    state.seed(state.FUNSD("sort"), metrics[0], ["document", *metrics])
     sort_column, order_column = st.columns([4, 2])
-    sort_by = sort_column.selectbox("Sort documents by", ["document", *metrics], key="funsd_sort", persist_state="session")
-    url_state.seed("funsd_desc", False)
-    descending = order_column.toggle("Best first", key="funsd_desc", persist_state="session",
+    sort_by = sort_column.selectbox("Sort documents by", ["document", *metrics], key=state.FUNSD("sort"), persist_state="session")
+    state.seed(state.FUNSD("desc"), False)
+    descending = order_column.toggle("Best first", key=state.FUNSD("desc"), persist_state="session",
                                      help="off: lowest (worst) values first; n/a always last")
-    url_state.share(funsd_sort=sort_by, funsd_desc=descending)
+    state.share(**{state.FUNSD("sort"): sort_by, state.FUNSD("desc"): descending})
     table = table.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable").reset_index(drop=True)
     documents = table["document"].tolist()
-    choosing_table(table.assign(**{metric: table[metric].map(shown) for metric in metrics}), choices=documents, choice_key="funsd_doc",
-                   key=f"funsd_documents_{kind}_{sort_by}_{descending}", width="stretch")
-    url_state.seed("funsd_doc", documents[0], documents)
+    choosing_table(table.assign(**{metric: table[metric].map(shown) for metric in metrics}), choices=documents, choice_key=state.FUNSD("doc"),
+                   key=state.FUNSD("documents", kind, sort_by, descending), width="stretch")
+    state.seed(state.FUNSD("doc"), documents[0], documents)
     st.caption("Click a row (or choose below) to draw the form. Click a column header to sort by it too.")
-    document = st.selectbox("Document", documents, key="funsd_doc", persist_state="session")
-    url_state.share(funsd_doc=document)
+    document = st.selectbox("Document", documents, key=state.FUNSD("doc"), persist_state="session")
+    state.share(**{state.FUNSD("doc"): document})
     return document
 
 
@@ -191,14 +191,14 @@ def _document_numbers(report: dict, document: dict) -> None:
     table = pd.DataFrame(
         [{"number": labels[key][0], "value": value, "convention": labels[key][1]} for key, value in document["row"].items()]
     )
-    st.dataframe(table.map(shown), hide_index=True, key="funsd_document_numbers", width="stretch")
+    st.dataframe(table.map(shown), hide_index=True, key=state.FUNSD("document_numbers"), width="stretch")
 
 
 def _overlay(kind: str, overlay: dict, image_path: str | None, simulated: bool) -> None:
     picture = page_image(image_path, page_size(overlay))  # without an image, a frame that holds every box
     figure = funsd_overlay_figure(overlay, picture.uri, picture.width, picture.height, match_rule=MATCH_RULES[kind],
                                   prediction_title="prediction (simulated)" if simulated else "prediction")
-    chart(figure, key="funsd_overlay")
+    chart(figure, key=state.FUNSD("overlay"))
     outcome_text = "; ".join(text for text, *_ in OUTCOMES.values())
     caption = (f"Outlines: {outcome_text}; matched means {MATCH_RULES[kind]}. Colour: the entity's class. "
                f"{LINK_RULES[kind]} Hover a box for its match.")
@@ -226,9 +226,9 @@ def render() -> None:
     st.caption("FUNSD (Jaume et al., 2019): noisy scanned forms with entities (header, question, answer, other) "
                "and key-value links. EC-FUNSD (Zhang et al., 2024) re-annotates them at entity level. FUNSD has no "
                "official scorer, so every number names its convention (docs/benchmarks.md#funsd-and-ec-funsd).")
-    url_state.seed("funsd_kind", "funsd", list(KINDS))
-    kind = st.radio("Annotation", list(KINDS), format_func=KINDS.get, key="funsd_kind", horizontal=True, persist_state="session")
-    url_state.share(funsd_kind=kind)
+    state.seed(state.FUNSD("kind"), "funsd", list(KINDS))
+    kind = st.radio("Annotation", list(KINDS), format_func=KINDS.get, key=state.FUNSD("kind"), horizontal=True, persist_state="session")
+    state.share(**{state.FUNSD("kind"): kind})
     try:
         inputs = _inputs(kind)
         if inputs is None:

@@ -29,7 +29,7 @@ from tore_engine.scorers.omnidocbench.official import (
     OfficialResult,
     official_numbers,
 )
-from tore_engine.studio import url_state
+from tore_engine.studio import state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.score_panels import omnidocbench_figures as figures
@@ -52,8 +52,8 @@ INPUT_FIELDS = {
                "the official {\"results\", \"categories\"} form, a COCO results list, or a layout JSON"),
     "markdown": ("Folder of Markdown predictions (optional)", "one <image stem>.md per page"),
 }
-MATRICES_PAGE = "app_pages/matrices.py"
-OPEN_MATRICES = "_omnidocbench_open_matrices"  # query parameters of a requested switch to Matrices
+MATRICES_PAGE = "matrices"  # app.PAGES' name
+OPEN_MATRICES = state.OMNIDOCBENCH_OPEN  # query parameters of a requested switch to Matrices
 BREAKDOWN_ATTRIBUTES = {"data_source": "data source", "language": "language", "layout": "layout"}
 END_TO_END_SCORES = {  # key: (label, lower is better)
     "text_edit": ("text edit distance", True),
@@ -117,10 +117,10 @@ def _read_inputs() -> Inputs | None:
     with st.expander("Inputs: paths on the server", expanded=not sample_present):
         st.caption("Relative paths are read from the server's data root. The defaults are the real demo sample.")
         for name, (label, help_text) in INPUT_FIELDS.items():
-            key = f"omnidocbench_{name}"
-            url_state.seed(key, defaults[name])
+            key = state.OMNIDOCBENCH(name)
+            state.seed(key, defaults[name])
             texts[name] = st.text_input(label, key=key, help=help_text, persist_state="session").strip()
-            url_state.share(**{key: texts[name] if texts[name] != defaults[name] else None})
+            state.share(**{key: texts[name] if texts[name] != defaults[name] else None})
     if not texts["gt"]:
         st.info("Give the path of an OmniDocBench.json ground truth to score.")
         return None
@@ -199,22 +199,21 @@ def matrices_query(gt: Path, layout: Path) -> dict[str, str]:
     "Paths on the server" source, the OmniDocBench format, taxonomy mode auto (dual here), and the
     zero-trimmed view (ground-truth classes down, the model's across)."""
     root = data_root()
-    return {"src": "path", "ref": str(gt.relative_to(root)), "a": str(layout.relative_to(root)), "fmt": "omnidocbench", "tax": "auto",
-            "view": "trimmed"}
+    return {state.SOURCE: "path", state.REFERENCE_INPUT: str(gt.relative_to(root)), state.MODEL_INPUTS["A"]: str(layout.relative_to(root)),
+            state.REFERENCE_FORMAT: "omnidocbench", state.TAXONOMY: "auto", state.VIEW: "trimmed"}
 
 
 def _request_matrices(query: dict[str, str]) -> None:
     """Button callback: set the sidebar's choices (a callback runs before the widgets exist, so it
     may) and ask `render` to switch page."""
-    st.session_state.update({"src": query["src"], "ref": query["ref"], "a": query["a"], "b": "", "map": "",
-                             "fmt": query["fmt"], "tax": query["tax"], "view": query["view"]})
+    st.session_state.update({**query, state.MODEL_INPUTS["B"]: "", state.LABEL_MAP: ""})
     st.session_state[OPEN_MATRICES] = query
 
 
 def _matrices_link(gt: Path, layout: Path) -> None:
     query = matrices_query(gt, layout)
     left, right = st.columns([2, 3], vertical_alignment="center")
-    left.button("Open the TORE matrices of this model against this ground truth", key="omnidocbench_matrices",
+    left.button("Open the TORE matrices of this model against this ground truth", key=state.OMNIDOCBENCH("matrices"),
                 on_click=_request_matrices, args=(query,), icon=":material/grid_on:")
     right.caption(
         "When the model's classes differ from the ground truth's (the demo's model predicts plain text, abandon, ... "
@@ -252,8 +251,8 @@ def _breakdowns(result: dict) -> None:
             if layout:
                 chart(figures.attribute_bars(dict(zip(table["value"], table["layout mAP"])), pages, metric="layout mAP",
                                              title=f"layout mAP by {BREAKDOWN_ATTRIBUTES[attribute]}"),
-                      key=f"omnidocbench_bars_{attribute}", where=bars)
-            numbers.dataframe(_scores_styled(table), placeholder=MISSING, hide_index=True, key=f"omnidocbench_by_{attribute}")
+                      key=state.OMNIDOCBENCH("bars", attribute), where=bars)
+            numbers.dataframe(_scores_styled(table), placeholder=MISSING, hide_index=True, key=state.OMNIDOCBENCH("by", attribute))
 
 
 def _numeric_scores(table: pd.DataFrame, text_columns: list[str]) -> pd.DataFrame:
@@ -302,21 +301,21 @@ def _overlay(matches: list[PageMatches], page_id: str, result: dict) -> None:
         + (" This page's page_info swaps width and height; the frame is the image's."
            if page_id in result["reference"]["size_swapped_pages"] else "")
     )
-    chart(figures.page_match_overlay(page, page_image(page.image, (page.width, page.height)).uri), key="omnidocbench_overlay")
+    chart(figures.page_match_overlay(page, page_image(page.image, (page.width, page.height)).uri), key=state.OMNIDOCBENCH("overlay"))
 
 
 def _per_page(result: dict, inputs: Inputs) -> None:
     st.subheader(f"Pages ({result['pages']}), worst first")
     table = page_table(result)
     page_ids = table["page"].tolist()
-    choosing_table(_scores_styled(table), key="omnidocbench_table", choices=page_ids, choice_key="omnidocbench_page",
+    choosing_table(_scores_styled(table), key=state.OMNIDOCBENCH("table"), choices=page_ids, choice_key=state.OMNIDOCBENCH("page"),
                    placeholder=MISSING, width="stretch", height=min(420, 38 + 35 * len(table)))
     if inputs.layout is None:
         st.info("Give a layout-detection prediction to draw a page's ground-truth blocks against predicted boxes.")
         return
-    url_state.seed("omnidocbench_page", page_ids[0], page_ids)
-    page_id = st.selectbox("Page to draw (or select a row above)", page_ids, key="omnidocbench_page", persist_state="session")
-    url_state.share(omnidocbench_page=page_id)
+    state.seed(state.OMNIDOCBENCH("page"), page_ids[0], page_ids)
+    page_id = st.selectbox("Page to draw (or select a row above)", page_ids, key=state.OMNIDOCBENCH("page"), persist_state="session")
+    state.share(**{state.OMNIDOCBENCH("page"): page_id})
     _overlay(_box_matches(inputs.gt, inputs.layout, file_stamps(inputs.gt, inputs.layout)), page_id, result)
 
 
@@ -326,7 +325,7 @@ def _per_page(result: dict, inputs: Inputs) -> None:
 def render() -> None:
     """The OmniDocBench panel."""
     if (query := st.session_state.pop(OPEN_MATRICES, None)) is not None:
-        st.switch_page(MATRICES_PAGE, query_params=query)
+        state.switch_to(MATRICES_PAGE, query)
     st.caption(INTRO)
     inputs = _read_inputs()
     if inputs is None:
@@ -346,6 +345,6 @@ def render() -> None:
         _end_to_end_headline(result["end_to_end"], inputs)
     if result["layout"]:
         st.subheader("AP by class")
-        chart(figures.per_class_ap_bars(result["layout"]["per_class"], title="AP@[.5:.95] per eval class"), key="omnidocbench_per_class")
+        chart(figures.per_class_ap_bars(result["layout"]["per_class"], title="AP@[.5:.95] per eval class"), key=state.OMNIDOCBENCH("per_class"))
     _breakdowns(result)
     _per_page(result, inputs)

@@ -1,4 +1,4 @@
-"""The view in the URL (tore_engine.studio.url_state), through AppTest: a parameter of the wrong type
+"""The view in the URL (tore_engine.studio.state), through AppTest: a parameter of the wrong type
 is ignored with one notice naming it, never its value; every control keeps its value across pages."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from tests.studio.helpers import _app, _no_exception
+from tests.studio.helpers import _app, _no_exception, open_page
+from tore_engine.studio import state
 from tore_engine.studio.compute import default_workers
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 
@@ -15,10 +16,10 @@ from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 def test_values_keep_their_choice_on_every_page():
     at = _app()
     assert at.radio(key="metric").value == "recall"
-    at.switch_page("app_pages/compare.py").run()
+    open_page(at, "compare").run()
     assert at.radio(key="metric").value == "recall"
     at.radio(key="metric").set_value("precision").run()
-    at.switch_page("app_pages/matrices.py").run()
+    open_page(at, "matrices").run()
     assert at.radio(key="metric").value == "precision" and at.query_params["metric"] == "precision"
 
 
@@ -38,10 +39,10 @@ def _notice(at) -> str | None:
 def test_a_valid_whole_number_in_the_url_is_taken():
     at = _app(workers="2")
     _no_exception(at)
-    assert at.session_state["_dataset"].workers == 2  # its section closed: the URL's value all the same
+    assert at.session_state[state.DATASET].workers == 2  # its section closed: the URL's value all the same
     assert "Compute: 2 local worker processes" in [section.label for section in at.sidebar.expander]
     at = _app(workers="2", compute_open="1")
-    assert at.number_input(key="workers").value == 2 and at.session_state["_dataset"].workers == 2
+    assert at.number_input(key="workers").value == 2 and at.session_state[state.DATASET].workers == 2
     assert _notice(at) is None
 
 
@@ -60,7 +61,7 @@ def test_a_bad_url_parameter_is_ignored_with_one_notice(query, named):
     at = _app(**query)
     _no_exception(at)
     assert _notice(at) == f"{NOTICE}{named}."
-    assert at.session_state["_dataset"].taxonomy == "auto" and at.session_state["_dataset"].workers == default_workers()
+    assert at.session_state[state.DATASET].taxonomy == "auto" and at.session_state[state.DATASET].workers == default_workers()
 
 
 def test_every_ignored_parameter_is_listed_in_the_same_notice_without_its_value(tmp_path, monkeypatch):
