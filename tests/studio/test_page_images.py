@@ -29,6 +29,7 @@ from tests.studio.helpers import (
     open_page,
 )
 from tore_engine.core.layout import Page, PageImage
+from tore_engine.formats import stored_images
 from tore_engine.io import rendering
 from tore_engine.plots import page_overlays
 from tore_engine.studio import page_images
@@ -52,15 +53,15 @@ def _placeholder_uri(text: str = page_images.NO_PAGE_IMAGE) -> str:
 
 @pytest.fixture
 def reads(monkeypatch):
-    """The files the page-image layer opens."""
+    """The files the page-image layer opens (`formats.stored_images`, which finds and reads them for it)."""
     opened = []
-    original = page_images.read_bytes
+    original = stored_images.read_bytes
 
     def spy(path, **options):
         opened.append(str(path))
         return original(path, **options)
 
-    monkeypatch.setattr(page_images, "read_bytes", spy)
+    monkeypatch.setattr(stored_images, "read_bytes", spy)
     return opened
 
 

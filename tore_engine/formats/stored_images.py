@@ -2,12 +2,15 @@
 a data file (`PageImage.parquet_cell`): a Parquet cell (`image_bytes`, a docling-eval dataset's
 page-image lists), or the page image a DoclingDocument embeds as a data URI.
 
-This sits above the readers: it asks the Parquet and Docling modules for their stored images,
-and only writers that store images (Parquet's `image_bytes=True`) ask it.
+This sits above the readers: it asks the Parquet and Docling modules for their stored images;
+writers that store images (Parquet's `image_bytes=True`) and the app (`image_source`: a page's image
+found inside the one folder it may come from) ask it.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from tore_engine.core.errors import InputError
@@ -15,7 +18,8 @@ from tore_engine.core.extras import require_installed
 from tore_engine.core.layout import PageImage
 from tore_engine.formats.detect import PARQUET_MAGIC
 from tore_engine.io import rendering
-from tore_engine.io.files import peek_bytes, read_bytes
+from tore_engine.io.files import is_regular_file, peek_bytes, read_bytes
+from tore_engine.io.paths import confine
 
 PDF_RENDER_DPI = 144  # PDF pages written as image bytes: the resolution of the shared page renders
 
@@ -56,3 +60,37 @@ def page_image_bytes(image: PageImage) -> bytes:
     if image.pdf_page is not None or image.path.suffix.lower() == ".pdf":
         return _render_pdf_page(data, image.pdf_page or 0, str(image.path))
     return data
+
+
+@dataclass(frozen=True)
+class ImageSource:
+    """A page image found inside its root: the real path of its file (or of the data file that
+    stores it), the file's stamp (modification time, size: what a cache keys on) and how to read it."""
+
+    path: Path
+    stamp: tuple[int, int]
+    pdf_page: int | None
+    parquet_cell: tuple[str, int, int | None] | None
+
+    def read(self, max_bytes: int) -> bytes:
+        """The image file's bytes (at most `max_bytes`), or the one image stored in the data file;
+        an `InputError` when the file went, became a FIFO or grew since it was found."""
+        if self.parquet_cell is None:
+            return read_bytes(self.path, max_bytes=max_bytes)
+        return read_image_bytes(PageImage(self.path, self.pdf_page, self.parquet_cell))
+
+
+def image_source(image: PageImage | None, root: Path) -> ImageSource | None:
+    """Where the page's image is, if it can be drawn: its path, named inside an untrusted input,
+    must resolve inside `root` (`io.paths.confine`) to a regular file; None otherwise, whatever
+    the reason (outside the root, missing, not a file), so that a caller cannot tell them apart."""
+    if image is None:
+        return None
+    try:
+        path = confine(image.path, root, what="page image")
+        if not is_regular_file(path):
+            return None
+        info = os.stat(path)
+    except (InputError, OSError):
+        return None
+    return ImageSource(path, (info.st_mtime_ns, info.st_size), image.pdf_page, image.parquet_cell)

@@ -19,10 +19,10 @@ from tests.studio.helpers import _no_exception as assert_no_exception
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.scorers.funsd import score_ec_funsd, score_funsd
 from tore_engine.scorers.funsd.ec_overlay import ec_folder_overlays
+from tore_engine.scorers.funsd.figures import UNMATCHED_RED, entity_outcome
 from tore_engine.scorers.funsd.simulated import write_simulated_predictions
 from tore_engine.studio.data_root import DATA_ROOT_VARIABLE
 from tore_engine.studio.score_panels.funsd import shown
-from tore_engine.studio.score_panels.funsd_figures import UNMATCHED_RED, entity_outcome
 
 SAMPLE = SHARED / "data" / "funsd"
 # The panel opens on the shared sample; without it there is nothing of the sample to check.

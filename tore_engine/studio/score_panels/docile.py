@@ -19,6 +19,11 @@ import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.scorers.docile.figures import (
+    document_overlay,
+    page_fields,
+    page_size,
+)
 from tore_engine.studio import state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
@@ -30,11 +35,6 @@ from tore_engine.studio.score_panels.common import (
     metric_row,
     page_image,
     shown,
-)
-from tore_engine.studio.score_panels.docile_figures import (
-    document_overlay,
-    page_fields,
-    page_size,
 )
 
 SAMPLE_TEXT = "shared/data/docile"  # relative to the data root

@@ -17,6 +17,11 @@ import streamlit as st
 
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
+from tore_engine.scorers.funsd.figures import (
+    OUTCOMES,
+    funsd_overlay_figure,
+    page_size,
+)
 from tore_engine.scorers.funsd.panel import scored_for_panel
 from tore_engine.studio import state
 from tore_engine.studio.data_root import data_root, server_path
@@ -29,11 +34,6 @@ from tore_engine.studio.score_panels.common import (
     metric_row,
     page_image,
     shown,
-)
-from tore_engine.studio.score_panels.funsd_figures import (
-    OUTCOMES,
-    funsd_overlay_figure,
-    page_size,
 )
 
 KINDS = {"funsd": "FUNSD", "ec-funsd": "EC-FUNSD"}

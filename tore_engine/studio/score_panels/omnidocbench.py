@@ -21,6 +21,7 @@ import streamlit as st
 from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.scorers.common import MISSING
+from tore_engine.scorers.omnidocbench import figures
 from tore_engine.scorers.omnidocbench.box_matches import PageMatches
 from tore_engine.scorers.omnidocbench.official import (
     DEMO_FILES,
@@ -32,7 +33,6 @@ from tore_engine.scorers.omnidocbench.official import (
 from tore_engine.studio import state
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
-from tore_engine.studio.score_panels import omnidocbench_figures as figures
 from tore_engine.studio.score_panels.common import (
     SCORE_DIGITS,
     Metric,

@@ -1,11 +1,11 @@
-"""The FUNSD panel's overlay figure builder (score_panels.funsd_figures), without Streamlit: entity
+"""The FUNSD panel's overlay figure builder (scorers.funsd.figures), without Streamlit: entity
 outcomes, their outlines and links, the hover's match rule, the page size."""
 
 from __future__ import annotations
 
 from tests.helpers import page_box_colours, page_legend, page_rows, valid_plotly
 from tore_engine.plots.palette import class_color
-from tore_engine.studio.score_panels.funsd_figures import (
+from tore_engine.scorers.funsd.figures import (
     UNMATCHED_RED,
     entity_outcome,
     funsd_overlay_figure,

@@ -1,4 +1,4 @@
-"""The DocILE panel's overlay figure builder (score_panels.docile_figures), without Streamlit: fields
+"""The DocILE panel's overlay figure builder (scorers.docile.figures), without Streamlit: fields
 scaled to the page and paired, golds solid and predictions dashed, and their hover."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import page_legend, page_rows, valid_plotly
-from tore_engine.studio.score_panels.docile_figures import (
+from tore_engine.scorers.docile.figures import (
     DEFAULT_PAGE_SIZE,
     document_overlay,
     hover_text,

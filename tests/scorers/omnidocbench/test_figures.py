@@ -1,4 +1,4 @@
-"""The OmniDocBench panel's figure builders (score_panels.omnidocbench_figures), without Streamlit: per-class
+"""The OmniDocBench panel's figure builders (scorers.omnidocbench.figures), without Streamlit: per-class
 AP bars, attribute bars, and a page's matched, unmatched and not evaluated boxes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from tore_engine.scorers.omnidocbench.box_matches import (
     MatchedBox,
     PageMatches,
 )
-from tore_engine.studio.score_panels.omnidocbench_figures import (
+from tore_engine.scorers.omnidocbench.figures import (
     STATUS_NAMES,
     STATUS_STYLES,
     attribute_bars,
