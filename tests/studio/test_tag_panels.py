@@ -108,3 +108,16 @@ def test_a_page_of_more_boxes_than_a_pane_draws_offers_the_drawn_ones_to_tag(roo
     options = _overlays(src="path", ref="gt.json", a="model.json").selectbox(key="tag_target").options
     assert len(options) == 1 + 2 + MAX_BOXES
     assert "prediction box 2 (text)" not in options and {"prediction box 3 (text)", f"prediction box {count - 1} (text)", "reference box 0 (text)"} <= set(options)
+
+
+def test_a_thumbnail_of_the_gallery_tags_its_page(root, monkeypatch, demo_evaluation):
+    """Issue 39: a page is tagged from the gallery too, under its thumbnail ("reference wrong" at a
+    glance): the tag holds that page alone."""
+    monkeypatch.delenv("TORE_STUDIO_DB", raising=False)
+    at = _app(cell="Text|Table", gallery="1")
+    _no_exception(at)
+    first = demo_evaluation.pages_for_cell("Text", "Table")["page"].iloc[0]  # the gallery's first thumbnail: most pixels first
+    at.text_input(key="tag-list-gallery-A-full-0-name").input("table read as text")
+    next(button for button in at.button if button.label == "Tag them" and "gallery-A-full-0" in str(button.form_id)).click().run()
+    _no_exception(at)
+    assert tore.tags(root / DEFAULT_FILE).pages("ground-truth", "table read as text") == [first]

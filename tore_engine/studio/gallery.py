@@ -1,5 +1,5 @@
 """The gallery: the pages behind a matrix cell as thumbnails with the cell's pixels lit, largest
-contribution first, a dozen at a time, each opening in Overlays with the cell.
+contribution first, a dozen at a time, each opening in Overlays with the cell or tagged where it is.
 
 A thumbnail is the page image drawn small in the bounded drawing processes
 (`page_images.rendered`), lit where the engine says the cell's pixels are
@@ -24,7 +24,7 @@ from tore_engine.plots.palette import class_color
 from tore_engine.plots.plain_text import percent, pixels, plain_for_markdown
 from tore_engine.plots.thumbnails import THUMBNAIL_SIDE, Outlines, cell_thumbnail
 from tore_engine.results.drilldown import cell_page_values
-from tore_engine.studio import page_images, state
+from tore_engine.studio import page_images, state, tag_panels
 from tore_engine.studio.documents import page_pair
 from tore_engine.studio.evaluations import Evaluated
 
@@ -92,6 +92,7 @@ def _tiles(evaluated: Evaluated, ranked: Sequence[tuple[str, float, float]], fir
             st.caption(f"**{first + position + 1:,}.** {plain_for_markdown(page_id)}: {pixels(value)} px ({percent(share)} of the cell)")
             st.button("Open in Overlays", key=state.GALLERY_BUTTON("open", key, first + position), width="stretch",
                       on_click=state.request_page, args=(page_id, model, cell, view))
+            tag_panels.tag_listed_pages(evaluated, [page_id], f"gallery-{key}-{first + position}")  # "reference wrong", at a glance
 
 
 def _gallery(evaluated: Evaluated, view: str, cell: tuple[str, str], model: str, key: str, image_root: Path) -> None:

@@ -103,7 +103,7 @@ def tag_listed_pages(evaluated: Evaluated, pages: list[str], key: str) -> None:
     tag then lists them in Overlays and `tore export --tag` exports them."""
     if not pages:
         return
-    with st.popover(f"Tag these {len(pages):,} pages"):
+    with st.popover("Tag this page" if len(pages) == 1 else f"Tag these {len(pages):,} pages", width="stretch" if len(pages) == 1 else "content"):
         with st.form(state.TAG_FORM(key), border=False):
             st.text_input("Tag", key=state.TAG_FORM(key, "name"), placeholder="reference wrong, ambiguous, ...", max_chars=200)
             st.text_input("Note (optional)", key=state.TAG_FORM(key, "note"), max_chars=2000)
