@@ -121,6 +121,22 @@ def test_twenty_classes_fit_a_laptops_column_with_long_names_shortened():
     assert fig.layout.xaxis.tickangle == -45 and figures.tick_angle(["a", "b"]) == 0 and figures.tick_angle(classes + ["x"]) == -90
 
 
+@pytest.mark.parametrize("count", [2, 6, 12, 18, 24, 30])
+def test_a_cells_number_fits_its_cell_and_a_dozen_classes_fit_a_laptops_first_screen(count):
+    """Issue 37: "<0.01" never runs into its neighbour (its width at Plotly's font, about 0.6 em a
+    character, within the cell), and up to 12 classes (the demo's 11 and Background) the whole
+    figure fits the app's height budget (`HEIGHT`: what a 1280 x 800 screen leaves under the controls)."""
+    classes = ["Background", *(f"Class-{k}" for k in range(count - 1))]
+    confusion = np.random.default_rng(count).integers(1, 5, (count, count)).astype(float)
+    fig = figures.matrix_heatmap(MatrixSet(classes, classes, confusion, confusion / confusion.sum(1, keepdims=True),
+                                           confusion / confusion.sum(0, keepdims=True)), "recall", height=figures.HEIGHT)
+    cell = (fig.layout.width - fig.layout.margin.l - fig.layout.margin.r) / count
+    assert len("<0.01") * 0.6 * fig.data[0].textfont.size <= cell, (cell, fig.data[0].textfont.size)
+    assert fig.layout.width <= figures.WIDTH
+    if count <= 12:
+        assert fig.layout.height <= figures.HEIGHT
+
+
 def test_markup_in_names_and_titles_is_shown_as_text():
     names = ["<b>bold</b>", "<a href='x'>link</a>"]
     matrix = np.ones((2, 2))

@@ -151,6 +151,12 @@ def cell_size(rows: list[str], columns: list[str], max_cell: int = MAX_CELL, wid
     return max(MIN_CELL, min(max_cell, room // n), -(-MIN_PLOT_SIDE // n))
 
 
+def cell_font(cell: int) -> int:
+    """The size of a cell's number: 10 where "<0.01" fits (`READABLE_CELL`), else smaller, so that
+    neighbouring numbers never run into each other (18 classes in a laptop's column: 26-pixel cells, 8-point numbers)."""
+    return max(6, min(10, cell // 3))  # "<0.01" is about 3 ems wide
+
+
 def _font(rows: list[str], columns: list[str]) -> int:
     return 11 if max(len(rows), len(columns)) < 30 else 8
 
@@ -274,6 +280,7 @@ def matrix_heatmap(
     shown = np.where(hidden, np.nan, values)
     colours = colour_scale(shown, scale, is_ratio=metric != "confusion")
     small = numbered(matrices)
+    cell = cell_size(rows, columns, max_cell, width, height)
     heatmap = go.Heatmap(
         z=colours.z,
         x=list(range(len(columns))),
@@ -284,7 +291,7 @@ def matrix_heatmap(
                       ticktext=colours.ticktext, thickness=14, tickformat=PERCENT_FORMAT if metric == "share" else None),
         text=[[cell_text(v, metric) for v in row] for row in shown] if small else None,
         texttemplate="%{text}" if small else None,
-        textfont=dict(size=10),
+        textfont=dict(size=cell_font(cell)),
     )
     customdata = np.stack([values, matrices.confusion, matrices.recall, matrices.precision], axis=-1)
     value_format = {"confusion": PIXELS_FORMAT, "share": PERCENT_FORMAT}.get(metric, ".4f")
@@ -297,7 +304,6 @@ def matrix_heatmap(
                         + _number_line("row % (recall)", 2, PERCENT_FORMAT, with_recall) + "<br>"
                         + _number_line("column % (precision)", 3, PERCENT_FORMAT, with_precision) + "<extra></extra>")
             groups[template] = (recall_defined == with_recall) & (precision_defined == with_precision)
-    cell = cell_size(rows, columns, max_cell, width, height)
     fig = go.Figure([heatmap, *_cell_overlays(rows, columns, customdata, groups, cell)])
     _matrix_layout(fig, rows, columns, _titled(title, note), cell, {"metric": metric})
     if outline_diagonal and diagonal.any():
@@ -323,14 +329,14 @@ def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "", w
     bound = (float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0) or 1.0
     shown = np.where(values == 0, np.nan, values)
     small = numbered(difference)
+    cell = cell_size(rows, columns, MAX_CELL, width)
     heatmap = go.Heatmap(z=shown, x=list(range(len(columns))), y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-bound, zmax=bound,
                          hoverinfo="skip", colorbar=dict(title=f"Δ {metric}", thickness=14),
                          text=[[f"{v:+.2f}" if math.isfinite(v) else "" for v in row] for row in shown] if small else None,
-                         texttemplate="%{text}" if small else None, textfont=dict(size=10))
+                         texttemplate="%{text}" if small else None, textfont=dict(size=cell_font(cell)))
     finite = np.isfinite(values)
     groups = {f"reference: %{{text}}<br>B − A {metric}: %{{customdata[0]:+.4f}}<extra></extra>": finite,
               f"reference: %{{text}}<br>B − A {metric}: {UNDEFINED} in A or B<extra></extra>": ~finite}
-    cell = cell_size(rows, columns, MAX_CELL, width)
     fig = go.Figure([heatmap, *_cell_overlays(rows, columns, values[..., None], groups, cell)])
     _matrix_layout(fig, rows, columns, _titled(title, ""), cell, {"metric": metric})
     return fig
