@@ -38,10 +38,10 @@ from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.drilldown import class_pages, top_confusions
 from tore_engine.results.evaluation import Evaluation, ShownMatrices, shown_matrices
 from tore_engine.scorers.common import format_score
-from tore_engine.studio import gallery, sections, state, tables, tag_panels
+from tore_engine.studio import documents, gallery, sections, state, tables, tag_panels
 from tore_engine.studio.axis_names import axis_names, renamed
 from tore_engine.studio.evaluations import Evaluated, model_evaluation, side_label
-from tore_engine.studio.messages import gui_text, shown_errors
+from tore_engine.studio.messages import gui_text, pairing_alert, shown_errors
 from tore_engine.studio.sidebar import MODELS, Dataset
 from tore_engine.writers.outputs import matrix_rows
 
@@ -84,6 +84,29 @@ def picked_evaluation(dataset: Dataset) -> tuple[str, Evaluated | None]:
     model = picker.radio("Model", models, format_func=labels.__getitem__, horizontal=True, label_visibility="collapsed",  # its choices say "model A"
                          **binding)
     return model, evaluated
+
+
+@dataclass(frozen=True)
+class Picked:
+    """What the model and document pickers chose: the model, its whole evaluation (box outcomes and
+    the documents' table are the whole's) and the evaluation shown (narrowed to the document)."""
+
+    model: str
+    whole: Evaluated
+    shown: Evaluated
+
+
+def picked_model_and_document(dataset: Dataset) -> Picked | None:
+    """The model and document pickers on one line (Matrices and Overlays), a pairing alert when few
+    pages pair; None when the chosen model has no evaluation (its message is shown)."""
+    model_column, document_column = st.columns([3, 2], vertical_alignment="bottom")
+    with model_column:
+        model, evaluated = picked_evaluation(dataset)
+    if evaluated is None:
+        return None
+    pairing_alert(evaluated.evaluation, evaluated.title)
+    with document_column:
+        return Picked(model, evaluated, documents.document_filter(evaluated))
 
 
 def seed_view(mode: str) -> None:

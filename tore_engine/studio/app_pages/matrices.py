@@ -12,7 +12,6 @@ fragment, which cannot hold widgets drawn beside the title)."""
 import streamlit as st
 
 from tore_engine.studio import documents, downloads, error_views, map_views, page_tables, panels, sweep_view
-from tore_engine.studio.messages import pairing_alert
 from tore_engine.studio.sidebar import Dataset
 
 
@@ -20,22 +19,18 @@ def page(dataset: Dataset) -> None:
     """The Matrices page of `dataset`."""
     title_column, display_column = st.columns([1, 1], vertical_alignment="center")
     title_column.title("TORE matrices")
-    model_column, document_column = st.columns([3, 2], vertical_alignment="bottom")
-    with model_column:
-        model, evaluated = panels.picked_evaluation(dataset)
-    if evaluated is not None:
-        pairing_alert(evaluated.evaluation, evaluated.title)
-        whole = evaluated
-        with document_column:
-            evaluated = documents.document_filter(evaluated)
-        with display_column:
-            choice = panels.matrix_controls(evaluated.evaluation.matrices.mode, panels.matrix_classes(evaluated.evaluation))
-        fill_map_scores = map_views.scores_line(evaluated)
-        st.fragment(panels.matrix_explorer)(evaluated, model, choice, dataset.image_root)
-        fill_map_scores()  # mAP's summary made while the browser draws the heatmap
-        error_views.where_ap_goes(evaluated)
-        documents.document_table_view(whole, model)
-        sweep_view.operating_point(evaluated, model)
-        page_tables.all_pages(evaluated, model)
-        panels.warnings_expander(evaluated.evaluation)
-        downloads.report_downloads(evaluated, model)
+    picked = panels.picked_model_and_document(dataset)
+    if picked is None:
+        return
+    model, whole, evaluated = picked.model, picked.whole, picked.shown
+    with display_column:
+        choice = panels.matrix_controls(evaluated.evaluation.matrices.mode, panels.matrix_classes(evaluated.evaluation))
+    fill_map_scores = map_views.scores_line(evaluated)
+    st.fragment(panels.matrix_explorer)(evaluated, model, choice, dataset.image_root)
+    fill_map_scores()  # mAP's summary made while the browser draws the heatmap
+    error_views.where_ap_goes(evaluated)
+    documents.document_table_view(whole, model)
+    sweep_view.operating_point(evaluated, model)
+    page_tables.all_pages(evaluated, model)
+    panels.warnings_expander(evaluated.evaluation)
+    downloads.report_downloads(evaluated, model)
