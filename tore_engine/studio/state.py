@@ -173,7 +173,6 @@ AGREEMENT = Key("agree", bool, "the agreement view", default=False, url=True)
 HIGHLIGHT = Key("highlight", str, "the cell whose pixels the panes highlight, row|column", default="")
 BOX_COLOURS = Key("box_colours", str, "boxes coloured by outcome or by class", url=True)
 OVERLAY = Key("overlay", object, "the Overlays page's panes")
-OVERLAY_TABLE = Family("overlay-", "an overlay's tables, by table")
 
 # --- tags and saved views --------------------------------------------------------------------------------
 TAG = Key("tag", str, "the tag whose pages are listed", url=True)
