@@ -22,6 +22,9 @@ from tore_engine.metrics.box_outcomes import (
     NO_PREDICTION,
     NO_REFERENCE,
     BoxOutcomes,
+    _by_class,
+    _by_score,
+    _class_order,
     match_outcomes,
     nothing_to_match,
     summarise,
@@ -120,3 +123,34 @@ def test_the_stored_vectors_are_what_tidecv_says_now():
     run = subprocess.run([str(TIDECV), str(VECTORS / "tidecv_reference.py")], input=json.dumps([v["case"] for v in built.values()]),
                          capture_output=True, text=True, check=True)
     assert json.loads(run.stdout) == [v["tidecv"] for v in built.values()]
+
+
+def test_the_score_orders_are_the_stable_sorts_tide_makes():
+    """The records' orders made by one sort of the scores and radix sorts of the classes equal
+    numpy's lexsort of the same keys (the summary's first code): scores drawn from five values so
+    that most records tie, classes up to 2,047."""
+    generator = np.random.default_rng(7)
+    for records, class_count in ((0, 1), (1, 1), (5_000, 17), (20_000, 2048)):
+        scores = generator.choice([0.1, 0.5, 0.5000000000000001, 0.9, 1.0], records)
+        classes = generator.integers(0, class_count, records).astype(np.int32)
+        true = generator.random(records) < 0.6
+        orders = _by_score(scores, true)
+        np.testing.assert_array_equal(_by_class(orders.plain, classes), np.lexsort((-scores, classes)))
+        np.testing.assert_array_equal(_by_class(orders.errors_first, classes), np.lexsort((true, -scores, classes)))
+        moved = np.where(generator.random(records) < 0.2, generator.integers(-1, class_count, records), classes).astype(np.int32)
+        np.testing.assert_array_equal(_by_class(orders.errors_first, moved), np.lexsort((true, -scores, moved)))
+
+
+@pytest.mark.parametrize("name", ["mixed_grid_0", "mixed_real_2", "over_100_a_page", "demo_model_a"])
+def test_the_class_order_is_where_tides_records_first_meet_each_class(name):
+    """TIDE's class order walked page by page, as its records are pushed: a page's reference boxes,
+    then its kept predictions by rank."""
+    outcomes = _outcomes(_case(read_vector(VECTORS / f"{name}.json")), "numpy")
+    walked: list[int] = []
+    for page in range(outcomes.pages):
+        references = outcomes.reference_classes[outcomes.reference_offsets[page] : outcomes.reference_offsets[page + 1]]
+        on_page = (outcomes.ranked >= outcomes.prediction_offsets[page]) & (outcomes.ranked < outcomes.prediction_offsets[page + 1])
+        for label in [*references.tolist(), *outcomes.prediction_classes[outcomes.ranked[on_page]].tolist()]:
+            if label not in walked:
+                walked.append(label)
+    assert _class_order(outcomes, outcomes.prediction_classes[outcomes.ranked]) == walked

@@ -44,9 +44,9 @@ class BoxOutcomes:
     of (-1: the fix drops it); `ranked`, the kept predictions in page order, each page's by rank."""
 
     reference_offsets: np.ndarray  # (pages + 1,) int64
-    reference_classes: np.ndarray  # int64
+    reference_classes: np.ndarray  # int32
     reference_kinds: np.ndarray  # int8
-    reference_partners: np.ndarray  # int64
+    reference_partners: np.ndarray  # int32
     reference_ious: np.ndarray  # float64
     prediction_offsets: np.ndarray
     prediction_classes: np.ndarray
@@ -54,28 +54,37 @@ class BoxOutcomes:
     prediction_kinds: np.ndarray
     prediction_partners: np.ndarray
     prediction_ious: np.ndarray
-    fixes: np.ndarray  # int64
-    ranked: np.ndarray  # int64 positions into the prediction columns
+    fixes: np.ndarray  # int32
+    ranked: np.ndarray  # int32 positions into the prediction columns (int64 beyond 2^31 - 1 of them)
 
     @property
     def pages(self) -> int:
         return len(self.reference_offsets) - 1
 
     @classmethod
-    def merged(cls, parts: Sequence["BoxOutcomes"]) -> "BoxOutcomes":
-        """Consecutive runs of pages as one: the columns joined, offsets and positions shifted."""
+    def merged(cls, parts: list["BoxOutcomes"]) -> "BoxOutcomes":
+        """Consecutive runs of pages as one: the columns joined, offsets and positions shifted. It
+        consumes `parts`, letting each go once copied, so that the runs are never held twice (the
+        columns of 100,000 pages take 190 MB)."""
         if not parts:
             raise ValueError("no box outcomes to merge")
-
-        def offsets(name: str) -> np.ndarray:
-            starts = np.cumsum([0] + [getattr(part, name)[-1] for part in parts[:-1]])
-            return np.concatenate([[0]] + [getattr(part, name)[1:] + start for part, start in zip(parts, starts)]).astype(np.int64)
-
-        prediction_starts = np.cumsum([0] + [len(part.prediction_classes) for part in parts[:-1]])
-        joined = {name: np.concatenate([getattr(part, name) for part in parts]) for name in cls.__dataclass_fields__
-                  if not name.endswith("offsets") and name != "ranked"}
-        return cls(reference_offsets=offsets("reference_offsets"), prediction_offsets=offsets("prediction_offsets"),
-                   ranked=np.concatenate([part.ranked + start for part, start in zip(parts, prediction_starts)]).astype(np.int64), **joined)
+        runs, pages = parts[::-1], sum(part.pages for part in parts)
+        parts.clear()
+        lengths = {row: sum(len(getattr(run, name)) for run in runs) for row, name in _LENGTH_OF.items()}
+        positions = np.int32 if lengths["prediction"] <= np.iinfo(np.int32).max else np.int64
+        columns = {name: np.empty(lengths[_ROW_OF[name]], positions if name == "ranked" else getattr(runs[0], name).dtype) for name in _ROW_OF}
+        offsets = {side: np.zeros(pages + 1, np.int64) for side in ("reference", "prediction")}
+        page, at = 0, dict.fromkeys(lengths, 0)
+        while runs:
+            run = runs.pop()
+            for side, column in offsets.items():
+                column[page + 1 : page + run.pages + 1] = getattr(run, f"{side}_offsets")[1:] + at[side]
+            for name, column in columns.items():
+                source = getattr(run, name)
+                column[at[_ROW_OF[name]] : at[_ROW_OF[name]] + len(source)] = source + at["prediction"] if name == "ranked" else source
+            page += run.pages
+            at = {row: at[row] + len(getattr(run, name)) for row, name in _LENGTH_OF.items()}
+        return cls(reference_offsets=offsets["reference"], prediction_offsets=offsets["prediction"], **columns)
 
     def page_counts(self) -> np.ndarray:
         """(pages, 9) each page's tp, fp, fn and count of each error type (`PAGE_COUNT_COLUMNS`)."""
@@ -106,6 +115,11 @@ class BoxOutcomes:
         return decided
 
 
+_LENGTH_OF = {"reference": "reference_classes", "prediction": "prediction_classes", "ranked": "ranked"}  # a row of columns: its length
+_ROW_OF = {name: "ranked" if name == "ranked" else "reference" if name.startswith("reference") else "prediction"
+           for name in BoxOutcomes.__dataclass_fields__ if not name.endswith("offsets")}  # fixes: one a prediction
+
+
 @dataclass(frozen=True)
 class BoxDecision:
     """One box's outcome as boxes.csv says it (tp, fp, fn, ignored), its TIDE error type ("" when
@@ -133,8 +147,9 @@ def match_outcomes(reference: SideBoxes, prediction: SideBoxes, job_pages: int =
     kinds, partners, ious, fixes, ranked, reference_kinds, reference_partners, reference_ious = decide(
         np.ascontiguousarray(reference.offsets, np.int64), np.ascontiguousarray(reference_boxes), reference_classes,
         np.ascontiguousarray(prediction.offsets, np.int64), np.ascontiguousarray(prediction_boxes), prediction_classes, scores)
-    return BoxOutcomes(np.asarray(reference.offsets, np.int64), reference_classes, reference_kinds, reference_partners, reference_ious,
-                       np.asarray(prediction.offsets, np.int64), prediction_classes, scores, kinds, partners, ious, fixes, ranked)
+    return BoxOutcomes(np.asarray(reference.offsets, np.int64), reference_classes.astype(np.int32), reference_kinds, reference_partners,
+                       reference_ious, np.asarray(prediction.offsets, np.int64), prediction_classes.astype(np.int32), scores, kinds, partners,
+                       ious, fixes, ranked)
 
 
 @dataclass(frozen=True)
@@ -175,16 +190,17 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     missed = np.bincount(outcomes.reference_classes[outcomes.reference_kinds == MISS], minlength=class_count)
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
     order = _class_order(outcomes, classes)
-    base = _mean_ap(np.lexsort((-scores, classes)), classes, true, references, order)
+    by_score = _by_score(scores, true)
+    base = _mean_ap(_by_class(by_score.plain, classes), classes, true, references, order)
     errors_first = ~true  # TIDE's fixed records: the errors' first, then the true positives
-    fixed_ranking = np.lexsort((true, -scores, classes))  # ties of score: errors first, then in page and rank order
+    fixed_ranking = _by_class(by_score.errors_first, classes)  # ties of score: errors first, then in page and rank order
 
     def fixed(kind: int) -> float:
         keep, moved_to, gained, ranking = np.ones(len(classes), bool), classes, true, fixed_ranking
         if kind in (CLS, LOC):
             moved = kinds == kind
             keep, moved_to, gained = ~moved | (fixes >= 0), np.where(moved, fixes, classes), true | moved
-            ranking = np.lexsort((true, -scores, moved_to)) if kind == CLS else ranking  # a fixed Cls error changes class
+            ranking = _by_class(by_score.errors_first, moved_to) if kind == CLS else ranking  # a fixed Cls error changes class
         elif kind != MISS:
             keep = kinds != kind
         totals = references - missed if kind == MISS else references
@@ -192,7 +208,8 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
 
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
     first_errors = _fixed_order(classes[errors_first], order)
-    false_positive = _mean_ap(np.lexsort((errors_first, classes)), classes, true, references, first_errors)  # every true positive scored 1, the rest 0
+    true_first = np.argsort(errors_first, kind="stable")  # every true positive scored 1, the rest 0
+    false_positive = _mean_ap(_by_class(true_first, classes), classes, true, references, first_errors)
     false_negative = _mean_ap(fixed_ranking, classes, true, references - unmatched, first_errors)
     predicted_false = np.bincount(classes[~true], minlength=class_count)
     matched = np.bincount(classes[true], minlength=class_count)
@@ -201,6 +218,33 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     counts = {name: int(np.count_nonzero((outcomes.reference_kinds if kind == MISS else kinds) == kind)) for name, kind in ERROR_KINDS.items()}
     return ErrorSummary(base / 100, errors, {"FalsePos": (false_positive - base) / 100, "FalseNeg": (false_negative - base) / 100},
                         counts, per_class)
+
+
+@dataclass(frozen=True)
+class _ScoreOrders:
+    """The records by score, highest first (TIDE's stable sort): `plain` ties in record order,
+    `errors_first` ties with the errors before the true positives, then in record order."""
+
+    plain: np.ndarray
+    errors_first: np.ndarray
+
+
+def _by_score(scores: np.ndarray, true: np.ndarray) -> _ScoreOrders:
+    """Both score orders from one sort of the scores: the second reorders only runs of equal
+    scores, which a stable sort of a nearly sorted key does in one pass."""
+    plain = np.argsort(-scores, kind="stable")
+    ordered = scores[plain]
+    ties = np.concatenate([[0], np.cumsum(ordered[1:] != ordered[:-1])]) if len(ordered) else np.zeros(0, np.int64)
+    return _ScoreOrders(plain, plain[np.argsort(2 * ties + true[plain], kind="stable")])
+
+
+def _by_class(ranking: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """`ranking` stably sorted by class (numpy's stable sort of 16-bit keys is a radix sort: one
+    pass over the records, where a sort by (class, score) would compare them)."""
+    keys = classes[ranking]
+    if len(keys) and keys.max() < np.iinfo(np.int16).max:
+        keys = keys.astype(np.int16)
+    return ranking[np.argsort(keys, kind="stable")]
 
 
 def _first_positions(labels: np.ndarray, class_count: int) -> np.ndarray:
@@ -214,13 +258,14 @@ def _class_order(outcomes: BoxOutcomes, classes: np.ndarray) -> list[int]:
     """The classes in the order TIDE's plain records first meet them: page by page, a page's
     reference boxes (counted in `add_gt_positives`) before its kept predictions."""
     class_count = int(max(outcomes.reference_classes.max(initial=-1), classes.max(initial=-1))) + 1
-    reference_pages = np.searchsorted(outcomes.reference_offsets, np.arange(len(outcomes.reference_classes)), side="right") - 1
-    record_pages = np.searchsorted(outcomes.prediction_offsets, outcomes.ranked, side="right") - 1
+    sides = ((outcomes.reference_classes, outcomes.reference_offsets, None), (classes, outcomes.prediction_offsets, outcomes.ranked))
     keys: dict[int, tuple[int, int]] = {}
-    for side, (labels, pages) in enumerate(((outcomes.reference_classes, reference_pages), (classes, record_pages))):
+    for side, (labels, offsets, boxes) in enumerate(sides):
         first = _first_positions(labels, class_count)
         for label in np.flatnonzero(first < len(labels)).tolist():
-            key = (2 * int(pages[first[label]]) + side, int(first[label]))
+            position = int(first[label])
+            page = int(np.searchsorted(offsets, position if boxes is None else boxes[position], side="right")) - 1
+            key = (2 * page + side, position)
             keys[label] = min(keys.get(label, key), key)
     return sorted(keys, key=keys.__getitem__)
 

@@ -280,8 +280,10 @@ class Evaluation:
         self.saved_page_counts = page_counts
 
     def page_counts(self) -> np.ndarray | None:
-        """(pages, 9) each page's tp, fp, fn and error counts (pages.csv's), single taxonomy only."""
-        return self.box_outcomes.page_counts() if self.box_outcomes is not None else self.saved_page_counts
+        """(pages, 9) each page's tp, fp, fn and error counts (pages.csv's), single taxonomy only;
+        made once (pages.csv, report.json and the saved folder each read them)."""
+        outcomes = self.box_outcomes
+        return self._derived.get("page_counts", outcomes.page_counts) if outcomes is not None else self.saved_page_counts
 
     def _summarised_errors(self) -> dict | None:
         if self.box_outcomes is None or self.errors_reason is not None:

@@ -470,7 +470,9 @@ def evaluate_dataset(
     batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep,
                        min_score_side=side, outcomes=single)
     outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None)
-    boxes = box_outcomes.BoxOutcomes.merged([outcome.box_outcomes for outcome in outcomes if outcome.box_outcomes is not None]) if single else None
+    box_runs = [outcome.box_outcomes for outcome in outcomes if outcome.box_outcomes is not None]
+    outcomes = [replace(outcome, box_outcomes=None) for outcome in outcomes]  # the merge lets each run go once copied
+    boxes = box_outcomes.BoxOutcomes.merged(box_runs) if single else None
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
     warnings += map_warnings(map_state)
