@@ -81,7 +81,9 @@ class BoxOutcomes:
                 column[page + 1 : page + run.pages + 1] = getattr(run, f"{side}_offsets")[1:] + at[side]
             for name, column in columns.items():
                 source = getattr(run, name)
-                column[at[_ROW_OF[name]] : at[_ROW_OF[name]] + len(source)] = source + at["prediction"] if name == "ranked" else source
+                if name == "ranked":  # positions within the run, shifted in the merged width (int64 beyond 2^31 - 1 boxes)
+                    source = source.astype(column.dtype) + at["prediction"]
+                column[at[_ROW_OF[name]] : at[_ROW_OF[name]] + len(source)] = source
             page += run.pages
             at = {row: at[row] + len(getattr(run, name)) for row, name in _LENGTH_OF.items()}
         return cls(reference_offsets=offsets["reference"], prediction_offsets=offsets["prediction"], **columns)
