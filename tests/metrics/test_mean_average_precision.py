@@ -26,12 +26,11 @@ from tests.metrics.oracles import (
 from tore_engine.api import load_pair
 from tore_engine.metrics import map_kernel, map_numpy
 from tore_engine.metrics.map_report import MapState
-from tore_engine.metrics.map_types import COCO, DOCLING, PageMatches, SideBoxes
+from tore_engine.metrics.map_types import COCO, DOCLING, PageMatches, SideBoxes, ranking
 from tore_engine.metrics.mean_average_precision import (
     convention_named,
     match_pages,
     mean_average_precision,
-    merged_matches,
     page_statistics,
     summarise,
 )
@@ -195,6 +194,21 @@ def _random_pages(seed: int, count: int, classes: int = 4) -> list:
     return pages
 
 
+def test_ranking_is_a_stable_sort_by_class_then_score_descending():
+    """`ranking` (a radix sort by class, then each class's scores in place) against np.lexsort of the
+    same keys with the record's position last: records of many classes, most scores tied, in runs
+    that are each already ranked (as merged chunks are) and not."""
+    rng = np.random.default_rng(7)
+    classes = rng.integers(0, 40, 50_000).astype(np.int32)
+    scores = rng.choice([0.25, 0.5, 0.75, 1.0, *rng.random(20)], len(classes))
+    runs = np.concatenate([np.sort(rng.choice(len(classes), 9, replace=False)), [len(classes)]])
+    for order_of_runs in (np.arange(len(classes)), np.concatenate([np.lexsort((-scores[a:b], classes[a:b])) + a
+                                                                   for a, b in zip([0, *runs[:-1]], runs)])):
+        keys_classes, keys_scores = classes[order_of_runs], scores[order_of_runs]
+        expected = np.lexsort((np.arange(len(classes)), -keys_scores, keys_classes))
+        assert np.array_equal(ranking(keys_classes, keys_scores), expected)
+
+
 def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):
     pages = _random_pages(1, 40)
     reference = SideBoxes.from_pages([(xyxy, classes, None) for (xyxy, classes), _ in pages])
@@ -203,11 +217,13 @@ def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):
     chunks = [(0, 7), (7, 8), (8, 31), (31, 40)]
     parts = [match_pages(SideBoxes.from_pages([(xyxy, classes, None) for (xyxy, classes), _ in pages[a:b]]),
                          SideBoxes.from_pages([boxes for _, boxes in pages[a:b]]), 4, COCO) for a, b in chunks]
-    assert _matches_equal(PageMatches.merged(parts), whole) and _matches_equal(merged_matches(parts), whole)  # NumPy; this path
-    assert summarise(merged_matches(parts), COCO).per_class == summarise(whole, COCO).per_class
-    assert _matches_equal(map_kernel.merged(parts), whole)  # compiled, whatever the path
+    merged = PageMatches.merged(list(parts))
+    assert _matches_equal(merged, whole) and summarise(merged, COCO).per_class == summarise(whole, COCO).per_class
     singles = [match_pages(SideBoxes.from_pages([(xyxy, classes, None)]), SideBoxes.from_pages([boxes]), 4, COCO) for (xyxy, classes), boxes in pages]
-    assert any(len(part.classes) == 0 for part in singles) and _matches_equal(map_kernel.merged(singles), whole)  # 40 runs, some empty
+    assert any(len(part.classes) == 0 for part in singles) and _matches_equal(PageMatches.merged(list(singles)), whole)  # 40 runs, some empty
+    emptied = list(parts)
+    PageMatches.merged(emptied)
+    assert emptied == [] and all(len(part.classes) for part in parts)  # the list is consumed, the runs left as they were
     states = [MapState("coco", (part,), len(part.classes), 0) for part in parts]
     state = MapState.merged([MapState.merged(states[:2]), MapState.merged(states[2:])])
     assert len(state.runs) == 4 and state.boxes == int(whole.boxes.sum())  # kept as runs until read

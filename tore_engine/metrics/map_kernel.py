@@ -1,9 +1,9 @@
 """mAP's compiled (numba) path: the same matching records, page values and precision-recall curves
 as `map_numpy`, bit for bit, about a hundred times faster.
 
-Three entries, each loaded or compiled on its own (`jit.Kernels`): `_match_pages` (a run of pages,
-run in the workers), `_merge_runs` (the runs' records as one, in the driver) and `_accumulate`
-(the curves of all pages, in the driver). Both are plain
+Two entries, each loaded or compiled on its own (`jit.Kernels`): `_match_pages` (a run of pages,
+run in the workers) and `_accumulate` (the curves of all pages, in the driver; the runs' records
+are joined by `PageMatches.merged`, in NumPy, as fast). Both are plain
 Python until compiled; the same rules as TORE's page kernel say when that pays off (`use_kernels`),
 and `warm()` loads or compiles both into the cache folder ahead of a run.
 """
@@ -33,7 +33,7 @@ AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"
 LOAD_AFTER_PAGES = 200  # warm cache: loading (0.3-0.5 s with numba's import) pays off after about this many pages
 COMPILE_AFTER_PAGES = 5_000  # cold cache: below this a job never waits for a compile
 BOXES_A_PAGE = 50  # both sides' boxes of a typical page (DocLayNet's: about 20 a side): a job's size in pages by its boxes
-COMPILE_SECONDS = {"matching": 7, "merging": 1, "accumulation": 2}  # CPU seconds of each entry's cold compile (6.5, 1.0, 2.1 measured)
+COMPILE_SECONDS = {"matching": 7, "accumulation": 2}  # CPU seconds of each entry's cold compile (6.5, 2.1 measured)
 LOCK_NAME = "compile-map.lock"
 
 AREAS = len(AREA_RANGES)
@@ -44,11 +44,10 @@ _FIELD = np.uint64((1 << THRESHOLDS) - 1)  # one area range's threshold bits
 
 # No helper makes an array (buffers come from the entries), so none pays numba's reference
 # counting on each call: the matching ran twice as fast without it.
-# Like every kernel (`jit.Kernels`), they run without the GIL: merging and accumulating run in the
-# driver, where the app's server also answers (0.7 s each at 100,000 pages), and so does matching
-# in the app's evaluating thread (about 1 s on a page of a million boxes).
+# Like every kernel (`jit.Kernels`), they run without the GIL: accumulating runs in the driver,
+# where the app's server also answers (0.7 s at 100,000 pages), and so does matching in the app's
+# evaluating thread (about 1 s on a page of a million boxes).
 matching = jit.Kernels(borrowing=True)
-merging = jit.Kernels(borrowing=True)
 accumulating = jit.Kernels(borrowing=True)
 
 
@@ -328,7 +327,7 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
         most_references = max(most_references, reference_offsets[page + 1] - reference_offsets[page])
         most = max(most, most_references, detection_offsets[page + 1] - detection_offsets[page])
     total = len(detection_classes)
-    out_classes, out_scores, out_ranks = np.zeros(total, np.int64), np.zeros(total, np.float64), np.zeros(total, np.int64)
+    out_classes, out_scores, out_ranks = np.zeros(total, np.int32), np.zeros(total, np.float64), np.zeros(total, np.int32)
     matched, ignored = np.zeros(total, np.uint64), np.zeros(total, np.uint64)
     ground_truths = np.zeros((class_count, AREAS), np.int64)
     values = np.full((pages, 3), np.nan)
@@ -385,63 +384,17 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
             values[page, 0], values[page, 1], values[page, 2] = total_sum / (len(thresholds) * points), sum_50 / points, sum_75 / points
     order, buffer = np.zeros(records, np.int64), np.zeros(records, np.int64)
     _sort_by_class(order, 0, records, out_classes, out_scores, True, buffer)  # `map_types.ranking`'s order
-    columns = (np.zeros(records, np.int64), np.zeros(records, np.float64), np.zeros(records, np.int64), np.zeros(records, np.uint64), np.zeros(records, np.uint64))
+    columns = (np.zeros(records, np.int32), np.zeros(records, np.float64), np.zeros(records, np.int32), np.zeros(records, np.uint64), np.zeros(records, np.uint64))
     for k in range(records):
         at = order[k]
         columns[0][k], columns[1][k], columns[2][k], columns[3][k], columns[4][k] = out_classes[at], out_scores[at], out_ranks[at], matched[at], ignored[at]
     return columns[0], columns[1], columns[2], columns[3], columns[4], ground_truths, values
 
 
-# --- merging --------------------------------------------------------------------------------------
-
-
-@merging.helper
-def _merge_pair(classes, scores, order, low, middle, high, out_classes, out_scores, out_order):
-    """Runs `low:middle` and `middle:high` (records' classes, scores and indices, each run in
-    ranking order) merged stably, the first run's record first on a tie, into `out_*[low:high]`.
-    The keys move with the indices, so every pass reads its arrays in order."""
-    i, j = low, middle
-    for k in range(low, high):
-        if j >= high or (i < middle and not (classes[j] < classes[i] or (classes[j] == classes[i] and scores[j] > scores[i]))):
-            out_classes[k], out_scores[k], out_order[k] = classes[i], scores[i], order[i]
-            i += 1
-        else:
-            out_classes[k], out_scores[k], out_order[k] = classes[j], scores[j], order[j]
-            j += 1
-
-
-@merging.entry(lambda t: (t.int64[::1], t.float64[::1], t.int64[::1], t.uint64[::1], t.uint64[::1], t.int64[::1]))
-def _merge_runs(classes, scores, ranks, matched, ignored, starts):
-    """Records made of runs (run r at `starts[r]:starts[r + 1]`), each in ranking order, as one
-    run in ranking order: pairwise stable merges, as `map_types.ranking` would sort them (a stable
-    sort keeps the runs' order on ties), then the other columns gathered."""
-    n = len(classes)
-    keys, values, order = classes.copy(), scores.copy(), np.arange(n)
-    spare_keys, spare_values, spare_order = np.zeros(n, np.int64), np.zeros(n, np.float64), np.zeros(n, np.int64)
-    bounds = starts.copy()
-    runs = len(bounds) - 1
-    while runs > 1:
-        merged = 0
-        for first in range(0, runs, 2):
-            low, middle = bounds[first], bounds[first + 1]
-            high = bounds[first + 2] if first + 2 <= runs else middle
-            _merge_pair(keys, values, order, low, middle, high, spare_keys, spare_values, spare_order)
-            bounds[merged] = low
-            merged += 1
-        bounds[merged] = n
-        runs = merged
-        keys, spare_keys, values, spare_values, order, spare_order = spare_keys, keys, spare_values, values, spare_order, order
-    out_ranks, out_matched, out_ignored = np.zeros(n, np.int64), np.zeros(n, np.uint64), np.zeros(n, np.uint64)
-    for k in range(n):
-        at = order[k]
-        out_ranks[k], out_matched[k], out_ignored[k] = ranks[at], matched[at], ignored[at]
-    return keys, values, out_ranks, out_matched, out_ignored
-
-
 # --- accumulation ----------------------------------------------------------------------------------
 
 
-@accumulating.entry(lambda t: (t.int64[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
+@accumulating.entry(lambda t: (t.int32[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
 def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
     """`map_numpy.accumulate` of records in ranking order (class c's at `bounds[c]:bounds[c + 1]`),
     as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays: the curves at 100
@@ -513,22 +466,11 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
     return PageMatches(classes, ranked, ranks, matched, ignored, ground_truths, boxes, values)
 
 
-def merged(parts: list[PageMatches]) -> PageMatches:
-    """`PageMatches.merged`, compiled."""
-    if len(parts) == 1:
-        return parts[0]
-    starts = np.concatenate([[0], np.cumsum([len(part.classes) for part in parts])]).astype(np.int64)
-    columns = [np.ascontiguousarray(np.concatenate([getattr(part, name) for part in parts]), dtype)
-               for name, dtype in zip(PageMatches.RECORDS, (np.int64, np.float64, np.int64, np.uint64, np.uint64))]
-    classes, scores, ranks, matched, ignored = merging.load()(*columns, starts)
-    return PageMatches(classes, scores, ranks, matched, ignored, *PageMatches.totals(parts))
-
-
 def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
     """`map_numpy.accumulate`, compiled."""
     class_count = len(matches.boxes)
     precision, recall = accumulating.load()(
-        np.ascontiguousarray(matches.ranks, np.int64), np.ascontiguousarray(matches.matched), np.ascontiguousarray(matches.ignored),
+        np.ascontiguousarray(matches.ranks, np.int32), np.ascontiguousarray(matches.matched), np.ascontiguousarray(matches.ignored),
         matches.class_bounds(), np.ascontiguousarray(matches.ground_truths), convention.recall_thresholds, convention.epsilon)
     limits = len(MAX_DETECTIONS)
     return (precision.reshape(THRESHOLDS, RECALL_POINTS, class_count, AREAS, limits),
@@ -552,7 +494,7 @@ def _what(kernels: jit.Kernels) -> tuple[str, float]:
     """The kernel's name in notices, and about how long its compile takes."""
     if kernels in OTHER_KERNELS:
         return OTHER_KERNELS[kernels]
-    name = "matching" if kernels is matching else "merging" if kernels is merging else "accumulation"
+    name = "matching" if kernels is matching else "accumulation"
     return f"mAP's {name} kernel", COMPILE_SECONDS[name]
 
 
@@ -586,7 +528,7 @@ def preload_for_pool(share: int) -> None:
 
 
 def warm() -> list[str]:
-    """Load the three entries, and the other modules' kernels registered in `OTHER_KERNELS`, from
+    """Load the two entries, and the other modules' kernels registered in `OTHER_KERNELS`, from
     the cache folder, compiling them there first when it is cold."""
     without = "numba is not installed: mAP uses its NumPy path"
-    return [jit.warm(kernels, *_what(kernels), without_numba=without, lock_name=LOCK_NAME) for kernels in (matching, merging, accumulating, *OTHER_KERNELS)]
+    return [jit.warm(kernels, *_what(kernels), without_numba=without, lock_name=LOCK_NAME) for kernels in (matching, accumulating, *OTHER_KERNELS)]

@@ -165,7 +165,7 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
         values[page] = page_values(scored)
     columns = [np.concatenate([record[k] for record in records]) if records else np.zeros(0) for k in range(5)]
     return PageMatches.ranked(
-        [column.astype(dtype) for column, dtype in zip(columns, (np.int64, np.float64, np.int64, np.uint64, np.uint64))],
+        columns,
         ground_truths,
         np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count),
         values,

@@ -102,15 +102,6 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
     return (map_kernel if compiled else map_numpy).match_pages(reference, prediction, class_count, convention)
 
 
-def merged_matches(parts: Sequence[PageMatches]) -> PageMatches:
-    """`PageMatches.merged` of consecutive runs of pages, compiled when that pays off: the same
-    records either way."""
-    if not parts:
-        raise ValueError("no page matches to merge")
-    compiled = map_kernel.use_kernels(map_kernel.merging, sum(len(part.page_values) for part in parts))
-    return map_kernel.merged(list(parts)) if compiled else PageMatches.merged(parts)
-
-
 def _check_side(name: str, side: SideBoxes, class_count: int) -> None:
     """The columns the compiled path indexes without checks: consistent, classes in the taxonomy."""
     boxes = len(side.classes)

@@ -41,7 +41,7 @@ from tore_engine.io.files import read_bytes
 from tore_engine.metrics.algorithm1 import ExactCounts
 from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.metrics.map_report import MapReport, MapState
-from tore_engine.metrics.map_types import CONVENTIONS, PageMatches
+from tore_engine.metrics.map_types import CONVENTIONS, MAX_DETECTIONS, PageMatches
 from tore_engine.metrics.matrices import ToreMatrices
 from tore_engine.metrics.mean_average_precision import PageStatistics
 from tore_engine.metrics.rates import f1_score
@@ -424,9 +424,10 @@ class _StoredArrays:
                            self.get(f"{prefix}.numerator", "i", 1, rows))
 
     def matches(self, prefix: str, classes: int, pages: int) -> PageMatches:
-        labels = self.indices(f"{prefix}.classes", classes)
+        labels = self.indices(f"{prefix}.classes", classes).astype(np.int32)
         records = len(labels)
-        return PageMatches(labels, self.get(f"{prefix}.scores", "f", 1, records), self.get(f"{prefix}.ranks", "i", 1, records),
+        ranks = self.indices(f"{prefix}.ranks", MAX_DETECTIONS[-1], records).astype(np.int32)
+        return PageMatches(labels, self.get(f"{prefix}.scores", "f", 1, records), ranks,
                            self.get(f"{prefix}.matched", "u", 1, records), self.get(f"{prefix}.ignored", "u", 1, records),
                            self.get(f"{prefix}.ground_truths", "i", 2, classes), self.get(f"{prefix}.boxes", "i", 1, classes),
                            self.get(f"{prefix}.page_values", "f", 2, pages))
