@@ -185,14 +185,13 @@ def nothing_to_match(outcomes: BoxOutcomes) -> str | None:
 def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     """TIDE's figures of all pages (`nothing_to_match` must be None)."""
     ranked = outcomes.ranked
-    classes, scores, kinds, fixes = (column[ranked] for column in (outcomes.prediction_classes, outcomes.prediction_scores,
-                                                                    outcomes.prediction_kinds, outcomes.fixes))
+    classes, kinds, fixes = (column[ranked] for column in (outcomes.prediction_classes, outcomes.prediction_kinds, outcomes.fixes))
     true = kinds == TP
     references = np.bincount(outcomes.reference_classes, minlength=class_count)
     missed = np.bincount(outcomes.reference_classes[outcomes.reference_kinds == MISS], minlength=class_count)
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
     order = _class_order(outcomes, classes)
-    by_score = _by_score(scores, true)
+    by_score = _by_score(outcomes.prediction_scores[ranked], true)
     base = _mean_ap(_by_class(by_score.plain, classes), classes, true, references, order)
     errors_first = ~true  # TIDE's fixed records: the errors' first, then the true positives
     fixed_ranking = _by_class(by_score.errors_first, classes)  # ties of score: errors first, then in page and rank order
@@ -210,7 +209,7 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
 
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
     first_errors = _fixed_order(classes[errors_first], order)
-    true_first = np.argsort(errors_first, kind="stable")  # every true positive scored 1, the rest 0
+    true_first = _narrow(np.argsort(errors_first, kind="stable"))  # every true positive scored 1, the rest 0
     false_positive = _mean_ap(_by_class(true_first, classes), classes, true, references, first_errors)
     false_negative = _mean_ap(fixed_ranking, classes, true, references - unmatched, first_errors)
     predicted_false = np.bincount(classes[~true], minlength=class_count)
@@ -234,10 +233,16 @@ class _ScoreOrders:
 def _by_score(scores: np.ndarray, true: np.ndarray) -> _ScoreOrders:
     """Both score orders from one sort of the scores: the second reorders only runs of equal
     scores, which a stable sort of a nearly sorted key does in one pass."""
-    plain = np.argsort(-scores, kind="stable")
+    plain = _narrow(np.argsort(-scores, kind="stable"))
     ordered = scores[plain]
     ties = np.concatenate([[0], np.cumsum(ordered[1:] != ordered[:-1])]) if len(ordered) else np.zeros(0, np.int64)
     return _ScoreOrders(plain, plain[np.argsort(2 * ties + true[plain], kind="stable")])
+
+
+def _narrow(order: np.ndarray) -> np.ndarray:
+    """An order's positions in 32 bits where they fit: the summary holds several orders of all
+    records at once (at 4 million, 16 MB each rather than 32)."""
+    return order.astype(np.int32) if len(order) <= np.iinfo(np.int32).max else order
 
 
 def _by_class(ranking: np.ndarray, classes: np.ndarray) -> np.ndarray:

@@ -473,6 +473,7 @@ def evaluate_dataset(
     box_runs = [outcome.box_outcomes for outcome in outcomes if outcome.box_outcomes is not None]
     outcomes = [replace(outcome, box_outcomes=None) for outcome in outcomes]  # the merge lets each run go once copied
     boxes = box_outcomes.BoxOutcomes.merged(box_runs) if single else None
+    give_back_free_memory()  # the runs it copied, before `_assemble` copies the rest of the batches
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = _merged_map(outcomes, map_reason)
     warnings += map_warnings(map_state)
