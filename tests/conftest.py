@@ -5,13 +5,18 @@ embedded demo's two models evaluated, and two small pages counted by hand."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from tests.helpers import DEMO, DOCILE_ID, FUNSD_FORM, shared_path
 from tests.helpers import small_layout as _layout
 from tore_engine.api import load_pair
-from tore_engine.run.runner import evaluate_dataset
+from tore_engine.run.runner import POOL_ENV, evaluate_dataset
+
+# A test that asks for workers tests the pool, on inputs far smaller than the jobs that start one by
+# default (`runner.POOL_AFTER_PAGES`); subprocesses inherit it. tests/run/test_runner.py tests the default.
+os.environ[POOL_ENV] = "always"
 
 
 @pytest.fixture(scope="module")

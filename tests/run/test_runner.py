@@ -154,6 +154,30 @@ def test_same_bits_for_any_number_of_workers(public, workers):
     assert one == many
 
 
+def test_a_small_job_runs_in_this_process_unless_it_is_large_in_pages_or_boxes(public, monkeypatch):
+    """The default (no TORE_POOL): below POOL_AFTER_PAGES pages, and boxes counted as pages of
+    BOXES_A_PAGE, no pool is started, the result the same bits; at the threshold either way, it is."""
+    monkeypatch.delenv(runner.POOL_ENV)
+    _, reference, prediction = public
+    pools = []
+    real_pool = runner.worker_pool
+    monkeypatch.setattr(runner, "worker_pool", lambda workers: pools.append(workers) or real_pool(workers))
+    assert evaluate_dataset(reference, prediction, workers=2).to_json() == evaluate_dataset(reference, prediction, workers=1).to_json()
+    assert pools == []
+    pages, boxes = len(reference.pages), reference.box_count() + prediction.box_count()
+    monkeypatch.setattr(runner, "POOL_AFTER_PAGES", max(pages, boxes // runner.map_kernel.BOXES_A_PAGE) + 1)
+    assert runner.local_workers(2, reference, prediction, pages) == 1
+    monkeypatch.setattr(runner, "POOL_AFTER_PAGES", pages)
+    assert runner.local_workers(2, reference, prediction, pages) == 2
+    monkeypatch.setattr(runner, "POOL_AFTER_PAGES", boxes // runner.map_kernel.BOXES_A_PAGE)
+    assert runner.local_workers(2, reference, prediction, 1) == 2  # a few pages of many boxes
+    evaluate_dataset(reference, prediction, workers=2)
+    assert pools == [2]
+    monkeypatch.setenv(runner.POOL_ENV, "always")
+    monkeypatch.setattr(runner, "POOL_AFTER_PAGES", 10**9)
+    assert runner.local_workers(2, reference, prediction, 1) == 2
+
+
 def test_same_bits_with_a_caller_supplied_executor(public):
     _, reference, prediction = public
     one = evaluate_dataset(reference, prediction, workers=1)

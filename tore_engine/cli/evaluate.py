@@ -126,8 +126,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=integer(1, MAX_WORKERS),
         default=min(os.cpu_count() or 1, 8),
         metavar="N",
-        help=f"local worker processes, 1 to {MAX_WORKERS} (default: the number of cores, at most 8); the "
-        "result is the same, bit for bit, for any N",
+        help=f"local worker processes, 1 to {MAX_WORKERS} (default: the number of cores, at most 8; a job under "
+        "3,000 pages runs in one, which is faster); the result is the same, bit for bit, for any N",
     )
     parser.add_argument(
         "--scheduler",
