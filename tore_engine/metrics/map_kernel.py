@@ -3,7 +3,7 @@ as `map_numpy`, bit for bit, about a hundred times faster.
 
 Two entries, each loaded or compiled on its own (`jit.Kernels`): `_match_pages` (a run of pages,
 run in the workers) and `_accumulate` (the curves of all pages, in the driver; the runs' records
-are joined by `PageMatches.merged`, in NumPy, as fast). Both are plain
+are joined by `PageMatches.merged`, in NumPy, which outran a compiled merge). Both are plain
 Python until compiled; the same rules as TORE's page kernel say when that pays off (`use_kernels`),
 and `warm()` loads or compiles both into the cache folder ahead of a run.
 """
