@@ -3,7 +3,7 @@
     python -m tore_engine.run.warm
 
 (`./run.sh test` does this before the tests.) The page parser, the JSON scan, the sweep kernel and the polygon rasteriser
-compile in one process, the page kernel, mAP's three entries and TIDE's box outcome kernel in another (about 9 and 12 s of CPU):
+compile in one process, the page kernel, mAP's two entries and TIDE's box outcome kernel in another (about 9 and 11 s of CPU):
 on two cores a cold install takes about the longer half (benchmarks/RESULTS.md).
 """
 
