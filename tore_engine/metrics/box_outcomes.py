@@ -20,7 +20,7 @@ import numpy as np
 
 from tore_engine.metrics import box_kernel, map_kernel
 from tore_engine.metrics.box_kernel import BKG, BOTH, CLS, DUPE, ERROR_KINDS, FN, IGNORED, LOC, MISS, TP
-from tore_engine.metrics.map_types import COCO, SideBoxes, coco_boxes, detection_scores
+from tore_engine.metrics.map_types import COCO, SideBoxes, by_class, coco_boxes, detection_scores, index_type
 
 REFERENCE = "tidecv 1.0.1"
 RECALL_POINTS = np.array([point / 100 for point in range(101)])  # TIDE's 101 recall points, as it makes them
@@ -71,7 +71,7 @@ class BoxOutcomes:
         runs, pages = parts[::-1], sum(part.pages for part in parts)
         parts.clear()
         lengths = {row: sum(len(getattr(run, name)) for run in runs) for row, name in _LENGTH_OF.items()}
-        positions = np.int32 if lengths["prediction"] <= np.iinfo(np.int32).max else np.int64
+        positions = index_type(lengths["prediction"])
         columns = {name: np.empty(lengths[_ROW_OF[name]], positions if name == "ranked" else getattr(runs[0], name).dtype) for name in _ROW_OF}
         offsets = {side: np.zeros(pages + 1, np.int64) for side in ("reference", "prediction")}
         page, at = 0, dict.fromkeys(lengths, 0)
@@ -209,7 +209,7 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
 
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
     first_errors = _fixed_order(classes[errors_first], order)
-    true_first = _narrow(np.argsort(errors_first, kind="stable"))  # every true positive scored 1, the rest 0
+    true_first = np.argsort(errors_first, kind="stable").astype(index_type(len(errors_first)), copy=False)  # every true positive scored 1, the rest 0
     false_positive = _mean_ap(_by_class(true_first, classes), classes, true, references, first_errors)
     false_negative = _mean_ap(fixed_ranking, classes, true, references - unmatched, first_errors)
     predicted_false = np.bincount(classes[~true], minlength=class_count)
@@ -233,25 +233,16 @@ class _ScoreOrders:
 def _by_score(scores: np.ndarray, true: np.ndarray) -> _ScoreOrders:
     """Both score orders from one sort of the scores: the second reorders only runs of equal
     scores, which a stable sort of a nearly sorted key does in one pass."""
-    plain = _narrow(np.argsort(-scores, kind="stable"))
+    plain = np.argsort(-scores, kind="stable").astype(index_type(len(scores)), copy=False)
     ordered = scores[plain]
     ties = np.concatenate([[0], np.cumsum(ordered[1:] != ordered[:-1])]) if len(ordered) else np.zeros(0, np.int64)
     return _ScoreOrders(plain, plain[np.argsort(2 * ties + true[plain], kind="stable")])
 
 
-def _narrow(order: np.ndarray) -> np.ndarray:
-    """An order's positions in 32 bits where they fit: the summary holds several orders of all
-    records at once (at 4 million, 16 MB each rather than 32)."""
-    return order.astype(np.int32) if len(order) <= np.iinfo(np.int32).max else order
-
-
 def _by_class(ranking: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """`ranking` stably sorted by class (numpy's stable sort of 16-bit keys is a radix sort: one
-    pass over the records, where a sort by (class, score) would compare them)."""
-    keys = classes[ranking]
-    if len(keys) and keys.max() < np.iinfo(np.int16).max:
-        keys = keys.astype(np.int16)
-    return ranking[np.argsort(keys, kind="stable")]
+    """`ranking` stably sorted by class (`by_class`: one radix pass, where a sort by (class, score)
+    would compare the records)."""
+    return ranking[by_class(classes[ranking])]
 
 
 def _first_positions(labels: np.ndarray, class_count: int) -> np.ndarray:

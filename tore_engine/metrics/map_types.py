@@ -124,12 +124,25 @@ def detection_scores(side: SideBoxes, convention: Convention) -> np.ndarray:
         return scores.astype(np.float32).astype(np.float64) if convention.single_precision else scores.astype(np.float64)
 
 
+def index_type(count: int) -> type[np.signedinteger]:
+    """The integer type of positions among `count` records: 32 bits where they fit (orders and
+    positions of millions of records are held at once), else 64."""
+    return np.int32 if count <= np.iinfo(np.int32).max else np.int64
+
+
+def by_class(classes: np.ndarray) -> np.ndarray:
+    """The stable order of records by class. NumPy's stable sort of keys of 16 bits or fewer is a
+    radix sort, one pass over the records, so a taxonomy's classes are sorted as such when they fit."""
+    keys = classes.astype(np.int16) if classes.max(initial=0) <= np.iinfo(np.int16).max else classes
+    return np.argsort(keys, kind="stable").astype(index_type(len(classes)), copy=False)
+
+
 def ranking(classes: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """The order of records by class, then by score descending, ties kept in their order: COCOeval's
     stable sort of a class's detections, concatenated in image order (records come in page and
     rank order). Records already in this order in runs (merged chunks) sort in about linear time
     (NumPy's stable sort of floats finds the runs); each class's part of the order is sorted in place."""
-    order = np.argsort(classes.astype(np.int32, copy=False), kind="stable")  # a radix sort
+    order = by_class(classes)
     bounds = np.searchsorted(classes[order], np.arange(int(classes.max(initial=-1)) + 2))
     for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         segment = order[first:last]

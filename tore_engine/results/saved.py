@@ -424,9 +424,9 @@ class _StoredArrays:
                            self.get(f"{prefix}.numerator", "i", 1, rows))
 
     def matches(self, prefix: str, classes: int, pages: int) -> PageMatches:
-        labels = self.indices(f"{prefix}.classes", classes).astype(np.int32)
+        labels = self.indices(f"{prefix}.classes", classes).astype(np.int32, copy=False)
         records = len(labels)
-        ranks = self.indices(f"{prefix}.ranks", MAX_DETECTIONS[-1], records).astype(np.int32)
+        ranks = self.indices(f"{prefix}.ranks", MAX_DETECTIONS[-1], records).astype(np.int32, copy=False)
         return PageMatches(labels, self.get(f"{prefix}.scores", "f", 1, records), ranks,
                            self.get(f"{prefix}.matched", "u", 1, records), self.get(f"{prefix}.ignored", "u", 1, records),
                            self.get(f"{prefix}.ground_truths", "i", 2, classes), self.get(f"{prefix}.boxes", "i", 1, classes),
