@@ -114,7 +114,8 @@ def sweep_chart(sweep: pd.DataFrame, *, current: float | None = None, classes: C
         layout[f"xaxis{suffix}"] = dict(axis, domain=domains[panel], anchor=f"y{suffix}", **({} if panel == 0 else {"matches": "x"}))
         layout[f"yaxis{suffix}"] = dict(range=[0, 1.05], title="F1" if panel == 0 else None, anchor=f"x{suffix}", showgrid=True,
                                         gridcolor="#eee", **({} if panel == 0 else {"matches": "y"}))
-    annotations = [dict(text=plain_for_plotly(text), xref="paper", yref="paper", x=domains[panel][0], y=1, xanchor="left", yanchor="bottom",
+    # a panel's title on two lines, its figures in brackets on the second: whole in a 330-pixel panel
+    annotations = [dict(text=plain_for_plotly(text).replace(" (", "<br>(", 1), xref="paper", yref="paper", x=domains[panel][0], y=1, xanchor="left", yanchor="bottom",
                         showarrow=False, font=dict(size=12)) for panel, text in enumerate(titles)]
     shapes = [] if current is None else [
         dict(type="line", xref="x" if panel == 0 else "x2", yref="paper", x0=current, x1=current, y0=0, y1=1,
@@ -123,7 +124,7 @@ def sweep_chart(sweep: pd.DataFrame, *, current: float | None = None, classes: C
     figure.update_layout(
         **layout, annotations=annotations, shapes=shapes, width=width + 70, height=HEIGHT,
         title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
-        margin=dict(l=60, r=10, t=70, b=50), clickmode="event+select", dragmode="zoom", hovermode="closest", plot_bgcolor="white",
+        margin=dict(l=60, r=10, t=90, b=50), clickmode="event+select", dragmode="zoom", hovermode="closest", plot_bgcolor="white",
         legend=dict(orientation="h", x=0, y=-0.2, yanchor="top", itemclick="toggleothers", itemdoubleclick="toggle",
                     title=dict(text="click a name: its curves alone (again: all)", side="top")),
         meta={"chart": "sweep", "panels": titles},

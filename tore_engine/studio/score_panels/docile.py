@@ -171,7 +171,7 @@ def prediction_file(task_result: dict) -> bytes:
 
 
 def _simulated_downloads(result: dict, seed: int) -> None:
-    columns = st.columns(4)
+    columns = st.columns(len(TASKS))  # a half of the page each: the labels whole at 1280 pixels
     for column, (task, label) in zip(columns, TASKS.items()):
         if result[task]:
             column.download_button(f"Simulated {label} predictions (JSON)", prediction_file(result[task]),
