@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import shutil
+import struct
 import zipfile
 from pathlib import Path
 
@@ -185,6 +186,73 @@ def test_random_or_truncated_bytes_are_refused_naming_the_file(saved_a, tmp_path
         if damage.endswith("resealed") and name != MANIFEST:
             _resealed(folder, name)
         _refused(folder, name)
+
+
+def test_each_array_is_viewed_in_place_at_a_multiple_of_64_bytes(saved_a, tmp_path):
+    data = (saved_a / ARRAYS).read_bytes()
+    with zipfile.ZipFile(saved_a / ARRAYS) as archive:
+        infos = archive.infolist()
+    for info in infos:
+        name_length, extra_length = struct.unpack_from("<HH", data, info.header_offset + 26)
+        start = info.header_offset + 30 + name_length + extra_length
+        header = io.BytesIO(data[start:start + info.file_size])
+        np.lib.format.read_array_header_1_0(header, max_header_size=10_000) if np.lib.format.read_magic(header) == (1, 0) else None
+        assert start % 64 == 0 and header.tell() % 64 == 0, info.filename  # so an array's first value is too
+    evaluation = tore.open(saved_a)
+    for again in ("again", "once more"):
+        (tmp_path / again).mkdir()
+        write_saved(evaluation, tmp_path / again)
+    assert (tmp_path / "again" / ARRAYS).read_bytes() == (tmp_path / "once more" / ARRAYS).read_bytes()  # no time stamp in the members
+
+    def buffer(array: np.ndarray) -> object:
+        while isinstance(array.base, np.ndarray):
+            array = array.base
+        return array.base.obj if isinstance(array.base, memoryview) else array.base
+
+    arrays = (evaluation.contribution_value, evaluation.contribution_page, evaluation.page_reduced, evaluation.contribution_cell)
+    assert all(array.flags.writeable for array in arrays)  # as NumPy's own
+    assert len({id(buffer(array)) for array in arrays}) == 1 and isinstance(buffer(arrays[0]), bytearray)  # views of one read, no copy
+
+
+def test_a_damaged_member_inside_a_resealed_archive_is_refused(saved_a, tmp_path):
+    with zipfile.ZipFile(saved_a / ARRAYS) as archive:
+        first = archive.infolist()[0]
+    data = bytearray((saved_a / ARRAYS).read_bytes())
+    for damage, at, value in (("signature", first.header_offset, b"XX"), ("npy magic", None, b"\x00NUMPY")):
+        folder = tmp_path / damage
+        shutil.copytree(saved_a, folder)
+        damaged = bytearray(data)
+        if at is None:
+            name_length, extra_length = struct.unpack_from("<HH", data, first.header_offset + 26)
+            at = first.header_offset + 30 + name_length + extra_length
+        damaged[at:at + len(value)] = value
+        (folder / ARRAYS).write_bytes(bytes(damaged))
+        _resealed(folder, ARRAYS)
+        _refused(folder, ARRAYS)
+
+
+def test_an_array_with_fewer_bytes_than_its_shape_is_refused(saved_a, tmp_path):
+    folder = _copy(saved_a, tmp_path)
+    with np.load(folder / ARRAYS, allow_pickle=False) as archive:
+        arrays = dict(archive)
+    short = io.BytesIO()
+    np.save(short, arrays["tore.page_pixels"])
+    with zipfile.ZipFile(folder / ARRAYS, "w") as archive:
+        for name, array in arrays.items():
+            buffer = io.BytesIO()
+            np.save(buffer, array)
+            archive.writestr(f"{name}.npy", buffer.getvalue()[:-8] if name == "tore.page_pixels" else buffer.getvalue())
+    _resealed(folder, ARRAYS)
+    _refused(folder, ARRAYS, "tore.page_pixels", "cannot be read")
+
+
+def test_warnings_are_made_when_first_read_and_equal_report_jsons(saved_a):
+    evaluation = open_saved(saved_a)
+    assert "_warnings" not in vars(evaluation.input_warnings)  # not made by the opening
+    written = json.loads((saved_a / "report.json").read_text())["warnings"]
+    assert len(evaluation.input_warnings) == len(written) > 0
+    assert [warning.to_json() for warning in evaluation.input_warnings] == written
+    assert evaluation.input_warnings[1:3] == evaluation.input_warnings._warnings[1:3] and evaluation.input_warnings[-1].to_json() == written[-1]
 
 
 def test_an_edit_is_refused_even_with_the_manifest_resealed(saved_a, tmp_path):

@@ -13,15 +13,16 @@ import pytest
 import tore_engine as tore
 from tests.cli.helpers import run_cli
 from tests.helpers import DEMO
-from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception
+from tests.studio.helpers import _app, _axes, _cells, _heatmaps, _no_exception, _page_charts, _page_rows, open_page
 from tore_engine.api import saved_inputs
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.saved import ARRAYS, open_saved
 from tore_engine.run import runner
+from tore_engine.studio import evaluations, state
 from tore_engine.studio.data_root import server_path
-from tore_engine.studio.evaluations import Evaluated, EvaluationStore, _with_inputs
+from tore_engine.studio.evaluations import Evaluated, EvaluationStore, SavedLayouts
 
 
 def _saved_run(root, name: str, model: str = "model_a.json"):
@@ -80,14 +81,46 @@ def test_the_inputs_are_read_again_for_overlays_only_inside_the_data_root(root, 
         shutil.copy(DEMO / name, root / name)
     code, _, err = run_cli("evaluate", str(root / "reference.json"), str(root / "model_a.json"), "--out", str(root / "runs" / "in"), "-q")
     assert code == 0, err
-    store = EvaluationStore()
-    entry = Evaluated("", LayoutSet("gt", []), LayoutSet("m", []), open_saved(root / "runs" / "in"))
-    store.put(("k",), entry)
-    _with_inputs(store, ("k",), entry, root / "runs" / "in")
+    read = []
+    entry = Evaluated("", LayoutSet("gt", []), LayoutSet("m", []), open_saved(root / "runs" / "in"),
+                      saved_layouts=SavedLayouts(root / "runs" / "in", lambda: read.append(True)))
     reference, prediction = tore.load_pair(root / "reference.json", root / "model_a.json")
-    page = reference.page_ids()[0]
-    assert store.get(("k",)).reference_page(page).labels == reference.pages[0].labels  # Overlays has boxes to draw
+    assert entry.has_boxes and not entry.saved_layouts.ready  # nothing read before a box is wanted
+    for page, expected in zip(reference.page_ids(), reference.pages):
+        assert entry.reference_page(page).labels == expected.labels  # Overlays has boxes to draw, read once
+    assert entry.prediction_page(prediction.page_ids()[0]).labels == prediction.pages[0].labels
+    assert read == [True]
     outside = _saved_run(tmp_path_factory.mktemp("elsewhere"), "out")  # its inputs (the demo's) lie outside the data root
     shutil.copytree(outside, root / "runs" / "out")
     with pytest.raises(InputError, match="outside the folder it must stay in"):
         saved_inputs(root / "runs" / "out", checked=server_path)
+    refused = Evaluated("", LayoutSet("gt", []), LayoutSet("m", []), open_saved(root / "runs" / "out"),
+                        saved_layouts=SavedLayouts(root / "runs" / "out", lambda: None))
+    with pytest.raises(InputError, match="outside the folder it must stay in"):
+        refused.reference_page(reference.page_ids()[0])
+    assert not refused.has_boxes
+
+
+def test_overlays_of_a_saved_evaluation_draw_its_boxes_or_say_why_not(root, monkeypatch):
+    for name in ("reference.json", "model_a.json"):
+        shutil.copy(DEMO / name, root / name)
+    code, _, err = run_cli("evaluate", str(root / "reference.json"), str(root / "model_a.json"), "--out", str(root / "runs" / "in"), "-q")
+    assert code == 0, err
+    _refuse_evaluation(monkeypatch)
+    at = _app(saved="runs/in")
+    open_page(at, "overlays").run()  # at once: the boxes are read then, not waited for in the background
+    _no_exception(at)
+    assert not at.error
+    reference = tore.load(root / "reference.json")
+    first = reference.pages[0]
+    assert at.session_state[state.PAGE] == first.id
+    (chart,) = _page_charts(at)
+    drawn = [row["label"] for row in _page_rows(chart, "box", pane=0)]  # "reference: <class> box <n>"
+    assert sorted(label.removeprefix("reference: ").rsplit(" box ", 1)[0] for label in drawn) == sorted(first.labels)  # the page's boxes
+    (root / "reference.json").unlink()  # moved away: a new server (a new store) cannot read them
+    monkeypatch.setattr(evaluations, "evaluation_store", EvaluationStore)
+    at = _app(saved="runs/in")
+    open_page(at, "overlays").run()
+    _no_exception(at)
+    assert any("not there any more" in error.value and "reference.json" in error.value for error in at.error), [e.value for e in at.error]
+    assert not any("unexpected error" in error.value for error in at.error)

@@ -10,7 +10,7 @@ the app alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -69,7 +69,7 @@ class Evaluation:
     contribution_value: np.ndarray  # (entries,) float64
     counts: ExactCounts
     matrices: ToreMatrices
-    input_warnings: list[InputWarning]  # as the engine made them; `warnings` gives report.json's records
+    input_warnings: Sequence[InputWarning]  # as the engine made them (a saved one's: `saved.SavedWarnings`); `warnings` gives report.json's records
     # How many of `input_warnings`, from the first, came before any page was evaluated: the caller's
     # (the label map's), the reference reader's, the prediction reader's, and those of prediction
     # pages without a reference page. The pages' own follow, in page order, then mAP's note
@@ -502,7 +502,7 @@ def _warning_parts(evaluation: Evaluation) -> list[list[InputWarning]]:
     """`input_warnings` cut into `warning_groups` and the pages' own; mAP's note left out."""
     warnings, bounds = evaluation.input_warnings, np.cumsum([0, *evaluation.warning_groups]).tolist()
     notes = len(map_warnings(evaluation.map_state))
-    return [warnings[start:end] for start, end in zip(bounds, bounds[1:])] + [warnings[bounds[-1]:len(warnings) - notes]]
+    return [list(warnings[start:end]) for start, end in zip(bounds, bounds[1:])] + [list(warnings[bounds[-1]:len(warnings) - notes])]
 
 
 def _merged_warnings(a: Evaluation, b: Evaluation) -> tuple[list[list[InputWarning]], list[InputWarning]]:

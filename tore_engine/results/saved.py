@@ -22,15 +22,17 @@ another version of the format says which version it is and which this one reads.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
+import struct
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import msgspec
 import numpy as np
@@ -61,6 +63,11 @@ SAVED_FILES = (ARRAYS, TEXT, MANIFEST)  # in the order they are moved into place
 # naming a part this version does not know is refused, naming it.
 PARTS = ("tore", "map", "map_records", "sweep", "boxes")
 MAX_MANIFEST_BYTES = 16 * 2**20
+ALIGNMENT = 64  # bytes: where each array's data start in saved-arrays.npz (older folders: anywhere, copied when read)
+PADDING_ID, PADDING_FIELD = 0xD935, struct.Struct("<HH")  # the zip extra field that pads a member's local header
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # a zip member's local header: signature, ..., name and extra field lengths
+ZIP64_EXTRA = 20  # bytes of the zip64 extra field `zipfile` adds to a local header written with force_zip64
+MAX_NPY_HEADER = 10_000  # bytes of a .npy header (NumPy's own limit)
 
 
 class SavedFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -305,13 +312,24 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
     )
     with zipfile.ZipFile(folder / ARRAYS, "w", zipfile.ZIP_STORED) as archive:  # as `np.savez` writes it, never pickling
         for name, array in arrays.arrays.items():
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+            with archive.open(_aligned_member(f"{name}.npy", archive.fp.tell() if archive.fp else 0), "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
     (folder / TEXT).write_bytes(msgspec.json.encode(text))
     files = {name: _described((folder / name).read_bytes()) for name in (ARRAYS, TEXT)}
     manifest = Manifest(FORMAT, VERSION, product_version, datetime.now(timezone.utc).isoformat(timespec="seconds"), parts, files,
                         run or RunInfo(), _summary(evaluation))
     (folder / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=1) + b"\n")
+
+
+def _aligned_member(name: str, offset: int) -> zipfile.ZipInfo:
+    """A member written at `offset` whose data start on a multiple of 64 bytes: its local header
+    padded by an extra field (id 0xD935, as Android's zipalign pads), so that a reader views each
+    array in the file's bytes instead of copying it (NumPy's .npy header is itself a multiple of 64)."""
+    member = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # the earliest date a zip holds: the same bytes each time
+    data_start = offset + _LOCAL_HEADER.size + len(name.encode()) + ZIP64_EXTRA + PADDING_FIELD.size
+    padding = -data_start % ALIGNMENT
+    member.extra = PADDING_FIELD.pack(PADDING_ID, padding) + bytes(padding)
+    return member
 
 
 def _described(data: bytes) -> SavedFile:
@@ -369,6 +387,39 @@ def _checked_bytes(folder: Path, name: str, expected: SavedFile) -> bytes:
     return data
 
 
+def _member_bytes(data: memoryview, member: zipfile.ZipInfo) -> memoryview:
+    """A stored (uncompressed) member's bytes as a view of the archive's: no copy, and no CRC (the
+    whole file's SHA-256 was checked against the manifest before)."""
+    start = member.header_offset
+    if start + _LOCAL_HEADER.size > len(data):
+        raise ValueError(f"member {member.filename!r} starts beyond the archive's end")
+    signature, name_length, extra_length = _LOCAL_HEADER.unpack_from(data, start)
+    start += _LOCAL_HEADER.size + name_length + extra_length
+    if signature != b"PK\x03\x04" or member.compress_size != member.file_size or start + member.file_size > len(data):
+        raise ValueError(f"member {member.filename!r} has a bad local header or lies beyond the archive's end")
+    return data[start:start + member.file_size]
+
+
+def _npy_array(data: memoryview) -> np.ndarray:
+    """The array of a .npy file's bytes, as NumPy's `load(allow_pickle=False)` reads it, but viewing
+    the bytes instead of copying them: versions 1.0 and 2.0 of the format, no object dtype."""
+    header = io.BytesIO(data[:MAX_NPY_HEADER])
+    version = np.lib.format.read_magic(header)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"format version {version} of .npy")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran_order, dtype = read_header(header, max_header_size=MAX_NPY_HEADER)
+    if dtype.hasobject:
+        raise ValueError("an object array, which only pickle reads")
+    count = int(np.prod(shape, dtype=np.int64))
+    if len(data) - header.tell() != count * dtype.itemsize:
+        raise ValueError(f"{len(data) - header.tell():,} bytes for {count:,} values of {dtype}")
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=header.tell())
+    if not array.flags.aligned:  # the compiled kernels take aligned arrays only
+        array = array.copy()
+    return array.reshape(shape[::-1]).T if fortran_order else array.reshape(shape)
+
+
 class _StoredArrays:
     """The npz's arrays, each checked before use: dtype, dimensions, and (for indices) range."""
 
@@ -377,11 +428,11 @@ class _StoredArrays:
         self.python = set(text.python_integers)
         self.decimal = set(text.decimal_integers)
         try:
-            archive = zipfile.ZipFile(io.BytesIO(data))
-            members = archive.infolist()
+            members = zipfile.ZipFile(io.BytesIO(data)).infolist()
             if any(member.compress_type != zipfile.ZIP_STORED for member in members) or sum(m.file_size for m in members) > len(data):
                 raise ValueError("its members must be stored uncompressed")
-            self.arrays = {member.filename.removesuffix(".npy"): archive.read(member) for member in members}
+            writable = memoryview(bytearray(data))  # one copy, which the arrays share (NumPy's own arrays are writable)
+            self.arrays = {member.filename.removesuffix(".npy"): _member_bytes(writable, member) for member in members}
         except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
             raise _problem(path, f"is not a NumPy archive of arrays ({error})") from None
         self.used: set[str] = set()
@@ -393,10 +444,10 @@ class _StoredArrays:
             raise _problem(self.path, f"lacks the array {name!r}")
         self.used.add(name)
         try:
-            array = np.load(io.BytesIO(self.arrays[name]), allow_pickle=False)
+            array = _npy_array(self.arrays[name])
         except (ValueError, OSError, EOFError) as error:  # an object array, a bad header, too few bytes
             raise _problem(self.path, f"array {name!r} cannot be read ({error})") from None
-        if not isinstance(array, np.ndarray) or array.ndim != ndim or (rows is not None and len(array) != rows):
+        if array.ndim != ndim or (rows is not None and len(array) != rows):
             raise _problem(self.path, f"array {name!r} has shape {getattr(array, 'shape', None)}, not {ndim} dimensions"
                            + (f" of {rows:,} rows" if rows is not None else ""))
         if name in self.decimal and array.dtype.kind == "U" and kind == "i":
@@ -435,6 +486,33 @@ class _StoredArrays:
     def check_all_used(self) -> None:
         if unused := sorted(set(self.arrays) - self.used):
             raise _problem(self.path, f"holds arrays this version does not know ({', '.join(map(repr, unused[:5]))})")
+
+
+class SavedWarnings(Sequence[InputWarning]):
+    """A saved evaluation's warnings, made into `InputWarning`s when first read, not when opened:
+    at 100,000 warnings that takes 0.2 s, which the first heatmap need not wait for."""
+
+    def __init__(self, rows: list[WarningText]) -> None:
+        self._rows = rows
+
+    @functools.cached_property
+    def _warnings(self) -> list[InputWarning]:
+        return [InputWarning(row.page, row.box, row.side, row.message) for row in self._rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> InputWarning: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[InputWarning]: ...
+
+    def __getitem__(self, index: int | slice) -> InputWarning | list[InputWarning]:
+        return self._warnings[index]
+
+    def __iter__(self) -> Iterator[InputWarning]:
+        return iter(self._warnings)
 
 
 def _map_state(text: MapText | None, matches: Callable[[], PageMatches], path: Path) -> MapState | None:
@@ -499,7 +577,7 @@ def open_saved(folder: str | Path) -> Evaluation:
         contribution_value=arrays.get("tore.contribution_value", "f", 1, entries),
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
-        input_warnings=[InputWarning(w.page, w.box, w.side, w.message) for w in text.warnings],
+        input_warnings=SavedWarnings(text.warnings),
         warning_groups=tuple(text.warning_groups),
         map_state=_map_state(text.map, lambda: arrays.matches("map", k, pages), text_path),
         map_reason=text.map_reason,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from tore_engine.studio import state, tag_panels, warm_up
+from tore_engine.studio import background, panels, state, tag_panels, warm_up
 from tore_engine.studio.app_pages import compare, matrices, models, overlays, runs, scores
 from tore_engine.studio.messages import shown_errors
 from tore_engine.studio.sidebar import SIDEBAR_WIDTH, Dataset, sidebar
@@ -47,11 +47,14 @@ def main() -> None:
     # there before drawing anything, the sidebar included. Fragments' callbacks rerun only their
     # fragment, which follows the request itself.
     state.follow_page_request()
-    with shown_errors():
+    with shown_errors(), panels.plotly_loading():
         chosen.append(sidebar())
         st.session_state[state.DATASET] = chosen[0]
         tag_panels.saved_views()
-        current.run()
+        try:
+            current.run()
+        finally:
+            background.start_queued()
     state.publish_url()
 
 

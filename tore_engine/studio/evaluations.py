@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from tore_engine.api import evaluate_pair, saved_inputs
@@ -48,7 +47,7 @@ from tore_engine.plots.plain_text import plain_for_markdown, shortened
 from tore_engine.results import saved
 from tore_engine.results.drilldown import pages_table
 from tore_engine.results.evaluation import Evaluation
-from tore_engine.studio import state
+from tore_engine.studio import background
 from tore_engine.studio.compute import dask_executor
 from tore_engine.studio.data_root import server_path
 from tore_engine.studio.messages import show_input_error
@@ -61,8 +60,7 @@ STORE_BUDGET_VARIABLE = "TORE_STUDIO_STORE_BUDGET"  # MB the kept evaluations ma
 DEFAULT_STORE_BUDGET_MB = 1024  # about four 100,000-page evaluations (0.24 GB of arrays each with its layouts, measured)
 PROGRESS_INTERVAL = 1.0  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
-BLANK_LAYOUT = {"width": 10, "height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False}, "yaxis": {"visible": False}}
-_HOLDING_NO_ARRAY = (str, bytes, int, float, InputWarning)
+_HOLDING_NO_ARRAY = (str, bytes, int, float, InputWarning, saved.SavedWarnings)
 
 
 @dataclass(frozen=True)
@@ -81,6 +79,7 @@ class Evaluated:
     sweep_key: tuple | None = field(default=None, repr=False, compare=False)  # its sweep in the store (None: made here)
     min_score_side: str = "both"  # whose boxes `min_score` leaves out: both sides', or the prediction's only
     page_id_map: PageIdMap | None = None  # how the prediction's page ids became the reference's
+    saved_layouts: SavedLayouts | None = field(default=None, repr=False, compare=False)  # a saved one's: `reference` and `prediction` are empty
 
     def titled(self, title: str) -> Evaluated:
         return replace(self, title=title)
@@ -142,11 +141,22 @@ class Evaluated:
             return page
         return page.above_score(self.min_score)[0]
 
+    def layouts(self) -> tuple[LayoutSet, LayoutSet]:
+        """The reference and the prediction with their boxes (a saved evaluation's read from its
+        inputs, waited for; an `InputError` when they cannot be)."""
+        return (self.reference, self.prediction) if self.saved_layouts is None else self.saved_layouts.layouts()
+
+    @property
+    def has_boxes(self) -> bool:
+        """Whether `layouts` gives boxes: the evaluated layouts, or a saved evaluation's inputs unless
+        reading them failed (`saved_layouts.error`)."""
+        return bool(self.reference.pages) if self.saved_layouts is None else self.saved_layouts.error is None
+
     def reference_page(self, page_id: str) -> Page | None:
-        return self._page(REFERENCE, self.reference, page_id)
+        return self._page(REFERENCE, self.layouts()[0], page_id)
 
     def prediction_page(self, page_id: str) -> Page | None:
-        return self._page("prediction", self.prediction, page_id)
+        return self._page("prediction", self.layouts()[1], page_id)
 
 
 def held_bytes(value: object, depth: int = 6, seen: set[int] | None = None) -> int:
@@ -162,12 +172,12 @@ def held_bytes(value: object, depth: int = 6, seen: set[int] | None = None) -> i
         return value.nbytes
     if isinstance(value, pd.DataFrame):
         return int(value.memory_usage(index=True, deep=False).sum())
-    if isinstance(value, dict):
-        children: Iterable[object] = value.values()
+    if isinstance(value, dict):  # copied first: another thread may add to it (a `Derived`, while a view derives)
+        children: Iterable[object] = list(value.values())
     elif isinstance(value, (list, tuple)):
         children = value
     elif hasattr(value, "__dict__") or hasattr(value, "__slots__"):
-        children = [getattr(value, name, None) for name in (*getattr(value, "__slots__", ()), *getattr(value, "__dict__", {}))]
+        children = [getattr(value, name, None) for name in (*getattr(value, "__slots__", ()), *list(getattr(value, "__dict__", {})))]
     else:
         return 0
     return sum(held_bytes(child, depth - 1, seen) for child in children if not isinstance(child, _HOLDING_NO_ARRAY))
@@ -266,7 +276,6 @@ def evaluate(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
-    starting: Callable[[], None] | None = None,
     title: str = "",
 ) -> Evaluated:
     """Load and evaluate one pair (`api.evaluate_pair`, mAP in `map_convention`), cached by what
@@ -279,8 +288,6 @@ def evaluate(
     cached = store.get(key)
     if cached is None:
         executor = dask_executor(scheduler) if scheduler else None
-        if starting is not None:
-            starting()
         pair = evaluate_pair(reference, prediction, format=formats, taxonomy=taxonomy, label_map=label_map, coco_images=coco_images,
                              page_images=page_images, min_score=min_score, map=map_convention, workers=workers, executor=executor,
                              progress=progress, min_score_side=min_score_side, page_id_map=page_id_rule)
@@ -288,7 +295,7 @@ def evaluate(
                            min_score_side=min_score_side, page_id_map=page_id_map(page_id_rule))
         store.put(key, cached)
         # the page index in the background, so that the first step to Overlays finds it made (0.8 s at 100,000 pages)
-        threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()
+        background.later("tore-page-index", lambda: cached.index)
         store.remember_name(_name_key(reference, formats[0]), pair.reference.name)
         store.remember_name(_name_key(prediction, formats[1]), pair.prediction.name)
     return cached.titled(title)
@@ -328,16 +335,8 @@ def _failed_input(error: InputError, dataset: Dataset, sides: tuple[str, str]) -
 def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference: Path, prediction: Path, title: str,
                             **options: Any) -> Evaluated | None:
     """`evaluate`, with a progress bar while it runs and the engine's message for bad input,
-    titled with the input it is about. While it runs, a blank chart makes the browser load the
-    heatmap's chart component (plotly.js), which the first heatmap would otherwise wait for
-    once the evaluation is done."""
-    bar, preload = st.empty(), st.empty()
-
-    def starting() -> None:
-        """Only when it evaluates (not for a stored evaluation): the blank chart."""
-        preload.plotly_chart(go.Figure(layout=BLANK_LAYOUT), key=state.PRELOAD(*sides), theme=None, width="content",
-                             config={"displayModeBar": False, "staticPlot": True})
-
+    titled with the input it is about (plotly.js loads meanwhile: `panels.plotly_loading`)."""
+    bar = st.empty()
     shown_at = [-math.inf]
 
     def progress(done: int, total: int) -> None:
@@ -350,31 +349,67 @@ def _evaluate_with_progress(dataset: Dataset, sides: tuple[str, str], reference:
             bar.progress(done / max(total, 1), text=f"Evaluating {plain_for_markdown(title)}: {done:,} of {total:,} pages")
 
     try:
-        return evaluate(reference, prediction, progress=progress, starting=starting, title=title, **options)
+        return evaluate(reference, prediction, progress=progress, title=title, **options)
     except InputError as error:
         show_input_error(error, title=_failed_input(error, dataset, sides))
         return None
     finally:
         bar.empty()
-        preload.empty()
 
 
-def _with_inputs(store: EvaluationStore, key: tuple, entry: Evaluated, folder: Path) -> None:
-    """In the background: the saved evaluation's layouts read again from its inputs, when they are
-    still there inside the data root (`api.saved_inputs`), for Overlays to draw; the entry kept
-    without them otherwise (its heatmaps never wait for them)."""
-    try:
-        reference, prediction = saved_inputs(folder, checked=server_path)
-    except (InputError, OSError):
-        return
-    if store.get(key) is entry:
-        store.put(key, replace(entry, reference=reference, prediction=prediction))
+class SavedLayouts:
+    """A saved evaluation's two layouts, read again from its inputs (`api.saved_inputs`, each path
+    confined to the data root) once, by the first view that draws a box (Overlays, the gallery,
+    Compare's panes, a document's matrix, a COCO export), which waits for them under a spinner:
+    at 100,000 pages that is about 3 s of CPU, which read in the background took a core from the
+    browser drawing the first heatmap and then the next tab's. An `InputError` says why they cannot
+    be read (the inputs moved, or lie outside the data root); the heatmaps never need them."""
+
+    def __init__(self, folder: Path, done: Callable[[], None]) -> None:
+        self._folder, self._done = folder, done  # `done`: called once read (the store measures the entry again)
+        self._lock, self._finished = threading.Lock(), threading.Event()
+        self._started = False
+        self.pair: tuple[LayoutSet, LayoutSet] | None = None
+        self.error: Exception | None = None
+
+    def start(self) -> None:
+        """Start reading them in a thread, unless already started (`layouts` waits for it)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._reading, name="tore-saved-inputs", daemon=True).start()
+
+    def _reading(self) -> None:
+        try:
+            self.pair = saved_inputs(self._folder, checked=server_path)
+        except OSError as error:
+            self.error = InputError(f"its inputs cannot be read ({error.strerror or error})", file=str(self._folder))
+        except Exception as error:  # noqa: BLE001 (an InputError, or any failure: raised again where the layouts are wanted)
+            self.error = error
+        self._finished.set()
+        self._done()
+
+    @property
+    def ready(self) -> bool:
+        return self._finished.is_set()
+
+    def layouts(self) -> tuple[LayoutSet, LayoutSet]:
+        """The reference and the prediction, waited for (read now if not started); raises why not."""
+        self.start()
+        if not self._finished.is_set():
+            with st.spinner("Reading this saved evaluation's boxes from its inputs..."):
+                self._finished.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.pair is not None
+        return self.pair
 
 
 def saved_evaluation(folder: Path, model: str) -> Evaluated | None:
     """The evaluation saved in `folder` (`results.saved`), opened once for every session (kept by
     its manifest's version), titled after the model it evaluated; None, with the reason on the
-    page, when it cannot be opened. Its layouts are empty until `_with_inputs` has read them."""
+    page, when it cannot be opened. Its boxes come from its inputs when a view first wants them (`SavedLayouts`)."""
     store = evaluation_store()
     key = ("saved", _stamp(folder / saved.MANIFEST))
     cached = store.get(key)
@@ -383,11 +418,12 @@ def saved_evaluation(folder: Path, model: str) -> Evaluated | None:
         if cached is None:
             evaluation = saved.open_saved(folder)
             run = manifest.run
-            cached = Evaluated("", LayoutSet(run.reference_name or "reference", []), LayoutSet(run.prediction_name or "prediction", []),
-                               evaluation, min_score=run.min_score, min_score_side=run.min_score_side or "both")
-            store.put(key, cached)
-            threading.Thread(target=lambda: cached.index, name="tore-page-index", daemon=True).start()  # as `evaluate`'s
-            threading.Thread(target=_with_inputs, args=(store, key, cached, folder), name="tore-saved-inputs", daemon=True).start()
+            layouts = SavedLayouts(folder, lambda: store.put(key, entry) if store.get(key) is entry else None)
+            entry = Evaluated("", LayoutSet(run.reference_name or "reference", []), LayoutSet(run.prediction_name or "prediction", []),
+                              evaluation, min_score=run.min_score, min_score_side=run.min_score_side or "both", saved_layouts=layouts)
+            store.put(key, entry)  # measured again once its layouts are read
+            background.later("tore-page-index", lambda: entry.index)  # as `evaluate`'s
+            cached = entry
     except InputError as error:
         show_input_error(error, title=f"the saved evaluation of model {model}")
         return None

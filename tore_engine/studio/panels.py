@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,6 +51,7 @@ VIEW_LABELS = {"full": "full", "trimmed": "zero-trimmed", "reduced": "reduced 2x
 DEFAULT_VIEWS = {"single": "full", "dual": "trimmed"}  # dual: the full matrix is mostly empty quadrants
 SHARED_VIEWS = ("trimmed", "reduced")  # views that read the same in both taxonomy modes
 TABLE_ROW_HEIGHT, TABLE_HEADER_HEIGHT, MAX_TABLE_HEIGHT = 35, 38, 400
+BLANK_LAYOUT = {"width": 10, "height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "xaxis": {"visible": False}, "yaxis": {"visible": False}}
 ZOOM_HELP = "Drag to zoom, double-click to reset; the mode bar pans and downloads the picture as a PNG."
 Click = TypeVar("Click")  # what a chart's click reader makes of a click: a cell, a bar
 
@@ -194,6 +196,24 @@ def _new_click(key: str, clicked: Click | None) -> Click | None:
         return None
     seen[key] = clicked
     return clicked
+
+
+@contextmanager
+def plotly_loading() -> Iterator[None]:
+    """A tab's first run: a blank 10 px chart at the top of the sidebar while the run works, so that
+    the browser loads and compiles plotly.js (4.6 MB, about 1.5 s of a new tab on 2 cores) while the
+    server still opens or evaluates what the first figure shows, instead of after it (a just-started
+    server's first `?saved=` tab at 100,000 pages: 5.5 -> 4.0 s; benchmarks/RESULTS.md). Each run
+    keeps the placeholder, so that the sidebar's elements keep their places."""
+    place = st.sidebar.empty()
+    if not st.session_state.get(state.PRELOADED):
+        st.session_state[state.PRELOADED] = True
+        place.plotly_chart(go.Figure(layout=BLANK_LAYOUT), key=state.PRELOAD, theme=None, width="content",
+                           config={"displayModeBar": False, "staticPlot": True})
+    try:
+        yield
+    finally:
+        place.empty()
 
 
 def plotly_chart(figure: go.Figure, key: str, *, stretch: bool = False, **selection: Any) -> Any:

@@ -111,7 +111,9 @@ UPLOAD = Family("upload_", "an upload slot's file uploader, by slot and generati
 UPLOADED = Family("uploaded_", "an upload slot's kept file: (upload id, path[, skipped members])")
 UPLOAD_FOLDER = Key("_upload_folder", object, "this session's UploadFolder")
 UPLOAD_GENERATION = Key("_upload_generation", int, "bumped to empty the uploaders", default=0)
-PRELOAD = Family("preload-", "the blank figure that loads plotly.js while an evaluation runs, by pair")
+AFTER_RUN = Key("_after_run", list, "(thread name, work) the run queued for once its page is drawn (background.later)")
+PRELOAD = Key("preload", object, "the blank chart that has a new tab load plotly.js while its first run works (panels.plotly_loading)")
+PRELOADED = Key("_preloaded", bool, "this session's first run drew the blank chart (panels.plotly_loading)", default=False)
 
 # --- the matrix --------------------------------------------------------------------------------------
 MODEL = Key("model", str, "the model shown (A, B, ...)", url=True)

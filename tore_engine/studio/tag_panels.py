@@ -145,13 +145,13 @@ def tag_pages(evaluated: Evaluated) -> None:
                  on_select=functools.partial(_open_page, state.TAG_PAGES, pages))
     left, right = st.columns(2)
     left.download_button(f"Page ids of '{plain_for_markdown(name)}' (CSV)", _pages_csv(pages), file_name="tagged-pages.csv", mime="text/csv")
-    if evaluated.reference.page_ids():
+    if evaluated.has_boxes:
         right.download_button("These pages as COCO, both sides (zip)", functools.partial(_coco_zip, evaluated, pages), file_name="tagged-pages-coco.zip",
                               mime="application/zip", help="pages.json: images, categories and the reference's annotations; "
                               "pages.predictions.json: the prediction's results with scores (CVAT, Label Studio; tore evaluate reads "
                               "the two back as the same pages and boxes)")
     else:
-        right.caption("A saved evaluation holds no boxes: `tore export DIR --tag NAME --coco OUT.json` reads them from its inputs.")
+        right.caption("No boxes to export: this saved evaluation's inputs cannot be read from here (Overlays says why).")
 
 
 def _coco_zip(evaluated: Evaluated, pages: list[str]) -> bytes:
@@ -164,7 +164,7 @@ def _coco_zip(evaluated: Evaluated, pages: list[str]) -> bytes:
     from tore_engine.formats.coco import write_pair
 
     sides = []
-    for layout, page_of in ((evaluated.reference, evaluated.reference_page), (evaluated.prediction, evaluated.prediction_page)):
+    for layout, page_of in zip(evaluated.layouts(), (evaluated.reference_page, evaluated.prediction_page)):
         sides.append(LayoutSet(layout.name, [page for page_id in pages if (page := page_of(page_id)) is not None], layout.taxonomy))
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

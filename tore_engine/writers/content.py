@@ -7,7 +7,7 @@ so the result can call every writer without an import circle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +30,7 @@ class ReportContent:
     page_ids: list[str]
     page_pixels: np.ndarray  # (pages,)
     page_reduced: np.ndarray  # (pages, 2, 2) integer Background/Foreground matrices
-    warnings: list[InputWarning]
+    warnings: Sequence[InputWarning]
     contribution_page: np.ndarray  # (entries,) page index of each contribution
     contribution_cell: np.ndarray  # (entries,) row * K + column
     contribution_value: np.ndarray  # (entries,) pixels

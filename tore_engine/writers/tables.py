@@ -4,6 +4,8 @@ per class (with support), per page, warnings. Kept here so that the two reports 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tore_engine.core.errors import InputWarning
 from tore_engine.metrics.map_report import MapReport, unscored_note
 from tore_engine.metrics.matrices import ToreMatrices
@@ -50,5 +52,5 @@ def map_notes(report: MapReport | None) -> tuple[str, ...]:
     return (ap_note(report), *([unscored_note(report.unscored, report.predicted)] if report.unscored else []))
 
 
-def warning_rows(warnings: list[InputWarning]) -> list[tuple[str | None, int | None, str | None, str]]:
+def warning_rows(warnings: Sequence[InputWarning]) -> list[tuple[str | None, int | None, str | None, str]]:
     return [(warning.page, warning.box, warning.side, warning.message) for warning in warnings]

@@ -1,0 +1,28 @@
+"""tore_engine.studio.background: work queued during a run starts after it, in its own thread."""
+
+from __future__ import annotations
+
+import threading
+
+from tore_engine.studio import background
+
+
+def test_queued_work_starts_once_the_run_ends_each_in_its_own_thread(monkeypatch):
+    monkeypatch.setattr(background, "DRAWN_AFTER", 0.05)
+    ran: list[str] = []
+    done = threading.Event()
+
+    def work() -> None:
+        ran.append(threading.current_thread().name)
+        if len(ran) == 2:
+            done.set()
+
+    background.later("tore-first", work)
+    background.later("tore-second", work)
+    assert ran == []  # queued during the run, not run
+    background.start_queued()
+    assert done.wait(10)
+    assert sorted(ran) == ["tore-first", "tore-second"]
+    background.start_queued()  # the queue was emptied: nothing runs twice
+    threading.Event().wait(0.2)
+    assert len(ran) == 2
