@@ -7,6 +7,8 @@ cells.csv again byte for byte.
 
 `--app N`: then N new tabs of `tore app` (Debian's Chromium) at `?saved=<the folder>`, each timed until
 its heatmap is drawn, the first on a server just started (nothing evaluated: the app reopens the folder).
+`--cold N`: N trials of the first two tabs on a just-started server, each after the floor's (a bare
+Streamlit page with one Plotly chart, `bench_app.BARE_APP`) first two tabs on its own new server.
 """
 
 from __future__ import annotations
@@ -42,6 +44,29 @@ def saved_link_seconds(out: Path, tabs: int) -> list[float]:
         return [_closed(*session.open("", {"saved": out.name})) for _ in range(tabs)]
 
 
+def cold_first_tabs(out: Path, trials: int) -> list[tuple[list[float], list[float]]]:
+    """For each trial: the floor's first two tabs on a new server, then the `?saved=` link's on a new `tore app`."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.bench_app import BARE_APP, CHROMIUM, CHROMIUM_ARGS, Session, _closed
+    from benchmarks.common import served_app
+
+    results = []
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+        script = Path(folder) / "bare.py"
+        script.write_text(BARE_APP, encoding="utf-8")
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        for _ in range(trials):
+            with served_app(Path(folder), script=script) as (url, _):
+                floor = [_closed(*Session(browser, url).open("", {})) for _ in range(2)]
+            with served_tore_app(out.parent) as (url, _):
+                session = Session(browser, url)
+                results.append((floor, [_closed(*session.open("", {"saved": out.name})) for _ in range(2)]))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=100_000)
@@ -49,10 +74,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opens", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--app", type=int, default=0, help="tabs of the app opened at ?saved= (0: none)")
+    parser.add_argument("--cold", type=int, default=0, help="trials of a new server's first ?saved= tabs beside the floor's (0: none)")
+    parser.add_argument("--reuse", action="store_true", help="open the folder a previous run saved instead of evaluating again")
     args = parser.parse_args(argv)
     data = args.data or synthetic_files(args.pages)
     out = WORK / f"saved_n{args.pages}"
     print(f"load before: {load_average()}")
+    if args.reuse:
+        for floor, saved_tabs in cold_first_tabs(out, args.cold):
+            print(f"floor first tabs {', '.join(f'{s:.2f}' for s in floor)} s; ?saved= first tabs {', '.join(f'{s:.2f}' for s in saved_tabs)} s")
+        print(f"load after: {load_average()}")
+        return 0
     evaluation = run_command(tore_command(["evaluate", str(data / "reference.json"), str(data / "prediction.json"), "--out", str(out),
                                            "--cells", "-q", "--workers", str(args.workers)]), env=tore_environment(), sample_every=0.2)
     saved = sum((out / name).stat().st_size for name in ("saved.json", "saved-text.json", "saved-arrays.npz"))
@@ -67,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.app:
         tabs = saved_link_seconds(out, args.app)
         print(f"app ?saved= new tab to heatmap: {', '.join(f'{s:.2f}' for s in tabs)} s (first on a new server)")
+    for floor, saved_tabs in cold_first_tabs(out, args.cold):
+        print(f"floor first tabs {', '.join(f'{s:.2f}' for s in floor)} s; ?saved= first tabs {', '.join(f'{s:.2f}' for s in saved_tabs)} s")
     print(f"load after: {load_average()}")
     return 0
 
