@@ -6,7 +6,6 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from tests.helpers import small_layout as _layout
@@ -49,14 +48,25 @@ def test_matrices_with_other_classes_are_not_comparable():
 
 
 def test_page_deltas_follow_a_and_skip_pages_b_lacks():
+    # a page's reduced matrix [[Background->Background, ->Foreground], [Foreground->Background, ->Foreground]] by its F1
+    reduced = {0.0: [[0, 1], [1, 0]], 0.25: [[0, 3], [3, 1]], 0.5: [[0, 1], [1, 1]], 0.75: [[0, 1], [1, 3]], 1.0: [[0, 0], [0, 1]]}
+
     def pages(f1: dict[str, float]) -> SimpleNamespace:
-        return SimpleNamespace(pages=pd.DataFrame({"page": list(f1), "foreground_f1": list(f1.values())}).set_index("page"))
+        return SimpleNamespace(page_ids=list(f1), page_reduced=np.array([reduced[value] for value in f1.values()], dtype=np.int64))
 
     deltas = Comparison(pages({"p1": 0.5, "p2": 1.0, "p3": 0.0}), pages({"p2": 0.25, "p1": 0.75})).pages
     assert deltas.reset_index().to_dict("records") == [
         {"page": "p1", "f1_a": 0.5, "f1_b": 0.75, "b_minus_a": 0.25},
         {"page": "p2", "f1_a": 1.0, "f1_b": 0.25, "b_minus_a": -0.75},
     ]
+    same = Comparison(pages({"p1": 0.5, "p2": 1.0}), pages({"p1": 0.75, "p2": 0.25})).pages  # the same pages: no join
+    assert same.reset_index().to_dict("records") == deltas.reset_index().to_dict("records")
+
+
+def test_page_deltas_are_pages_csvs_f1(demo_a, demo_b):
+    a, b = demo_a, demo_b
+    deltas = compare(a, b).pages
+    assert deltas["f1_a"].tolist() == a.pages["foreground_f1"].tolist() and deltas["f1_b"].tolist() == b.pages["foreground_f1"].tolist()
 
 
 # --- two evaluations: the view they share, cell and outcome pages ----------------------------------

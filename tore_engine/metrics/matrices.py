@@ -296,23 +296,30 @@ def _foreground_rates(reduced: np.ndarray) -> tuple[float, float, float]:
     return recall, precision, f1
 
 
-def page_foreground_rows(page_ids: list[str], page_pixels: np.ndarray, page_reduced: np.ndarray) -> list[PageRow]:
-    """Per page: its id, pixels and its reduced matrix's Foreground recall, precision and F1 (what
-    pages.csv holds).
+def page_foreground_rates(page_reduced: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per page, its reduced matrix's Foreground recall, precision and F1 (float64 arrays; an empty
+    side scores 0, as `rates`).
 
     Computed over all pages at once when every count is below 2^53, where a float64 division of
     the two counts is the same correctly rounded number as Python's integer division (`rates`);
     page by page with `rates` otherwise."""
     reduced = page_reduced
     if reduced.dtype == object or (len(reduced) and int(reduced.max()) >= EXACT_FLOAT_LIMIT):
-        return [(page_id, pixels, *_foreground_rates(page))
-                for page_id, pixels, page in zip(page_ids, page_pixels.tolist(), reduced)]
+        scores = np.array([_foreground_rates(page) for page in reduced], dtype=np.float64).reshape(len(reduced), 3)
+        return scores[:, 0], scores[:, 1], scores[:, 2]
     hits = reduced[:, 1, 1].astype(np.float64)
     predicted, actual = reduced[:, :, 1].sum(axis=1).astype(np.float64), reduced[:, 1, :].sum(axis=1).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(predicted > 0, hits / predicted, 0.0)  # an empty side scores 0, as `rates`
+        precision = np.where(predicted > 0, hits / predicted, 0.0)
         recall = np.where(actual > 0, hits / actual, 0.0)
         f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    return recall, precision, f1
+
+
+def page_foreground_rows(page_ids: list[str], page_pixels: np.ndarray, page_reduced: np.ndarray) -> list[PageRow]:
+    """Per page: its id, pixels and its reduced matrix's Foreground recall, precision and F1 (what
+    pages.csv holds: `page_foreground_rates`)."""
+    recall, precision, f1 = page_foreground_rates(page_reduced)
     return list(zip(page_ids, page_pixels.tolist(), recall.tolist(), precision.tolist(), f1.tolist()))
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from tore_engine.core.errors import InputError
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.box_kernel import ERROR_KINDS
-from tore_engine.metrics.matrices import MatrixSet, view_matrices
+from tore_engine.metrics.matrices import MatrixSet, page_foreground_rates, view_matrices
 from tore_engine.results.evaluation import Evaluation, MatrixFrames, class_index, frames
 
 if TYPE_CHECKING:
@@ -276,8 +276,15 @@ class Comparison:
     def pages(self) -> pd.DataFrame:
         """Per page (index `page`, A's order): the reduced Foreground F1 of A and B (`f1_a`,
         `f1_b`), and `b_minus_a`."""
-        f1 = self.a.pages[["foreground_f1"]].rename(columns={"foreground_f1": "f1_a"}).join(
-            self.b.pages[["foreground_f1"]].rename(columns={"foreground_f1": "f1_b"}), how="inner")
+        import pandas as pd
+
+        index = pd.Index(self.a.page_ids, name="page")
+        f1_a, f1_b = (page_foreground_rates(evaluation.page_reduced)[2] for evaluation in (self.a, self.b))
+        if self.a.page_ids == self.b.page_ids:  # one reference: no join of 100,000 ids (0.5 s with the whole pages tables)
+            f1 = pd.DataFrame({"f1_a": f1_a, "f1_b": f1_b}, index=index)
+        else:
+            f1 = pd.DataFrame({"f1_a": f1_a}, index=index).join(pd.DataFrame({"f1_b": f1_b}, index=pd.Index(self.b.page_ids, name="page")),
+                                                                   how="inner")
         f1["b_minus_a"] = f1["f1_b"] - f1["f1_a"]
         return f1
 
