@@ -2,7 +2,7 @@
 line `{"name": ..., "taxonomy": [...]}`.
 
 The file is read in chunks of whole lines, each chunk's pages parsed by the compiled page parser
-(`page_parser`) from 8 MiB on, else (and wherever the parser leaves a chunk to msgspec) scanned
+(`page_parser`) from 512 KiB on, else (and wherever the parser leaves a chunk to msgspec) scanned
 and decoded as one batch; so memory stays bounded by the chunk size and the columns (or, from
 64 MiB, the index of `formats.lazy`), whatever the file's size.
 """

@@ -1,6 +1,6 @@
 """The native layout JSON (docs/formats.md#layout-json): `{"name", "taxonomy", "pages": [...]}`.
 
-A file from 8 MiB on is read in chunks of 4 MiB by the compiled page parser (`page_parser`),
+A file from 512 KiB on is read in chunks of 4 MiB by the compiled page parser (`page_parser`),
 which finds each page and reads it straight into columns, or, at 64 MiB and more, into an index
 whose pages the workers read (`formats.lazy`); the top-level object without its pages is then
 scanned and decoded as below. Anything the parser leaves to msgspec (escapes, unusual numbers,

@@ -5,11 +5,12 @@ and duplicate keys are errors, so no parser ever sees a hostile depth and no val
 another. Then msgspec decodes it against the reader's strict schema (`decode_json`): unknown keys,
 missing keys and wrong types become errors that name where they are.
 
-Below `KERNEL_MIN_BYTES` the rules are checked by the NumPy structure scan, the fastest check that
-loads no numba (benchmarks/RESULTS.md, "JSON rules (issue 21)": the standard library's
+Below `KERNEL_MIN_BYTES` (512 KiB) the rules are checked by the NumPy structure scan, the fastest
+check that loads no numba (benchmarks/RESULTS.md, "JSON rules (issue 21)": the standard library's
 `object_pairs_hook` is as fast up to about 1 MB but 1.5x slower at 8 MiB, and could not say where a
 repeated key is nor give the readers their spans); from there on, by the compiled scan, whose
-bounded memory pays for loading numba.
+bounded memory pays for loading numba, which a job of that size loads anyway for mAP (benchmarks/
+RESULTS.md, "One reading path from 512 KiB").
 """
 
 from __future__ import annotations
@@ -217,7 +218,9 @@ def structure_of(data: bytes) -> JsonStructure:
     return JsonStructure(data, positions, np.cumsum(step), quotes)
 
 
-KERNEL_MIN_BYTES = 8 * 2**20  # from here the compiled scan's bounded memory pays for loading it
+KERNEL_MIN_BYTES = 512 * 2**10  # from here a job loads numba anyway (mAP's kernels, from 200 pages of 40 boxes), so the
+# compiled scan and page parser cost only their own loading: 1,000 pages (2.6 + 3.3 MB) 1.18-1.25 -> 0.98-1.03 s whole-process,
+# 200 pages (0.5 + 0.7 MB) 0.97-1.23 s either way; the demo (26 pages, 0.1 MB) stays without numba, 0.52 s (1.04 s with it)
 
 
 @dataclass(frozen=True)
