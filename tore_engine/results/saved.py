@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import math
 import os
 import struct
 import zipfile
@@ -411,7 +412,7 @@ def _npy_array(data: memoryview) -> np.ndarray:
     shape, fortran_order, dtype = read_header(header, max_header_size=MAX_NPY_HEADER)
     if dtype.hasobject:
         raise ValueError("an object array, which only pickle reads")
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)  # Python's integers: a hostile shape cannot wrap around to the bytes' size
     if len(data) - header.tell() != count * dtype.itemsize:
         raise ValueError(f"{len(data) - header.tell():,} bytes for {count:,} values of {dtype}")
     array = np.frombuffer(data, dtype=dtype, count=count, offset=header.tell())
