@@ -85,7 +85,7 @@ def test_the_inputs_are_read_again_for_overlays_only_inside_the_data_root(root, 
     entry = Evaluated("", LayoutSet("gt", []), LayoutSet("m", []), open_saved(root / "runs" / "in"),
                       saved_layouts=SavedLayouts(root / "runs" / "in", lambda: read.append(True)))
     reference, prediction = tore.load_pair(root / "reference.json", root / "model_a.json")
-    assert entry.has_boxes and not entry.saved_layouts.ready  # nothing read before a box is wanted
+    assert entry.has_boxes and entry.saved_layouts.pair is None  # nothing read before a box is wanted
     for page, expected in zip(reference.page_ids(), reference.pages):
         assert entry.reference_page(page).labels == expected.labels  # Overlays has boxes to draw, read once
     assert entry.prediction_page(prediction.page_ids()[0]).labels == prediction.pages[0].labels

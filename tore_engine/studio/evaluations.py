@@ -367,39 +367,22 @@ class SavedLayouts:
 
     def __init__(self, folder: Path, done: Callable[[], None]) -> None:
         self._folder, self._done = folder, done  # `done`: called once read (the store measures the entry again)
-        self._lock, self._finished = threading.Lock(), threading.Event()
-        self._started = False
+        self._lock = threading.Lock()  # two sessions asking at once: one reads, the other waits for it
         self.pair: tuple[LayoutSet, LayoutSet] | None = None
-        self.error: Exception | None = None
-
-    def start(self) -> None:
-        """Start reading them in a thread, unless already started (`layouts` waits for it)."""
-        with self._lock:
-            if self._started:
-                return
-            self._started = True
-        threading.Thread(target=self._reading, name="tore-saved-inputs", daemon=True).start()
-
-    def _reading(self) -> None:
-        try:
-            self.pair = saved_inputs(self._folder, checked=server_path)
-        except OSError as error:
-            self.error = InputError(f"its inputs cannot be read ({error.strerror or error})", file=str(self._folder))
-        except Exception as error:  # noqa: BLE001 (an InputError, or any failure: raised again where the layouts are wanted)
-            self.error = error
-        self._finished.set()
-        self._done()
-
-    @property
-    def ready(self) -> bool:
-        return self._finished.is_set()
+        self.error: InputError | None = None
 
     def layouts(self) -> tuple[LayoutSet, LayoutSet]:
-        """The reference and the prediction, waited for (read now if not started); raises why not."""
-        self.start()
-        if not self._finished.is_set():
-            with st.spinner("Reading this saved evaluation's boxes from its inputs..."):
-                self._finished.wait()
+        """The reference and the prediction, read now if not read yet; raises why they cannot be."""
+        if self.pair is None and self.error is None:
+            with st.spinner("Reading this saved evaluation's boxes from its inputs..."), self._lock:
+                if self.pair is None and self.error is None:
+                    try:
+                        self.pair = saved_inputs(self._folder, checked=server_path)
+                    except InputError as error:
+                        self.error = error
+                    except OSError as error:
+                        self.error = InputError(f"its inputs cannot be read ({error.strerror or error})", file=str(self._folder))
+                    self._done()
         if self.error is not None:
             raise self.error
         assert self.pair is not None
