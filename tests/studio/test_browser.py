@@ -421,6 +421,25 @@ def test_every_page_opens_from_its_url_and_controls_keep_their_values(server, br
         context.close()
 
 
+def test_the_overlays_page_scores_are_whole_on_a_laptop(server, browser, tmp_path):
+    """A page of a million pixels at 1280 x 800: its scores' labels and values, the pixel count
+    ("1,050,625") the widest, each whole (in equal columns it read "1,050,…")."""
+    synthetic = pytest.importorskip("benchmarks.synthetic", reason="benchmarks/synthetic.py is not available")
+    reference, prediction = synthetic.write_layout_files(tmp_path, pages=2, seed=7)  # 1025 x 1025 pages
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{server}/overlays?{urllib.parse.urlencode({'src': 'path', 'ref': str(reference), 'a': str(prediction)})}")
+        _wait_for_plot(tab, timeout=120_000)
+        _wait_idle(tab)
+        metrics = tab.evaluate("""() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stMetric]')].map(metric =>
+            [metric.innerText, [metric, ...metric.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1).length])""")
+        assert any("1,050,625" in text for text, _ in metrics), metrics
+        assert all(cut == 0 for _, cut in metrics), metrics
+    finally:
+        context.close()
+
+
 def test_a_thousand_pages_stay_usable(server, page, tmp_path):
     synthetic = pytest.importorskip("benchmarks.synthetic", reason="benchmarks/synthetic.py is not available")
     reference, prediction = synthetic.write_layout_files(tmp_path, pages=1000, seed=7)

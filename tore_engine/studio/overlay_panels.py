@@ -66,7 +66,9 @@ def page_scores(evaluated: Evaluated, page_id: str) -> None:
     """The page's reduced Foreground scores, its pixels and, when the evaluation has mAP, its mAP."""
     row = evaluated.pages.loc[page_id]
     has_map = "map" in row.index
-    columns = st.columns(5 if has_map else 4)
+    # each column as wide as the longer of its label and its value (the pixel count, "1,938,816", the widest), so that a
+    # laptop's 1280 px shows every one whole: in equal columns the pixels read "1,938,…"
+    columns = st.columns([1.15, 1.35, 0.95, 1.65, 1.3] if has_map else [1.15, 1.35, 0.95, 1.65])
     columns[0].metric("Foreground recall", f"{row['foreground_recall']:.3f}")
     columns[1].metric("Foreground precision", f"{row['foreground_precision']:.3f}")
     columns[2].metric("Foreground F1", f"{row['foreground_f1']:.3f}")
