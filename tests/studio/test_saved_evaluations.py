@@ -124,3 +124,4 @@ def test_overlays_of_a_saved_evaluation_draw_its_boxes_or_say_why_not(root, monk
     _no_exception(at)
     assert any("not there any more" in error.value and "reference.json" in error.value for error in at.error), [e.value for e in at.error]
     assert not any("unexpected error" in error.value for error in at.error)
+    assert [metric.label for metric in at.metric][:3] == ["Foreground recall", "Foreground precision", "Foreground F1"]  # its scores still

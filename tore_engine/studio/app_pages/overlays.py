@@ -5,9 +5,11 @@ contribution and the page's scores follow them."""
 
 import streamlit as st
 
+from tore_engine.core.errors import InputError
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.studio import navigator, overlay_panels, panels, state, tag_panels
 from tore_engine.studio.evaluations import side_label
+from tore_engine.studio.messages import show_input_error
 from tore_engine.studio.sidebar import REFERENCE, Dataset
 
 
@@ -35,6 +37,13 @@ def page(dataset: Dataset) -> None:
     page_id = navigator.page_navigator(evaluated, panels.chosen_cell(classes, classes), panels.cell_view(view), search_place=search_column)
     decisions = overlay_panels.page_decisions(whole, page_id) if colouring == overlay_panels.BY_OUTCOME else None
     figure_place = st.empty()  # the panes right under the navigator, on a laptop's first screen; what they show chosen below them
+    try:
+        evaluated.layouts()  # a saved evaluation's boxes, read from its inputs now if not read yet
+    except InputError as error:  # its inputs moved: said where its panes would be, with the page's scores
+        with figure_place.container():
+            show_input_error(error)
+        overlay_panels.page_scores(evaluated, page_id)
+        return
     cell = overlay_panels.highlight_picker(evaluated, page_id, view)
     pane = overlay_panels.PaneModel(evaluated, evaluated.title, cell)
     regions = overlay_panels.model_regions([pane], page_id, view)
