@@ -19,6 +19,7 @@ from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet
 from tore_engine.plots.plain_text import plain_for_markdown
 from tore_engine.results.saved import ARRAYS, open_saved
+from tore_engine.results.tags import DEFAULT_FILE
 from tore_engine.run import runner
 from tore_engine.studio import evaluations, state
 from tore_engine.studio.data_root import server_path
@@ -119,9 +120,13 @@ def test_overlays_of_a_saved_evaluation_draw_its_boxes_or_say_why_not(root, monk
     assert sorted(label.removeprefix("reference: ").rsplit(" box ", 1)[0] for label in drawn) == sorted(first.labels)  # the page's boxes
     (root / "reference.json").unlink()  # moved away: a new server (a new store) cannot read them
     monkeypatch.setattr(evaluations, "evaluation_store", EvaluationStore)
+    monkeypatch.delenv("TORE_STUDIO_DB", raising=False)
+    tore.tags(root / DEFAULT_FILE).add(reference.name, first.id, "ambiguous")  # a tag of the dataset, so Overlays lists its pages
     at = _app(saved="runs/in")
     open_page(at, "overlays").run()
     _no_exception(at)
+    assert not [button for button in at.get("download_button") if "COCO" in button.proto.label]  # no export that cannot be made
+    assert any("No boxes to export" in caption.value for caption in at.caption)
     assert any("not there any more" in error.value and "reference.json" in error.value for error in at.error), [e.value for e in at.error]
     assert not any("unexpected error" in error.value for error in at.error)
     assert [metric.label for metric in at.metric][:3] == ["Foreground recall", "Foreground precision", "Foreground F1"]  # its scores still

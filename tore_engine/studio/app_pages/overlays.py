@@ -33,15 +33,18 @@ def page(dataset: Dataset) -> None:
             "Agreement view", **state.bind(state.AGREEMENT),
             help="one more pane: only in the reference, only in the prediction, in both with the same class, in both with different classes")
     classes = panels.cell_classes(evaluation, view)
+    try:
+        evaluated.layouts()  # a saved evaluation's boxes, read from its inputs now if not read yet (before the tags' COCO export)
+        unreadable = None
+    except InputError as error:  # its inputs moved: said where its panes would be, with the page's scores
+        unreadable = error
     tag_panels.tag_pages(evaluated)
     page_id = navigator.page_navigator(evaluated, panels.chosen_cell(classes, classes), panels.cell_view(view), search_place=search_column)
     decisions = overlay_panels.page_decisions(whole, page_id) if colouring == overlay_panels.BY_OUTCOME else None
     figure_place = st.empty()  # the panes right under the navigator, on a laptop's first screen; what they show chosen below them
-    try:
-        evaluated.layouts()  # a saved evaluation's boxes, read from its inputs now if not read yet
-    except InputError as error:  # its inputs moved: said where its panes would be, with the page's scores
+    if unreadable is not None:
         with figure_place.container():
-            show_input_error(error)
+            show_input_error(unreadable)
         overlay_panels.page_scores(evaluated, page_id)
         return
     cell = overlay_panels.highlight_picker(evaluated, page_id, view)
