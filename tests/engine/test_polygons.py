@@ -186,3 +186,59 @@ def test_real_omnidocbench_regions():
         small = rotated - np.floor(rotated.min(axis=0))  # the same polygon, on a page just around it
         width, height = (math.ceil(v) for v in small.max(axis=0))
         check([tuple(p) for p in small.tolist()], width, height)
+
+
+def _convex_outlines(rng: np.random.Generator, count: int, page: int) -> tuple[np.ndarray, np.ndarray]:
+    """`count` convex polygons over a page and beyond its edges, as `pixel_pieces` takes them:
+    turned rectangles and convex hulls of random points, their coordinates real, on quarter
+    pixels or on the grid, in either direction round the outline."""
+    outlines = []
+    for k in range(count):
+        centre = rng.uniform(-page / 4, 5 * page / 4, 2)
+        if k % 2:
+            half = rng.uniform(0.2, page / 2, 2)
+            theta = rng.uniform(-math.pi, math.pi)
+            corners = np.array([(-1, -1), (1, -1), (1, 1), (-1, 1)]) * half
+            points = corners @ np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]]).T + centre
+        else:
+            hull = shapely.MultiPoint(rng.normal(centre, page / 6, (rng.integers(3, 12), 2))).convex_hull
+            if not isinstance(hull, shapely.Polygon):
+                continue
+            points = np.array(hull.exterior.coords[:-1])
+        snap = (0, 1, 4)[k % 3]
+        if snap:
+            points = np.round(points * snap) / snap
+        outlines.append(points[::-1] if k % 5 == 0 else points)
+    return np.concatenate(outlines), np.concatenate([[0], np.cumsum([len(points) for points in outlines])])
+
+
+def test_convex_polygons_take_a_shorter_path_to_the_same_pieces():
+    """The convex path (`_convex_rows`, the floor and ceiling of each row's extremes) against the
+    general rows of every polygon (its cross-check), on 3,000 convex polygons: the same
+    rectangles, in the same order, bit for bit; also for the polygons that are not convex once
+    snapped to the grid, which both paths must then agree take the general rows."""
+    page = 40
+    points, offsets = _convex_outlines(np.random.default_rng(7), 3000, page)
+    sizes = (np.full(len(offsets) - 1, page), np.full(len(offsets) - 1, page - 7))
+    fast = polygons.pixel_pieces(points, offsets, *sizes)
+    general = polygons.pixel_pieces(points, offsets, *sizes, convex_path=False)
+    assert len(fast[0]) > 10_000
+    np.testing.assert_array_equal(fast[0], general[0])
+    np.testing.assert_array_equal(fast[1], general[1])
+
+
+@pytest.mark.parametrize("points", [
+    [(1.5, 1.5), (8.5, 2.5), (6.5, 9.5)],  # a triangle on half pixels, turning one way
+    [(6.5, 9.5), (8.5, 2.5), (1.5, 1.5)],  # and the other
+    [(2, 2), (9, 2), (9, 9), (2, 9), (1, 5)],  # a pentagon with a horizontal and a vertical edge
+    [(0, 0), (4, 1), (8, 4), (4, 1.0000001)],  # a near-degenerate quadrilateral: not convex
+    [(3, 0), (6, 3), (3, 6), (0, 3), (3, 0), (6, 3), (3, 6), (0, 3)],  # a square round twice: not convex
+])
+def test_convex_path_hand_made(points):
+    """Each paints what the general rows paint; the simple ones, what brute force covers."""
+    outline = np.array(points, float)
+    ends, sizes = np.array([0, len(points)]), (np.array([PAGE]), np.array([PAGE]))
+    for fast, general in zip(polygons.pixel_pieces(outline, ends, *sizes), polygons.pixel_pieces(outline, ends, *sizes, convex_path=False)):
+        np.testing.assert_array_equal(fast, general)
+    if simple([tuple(p) for p in outline.tolist()]):
+        check([tuple(p) for p in outline.tolist()])

@@ -48,6 +48,7 @@ WHAT = "TORE's page kernel"
 
 BOX_FIELDS = ("col0", "col1", "row0", "row1", "class")  # the columns of the kernel's box array
 COL0, COL1, ROW0, ROW1, LABEL = range(len(BOX_FIELDS))
+REGION = len(BOX_FIELDS)  # an optional last column: the box (a polygon) a rectangle paints for, unique in a page
 INITIAL_SLOTS = 1024  # pair hash table slots (a page has about 60 distinct pairs); it doubles when half full
 
 # Constants of the compiled code, as 64-bit unsigned words (mixing signed and unsigned integers
@@ -118,8 +119,24 @@ def _blocks(truth, predicted, pixels):
 
 
 @_kernels.helper
-def _sort_rows(down, up, count, boxes):
-    """Shell sorts of `down[:count]` by first row and of `up[:count]` by end row."""
+def _sort_rows(down, up, count, boxes, height):
+    """`down[:count]` sorted by first row and `up[:count]` by end row, each stably: Shell sorts
+    for a page's few boxes, a counting sort by row when they are many (a polygon's rectangles,
+    given in the order of their regions, which it keeps among a row's)."""
+    if count > height // 8:
+        for which in range(2):
+            order, field = (down, ROW0) if which == 0 else (up, ROW1)
+            boxes_at = np.zeros(height + 2, np.int64)
+            for i in range(count):
+                boxes_at[boxes[order[i], field] + 1] += 1
+            for row in range(height + 1):
+                boxes_at[row + 1] += boxes_at[row]
+            given = order[:count].copy()
+            for i in range(count):
+                row = boxes[given[i], field]
+                order[boxes_at[row]] = given[i]
+                boxes_at[row] += 1
+        return
     for which in range(2):
         order, field = (down, ROW0) if which == 0 else (up, ROW1)
         gap = 1
@@ -167,38 +184,72 @@ def _larger_table(keys, counts, used, size, page, more):
 def _sweep_page(table, page, width, height, boxes, first, prediction_from, last):
     """Every pixel of one page (boxes `first:last`) added to its pair in the table, row band by row
     band: in a band, the active boxes' column edges left to right, counting each class in and out.
-    Returns the table, which may have grown, and the page's number of pairs."""
+    Returns the table, which may have grown, and the page's number of pairs.
+
+    When `boxes` has a `REGION` column (a polygon's rectangles, one a pixel row, often), a rectangle
+    ending on the row where the next of its region starts hands that one its places in the sorted
+    edge lists, which it then reaches in a step or two: a turned region costs a few moves a row,
+    not a removal and an insertion across every active box."""
     keys, counts, used = table
+    linking = boxes.shape[1] > REGION
     # The painting boxes by first row (`down`) and by end row (`up`); the band's active boxes by
-    # first column (`by_edge[:n]`) and by end column (`by_edge[n:]`); per side and class, the
-    # active boxes covering the current column.
+    # first column (`by_edge[:n]`) and by end column (`by_edge[n:]`), and each box's place in both
+    # (`place[box - first]`, `place[n + box - first]`); per side and class, the active boxes
+    # covering the current column.
     n = last - first
-    down, up, by_edge, covering = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(2 * n, np.int64), np.zeros(2 * MAX_CLASSES, np.int64)
+    down, up, by_edge, place = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(2 * n, np.int64), np.zeros(2 * n, np.int64)
+    covering, handed = np.zeros(2 * MAX_CLASSES, np.int64), np.zeros(n, np.int64)
     painting = np.int64(0)
     for box in range(first, last):
         if boxes[box, COL1] > boxes[box, COL0] and boxes[box, ROW1] > boxes[box, ROW0]:
             down[painting], up[painting] = box, box
             painting += 1
-    _sort_rows(down, up, painting, boxes)
+    _sort_rows(down, up, painting, boxes, height)
     y, entered, gone, active, size = 0, 0, 0, 0, np.int64(0)
     while y < height:
-        while gone < painting and boxes[up[gone], ROW1] <= y:  # a box ends: out of both lists
-            for start in (0, n):
-                position = start
-                while by_edge[position] != up[gone]:
-                    position += 1
-                for shifted in range(position, start + active - 1):
-                    by_edge[shifted] = by_edge[shifted + 1]
-            active -= 1
+        following = entered  # the boxes starting on row y, by region
+        while gone < painting and boxes[up[gone], ROW1] <= y:  # a box ends: handed on, or out of both lists
+            box = up[gone]
+            successor = np.int64(-1)
+            if linking:
+                while following < painting and boxes[down[following], ROW0] == y and boxes[down[following], REGION] < boxes[box, REGION]:
+                    following += 1
+                if following < painting and boxes[down[following], ROW0] == y and boxes[down[following], REGION] == boxes[box, REGION]:
+                    successor = down[following]
+                    handed[successor - first] = 1
+                    following += 1
+            for start, field in ((0, COL0), (n, COL1)):
+                position = place[start + box - first]
+                if successor >= 0:  # the successor moves from the box's place to its own
+                    while position > start and boxes[by_edge[position - 1], field] > boxes[successor, field]:
+                        by_edge[position] = by_edge[position - 1]
+                        place[start + by_edge[position] - first] = position
+                        position -= 1
+                    while position < start + active - 1 and boxes[by_edge[position + 1], field] < boxes[successor, field]:
+                        by_edge[position] = by_edge[position + 1]
+                        place[start + by_edge[position] - first] = position
+                        position += 1
+                    by_edge[position] = successor
+                    place[start + successor - first] = position
+                else:
+                    for shifted in range(position, start + active - 1):
+                        by_edge[shifted] = by_edge[shifted + 1]
+                        place[start + by_edge[shifted] - first] = shifted
+            if successor < 0:
+                active -= 1
             gone += 1
         while entered < painting and boxes[down[entered], ROW0] <= y:  # a box starts: sorted in
-            for start, field in ((0, COL0), (n, COL1)):
-                position = start + active
-                while position > start and boxes[by_edge[position - 1], field] > boxes[down[entered], field]:
-                    by_edge[position] = by_edge[position - 1]
-                    position -= 1
-                by_edge[position] = down[entered]
-            active += 1
+            box = down[entered]
+            if handed[box - first] == 0:
+                for start, field in ((0, COL0), (n, COL1)):
+                    position = start + active
+                    while position > start and boxes[by_edge[position - 1], field] > boxes[box, field]:
+                        by_edge[position] = by_edge[position - 1]
+                        place[start + by_edge[position] - first] = position
+                        position -= 1
+                    by_edge[position] = box
+                    place[start + box - first] = position
+                active += 1
             entered += 1
         below = height
         if entered < painting and boxes[down[entered], ROW0] < below:
@@ -336,24 +387,31 @@ def _evaluate_pages(frames, offsets, boxes, k):
 
 
 def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The batch as the int64 arrays `_evaluate_pages` takes: frames, offsets and boxes."""
+    """The batch as the int64 arrays `_evaluate_pages` takes: frames, offsets and boxes (with a
+    `REGION` column when a side has a polygon)."""
     sides = [_painted(*side) for task in tasks for side in ((task.reference_classes, task.reference_extents), (task.prediction_classes, task.prediction_extents))]
     offsets = np.zeros(len(sides) + 1, np.int64)
-    np.cumsum([len(classes) for classes, _ in sides], out=offsets[1:])
-    boxes = np.empty((offsets[-1], len(BOX_FIELDS)), np.int64)
+    np.cumsum([len(classes) for classes, _, _ in sides], out=offsets[1:])
+    polygons = any(regions is not None for _, _, regions in sides)
+    boxes = np.empty((offsets[-1], len(BOX_FIELDS) + polygons), np.int64)
     for column, field in enumerate(BOX_FIELDS[:LABEL]):
-        boxes[:, column] = np.concatenate([getattr(extents, field) for _, extents in sides])
-    boxes[:, LABEL] = np.concatenate([classes for classes, _ in sides])
+        boxes[:, column] = np.concatenate([getattr(extents, field) for _, extents, _ in sides])
+    boxes[:, LABEL] = np.concatenate([classes for classes, _, _ in sides])
+    if polygons:  # each side's boxes numbered after the previous sides' boxes
+        given = np.cumsum([0] + [len(classes) for task in tasks for classes in (task.reference_classes, task.prediction_classes)])
+        boxes[:, REGION] = np.concatenate([start + (np.arange(len(classes)) if regions is None else regions)
+                                           for start, (classes, _, regions) in zip(given, sides)])
     frames = np.array([(task.width, task.height) for task in tasks], np.int64).reshape(-1, 2)
     return frames, offsets, boxes
 
 
-def _painted(classes: np.ndarray, extents: PixelExtents) -> tuple[np.ndarray, PixelExtents]:
-    """A side's boxes as the kernel paints them: a polygon as its rectangles."""
+def _painted(classes: np.ndarray, extents: PixelExtents) -> tuple[np.ndarray, PixelExtents, np.ndarray | None]:
+    """A side's boxes as the kernel paints them: a polygon as its rectangles, with the box each
+    paints for (None when no box is a polygon)."""
     if extents.pieces is None:
-        return classes, extents
+        return classes, extents, None
     owners, rectangles = extents.rectangles()
-    return classes[owners], rectangles
+    return classes[owners], rectangles, owners
 
 
 def _exact_counts(totals: np.ndarray, class_count: int) -> ExactCounts:

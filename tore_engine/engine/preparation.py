@@ -44,14 +44,14 @@ class PreparedBatch:
 
     def kernel_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The sides' offsets and boxes as the page kernel takes them: `kernel_boxes`, except that
-        a polygon is given as the rectangles it paints (`PixelExtents.rectangles`); and which pages
-        have a polygon (None when none has)."""
+        a polygon is given as the rectangles it paints (`PixelExtents.rectangles`), each naming
+        its box in a last column (`kernel.REGION`); and which pages have a polygon (None when none has)."""
         if self.extents.pieces is None or self.extents.polygon is None:
             return self.offsets, self.kernel_boxes(), None
         owners, rectangles = self.extents.rectangles()
         side_of = _box_pages(self.offsets)[owners]
         offsets = np.concatenate([[0], np.cumsum(np.bincount(side_of, minlength=len(self.offsets) - 1))]).astype(np.int64)
-        boxes = np.column_stack([rectangles.col0, rectangles.col1, rectangles.row0, rectangles.row1, self.classes[owners]]).astype(np.int64)
+        boxes = np.column_stack([rectangles.col0, rectangles.col1, rectangles.row0, rectangles.row1, self.classes[owners], owners]).astype(np.int64)
         polygon_sides = np.bincount(_box_pages(self.offsets), weights=self.extents.polygon, minlength=len(self.offsets) - 1) > 0
         return offsets, boxes, polygon_sides[0::2] | polygon_sides[1::2]
 
