@@ -18,6 +18,7 @@ from tore_engine.core.errors import InputWarning
 from tore_engine.core.layout import Page, PageColumns, scaled_boxes
 from tore_engine.core.polygons import Polygons
 from tore_engine.core.taxonomy import Taxonomy
+from tore_engine.engine import page_kernel as kernel
 from tore_engine.engine.raster import PageTask, PixelExtents
 from tore_engine.metrics.map_types import SideBoxes
 
@@ -48,10 +49,9 @@ class PreparedBatch:
         its box in a last column (`kernel.REGION`); and which pages have a polygon (None when none has)."""
         if self.extents.pieces is None or self.extents.polygon is None:
             return self.offsets, self.kernel_boxes(), None
-        owners, rectangles = self.extents.rectangles()
-        side_of = _box_pages(self.offsets)[owners]
-        offsets = np.concatenate([[0], np.cumsum(np.bincount(side_of, minlength=len(self.offsets) - 1))]).astype(np.int64)
-        boxes = np.column_stack([rectangles.col0, rectangles.col1, rectangles.row0, rectangles.row1, self.classes[owners], owners]).astype(np.int64)
+        owners, boxes = self.extents.painted_rows(len(kernel.BOX_FIELDS) + 1)
+        boxes[:, kernel.LABEL], boxes[:, kernel.REGION] = self.classes[owners], owners
+        offsets = np.searchsorted(owners, self.offsets).astype(np.int64)  # owners ascend
         polygon_sides = np.bincount(_box_pages(self.offsets), weights=self.extents.polygon, minlength=len(self.offsets) - 1) > 0
         return offsets, boxes, polygon_sides[0::2] | polygon_sides[1::2]
 
