@@ -107,9 +107,12 @@ class PixelExtents:
         plain = np.flatnonzero(self.paints if self.polygon is None else self.paints & ~self.polygon)
         owners = self.owners if self.owners is not None else np.zeros(0, np.int64)
         pieces = self.pieces if self.pieces is not None else np.zeros((0, 4), np.int64)
+        rows = np.empty((len(plain) + len(owners), columns), np.int64)
+        if not len(plain):  # every painting box a polygon (PAGE-XML, OmniDocBench's `poly`): nothing to merge
+            rows[:, :4] = pieces
+            return owners, rows
         at_plain = np.arange(len(plain)) + np.searchsorted(owners, plain, "left")
         at_pieces = np.arange(len(owners)) + np.searchsorted(plain, owners, "right")
-        rows = np.empty((len(plain) + len(owners), columns), np.int64)
         merged = np.empty(len(rows), np.int64)
         merged[at_plain], merged[at_pieces] = plain, owners
         for column, field in enumerate((self.col0, self.col1, self.row0, self.row1)):
