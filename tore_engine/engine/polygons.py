@@ -111,13 +111,21 @@ def _orientation(ax, ay, bx, by, qx, qy, scratch):
 
 
 @_kernels.helper
-def _smallest_column(ax, ay, bx, by, y, offset, strict, scratch):
+def _estimator(ax, ay, bx, by):
+    """The upward edge a->b's slope dx/dy and the bound on `_smallest_column`'s estimate's error,
+    computed once an edge."""
+    return (bx - ax) / (by - ay), _ESTIMATE_ERROR * (abs(bx - ax) + abs(ax) + abs(bx))
+
+
+@_kernels.helper
+def _smallest_column(ax, ay, bx, by, slope, margin, y, offset, strict, scratch):
     """The smallest integer c with c + offset > x(y) (`strict`) or c + offset >= x(y), where x(y)
-    is the abscissa of the upward edge a->b (ay < by) at height y, ay <= y <= by."""
-    estimate = ax + (bx - ax) * ((y - ay) / (by - ay))
-    # The estimate's error is below 7 ulps of |bx - ax| + |ax| + |bx| (six roundings): far enough
-    # from a column edge, its floor is the answer, strict or not; else the exact predicates decide.
-    margin = _ESTIMATE_ERROR * (abs(bx - ax) + abs(ax) + abs(bx))
+    is the abscissa of the upward edge a->b (ay < by) at height y, ay <= y <= by; `slope` and
+    `margin` from `_estimator`."""
+    estimate = ax + slope * (y - ay)
+    # The estimate's error is below 7 ulps of |bx - ax| + |ax| (six roundings, the slope's two
+    # included, and |slope * (y - ay)| <= |bx - ax|), well inside `margin`: far enough from a
+    # column edge, its floor is the answer, strict or not; else the exact predicates decide.
     low, high = estimate - margin - offset, estimate + margin - offset
     column = math.floor(low)
     if column == math.floor(high) and low > column:
@@ -162,6 +170,7 @@ def _polygon_events(xs, ys, width, height, row0, hits, toggles, scratch):
                 hits[hit_count, 2] = np.int64(_clamp(math.ceil(high), -1.0, width + 1.0))
                 hit_count += 1
             continue
+        slope, margin = _estimator(ax, ay, bx, by)
         first = max(math.floor(ay), 0.0)
         last = min(math.ceil(by), float(height))
         r = first
@@ -169,11 +178,11 @@ def _polygon_events(xs, ys, width, height, row0, hits, toggles, scratch):
             bottom, top = max(r, ay), min(r + 1.0, by)
             # abscissae at the strip's bottom and top: the endpoints' own where they lie inside
             if ax <= bx:
-                c0 = math.floor(ax) if bottom == ay else _smallest_column(ax, ay, bx, by, bottom, 1.0, True, scratch)
-                c1 = math.ceil(bx) if top == by else _smallest_column(ax, ay, bx, by, top, 0.0, False, scratch)
+                c0 = math.floor(ax) if bottom == ay else _smallest_column(ax, ay, bx, by, slope, margin, bottom, 1.0, True, scratch)
+                c1 = math.ceil(bx) if top == by else _smallest_column(ax, ay, bx, by, slope, margin, top, 0.0, False, scratch)
             else:
-                c0 = math.floor(bx) if top == by else _smallest_column(ax, ay, bx, by, top, 1.0, True, scratch)
-                c1 = math.ceil(ax) if bottom == ay else _smallest_column(ax, ay, bx, by, bottom, 0.0, False, scratch)
+                c0 = math.floor(bx) if top == by else _smallest_column(ax, ay, bx, by, slope, margin, top, 1.0, True, scratch)
+                c1 = math.ceil(ax) if bottom == ay else _smallest_column(ax, ay, bx, by, slope, margin, bottom, 0.0, False, scratch)
             hits[hit_count, 0] = np.int64(r) - row0
             hits[hit_count, 1] = np.int64(_clamp(c0, -1.0, width + 1.0))
             hits[hit_count, 2] = np.int64(_clamp(c1, -1.0, width + 1.0))
@@ -181,7 +190,7 @@ def _polygon_events(xs, ys, width, height, row0, hits, toggles, scratch):
             middle = r + 0.5
             if ay <= middle < by:  # the centre line crosses this edge (half-open: vertices counted once)
                 toggles[toggle_count, 0] = np.int64(r) - row0
-                toggles[toggle_count, 1] = np.int64(_clamp(_smallest_column(ax, ay, bx, by, middle, 0.5, True, scratch), 0.0, float(width)))
+                toggles[toggle_count, 1] = np.int64(_clamp(_smallest_column(ax, ay, bx, by, slope, margin, middle, 0.5, True, scratch), 0.0, float(width)))
                 toggle_count += 1
             r += 1.0
     return hit_count, toggle_count
@@ -305,13 +314,14 @@ def _convex_rows(xs, ys, turn, width, row0, low, high, scratch):
         right = (ay < by) == (turn > 0)  # the interior lies left of an edge going up when the turns are positive
         if ay > by:
             ax, ay, bx, by = bx, by, ax, ay
+        slope, margin = _estimator(ax, ay, bx, by)
         line = max(math.floor(ay) + 1.0, float(row0))
         last = min(math.ceil(by) - 1.0, float(row0 + rows))
         while line <= last:  # each row line strictly inside the edge: the rows above and below it
             if right:
-                column = np.int64(_clamp(_smallest_column(ax, ay, bx, by, line, 0.0, False, scratch), -1.0, width + 1.0))
+                column = np.int64(_clamp(_smallest_column(ax, ay, bx, by, slope, margin, line, 0.0, False, scratch), -1.0, width + 1.0))
             else:
-                column = np.int64(_clamp(_smallest_column(ax, ay, bx, by, line, 1.0, True, scratch), -1.0, width + 1.0))
+                column = np.int64(_clamp(_smallest_column(ax, ay, bx, by, slope, margin, line, 1.0, True, scratch), -1.0, width + 1.0))
             for r in range(np.int64(line) - 1 - row0, np.int64(line) - row0 + 1):
                 if 0 <= r < rows:
                     if right:
