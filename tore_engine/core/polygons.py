@@ -89,6 +89,23 @@ class Polygons:
             boxes[has, 2:] = np.maximum.reduceat(self.points, starts, axis=0)
         return boxes
 
+    def axis_aligned_rectangles(self) -> np.ndarray:
+        """(boxes,) bool: which outlines are 4 points of an axis-aligned rectangle of positive
+        width and height, in order round it (each side changes x or y by turns, between the
+        extremes), which paint exactly their bounding box (the rasteriser's `_is_rectangle`)."""
+        found = np.zeros(len(self), bool)
+        four = np.flatnonzero(self.counts() == 4)
+        if not len(four):
+            return found
+        corners = self.points[self.offsets[four][:, None] + np.arange(4)]  # (boxes, 4, 2)
+        xs, ys = corners[..., 0], corners[..., 1]
+        low, high = corners.min(axis=1), corners.max(axis=1)
+        extremes = (((xs == low[:, :1]) | (xs == high[:, :1])) & ((ys == low[:, 1:]) | (ys == high[:, 1:]))).all(axis=1)
+        same_x, same_y = xs == np.roll(xs, -1, axis=1), ys == np.roll(ys, -1, axis=1)
+        by_turns = (same_x != same_y).all(axis=1) & (same_x != np.roll(same_x, -1, axis=1)).all(axis=1)
+        found[four] = extremes & by_turns & (low < high).all(axis=1)
+        return found
+
     def problem(self, bboxes: np.ndarray) -> tuple[int, str] | None:
         """The first box whose outline is invalid, or whose `bbox` is not its outline's bounding
         box, and what is wrong; None when all are valid."""

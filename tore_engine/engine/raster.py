@@ -47,7 +47,7 @@ class PixelExtents:
     clipped: np.ndarray  # bool: it paints, and part of it lies beyond the page
     pieces: np.ndarray | None = None  # (k, 4) col0, col1, row0, row1 of the rectangles polygons paint, by box
     owners: np.ndarray | None = None  # (k,) the polygon box of each piece, ascending
-    polygon: np.ndarray | None = None  # (boxes,) bool: which boxes are polygons
+    polygon: np.ndarray | None = None  # (boxes,) bool: which boxes paint as polygons (not as their box)
 
     @classmethod
     def from_boxes(cls, bboxes: np.ndarray, width: int | np.ndarray, height: int | np.ndarray,
@@ -60,9 +60,12 @@ class PixelExtents:
         col0, row0, col1, row1 = clipped.T
         paints = (col1 > col0) & (row1 > row0)
         beyond = (outward < 0).any(axis=1) | (outward > frame).any(axis=1)
-        if polygons is None or not polygons.is_polygon().any():
+        # An axis-aligned rectangle's outline bounding its box paints as the box (the same pixels)
+        if polygons is None:
             return cls(col0, col1, row0, row1, paints, paints & beyond)
-        polygon = polygons.is_polygon()
+        polygon = polygons.is_polygon() & ~(polygons.axis_aligned_rectangles() & (polygons.bounding_boxes() == bboxes).all(axis=1))
+        if not polygon.any():
+            return cls(col0, col1, row0, row1, paints, paints & beyond)
         boxes = np.flatnonzero(polygon)
         outlines = polygons.take(boxes)
         frames = np.broadcast_to(frame, outward.shape)  # one frame a box, also when the page's is given once

@@ -1,0 +1,31 @@
+"""`Polygons.axis_aligned_rectangles`, which lets an outline that is its own box paint as the box,
+against the rasteriser's own test (`engine.polygons._is_rectangle`, run as Python)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tore_engine.core.polygons import Polygons
+from tore_engine.engine import polygons as rasteriser
+
+corner = st.sampled_from([0.0, 1.0, 2.5])  # few values: rectangles, their turns and near-misses come often
+outline = st.one_of(
+    st.lists(st.tuples(corner, corner), min_size=3, max_size=6),
+    st.tuples(corner, corner, corner, corner, st.permutations(range(4))).map(
+        lambda v: [[(v[0], v[1]), (v[2], v[1]), (v[2], v[3]), (v[0], v[3])][k] for k in v[4]]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.none(), outline), min_size=1, max_size=8))
+def test_axis_aligned_rectangles_are_what_the_rasteriser_takes_for_one(outlines):
+    polygons = Polygons.of(outlines)
+    expected = [outline is not None and bool(rasteriser._is_rectangle(*np.array(outline, float).T)) for outline in outlines]
+    assert polygons.axis_aligned_rectangles().tolist() == expected
+
+
+def test_an_axis_aligned_rectangle_in_either_direction_and_a_bow_tie():
+    polygons = Polygons.of([[(1, 2), (5, 2), (5, 7), (1, 7)], [(1, 2), (1, 7), (5, 7), (5, 2)], [(1, 2), (5, 7), (5, 2), (1, 7)], None])
+    assert polygons.axis_aligned_rectangles().tolist() == [True, True, False, False]
