@@ -114,3 +114,26 @@ def test_a_worker_forked_while_another_thread_compiles_does_not_wait_forever(tmp
         pytest.fail("the forked worker waited on the lock its parent's compiling thread held")
     assert process.returncode == 0, err
     assert "compiled" in out
+
+
+def test_a_stop_handled_as_a_kernel_returns_leaves_as_the_stop():
+    """CPython reports an exception set while a C function returned a result as SystemError, its
+    cause the exception: a SIGTERM handled as numba handed back a kernel's result made `tore
+    evaluate` exit 2 with "internal error (SystemError: CPUDispatcher(<function _accumulate ...>)
+    returned a result with an exception set)" (seen stopping 12,000 pages under load); the stop
+    itself must leave, and any other SystemError stay as it is."""
+    class Stop(BaseException):
+        pass
+
+    def returned_with(cause: BaseException):
+        def dispatcher(*_):
+            raise SystemError("CPUDispatcher(<function k>) returned a result with an exception set") from cause
+        return dispatcher
+
+    kernels = jit.Kernels()
+    kernels._dispatcher = returned_with(Stop())
+    with pytest.raises(Stop):
+        kernels._call(1)
+    kernels._dispatcher = returned_with(ValueError("a bug"))
+    with pytest.raises(SystemError):
+        kernels._call(1)

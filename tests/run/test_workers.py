@@ -4,6 +4,8 @@ even one that had started a moment before the pool knew of it."""
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
 import time
 
 import pytest
@@ -47,3 +49,34 @@ def test_a_pool_evaluates_and_its_workers_end_with_it():
     with workers.worker_pool(2) as pool:
         assert list(pool.map(abs, [-1, -2, 3])) == [1, 2, 3]
     assert multiprocessing.active_children() == []
+
+
+HALF_A_RESULT = """
+import os, struct, sys, time
+from pathlib import Path
+from tore_engine.run import workers
+
+def half_a_result(writer, flag):  # a worker killed after sending a result's header and a little of it
+    os.write(writer, struct.pack("!i", 1 << 20) + bytes(100))
+    Path(flag).touch()
+    time.sleep(600)
+
+try:
+    with workers.worker_pool(1) as pool:
+        pool.submit(half_a_result, pool._result_queue._writer.fileno(), sys.argv[1])
+        while not Path(sys.argv[1]).exists():
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="the worker writes into the results pipe it inherited by fork")
+def test_a_worker_killed_halfway_through_a_result_stops_the_pool(tmp_path):
+    """The pool's thread had read a result's header and waited for its bytes, which the killed
+    worker would never send, and the stopped driver waited for that thread for ever (seen in CI:
+    `tore evaluate` alive 20 minutes after its SIGTERM). Without the fix this times out."""
+    done = subprocess.run([sys.executable, "-c", HALF_A_RESULT, str(tmp_path / "sent")], capture_output=True, text=True,
+                          timeout=EXIT_BOUND_SECONDS)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "stopped\n", "")

@@ -93,10 +93,17 @@ def _wait_for_plot(page, timeout: float = 60_000) -> None:
     page.wait_for_selector(PLOT_AREA, state="attached", timeout=timeout)
 
 
+# Streamlit has finished the run (its status widget is gone) and the browser has drawn every visible
+# chart it sent: plotly.js draws a figure after its message, so a run that is over may still show none.
+IDLE = """() => !document.querySelector('[data-testid=stStatusWidget]')
+    && [...document.querySelectorAll('[data-testid=stPlotlyChart]')].filter(chart => chart.offsetParent !== null)
+        .every(chart => { const gd = chart.querySelector('.js-plotly-plot'); return gd && gd._fullLayout; })"""
+
+
 def _wait_idle(page, timeout: float = 30_000) -> None:
-    """Until Streamlit has finished the current run (its status widget is gone)."""
+    """Until Streamlit has finished the current run and the browser has drawn its charts (`IDLE`)."""
     page.wait_for_timeout(200)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
+    page.wait_for_function(IDLE, timeout=timeout)
 
 
 HEATMAP_LABELS = f"""(i) => {{

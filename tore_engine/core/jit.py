@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import cast
+from typing import Any, cast
 
 CACHE_ENV = "NUMBA_CACHE_DIR"
 APP_FOLDER = "tore-studio"
@@ -196,7 +196,21 @@ class Kernels:
                 with _without_blas_probe():
                     dispatcher.compile(self._argument_types)
                 dispatcher.disable_compile()
-        return dispatcher
+        return self._call
+
+    def _call(self, *arguments: Any) -> Any:
+        """The compiled entry, called. A stop signal whose handler ran as numba handed the result
+        back (Ctrl-C, or `tore evaluate`'s SIGTERM turned into `Stopped`) leaves as that stop, not
+        as the SystemError CPython wraps it in ("CPUDispatcher(...) returned a result with an
+        exception set"), which the command line reported as an internal error, exit 2."""
+        dispatcher = cast(Callable, self._dispatcher)  # set by `load`, which hands this method out
+        try:
+            return dispatcher(*arguments)
+        except SystemError as error:
+            stop = error.__cause__
+            if stop is not None and not isinstance(stop, Exception):
+                raise stop from None
+            raise
 
 
 BLAS_PROBE = "scipy.linalg.cython_blas"

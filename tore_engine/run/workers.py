@@ -100,8 +100,18 @@ def _kill(context: _RecordingContext) -> None:
 def _terminate(pool: ProcessPoolExecutor, context: _RecordingContext) -> None:
     """Stop every worker now, without waiting for the batches they are running. The shutdown then
     returns at once (the pool sees its workers gone) and must be waited for: a pool thread still
-    closing its pipes at interpreter exit makes CPython 3.11 print "Bad file descriptor"."""
+    closing its pipes at interpreter exit makes CPython 3.11 print "Bad file descriptor".
+
+    A worker killed while it sends a result leaves half a message in the results pipe, which the
+    pool's thread goes on reading for ever: this process holds a write end of that pipe too, so the
+    read never ends (a stopped `tore evaluate` hung in the shutdown; CPython 3.11 to 3.13). Closing
+    that write end once the workers are killed ends the read (end of file): the pool sees itself
+    broken and shuts down."""
     _kill(context)
+    results = getattr(pool, "_result_queue", None)  # CPython's; absent elsewhere, where nothing is closed
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        writer.close()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
