@@ -20,7 +20,9 @@ error-free transformations (expansions). It is exact for the coordinates `core.p
 Each row's painted column intervals (`[c0, c1)`) are the union of the columns the outline passes
 through and the runs between the row centre line's crossings; rows with the same interval are
 merged into one rectangle, so an axis-aligned rectangle is one rectangle, and the rasteriser
-(`raster`, the page and sweep kernels) paints the rectangles as it paints boxes.
+(`raster`, the page and sweep kernels) paints the rectangles as it paints boxes. A strictly convex
+polygon (a turned box, a skewed scan's region) takes a shorter way to the same rows
+(`_convex_rows`): in each row, the floor of its leftmost point to the ceiling of its rightmost.
 """
 
 from __future__ import annotations
