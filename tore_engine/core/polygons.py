@@ -91,19 +91,17 @@ class Polygons:
 
     def axis_aligned_rectangles(self) -> np.ndarray:
         """(boxes,) bool: which outlines are 4 points of an axis-aligned rectangle of positive
-        width and height, in order round it (each side changes x or y by turns, between the
-        extremes), which paint exactly their bounding box (the rasteriser's `_is_rectangle`)."""
+        width and height, in order round it, which paint exactly their bounding box (the
+        rasteriser's `_is_rectangle`): (a, b) (c, b) (c, d) (a, d) or (a, b) (a, d) (c, d) (c, b)
+        with a != c and b != d."""
         found = np.zeros(len(self), bool)
         four = np.flatnonzero(self.counts() == 4)
         if not len(four):
             return found
-        corners = self.points[self.offsets[four][:, None] + np.arange(4)]  # (boxes, 4, 2)
-        xs, ys = corners[..., 0], corners[..., 1]
-        low, high = corners.min(axis=1), corners.max(axis=1)
-        extremes = (((xs == low[:, :1]) | (xs == high[:, :1])) & ((ys == low[:, 1:]) | (ys == high[:, 1:]))).all(axis=1)
-        same_x, same_y = xs == np.roll(xs, -1, axis=1), ys == np.roll(ys, -1, axis=1)
-        by_turns = (same_x != same_y).all(axis=1) & (same_x != np.roll(same_x, -1, axis=1)).all(axis=1)
-        found[four] = extremes & by_turns & (low < high).all(axis=1)
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = (self.points[self.offsets[four] + k].T for k in range(4))
+        across_first = (y0 == y1) & (x1 == x2) & (y2 == y3) & (x3 == x0)
+        down_first = (x0 == x1) & (y1 == y2) & (x2 == x3) & (y3 == y0)
+        found[four] = (across_first | down_first) & (x0 != x2) & (y0 != y2)
         return found
 
     def problem(self, bboxes: np.ndarray) -> tuple[int, str] | None:
