@@ -376,6 +376,17 @@ def _drag(page, kind: str) -> None:
     page.wait_for_timeout(600)
 
 
+def _reset_by_double_click(page, kind: str, before: list) -> None:
+    """Double-click the middle of the first plot area, then wait until the first figure of this kind
+    shows the ranges `before` again: the double-click may also rerun the page (a cleared selection),
+    which redraws the figure, so it is read until it is there and back, not after a fixed pause."""
+    area = page.locator("[data-testid=stPlotlyChart] .nsewdrag").first.bounding_box()
+    page.mouse.dblclick(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
+    page.wait_for_function(f"""([kind, before]) => {{
+        try {{ return JSON.stringify(({RANGES})(kind)) === JSON.stringify(before); }} catch (error) {{ return false; }} }}""",
+                           arg=[kind, before], timeout=15_000)
+
+
 def test_a_drag_zooms_the_heatmap_and_a_double_click_resets(server, page):
     page.goto(server)
     _wait_for_plot(page)
@@ -384,9 +395,7 @@ def test_a_drag_zooms_the_heatmap_and_a_double_click_resets(server, page):
     _drag(page, "heatmap")
     zoomed = page.evaluate(RANGES, "heatmap")
     assert zoomed[0][1] - zoomed[0][0] < 0.5 * (before[0][1] - before[0][0])
-    area = page.locator("[data-testid=stPlotlyChart] .nsewdrag").first.bounding_box()
-    page.mouse.dblclick(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
-    page.wait_for_timeout(600)
+    _reset_by_double_click(page, "heatmap", before)
     assert page.evaluate(RANGES, "heatmap") == before
 
 
@@ -400,9 +409,7 @@ def test_a_drag_on_one_pane_zooms_every_pane_and_a_double_click_resets(server, p
     _drag(page, "page")
     x_range, _, x2_range = page.evaluate(RANGES, "page")
     assert x_range[1] - x_range[0] < 0.5 * (before[0][1] - before[0][0]) and x2_range == pytest.approx(x_range)  # both panes alike
-    area = page.locator("[data-testid=stPlotlyChart] .nsewdrag").first.bounding_box()
-    page.mouse.dblclick(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
-    page.wait_for_timeout(600)
+    _reset_by_double_click(page, "page", before)
     assert page.evaluate(RANGES, "page") == before
 
 
