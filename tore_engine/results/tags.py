@@ -222,8 +222,8 @@ def _engine(url: str) -> sa.Engine:
         def _connected(connection: Any, _record: Any) -> None:
             connection.isolation_level = None  # pysqlite's own transaction handling off: ours below
             cursor = connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}")
+            _switch_to_wal(cursor)
             cursor.close()
 
         @sa.event.listens_for(engine, "begin")
@@ -231,6 +231,26 @@ def _engine(url: str) -> sa.Engine:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """`PRAGMA journal_mode=WAL`, again until it is taken or the busy timeout has passed: when
+    several connections open a new database at once, each holds a shared lock and wants the
+    exclusive one the switch needs, and SQLite refuses at once ("database is locked") instead of
+    calling the busy handler, which could only deadlock there. A plain loop: the statement holds no
+    lock once refused, so trying again is safe, and the wait is SQLite's own timeout."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def tags(database: str | Path | None = None) -> TagStore:
