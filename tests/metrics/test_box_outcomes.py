@@ -131,14 +131,14 @@ def test_the_score_orders_are_the_stable_sorts_tide_makes():
     that most records tie, classes up to 2,047."""
     generator = np.random.default_rng(7)
     for records, class_count in ((0, 1), (1, 1), (5_000, 17), (20_000, 2048)):
-        scores = generator.choice([0.1, 0.5, 0.5000000000000001, 0.9, 1.0], records)
+        scores = generator.choice([-0.0, 0.0, 0.1, 0.5, 0.5000000000000001, 0.9, 1.0, np.inf], records)
         classes = generator.integers(0, class_count, records).astype(np.int32)
         true = generator.random(records) < 0.6
-        orders = _by_score(scores, true)
-        np.testing.assert_array_equal(_by_class(orders.plain, classes), np.lexsort((-scores, classes)))
-        np.testing.assert_array_equal(_by_class(orders.errors_first, classes), np.lexsort((true, -scores, classes)))
+        plain, errors_first = _by_score(scores.copy(), true)  # it negates its copy in place
+        np.testing.assert_array_equal(_by_class(plain, classes), np.lexsort((-scores, classes)))
+        np.testing.assert_array_equal(_by_class(errors_first, classes), np.lexsort((true, -scores, classes)))
         moved = np.where(generator.random(records) < 0.2, generator.integers(-1, class_count, records), classes).astype(np.int32)
-        np.testing.assert_array_equal(_by_class(orders.errors_first, moved), np.lexsort((true, -scores, moved)))
+        np.testing.assert_array_equal(_by_class(errors_first, moved), np.lexsort((true, -scores, moved)))
 
 
 @pytest.mark.parametrize("name", ["mixed_grid_0", "mixed_real_2", "over_100_a_page", "demo_model_a"])

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tore_engine.core.memory import FreedMemory
+from tore_engine.core.taxonomy import MAX_CLASSES
 from tore_engine.metrics import box_kernel, map_kernel
 from tore_engine.metrics.box_kernel import BKG, BOTH, CLS, DUPE, ERROR_KINDS, FN, IGNORED, LOC, MISS, TP
 from tore_engine.metrics.map_types import COCO, SideBoxes, by_class, coco_boxes, detection_scores, index_type
@@ -32,6 +34,9 @@ NO_REFERENCE = "no reference box on any reference page (after the minimum score)
 NO_PREDICTION = "no prediction box on any reference page (after the minimum score): nothing to match (tidecv divides by zero)"
 DUAL_TAXONOMY = "dual taxonomy: the two sides have different classes, so no box can match one of its own class"
 
+CLASS_TYPE = np.int16  # a class index, held for every box (4 million a side at 100,000 pages)
+assert MAX_CLASSES <= np.iinfo(CLASS_TYPE).max, "a class index must fit CLASS_TYPE"
+
 map_kernel.OTHER_KERNELS[box_kernel.outcomes] = ("TIDE's box outcome kernel", 4.0)
 
 
@@ -44,7 +49,7 @@ class BoxOutcomes:
     of (-1: the fix drops it); `ranked`, the kept predictions in page order, each page's by rank."""
 
     reference_offsets: np.ndarray  # (pages + 1,) int64
-    reference_classes: np.ndarray  # int32
+    reference_classes: np.ndarray  # CLASS_TYPE
     reference_kinds: np.ndarray  # int8
     reference_partners: np.ndarray  # int32
     reference_ious: np.ndarray  # float64
@@ -54,7 +59,7 @@ class BoxOutcomes:
     prediction_kinds: np.ndarray
     prediction_partners: np.ndarray
     prediction_ious: np.ndarray
-    fixes: np.ndarray  # int32
+    fixes: np.ndarray  # CLASS_TYPE
     ranked: np.ndarray  # int32 positions into the prediction columns (int64 beyond 2^31 - 1 of them)
 
     @property
@@ -74,7 +79,7 @@ class BoxOutcomes:
         positions = index_type(lengths["prediction"])
         columns = {name: np.empty(lengths[_ROW_OF[name]], positions if name == "ranked" else getattr(runs[0], name).dtype) for name in _ROW_OF}
         offsets = {side: np.zeros(pages + 1, np.int64) for side in ("reference", "prediction")}
-        page, at = 0, dict.fromkeys(lengths, 0)
+        page, at, freed = 0, dict.fromkeys(lengths, 0), FreedMemory()
         while runs:
             run = runs.pop()
             for side, column in offsets.items():
@@ -86,6 +91,8 @@ class BoxOutcomes:
                 column[at[_ROW_OF[name]] : at[_ROW_OF[name]] + len(source)] = source
             page += run.pages
             at = {row: at[row] + len(getattr(run, name)) for row, name in _LENGTH_OF.items()}
+            freed.let_go(sum(getattr(run, name).nbytes for name in _ROW_OF))
+            del run
         return cls(reference_offsets=offsets["reference"], prediction_offsets=offsets["prediction"], **columns)
 
     def page_counts(self) -> np.ndarray:
@@ -149,9 +156,9 @@ def match_outcomes(reference: SideBoxes, prediction: SideBoxes, job_pages: int =
     kinds, partners, ious, fixes, ranked, reference_kinds, reference_partners, reference_ious = decide(
         np.ascontiguousarray(reference.offsets, np.int64), np.ascontiguousarray(reference_boxes), reference_classes,
         np.ascontiguousarray(prediction.offsets, np.int64), np.ascontiguousarray(prediction_boxes), prediction_classes, scores)
-    return BoxOutcomes(np.asarray(reference.offsets, np.int64), reference_classes.astype(np.int32), reference_kinds, reference_partners,
-                       reference_ious, np.asarray(prediction.offsets, np.int64), prediction_classes.astype(np.int32), scores, kinds, partners,
-                       ious, fixes, ranked)
+    return BoxOutcomes(np.asarray(reference.offsets, np.int64), reference_classes.astype(CLASS_TYPE), reference_kinds, reference_partners,
+                       reference_ious, np.asarray(prediction.offsets, np.int64), prediction_classes.astype(CLASS_TYPE), scores, kinds, partners,
+                       ious, fixes.astype(CLASS_TYPE), ranked)
 
 
 @dataclass(frozen=True)
@@ -191,17 +198,18 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     missed = np.bincount(outcomes.reference_classes[outcomes.reference_kinds == MISS], minlength=class_count)
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
     order = _class_order(outcomes, classes)
-    by_score = _by_score(outcomes.prediction_scores[ranked], true)
-    base = _mean_ap(_by_class(by_score.plain, classes), classes, true, references, order)
+    by_score, by_score_errors_first = _by_score(outcomes.prediction_scores[ranked], true)
+    base = _mean_ap(_by_class(by_score, classes), classes, true, references, order)
+    del by_score
     errors_first = ~true  # TIDE's fixed records: the errors' first, then the true positives
-    fixed_ranking = _by_class(by_score.errors_first, classes)  # ties of score: errors first, then in page and rank order
+    fixed_ranking = _by_class(by_score_errors_first, classes)  # ties of score: errors first, then in page and rank order
 
     def fixed(kind: int) -> float:
         keep, moved_to, gained, ranking = np.ones(len(classes), bool), classes, true, fixed_ranking
         if kind in (CLS, LOC):
             moved = kinds == kind
             keep, moved_to, gained = ~moved | (fixes >= 0), np.where(moved, fixes, classes), true | moved
-            ranking = _by_class(by_score.errors_first, moved_to) if kind == CLS else ranking  # a fixed Cls error changes class
+            ranking = _by_class(by_score_errors_first, moved_to) if kind == CLS else ranking  # a fixed Cls error changes class
         elif kind != MISS:
             keep = kinds != kind
         totals = references - missed if kind == MISS else references
@@ -221,22 +229,27 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
                         counts, per_class)
 
 
-@dataclass(frozen=True)
-class _ScoreOrders:
-    """The records by score, highest first (TIDE's stable sort): `plain` ties in record order,
-    `errors_first` ties with the errors before the true positives, then in record order."""
+def _by_score(scores: np.ndarray, true: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records by score, highest first (TIDE's stable sort): ties in record order, and ties
+    with the errors before the true positives, then in record order.
 
-    plain: np.ndarray
-    errors_first: np.ndarray
-
-
-def _by_score(scores: np.ndarray, true: np.ndarray) -> _ScoreOrders:
-    """Both score orders from one sort of the scores: the second reorders only runs of equal
-    scores, which a stable sort of a nearly sorted key does in one pass."""
-    plain = np.argsort(-scores, kind="stable").astype(index_type(len(scores)), copy=False)
+    Both from one sort of the scores (`scores` is negated in place: a copy the
+    caller gives up): the second reorders only runs of equal scores, which a stable sort of a nearly
+    sorted key does in one pass. Each temporary is let go of as soon as it is read, and the key is
+    32 bits where it fits: at 100,000 pages they are 4 million records."""
+    positions = index_type(len(scores))
+    np.negative(scores, out=scores)
+    plain = np.argsort(scores, kind="stable").astype(positions, copy=False)
     ordered = scores[plain]
-    ties = np.concatenate([[0], np.cumsum(ordered[1:] != ordered[:-1])]) if len(ordered) else np.zeros(0, np.int64)
-    return _ScoreOrders(plain, plain[np.argsort(2 * ties + true[plain], kind="stable")])
+    del scores
+    starts = np.ones(len(ordered), bool)  # where a run of equal scores starts
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    del ordered
+    key = np.cumsum(starts, dtype=index_type(2 * len(starts) + 1))  # the run's number, from 1
+    del starts
+    key *= 2
+    key += true[plain]
+    return plain, plain[np.argsort(key, kind="stable")]
 
 
 def _by_class(ranking: np.ndarray, classes: np.ndarray) -> np.ndarray:

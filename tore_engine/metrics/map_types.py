@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tore_engine.core.memory import FreedMemory
+
 MAX_DETECTIONS = (1, 10, 100)  # COCOeval maxDets; a page keeps its 100 best detections of a class
 AREA_RANGES = np.array([[0.0, 1e5**2], [0.0, 32.0**2], [32.0**2, 96.0**2], [96.0**2, 1e5**2]])  # all, small, medium, large
 AREA_NAMES = ("all", "small", "medium", "large")
@@ -192,13 +194,15 @@ class PageMatches:
             raise ValueError("no page matches to merge")
         totals = cls.totals(parts)
         columns = [np.empty(sum(len(part.classes) for part in parts), dtype) for dtype in cls.RECORD_TYPES]
-        start = 0
+        start, freed = 0, FreedMemory()
         parts.reverse()  # taken from the end, in run order
         while parts:
             part = parts.pop()
             for column, name in zip(columns, cls.RECORDS):
                 column[start:start + len(part.classes)] = getattr(part, name)
             start += len(part.classes)
+            freed.let_go(part.nbytes)
+            del part
         order = ranking(columns[0], columns[1])
         for k, column in enumerate(columns):
             columns[k] = column[order]  # one column at a time: the unordered one goes at once
@@ -211,6 +215,11 @@ class PageMatches:
         the page values in page order."""
         return (np.sum([part.ground_truths for part in parts], axis=0), np.sum([part.boxes for part in parts], axis=0),
                 np.concatenate([part.page_values for part in parts]))
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of its records."""
+        return sum(getattr(self, name).nbytes for name in self.RECORDS)
 
     def class_bounds(self) -> np.ndarray:
         """Where each class's records start (and, last, where they end)."""

@@ -316,7 +316,7 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
             with archive.open(_aligned_member(f"{name}.npy", archive.fp.tell() if archive.fp else 0), "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
     (folder / TEXT).write_bytes(msgspec.json.encode(text))
-    files = {name: _described((folder / name).read_bytes()) for name in (ARRAYS, TEXT)}
+    files = {name: _described(folder / name) for name in (ARRAYS, TEXT)}
     manifest = Manifest(FORMAT, VERSION, product_version, datetime.now(timezone.utc).isoformat(timespec="seconds"), parts, files,
                         run or RunInfo(), _summary(evaluation))
     (folder / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=1) + b"\n")
@@ -333,8 +333,11 @@ def _aligned_member(name: str, offset: int) -> zipfile.ZipInfo:
     return member
 
 
-def _described(data: bytes) -> SavedFile:
-    return SavedFile(len(data), hashlib.sha256(data).hexdigest())
+def _described(path: Path) -> SavedFile:
+    """Its size and SHA-256, read in chunks (the arrays of 100,000 pages are 170 MB)."""
+    with path.open("rb") as file:
+        digest = hashlib.file_digest(file, "sha256").hexdigest()
+    return SavedFile(path.stat().st_size, digest)
 
 
 # --- reading -----------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from tore_engine.core.layout import (
     PagePart,
     page_source,
 )
-from tore_engine.core.memory import give_back_free_memory
+from tore_engine.core.memory import FreedMemory, give_back_free_memory
 from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
 from tore_engine.engine import page_kernel, sweep_grid, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
@@ -578,6 +578,7 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
     contribution_page, contribution_cell, contribution_value = np.empty(cells, np.int32), np.empty(cells, np.int32), np.empty(cells)
     page_scored = np.empty(pages, np.int64)
     page = cell = 0
+    freed = FreedMemory()
     outcomes.reverse()  # taken from the end, in batch order
     while outcomes:
         outcome = outcomes.pop()
@@ -587,6 +588,8 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
         contribution_cell[batch_cells], contribution_value[batch_cells] = outcome.cells, outcome.values
         contribution_page[batch_cells] = np.repeat(np.arange(page, page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
         page, cell = batch_pages.stop, batch_cells.stop
+        freed.let_go(outcome.cells.nbytes + outcome.values.nbytes + outcome.bounds.nbytes)
+        del outcome
     page_reduced = exact_integers(page_reduced, page_reduced.size)
     return Evaluation(
         taxonomy=taxonomy,
