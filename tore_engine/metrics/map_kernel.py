@@ -54,23 +54,28 @@ accumulating = jit.Kernels(borrowing=True)
 # --- shared helpers (registered with both entries) ------------------------------------------------
 
 
-def _positives(matched, ignored, count, bit, epsilon, precisions):
-    """One pass over the first `count` records (in ranking order) for one threshold of one area
-    range (bit `bit` of the records' words): the number of true positives, and for the k-th the
-    precision there, `precisions[k]`. Only true positives matter: the interpolated precision at any
-    detection is the best at a true positive at or after it (a false positive lowers the precision,
-    an ignored one keeps it), and the recall rises only at them. One threshold a pass, so that the
-    buffer is one curve long: a class's curve of all thresholds took 80 MB at 100,000 pages."""
-    trues, falses = 0, 0
+def _positives(matched, ignored, count, shift, epsilon, precisions, true_counts, falses):
+    """One pass over the first `count` records (in ranking order) for all thresholds of one area
+    range (bits `shift:shift + THRESHOLDS`): for each threshold t, the number of true positives
+    `true_counts[t]` and, for the k-th, the precision there, `precisions[t, k]`. Only true
+    positives matter: the interpolated precision at any detection is the best at a true positive
+    at or after it (a false positive lowers the precision, an ignored one keeps it), and the
+    recall rises only at them. `falses` is room for the false positive counts."""
+    for t in range(THRESHOLDS):
+        true_counts[t] = 0
+        falses[t] = 0
     for i in range(count):
-        if (ignored[i] >> bit) & _ONE != _ZERO:
+        valid = ~(ignored[i] >> shift) & _FIELD
+        if valid == _ZERO:
             continue
-        if (matched[i] >> bit) & _ONE != _ZERO:
-            trues += 1
-            precisions[trues - 1] = trues / ((falses + trues) + epsilon)
-        else:
-            falses += 1
-    return trues
+        hits = (matched[i] >> shift) & valid
+        for t in range(THRESHOLDS):
+            bit = _ONE << np.uint64(t)
+            if hits & bit != _ZERO:
+                true_counts[t] += 1
+                precisions[t, true_counts[t] - 1] = true_counts[t] / ((falses[t] + true_counts[t]) + epsilon)
+            elif valid & bit != _ZERO:
+                falses[t] += 1
 
 
 def _envelope(precisions, count):
@@ -329,7 +334,7 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
     reference_order, detection_order, buffer = np.zeros(most, np.int64), np.zeros(most, np.int64), np.zeros(most, np.int64)
     ious = np.zeros((min(most, LIMIT), most_references))  # kept detections x reference boxes (a million of one side: not 800 MB)
     kept, taken, gt_order, skipped = np.zeros(AREAS, np.int64), np.zeros(most, np.uint64), np.zeros(most, np.int64), np.zeros(most, np.bool_)
-    precisions = np.zeros(LIMIT)
+    precisions, true_counts, falses = np.zeros((THRESHOLDS, LIMIT)), np.zeros(THRESHOLDS, np.int64), np.zeros(THRESHOLDS, np.int64)
     candidates = np.zeros(most, np.int64)
     records = 0
     for page in range(pages):
@@ -363,11 +368,11 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
                 ground_truths[label, area] += kept[area]
             if kept[0] > 0:
                 scored += 1
+                _positives(matched[records:records + d_kept], ignored[records:records + d_kept], d_kept, _ZERO, epsilon,
+                           precisions, true_counts, falses)
                 for t in range(THRESHOLDS):
-                    true_count = _positives(matched[records:records + d_kept], ignored[records:records + d_kept], d_kept, np.uint64(t),
-                                            epsilon, precisions)
-                    _envelope(precisions, true_count)
-                    threshold_sum = _sampled_sum(precisions, true_count, kept[0], recall_thresholds)
+                    _envelope(precisions[t], true_counts[t])
+                    threshold_sum = _sampled_sum(precisions[t], true_counts[t], kept[0], recall_thresholds)
                     total_sum += threshold_sum
                     if t == T50:
                         sum_50 += threshold_sum
@@ -401,7 +406,7 @@ def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_threshold
     for label in range(class_count):
         most = max(most, bounds[label + 1] - bounds[label])
     curve_matched, curve_ignored = np.zeros(most, np.uint64), np.zeros(most, np.uint64)
-    precisions, true_counts, sampled = np.zeros(most), np.zeros(THRESHOLDS, np.int64), np.zeros(points)
+    precisions, true_counts, sampled, falses = np.zeros((THRESHOLDS, most)), np.zeros(THRESHOLDS, np.int64), np.zeros(points), np.zeros(THRESHOLDS, np.int64)
     for label in range(class_count):
         for limit_index in range(limits):
             count = 0
@@ -418,11 +423,11 @@ def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_threshold
                     for t in range(THRESHOLDS):
                         recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
                     continue
+                _positives(curve_matched, curve_ignored, count, np.uint64(area * THRESHOLDS), epsilon, precisions, true_counts, falses)
                 for t in range(THRESHOLDS):
-                    true_count = _positives(curve_matched, curve_ignored, count, np.uint64(area * THRESHOLDS + t), epsilon, precisions)
-                    _envelope(precisions, true_count)
-                    _sample(precisions, true_count, references, recall_thresholds, sampled)
-                    recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_count / references
+                    _envelope(precisions[t], true_counts[t])
+                    _sample(precisions[t], true_counts[t], references, recall_thresholds, sampled)
+                    recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
                     for r in range(points):
                         precision[(((t * points + r) * class_count + label) * AREAS + area) * limits + limit_index] = sampled[r]
     return precision, recall
