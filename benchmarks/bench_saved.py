@@ -44,8 +44,9 @@ def saved_link_seconds(out: Path, tabs: int) -> list[float]:
         return [_closed(*session.open("", {"saved": out.name})) for _ in range(tabs)]
 
 
-def cold_first_tabs(out: Path, trials: int) -> list[tuple[list[float], list[float]]]:
-    """For each trial: the floor's first two tabs on a new server, then the `?saved=` link's on a new `tore app`."""
+def cold_first_tabs(out: Path, trials: int) -> list[tuple[list[float], list[float], list[float]]]:
+    """For each trial: the floor's first two tabs on a new server, then the `?saved=` link's on a
+    new `tore app`, then on a new `tore app FOLDER` (which opens it as it starts)."""
     import tempfile
 
     from playwright.sync_api import sync_playwright
@@ -61,9 +62,12 @@ def cold_first_tabs(out: Path, trials: int) -> list[tuple[list[float], list[floa
         for _ in range(trials):
             with served_app(Path(folder), script=script) as (url, _):
                 floor = [_closed(*Session(browser, url).open("", {})) for _ in range(2)]
-            with served_tore_app(out.parent) as (url, _):
-                session = Session(browser, url)
-                results.append((floor, [_closed(*session.open("", {"saved": out.name})) for _ in range(2)]))
+            tabs = []
+            for folder in (None, out.name):
+                with served_tore_app(out.parent, folder=folder) as (url, _):
+                    session = Session(browser, url)
+                    tabs.append([_closed(*session.open("", {"saved": out.name})) for _ in range(2)])
+            results.append((floor, *tabs))
     return results
 
 
@@ -81,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     out = WORK / f"saved_n{args.pages}"
     print(f"load before: {load_average()}")
     if args.reuse:
-        for floor, saved_tabs in cold_first_tabs(out, args.cold):
-            print(f"floor first tabs {', '.join(f'{s:.2f}' for s in floor)} s; ?saved= first tabs {', '.join(f'{s:.2f}' for s in saved_tabs)} s")
+        _print_cold(out, args.cold)
         print(f"load after: {load_average()}")
         return 0
     evaluation = run_command(tore_command(["evaluate", str(data / "reference.json"), str(data / "prediction.json"), "--out", str(out),
@@ -99,10 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.app:
         tabs = saved_link_seconds(out, args.app)
         print(f"app ?saved= new tab to heatmap: {', '.join(f'{s:.2f}' for s in tabs)} s (first on a new server)")
-    for floor, saved_tabs in cold_first_tabs(out, args.cold):
-        print(f"floor first tabs {', '.join(f'{s:.2f}' for s in floor)} s; ?saved= first tabs {', '.join(f'{s:.2f}' for s in saved_tabs)} s")
+    _print_cold(out, args.cold)
     print(f"load after: {load_average()}")
     return 0
+
+
+def _print_cold(out: Path, trials: int) -> None:
+    def shown(seconds: list[float]) -> str:
+        return ", ".join(f"{s:.2f}" for s in seconds)
+
+    for floor, saved_tabs, opened_tabs in cold_first_tabs(out, trials):
+        print(f"first tabs: floor {shown(floor)} s; `tore app` then ?saved= {shown(saved_tabs)} s; `tore app FOLDER` {shown(opened_tabs)} s")
 
 
 if __name__ == "__main__":

@@ -363,13 +363,14 @@ def served_app(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m
 
 
 @contextmanager
-def served_tore_app(data_root: Path, *, log=subprocess.DEVNULL, tree: Path = REPOSITORY) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`served_app` as a user starts it: `tore app` (what `./run.sh app` runs), from this checkout
-    or another `tree` of the repository (a worktree of an older commit, for an A/B)."""
+def served_tore_app(data_root: Path, *, log=subprocess.DEVNULL, tree: Path = REPOSITORY, folder: str | None = None
+                    ) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`served_app` as a user starts it: `tore app [FOLDER]` (what `./run.sh app` runs), from this
+    checkout or another `tree` of the repository (a worktree of an older commit, for an A/B)."""
     port = free_port()
     env = None if tree == REPOSITORY else {"PYTHONPATH": str(tree)}
-    with _serving([sys.executable, "-m", "tore_engine", "app", "--port", str(port), "--address", "127.0.0.1"], port, data_root, env, log,
-                  cwd=tree) as served:
+    with _serving([sys.executable, "-m", "tore_engine", "app", *([folder] if folder else []), "--port", str(port), "--address", "127.0.0.1"],
+                  port, data_root, env, log, cwd=tree) as served:
         yield served
 
 

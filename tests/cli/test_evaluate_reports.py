@@ -117,7 +117,7 @@ def test_the_summary_shows_control_characters_escaped(hostile_run):
     """The summary's lines hold no character a terminal acts on (C0, DEL, C1), and the class shows escaped."""
     out, stdout = hostile_run
     lines = stdout.decode("utf-8").split("\n")
-    assert lines[-1] == "" and len(lines) == 10  # nine lines (mAP's two, the box errors', and the warnings', its note): the class name added none
+    assert lines[-1] == "" and len(lines) == 11  # ten lines (mAP's two, the box errors', the warnings', its note, and the app's command): the class name added none
     assert not [character for line in lines for character in line if ord(character) < 0x20 or 0x7F <= ord(character) < 0xA0]
     assert lines[1].startswith("Foreground recall 0.8000, ") and lines[2].startswith("mAP (coco) ")
     assert lines[4].startswith("Box errors (TIDE, IoU 0.5): ")

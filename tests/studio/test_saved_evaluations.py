@@ -5,6 +5,7 @@ a path leaving the data root or a damaged folder is refused with the reason."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 
 import numpy as np
@@ -130,3 +131,59 @@ def test_overlays_of_a_saved_evaluation_draw_its_boxes_or_say_why_not(root, monk
     assert any("not there any more" in error.value and "reference.json" in error.value for error in at.error), [e.value for e in at.error]
     assert not any("unexpected error" in error.value for error in at.error)
     assert [metric.label for metric in at.metric][:3] == ["Foreground recall", "Foreground precision", "Foreground F1"]  # its scores still
+
+
+def test_tore_app_with_a_folder_opens_it_as_the_server_starts_and_prints_its_link(root, monkeypatch):
+    """`tore app runs/a`: the folder checked before the server starts, opened by the warm-up (here
+    called in turn), and its link's first run finds it held: opened once, evaluated never."""
+    from streamlit.web import cli as streamlit_cli
+
+    from tore_engine.studio import warm_up
+
+    _saved_run(root, "a")
+    _refuse_evaluation(monkeypatch)
+    monkeypatch.chdir(root)
+    started: list = []
+    monkeypatch.setattr(warm_up, "start", lambda saved=None: started.append(saved))
+    monkeypatch.setattr(streamlit_cli, "main", lambda arguments, standalone_mode: started.append(arguments) or 0)
+    code, out, err = run_cli("app", "runs/a", "--port", "8600")
+    assert (code, out) == (0, "") and "http://localhost:8600/?saved=runs%2Fa" in err
+    assert started[0] == (root / "runs" / "a").resolve() and "--server.port=8600" in started[1]
+
+    opened: list = []
+    really_open = evaluations.saved.open_saved
+    monkeypatch.setattr(evaluations.saved, "open_saved", lambda folder: opened.append(folder) or really_open(folder))
+    evaluations.open_saved_first(started[0])
+    assert len(opened) == 1
+    at = _app(saved="runs/a")
+    _no_exception(at)
+    assert _heatmaps(at) and len(opened) == 1  # not opened again
+
+
+@pytest.mark.parametrize("folder, problem", [("runs/none", "is no saved evaluation"), ("../elsewhere", "outside the folder"),
+                                             ("runs", "is no saved evaluation")])
+def test_tore_app_with_a_wrong_folder_fails_before_serving(root, monkeypatch, folder, problem):
+    from streamlit.web import cli as streamlit_cli
+
+    (root / "runs").mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(streamlit_cli, "main", lambda *args, **kwargs: pytest.fail("served"))
+    code, out, err = run_cli("app", folder)
+    assert (code, out) == (2, "") and err.startswith("tore: error: ") and problem in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_tore_evaluate_prints_the_command_that_opens_its_folder(root, monkeypatch, tmp_path_factory, inside):
+    """The printed command, run as printed (its data root, its folder), passes `tore app`'s check."""
+    from tore_engine.cli.app import saved_folder
+
+    monkeypatch.chdir(root)
+    out = root / "runs" / "my run" if inside else tmp_path_factory.mktemp("else where") / "b"
+    code, printed, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_a.json"), "--out", str(out))
+    assert code == 0, err
+    command = shlex.split(printed.splitlines()[-1].removeprefix("Open it in TORE Studio: "))
+    environment = dict(part.split("=", 1) for part in command if "=" in part)
+    assert command[-3:-1] == ["tore", "app"] and environment.keys() <= {"TORE_STUDIO_DATA_ROOT"}
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert saved_folder(command[-1]) == out.resolve()

@@ -1,10 +1,14 @@
-"""`tore app [--port N] [--address HOST]`: serve TORE Studio (the Streamlit app) from the installed
-package, on the embedded demo by default. Needs the `app` extra."""
+"""`tore app [FOLDER] [--port N] [--address HOST]`: serve TORE Studio (the Streamlit app) from the
+installed package, on the embedded demo by default, or on the evaluation saved in FOLDER (`tore
+evaluate --out FOLDER`, on this machine or copied from a cluster), opened as the server starts and
+shown by the link it prints. Needs the `app` extra."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from urllib.parse import urlencode
 
 from tore_engine.cli.options import integer
 from tore_engine.core.errors import InputError
@@ -37,6 +41,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "current folder)."
         ),
     )
+    parser.add_argument("folder", nargs="?", help="a saved evaluation (the folder `tore evaluate --out` wrote), inside the data root: "
+                        "opened as the server starts, at the link printed")
     parser.add_argument("--port", type=integer(1, 65535), default=8501, help="port to listen on, 1 to 65535 (default 8501)")
     parser.add_argument("--address", default="localhost", help="address to listen on (default localhost)")
     parser.set_defaults(func=run)
@@ -49,7 +55,22 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"the app needs its extra: {install_command('app')}") from None
     from tore_engine.studio import warm_up
 
-    warm_up.start()  # while the server starts, not in its first session
+    saved = None if args.folder is None else saved_folder(args.folder)
+    warm_up.start(saved)  # while the server starts, not in its first session
+    if saved is not None:
+        from tore_engine.studio.data_root import data_root
+
+        query = urlencode({"saved": saved.relative_to(data_root()).as_posix()})
+        print(f"TORE Studio opens {args.folder} at http://{args.address}:{args.port}/?{query}", file=sys.stderr)
     settings = {**STREAMLIT_SETTINGS, "server.port": str(args.port), "server.address": args.address}
     options = [f"--{key}={value}" for key, value in settings.items()]
     return int(streamlit_cli.main(["run", str(APP_SCRIPT), *options], standalone_mode=False) or 0)
+
+
+def saved_folder(text: str) -> Path:
+    """The saved evaluation `text` names, checked as its link will be (inside the data root, a
+    saved folder this version opens), so that a wrong folder is an error here, not on the page."""
+    from tore_engine.results.saved import read_manifest
+    from tore_engine.studio.data_root import server_path
+
+    return read_manifest(server_path(text)).folder

@@ -212,4 +212,22 @@ def run(args: argparse.Namespace) -> int:
                 shutil.copyfileobj(written, sys.stdout)
     if not args.json and not args.quiet:
         print(evaluation.summary(args.out))
+        if args.out is not None:
+            print(app_hint(args.out))
     return 0
+
+
+def app_hint(out: Path) -> str:
+    """The command that opens a saved folder in TORE Studio, whose paths stay inside its data root
+    (the folder it is started in, or `$TORE_STUDIO_DATA_ROOT`)."""
+    import shlex
+
+    from tore_engine.core.text_safety import terminal_text
+    from tore_engine.studio.data_root import data_root
+
+    folder, root = out.resolve(), data_root()
+    if folder.is_relative_to(root):
+        command = f"tore app {shlex.quote(str(folder.relative_to(root)))}"
+    else:
+        command = f"TORE_STUDIO_DATA_ROOT={shlex.quote(str(folder.parent))} tore app {shlex.quote(folder.name)}"
+    return terminal_text(f"Open it in TORE Studio: {command}")
