@@ -106,3 +106,18 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="pyarrow.*parquet"):
         write_cells(report_data.hostile().report_content(), tmp_path / "cells.parquet")
     assert not (tmp_path / "cells.parquet").exists()
+
+
+def test_rows_made_a_chunk_at_a_time_are_the_rows_of_the_whole_table(written, monkeypatch):
+    """`cell_rows` makes Python objects of a few rows at a time (millions at 100,000 pages): chunks
+    of 7 give the rows the whole table gives at once."""
+    from tore_engine.writers import cells
+
+    evaluation, _, _ = written
+    content = evaluation.report_content()
+    table = cells.cell_table(content)
+    whole = [(content.page_ids[page], content.matrices.classes[row], content.matrices.classes[column], pixels, share)
+             for page, row, column, pixels, share in zip(table.page.tolist(), table.row.tolist(), table.column.tolist(),
+                                                         table.pixels.tolist(), table.share.tolist())]
+    monkeypatch.setattr(cells, "ROWS_AT_ONCE", 7)
+    assert list(cells.cell_rows(content)) == whole and len(whole) > 7
