@@ -334,7 +334,7 @@ def _aligned_member(name: str, offset: int) -> zipfile.ZipInfo:
 
 
 def _described(path: Path) -> SavedFile:
-    """Its size and SHA-256, read in chunks (the arrays of 100,000 pages are 170 MB)."""
+    """Its size and SHA-256, read in chunks (the arrays of 100,000 pages are 100 MB)."""
     with path.open("rb") as file:
         digest = hashlib.file_digest(file, "sha256").hexdigest()
     return SavedFile(path.stat().st_size, digest)
