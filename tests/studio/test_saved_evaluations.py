@@ -172,18 +172,32 @@ def test_tore_app_with_a_wrong_folder_fails_before_serving(root, monkeypatch, fo
     assert (code, out) == (2, "") and err.startswith("tore: error: ") and problem in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("inside", [True, False])
-def test_tore_evaluate_prints_the_command_that_opens_its_folder(root, monkeypatch, tmp_path_factory, inside):
-    """The printed command, run as printed (its data root, its folder), passes `tore app`'s check."""
+@pytest.mark.parametrize("where", ["inside", "beside", "apart"])
+def test_tore_evaluate_prints_the_command_that_opens_its_folder(root, monkeypatch, tmp_path_factory, where):
+    """The printed command, run as printed (its data root, its folder), passes `tore app`'s check,
+    and its data root holds the inputs too, which Overlays reads again: the current folder when it
+    holds them all (inside), the folder holding them all (beside); when only the file system's root
+    does (apart), the run's folder and a note saying why Overlays cannot read them."""
     from tore_engine.cli.app import saved_folder
 
     monkeypatch.chdir(root)
-    out = root / "runs" / "my run" if inside else tmp_path_factory.mktemp("else where") / "b"
-    code, printed, err = run_cli("evaluate", str(DEMO / "reference.json"), str(DEMO / "model_a.json"), "--out", str(out))
+    elsewhere = tmp_path_factory.mktemp("else where")
+    inputs = {"inside": root / "inputs", "beside": elsewhere / "inputs", "apart": DEMO}[where]
+    if where != "apart":
+        inputs.mkdir()
+        for name in ("reference.json", "model_a.json"):
+            shutil.copy(DEMO / name, inputs / name)
+    out = root / "runs" / "my run" if where != "beside" else elsewhere / "runs" / "b"
+    code, printed, err = run_cli("evaluate", str(inputs / "reference.json"), str(inputs / "model_a.json"), "--out", str(out))
     assert code == 0, err
-    command = shlex.split(printed.splitlines()[-1].removeprefix("Open it in TORE Studio: "))
-    environment = dict(part.split("=", 1) for part in command if "=" in part)
-    assert command[-3:-1] == ["tore", "app"] and environment.keys() <= {"TORE_STUDIO_DATA_ROOT"}
+    line = printed.splitlines()[-1].removeprefix("Open it in TORE Studio: ")
+    command, _, note = line.partition(" (")
+    assert bool(note) == (where == "apart") and (not note or "Overlays" in note)
+    words = shlex.split(command)
+    environment = dict(word.split("=", 1) for word in words if "=" in word)
+    assert words[-3:-1] == ["tore", "app"] and environment.keys() == ({"TORE_STUDIO_DATA_ROOT"} if where == "beside" else set())
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
-    assert saved_folder(command[-1]) == out.resolve()
+    assert saved_folder(words[-1]) == out.resolve()
+    if where != "apart":
+        assert server_path(str(inputs / "reference.json")) == (inputs / "reference.json").resolve()

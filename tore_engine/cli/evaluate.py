@@ -213,21 +213,31 @@ def run(args: argparse.Namespace) -> int:
     if not args.json and not args.quiet:
         print(evaluation.summary(args.out))
         if args.out is not None:
-            print(app_hint(args.out))
+            print(app_hint(args.out, [path for path in (args.reference, args.prediction, args.images, args.page_images) if path is not None]))
     return 0
 
 
-def app_hint(out: Path) -> str:
-    """The command that opens a saved folder in TORE Studio, whose paths stay inside its data root
-    (the folder it is started in, or `$TORE_STUDIO_DATA_ROOT`)."""
+def app_hint(out: Path, inputs: list[Path]) -> str:
+    """The command that opens a saved folder in TORE Studio, which reads paths only inside its data
+    root (the folder it is started in, or `$TORE_STUDIO_DATA_ROOT`): that folder when it holds the
+    run and its `inputs` (which Overlays reads again), else the folder holding them all."""
     import shlex
 
     from tore_engine.core.text_safety import terminal_text
     from tore_engine.studio.data_root import data_root
 
     folder, root = out.resolve(), data_root()
-    if folder.is_relative_to(root):
-        command = f"tore app {shlex.quote(str(folder.relative_to(root)))}"
-    else:
-        command = f"TORE_STUDIO_DATA_ROOT={shlex.quote(str(folder.parent))} tore app {shlex.quote(folder.name)}"
-    return terminal_text(f"Open it in TORE Studio: {command}")
+    files = [folder, *(path.resolve() for path in inputs)]
+    apart = ""
+    if not all(path.is_relative_to(root) for path in files):
+        common = Path(os.path.commonpath(files))
+        if common != Path(common.anchor):
+            root = common
+        else:  # no data root short of the whole file system holds them all: the folder's own, and why
+            root = root if folder.is_relative_to(root) else folder.parent
+            apart = (" (its inputs lie outside that folder: Overlays reads the boxes from them, so put them under it, "
+                     "or the run and its inputs under one folder)")
+    command = f"tore app {shlex.quote(str(folder.relative_to(root)))}"
+    if root != data_root():
+        command = f"TORE_STUDIO_DATA_ROOT={shlex.quote(str(root))} {command}"
+    return terminal_text(f"Open it in TORE Studio: {command}{apart}")
