@@ -38,29 +38,34 @@ class CellTable:
     share: np.ndarray  # pixels / the cell's dataset total
 
 
-def cell_table(content: ReportContent) -> CellTable:
-    """Every kept contribution, sorted by page and then cell, with its share of the cell (as
-    `cell_pages` computes it: 0 for a cell whose total is 0)."""
-    order = np.lexsort((content.contribution_cell, content.contribution_page))
-    cell = content.contribution_cell[order].astype(np.int64)
-    pixels = content.contribution_value[order]
+def output_order(content: ReportContent) -> np.ndarray:
+    """The contributions' positions sorted by page and then cell."""
+    return np.lexsort((content.contribution_cell, content.contribution_page))
+
+
+def cell_table(content: ReportContent, positions: np.ndarray | None = None) -> CellTable:
+    """The contributions at `positions` of `output_order` (every one when None), with each one's
+    share of its cell (as `cell_pages` computes it: 0 for a cell whose total is 0)."""
+    positions = output_order(content) if positions is None else positions
+    cell = content.contribution_cell[positions].astype(np.int64)
+    pixels = content.contribution_value[positions]
     totals = content.matrices.full.confusion.ravel()[cell]
     share = np.divide(pixels, totals, out=np.zeros(len(pixels)), where=totals != 0)
     row, column = np.divmod(cell, len(content.matrices.classes))
-    return CellTable(content.contribution_page[order], row, column, pixels, share)
+    return CellTable(content.contribution_page[positions], row, column, pixels, share)
 
 
-ROWS_AT_ONCE = 65_536  # rows made Python objects at a time: all 5 million of 100,000 pages at once took 900 MB
+ROWS_AT_ONCE = 65_536  # rows made at a time: all 5 million of 100,000 pages at once took 900 MB as Python objects
 
 
 def cell_rows(content: ReportContent) -> Iterator[tuple[str, str, str, float, float]]:
     """(page id, reference class, predicted class, pixels, share of the cell), in output order."""
-    table = cell_table(content)
+    order = output_order(content)
     page_ids, classes = content.page_ids, content.matrices.classes
-    for start in range(0, len(table.page), ROWS_AT_ONCE):
-        chunk = slice(start, start + ROWS_AT_ONCE)
-        for page, row, column, pixels, share in zip(table.page[chunk].tolist(), table.row[chunk].tolist(), table.column[chunk].tolist(),
-                                                    table.pixels[chunk].tolist(), table.share[chunk].tolist()):
+    for start in range(0, len(order), ROWS_AT_ONCE):
+        table = cell_table(content, order[start:start + ROWS_AT_ONCE])
+        for page, row, column, pixels, share in zip(table.page.tolist(), table.row.tolist(), table.column.tolist(),
+                                                    table.pixels.tolist(), table.share.tolist()):
             yield page_ids[page], classes[row], classes[column], pixels, share
 
 
