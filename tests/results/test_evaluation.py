@@ -119,8 +119,9 @@ def test_summary_is_what_tore_evaluate_prints(tmp_path, capsys, demo_a):
     out = tmp_path / "out"
     assert main(["evaluate", str(DEMO / "reference.json"), str(DEMO / "model_a.json"), "--out", str(out)]) == 0
     printed = capsys.readouterr()
-    assert printed.out == demo_a.summary(out) + "\n" and printed.err == ""
-    assert demo_a.summary(out).startswith("TORE, single taxonomy: ")
+    summary, _, hint = printed.out.rstrip("\n").rpartition("\n")  # and last, the command that opens the run in the app
+    assert summary == demo_a.summary(out) and printed.err == ""
+    assert demo_a.summary(out).startswith("TORE, single taxonomy: ") and hint.startswith("Open it in TORE Studio: ")
 
 
 # --- merging evaluations of disjoint pages ------------------------------------------------------------
