@@ -37,12 +37,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Serve TORE Studio in the browser: zoomable matrices, a click from a cell to the pages and "
             "pixels behind it, overlays on the real page, model comparison and benchmark scores. Opens "
-            "on the embedded demo; server paths are confined to $TORE_STUDIO_DATA_ROOT (default: the "
+            "on the embedded demo, or on the saved evaluation DIR; server paths are confined to $TORE_STUDIO_DATA_ROOT (default: the "
             "current folder)."
         ),
     )
-    parser.add_argument("folder", nargs="?", help="a saved evaluation (the folder `tore evaluate --out` wrote), inside the data root: "
-                        "opened as the server starts, at the link printed")
+    parser.add_argument("folder", nargs="?", metavar="DIR", help="a saved evaluation (the folder `tore evaluate --out` wrote), inside the "
+                        "data root: opened as the server starts, at the link printed")
     parser.add_argument("--port", type=integer(1, 65535), default=8501, help="port to listen on, 1 to 65535 (default 8501)")
     parser.add_argument("--address", default="localhost", help="address to listen on (default localhost)")
     parser.set_defaults(func=run)
