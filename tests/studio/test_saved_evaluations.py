@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,32 +173,39 @@ def test_tore_app_with_a_wrong_folder_fails_before_serving(root, monkeypatch, fo
     assert (code, out) == (2, "") and err.startswith("tore: error: ") and problem in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("where", ["inside", "beside", "apart"])
+@pytest.mark.parametrize("where", ["inside", "beside"])
 def test_tore_evaluate_prints_the_command_that_opens_its_folder(root, monkeypatch, tmp_path_factory, where):
     """The printed command, run as printed (its data root, its folder), passes `tore app`'s check,
     and its data root holds the inputs too, which Overlays reads again: the current folder when it
-    holds them all (inside), the folder holding them all (beside); when only the file system's root
-    does (apart), the run's folder and a note saying why Overlays cannot read them."""
+    holds them all (inside), else the folder holding them all (beside)."""
     from tore_engine.cli.app import saved_folder
 
     monkeypatch.chdir(root)
     elsewhere = tmp_path_factory.mktemp("else where")
-    inputs = {"inside": root / "inputs", "beside": elsewhere / "inputs", "apart": DEMO}[where]
-    if where != "apart":
-        inputs.mkdir()
-        for name in ("reference.json", "model_a.json"):
-            shutil.copy(DEMO / name, inputs / name)
-    out = root / "runs" / "my run" if where != "beside" else elsewhere / "runs" / "b"
+    inputs = root / "inputs" if where == "inside" else elsewhere / "inputs"
+    inputs.mkdir()
+    for name in ("reference.json", "model_a.json"):
+        shutil.copy(DEMO / name, inputs / name)
+    out = root / "runs" / "my run" if where == "inside" else elsewhere / "runs" / "b"
     code, printed, err = run_cli("evaluate", str(inputs / "reference.json"), str(inputs / "model_a.json"), "--out", str(out))
     assert code == 0, err
-    line = printed.splitlines()[-1].removeprefix("Open it in TORE Studio: ")
-    command, _, note = line.partition(" (")
-    assert bool(note) == (where == "apart") and (not note or "Overlays" in note)
+    command = printed.splitlines()[-1].removeprefix("Open it in TORE Studio: ")
     words = shlex.split(command)
     environment = dict(word.split("=", 1) for word in words if "=" in word)
     assert words[-3:-1] == ["tore", "app"] and environment.keys() == ({"TORE_STUDIO_DATA_ROOT"} if where == "beside" else set())
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     assert saved_folder(words[-1]) == out.resolve()
-    if where != "apart":
-        assert server_path(str(inputs / "reference.json")) == (inputs / "reference.json").resolve()
+    assert server_path(str(inputs / "reference.json")) == (inputs / "reference.json").resolve()
+
+
+def test_a_run_whose_inputs_share_only_the_file_systems_root_gets_its_own_folder_and_the_reason(monkeypatch):
+    """No data root short of `/` holds the run and its inputs: the command opens the run from the
+    current data root, and says why Overlays will not read the inputs (paths only, none is read)."""
+    from tore_engine.cli.evaluate import app_hint
+
+    monkeypatch.setenv("TORE_STUDIO_DATA_ROOT", "/work area")
+    hint = app_hint(Path("/work area/runs/a b"), [Path("/data/reference.json"), Path("/data/model.json")])
+    assert hint.startswith("Open it in TORE Studio: tore app 'runs/a b' (its inputs lie outside that folder: Overlays reads")
+    hint = app_hint(Path("/elsewhere/runs/a"), [Path("/data/reference.json")])  # nor is the run under the data root
+    assert hint.startswith("Open it in TORE Studio: TORE_STUDIO_DATA_ROOT=/elsewhere/runs tore app a (its inputs lie outside")
