@@ -13,6 +13,8 @@ from urllib.parse import urlencode
 from tore_engine.cli.options import integer
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import install_command
+from tore_engine.results.saved import read_manifest
+from tore_engine.studio.data_root import data_root, server_path
 
 APP_SCRIPT = Path(__file__).resolve().parents[1] / "studio" / "app.py"
 # Server settings that do not depend on the folder the app is started from (no .streamlit/ needed).
@@ -58,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
     saved = None if args.folder is None else saved_folder(args.folder)
     warm_up.start(saved)  # while the server starts, not in its first session
     if saved is not None:
-        from tore_engine.studio.data_root import data_root
-
         query = urlencode({"saved": saved.relative_to(data_root()).as_posix()})
         print(f"TORE Studio opens {args.folder} at http://{args.address}:{args.port}/?{query}", file=sys.stderr)
     settings = {**STREAMLIT_SETTINGS, "server.port": str(args.port), "server.address": args.address}
@@ -70,7 +70,4 @@ def run(args: argparse.Namespace) -> int:
 def saved_folder(text: str) -> Path:
     """The saved evaluation `text` names, checked as its link will be (inside the data root, a
     saved folder this version opens), so that a wrong folder is an error here, not on the page."""
-    from tore_engine.results.saved import read_manifest
-    from tore_engine.studio.data_root import server_path
-
     return read_manifest(server_path(text)).folder

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Iterator
@@ -17,9 +18,11 @@ from pathlib import Path
 
 from tore_engine.api import FORMATS
 from tore_engine.cli.options import integer, number
+from tore_engine.core.text_safety import terminal_text
 from tore_engine.metrics.map_types import CONVENTIONS
 from tore_engine.metrics.sweep import MIN_SCORE_SIDES
 from tore_engine.run.cluster import CONNECT_TIMEOUT_SECONDS, NO_WORKERS_TIMEOUT_SECONDS
+from tore_engine.studio.data_root import data_root
 
 MAX_WORKERS = 256  # beyond this a typo (--workers 10000) would fork the machine to a halt
 SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"  # Dask's own name for the scheduler to use
@@ -221,12 +224,8 @@ def app_hint(out: Path, inputs: list[Path]) -> str:
     """The command that opens a saved folder in TORE Studio, which reads paths only inside its data
     root (the folder it is started in, or `$TORE_STUDIO_DATA_ROOT`): that folder when it holds the
     run and its `inputs` (which Overlays reads again), else the folder holding them all."""
-    import shlex
-
-    from tore_engine.core.text_safety import terminal_text
-    from tore_engine.studio.data_root import data_root
-
-    folder, root = out.resolve(), data_root()
+    folder = out.resolve()
+    current = root = data_root()
     files = [folder, *(path.resolve() for path in inputs)]
     apart = ""
     if not all(path.is_relative_to(root) for path in files):
@@ -238,6 +237,6 @@ def app_hint(out: Path, inputs: list[Path]) -> str:
             apart = (" (its inputs lie outside that folder: Overlays reads the boxes from them, so put them under it, "
                      "or the run and its inputs under one folder)")
     command = f"tore app {shlex.quote(str(folder.relative_to(root)))}"
-    if root != data_root():
+    if root != current:
         command = f"TORE_STUDIO_DATA_ROOT={shlex.quote(str(root))} {command}"
     return terminal_text(f"Open it in TORE Studio: {command}{apart}")

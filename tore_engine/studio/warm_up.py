@@ -4,7 +4,7 @@ kernels the server process itself runs loaded (the page parser and the JSON scan
 page kernel runs in the worker processes; a cold cache is compiled here, once a machine).
 
 `tore app` starts it before Streamlit's server, and `tore app FOLDER` has it open that saved
-evaluation last, so that the link it prints finds it held; a server started otherwise (`streamlit
+evaluation after the imports, before the kernels, so that the link it prints finds it held; a server started otherwise (`streamlit
 run app.py`) starts it with its first run. Measured at 20,000 pages: these took 1.8 s between the first run's
 start and the first evaluation's (benchmarks/RESULTS.md, "App at scale").
 """
