@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from tore_engine.studio import background
 
@@ -26,3 +27,15 @@ def test_queued_work_starts_once_the_run_ends_each_in_its_own_thread(monkeypatch
     background.start_queued()  # the queue was emptied: nothing runs twice
     threading.Event().wait(0.2)
     assert len(ran) == 2
+
+
+def test_waiting_for_the_first_page_ends_once_a_run_has_ended_and_its_page_is_drawn(monkeypatch):
+    monkeypatch.setattr(background, "DRAWN_AFTER", 0.1)
+    monkeypatch.setattr(background, "_first_page_drawn", threading.Event())
+    started = time.monotonic()
+    background.wait_first_page(0.3)  # no run yet: until the timeout
+    assert time.monotonic() - started >= 0.3
+    background.start_queued()
+    started = time.monotonic()
+    background.wait_first_page(30)
+    assert 0.05 <= time.monotonic() - started < 10

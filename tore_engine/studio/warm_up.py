@@ -4,9 +4,11 @@ kernels the server process itself runs loaded (the page parser and the JSON scan
 page kernel runs in the worker processes; a cold cache is compiled here, once a machine).
 
 `tore app` starts it before Streamlit's server, and `tore app FOLDER` has it open that saved
-evaluation after the imports, before the kernels, so that the link it prints finds it held; a server started otherwise (`streamlit
-run app.py`) starts it with its first run. Measured at 20,000 pages: these took 1.8 s between the first run's
-start and the first evaluation's (benchmarks/RESULTS.md, "App at scale").
+evaluation after the imports, so that the link it prints finds it held, and load the kernels only
+some seconds after that link's first page is drawn (they held the GIL and a core while the first
+tabs' pages were sent and drawn; a saved evaluation's views need none); a server started otherwise
+(`streamlit run app.py`) starts it with its first run. Measured at 20,000 pages: these took 1.8 s
+between the first run's start and the first evaluation's (benchmarks/RESULTS.md, "App at scale").
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
+KERNELS_WAIT_AT_MOST = 30.0  # seconds the kernels wait for a saved evaluation's first page: a server nobody opens loads them then
+KERNELS_AFTER_FIRST_PAGE = 8.0  # seconds more, past the tabs a user opens next (the kernels took 0.2 s from a second tab 1 s after the first)
 
 
 def start(saved: Path | None = None) -> None:
@@ -29,12 +33,13 @@ def start(saved: Path | None = None) -> None:
 
 
 def _warm_up(saved: Path | None = None) -> None:
+    _streamlits_first_element_check()
     import pandas  # noqa: F401
     import plotly.graph_objects  # noqa: F401
 
     from tore_engine.formats import page_parser
     from tore_engine.io import json_compiled
-    from tore_engine.studio import documents, downloads, map_views, navigator, overlay_panels, page_tables, sweep_view  # noqa: F401
+    from tore_engine.studio import background, documents, downloads, map_views, navigator, overlay_panels, page_tables, sweep_view  # noqa: F401
 
     if saved is not None:  # before the kernels, which its first tab does not need
         from tore_engine.core.errors import InputError
@@ -44,5 +49,19 @@ def _warm_up(saved: Path | None = None) -> None:
             evaluations.open_saved_first(saved)
         except InputError:  # changed since `tore app` checked it: the link's page says why
             pass
+        background.wait_first_page(KERNELS_WAIT_AT_MOST)
+        threading.Event().wait(KERNELS_AFTER_FIRST_PAGE)
     page_parser.warm()
     json_compiled.warm()
+
+
+def _streamlits_first_element_check() -> None:
+    """Streamlit checks once a process, as the first element of its first run is sent, whether it
+    runs in a REPL (to print how to run an app), with `inspect.stack()`, which reads the source of
+    every frame of that run's deep stack: 0.14 s before a new server's first tab gets its first
+    element (py-spy). A server is no REPL and prints nothing there: the check is marked done, as it
+    marks it itself; a Streamlit without that flag is left alone."""
+    from streamlit import delta_generator
+
+    if hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        delta_generator._use_warning_has_been_displayed = True
