@@ -19,12 +19,15 @@ from tests.vectors.tide.cases import VECTORS, case_of_source, case_sides, decisi
 from tore_engine.core import jit
 from tore_engine.metrics import box_kernel
 from tore_engine.metrics.box_outcomes import (
+    CLASS_TYPE,
     NO_PREDICTION,
     NO_REFERENCE,
     BoxOutcomes,
     _by_class,
     _by_score,
+    _class_aps,
     _class_order,
+    _compiled_class_aps,
     match_outcomes,
     nothing_to_match,
     summarise,
@@ -154,3 +157,45 @@ def test_the_class_order_is_where_tides_records_first_meet_each_class(name):
             if label not in walked:
                 walked.append(label)
     assert _class_order(outcomes, outcomes.prediction_classes[outcomes.ranked]) == walked
+
+
+@pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed: no compiled path to check")
+def test_the_compiled_class_aps_are_the_numpy_ones_to_the_bit():
+    """`box_kernel.class_aps` against the NumPy path it replaces at scale (`_class_aps`, kept as this
+    check): records of 0-12 classes with ties of rank, hit rates from none to all, classes with
+    records but no reference box, reference boxes but no record, and reference counts (1, 4, 20,
+    50, 100) whose recalls land exactly on TIDE's recall points."""
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        class_count = int(rng.integers(1, 13))
+        records = int(rng.integers(0, 300))
+        classes = np.sort(rng.integers(0, class_count, records)).astype(CLASS_TYPE)
+        ranking = rng.permutation(records).astype(np.int32)
+        by_record = np.empty(records, CLASS_TYPE)
+        by_record[ranking] = classes  # record ranking[k] has the k-th class: `ranking` lists them sorted by class
+        true = rng.random(records) < rng.choice([0.0, 0.3, 0.8, 1.0])
+        hits = np.bincount(by_record[true], minlength=class_count) if records else np.zeros(class_count, np.int64)
+        references = np.array([0 if rng.random() < 0.15 else int(hits[c]) + int(rng.choice([0, 0, 1, 3, 20, 50, 100])) for c in range(class_count)], np.int64)
+        references[references < hits] = hits[references < hits]
+        numpy_aps, numpy_counts = _class_aps(ranking, by_record, true, references)
+        aps, counts = _compiled_class_aps(ranking, by_record, true, references)
+        np.testing.assert_array_equal(counts, numpy_counts, err_msg=f"trial {trial}")
+        assert aps.tobytes() == numpy_aps.tobytes(), f"trial {trial}: {aps} != {numpy_aps}"
+
+
+@pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed: no compiled path to check")
+@pytest.mark.parametrize("name", NAMES)
+def test_the_compiled_summary_is_the_numpy_one_and_tidecvs(name):
+    vector = read_vector(VECTORS / f"{name}.json")
+    case = _case(vector)
+    outcomes = _outcomes(case, "numpy")
+    if nothing_to_match(outcomes) is not None:
+        pytest.skip("nothing to match: no summary (tidecv divides by zero)")
+    plain = summarise(outcomes, _class_count(case))
+    os.environ["TORE_MAP_KERNEL"] = "always"
+    try:
+        compiled = summarise(outcomes, _class_count(case))
+    finally:
+        del os.environ["TORE_MAP_KERNEL"]
+    assert box_kernel.class_aps.loaded
+    assert compiled == plain

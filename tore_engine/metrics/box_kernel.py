@@ -145,3 +145,53 @@ def _page_outcomes(reference_offsets, reference_boxes, reference_classes, detect
 # it keeps calling the Python helpers once numba has rebound the module's own names to compiled ones
 # (which Python cannot call).
 plain_page_outcomes = types.FunctionType(_page_outcomes.__code__, dict(globals()), "plain_page_outcomes")
+
+
+class_aps = jit.Kernels()
+
+
+@class_aps.entry(lambda t: (t.int32[::1], t.int16[::1], t.boolean[::1], t.int64[::1], t.float64[::1], t.float64[::1], t.int64[::1]))
+def _class_aps(ranking, classes, true, references, recall_points, aps, counts):
+    """TIDE's AP of each class (`APDataObject.get_ap`, as `box_outcomes._average_precision`) over
+    the records `ranking` lists, sorted by class: `aps[c]` (0 where class c has no reference box)
+    and `counts[c]`, its records. Two passes a class, with none of the NumPy path's arrays of all
+    records but a byte each: a forward pass counts a class's records and hits (keeping the hit
+    flags in ranking order), a backward pass makes each
+    record's precision envelope (the best precision at or after it) and gives it to the recall
+    points it is the first to reach, which are summed in their own order afterwards, as TIDE sums
+    them."""
+    sampled = np.zeros(len(recall_points))
+    hit = np.empty(len(ranking), np.bool_)  # each record's flag in ranking order: the backward pass reads it in order
+    start, total = 0, len(ranking)
+    while start < total:
+        label = classes[ranking[start]]
+        stop, hits = start, 0
+        while stop < total and classes[ranking[stop]] == label:
+            hit[stop] = true[ranking[stop]]
+            if hit[stop]:
+                hits += 1
+            stop += 1
+        counts[label] = stop - start
+        wanted = references[label]
+        if wanted > 0:
+            point = len(recall_points) - 1
+            reached = hits / wanted  # the last record's recall: points beyond it are never reached
+            while point >= 0 and recall_points[point] > reached:
+                sampled[point] = 0.0
+                point -= 1
+            best = 0.0
+            for k in range(stop - 1, start - 1, -1):
+                precision = hits / (k - start + 1)
+                if precision > best:
+                    best = precision
+                if hit[k]:
+                    hits -= 1
+                before = hits / wanted if k > start else -1.0  # the previous record's recall
+                while point >= 0 and recall_points[point] > before:
+                    sampled[point] = best
+                    point -= 1
+            summed = 0.0
+            for value in sampled:
+                summed += value
+            aps[label] = summed / len(recall_points) * 100
+        start = stop

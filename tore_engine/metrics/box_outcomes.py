@@ -38,6 +38,7 @@ CLASS_TYPE = np.int16  # a class index, held for every box (4 million a side at 
 assert MAX_CLASSES <= np.iinfo(CLASS_TYPE).max, "a class index must fit CLASS_TYPE"
 
 map_kernel.OTHER_KERNELS[box_kernel.outcomes] = ("TIDE's box outcome kernel", 4.0)
+map_kernel.OTHER_KERNELS[box_kernel.class_aps] = ("TIDE's AP kernel", 2.0)
 
 
 @dataclass(frozen=True)
@@ -198,8 +199,9 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     missed = np.bincount(outcomes.reference_classes[outcomes.reference_kinds == MISS], minlength=class_count)
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
     order = _class_order(outcomes, classes)
+    compiled = map_kernel.use_kernels(box_kernel.class_aps, outcomes.pages)
     by_score, by_score_errors_first = _by_score(outcomes.prediction_scores[ranked], true)
-    base = _mean_ap(_by_class(by_score, classes), classes, true, references, order)
+    base = _mean_ap(_by_class(by_score, classes), classes, true, references, order, compiled)
     del by_score
     errors_first = ~true  # TIDE's fixed records: the errors' first, then the true positives
     fixed_ranking = _by_class(by_score_errors_first, classes)  # ties of score: errors first, then in page and rank order
@@ -213,13 +215,13 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
         elif kind != MISS:
             keep = kinds != kind
         totals = references - missed if kind == MISS else references
-        return _mean_ap(ranking[keep[ranking]], moved_to, gained, totals, _fixed_order(moved_to[keep & errors_first], order))
+        return _mean_ap(ranking[keep[ranking]], moved_to, gained, totals, _fixed_order(moved_to[keep & errors_first], order), compiled)
 
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
     first_errors = _fixed_order(classes[errors_first], order)
     true_first = np.argsort(errors_first, kind="stable").astype(index_type(len(errors_first)), copy=False)  # every true positive scored 1, the rest 0
-    false_positive = _mean_ap(_by_class(true_first, classes), classes, true, references, first_errors)
-    false_negative = _mean_ap(fixed_ranking, classes, true, references - unmatched, first_errors)
+    false_positive = _mean_ap(_by_class(true_first, classes), classes, true, references, first_errors, compiled)
+    false_negative = _mean_ap(fixed_ranking, classes, true, references - unmatched, first_errors, compiled)
     predicted_false = np.bincount(classes[~true], minlength=class_count)
     matched = np.bincount(classes[true], minlength=class_count)
     per_class = {label: (int(matched[label]), int(predicted_false[label]), int(unmatched[label]))
@@ -289,20 +291,34 @@ def _fixed_order(error_classes: np.ndarray, order: list[int]) -> list[int]:
     return leading + [label for label in order if first[label] >= len(error_classes)]
 
 
-def _mean_ap(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray, order: list[int]) -> float:
+def _mean_ap(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray, order: list[int], compiled: bool) -> float:
     """TIDE's `get_mAP` in percent of the records `ranking` lists, by class then in TIDE's order:
-    the mean of the class APs in `order` over the classes with a record or a reference box."""
+    the mean of the class APs in `order` over the classes with a record or a reference box;
+    `compiled`: each class's AP from `box_kernel.class_aps` (the same bits, without gathering the
+    records: 9 means over 4 million records at 100,000 pages)."""
+    aps, counts = (_compiled_class_aps if compiled and ranking.dtype == np.int32 else _class_aps)(ranking, classes, true, references)
+    total, shown = 0.0, 0
+    for label in order:
+        if counts[label] or references[label]:
+            total += float(aps[label])
+            shown += 1
+    return total / shown
+
+
+def _class_aps(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each class's AP (`_average_precision`) over the records `ranking` lists, sorted by class, and
+    its count of records."""
     sorted_classes, sorted_true = classes[ranking], true[ranking]
     bounds = np.searchsorted(sorted_classes, np.arange(len(references) + 1))
-    aps = []
-    for label in order:
-        if bounds[label] == bounds[label + 1] and references[label] == 0:
-            continue
-        aps.append(_average_precision(sorted_true[bounds[label]:bounds[label + 1]], int(references[label])))
-    total = 0.0
-    for ap in aps:
-        total += ap
-    return total / len(aps)
+    aps = np.array([_average_precision(sorted_true[bounds[label]:bounds[label + 1]], int(references[label])) for label in range(len(references))])
+    return aps, np.diff(bounds)
+
+
+def _compiled_class_aps(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_class_aps` by `box_kernel.class_aps`."""
+    aps, counts = np.zeros(len(references)), np.zeros(len(references), np.int64)
+    box_kernel.class_aps.load()(ranking, classes.astype(CLASS_TYPE, copy=False), true, references.astype(np.int64, copy=False), RECALL_POINTS, aps, counts)
+    return aps, counts
 
 
 def _average_precision(true: np.ndarray, references: int) -> float:
