@@ -156,10 +156,9 @@ def _class_aps(ranking, classes, true, references, recall_points, aps, counts):
     the records `ranking` lists, sorted by class: `aps[c]` (0 where class c has no reference box)
     and `counts[c]`, its records. Two passes a class, with none of the NumPy path's arrays of all
     records but a byte each: a forward pass counts a class's records and hits (keeping the hit
-    flags in ranking order), a backward pass makes each
-    record's precision envelope (the best precision at or after it) and gives it to the recall
-    points it is the first to reach, which are summed in their own order afterwards, as TIDE sums
-    them."""
+    flags in ranking order), a backward pass makes each record's precision envelope (the best
+    precision at or after it) and gives it to the recall points it is the first to reach, which
+    are summed in their own order afterwards, as TIDE sums them."""
     sampled = np.zeros(len(recall_points))
     hit = np.empty(len(ranking), np.bool_)  # each record's flag in ranking order: the backward pass reads it in order
     start, total = 0, len(ranking)

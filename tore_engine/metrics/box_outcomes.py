@@ -294,8 +294,8 @@ def _fixed_order(error_classes: np.ndarray, order: list[int]) -> list[int]:
 def _mean_ap(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray, order: list[int], compiled: bool) -> float:
     """TIDE's `get_mAP` in percent of the records `ranking` lists, by class then in TIDE's order:
     the mean of the class APs in `order` over the classes with a record or a reference box;
-    `compiled`: each class's AP from `box_kernel.class_aps` (the same bits, without gathering the
-    records: 9 means over 4 million records at 100,000 pages)."""
+    `compiled`: each class's AP from `box_kernel.class_aps` (the same bits without NumPy's arrays
+    of all records: TIDE's summary of 4 million records, 100,000 pages, 2.5-2.9 -> 1.7-1.8 s)."""
     aps, counts = (_compiled_class_aps if compiled and ranking.dtype == np.int32 else _class_aps)(ranking, classes, true, references)
     total, shown = 0.0, 0
     for label in order:

@@ -6,14 +6,16 @@ page kernel runs in the worker processes; a cold cache is compiled here, once a 
 `tore app` starts it before Streamlit's server, and `tore app FOLDER` has it open that saved
 evaluation after the imports, so that the link it prints finds it held, and load the kernels only
 some seconds after that link's first page is drawn (they held the GIL and a core while the first
-tabs' pages were sent and drawn; a saved evaluation's views need none); a server started otherwise
-(`streamlit run app.py`) starts it with its first run. Measured at 20,000 pages: these took 1.8 s
-between the first run's start and the first evaluation's (benchmarks/RESULTS.md, "App at scale").
+tabs' pages were sent and drawn; a saved evaluation's heatmaps need none, and Overlays loads the
+parser itself if it comes first); a server started otherwise (`streamlit run app.py`) starts it
+with its first run. Measured at 20,000 pages: these took 1.8 s between the first run's start and
+the first evaluation's (benchmarks/RESULTS.md, "App at scale").
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 _lock = threading.Lock()
@@ -51,7 +53,7 @@ def _warm_up(saved: Path | None = None) -> None:
         except InputError:  # changed since `tore app` checked it: the link's page says why
             pass
         background.wait_first_page(KERNELS_WAIT_AT_MOST)
-        threading.Event().wait(KERNELS_AFTER_FIRST_PAGE)
+        time.sleep(KERNELS_AFTER_FIRST_PAGE)
     page_parser.warm()
     json_compiled.warm()
 
