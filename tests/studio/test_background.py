@@ -34,7 +34,7 @@ def test_waiting_for_the_first_page_ends_once_a_run_has_ended_and_its_page_is_dr
     monkeypatch.setattr(background, "_first_page_drawn", threading.Event())
     started = time.monotonic()
     background.wait_first_page(0.3)  # no run yet: until the timeout
-    assert time.monotonic() - started >= 0.3
+    assert time.monotonic() - started >= 0.25  # the timeout (a timer may wake a little early)
     background.start_queued()
     started = time.monotonic()
     background.wait_first_page(30)
