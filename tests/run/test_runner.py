@@ -187,6 +187,41 @@ def test_same_bits_with_a_caller_supplied_executor(public):
     assert one.contribution_value.tobytes() == threaded.contribution_value.tobytes()
 
 
+class _AtOnce:
+    """An executor that runs each task as it is submitted (`as_completed` then hands them back in
+    whatever order the test chooses)."""
+
+    def submit(self, function, *arguments):
+        from concurrent.futures import Future
+
+        future = Future()
+        future.set_result(function(*arguments))
+        return future
+
+
+@pytest.mark.parametrize("arrival", ["reversed", "shuffled"])
+def test_batches_arriving_out_of_order_are_joined_in_page_order(monkeypatch, arrival):
+    """`BatchJoin` copies each batch's cells, mAP records and box outcomes as it arrives: whatever
+    the order in which the batches complete, every array is the one process's, bit for bit."""
+    order = {"reversed": lambda futures: futures[::-1], "shuffled": lambda futures: [futures[k] for k in np.random.default_rng(3).permutation(len(futures))]}
+    monkeypatch.setattr(runner, "as_completed", lambda futures: iter(order[arrival](list(futures))))
+    monkeypatch.setattr(runner, "MAX_BATCH_PAGES", 1)  # a batch a page
+    cases = [case for case in _map_vector_sets() if len(case[1].pages) > 1]
+    assert len(cases) >= 3
+    for name, reference, prediction in cases:
+        one = evaluate_dataset(reference, prediction, workers=1)
+        joined = evaluate_dataset(reference, prediction, workers=4, executor=_AtOnce())
+        assert one.to_json() == joined.to_json(), name
+        for column in ("contribution_page", "contribution_cell", "contribution_value"):
+            assert getattr(one, column).tobytes() == getattr(joined, column).tobytes(), (name, column)
+        if one.box_outcomes is not None:
+            for field in dataclasses.fields(one.box_outcomes):
+                assert np.array_equal(getattr(one.box_outcomes, field.name), getattr(joined.box_outcomes, field.name), equal_nan=True), (name, field.name)
+        if one.map_state is not None:
+            for field in ("classes", "scores", "ranks", "matched", "ignored", "ground_truths", "boxes", "page_values"):
+                assert np.array_equal(getattr(one.map_state.matches, field), getattr(joined.map_state.matches, field), equal_nan=True), (name, field)
+
+
 def test_missing_prediction_page_is_scored_as_background_and_warned(public):
     _, reference, prediction = public
     full = evaluate_dataset(reference, prediction)

@@ -10,7 +10,10 @@ Elsewhere, and without a usable libc, it does nothing.
 
 A merge that copies many small runs (the workers' results) into one large array frees the runs as
 it goes, but the heap keeps them until trimmed: `FreedMemory` trims every `TRIM_EVERY_BYTES` let go
-of, so that a merge holds the merged array and a few runs, not every run twice.
+of, so that a merge holds the merged array and a few runs, not every run twice. Better still, runs
+are appended as they arrive (`Appended`): each is let go of at once, its memory serves the next
+one, and the system's fresh pages (about 4 ms a MB on a virtual machine, where they are zeroed on
+first touch) are paid once, for the merged array alone.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import ctypes
 import sys
 from collections.abc import Callable
 from functools import cache
+
+import numpy as np
 
 
 @cache
@@ -53,3 +58,31 @@ class FreedMemory:
         if self._since >= TRIM_EVERY_BYTES:
             give_back_free_memory()
             self._since = 0
+
+
+class Appended:
+    """An array that runs of rows are appended to, in order: a merge fed as the runs arrive.
+
+    `capacity` rows are reserved at once: when the caller knows an upper bound (the boxes of the
+    inputs), the pages of the reservation that are never written cost no memory (the system maps
+    them on first touch), so nothing is copied again; past it the array grows by half."""
+
+    def __init__(self, dtype: np.dtype | type, capacity: int = 0, row_shape: tuple[int, ...] = ()) -> None:
+        self._rows = np.empty((capacity, *row_shape), dtype)
+        self._length = 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    def append(self, rows: np.ndarray) -> None:
+        end = self._length + len(rows)
+        if end > len(self._rows):
+            grown = np.empty((max(end, len(self._rows) * 3 // 2), *self._rows.shape[1:]), self._rows.dtype)
+            grown[: self._length] = self._rows[: self._length]
+            self._rows = grown
+        self._rows[self._length : end] = rows
+        self._length = end
+
+    def array(self) -> np.ndarray:
+        """The rows appended, as one array (a view of the reservation)."""
+        return self._rows[: self._length]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tore_engine.core.memory import FreedMemory
+from tore_engine.core.memory import Appended, FreedMemory
 from tore_engine.core.taxonomy import MAX_CLASSES
 from tore_engine.metrics import box_kernel, map_kernel
 from tore_engine.metrics.box_kernel import BKG, BOTH, CLS, DUPE, ERROR_KINDS, FN, IGNORED, LOC, MISS, TP
@@ -70,31 +70,14 @@ class BoxOutcomes:
     @classmethod
     def merged(cls, parts: list["BoxOutcomes"]) -> "BoxOutcomes":
         """Consecutive runs of pages as one: the columns joined, offsets and positions shifted. It
-        consumes `parts`, letting each go once copied, so that the runs are never held twice (the
-        columns of 100,000 pages take about 175 MB)."""
+        consumes `parts`, letting each go once copied (`BoxOutcomeRuns`)."""
         if not parts:
             raise ValueError("no box outcomes to merge")
-        runs, pages = parts[::-1], sum(part.pages for part in parts)
-        parts.clear()
-        lengths = {row: sum(len(getattr(run, name)) for run in runs) for row, name in _LENGTH_OF.items()}
-        positions = index_type(lengths["prediction"])
-        columns = {name: np.empty(lengths[_ROW_OF[name]], positions if name == "ranked" else getattr(runs[0], name).dtype) for name in _ROW_OF}
-        offsets = {side: np.zeros(pages + 1, np.int64) for side in ("reference", "prediction")}
-        page, at, freed = 0, dict.fromkeys(lengths, 0), FreedMemory()
-        while runs:
-            run = runs.pop()
-            for side, column in offsets.items():
-                column[page + 1 : page + run.pages + 1] = getattr(run, f"{side}_offsets")[1:] + at[side]
-            for name, column in columns.items():
-                source = getattr(run, name)
-                if name == "ranked":  # positions within the run, shifted in the merged width (int64 beyond 2^31 - 1 boxes)
-                    source = source.astype(column.dtype) + at["prediction"]
-                column[at[_ROW_OF[name]] : at[_ROW_OF[name]] + len(source)] = source
-            page += run.pages
-            at = {row: at[row] + len(getattr(run, name)) for row, name in _LENGTH_OF.items()}
-            freed.let_go(sum(getattr(run, name).nbytes for name in _ROW_OF))
-            del run
-        return cls(reference_offsets=offsets["reference"], prediction_offsets=offsets["prediction"], **columns)
+        joined = BoxOutcomeRuns(sum(len(part.reference_classes) for part in parts), sum(len(part.prediction_classes) for part in parts))
+        parts.reverse()  # taken from the end, in run order
+        while parts:
+            joined.add(parts.pop())
+        return joined.outcomes()
 
     def page_counts(self) -> np.ndarray:
         """(pages, 9) each page's tp, fp, fn and count of each error type (`PAGE_COUNT_COLUMNS`)."""
@@ -128,6 +111,40 @@ class BoxOutcomes:
 _LENGTH_OF = {"reference": "reference_classes", "prediction": "prediction_classes", "ranked": "ranked"}  # a row of columns: its length
 _ROW_OF = {name: "ranked" if name == "ranked" else "reference" if name.startswith("reference") else "prediction"
            for name in BoxOutcomes.__dataclass_fields__ if not name.endswith("offsets")}  # fixes: one a prediction
+
+
+class BoxOutcomeRuns:
+    """Box outcomes of consecutive runs of pages, joined as they come (`add`, in run order): each
+    run is copied into columns reserved for `references` and `predictions` boxes (upper bounds: what
+    is not written costs nothing, `memory.Appended`) and can be let go of at once, so that the runs
+    of a pool are never all held beside their join (their columns take about 175 MB at 100,000 pages)."""
+
+    DTYPES = {"reference_classes": CLASS_TYPE, "reference_kinds": np.int8, "reference_partners": np.int32, "reference_ious": np.float64,
+              "prediction_classes": CLASS_TYPE, "prediction_scores": np.float64, "prediction_kinds": np.int8, "prediction_partners": np.int32,
+              "prediction_ious": np.float64, "fixes": CLASS_TYPE}
+
+    def __init__(self, references: int, predictions: int) -> None:
+        capacity = {"reference": references, "prediction": predictions, "ranked": predictions}
+        self._positions = index_type(predictions)
+        self._columns = {name: Appended(self._positions if name == "ranked" else self.DTYPES[name], capacity[_ROW_OF[name]]) for name in _ROW_OF}
+        self._offsets = {side: [np.zeros(1, np.int64)] for side in ("reference", "prediction")}
+        self._freed = FreedMemory()
+
+    def add(self, run: BoxOutcomes) -> None:
+        """The next run of pages (consumed: the caller lets it go)."""
+        for side, offsets in self._offsets.items():
+            offsets.append(getattr(run, f"{side}_offsets")[1:] + len(self._columns[f"{side}_classes"]))
+        predictions = len(self._columns["prediction_classes"])
+        for name, column in self._columns.items():
+            source = getattr(run, name)
+            # positions within the run, shifted in the joined width (int64 beyond 2^31 - 1 boxes)
+            column.append(source.astype(self._positions) + predictions if name == "ranked" else source)
+        self._freed.let_go(sum(getattr(run, name).nbytes for name in _ROW_OF))
+
+    def outcomes(self) -> BoxOutcomes:
+        """The runs added so far, as one."""
+        offsets = {f"{side}_offsets": np.concatenate(parts) for side, parts in self._offsets.items()}
+        return BoxOutcomes(**offsets, **{name: column.array() for name, column in self._columns.items()})
 
 
 @dataclass(frozen=True)

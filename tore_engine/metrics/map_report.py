@@ -45,28 +45,32 @@ class MapState:
     convention they were matched in, and the prediction boxes counted (`unscored` of them without a
     score, which rank as 1.0 in file order). `merged` puts states' runs one after the other;
     `matches` merges them, exactly and in order, when first read (1 s at 100,000 pages, which the
-    app's first heatmap need not wait for), then keeps the merged run only."""
+    app's first heatmap need not wait for), then keeps the merged run only. `ranked`: the runs are
+    one run in ranking order already (a worker's run is; runs joined as they came, `MatchRuns`,
+    are not)."""
 
     convention: str
     runs: tuple[PageMatches, ...]
     predicted: int
     unscored: int
+    ranked: bool = False
 
     @classmethod
     def merged(cls, parts: Sequence["MapState"]) -> "MapState":
         if not parts or len({part.convention for part in parts}) != 1:
             raise ValueError("mAP states merge only in one convention, and at least one is needed")
         return cls(parts[0].convention, tuple(run for part in parts for run in part.runs),
-                   sum(part.predicted for part in parts), sum(part.unscored for part in parts))
+                   sum(part.predicted for part in parts), sum(part.unscored for part in parts), len(parts) == 1 and parts[0].ranked)
 
     @property
     def matches(self) -> PageMatches:
-        """The records of all pages, in page order."""
+        """The records of all pages, in ranking order."""
         with _MERGING:
-            if len(self.runs) > 1:
+            if not self.ranked:
                 runs = list(self.runs)
                 object.__setattr__(self, "runs", ())  # so that the merge lets each run go once copied
                 object.__setattr__(self, "runs", (PageMatches.merged(runs),))  # the same records, held once
+                object.__setattr__(self, "ranked", True)
                 give_back_free_memory()  # the runs' many small arrays (116 MB of PSS at 100,000 pages otherwise)
             return self.runs[0]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tore_engine.core.memory import FreedMemory
+from tore_engine.core.memory import Appended, FreedMemory
 
 MAX_DETECTIONS = (1, 10, 100)  # COCOeval maxDets; a page keeps its 100 best detections of a class
 AREA_RANGES = np.array([[0.0, 1e5**2], [0.0, 32.0**2], [32.0**2, 96.0**2], [96.0**2, 1e5**2]])  # all, small, medium, large
@@ -188,33 +188,28 @@ class PageMatches:
 
     @classmethod
     def merged(cls, parts: list["PageMatches"]) -> "PageMatches":
-        """The records of consecutive runs of pages, in order, as one; `parts` is emptied, each run
-        let go of once copied, so that the records are held once, with their order beside them."""
+        """The records of consecutive runs of pages, each in its own ranking order (or joined in
+        run order, `MatchRuns`), as one in ranking order. `parts` is emptied, each run let go of
+        once copied and each column once reordered, so that the records are held once, with their
+        order beside them."""
         if not parts:
             raise ValueError("no page matches to merge")
-        totals = cls.totals(parts)
-        columns = [np.empty(sum(len(part.classes) for part in parts), dtype) for dtype in cls.RECORD_TYPES]
-        start, freed = 0, FreedMemory()
-        parts.reverse()  # taken from the end, in run order
-        while parts:
-            part = parts.pop()
-            for column, name in zip(columns, cls.RECORDS):
-                column[start:start + len(part.classes)] = getattr(part, name)
-            start += len(part.classes)
-            freed.let_go(part.nbytes)
-            del part
+        if len(parts) > 1:
+            runs = MatchRuns(sum(len(part.classes) for part in parts))
+            parts.reverse()  # taken from the end, in run order
+            while parts:
+                runs.add(parts.pop())
+            parts.append(runs.joined())
+            del runs
+        whole = parts.pop()
+        columns, totals = [getattr(whole, name) for name in cls.RECORDS], (whole.ground_truths, whole.boxes, whole.page_values)
+        del whole
         order = ranking(columns[0], columns[1])
-        for k, column in enumerate(columns):
-            columns[k] = column[order]  # one column at a time: the unordered one goes at once
+        for k, (column, dtype) in enumerate(zip(columns, cls.RECORD_TYPES)):
+            columns[k] = column[order].astype(dtype, copy=False)  # one column at a time: the unordered one goes at once
+        del column
         classes, scores, ranks, matched, ignored = columns
         return cls(classes, scores, ranks, matched, ignored, *totals)
-
-    @staticmethod
-    def totals(parts: Sequence["PageMatches"]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What merging runs adds up besides their records: the ground truths and boxes summed,
-        the page values in page order."""
-        return (np.sum([part.ground_truths for part in parts], axis=0), np.sum([part.boxes for part in parts], axis=0),
-                np.concatenate([part.page_values for part in parts]))
 
     @property
     def nbytes(self) -> int:
@@ -224,3 +219,33 @@ class PageMatches:
     def class_bounds(self) -> np.ndarray:
         """Where each class's records start (and, last, where they end)."""
         return np.searchsorted(self.classes, np.arange(len(self.boxes) + 1)).astype(np.int64)
+
+
+class MatchRuns:
+    """The records of consecutive runs of pages joined as they come (`add`, in run order), into
+    columns reserved for `records` (an upper bound: what is not written costs nothing,
+    `memory.Appended`), each run let go of once copied, so that the runs of a pool are never all
+    held beside their join; `joined` hands them over in run order, for `PageMatches.merged` to rank."""
+
+    def __init__(self, records: int) -> None:
+        self._columns = [Appended(dtype, records) for dtype in PageMatches.RECORD_TYPES]
+        self._ground_truths: np.ndarray | int = 0
+        self._boxes: np.ndarray | int = 0
+        self._page_values: list[np.ndarray] = []
+        self._freed = FreedMemory()
+
+    def add(self, run: PageMatches) -> None:
+        """The next run of pages (consumed: the caller lets it go)."""
+        for column, name in zip(self._columns, PageMatches.RECORDS):
+            column.append(getattr(run, name))
+        self._ground_truths = self._ground_truths + run.ground_truths
+        self._boxes = self._boxes + run.boxes
+        self._page_values.append(run.page_values)
+        self._freed.let_go(run.nbytes)
+
+    def joined(self) -> PageMatches:
+        """The runs added (at least one), as one in run order; the join lets go of them."""
+        classes, scores, ranks, matched, ignored = (column.array() for column in self._columns)
+        self._columns = []
+        return PageMatches(classes, scores, ranks, matched, ignored, np.asarray(self._ground_truths), np.asarray(self._boxes),
+                           np.concatenate(self._page_values))

@@ -524,7 +524,7 @@ def _map_state(text: MapText | None, matches: Callable[[], PageMatches], path: P
         return None
     if text.convention not in CONVENTIONS:
         raise _problem(path, f"names the mAP convention {text.convention!r}; known: {', '.join(CONVENTIONS)}")
-    return MapState(text.convention, (matches(),), text.predicted, text.unscored)
+    return MapState(text.convention, (matches(),), text.predicted, text.unscored, ranked=True)  # saved as `MapState.matches` gave them
 
 
 def _text(folder: Path, manifest: Manifest) -> SavedText:

@@ -30,7 +30,7 @@ from tore_engine.core.layout import (
     PagePart,
     page_source,
 )
-from tore_engine.core.memory import FreedMemory, give_back_free_memory
+from tore_engine.core.memory import Appended, give_back_free_memory
 from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
 from tore_engine.engine import page_kernel, sweep_grid, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
@@ -46,7 +46,7 @@ from tore_engine.metrics.algorithm1 import (
 )
 from tore_engine.metrics.box_table import BoxColumns
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF, MapState
-from tore_engine.metrics.map_types import CONVENTIONS
+from tore_engine.metrics.map_types import CONVENTIONS, MatchRuns
 from tore_engine.metrics.matrices import ToreMatrices
 from tore_engine.metrics.mean_average_precision import convention_named, match_pages
 from tore_engine.metrics.sweep import BOTH_SIDES, MIN_SCORE_SIDES, POINTS, SweepState, score_levels
@@ -92,6 +92,63 @@ class BatchOutcome:
     @property
     def page_count(self) -> int:
         return len(self.pixels)
+
+
+class BatchJoin:
+    """The batches' large arrays joined as they arrive, in batch order (`_run_batches` hands each to
+    `take`): each page's cells (page, cell, value), mAP's records (`MatchRuns`) and TIDE's box
+    outcomes (`BoxOutcomeRuns`). The driver copies them while the workers compute, and lets each
+    batch's go at once, so that it never holds every batch's arrays beside their join. `references`
+    and `predictions`: the inputs' boxes, the most that the records and outcomes can hold."""
+
+    CELL_TYPES = (np.int32, np.int32, np.float64)  # page, cell (K is at most 2048, so K * K fits), value
+
+    def __init__(self, pages: int, references: int, predictions: int) -> None:
+        self._pages, self._references, self._predictions = pages, references, predictions
+        self._cells: list[Appended] = []  # reserved at the first batch, from its cells a page
+        self._page = 0
+        self._matches: MatchRuns | None = None
+        self._convention, self._predicted, self._unscored = "", 0, 0
+        self._boxes: box_outcomes.BoxOutcomeRuns | None = None
+
+    def take(self, outcome: BatchOutcome) -> BatchOutcome:
+        """The batch without its cells, mAP's records and box outcomes, which are joined."""
+        if not self._cells:  # twice the first batch's cells a page: what is reserved but not written costs nothing
+            expected = 2 * math.ceil(len(outcome.cells) * self._pages / max(outcome.page_count, 1))
+            self._cells = [Appended(dtype, expected) for dtype in self.CELL_TYPES]
+        pages = np.repeat(np.arange(self._page, self._page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
+        for column, values in zip(self._cells, (pages, outcome.cells, outcome.values)):
+            column.append(values)
+        self._page += outcome.page_count
+        if outcome.map_state is not None:
+            if self._matches is None:
+                self._matches, self._convention = MatchRuns(self._predictions), outcome.map_state.convention
+            for run in outcome.map_state.runs:
+                self._matches.add(run)
+            self._predicted += outcome.map_state.predicted
+            self._unscored += outcome.map_state.unscored
+        if outcome.box_outcomes is not None:
+            if self._boxes is None:
+                self._boxes = box_outcomes.BoxOutcomeRuns(self._references, self._predictions)
+            self._boxes.add(outcome.box_outcomes)
+        nothing = np.zeros(0, np.int64)
+        return replace(outcome, bounds=nothing, cells=nothing.astype(np.int32), values=nothing.astype(np.float64), map_state=None, box_outcomes=None)
+
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every page's non-zero cells: (page, cell, value) columns in page order."""
+        page, cell, value = (column.array() for column in self._cells) if self._cells else (np.zeros(0, dtype) for dtype in self.CELL_TYPES)
+        return page, cell, value
+
+    def map_state(self, reason: str | None) -> tuple[MapState | None, str | None]:
+        """mAP's records of all pages, in page order; None (and why) when there is nothing to rank."""
+        if self._matches is None:
+            return None, reason
+        state = MapState(self._convention, (self._matches.joined(),), self._predicted, self._unscored)
+        return (state, None) if state.boxes else (None, NOTHING_TO_RANK)
+
+    def box_outcomes(self) -> box_outcomes.BoxOutcomes | None:
+        """TIDE's decisions on every page's boxes, or None when no batch made them."""
+        return None if self._boxes is None else self._boxes.outcomes()
 
 
 def _pair_table(task: PageTask, class_count: int) -> PairTable:
@@ -321,7 +378,7 @@ def _map_state(prepared: PreparedBatch, class_count: int, convention: str, job_p
     reference, prediction = prepared.side_boxes()
     matches = match_pages(reference, prediction, class_count, CONVENTIONS[convention], job_pages)
     unscored = int(np.isnan(prediction.scores).sum()) if prediction.scores is not None else len(prediction.classes)
-    return MapState(convention, (matches,), len(prediction.classes), unscored)
+    return MapState(convention, (matches,), len(prediction.classes), unscored, ranked=True)
 
 
 def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int, side: str = BOTH_SIDES) -> SweepState:
@@ -361,11 +418,14 @@ def _batch_size(pages: int, workers: int) -> int:
 
 
 def _run_batches(batches: Iterator[PageBatch], total: int, task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy,
-                 executor: Executor | None, in_flight: int, progress: Progress | None) -> list[Outcome]:
-    """`task`'s outcomes in batch order, whatever the order in which they complete; at most
-    `in_flight` batches are pending at once. Bad input found by a worker ends the run with the
-    error of the earliest batch, so the message is the same for any number of workers."""
-    outcomes: dict[int, Outcome] = {}
+                 executor: Executor | None, in_flight: int, progress: Progress | None,
+                 take: Callable[[Outcome], Outcome] | None = None) -> list[Outcome]:
+    """`task`'s outcomes in batch order, whatever the order in which they complete, each handed to
+    `take` (`BatchJoin.take`) as soon as the ones before it are in; at most `in_flight` batches
+    are pending at once. Bad input found by a worker ends the run with the error of the earliest
+    batch, so the message is the same for any number of workers."""
+    outcomes: list[Outcome] = []  # in batch order, through `take`
+    arrived: dict[int, Outcome] = {}  # completed before an earlier batch
     errors: dict[int, InputError] = {}
     pending: dict[Future, tuple[int, int]] = {}
     done = 0
@@ -373,11 +433,13 @@ def _run_batches(batches: Iterator[PageBatch], total: int, task: Callable[[PageB
     def record(position: int, pages: int, outcome_of: Callable[[], Outcome]) -> None:
         nonlocal done
         try:
-            outcome = outcome_of()
+            arrived[position] = outcome_of()
         except InputError as error:
             errors[position] = error
             return
-        outcomes[position] = outcome
+        while len(outcomes) in arrived:
+            outcome = arrived.pop(len(outcomes))
+            outcomes.append(outcome if take is None else take(outcome))
         done += pages
         if progress:
             progress(done, total)
@@ -396,7 +458,7 @@ def _run_batches(batches: Iterator[PageBatch], total: int, task: Callable[[PageB
         record(*pending.pop(future), future.result)
     if errors:
         raise errors[min(errors)]
-    return [outcomes[position] for position in range(len(outcomes))]
+    return outcomes
 
 
 def input_bytes(*paths: Path | None) -> int:
@@ -485,19 +547,17 @@ def evaluate_dataset(
     workers = workers if executor is not None else local_workers(workers, reference, prediction, len(matched))
     batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep,
                        min_score_side=side, outcomes=single)
-    outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None)
-    box_runs = [outcome.box_outcomes for outcome in outcomes if outcome.box_outcomes is not None]
-    outcomes = [replace(outcome, box_outcomes=None) for outcome in outcomes]  # the merge lets each run go once copied
-    boxes = box_outcomes.BoxOutcomes.merged(box_runs) if single else None
-    give_back_free_memory()  # the runs it copied, before `_assemble` copies the rest of the batches
+    join = BatchJoin(len(matched), reference.box_count(), prediction.box_count())
+    outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None, take=join.take)
+    boxes = join.box_outcomes() if single else None
     warnings += [warning for outcome in outcomes for warning in outcome.warnings]
-    map_state, map_reason = _merged_map(outcomes, map_reason)
+    map_state, map_reason = join.map_state(map_reason)
     warnings += map_warnings(map_state)
     sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
     source = partial(sweep_dataset, reference, prediction, matched, resolved, workers=workers, min_score=threshold, map_convention=convention,
                      min_score_side=side)
     box_source = partial(box_batches, reference, prediction, matched, resolved, min_score=threshold, min_score_side=side)
-    evaluation = _assemble(resolved, reference.page_ids(), outcomes, warnings, warning_groups=tuple(len(group) for group in before),
+    evaluation = _assemble(resolved, reference.page_ids(), outcomes, join.cells(), warnings, warning_groups=tuple(len(group) for group in before),
                            map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source, page_paired=matched >= 0,
                            box_outcomes=boxes, errors_reason=box_outcomes.DUAL_TAXONOMY if boxes is None else box_outcomes.nothing_to_match(boxes),
                            box_source=box_source if single else None)
@@ -531,27 +591,20 @@ def _map_convention(name: str, taxonomy: Taxonomy) -> tuple[str | None, str | No
     return (name, None) if taxonomy.mode == "single" else (None, DUAL_TAXONOMY)
 
 
-def _merged_map(outcomes: list[BatchOutcome], reason: str | None) -> tuple[MapState | None, str | None]:
-    """mAP's records of all pages, in page order; None (and why) when there is nothing to rank."""
-    parts = [outcome.map_state for outcome in outcomes if outcome.map_state is not None]
-    if not parts:
-        return None, reason
-    state = MapState.merged(parts)
-    return (state, None) if state.boxes else (None, NOTHING_TO_RANK)
-
-
 def _run(batches: Iterator[PageBatch], page_count: int, task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy,
-         workers: int, executor: Executor | None, progress: Progress | None, *, mapping: bool) -> list[Outcome]:
-    """`task` over the batches: on the caller's executor, on a local pool of `workers` processes
-    (the kernels loaded first, mAP's when `mapping`, so that the workers inherit them), or here."""
+         workers: int, executor: Executor | None, progress: Progress | None, *, mapping: bool,
+         take: Callable[[Outcome], Outcome] | None = None) -> list[Outcome]:
+    """`task` over the batches (each outcome handed to `take` in batch order): on the caller's
+    executor, on a local pool of `workers` processes (the kernels loaded first, mAP's when
+    `mapping`, so that the workers inherit them), or here."""
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is not None or workers <= 1 or page_count <= 1:
-        return _run_batches(batches, page_count, task, taxonomy, executor, in_flight, progress)
+        return _run_batches(batches, page_count, task, taxonomy, executor, in_flight, progress, take)
     page_kernel.preload_for_pool(worker_share(page_count, workers))
     if mapping:
         map_kernel.preload_for_pool(worker_share(page_count, workers))
     with worker_pool(workers) as pool:
-        return _run_batches(batches, page_count, task, taxonomy, pool, in_flight, progress)
+        return _run_batches(batches, page_count, task, taxonomy, pool, in_flight, progress, take)
 
 
 def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, taxonomy: Taxonomy, *, workers: int,
@@ -567,29 +620,22 @@ def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarr
     return SweepState.merged(states, taxonomy.size)
 
 
-def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], warnings: list[InputWarning], **merged) -> Evaluation:
-    """The evaluation from the batches' outcomes, which it consumes: each batch's arrays are copied
-    into the evaluation's and let go of at once, so the driver never holds the cells twice.
-    `merged`: the other state already merged from them (mAP's, the sweep's)."""
+def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], cells: tuple[np.ndarray, np.ndarray, np.ndarray],
+              warnings: list[InputWarning], **merged) -> Evaluation:
+    """The evaluation from the batches' outcomes, stripped by `BatchJoin.take` of what it joined
+    (`cells`: each page's, `BatchJoin.cells`). `merged`: the other state merged from them (mAP's,
+    the sweep's)."""
     counts = ExactCounts.merge([outcome.counts for outcome in outcomes], taxonomy.size)
-    pages, cells = sum(outcome.page_count for outcome in outcomes), sum(len(outcome.cells) for outcome in outcomes)
+    pages = sum(outcome.page_count for outcome in outcomes)
     exact = object if any(outcome.reduced.dtype == object or outcome.pixels.dtype == object for outcome in outcomes) else np.int64  # Python integers where a batch needed them
-    pixels, page_reduced = np.empty(pages, exact), np.empty((pages, 2, 2), exact)
-    contribution_page, contribution_cell, contribution_value = np.empty(cells, np.int32), np.empty(cells, np.int32), np.empty(cells)
-    page_scored = np.empty(pages, np.int64)
-    page = cell = 0
-    freed = FreedMemory()
-    outcomes.reverse()  # taken from the end, in batch order
-    while outcomes:
-        outcome = outcomes.pop()
-        batch_pages, batch_cells = slice(page, page + outcome.page_count), slice(cell, cell + len(outcome.cells))
+    pixels, page_reduced, page_scored = np.empty(pages, exact), np.empty((pages, 2, 2), exact), np.empty(pages, np.int64)
+    page = 0
+    for outcome in outcomes:
+        batch_pages = slice(page, page + outcome.page_count)
         assert outcome.scored is not None, "evaluate_task counts every batch's scored boxes"
         pixels[batch_pages], page_reduced[batch_pages], page_scored[batch_pages] = outcome.pixels, outcome.reduced, outcome.scored
-        contribution_cell[batch_cells], contribution_value[batch_cells] = outcome.cells, outcome.values
-        contribution_page[batch_cells] = np.repeat(np.arange(page, page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
-        page, cell = batch_pages.stop, batch_cells.stop
-        freed.let_go(outcome.cells.nbytes + outcome.values.nbytes + outcome.bounds.nbytes)
-        del outcome
+        page = batch_pages.stop
+    contribution_page, contribution_cell, contribution_value = cells
     page_reduced = exact_integers(page_reduced, page_reduced.size)
     return Evaluation(
         taxonomy=taxonomy,
