@@ -30,7 +30,7 @@ from tore_engine.core.layout import (
     PagePart,
     page_source,
 )
-from tore_engine.core.memory import Appended, give_back_free_memory
+from tore_engine.core.memory import Appended, FreedMemory, give_back_free_memory
 from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
 from tore_engine.engine import page_kernel, sweep_grid, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
@@ -110,6 +110,7 @@ class BatchJoin:
         self._matches: MatchRuns | None = None
         self._convention, self._predicted, self._unscored = "", 0, 0
         self._boxes: box_outcomes.BoxOutcomeRuns | None = None
+        self._freed = FreedMemory()
 
     def take(self, outcome: BatchOutcome) -> BatchOutcome:
         """The batch without its cells, mAP's records and box outcomes, which are joined."""
@@ -120,6 +121,7 @@ class BatchJoin:
         for column, values in zip(self._cells, (pages, outcome.cells, outcome.values)):
             column.append(values)
         self._page += outcome.page_count
+        self._freed.let_go(outcome.cells.nbytes + outcome.values.nbytes + outcome.bounds.nbytes)
         if outcome.map_state is not None:
             if self._matches is None:
                 self._matches, self._convention = MatchRuns(self._predictions), outcome.map_state.convention
