@@ -18,32 +18,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 from benchmarks.bench_app import CHROMIUM, CHROMIUM_ARGS, Session, _closed, link_query, row_to_overlays
-from benchmarks.common import REPOSITORY, WORK, machine_line, served_tore_app, synthetic_files
-
-
-@contextlib.contextmanager
-def _worktree(revision: str):
-    """A checkout of `revision` in a temporary folder, its kernels compiled first (numba's cache is
-    per source path, so a new folder is a cold cache; before commit "Fork-safe kernels" a server's
-    first evaluation could hang when it forked its workers while the warm-up compiled), removed
-    afterwards."""
-    with tempfile.TemporaryDirectory(prefix="bench_app_ab_") as folder:
-        tree = Path(folder) / "tree"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), revision], cwd=REPOSITORY, check=True)
-        try:
-            subprocess.run([sys.executable, "-m", "tore_engine.run.warm"], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-                           check=True, stdout=subprocess.DEVNULL)
-            yield tree
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPOSITORY, check=True)
+from benchmarks.common import REPOSITORY, WORK, machine_line, served_tore_app, synthetic_files, worktree
 
 
 def measure(revision: str, pages: int, tabs: int) -> dict[str, dict[str, list[float]]]:
@@ -55,7 +33,7 @@ def measure(revision: str, pages: int, tabs: int) -> dict[str, dict[str, list[fl
              "row_to_overlays_s": lambda s: row_to_overlays(s, query, "page_000000")[0]}
     times: dict[str, dict[str, list[float]]] = {step: {revision: [], "this checkout": []} for step in steps}
     with contextlib.ExitStack() as stack, sync_playwright() as playwright:
-        trees = {revision: stack.enter_context(_worktree(revision)), "this checkout": REPOSITORY}
+        trees = {revision: stack.enter_context(worktree(revision)), "this checkout": REPOSITORY}
         urls = {name: stack.enter_context(served_tore_app(folder.parent, tree=tree))[0] for name, tree in trees.items()}
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         sessions = {name: Session(browser, url) for name, url in urls.items()}
@@ -77,7 +55,7 @@ def first_heatmaps(revision: str, pages: int, rounds: int) -> dict[str, dict[str
     folder = synthetic_files(pages)
     query = link_query(folder)
     times: dict[str, list[float]] = {revision: [], "this checkout": []}
-    with _worktree(revision) as tree, sync_playwright() as playwright:
+    with worktree(revision) as tree, sync_playwright() as playwright:
         trees = {revision: tree, "this checkout": REPOSITORY}
         for _ in range(rounds):
             for name, checkout in trees.items():
@@ -98,7 +76,7 @@ def saved_tabs(revision: str, pages: int, rounds: int) -> dict[str, dict[str, li
         raise SystemExit(f"{out} holds no saved evaluation: run `python -m benchmarks.bench_saved --pages {pages}` first")
     times: dict[str, dict[str, list[float]]] = {"saved_first_tab_s": {revision: [], "this checkout": []},
                                                 "saved_second_tab_s": {revision: [], "this checkout": []}}
-    with _worktree(revision) as tree, sync_playwright() as playwright:
+    with worktree(revision) as tree, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         trees = {revision: tree, "this checkout": REPOSITORY}
         for round_ in range(rounds):

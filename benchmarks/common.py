@@ -21,6 +21,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -360,6 +361,24 @@ def served_app(data_root: Path, launcher: tuple[str, ...] = (sys.executable, "-m
                "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"]
     with _serving(command, port, data_root, env, log) as served:
         yield served
+
+
+@contextmanager
+def worktree(revision: str) -> Iterator[Path]:
+    """A checkout of `revision` in a temporary folder, its kernels compiled first (numba's cache is
+    per source path, so a new folder is a cold cache; before commit "Fork-safe kernels" a server's
+    first evaluation could hang when it forked its workers while the warm-up compiled), removed
+    afterwards: the other side of an A/B, run with PYTHONPATH set to it."""
+    with tempfile.TemporaryDirectory(prefix="bench_ab_") as folder:
+        tree = Path(folder) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), revision], cwd=REPOSITORY, check=True)
+        try:
+            subprocess.run([sys.executable, "-m", "tore_engine.run.warm"], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "tore_engine")], check=True)  # as this checkout's
+            yield tree
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPOSITORY, check=True)
 
 
 @contextmanager
