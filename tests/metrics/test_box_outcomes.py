@@ -23,11 +23,13 @@ from tore_engine.metrics.box_outcomes import (
     NO_PREDICTION,
     NO_REFERENCE,
     BoxOutcomes,
+    BoxPartners,
     _by_class,
     _by_score,
     _class_aps,
     _class_order,
     _compiled_class_aps,
+    decided,
     match_outcomes,
     nothing_to_match,
     summarise,
@@ -43,11 +45,18 @@ def _case(vector: dict) -> dict:
 
 
 def _outcomes(case: dict, path: str) -> BoxOutcomes:
+    return _decided(case, path)[0]
+
+
+def _decided(case: dict, path: str) -> tuple[BoxOutcomes, BoxPartners]:
     os.environ["TORE_MAP_KERNEL"] = path
     try:
-        return match_outcomes(*case_sides(case))
+        outcomes, partners = decided(*case_sides(case))
     finally:
         del os.environ["TORE_MAP_KERNEL"]
+    held = match_outcomes(*case_sides(case))  # what an evaluation holds: the same decisions
+    assert all(np.array_equal(getattr(held, name), getattr(outcomes, name)) for name in BoxOutcomes.__dataclass_fields__)
+    return outcomes, partners
 
 
 def _class_count(case: dict) -> int:
@@ -82,8 +91,8 @@ def check_figures(outcomes: BoxOutcomes, case: dict, theirs: dict) -> None:
 def test_every_box_and_figure_equals_tidecv(name):
     vector = read_vector(VECTORS / f"{name}.json")
     case = _case(vector)
-    outcomes = _outcomes(case, "numpy")
-    assert decisions(outcomes) == vector["tidecv"]["boxes"]
+    outcomes, partners = _decided(case, "numpy")
+    assert decisions(outcomes, partners) == vector["tidecv"]["boxes"]
     check_figures(outcomes, case, vector["tidecv"])
 
 
@@ -91,10 +100,11 @@ def test_every_box_and_figure_equals_tidecv(name):
 @pytest.mark.parametrize("name", [name for name in NAMES if not name.startswith("real_")])
 def test_the_compiled_path_decides_alike(name):
     case = _case(read_vector(VECTORS / f"{name}.json"))
-    plain, compiled = _outcomes(case, "numpy"), _outcomes(case, "always")
+    plain, compiled = _decided(case, "numpy"), _decided(case, "always")
     assert box_kernel.outcomes.loaded
-    for field in BoxOutcomes.__dataclass_fields__:
-        np.testing.assert_array_equal(getattr(plain, field), getattr(compiled, field), err_msg=field)
+    for made_plain, made_compiled in zip(plain, compiled):
+        for field in type(made_plain).__dataclass_fields__:
+            np.testing.assert_array_equal(getattr(made_plain, field), getattr(made_compiled, field), err_msg=field)
 
 
 @pytest.mark.parametrize("name", ["mixed_grid_0", "mixed_real_1", "over_100_a_page", "demo_model_a"])
@@ -115,9 +125,9 @@ def test_nothing_to_match_still_decides_every_box():
     decided as it decides it: all Bkg, or all Miss."""
     for name, reason in (("no_reference_box", NO_REFERENCE), ("no_prediction_box", NO_PREDICTION)):
         vector = read_vector(VECTORS / f"{name}.json")
-        outcomes = _outcomes(vector["case"], "numpy")
+        outcomes, partners = _decided(vector["case"], "numpy")
         assert nothing_to_match(outcomes) == reason
-        assert decisions(outcomes) == vector["tidecv"]["boxes"]
+        assert decisions(outcomes, partners) == vector["tidecv"]["boxes"]
 
 
 @pytest.mark.skipif(not TIDECV.exists(), reason=f"tidecv 1.0.1 is not installed at {TIDECV} (tests/vectors/tide/build_vectors.py)")

@@ -163,8 +163,17 @@ def test_two_halves_merged_are_one_evaluation_of_all_pages(tmp_path, workers):
     (gt, model), *halves = _write_halves(tmp_path, document["reference"], document["prediction"], set(ids[:23]), set(ids[23:]))
     whole = tore.evaluate(gt, model, workers=workers)
     first, second = (tore.evaluate(*half, workers=workers) for half in halves)
-    _assert_the_same(first.merge(second), whole, tmp_path)
+    merged = first.merge(second)
+    _assert_the_same(merged, whole, tmp_path)
     assert len(whole.warnings) == 33  # 32 clipped boxes and mAP's note on unscored boxes: from both halves, summed
+
+    def decisions(evaluation, page: int) -> dict:  # TIDE's, made again from the page's boxes (NaN: no IoU)
+        return {side: [(box.outcome, box.error, box.partner, None if np.isnan(box.iou) else box.iou) for box in boxes]
+                for side, boxes in evaluation.page_decisions(page).items()}
+
+    assert [decisions(merged, page) for page in range(len(ids))] == [decisions(whole, page) for page in range(len(ids))]
+    assert any(box[0] == "fp" for page in range(len(ids)) for box in decisions(whole, page)["prediction"])
+    assert merged.page_decisions(len(ids)) is None and merged.page_decisions(-1) is None
 
 
 @pytest.mark.filterwarnings("ignore::tore_engine.core.errors.ToreWarning")

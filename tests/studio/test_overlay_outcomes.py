@@ -29,7 +29,7 @@ def test_every_box_decision_of_the_demo_equals_tidecvs(demo):
     outcomes = evaluation.box_outcomes
     assert outcomes.pages == len(TIDE["reference"]) == 26
     for page in range(outcomes.pages):
-        decided = outcomes.on_page(page)
+        decided = evaluation.page_decisions(page)
         for side in ("reference", "prediction"):
             ours = [(box.outcome, box.error, box.partner, box.iou) for box in decided[side]]
             theirs = _tide(side, page)
@@ -40,7 +40,7 @@ def test_every_box_decision_of_the_demo_equals_tidecvs(demo):
 def _drawn(demo, page: int, lit=frozenset()):
     reference_set, prediction_set, evaluation = demo
     reference, prediction = reference_set.pages[page], prediction_set.pages[page]
-    decided = evaluation.box_outcomes.on_page(page)
+    decided = evaluation.page_decisions(page)
     panes = [Pane("reference", reference, decisions=decided["reference"], partner_page=prediction),
              Pane("model A", prediction, decisions=decided["prediction"], partner_page=reference, lit=lit)]
     return reference, prediction, valid_plotly(page_overlays.page_overlay(panes, reference.width, reference.height, None))

@@ -44,22 +44,21 @@ map_kernel.OTHER_KERNELS[box_kernel.class_aps] = ("TIDE's AP kernel", 2.0)
 @dataclass(frozen=True)
 class BoxOutcomes:
     """What TIDE decides on a run of pages, box by box, in file order (page p's boxes at
-    `offsets[p]:offsets[p + 1]` of each side): each box's kind (`box_kernel` codes), its partner's
-    index on its page (-1: none) and the IoU with it (NaN: none); each prediction's class and score
-    (1.0 where it has none), and for a Cls or Loc error the class its fix makes it a true positive
-    of (-1: the fix drops it); `ranked`, the kept predictions in page order, each page's by rank."""
+    `offsets[p]:offsets[p + 1]` of each side): each box's kind (`box_kernel` codes); each
+    prediction's class, score (1.0 where it has none) and partner's index on its page (-1: none;
+    the box-level matrix reads it), and for a Cls or Loc error the class its fix makes it a true
+    positive of (-1: the fix drops it); `ranked`, the kept predictions in page order, each page's by
+    rank. What only a page's or a table's boxes show (the reference boxes' partners, the IoUs) is
+    decided again from the boxes when asked (`BoxPartners`), not held: 80 MB at 100,000 pages."""
 
     reference_offsets: np.ndarray  # (pages + 1,) int64
     reference_classes: np.ndarray  # CLASS_TYPE
     reference_kinds: np.ndarray  # int8
-    reference_partners: np.ndarray  # int32
-    reference_ious: np.ndarray  # float64
     prediction_offsets: np.ndarray
     prediction_classes: np.ndarray
     prediction_scores: np.ndarray  # float64
     prediction_kinds: np.ndarray
-    prediction_partners: np.ndarray
-    prediction_ious: np.ndarray
+    prediction_partners: np.ndarray  # int32
     fixes: np.ndarray  # CLASS_TYPE
     ranked: np.ndarray  # int32 positions into the prediction columns (int64 beyond 2^31 - 1 of them)
 
@@ -94,18 +93,30 @@ class BoxOutcomes:
         return np.stack(columns, axis=1)
 
 
-    def on_page(self, page: int) -> dict[str, list[BoxDecision]]:
+    def on_page(self, page: int, partners: "BoxPartners") -> dict[str, list[BoxDecision]]:
         """What TIDE decided for each box of page `page` (its index in the run), by side: the boxes in
         the order they were evaluated (file order, after the minimum score), partners as positions
-        on the other side of the same page."""
-        sides = {"reference": (self.reference_offsets, self.reference_kinds, self.reference_partners, self.reference_ious, REFERENCE_KINDS),
-                 "prediction": (self.prediction_offsets, self.prediction_kinds, self.prediction_partners, self.prediction_ious, PREDICTION_KINDS)}
+        on the other side of the same page (`partners`: the same run's)."""
+        sides = {"reference": (self.reference_offsets, self.reference_kinds, partners.reference_partners, partners.reference_ious, REFERENCE_KINDS),
+                 "prediction": (self.prediction_offsets, self.prediction_kinds, partners.prediction_partners, partners.prediction_ious, PREDICTION_KINDS)}
         decided = {}
-        for side, (offsets, kinds, partners, ious, names) in sides.items():
+        for side, (offsets, kinds, partner_column, ious, names) in sides.items():
             start, end = int(offsets[page]), int(offsets[page + 1])
             decided[side] = [BoxDecision(*names[int(kind)], int(partner), float(iou))
-                             for kind, partner, iou in zip(kinds[start:end].tolist(), partners[start:end].tolist(), ious[start:end].tolist())]
+                             for kind, partner, iou in zip(kinds[start:end].tolist(), partner_column[start:end].tolist(), ious[start:end].tolist())]
         return decided
+
+
+@dataclass(frozen=True)
+class BoxPartners:
+    """Each box's partner on the other side of its page (-1: none) and the IoU with it (NaN: none),
+    for a run of pages in `BoxOutcomes`' order: made again from the boxes (`decided`) for a table
+    or a page, where they are shown."""
+
+    reference_partners: np.ndarray  # int32
+    reference_ious: np.ndarray  # float64
+    prediction_partners: np.ndarray  # int32
+    prediction_ious: np.ndarray  # float64
 
 
 _LENGTH_OF = {"reference": "reference_classes", "prediction": "prediction_classes", "ranked": "ranked"}  # a row of columns: its length
@@ -117,11 +128,10 @@ class BoxOutcomeRuns:
     """Box outcomes of consecutive runs of pages, joined as they come (`add`, in run order): each
     run is copied into columns reserved for `references` and `predictions` boxes (upper bounds: what
     is not written costs nothing, `memory.Appended`) and can be let go of at once, so that the runs
-    of a pool are never all held beside their join (their columns take about 175 MB at 100,000 pages)."""
+    of a pool are never all held beside their join (their columns take about 95 MB at 100,000 pages)."""
 
-    DTYPES = {"reference_classes": CLASS_TYPE, "reference_kinds": np.int8, "reference_partners": np.int32, "reference_ious": np.float64,
-              "prediction_classes": CLASS_TYPE, "prediction_scores": np.float64, "prediction_kinds": np.int8, "prediction_partners": np.int32,
-              "prediction_ious": np.float64, "fixes": CLASS_TYPE}
+    DTYPES = {"reference_classes": CLASS_TYPE, "reference_kinds": np.int8, "prediction_classes": CLASS_TYPE, "prediction_scores": np.float64,
+              "prediction_kinds": np.int8, "prediction_partners": np.int32, "fixes": CLASS_TYPE}
 
     def __init__(self, references: int, predictions: int) -> None:
         capacity = {"reference": references, "prediction": predictions, "ranked": predictions}
@@ -163,6 +173,12 @@ def match_outcomes(reference: SideBoxes, prediction: SideBoxes, job_pages: int =
     """TIDE's decisions on a run of pages (reference page p against prediction page p), its boxes
     as mAP reads them (COCO's x, y, width, height in float64; unscored as 1.0); compiled when
     `map_kernel.use_kernels` says it pays off for a job of `job_pages`, the same either way."""
+    return decided(reference, prediction, job_pages)[0]
+
+
+def decided(reference: SideBoxes, prediction: SideBoxes, job_pages: int = 0) -> tuple[BoxOutcomes, BoxPartners]:
+    """`match_outcomes` with each box's partner and IoU (TIDE decides page by page, so a run's
+    decisions are those the whole evaluation made of its pages)."""
     if reference.pages != prediction.pages:
         raise ValueError(f"{reference.pages} reference pages but {prediction.pages} prediction pages: pair them first")
     reference_boxes, _ = coco_boxes(reference, COCO)
@@ -174,9 +190,10 @@ def match_outcomes(reference: SideBoxes, prediction: SideBoxes, job_pages: int =
     kinds, partners, ious, fixes, ranked, reference_kinds, reference_partners, reference_ious = decide(
         np.ascontiguousarray(reference.offsets, np.int64), np.ascontiguousarray(reference_boxes), reference_classes,
         np.ascontiguousarray(prediction.offsets, np.int64), np.ascontiguousarray(prediction_boxes), prediction_classes, scores)
-    return BoxOutcomes(np.asarray(reference.offsets, np.int64), reference_classes.astype(CLASS_TYPE), reference_kinds, reference_partners,
-                       reference_ious, np.asarray(prediction.offsets, np.int64), prediction_classes.astype(CLASS_TYPE), scores, kinds, partners,
-                       ious, fixes.astype(CLASS_TYPE), ranked)
+    outcomes = BoxOutcomes(np.asarray(reference.offsets, np.int64), reference_classes.astype(CLASS_TYPE), reference_kinds,
+                           np.asarray(prediction.offsets, np.int64), prediction_classes.astype(CLASS_TYPE), scores, kinds, partners,
+                           fixes.astype(CLASS_TYPE), ranked)
+    return outcomes, BoxPartners(reference_partners, reference_ious, partners, ious)
 
 
 @dataclass(frozen=True)

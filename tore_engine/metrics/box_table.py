@@ -1,8 +1,8 @@
 """boxes.csv's rows (docs/cli.md#box-outcomes-and-tides-error-types): every evaluated box of both sides beside what TIDE made of it.
 
 The outcomes are held (`box_outcomes.BoxOutcomes`, a few bytes a box); the boxes themselves are
-read again, batch by batch (`BoxColumns`, from `run.runner.box_batches`), so that the table is
-streamed and never held whole.
+read again, batch by batch (`BoxColumns`, from `run.runner.box_batches`), and their partners and
+IoUs decided again, so that the table is streamed and never held whole.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tore_engine.metrics.box_outcomes import PREDICTION_KINDS, REFERENCE_KINDS, BoxOutcomes
+from tore_engine.metrics.box_outcomes import PREDICTION_KINDS, REFERENCE_KINDS, BoxOutcomes, decided
 from tore_engine.metrics.map_types import SideBoxes
 
 BOX_COLUMNS = ("page", "side", "index", "class", "score", "x0", "y0", "x1", "y1", "outcome", "error", "partner", "iou")
@@ -50,32 +50,32 @@ class BoxColumns:
 def box_rows(batches: Iterable[BoxColumns], outcomes: BoxOutcomes, classes: Sequence[str]) -> Iterator[BoxRow]:
     """boxes.csv's rows, page by page, each page's reference boxes then its prediction boxes in file
     order: class by name, score as given (None: none), the box, TIDE's outcome and error, the
-    partner's index in the file and the IoU with it (None: none)."""
+    partner's index in the file and the IoU with it (None: none), decided again from the batch's
+    boxes (`box_outcomes.decided`: TIDE decides page by page, so the same decisions)."""
     page = 0
     boxes = {"reference": 0, "prediction": 0}  # the first box of the batch in `outcomes`
     for batch in batches:
+        again, partners = decided(batch.reference, batch.prediction)
         indices = {"reference": batch.reference_indices, "prediction": batch.prediction_indices}
         sides = {"reference": batch.reference, "prediction": batch.prediction}
+        columns = {"reference": (outcomes.reference_offsets, outcomes.reference_kinds, again.reference_kinds, partners.reference_partners, partners.reference_ious),
+                   "prediction": (outcomes.prediction_offsets, outcomes.prediction_kinds, again.prediction_kinds, partners.prediction_partners,
+                                  partners.prediction_ious)}
+        for side in SIDES:
+            held, made = columns[side][1], columns[side][2]
+            assert np.array_equal(held[boxes[side] : boxes[side] + len(made)], made), "the boxes read again are the boxes evaluated"
         for local, page_id in enumerate(batch.page_ids):
             for side, other in (SIDES, SIDES[::-1]):
                 own, kinds = sides[side], (REFERENCE_KINDS if side == "reference" else PREDICTION_KINDS)
-                offsets, partners, ious, kind_codes = _side_columns(outcomes, side)
-                first = offsets[page]
+                offsets, _, kind_codes, partner_column, ious = columns[side]
                 other_first = int(sides[other].offsets[local])
                 for k in range(int(own.offsets[local]), int(own.offsets[local + 1])):
-                    at = boxes[side] + k
-                    outcome, error = kinds[int(kind_codes[at])]
-                    partner = int(partners[at])
+                    outcome, error = kinds[int(kind_codes[k])]
+                    partner = int(partner_column[k])
                     score = None if own.scores is None or np.isnan(own.scores[k]) else float(own.scores[k])
                     yield (page_id, side, int(indices[side][k]), classes[int(own.classes[k])], score, *map(float, own.xyxy[k]),
                            outcome, error, None if partner < 0 else int(indices[other][other_first + partner]),
-                           None if np.isnan(ious[at]) else float(ious[at]))
-                assert first == boxes[side] + own.offsets[local], "the boxes read again are the boxes evaluated"
+                           None if np.isnan(ious[k]) else float(ious[k]))
+                assert offsets[page] == boxes[side] + own.offsets[local], "the boxes read again are the boxes evaluated"
             page += 1
         boxes = {side: boxes[side] + len(sides[side].classes) for side in SIDES}
-
-
-def _side_columns(outcomes: BoxOutcomes, side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    if side == "reference":
-        return outcomes.reference_offsets, outcomes.reference_partners, outcomes.reference_ious, outcomes.reference_kinds
-    return outcomes.prediction_offsets, outcomes.prediction_partners, outcomes.prediction_ious, outcomes.prediction_kinds

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from tore_engine.core.memory import give_back_free_memory
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
 from tore_engine.metrics.box_confusion import BoxCells, axis_names, box_cell_pages, box_cells, box_confusion
-from tore_engine.metrics.box_outcomes import BoxOutcomes, nothing_to_match, summarise
+from tore_engine.metrics.box_outcomes import BoxDecision, BoxOutcomes, decided, nothing_to_match, summarise
 from tore_engine.metrics.box_table import BOX_COLUMNS, BoxColumns, BoxRow, box_rows
 from tore_engine.metrics.map_report import MapReport, MapState, unscored_note
 from tore_engine.metrics.matrices import (
@@ -92,7 +93,7 @@ class Evaluation:
     # boxes again, batch by batch, for boxes.csv and `boxes` (None: the inputs are gone).
     box_outcomes: BoxOutcomes | None = None
     errors_reason: str | None = None
-    box_source: Callable[[], Iterable[BoxColumns]] | None = field(default=None, repr=False, compare=False)
+    box_source: Callable[..., Iterable[BoxColumns]] | None = field(default=None, repr=False, compare=False)  # (page=None): all pages, or one
     _sweep_report: SweepReport | None = field(default=None, init=False, repr=False, compare=False)
     # Reopened from a saved folder (`results.saved`) with mAP's summary but not its records, which
     # a merge needs: such an evaluation cannot be merged.
@@ -293,6 +294,16 @@ class Evaluation:
         give_back_free_memory()  # its orders of all records (16-32 MB each, from glibc's heap, kept there otherwise)
         return summary.to_json(self.matrices.classes)
 
+    def page_decisions(self, page: int) -> dict[str, list[BoxDecision]] | None:
+        """TIDE's decision for each box of page `page` (its position), by side, with its partner and
+        IoU, decided again from the page's boxes as evaluated (`box_source`; TIDE decides page by
+        page, so these are the evaluation's own decisions); None without box outcomes or inputs."""
+        if self.box_outcomes is None or self.box_source is None or not 0 <= page < self.box_outcomes.pages:
+            return None
+        columns = next(iter(self.box_source(page=page)))
+        outcomes, partners = decided(columns.reference, columns.prediction)
+        return outcomes.on_page(0, partners)
+
     def _box_rows(self) -> Iterator[BoxRow]:
         if self.box_outcomes is None or self.box_source is None:
             raise ValueError("this evaluation has no box outcomes to list (dual taxonomy) or no inputs to read the boxes from")
@@ -386,7 +397,6 @@ class Evaluation:
         counts = ExactCounts.merge([self.counts, other.counts], self.taxonomy.size)
         map_state = None if self.map_state is None or other.map_state is None else MapState.merged([self.map_state, other.map_state])
         outcomes = None if self.box_outcomes is None or other.box_outcomes is None else BoxOutcomes.merged([self.box_outcomes, other.box_outcomes])
-        sources = (self.box_source, other.box_source)
         groups, pages = _merged_warnings(self, other)
         return Evaluation(
             taxonomy=self.taxonomy,
@@ -408,7 +418,7 @@ class Evaluation:
             page_paired=None if self.page_paired is None or other.page_paired is None else np.concatenate([self.page_paired, other.page_paired]),
             box_outcomes=outcomes,
             errors_reason=self.errors_reason if outcomes is None else nothing_to_match(outcomes),
-            box_source=None if None in sources else lambda: chain(*(source() for source in sources if source is not None)),
+            box_source=None if self.box_source is None or other.box_source is None else partial(_merged_boxes, (self.box_source, other.box_source), len(self.page_ids)),
         )
 
     def summary(self, out: str | Path | None = None) -> str:
@@ -471,6 +481,14 @@ def map_warnings(state: MapState | None) -> list[InputWarning]:
     if state is None or not state.unscored:
         return []
     return [InputWarning(None, None, "prediction", unscored_note(state.unscored, state.predicted))]
+
+
+def _merged_boxes(sources: tuple[Callable[..., Iterable[BoxColumns]], Callable[..., Iterable[BoxColumns]]], first_pages: int, *,
+                  page: int | None = None) -> Iterable[BoxColumns]:
+    """A merged evaluation's `box_source`: the first's batches then the second's, or one page's."""
+    if page is None:
+        return chain(*(source() for source in sources))
+    return sources[0](page=page) if page < first_pages else sources[1](page=page - first_pages)
 
 
 def _check_mergeable(a: Evaluation, b: Evaluation) -> None:

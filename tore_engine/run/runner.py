@@ -265,15 +265,16 @@ def worker_share(pages: int, workers: int) -> int:
 
 def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, workers: int, *,
              min_score: float | None, map_convention: str | None, sweep: bool, min_score_side: str = BOTH_SIDES,
-             outcomes: bool = False) -> Iterator[PageBatch]:
+             outcomes: bool = False, pages: range | None = None) -> Iterator[PageBatch]:
     """The evaluation's tasks (`matched`: `pair_positions`), made only as they are sent, each with
     what the run asks for (its minimum score, mAP's convention, the sweep). Each says how many
     pages its worker will see (its share of the job), which is what loading the page kernel must
-    pay for."""
+    pay for. `pages`: only those reference pages (positions; default all)."""
     reference_pages, prediction_pages = page_source(reference), page_source(prediction)
     size, share = _batch_size(len(matched), workers), worker_share(len(matched), workers)
-    for start in range(0, len(matched), size):
-        chosen = matched[start : start + size]
+    pages = range(len(matched)) if pages is None else pages
+    for start in range(pages.start, pages.stop, size):
+        chosen = matched[start : min(start + size, pages.stop)]
         present = chosen[chosen >= 0]
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
@@ -568,11 +569,12 @@ def evaluate_dataset(
 
 
 def box_batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, taxonomy: Taxonomy, *,
-                min_score: float | None, min_score_side: str = BOTH_SIDES) -> Iterator[BoxColumns]:
+                min_score: float | None, min_score_side: str = BOTH_SIDES, page: int | None = None) -> Iterator[BoxColumns]:
     """The evaluated boxes again, batch by batch, as the evaluation read them (after the minimum
     score, scaled, unclipped), with each box's index in its file: what boxes.csv and `Evaluation.boxes`
-    put beside the outcomes, read again rather than held."""
-    for batch in _batches(reference, prediction, matched, 1, min_score=min_score, map_convention=None, sweep=False):
+    put beside the outcomes, read again rather than held; `page`: that page's alone (its position)."""
+    pages = None if page is None else range(page, page + 1)
+    for batch in _batches(reference, prediction, matched, 1, min_score=min_score, map_convention=None, sweep=False, pages=pages):
         references, predictions = batch.reference.columns(), batch.prediction.columns()
         kept: dict[str, np.ndarray | None] = {"reference": None, "prediction": None}
         if min_score is not None:

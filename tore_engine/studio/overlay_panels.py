@@ -163,11 +163,8 @@ def page_decisions(evaluated: Evaluated, page_id: str) -> PageDecisions | None:
     """TIDE's decision for each box of the page, by side, in the order `Evaluated.reference_page`
     and `prediction_page` give the boxes (both are the evaluated boxes, after the minimum score);
     None when the evaluation has none (dual taxonomy, a saved evaluation, a document's subset)."""
-    outcomes = evaluated.evaluation.box_outcomes
     position = evaluated.index.position(page_id)
-    if outcomes is None or position is None or position >= outcomes.pages:
-        return None
-    return outcomes.on_page(position)
+    return None if position is None else evaluated.evaluation.page_decisions(position)
 
 
 def display_label(decided: bool) -> str:

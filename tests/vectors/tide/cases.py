@@ -12,7 +12,7 @@ import numpy as np
 from tests.helpers import DEMO, shared_path
 from tore_engine.api import load_pair
 from tore_engine.core.taxonomy import resolve_taxonomy
-from tore_engine.metrics.box_outcomes import PREDICTION_KINDS, REFERENCE_KINDS, BoxOutcomes
+from tore_engine.metrics.box_outcomes import PREDICTION_KINDS, REFERENCE_KINDS, BoxOutcomes, BoxPartners
 from tore_engine.metrics.map_types import SideBoxes
 from tore_engine.run.runner import box_batches, pair_positions
 
@@ -70,15 +70,16 @@ def case_sides(case: dict) -> tuple[SideBoxes, SideBoxes]:
     return reference, prediction
 
 
-def decisions(outcomes: BoxOutcomes) -> dict:
+def decisions(outcomes: BoxOutcomes, partners: BoxPartners) -> dict:
     """Every box's [outcome, error, partner, iou] by side and page, as tidecv_reference.py writes them."""
     out: dict[str, list] = {"reference": [], "prediction": []}
     for side, kinds_named in (("reference", REFERENCE_KINDS), ("prediction", PREDICTION_KINDS)):
-        offsets, kinds, partners, ious = (getattr(outcomes, f"{side}_{name}") for name in ("offsets", "kinds", "partners", "ious"))
+        offsets, kinds = (getattr(outcomes, f"{side}_{name}") for name in ("offsets", "kinds"))
+        partner_column, ious = (getattr(partners, f"{side}_{name}") for name in ("partners", "ious"))
         for page in range(outcomes.pages):
             rows = []
             for k in range(offsets[page], offsets[page + 1]):
                 outcome, error = kinds_named[int(kinds[k])]
-                rows.append([outcome, error or None, None if partners[k] < 0 else int(partners[k]), None if np.isnan(ious[k]) else float(ious[k])])
+                rows.append([outcome, error or None, None if partner_column[k] < 0 else int(partner_column[k]), None if np.isnan(ious[k]) else float(ious[k])])
             out[side].append(rows)
     return out
