@@ -230,16 +230,19 @@ def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):
     assert _matches_equal(state.matches, whole) and state.runs == (state.matches,)  # then merged once, held once
 
 
-def test_the_compiled_path_writes_the_numpy_records_bit_for_bit():
-    pages = _random_pages(2, 300)
-    reference = SideBoxes.from_pages([(xyxy, classes, None) for (xyxy, classes), _ in pages])
+@pytest.mark.parametrize("seed, count, classes", [(2, 300, 4), (5, 40, 1), (11, 200, 7), (13, 3, 2)])
+def test_the_compiled_path_writes_the_numpy_records_bit_for_bit(seed, count, classes):
+    """The records, then the curves sampled from them (the compiled accumulation keeps no curve, only
+    each recall threshold's best precision: `map_kernel._samples`), against the NumPy path."""
+    pages = _random_pages(seed, count, classes)
+    reference = SideBoxes.from_pages([(xyxy, labels, None) for (xyxy, labels), _ in pages])
     prediction = SideBoxes.from_pages([boxes for _, boxes in pages])
     for convention in (COCO, DOCLING):
-        numpy_matches = map_numpy.match_pages(reference, prediction, 4, convention)
-        compiled = map_kernel.match_pages(reference, prediction, 4, convention)
+        numpy_matches = map_numpy.match_pages(reference, prediction, classes, convention)
+        compiled = map_kernel.match_pages(reference, prediction, classes, convention)
         assert _matches_equal(numpy_matches, compiled)
-        assert all(np.array_equal(a, b) for a, b in zip(map_numpy.accumulate(numpy_matches, convention),
-                                                         map_kernel.accumulate(compiled, convention)))
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(map_numpy.accumulate(numpy_matches, convention),
+                                                              map_kernel.accumulate(compiled, convention)))
 
 
 def test_a_larger_generated_set_equals_pycocotools(path):

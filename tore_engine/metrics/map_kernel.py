@@ -51,7 +51,7 @@ matching = jit.Kernels(borrowing=True)
 accumulating = jit.Kernels(borrowing=True)
 
 
-# --- shared helpers (registered with both entries) ------------------------------------------------
+# --- a page's curves (the matching's helpers) ----------------------------------------------------
 
 
 def _positives(matched, ignored, count, shift, epsilon, precisions, true_counts, falses):
@@ -85,19 +85,6 @@ def _envelope(precisions, count):
             precisions[k - 1] = precisions[k]
 
 
-def _sample(precisions, true_count, references, recall_thresholds, sampled):
-    """`map_numpy.precision_curve`'s samples from the interpolated precisions at the true
-    positives: each recall threshold takes the first true positive whose recall reaches it."""
-    j = 0
-    for k in range(true_count):
-        recall = (k + 1) / references
-        while j < len(recall_thresholds) and recall_thresholds[j] <= recall:
-            sampled[j] = precisions[k]
-            j += 1
-    for rest in range(j, len(recall_thresholds)):
-        sampled[rest] = 0.0
-
-
 def _sampled_sum(precisions, true_count, references, recall_thresholds):
     """`map_numpy.sampled_sum`: the samples' sum, true positive by true positive (each counts the
     recall thresholds it is the first to reach, found by bisection)."""
@@ -117,11 +104,8 @@ def _sampled_sum(precisions, true_count, references, recall_thresholds):
     return total
 
 
-for _kernels in (matching, accumulating):
-    for _helper in (_positives, _envelope):
-        _kernels.helper(_helper)
-accumulating.helper(_sample)
-matching.helper(_sampled_sum)
+for _helper in (_positives, _envelope, _sampled_sum):
+    matching.helper(_helper)
 
 
 # --- matching --------------------------------------------------------------------------------------
@@ -398,50 +382,89 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
 def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
     """`map_numpy.accumulate` of records in ranking order (class c's at `bounds[c]:bounds[c + 1]`),
     as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays: the curves at 100
-    detections a page, only the recall (true positives counted) at 1 and 10."""
+    detections a page, only the recall (true positives counted) at 1 and 10. Each curve is read
+    straight from the records, with no copy of a class's records nor its curve (`_samples`)."""
     class_count, limits, points = len(bounds) - 1, len(MAX_DETECTIONS), len(recall_thresholds)
     precision = np.full(THRESHOLDS * points * class_count * AREAS * limits, -1.0)
     recall = np.full(THRESHOLDS * class_count * AREAS * limits, -1.0)
-    most = 1
-    for label in range(class_count):
-        most = max(most, bounds[label + 1] - bounds[label])
-    curve_matched, curve_ignored = np.zeros(most, np.uint64), np.zeros(most, np.uint64)
-    precisions, true_counts, sampled, falses = np.zeros((THRESHOLDS, most)), np.zeros(THRESHOLDS, np.int64), np.zeros(points), np.zeros(THRESHOLDS, np.int64)
+    best, started = np.zeros((THRESHOLDS, points)), np.zeros(THRESHOLDS, np.int64)
+    true_counts, falses = np.zeros(THRESHOLDS, np.int64), np.zeros(THRESHOLDS, np.int64)
     for label in range(class_count):
         for limit_index in range(limits):
-            count = 0
-            for record in range(bounds[label], bounds[label + 1]):
-                if ranks[record] < MAX_DETECTIONS_K[limit_index]:
-                    curve_matched[count], curve_ignored[count] = matched[record], ignored[record]
-                    count += 1
+            limit = MAX_DETECTIONS_K[limit_index]
             for area in range(AREAS):
                 references = ground_truths[label, area]
                 if references == 0:
                     continue
+                shift = np.uint64(area * THRESHOLDS)
                 if limit_index < limits - 1:
-                    _true_positives(curve_matched, curve_ignored, count, np.uint64(area * THRESHOLDS), true_counts)
+                    _true_positives(ranks, matched, ignored, bounds[label], bounds[label + 1], limit, shift, true_counts)
                     for t in range(THRESHOLDS):
                         recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
                     continue
-                _positives(curve_matched, curve_ignored, count, np.uint64(area * THRESHOLDS), epsilon, precisions, true_counts, falses)
+                _samples(ranks, matched, ignored, bounds[label], bounds[label + 1], limit, shift, epsilon, references, recall_thresholds,
+                         best, started, true_counts, falses)
                 for t in range(THRESHOLDS):
-                    _envelope(precisions[t], true_counts[t])
-                    _sample(precisions[t], true_counts[t], references, recall_thresholds, sampled)
                     recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
                     for r in range(points):
-                        precision[(((t * points + r) * class_count + label) * AREAS + area) * limits + limit_index] = sampled[r]
+                        precision[(((t * points + r) * class_count + label) * AREAS + area) * limits + limit_index] = best[t, r]
     return precision, recall
 
 
 @accumulating.helper
-def _true_positives(matched, ignored, count, shift, true_counts):
-    """The true positives at each threshold of one area range among the first `count` records."""
+def _true_positives(ranks, matched, ignored, start, end, limit, shift, true_counts):
+    """The true positives at each threshold of one area range among records `start:end` ranked
+    below `limit` on their page."""
     for t in range(THRESHOLDS):
         true_counts[t] = 0
-    for k in range(count):
+    for k in range(start, end):
+        if ranks[k] >= limit:
+            continue
         hits = (matched[k] >> shift) & ~(ignored[k] >> shift) & _FIELD
         for t in range(THRESHOLDS):
             true_counts[t] += np.int64((hits >> np.uint64(t)) & _ONE)
+
+
+@accumulating.helper
+def _samples(ranks, matched, ignored, start, end, limit, shift, epsilon, references, recall_thresholds, best, started, true_counts, falses):
+    """One pass over records `start:end` (in ranking order; those ranked below `limit` on their page)
+    for every threshold t of one area range: its true positives `true_counts[t]` and the curve's
+    samples `best[t, j]`, the interpolated precision (the best at or after) at the first true
+    positive whose recall reaches recall threshold j, 0 where none does: `map_numpy.precision_curve`.
+
+    Instead of each threshold's precision at every true positive (10 a record of the largest class:
+    130 MB at 100,000 pages), a true positive's precision raises the best of the last threshold
+    its recall reached (`started[t]` of them so far), and the bests become running maxima from the
+    end at the last: the same maxima of the same values. Only true positives matter (`_positives`)."""
+    points = len(recall_thresholds)
+    for t in range(THRESHOLDS):
+        true_counts[t], falses[t], started[t] = 0, 0, 0
+        for j in range(points):
+            best[t, j] = 0.0
+    for k in range(start, end):
+        if ranks[k] >= limit:
+            continue
+        valid = ~(ignored[k] >> shift) & _FIELD
+        if valid == _ZERO:
+            continue
+        hits = (matched[k] >> shift) & valid
+        for t in range(THRESHOLDS):
+            bit = _ONE << np.uint64(t)
+            if hits & bit != _ZERO:
+                true_counts[t] += 1
+                reached, recall = started[t], true_counts[t] / references
+                while reached < points and recall_thresholds[reached] <= recall:
+                    reached += 1
+                started[t] = reached
+                precision = true_counts[t] / ((falses[t] + true_counts[t]) + epsilon)
+                if reached > 0 and precision > best[t, reached - 1]:
+                    best[t, reached - 1] = precision
+            elif valid & bit != _ZERO:
+                falses[t] += 1
+    for t in range(THRESHOLDS):
+        for j in range(started[t] - 2, -1, -1):
+            if best[t, j + 1] > best[t, j]:
+                best[t, j] = best[t, j + 1]
 
 
 AREA_RANGES_K = np.ascontiguousarray(AREA_RANGES)  # globals the compiled code reads as constants
