@@ -41,3 +41,15 @@ def test_reprs_are_one_short_line_without_the_data():
     assert repr(layout) == "LayoutSet('m', 2 pages, 1 classes, from m.json)"
     assert repr(layout.pages) == "PageColumns(2 pages, 10,000 boxes)"
     assert repr(layout.pages[0]) == repr(page) and [p.id for p in layout.pages[0:2]] == ["p", "q"]
+
+
+def test_polygon_rows_count_the_rows_of_the_outlines_that_paint_as_polygons():
+    """A triangle spanning y 1.5-7.2 paints rows 1..7 (7 rows); an axis-aligned rectangle given as a
+    polygon paints as its box and a plain box is a box: neither weighs as a polygon."""
+    page = tore.Page("p", 20, 20, ["a", "b", "c"], np.array([[2, 1.5, 9, 7.2], [0, 0, 5, 5], [1, 1, 3, 3]], dtype=float),
+                     polygons=[[(2, 1.5), (9, 4), (3, 7.2)], [(0, 0), (5, 0), (5, 5), (0, 5)], None])
+    plain = tore.Page("q", 20, 20, ["a"], np.array([[0, 0, 4, 4]], dtype=float))
+    assert PageColumns.from_pages([page, plain]).polygon_rows() == 7
+    again = tore.Page("r", 20, 20, page.labels, page.bboxes, polygons=[page.polygons.outline(k) for k in range(3)])
+    assert tore.LayoutSet("by hand", [page, plain, again]).polygon_rows() == 14
+    assert PageColumns.from_pages([plain]).polygon_rows() == 0

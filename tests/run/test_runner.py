@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import tore_engine as tore
 from tests.brute_force import confusion as brute_confusion
 from tests.brute_force import pixel_sets as brute_sets
 from tests.helpers import layout_json, load_vector, one_page, ranked_pages, shared_path, small_layout
@@ -176,6 +177,20 @@ def test_a_small_job_runs_in_this_process_unless_it_is_large_in_pages_or_boxes(p
     monkeypatch.setenv(runner.POOL_ENV, "always")
     monkeypatch.setattr(runner, "POOL_AFTER_PAGES", 10**9)
     assert runner.local_workers(2, reference, prediction, 1) == 2
+
+
+def test_a_job_of_polygons_weighs_its_rows_too(monkeypatch):
+    """Ten pages of one triangle a side (7 pixel rows each): too few boxes for the pool, but their
+    140 rows, counted as pages of POLYGON_ROWS_A_PAGE rows, reach it."""
+    monkeypatch.delenv(runner.POOL_ENV, raising=False)
+    triangle = [(2, 1.5), (9, 4), (3, 7.2)]
+    pages = [tore.Page(f"p{k}", 20, 20, ["a"], np.array([[2, 1.5, 9, 7.2]]), polygons=[triangle]) for k in range(10)]
+    reference, prediction = LayoutSet("gt", pages), LayoutSet("model", pages)
+    monkeypatch.setattr(runner, "POLYGON_ROWS_A_PAGE", 7)
+    monkeypatch.setattr(runner, "POOL_AFTER_PAGES", 20)  # 20 boxes are 0 pages of BOXES_A_PAGE; 140 rows, 20 pages
+    assert runner.local_workers(2, reference, prediction, len(pages)) == 2
+    monkeypatch.setattr(runner, "POOL_AFTER_PAGES", 21)
+    assert runner.local_workers(2, reference, prediction, len(pages)) == 1
 
 
 def test_same_bits_with_a_caller_supplied_executor(public):

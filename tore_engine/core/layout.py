@@ -245,6 +245,12 @@ class PageSource(Sequence[Page], ABC):
     @abstractmethod
     def box_count(self) -> int: ...
 
+    def polygon_rows(self) -> int:
+        """The pixel rows of the boxes that paint as polygons (each a rectangle a row for the page
+        kernel), by their bounding boxes: what a job's polygons weigh. 0 unless known without
+        reading the pages (a file read on demand tells its boxes, not their shapes)."""
+        return 0
+
     @abstractmethod
     def first_uses_of(self, labels: set[str]) -> dict[str, tuple[str, int]]:
         """Where each of `labels` first occurs, in page order: (page id, box index)."""
@@ -326,6 +332,12 @@ class PageColumns(PageSource):
 
     def box_count(self) -> int:
         return int(self.offsets[-1])
+
+    def polygon_rows(self) -> int:
+        if self.polygons is None:
+            return 0
+        painted = self.polygons.is_polygon() & ~self.polygons.axis_aligned_rectangles()  # an axis-aligned rectangle paints as its box
+        return int(_painted_rows(self.bboxes[painted]).sum())
 
     def first_uses_of(self, labels: set[str]) -> dict[str, tuple[str, int]]:
         codes, first_boxes = np.unique(self.codes, return_index=True)  # each code's first box, in one pass
@@ -507,6 +519,19 @@ class LayoutSet:
         if isinstance(self.pages, PageSource):
             return self.pages.box_count()
         return sum(page.box_count for page in self.pages)
+
+    def polygon_rows(self) -> int:
+        """`PageSource.polygon_rows` of its pages."""
+        if isinstance(self.pages, PageSource):
+            return self.pages.polygon_rows()
+        return sum(PageColumns.from_pages([page]).polygon_rows() for page in self.pages if page.polygons is not None)
+
+
+def _painted_rows(bboxes: np.ndarray) -> np.ndarray:
+    """The pixel rows each (x1, y1, x2, y2) box spans (0 for none or a non-finite one)."""
+    with np.errstate(invalid="ignore"):
+        rows = np.ceil(bboxes[:, 3]) - np.floor(bboxes[:, 1])
+    return np.where(np.isfinite(rows) & (rows > 0), rows, 0)
 
 
 def polygon_note(count: int) -> str:

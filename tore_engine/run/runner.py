@@ -59,10 +59,15 @@ MAX_BATCH_PAGES = 256  # pages a task: enough to amortise a task's overhead, sma
 BATCHES_PER_WORKER = 8  # a small job still gives each worker several tasks
 SWEEP_LABEL_CELLS = 1 << 23  # label-set cells (pairs x classes) the sweep hands Algorithm 1 at once: 8 MB a side
 MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER = 16, 4  # tasks sent ahead of the results, so no worker waits
-# A job smaller than this (in pages, or in boxes counted as pages of `map_kernel.BOXES_A_PAGE`) runs in
-# this process: each forked worker imports numba and loads its kernels, which a small job does not pay
-# back (1,000 pages: 2.35 s on 2 workers against 1.30-1.35 s here; 3,000 pages: 1.80 against 1.85-1.87 s)
+# A job smaller than this (in pages, or in boxes counted as pages of `map_kernel.BOXES_A_PAGE`, plus its
+# polygons' pixel rows counted as pages of `POLYGON_ROWS_A_PAGE`) runs in this process: each forked
+# worker imports numba and loads its kernels, which a small job does not pay back (1,000 pages: 2.35 s
+# on 2 workers against 1.30-1.35 s here; 3,000 pages: 1.80 against 1.85-1.87 s)
 POOL_AFTER_PAGES = 3_000
+# A polygon paints a rectangle a pixel row: about this many rows cost a page of boxes (pages of 80
+# regions turned up to 30 degrees, 11,200 rows a page: 400 pages 1.63-1.70 s here, 1.37-1.44 s on 2
+# workers; 200 pages 1.21-1.29 s here, 2.05-2.09 s on 2 workers; benchmarks/RESULTS.md)
+POLYGON_ROWS_A_PAGE = 1_400
 POOL_ENV = "TORE_POOL"  # "always": the pool whenever workers > 1, whatever the job's size (the pool's own tests)
 
 
@@ -255,7 +260,8 @@ def local_workers(workers: int, reference: LayoutSet, prediction: LayoutSet, pag
     if workers <= 1 or pages >= POOL_AFTER_PAGES or os.environ.get(POOL_ENV) == "always":
         return workers
     boxes = reference.box_count() + prediction.box_count()
-    return workers if boxes // map_kernel.BOXES_A_PAGE >= POOL_AFTER_PAGES else 1
+    rows = reference.polygon_rows() + prediction.polygon_rows()
+    return workers if boxes // map_kernel.BOXES_A_PAGE + rows // POLYGON_ROWS_A_PAGE >= POOL_AFTER_PAGES else 1
 
 
 def worker_share(pages: int, workers: int) -> int:
