@@ -19,6 +19,7 @@ from tests.metrics.oracles import coco_oracle, layout_pages
 from tore_engine.api import load_pair
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import LayoutSet
+from tore_engine.core.taxonomy import resolve_taxonomy
 from tore_engine.engine import page_kernel, sweep_grid
 from tore_engine.formats.native import from_document as from_native
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF
@@ -177,6 +178,22 @@ def test_a_small_job_runs_in_this_process_unless_it_is_large_in_pages_or_boxes(p
     monkeypatch.setenv(runner.POOL_ENV, "always")
     monkeypatch.setattr(runner, "POOL_AFTER_PAGES", 10**9)
     assert runner.local_workers(2, reference, prediction, 1) == 2
+
+
+def test_a_dense_first_batch_reserves_a_bounded_join():
+    """The cells' columns are reserved from the first batch's cells a page, at most
+    `CELLS_RESERVED_AT_MOST` rows: a first page of 4,096 cells in a job of a billion pages does not
+    ask for terabytes, and the columns grow past the reservation as batches come."""
+    reference = small_layout("gt", [("p", [{"label": "a", "bbox": [0, 0, 5, 5]}])])
+    page = reference.pages[0]
+    outcome = runner.evaluate_batch([(page, page)], resolve_taxonomy(reference, reference))
+    dense = dataclasses.replace(outcome, cells=np.arange(4096, dtype=np.int32), values=np.ones(4096), bounds=np.array([0, 4096]))
+    join = runner.BatchJoin(10**9, 1, 1)
+    assert runner.BatchJoin.CELLS_RESERVED_AT_MOST < 2 * 4096 * 10**9
+    for _ in range(3):
+        join.take(dense)
+    pages, cells, values = join.cells()
+    assert np.array_equal(pages, np.repeat([0, 1, 2], 4096)) and np.array_equal(cells, np.tile(np.arange(4096), 3)) and values.sum() == 3 * 4096
 
 
 def test_a_job_of_polygons_weighs_its_rows_too(monkeypatch):

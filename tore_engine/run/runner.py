@@ -107,6 +107,7 @@ class BatchJoin:
     and `predictions`: the inputs' boxes, the most that the records and outcomes can hold."""
 
     CELL_TYPES = (np.int32, np.int32, np.float64)  # page, cell (K is at most 2048, so K * K fits), value
+    CELLS_RESERVED_AT_MOST = 1 << 26  # rows (512 MB of values, untouched until written): a dense first batch (K^2 cells a page) must not reserve terabytes
 
     def __init__(self, pages: int, references: int, predictions: int) -> None:
         self._pages, self._references, self._predictions = pages, references, predictions
@@ -120,7 +121,7 @@ class BatchJoin:
     def take(self, outcome: BatchOutcome) -> BatchOutcome:
         """The batch without its cells, mAP's records and box outcomes, which are joined."""
         if not self._cells:  # twice the first batch's cells a page: what is reserved but not written costs nothing
-            expected = 2 * math.ceil(len(outcome.cells) * self._pages / max(outcome.page_count, 1))
+            expected = min(2 * math.ceil(len(outcome.cells) * self._pages / max(outcome.page_count, 1)), self.CELLS_RESERVED_AT_MOST)
             self._cells = [Appended(dtype, expected) for dtype in self.CELL_TYPES]
         pages = np.repeat(np.arange(self._page, self._page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
         for column, values in zip(self._cells, (pages, outcome.cells, outcome.values)):
