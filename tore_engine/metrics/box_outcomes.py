@@ -119,7 +119,6 @@ class BoxPartners:
     prediction_ious: np.ndarray  # float64
 
 
-_LENGTH_OF = {"reference": "reference_classes", "prediction": "prediction_classes", "ranked": "ranked"}  # a row of columns: its length
 _ROW_OF = {name: "ranked" if name == "ranked" else "reference" if name.startswith("reference") else "prediction"
            for name in BoxOutcomes.__dataclass_fields__ if not name.endswith("offsets")}  # fixes: one a prediction
 
