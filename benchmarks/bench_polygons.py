@@ -73,8 +73,8 @@ def engine_part(reference: LayoutSet, prediction: LayoutSet) -> Callable[[], tup
 
     def run() -> tuple:
         prepared = prepare_columns(references, predictions, matched, taxonomy)
-        offsets, boxes, polygon_pages = prepared.kernel_inputs()
-        cells = page_kernel.evaluate_arrays(prepared.frames, offsets, boxes, taxonomy.size, len(references), polygon_pages)
+        boxes, pieces, polygon_pages = prepared.kernel_inputs()
+        cells = page_kernel.evaluate_arrays(prepared.frames, prepared.offsets, boxes, taxonomy.size, len(references), polygon_pages, pieces)
         assert cells is not None, "the page kernel declined"
         return cells
 

@@ -61,6 +61,8 @@ _S1, _S2, _S4, _S56 = (np.uint64(s) for s in (1, 2, 4, 56))
 
 # (page bounds into the cells, cells = row * K + column, their values, (pages, 2, 2) reduced, counts)
 Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, ExactCounts]
+# a batch's polygon pieces: (k, 4) col0, col1, row0, row1 by box, and where each box's start ((boxes + 1,))
+Pieces = tuple[np.ndarray, np.ndarray]
 
 _kernels = jit.Kernels()
 _pages_seen = 0  # pages this process has been asked to evaluate: the size of its job so far
@@ -329,11 +331,43 @@ def _page_terms(numerators, row_cells, cell_denominators, k, totals, out, n_cell
     return n_cells, n_terms
 
 
-@_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64))
-def _evaluate_pages(frames, offsets, boxes, k):
+@_kernels.helper
+def _page_rectangles(boxes, first, prediction_from, last, pieces, piece_starts, rectangles):
+    """The boxes `first:last` as the rectangles they paint, into `rectangles` (grown if need be),
+    each naming its box (`REGION`): a polygon's pieces in its place, in order, the others as
+    themselves. Returns the array, where the prediction's rectangles start, and how many it holds."""
+    count = np.int64(0)
+    for box in range(first, last):
+        count += max(piece_starts[box + 1] - piece_starts[box], _INT_ONE)
+    if count > len(rectangles):
+        rectangles = np.zeros((max(count, 2 * len(rectangles)), REGION + 1), np.int64)
+    count, split = np.int64(0), np.int64(0)
+    for box in range(first, last):
+        if box == prediction_from:
+            split = count
+        if piece_starts[box + 1] > piece_starts[box]:
+            for piece in range(piece_starts[box], piece_starts[box + 1]):
+                for field in range(LABEL):
+                    rectangles[count, field] = pieces[piece, field]
+                rectangles[count, LABEL], rectangles[count, REGION] = boxes[box, LABEL], box
+                count += 1
+        else:
+            for field in range(LABEL + 1):
+                rectangles[count, field] = boxes[box, field]
+            rectangles[count, REGION] = box
+            count += 1
+    return rectangles, (split if prediction_from < last else count), count
+
+
+@_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64, t.int64[:, ::1], t.int64[::1]))
+def _evaluate_pages(frames, offsets, boxes, k, pieces, piece_starts):
     """All pages of a batch. `frames` holds each page's (width, height), `boxes` each box's
     (first column, end column, first row, end row, class); page p's reference boxes are
-    `offsets[2p]:offsets[2p + 1]`, its prediction's `offsets[2p + 1]:offsets[2p + 2]`.
+    `offsets[2p]:offsets[2p + 1]`, its prediction's `offsets[2p + 1]:offsets[2p + 2]`. A box
+    that is a polygon paints its pieces, `pieces[piece_starts[b]:piece_starts[b + 1]]` (col0,
+    col1, row0, row1); `piece_starts` is empty when no box is one. Each page with pieces is
+    swept as its rectangles (`_page_rectangles`, into one array reused page after page), so
+    that a batch never holds every pixel row of its polygons twice.
 
     Returns each page's cells (sorted) with the index of their first term, the terms (exact
     numerator sums and their denominators, in increasing denominator order within a cell), the
@@ -351,8 +385,14 @@ def _evaluate_pages(frames, offsets, boxes, k):
     out = (np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64))
     bounds = np.zeros(pages + 1, np.int64)
     n_cells, n_terms, n_pairs, most_pixels = np.int64(0), np.int64(0), 0, 0
+    rectangles = np.zeros((0, REGION + 1), np.int64)
     for page in range(pages):
-        table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], boxes, offsets[2 * page], offsets[2 * page + 1], offsets[2 * page + 2])
+        first, prediction_from, last = offsets[2 * page], offsets[2 * page + 1], offsets[2 * page + 2]
+        if len(piece_starts) and piece_starts[last] > piece_starts[first]:
+            rectangles, split, count = _page_rectangles(boxes, first, prediction_from, last, pieces, piece_starts, rectangles)
+            table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], rectangles, np.int64(0), split, count)
+        else:
+            table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], boxes, first, prediction_from, last)
         keys, counts, used = table
         new_terms = 0
         for n in range(size):
@@ -428,10 +468,11 @@ def _fits_int64(pairs: int, most_pixels: int, class_count: int) -> bool:
     return pairs * most_pixels * class_count**3 <= np.iinfo(np.int64).max
 
 
-def _run(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int) -> Cells | None:
+def _run(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, pieces: Pieces | None) -> Cells | None:
     """What `dataset.numpy_cells` computes from these pages, bit for bit; None for a batch of
     pages so huge that its sums need Python integers."""
-    *arrays, pairs, most_pixels = _kernels.load()(frames, offsets, boxes, class_count)
+    rectangles, starts = pieces if pieces is not None else (np.zeros((0, 4), np.int64), np.zeros(0, np.int64))
+    *arrays, pairs, most_pixels = _kernels.load()(frames, offsets, boxes, class_count, rectangles, starts)
     if not _fits_int64(pairs, most_pixels, class_count):
         return None
     cells, first, sums, denominators, bounds, reduced, totals = arrays
@@ -482,11 +523,12 @@ def evaluate(tasks: Sequence[PageTask], class_count: int, job_pages: int = 0) ->
 
 
 def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, job_pages: int = 0,
-                    polygon_pages: np.ndarray | None = None) -> Cells | None:
+                    polygon_pages: np.ndarray | None = None, pieces: Pieces | None = None) -> Cells | None:
     """The batch's cells as `dataset.numpy_cells` gives them, or None when the kernel declines
     and the NumPy path must do it. `frames` are the pages' (width, height), `offsets` the first
     box of each side (page 0's reference, page 0's prediction, ...), `boxes` rows of
-    `BOX_FIELDS`; `job_pages` is the size of the whole evaluation, when known.
+    `BOX_FIELDS`; `job_pages` is the size of the whole evaluation, when known. `pieces`: what
+    the boxes that are polygons paint instead of themselves (`PreparedBatch.kernel_inputs`).
 
     It declines when numba is missing, when the taxonomy has more than `MAX_CLASSES` classes, when
     a page has more than `MAX_BOXES` boxes (`_too_finely_cut`; `polygon_pages` flags the pages
@@ -505,10 +547,18 @@ def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, 
     mode = kernel_mode()
     if mode == NUMPY or class_count > MAX_CLASSES or not jit.numba_available():
         return None
-    if len(frames) and _too_finely_cut(frames, offsets[2::2] - offsets[0:-1:2], polygon_pages):
+    if len(frames) and _too_finely_cut(frames, _page_rectangles_count(offsets, pieces), polygon_pages):
         return None
     polygons = polygon_pages is not None and bool(polygon_pages.any())
-    return _run(frames, offsets, boxes, class_count) if _kernels.loaded or _made_ready(mode == ALWAYS, polygons) else None
+    return _run(frames, offsets, boxes, class_count, pieces) if _kernels.loaded or _made_ready(mode == ALWAYS, polygons) else None
+
+
+def _page_rectangles_count(offsets: np.ndarray, pieces: Pieces | None) -> np.ndarray:
+    """The rectangles each page paints: a box each, or a polygon's pieces."""
+    if pieces is None:
+        return offsets[2::2] - offsets[0:-1:2]
+    each = np.maximum(np.diff(pieces[1]), 1)
+    return np.diff(np.concatenate([[0], np.cumsum(each)])[offsets[0::2]])
 
 
 def _too_finely_cut(frames: np.ndarray, boxes: np.ndarray, polygon_pages: np.ndarray | None) -> bool:

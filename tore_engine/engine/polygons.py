@@ -356,8 +356,15 @@ def _pieces(points, offsets, widths, heights, convex_path):
     Polygon p is `points[offsets[p]:offsets[p + 1]]` on a page of `widths[p]` x `heights[p]`.
     `convex_path`: a strictly convex polygon's rows from `_convex_rows` (the general rows are
     the tests' cross-check)."""
-    pieces, owners = np.zeros((64, 4), np.int64), np.zeros(64, np.int64)
     scratch = np.zeros(40)  # the exact predicates' room
+    # Room for a rectangle a pixel row, what a convex polygon takes at most, so that the arrays
+    # seldom grow; left unwritten (`np.empty`), the room a polygon does not take costs no memory.
+    room = 64
+    for p in range(len(offsets) - 1):
+        if offsets[p + 1] > offsets[p]:
+            ys = points[offsets[p]:offsets[p + 1], 1]
+            room += max(0, np.int64(min(math.ceil(ys.max()), float(heights[p])) - max(math.floor(ys.min()), 0.0)))
+    pieces, owners = np.empty((room, 4), np.int64), np.empty(room, np.int64)
     count = 0
     for p in range(len(offsets) - 1):
         xs, ys = points[offsets[p]:offsets[p + 1], 0], points[offsets[p]:offsets[p + 1], 1]
@@ -374,7 +381,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
             col1 = np.int64(min(math.ceil(xs.max()), float(width))) if xs.max() > 0 else 0
             if col1 > col0:
                 if count == len(owners):
-                    larger, larger_owners = np.zeros((2 * count, 4), np.int64), np.zeros(2 * count, np.int64)
+                    larger, larger_owners = np.empty((2 * count, 4), np.int64), np.empty(2 * count, np.int64)
                     larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
                     pieces, owners = larger, larger_owners
                 pieces[count, 0], pieces[count, 1], pieces[count, 2], pieces[count, 3] = col0, col1, row0, row1
@@ -385,7 +392,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
         turn = _convex_turn(xs, ys, scratch) if convex_path else 0
         if turn != 0:
             if count + rows > len(owners):  # room for a rectangle a row
-                larger, larger_owners = np.zeros((2 * count + rows, 4), np.int64), np.zeros(2 * count + rows, np.int64)
+                larger, larger_owners = np.empty((2 * count + rows, 4), np.int64), np.empty(2 * count + rows, np.int64)
                 larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
                 pieces, owners = larger, larger_owners
             low, high = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
@@ -422,7 +429,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
             # intervals equal to one of the previous row's extend its rectangle; the others close or open
             i, j, kept = 0, 0, 0
             if count + opened > len(owners):  # room for every rectangle this row may close
-                larger, larger_owners = np.zeros((2 * (count + opened), 4), np.int64), np.zeros(2 * (count + opened), np.int64)
+                larger, larger_owners = np.empty((2 * (count + opened), 4), np.int64), np.empty(2 * (count + opened), np.int64)
                 larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
                 pieces, owners = larger, larger_owners
             while i < opened or j < n:

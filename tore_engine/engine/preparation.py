@@ -43,17 +43,18 @@ class PreparedBatch:
         extents = self.extents
         return np.column_stack([extents.col0, extents.col1, extents.row0, extents.row1, self.classes]).astype(np.int64)
 
-    def kernel_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """The sides' offsets and boxes as the page kernel takes them: `kernel_boxes`, except that
-        a polygon is given as the rectangles it paints (`PixelExtents.rectangles`), each naming
-        its box in a last column (`kernel.REGION`); and which pages have a polygon (None when none has)."""
-        if self.extents.pieces is None or self.extents.polygon is None:
-            return self.offsets, self.kernel_boxes(), None
-        owners, boxes = self.extents.painted_rows(len(kernel.BOX_FIELDS) + 1)
-        boxes[:, kernel.LABEL], boxes[:, kernel.REGION] = self.classes[owners], owners
-        offsets = np.searchsorted(owners, self.offsets).astype(np.int64)  # owners ascend
-        polygon_sides = np.bincount(_box_pages(self.offsets), weights=self.extents.polygon, minlength=len(self.offsets) - 1) > 0
-        return offsets, boxes, polygon_sides[0::2] | polygon_sides[1::2]
+    def kernel_inputs(self) -> tuple[np.ndarray, kernel.Pieces | None, np.ndarray | None]:
+        """The boxes as the page kernel takes them (`kernel_boxes`), a polygon's box painting
+        nothing itself; the pieces the polygons paint instead, by box (None when none is one),
+        and which pages have a polygon (None when none has)."""
+        boxes = self.kernel_boxes()
+        extents = self.extents
+        if extents.pieces is None or extents.owners is None or extents.polygon is None:
+            return boxes, None, None
+        boxes[extents.polygon, kernel.COL1] = boxes[extents.polygon, kernel.COL0]
+        starts = np.searchsorted(extents.owners, np.arange(len(boxes) + 1)).astype(np.int64)  # owners ascend
+        polygon_sides = np.bincount(_box_pages(self.offsets), weights=extents.polygon, minlength=len(self.offsets) - 1) > 0
+        return boxes, (np.ascontiguousarray(extents.pieces, np.int64), starts), polygon_sides[0::2] | polygon_sides[1::2]
 
     def side_boxes(self) -> tuple[SideBoxes, SideBoxes]:
         """Each side's boxes as mAP reads them: unclipped, in file order, page by page."""

@@ -193,8 +193,8 @@ def _outcome(pages: list[PageTask] | PreparedBatch, taxonomy: Taxonomy, warnings
     bits), into flat per-batch arrays."""
     class_count = taxonomy.size
     if isinstance(pages, PreparedBatch):
-        offsets, boxes, polygon_pages = pages.kernel_inputs()
-        compiled = page_kernel.evaluate_arrays(pages.frames, offsets, boxes, class_count, job_pages, polygon_pages)
+        boxes, pieces, polygon_pages = pages.kernel_inputs()
+        compiled = page_kernel.evaluate_arrays(pages.frames, pages.offsets, boxes, class_count, job_pages, polygon_pages, pieces)
         frames = pages.frames
     else:
         compiled = page_kernel.evaluate(pages, class_count, job_pages)
