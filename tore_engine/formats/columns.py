@@ -72,18 +72,26 @@ class ColumnsBuilder:
         if polygons is None:
             self.polygon_counts.frombytes(bytes(8 * boxes))
             return
+        points = self.polygon_points
         for box, polygon in enumerate(polygons):
             if polygon is None:
                 self.polygon_counts.append(0)
                 continue
-            try:
-                flat = np.asarray(polygon, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError):
-                raise InputError("a polygon must be numbers", page=page_id, box=box) from None
-            if len(flat) % 2:
-                raise InputError(f"a polygon has an odd count of numbers ({len(flat)}): x1, y1, x2, y2, ...", page=page_id, box=box)
-            self.polygon_counts.append(len(flat) // 2)
-            self.polygon_points.frombytes(flat.tobytes())
+            before = len(points)
+            try:  # a flat list of numbers (native JSON's) straight in: a NumPy array a polygon took half the reading
+                points.extend(polygon)  # type: ignore[arg-type]  # anything else raises, and is read below
+                count = len(points) - before
+            except (TypeError, OverflowError):
+                del points[before:]
+                try:
+                    flat = np.asarray(polygon, dtype=np.float64).reshape(-1)
+                except (TypeError, ValueError, OverflowError):
+                    raise InputError("a polygon must be numbers, each within a double's range", page=page_id, box=box) from None
+                points.frombytes(flat.tobytes())
+                count = len(flat)
+            if count % 2:
+                raise InputError(f"a polygon has an odd count of numbers ({count}): x1, y1, x2, y2, ...", page=page_id, box=box)
+            self.polygon_counts.append(count // 2)
 
     def extend(self, pages: "ParsedPages", images: dict[int, PageImage] | None = None) -> None:
         """Pages already in columns (the compiled parser's), as `add` would have taken them one by

@@ -68,6 +68,10 @@ POOL_AFTER_PAGES = 3_000
 # regions turned up to 30 degrees, 11,200 rows a page: 400 pages 1.63-1.70 s here, 1.37-1.44 s on 2
 # workers; 200 pages 1.21-1.29 s here, 2.05-2.09 s on 2 workers; benchmarks/RESULTS.md)
 POLYGON_ROWS_A_PAGE = 1_400
+# A task's polygons paint at most about this many pixel rows (their pieces: 40 bytes a row), so that
+# each batch reuses the memory the last one freed instead of fresh pages, which this kind of machine
+# zeroes at about 1 ms a MB (4,000 turned pages: 6.0-6.3 s in tasks of 250 pages, 5.8 s of 43)
+POLYGON_ROWS_A_TASK = 500_000
 POOL_ENV = "TORE_POOL"  # "always": the pool whenever workers > 1, whatever the job's size (the pool's own tests)
 
 
@@ -278,7 +282,8 @@ def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, w
     pages its worker will see (its share of the job), which is what loading the page kernel must
     pay for. `pages`: only those reference pages (positions; default all)."""
     reference_pages, prediction_pages = page_source(reference), page_source(prediction)
-    size, share = _batch_size(len(matched), workers), worker_share(len(matched), workers)
+    size = _batch_size(len(matched), workers, reference.polygon_rows() + prediction.polygon_rows())
+    share = worker_share(len(matched), workers)
     pages = range(len(matched)) if pages is None else pages
     for start in range(pages.start, pages.stop, size):
         chosen = matched[start : min(start + size, pages.stop)]
@@ -422,9 +427,11 @@ def _from_codes(reference: np.ndarray, prediction: np.ndarray, pixels: np.ndarra
 # --- running -------------------------------------------------------------------------------------
 
 
-def _batch_size(pages: int, workers: int) -> int:
-    """Several pages a task: a page costs well under a millisecond, far less than a task's overhead."""
-    return max(1, min(MAX_BATCH_PAGES, math.ceil(pages / (max(workers, 1) * BATCHES_PER_WORKER))))
+def _batch_size(pages: int, workers: int, polygon_rows: int = 0) -> int:
+    """Several pages a task: a page costs well under a millisecond, far less than a task's overhead;
+    fewer when the pages' polygons paint more than `POLYGON_ROWS_A_TASK` rows a task."""
+    size = max(1, min(MAX_BATCH_PAGES, math.ceil(pages / (max(workers, 1) * BATCHES_PER_WORKER))))
+    return max(1, min(size, POLYGON_ROWS_A_TASK * pages // polygon_rows)) if polygon_rows else size
 
 
 def _run_batches(batches: Iterator[PageBatch], total: int, task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy,
