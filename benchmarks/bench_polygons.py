@@ -6,7 +6,8 @@ three forms, with the same regions a page:
 - `boxes`: the boxes themselves;
 - `as polygons`: each box given as its 4-point polygon (axis-aligned: the box rule at once);
 - `rotated`: each box turned about its centre by an angle drawn per box (seeded) in
-  [-`--angle`, `--angle`] degrees, a 4-point polygon (its bbox the turned outline's bounds).
+  [-`--angle`, `--angle`] degrees, a 4-point polygon to two decimals (its bbox the turned
+  outline's bounds).
 
 For each it times, in this process and one after another (a noisy machine: compare within a run),
 the engine's part of an evaluation: preparing the batch (rounding, clipping, the polygons' pixel
@@ -45,7 +46,9 @@ def turned(page: Page, rng: np.random.Generator, angle: float) -> Page:
         centre = np.array([(x1 + x2) / 2, (y1 + y2) / 2])
         corners = np.array([(x1, y1), (x2, y1), (x2, y2), (x1, y2)]) - centre
         turn = np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
-        points = corners @ turn.T + centre if angle else np.array([(x1, y1), (x2, y1), (x2, y2), (x1, y2)])
+        # to two decimals, as the synthetic boxes are written: a file of 17-digit numbers costs
+        # their reading, not their polygons (each number then goes through Python's `float`)
+        points = np.round(corners @ turn.T + centre, 2) if angle else np.array([(x1, y1), (x2, y1), (x2, y2), (x1, y2)])
         outlines.append(points)
         bounds.append([*points.min(axis=0), *points.max(axis=0)])
     return Page(page.id, page.width, page.height, page.labels, np.array(bounds).reshape(-1, 4), page.scores, None, Polygons.of(outlines))

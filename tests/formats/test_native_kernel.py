@@ -31,13 +31,14 @@ def loaded_parser():
 
 
 def by_msgspec(pages: list[bytes]):
-    """The columns and page images msgspec's reader gives, or None when msgspec refuses the pages."""
+    """The columns and page images msgspec's reader gives, or None when msgspec or the reader
+    refuses the pages (a polygon of an odd count of numbers)."""
     try:
         decoded = msgspec.json.decode(b"[" + b",".join(pages) + b"]", type=list[NativePage])
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        builder = ColumnsBuilder()
+        add_pages(builder, decoded)
+    except (msgspec.DecodeError, msgspec.ValidationError, InputError):
         return None
-    builder = ColumnsBuilder()
-    add_pages(builder, decoded)
     return builder.build(), [(page.image, page.pdf, page.page_no) for page in decoded]
 
 
@@ -55,8 +56,9 @@ def by_parser(pages: list[bytes]):
 def bits(columns):
     """Everything of the columns, floats as their bytes (so -0.0 and NaN count)."""
     scores = None if columns.scores is None else columns.scores.tobytes()
+    polygons = None if columns.polygons is None else (columns.polygons.offsets.tolist(), columns.polygons.points.tobytes())
     return (columns.ids, columns.sizes.tobytes(), columns.offsets.tolist(), columns.bboxes.tobytes(),
-            [columns.vocabulary[code] for code in columns.codes.tolist()], list(columns.vocabulary), scores)
+            [columns.vocabulary[code] for code in columns.codes.tolist()], list(columns.vocabulary), scores, polygons)
 
 
 def assert_same(pages: list[bytes]) -> bool:
@@ -94,7 +96,8 @@ def member(key: str, value: st.SearchStrategy) -> st.SearchStrategy:
 
 
 box_members = st.one_of(member("label", strings), member("bbox", st.lists(number_texts, min_size=3, max_size=5).map(lambda values: "[" + ", ".join(values) + "]")),
-                        member("score", number_texts | st.just("null")), member("other", number_texts))
+                        member("score", number_texts | st.just("null")), member("other", number_texts),
+                        member("polygon", st.lists(number_texts, max_size=9).map(lambda values: "[" + ", ".join(values) + "]") | st.just("null")))
 boxes = st.lists(st.lists(box_members, max_size=4).map(lambda members: "{" + ", ".join(members) + "}"), max_size=4)
 page_members = st.one_of(member("id", strings), member("width", number_texts), member("height", number_texts),
                          member("boxes", boxes.map(lambda items: "[" + ",".join(items) + "]")),
@@ -109,8 +112,9 @@ def test_on_any_text_the_parser_agrees_with_msgspec_or_declines(pages):
 
 
 finite_numbers = st.one_of(st.integers(0, 2000), st.floats(0, 2000).map(lambda value: round(value, 2)))
+outlines = st.lists(st.tuples(finite_numbers, finite_numbers), min_size=3, max_size=6).map(lambda points: [value for point in points for value in point])
 valid_boxes = st.lists(st.fixed_dictionaries({"label": st.sampled_from(["Text", "Table", "Pièce", ""]), "bbox": st.lists(finite_numbers, min_size=4, max_size=4)},
-                                             optional={"score": st.none() | st.floats(0, 1)}), max_size=6)
+                                             optional={"score": st.none() | st.floats(0, 1), "polygon": st.none() | outlines}), max_size=6)
 valid_pages = st.fixed_dictionaries({"id": st.text(min_size=1, max_size=6), "width": finite_numbers, "height": finite_numbers, "boxes": valid_boxes},
                                     optional={"image": st.text(max_size=4), "pdf": st.none() | st.text(max_size=4), "page_no": st.none() | st.integers(-3, 9)})
 
@@ -123,6 +127,21 @@ def test_the_common_case_is_parsed(pages, ascii_only):
     escaped = any(b"\\" in text for text in texts)
     assert assert_same(texts) or escaped
     assert assert_same([msgspec.json.encode(page) for page in pages]) or escaped
+
+
+def test_polygons_are_read_by_the_parser_only_beside_a_bbox_and_of_three_points_at_least():
+    """A polygon with its bbox is the parser's (numbers off the fast path included); a polygon
+    alone, of fewer than 3 points or of an odd count of numbers is left to msgspec's reader, which
+    takes or refuses it."""
+    box = '{"label": "a", "bbox": [0, 0, 9, 9], "polygon": [%s]}'
+    page = '{"id": "p", "width": 10, "height": 10, "boxes": [%s]}'
+    accepted = [box % "0, 0, 9.5, 0, 9, 9.25", box % "1e30, 0.1, 2, 3, 4.000000000000000001, 5, 6, 7", box % "1,2,3,4,5,6" + "," + box % "7,8,9,1,2,3,4,5"]
+    for boxes in accepted:
+        assert assert_same([(page % boxes).encode()])
+    declined = [box % "0, 0, 9, 0", box % "0, 0, 9, 0, 9", box % "", '{"label": "a", "polygon": [0, 0, 9, 0, 9, 9]}']
+    for boxes in declined:
+        assert not assert_same([(page % boxes).encode()])
+    assert by_msgspec([(page % declined[-1]).encode()]) is not None  # a polygon alone: msgspec's reader takes it
 
 
 def test_numbers_are_msgspecs_to_the_bit():

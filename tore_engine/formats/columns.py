@@ -104,7 +104,8 @@ class ColumnsBuilder:
         self.offsets.frombytes((np.cumsum(pages.counts, dtype=np.int64) + self.offsets[-1]).tobytes())
         self.coordinates.frombytes(np.ascontiguousarray(pages.coordinates, dtype=np.float64).tobytes())
         self.codes.frombytes(codes[pages.codes].tobytes())
-        self.polygon_counts.frombytes(bytes(8 * len(pages.codes)))
+        self.polygon_counts.frombytes(np.ascontiguousarray(pages.polygon_counts, dtype=np.int64).tobytes())
+        self.polygon_points.frombytes(np.ascontiguousarray(pages.polygon_points, dtype=np.float64).tobytes())
         if pages.scores is None:
             self.scores.frombytes(np.full(len(pages.codes), NO_SCORE).tobytes())
         else:

@@ -4,7 +4,7 @@ msgspec decodes a page into a `NativePage` and a Python object a box, which the 
 then takes apart again: about 30 µs a page of the benchmark's 40 boxes, most of a large job's time.
 This parser reads the common case straight into the columns, at about 1.7 ns a byte: pages whose
 keys are `id`, `width`, `height`, `boxes`, `image`, `pdf`, `page_no`, boxes with `label`, `bbox`,
-`score`, strings without escapes. Numbers that the exact fast path converts (at most 2^53 in their
+`score` and `polygon` (beside a `bbox`: at least 3 points), strings without escapes. Numbers that the exact fast path converts (at most 2^53 in their
 digits, a decimal exponent within ±22: one IEEE multiplication or division of two exact operands,
 so correctly rounded) are converted in the kernel; other numbers are left to Python's `float`,
 which rounds correctly too, so every value is msgspec's to the bit.
@@ -42,16 +42,17 @@ MIN_PAGE_BYTES = 30  # {"id":"","width":0,"height":0}
 _MAX_EXACT = 2**53  # digits up to this convert exactly to a float
 _MAX_INTEGER_DIGITS = 19  # an integer text msgspec reads as an int64 or uint64 before making it a float
 MAX_DEFERRED = 2**20  # numbers off the fast path in one call (each one converted by Python); beyond, msgspec decodes
-SIZES, COORDINATES, SCORES = range(3)  # where a deferred number goes
+SIZES, COORDINATES, SCORES, POINTS = range(4)  # where a deferred number goes
 _MAX_EXPONENT_DIGITS = 10_000  # an exponent beyond this is never on the fast path
 _POWERS = np.array([10.0**k for k in range(23)])  # 1e0 .. 1e22, exact in binary64
 _FNV_OFFSET, _FNV_PRIME = np.uint64(14695981039346656037), np.uint64(1099511628211)
 
 # key names, and each key's place in them: page keys first, then box keys
 _PAGE_KEYS = ("id", "width", "height", "boxes", "image", "pdf", "page_no")
-_BOX_KEYS = ("label", "bbox", "score")
+_BOX_KEYS = ("label", "bbox", "score", "polygon")
 ID, WIDTH, HEIGHT, BOXES, IMAGE, PDF, PAGE_NO = range(len(_PAGE_KEYS))
-LABEL, BBOX, SCORE = range(len(_PAGE_KEYS), len(_PAGE_KEYS) + len(_BOX_KEYS))
+LABEL, BBOX, SCORE, POLYGON = range(len(_PAGE_KEYS), len(_PAGE_KEYS) + len(_BOX_KEYS))
+MIN_POLYGON_NUMBERS = 6  # 3 points; a shorter `polygon` is msgspec's to decode (and the reader's to refuse)
 _KEY_BYTES = np.frombuffer("".join(_PAGE_KEYS + _BOX_KEYS).encode(), dtype=np.uint8)
 _KEY_STARTS = np.cumsum([0] + [len(key) for key in _PAGE_KEYS + _BOX_KEYS]).astype(np.int64)
 
@@ -96,6 +97,8 @@ class ParsedPages:
     labels: list[str]
     scores: np.ndarray | None
     images: list[tuple[str | None, str | None, int | None]]  # each page's image, pdf and page_no
+    polygon_counts: np.ndarray  # points of each box's polygon (0: a plain box)
+    polygon_points: np.ndarray  # x, y of every polygon point, flat
 
     def shifted(self, offset: int) -> "ParsedPages":
         """The same pages, their spans `offset` bytes further (from a chunk's start to the file's)."""
@@ -126,9 +129,9 @@ def parse_array(data: bytes, start: int, after_page: bool) -> tuple[int, int, Pa
 def _call(data: bytes, spans: np.ndarray, mode: int) -> tuple[int, int, ParsedPages | None]:
     if not kernels.loaded:
         return FALLBACK, 0, None
-    status, offset, page_spans, sizes, counts, id_spans, images, coordinates, codes, scores, label_spans, flags, deferred = kernels.load()(
-        np.frombuffer(data, dtype=np.uint8), spans, mode)
-    if status == FALLBACK or not _converted(data, deferred, (sizes, coordinates, scores)):
+    (status, offset, page_spans, sizes, counts, id_spans, images, coordinates, codes, scores, label_spans, flags, deferred,
+     polygon_counts, points) = kernels.load()(np.frombuffer(data, dtype=np.uint8), spans, mode)
+    if status == FALLBACK or not _converted(data, deferred, (sizes, coordinates, scores, points)):
         return FALLBACK, 0, None
     try:
         ids = [data[start:end].decode() for start, end in id_spans.tolist()]
@@ -137,10 +140,10 @@ def _call(data: bytes, spans: np.ndarray, mode: int) -> tuple[int, int, ParsedPa
     except UnicodeDecodeError:  # msgspec names the string that is not UTF-8
         return FALLBACK, 0, None
     return status, int(offset), ParsedPages(page_spans.copy(), ids, sizes.copy(), counts.copy(), coordinates.copy(), codes.copy(), labels,
-                                           scores.copy() if flags & SCORED else None, page_images)
+                                           scores.copy() if flags & SCORED else None, page_images, polygon_counts.copy(), points.copy())
 
 
-def _converted(data: bytes, deferred: np.ndarray, targets: tuple[np.ndarray, np.ndarray, np.ndarray]) -> bool:
+def _converted(data: bytes, deferred: np.ndarray, targets: tuple[np.ndarray, ...]) -> bool:
     """Convert the numbers the kernel left to Python, into their places: `float` of the text is the
     correctly rounded value, as msgspec's. False when one is not finite (msgspec names it)."""
     if not len(deferred):
@@ -393,15 +396,44 @@ def _bbox(data, i, end, coordinates, box, deferred, state):
 
 
 @kernels.helper
-def _box(data, i, end, coordinates, codes, scores, deferred, label_spans, slots, state):
+def _polygon(data, i, end, points, deferred, state):
+    """At least `MIN_POLYGON_NUMBERS` numbers, an even count, in brackets at `i`, into `points`
+    from state[4]: (the offset after them, or -1; the count of points)."""
+    if _byte(data, i, end) != 91:
+        return -1, 0
+    first = state[4]
+    n = first
+    while True:
+        i = _space(data, i + 1, end)
+        if n >= points.shape[0]:
+            return -1, 0
+        i, points[n] = _value(data, i, end, np.int64(POINTS), n, np.int64(0), deferred, state)
+        if i < 0:
+            return -1, 0
+        n += 1
+        i = _space(data, i, end)
+        c = _byte(data, i, end)
+        if c == 93:
+            break
+        if c != 44:
+            return -1, 0
+    if n - first < MIN_POLYGON_NUMBERS or (n - first) % 2:
+        return -1, 0
+    state[4] = n
+    return i + 1, (n - first) // 2
+
+
+@kernels.helper
+def _box(data, i, end, coordinates, codes, scores, polygon_counts, points, deferred, label_spans, slots, state):
     """The box object at `i` into row state[0] of the columns: the offset after it, or -1."""
     box = state[0]
     if box >= codes.shape[0] or _byte(data, i, end) != 123:
         return -1
     scores[box] = np.nan
+    polygon_counts[box] = 0
     seen = np.int64(0)  # not a literal: one compiled `_member`
     while True:
-        key, i, seen = _member(data, i + 1, end, np.int64(LABEL), np.int64(SCORE + 1), seen)
+        key, i, seen = _member(data, i + 1, end, np.int64(LABEL), np.int64(POLYGON + 1), seen)
         if key < 0:
             return -1
         if key == LABEL:
@@ -414,6 +446,8 @@ def _box(data, i, end, coordinates, codes, scores, deferred, label_spans, slots,
             i = close + 1
         elif key == BBOX:
             i = _bbox(data, i, end, coordinates, box, deferred, state)
+        elif key == POLYGON and _null(data, i, end) < 0:
+            i, polygon_counts[box] = _polygon(data, i, end, points, deferred, state)
         elif _null(data, i, end) >= 0:
             i = _null(data, i, end)
         else:
@@ -434,7 +468,7 @@ def _box(data, i, end, coordinates, codes, scores, deferred, label_spans, slots,
 
 
 @kernels.helper
-def _boxes(data, i, end, coordinates, codes, scores, deferred, label_spans, slots, state):
+def _boxes(data, i, end, coordinates, codes, scores, polygon_counts, points, deferred, label_spans, slots, state):
     """The array of boxes at `i`: the offset after it, or -1."""
     if _byte(data, i, end) != 91:
         return -1
@@ -442,7 +476,7 @@ def _boxes(data, i, end, coordinates, codes, scores, deferred, label_spans, slot
     if _byte(data, i, end) == 93:
         return i + 1
     while True:
-        i = _box(data, i, end, coordinates, codes, scores, deferred, label_spans, slots, state)
+        i = _box(data, i, end, coordinates, codes, scores, polygon_counts, points, deferred, label_spans, slots, state)
         if i < 0:
             return -1
         i = _space(data, i, end)
@@ -477,7 +511,7 @@ def _image_value(data, i, end, key, page, images):
 
 
 @kernels.helper
-def _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, scores, deferred, label_spans, slots, state):
+def _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, scores, polygon_counts, points, deferred, label_spans, slots, state):
     """The page object at `i` (before `end`) into the columns: the offset after it, or -1."""
     i = _space(data, i, end)
     if _byte(data, i, end) != 123:
@@ -499,7 +533,7 @@ def _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, score
         elif key == WIDTH or key == HEIGHT:
             i, sizes[page, key - WIDTH] = _value(data, i, end, np.int64(SIZES), page, np.int64(key - WIDTH), deferred, state)
         elif key == BOXES:
-            i = _boxes(data, i, end, coordinates, codes, scores, deferred, label_spans, slots, state)
+            i = _boxes(data, i, end, coordinates, codes, scores, polygon_counts, points, deferred, label_spans, slots, state)
         else:
             i = _image_value(data, i, end, key, page, images)
         if i < 0:
@@ -515,7 +549,8 @@ def _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, score
 
 
 @kernels.helper
-def _array(data, i, end, after_page, page_spans, sizes, id_spans, images, coordinates, codes, scores, deferred, label_spans, slots, state, counts):
+def _array(data, i, end, after_page, page_spans, sizes, id_spans, images, coordinates, codes, scores, polygon_counts, points, deferred, label_spans, slots,
+           state, counts):
     """Page objects one after another from `i`, as items of an array, until the array closes:
     (DONE, offset after the bracket, pages) or (MORE, offset after the last whole page, pages)."""
     page = np.int64(0)  # not a literal: one compiled `_page` for both callers
@@ -531,10 +566,10 @@ def _array(data, i, end, after_page, page_spans, sizes, id_spans, images, coordi
             i = _space(data, i + 1, end)
         if page >= sizes.shape[0]:
             return MORE, resume, page
-        boxes, labels, numbers = state[0], state[1], state[3]
-        after = _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, scores, deferred, label_spans, slots, state)
-        if after < 0:  # forget what the page that did not parse added: its boxes, numbers and labels
-            state[0], state[1], state[3] = boxes, labels, numbers
+        boxes, labels, numbers, polygon_numbers = state[0], state[1], state[3], state[4]
+        after = _page(data, i, end, page, sizes, id_spans, images, coordinates, codes, scores, polygon_counts, points, deferred, label_spans, slots, state)
+        if after < 0:  # forget what the page that did not parse added: its boxes, numbers, polygons' numbers and labels
+            state[0], state[1], state[3], state[4] = boxes, labels, numbers, polygon_numbers
             for slot in range(_SLOTS):
                 if slots[slot] >= labels:
                     slots[slot] = -1
@@ -550,7 +585,7 @@ def _array(data, i, end, after_page, page_spans, sizes, id_spans, images, coordi
 @kernels.entry(lambda t: (t.Array(t.uint8, 1, "C", readonly=True), t.Array(t.int64, 2, "C"), t.int64))
 def _parse(data, spans, mode):
     """(status, offset, page spans, sizes, counts, id spans, images, coordinates, codes, scores,
-    label spans, flags, deferred numbers). `mode` SPANS: the pages at `spans`; ARRAY_START or AFTER_PAGE: the pages
+    label spans, flags, deferred numbers, each box's polygon points, the polygons' numbers). `mode` SPANS: the pages at `spans`; ARRAY_START or AFTER_PAGE: the pages
     of an array from spans[0, 0] up to spans[0, 1], at its opening or after one of its pages."""
     total = 0
     for row in range(spans.shape[0]):
@@ -565,24 +600,29 @@ def _parse(data, spans, mode):
     coordinates = np.empty((capacity, 4), dtype=np.float64)
     codes = np.empty(capacity, dtype=np.int64)
     scores = np.empty(capacity, dtype=np.float64)
+    polygon_counts = np.empty(capacity, dtype=np.int64)
+    points = np.empty(total // 2 + 1, dtype=np.float64)  # a number and its comma take 2 bytes at least
     label_spans = np.empty((MAX_LABELS, 2), dtype=np.int64)
     slots = np.empty(_SLOTS, dtype=np.int64)
     for slot in range(_SLOTS):
         slots[slot] = -1
     deferred = np.empty((min(total // 6 + 16, MAX_DEFERRED), 5), dtype=np.int64)
-    state = np.empty(4, dtype=np.int64)  # boxes so far, labels so far, flags, deferred numbers so far
-    for field in range(4):
+    state = np.empty(5, dtype=np.int64)  # boxes so far, labels so far, flags, deferred numbers so far, polygons' numbers so far
+    for field in range(5):
         state[field] = 0
     status, offset = DONE, 0
     if mode == SPANS:
         for page in range(pages):
             boxes = state[0]
-            after = _page(data, spans[page, 0], spans[page, 1], page, sizes, id_spans, images, coordinates, codes, scores, deferred, label_spans, slots, state)
+            after = _page(data, spans[page, 0], spans[page, 1], page, sizes, id_spans, images, coordinates, codes, scores, polygon_counts, points, deferred,
+                          label_spans, slots, state)
             if after < 0 or _space(data, after, spans[page, 1]) != spans[page, 1]:
-                return FALLBACK, page, page_spans[:0], sizes[:0], counts[:0], id_spans[:0], images[:0], coordinates[:0], codes[:0], scores[:0], label_spans[:0], state[2], deferred[:0]
+                return (FALLBACK, page, page_spans[:0], sizes[:0], counts[:0], id_spans[:0], images[:0], coordinates[:0], codes[:0], scores[:0], label_spans[:0],
+                        state[2], deferred[:0], polygon_counts[:0], points[:0])
             counts[page] = state[0] - boxes
     else:
-        status, offset, pages = _array(data, spans[0, 0], spans[0, 1], mode == AFTER_PAGE, page_spans, sizes, id_spans, images, coordinates, codes, scores, deferred, label_spans, slots, state, counts)
+        status, offset, pages = _array(data, spans[0, 0], spans[0, 1], mode == AFTER_PAGE, page_spans, sizes, id_spans, images, coordinates, codes, scores,
+                                       polygon_counts, points, deferred, label_spans, slots, state, counts)
     boxes = state[0]
     return (status, offset, page_spans[:pages], sizes[:pages], counts[:pages], id_spans[:pages], images[:pages],
-            coordinates[:boxes], codes[:boxes], scores[:boxes], label_spans[: state[1]], state[2], deferred[: state[3]])
+            coordinates[:boxes], codes[:boxes], scores[:boxes], label_spans[: state[1]], state[2], deferred[: state[3]], polygon_counts[:boxes], points[: state[4]])
