@@ -15,26 +15,36 @@ rectangles) and the page kernel's cells (compiled, `TORE_PAGE_KERNEL=always`), a
 polygon rasteriser alone; the best and median of `--rounds`. It checks that `as polygons` gives the
 boxes' cells bit for bit.
 
-    .venv/bin/python -m benchmarks.bench_polygons [--pages 200] [--angle 30] [--rounds 5]
+`--whole` times the whole `tore evaluate --workers 2` instead, as a user runs it, on `boxes` and
+`rotated` written as native JSON (in `benchmarks/_work/polygons`), round after round in turn; with
+`--against REV`, `rotated` also at another commit (a worktree), checking every output is the same
+bytes.
+
+    .venv/bin/python -m benchmarks.bench_polygons [--pages 200] [--angle 30] [--rounds 5] [--whole [--against REV]]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import best_median, machine_line
+from benchmarks.common import MB_BYTES, WORK, Run, best_median, load_average, machine_line, output_bytes, run_command, tore_command, tore_environment, worktree
 from benchmarks.synthetic import synthetic_page_pairs
 from tore_engine.core.layout import LayoutSet, Page, PageColumns
 from tore_engine.core.polygons import Polygons
 from tore_engine.core.taxonomy import resolve_taxonomy
 from tore_engine.engine import page_kernel, polygons
 from tore_engine.engine.preparation import prepare_columns
+from tore_engine.formats import native
 
 
 def turned(page: Page, rng: np.random.Generator, angle: float) -> Page:
@@ -101,12 +111,61 @@ def timed(function: Callable[[], object], rounds: int) -> tuple[float, float]:
     return best_median(times)
 
 
+def written(pages: int, angle: float) -> dict[str, Path]:
+    """`boxes` and `rotated` as native JSON files, each pair in its folder (written once)."""
+    folders = {name: WORK / "polygons" / f"{name}_{pages}_{angle:g}" for name in ("boxes", "rotated")}
+    if not all((folder / "prediction.json").exists() for folder in folders.values()):
+        sets = data_sets(pages, angle)
+        for name, folder in folders.items():
+            folder.mkdir(parents=True, exist_ok=True)
+            for side, layout in zip(("reference", "prediction"), sets[name]):
+                native.write(layout, folder / f"{side}.json")
+    return folders
+
+
+def whole_runs(pages: int, angle: float, rounds: int, against: str | None) -> bool:
+    """`tore evaluate --workers 2` on both forms (and on `rotated` at `against`), interleaved; prints
+    each run, then the medians against `boxes`. True unless `against`'s outputs differ."""
+    folders = written(pages, angle)
+    configurations = {"boxes": folders["boxes"], "rotated": folders["rotated"], **({f"rotated at {against}": folders["rotated"]} if against else {})}
+    runs: dict[str, list[Run]] = {name: [] for name in configurations}
+    with contextlib.ExitStack() as stack:
+        trees = {f"rotated at {against}": stack.enter_context(worktree(against))} if against else {}
+        for round_number in range(rounds):
+            for name, data in configurations.items():
+                arguments = ["evaluate", str(data / "reference.json"), str(data / "prediction.json"), "--out", str(WORK / "polygons" / "out" / name),
+                             "--workers", "2", "-q"]
+                tree = trees.get(name)
+                command = tore_command(arguments) if tree is None else [sys.executable, "-m", "tore_engine", *arguments]
+                run = run_command(command, env=tore_environment(**({} if tree is None else {"PYTHONPATH": str(tree)})), sample_every=0.05, cwd=tree)
+                runs[name].append(run)
+                print(f"  round {round_number + 1} {name:22s} wall {run.seconds:6.2f} s, CPU {run.cpu_seconds:6.2f} s, "
+                      f"peak PSS {run.peak_pss / MB_BYTES:4.0f} MB (load {load_average()})", flush=True)
+    base = statistics.median(run.seconds for run in runs["boxes"])
+    for name, measured in runs.items():
+        wall = statistics.median(run.seconds for run in measured)
+        print(f"  {name:<22} wall {wall:6.2f} s median ({min(run.seconds for run in measured):.2f} best), "
+              f"CPU {statistics.median(run.cpu_seconds for run in measured):6.2f} s: x{wall / base:.2f} of boxes")
+    if not against:
+        return True
+    this, other = (output_bytes(WORK / "polygons" / "out" / name) for name in ("rotated", f"rotated at {against}"))
+    same = this.keys() == other.keys() and all(this[name] == other[name] for name in this if name != "saved.json")  # saved.json: its date
+    print(f"  every output the same bytes as at {against}: {same}")
+    return same
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--angle", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--whole", action="store_true", help="time the whole `tore evaluate` instead of the engine's part")
+    parser.add_argument("--against", help="with --whole: `rotated` also at this commit (any git revision)")
     args = parser.parse_args(argv)
+    if args.whole:
+        print(machine_line())
+        print(f"{args.pages} pages of 1025 x 1025, 40 boxes a side, rotated by up to {args.angle:g} degrees: tore evaluate --workers 2")
+        return 0 if whole_runs(args.pages, args.angle, args.rounds, args.against) else 1
     os.environ[page_kernel.KERNEL_ENV] = page_kernel.ALWAYS
     page_kernel.warm()
     polygons.warm()
