@@ -50,7 +50,8 @@ def inside(pages: int, repeats: int = 5) -> None:
     page_kernel._kernels.load(), sweep_kernel._kernels.load()
 
     def once(prepared) -> None:
-        page_kernel.evaluate_arrays(prepared.frames, prepared.offsets, prepared.kernel_boxes(), taxonomy.size, pages)
+        boxes, pieces, polygon_pages = prepared.kernel_inputs()
+        page_kernel.evaluate_arrays(prepared.frames, prepared.offsets, boxes, taxonomy.size, pages, polygon_pages, pieces)
 
     def swept(prepared) -> None:
         SweepState.from_pairs(*sweep_kernel.sweep_pairs(prepared, score_levels(prepared.scores, len(prepared.scores)), taxonomy.size, pages), taxonomy.size)

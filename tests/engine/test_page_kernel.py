@@ -251,7 +251,8 @@ def test_polygon_pages_load_a_warm_cache_at_once_and_compile_sooner(policy, monk
 
     def run(pages: int, polygons: bool) -> str:
         flags = np.ones(pages, bool) if polygons else None
-        return kernel.evaluate_arrays(*kernel._inputs([tiny] * pages), 2, 0, flags) or "numpy"
+        frames, offsets, boxes, pieces = kernel._inputs([tiny] * pages)
+        return kernel.evaluate_arrays(frames, offsets, boxes, 2, 0, flags, pieces) or "numpy"
 
     cold = use_fake(monkeypatch, cached=False)
     assert run(kernel.POLYGON_COMPILE_AFTER_PAGES - 1, True) == "numpy" and cold.loads == 0

@@ -56,7 +56,7 @@ def test_boxes_as_polygons_give_the_same_evaluation_bit_for_bit(monkeypatch, mod
 
 def test_turned_regions_give_the_same_evaluation_on_both_paths():
     """Pages of regions turned by up to 30 degrees (`bench_polygons`): a rectangle a pixel row a
-    region, which the page kernel sweeps handing each row's rectangle on to the next (`REGION`)
+    region, which the page kernel sweeps as one chain of rectangles (`_sweep_chains`)
     and the NumPy path paints one by one, to the same bits."""
     reference, prediction = data_sets(12, 30.0)["rotated"]
     states = []
@@ -66,6 +66,46 @@ def test_turned_regions_give_the_same_evaluation_on_both_paths():
             states.append(evaluation_state(evaluate_dataset(reference, prediction, taxonomy="single", map="off")))
     assert states[0] == states[1]
     assert states[0][4], "the pages have cells"
+
+
+def star_pages(name: str, seed: int, count: int = 60) -> LayoutSet:
+    """Pages of boxes and star-shaped polygons (convex or not; some beyond the page, some thinner
+    than a pixel), with no-polygon pages among them."""
+    rng = np.random.default_rng(seed)
+    pages = []
+    for k in range(count):
+        width, height = int(rng.integers(20, 160)), int(rng.integers(20, 160))
+        labels, bboxes, outlines = [], [], []
+        for _ in range(int(rng.integers(0, 10))):
+            cx, cy, kind = rng.uniform(-10, width + 10), rng.uniform(-10, height + 10), rng.integers(0, 3)
+            labels.append(f"c{rng.integers(1, 5)}")
+            if kind == 0:
+                x2, y2 = cx + rng.uniform(0, width / 2), cy + rng.uniform(0, height / 2)
+                bboxes.append([cx, cy, x2, y2])
+                outlines.append(None)
+                continue
+            angles = np.sort(rng.uniform(0, 2 * math.pi, int(rng.integers(3, 9))))
+            radii = rng.uniform(0.3, min(width, height) / 2, len(angles)) if kind == 1 else np.full(len(angles), rng.uniform(0.3, min(width, height) / 2))
+            points = [(round(cx + r * math.cos(a), 2), round(cy + r * math.sin(a), 2)) for a, r in zip(angles, radii)]
+            bboxes.append([min(x for x, _ in points), min(y for _, y in points), max(x for x, _ in points), max(y for _, y in points)])
+            outlines.append(points)
+        pages.append(Page(f"p{k}", width, height, labels, np.array(bboxes).reshape(-1, 4),
+                          polygons=outlines if any(outline is not None for outline in outlines) else None))
+    return LayoutSet(name, pages, [f"c{k}" for k in range(1, 5)])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_star_polygons_among_boxes_give_the_same_evaluation_on_both_paths(seed):
+    """Polygons that are not convex paint several rectangles a row, in no row order, and some
+    rows of a polygon beyond the page paint none: the page kernel's chains of them
+    (`_sweep_chains`) count what the NumPy path paints, to the same bits."""
+    reference, prediction = star_pages("gt", seed), star_pages("model", seed + 100)
+    states = []
+    for mode in (kernel.NUMPY, kernel.ALWAYS):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(kernel.KERNEL_ENV, mode)
+            states.append(evaluation_state(evaluate_dataset(reference, prediction, taxonomy="single", map="off")))
+    assert states[0] == states[1]
 
 
 SIZE = 9

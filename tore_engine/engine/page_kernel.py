@@ -48,7 +48,6 @@ WHAT = "TORE's page kernel"
 
 BOX_FIELDS = ("col0", "col1", "row0", "row1", "class")  # the columns of the kernel's box array
 COL0, COL1, ROW0, ROW1, LABEL = range(len(BOX_FIELDS))
-REGION = len(BOX_FIELDS)  # an optional last column: the box (a polygon) a rectangle paints for, unique in a page
 INITIAL_SLOTS = 1024  # pair hash table slots (a page has about 60 distinct pairs); it doubles when half full
 
 # Constants of the compiled code, as 64-bit unsigned words (mixing signed and unsigned integers
@@ -122,9 +121,8 @@ def _blocks(truth, predicted, pixels):
 
 @_kernels.helper
 def _sort_rows(down, up, count, boxes, height):
-    """`down[:count]` sorted by first row and `up[:count]` by end row, each stably: Shell sorts
-    for a page's few boxes, a counting sort by row when they are many (a polygon's rectangles,
-    given in the order of their regions, which it keeps among a row's)."""
+    """`down[:count]` sorted by first row and `up[:count]` by end row: Shell sorts for a page's
+    few boxes, a counting sort by row when they are many for its height."""
     if count > height // 8:
         for which in range(2):
             order, field = (down, ROW0) if which == 0 else (up, ROW1)
@@ -186,21 +184,15 @@ def _larger_table(keys, counts, used, size, page, more):
 def _sweep_page(table, page, width, height, boxes, first, prediction_from, last):
     """Every pixel of one page (boxes `first:last`) added to its pair in the table, row band by row
     band: in a band, the active boxes' column edges left to right, counting each class in and out.
-    Returns the table, which may have grown, and the page's number of pairs.
-
-    When `boxes` has a `REGION` column (a polygon's rectangles, one a pixel row, often), a rectangle
-    ending on the row where the next of its region starts hands that one its places in the sorted
-    edge lists, which it then reaches in a step or two: a turned region costs a few moves a row,
-    not a removal and an insertion across every active box."""
+    Returns the table, which may have grown, and the page's number of pairs."""
     keys, counts, used = table
-    linking = boxes.shape[1] > REGION
     # The painting boxes by first row (`down`) and by end row (`up`); the band's active boxes by
     # first column (`by_edge[:n]`) and by end column (`by_edge[n:]`), and each box's place in both
     # (`place[box - first]`, `place[n + box - first]`); per side and class, the active boxes
     # covering the current column.
     n = last - first
     down, up, by_edge, place = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(2 * n, np.int64), np.zeros(2 * n, np.int64)
-    covering, handed = np.zeros(2 * MAX_CLASSES, np.int64), np.zeros(n, np.int64)
+    covering = np.zeros(2 * MAX_CLASSES, np.int64)
     painting = np.int64(0)
     for box in range(first, last):
         if boxes[box, COL1] > boxes[box, COL0] and boxes[box, ROW1] > boxes[box, ROW0]:
@@ -209,49 +201,25 @@ def _sweep_page(table, page, width, height, boxes, first, prediction_from, last)
     _sort_rows(down, up, painting, boxes, height)
     y, entered, gone, active, size = 0, 0, 0, 0, np.int64(0)
     while y < height:
-        following = entered  # the boxes starting on row y, by region
-        while gone < painting and boxes[up[gone], ROW1] <= y:  # a box ends: handed on, or out of both lists
+        while gone < painting and boxes[up[gone], ROW1] <= y:  # a box ends: out of both lists
             box = up[gone]
-            successor = np.int64(-1)
-            if linking:
-                while following < painting and boxes[down[following], ROW0] == y and boxes[down[following], REGION] < boxes[box, REGION]:
-                    following += 1
-                if following < painting and boxes[down[following], ROW0] == y and boxes[down[following], REGION] == boxes[box, REGION]:
-                    successor = down[following]
-                    handed[successor - first] = 1
-                    following += 1
-            for start, field in ((0, COL0), (n, COL1)):
-                position = place[start + box - first]
-                if successor >= 0:  # the successor moves from the box's place to its own
-                    while position > start and boxes[by_edge[position - 1], field] > boxes[successor, field]:
-                        by_edge[position] = by_edge[position - 1]
-                        place[start + by_edge[position] - first] = position
-                        position -= 1
-                    while position < start + active - 1 and boxes[by_edge[position + 1], field] < boxes[successor, field]:
-                        by_edge[position] = by_edge[position + 1]
-                        place[start + by_edge[position] - first] = position
-                        position += 1
-                    by_edge[position] = successor
-                    place[start + successor - first] = position
-                else:
-                    for shifted in range(position, start + active - 1):
-                        by_edge[shifted] = by_edge[shifted + 1]
-                        place[start + by_edge[shifted] - first] = shifted
-            if successor < 0:
-                active -= 1
+            for start in (0, n):
+                for shifted in range(place[start + box - first], start + active - 1):
+                    by_edge[shifted] = by_edge[shifted + 1]
+                    place[start + by_edge[shifted] - first] = shifted
+            active -= 1
             gone += 1
         while entered < painting and boxes[down[entered], ROW0] <= y:  # a box starts: sorted in
             box = down[entered]
-            if handed[box - first] == 0:
-                for start, field in ((0, COL0), (n, COL1)):
-                    position = start + active
-                    while position > start and boxes[by_edge[position - 1], field] > boxes[box, field]:
-                        by_edge[position] = by_edge[position - 1]
-                        place[start + by_edge[position] - first] = position
-                        position -= 1
-                    by_edge[position] = box
-                    place[start + box - first] = position
-                active += 1
+            for start, field in ((0, COL0), (n, COL1)):
+                position = start + active
+                while position > start and boxes[by_edge[position - 1], field] > boxes[box, field]:
+                    by_edge[position] = by_edge[position - 1]
+                    place[start + by_edge[position] - first] = position
+                    position -= 1
+                by_edge[position] = box
+                place[start + box - first] = position
+            active += 1
             entered += 1
         below = height
         if entered < painting and boxes[down[entered], ROW0] < below:
@@ -332,31 +300,126 @@ def _page_terms(numerators, row_cells, cell_denominators, k, totals, out, n_cell
 
 
 @_kernels.helper
-def _page_rectangles(boxes, first, prediction_from, last, pieces, piece_starts, rectangles):
-    """The boxes `first:last` as the rectangles they paint, into `rectangles` (grown if need be),
-    each naming its box (`REGION`): a polygon's pieces in its place, in order, the others as
-    themselves. Returns the array, where the prediction's rectangles start, and how many it holds."""
+def _sweep_chains(table, page, width, height, boxes, pieces, piece_starts, first, prediction_from, last):
+    """`_sweep_page` for a page some of whose boxes are polygons, each painting its pieces (often a
+    rectangle a pixel row): what `_sweep_page` gives the page's rectangles, to the same sums.
+
+    The rectangles go in chains: a box's piece follows the one before it in the chain when it
+    starts on the row where that one ends, so a turned region is one chain. A band's active chains
+    hold their current rectangle in slots; where a rectangle ends, its chain moves on to the next
+    (a few reads, no search), and the band's edges, kept in order from band to band, are put back
+    in order by insertion (a turned region's edges move a step or two a row). Only chain heads are
+    sorted by first row. Returns the table, which may have grown, and the page's number of pairs."""
+    keys, counts, used = table
+    n = last - first
+    # the chain heads: a box that paints, or a piece that does not follow the one before it
+    room = piece_starts[last] - piece_starts[first] + n
+    head_boxes, head_pieces, head_rows = np.zeros(room, np.int64), np.zeros(room, np.int64), np.zeros(room, np.int64)
     count = np.int64(0)
     for box in range(first, last):
-        count += max(piece_starts[box + 1] - piece_starts[box], _INT_ONE)
-    if count > len(rectangles):
-        rectangles = np.zeros((max(count, 2 * len(rectangles)), REGION + 1), np.int64)
-    count, split = np.int64(0), np.int64(0)
-    for box in range(first, last):
-        if box == prediction_from:
-            split = count
         if piece_starts[box + 1] > piece_starts[box]:
             for piece in range(piece_starts[box], piece_starts[box + 1]):
-                for field in range(LABEL):
-                    rectangles[count, field] = pieces[piece, field]
-                rectangles[count, LABEL], rectangles[count, REGION] = boxes[box, LABEL], box
-                count += 1
-        else:
-            for field in range(LABEL + 1):
-                rectangles[count, field] = boxes[box, field]
-            rectangles[count, REGION] = box
+                if piece == piece_starts[box] or pieces[piece - 1, ROW1] != pieces[piece, ROW0]:
+                    head_boxes[count], head_pieces[count], head_rows[count] = box, piece, pieces[piece, ROW0]
+                    count += 1
+        elif boxes[box, COL1] > boxes[box, COL0] and boxes[box, ROW1] > boxes[box, ROW0]:
+            head_boxes[count], head_pieces[count], head_rows[count] = box, -1, boxes[box, ROW0]  # the box itself
             count += 1
-    return rectangles, (split if prediction_from < last else count), count
+    order = np.zeros(count, np.int64)  # the heads by first row, stably (a counting sort)
+    at = np.zeros(height + 2, np.int64)
+    for h in range(count):
+        at[head_rows[h] + 1] += 1
+    for row in range(height + 1):
+        at[row + 1] += at[row]
+    for h in range(count):
+        order[at[head_rows[h]]] = h
+        at[head_rows[h]] += 1
+    # per slot: its box, current piece (-1: the box itself) and its rectangle's columns and end row
+    slot_box, slot_piece, slot_counter = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
+    slot_col0, slot_col1, slot_end = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
+    free, free_count = np.zeros(count, np.int64), np.int64(0)
+    used_slots = np.int64(0)
+    events, event_count = np.zeros(2 * count, np.int64), np.int64(0)  # 2 * slot + 1 opens, 2 * slot closes
+    columns = np.zeros(2 * count, np.int64)  # each event's column in this band
+    covering = np.zeros(2 * MAX_CLASSES, np.int64)
+    y, entered, size = np.int64(0), np.int64(0), np.int64(0)
+    while y < height:
+        below, removed = height, False
+        for slot in range(used_slots):  # rectangles ending on row y: their chain moves on, or ends
+            if 0 <= slot_end[slot] <= y:
+                piece, box = slot_piece[slot], slot_box[slot]
+                if piece >= 0 and piece + 1 < piece_starts[box + 1] and pieces[piece + 1, ROW0] == y:
+                    slot_piece[slot] = piece + 1
+                    slot_col0[slot], slot_col1[slot], slot_end[slot] = pieces[piece + 1, COL0], pieces[piece + 1, COL1], pieces[piece + 1, ROW1]
+                else:
+                    slot_end[slot] = -1
+                    free[free_count] = slot
+                    free_count += 1
+                    removed = True
+            if 0 <= slot_end[slot] < below:
+                below = slot_end[slot]
+        if removed:  # the ended chains' edges out of the order
+            kept = np.int64(0)
+            for e in range(event_count):
+                if slot_end[events[e] // 2] >= 0:
+                    events[kept] = events[e]
+                    kept += 1
+            event_count = kept
+        while entered < count and head_rows[order[entered]] <= y:  # chains starting on row y: their edges at the end
+            box, piece = head_boxes[order[entered]], head_pieces[order[entered]]
+            if free_count > 0:
+                free_count -= 1
+                slot = free[free_count]
+            else:
+                slot = used_slots
+                used_slots += 1
+            slot_box[slot], slot_piece[slot] = box, piece
+            slot_counter[slot] = boxes[box, LABEL] + (MAX_CLASSES if box >= prediction_from else 0)  # its class's counter
+            if piece < 0:
+                slot_col0[slot], slot_col1[slot], slot_end[slot] = boxes[box, COL0], boxes[box, COL1], boxes[box, ROW1]
+            else:
+                slot_col0[slot], slot_col1[slot], slot_end[slot] = pieces[piece, COL0], pieces[piece, COL1], pieces[piece, ROW1]
+            below = min(below, slot_end[slot])
+            events[event_count], events[event_count + 1] = 2 * slot + 1, 2 * slot
+            event_count += 2
+            entered += 1
+        if entered < count and head_rows[order[entered]] < below:
+            below = head_rows[order[entered]]
+        for e in range(event_count):  # the edges in column order again (insertion: they moved little)
+            event = events[e]
+            column = slot_col0[event // 2] if event % 2 == 1 else slot_col1[event // 2]
+            j = e
+            while j > 0 and columns[j - 1] > column:
+                events[j], columns[j] = events[j - 1], columns[j - 1]
+                j -= 1
+            events[j], columns[j] = event, column
+        if 2 * (size + event_count + 1) > len(used):  # a band adds at most event_count + 1 pairs
+            keys, counts, used = _larger_table(keys, counts, used, size, page, event_count + 1)
+        truth, predicted = _ZERO, _ZERO
+        x = np.int64(0)
+        for e in range(event_count + 1):
+            edge = columns[e] if e < event_count else width
+            if edge > x:  # the interval [x, edge) of the band has the pair (truth, predicted)
+                slot = _slot(truth, predicted, len(used))
+                while counts[2 * slot + 1] == page and (keys[2 * slot] != truth or keys[2 * slot + 1] != predicted):
+                    slot = (slot + 1) & (len(used) - 1)
+                if counts[2 * slot + 1] != page:
+                    keys[2 * slot], keys[2 * slot + 1], counts[2 * slot], counts[2 * slot + 1] = truth, predicted, 0, page
+                    used[size] = slot
+                    size += 1
+                counts[2 * slot] += (edge - x) * (below - y)
+                x = edge
+            if e < event_count:
+                event = events[e]
+                counter = slot_counter[event // 2]
+                covering[counter] += 1 if event % 2 == 1 else -1
+                bit = _bit(counter % MAX_CLASSES) if covering[counter] > 0 else _ZERO
+                if counter >= MAX_CLASSES:
+                    predicted = (predicted & ~_bit(counter - MAX_CLASSES)) | bit
+                else:
+                    truth = (truth & ~_bit(counter)) | bit
+        y = below
+    return (keys, counts, used), size
 
 
 @_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64, t.int64[:, ::1], t.int64[::1]))
@@ -365,9 +428,9 @@ def _evaluate_pages(frames, offsets, boxes, k, pieces, piece_starts):
     (first column, end column, first row, end row, class); page p's reference boxes are
     `offsets[2p]:offsets[2p + 1]`, its prediction's `offsets[2p + 1]:offsets[2p + 2]`. A box
     that is a polygon paints its pieces, `pieces[piece_starts[b]:piece_starts[b + 1]]` (col0,
-    col1, row0, row1); `piece_starts` is empty when no box is one. Each page with pieces is
-    swept as its rectangles (`_page_rectangles`, into one array reused page after page), so
-    that a batch never holds every pixel row of its polygons twice.
+    col1, row0, row1); `piece_starts` is empty when no box is one. A page with pieces is swept in
+    chains of them (`_sweep_chains`), read where they are: no array of every pixel row of a
+    batch's polygons is made for the kernel.
 
     Returns each page's cells (sorted) with the index of their first term, the terms (exact
     numerator sums and their denominators, in increasing denominator order within a cell), the
@@ -385,12 +448,10 @@ def _evaluate_pages(frames, offsets, boxes, k, pieces, piece_starts):
     out = (np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64))
     bounds = np.zeros(pages + 1, np.int64)
     n_cells, n_terms, n_pairs, most_pixels = np.int64(0), np.int64(0), 0, 0
-    rectangles = np.zeros((0, REGION + 1), np.int64)
     for page in range(pages):
         first, prediction_from, last = offsets[2 * page], offsets[2 * page + 1], offsets[2 * page + 2]
         if len(piece_starts) and piece_starts[last] > piece_starts[first]:
-            rectangles, split, count = _page_rectangles(boxes, first, prediction_from, last, pieces, piece_starts, rectangles)
-            table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], rectangles, np.int64(0), split, count)
+            table, size = _sweep_chains(table, page + 1, frames[page, 0], frames[page, 1], boxes, pieces, piece_starts, first, prediction_from, last)
         else:
             table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], boxes, first, prediction_from, last)
         keys, counts, used = table
@@ -426,32 +487,32 @@ def _evaluate_pages(frames, offsets, boxes, k, pieces, piece_starts):
 # --- the Python side -----------------------------------------------------------------------------
 
 
-def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The batch as the int64 arrays `_evaluate_pages` takes: frames, offsets and boxes (with a
-    `REGION` column when a side has a polygon)."""
-    sides = [_painted(*side) for task in tasks for side in ((task.reference_classes, task.reference_extents), (task.prediction_classes, task.prediction_extents))]
+def kernel_arrays(extents: PixelExtents, classes: np.ndarray) -> tuple[np.ndarray, Pieces | None]:
+    """Boxes as the kernel takes them (rows of `BOX_FIELDS`), a polygon's box painting nothing
+    itself; and the pieces the polygons paint instead, by box (None when no box is one)."""
+    boxes = np.column_stack([extents.col0, extents.col1, extents.row0, extents.row1, classes]).astype(np.int64).reshape(-1, len(BOX_FIELDS))
+    if extents.pieces is None or extents.owners is None or extents.polygon is None:
+        return boxes, None
+    boxes[extents.polygon, COL1] = boxes[extents.polygon, COL0]
+    starts = np.searchsorted(extents.owners, np.arange(len(boxes) + 1)).astype(np.int64)  # owners ascend
+    return boxes, (np.ascontiguousarray(extents.pieces, np.int64).reshape(-1, 4), starts)
+
+
+def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pieces | None]:
+    """The batch as the arrays `_evaluate_pages` takes: frames, offsets, boxes and the polygons'
+    pieces (`kernel_arrays` of each side, joined)."""
+    sides = [kernel_arrays(extents, classes) for task in tasks
+             for classes, extents in ((task.reference_classes, task.reference_extents), (task.prediction_classes, task.prediction_extents))]
     offsets = np.zeros(len(sides) + 1, np.int64)
-    np.cumsum([len(classes) for classes, _, _ in sides], out=offsets[1:])
-    polygons = any(regions is not None for _, _, regions in sides)
-    boxes = np.empty((offsets[-1], len(BOX_FIELDS) + polygons), np.int64)
-    for column, field in enumerate(BOX_FIELDS[:LABEL]):
-        boxes[:, column] = np.concatenate([getattr(extents, field) for _, extents, _ in sides])
-    boxes[:, LABEL] = np.concatenate([classes for classes, _, _ in sides])
-    if polygons:  # each side's boxes numbered after the previous sides' boxes
-        given = np.cumsum([0] + [len(classes) for task in tasks for classes in (task.reference_classes, task.prediction_classes)])
-        boxes[:, REGION] = np.concatenate([start + (np.arange(len(classes)) if regions is None else regions)
-                                           for start, (classes, _, regions) in zip(given, sides)])
+    np.cumsum([len(boxes) for boxes, _ in sides], out=offsets[1:])
+    boxes = np.concatenate([side for side, _ in sides]) if sides else np.zeros((0, len(BOX_FIELDS)), np.int64)
+    pieces = None
+    if any(side_pieces is not None for _, side_pieces in sides):
+        counts = np.concatenate([np.zeros(len(side), np.int64) if side_pieces is None else np.diff(side_pieces[1]) for side, side_pieces in sides])
+        pieces = (np.concatenate([side_pieces[0] for _, side_pieces in sides if side_pieces is not None]),
+                  np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
     frames = np.array([(task.width, task.height) for task in tasks], np.int64).reshape(-1, 2)
-    return frames, offsets, boxes
-
-
-def _painted(classes: np.ndarray, extents: PixelExtents) -> tuple[np.ndarray, PixelExtents, np.ndarray | None]:
-    """A side's boxes as the kernel paints them: a polygon as its rectangles, with the box each
-    paints for (None when no box is a polygon)."""
-    if extents.pieces is None:
-        return classes, extents, None
-    owners, rectangles = extents.rectangles()
-    return classes[owners], rectangles, owners
+    return frames, offsets, boxes, pieces
 
 
 def _exact_counts(totals: np.ndarray, class_count: int) -> ExactCounts:
@@ -519,7 +580,8 @@ def evaluate(tasks: Sequence[PageTask], class_count: int, job_pages: int = 0) ->
     """`evaluate_arrays` of these tasks."""
     polygon_pages = np.array([any(extents.polygon is not None and extents.polygon.any() for extents in (task.reference_extents, task.prediction_extents))
                               for task in tasks], bool)
-    return evaluate_arrays(*_inputs(tasks), class_count, job_pages, polygon_pages if polygon_pages.any() else None)
+    frames, offsets, boxes, pieces = _inputs(tasks)
+    return evaluate_arrays(frames, offsets, boxes, class_count, job_pages, polygon_pages if polygon_pages.any() else None, pieces)
 
 
 def evaluate_arrays(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, job_pages: int = 0,

@@ -38,23 +38,14 @@ class PreparedBatch:
     boxes: np.ndarray  # (boxes, 4) as given (predictions scaled into the reference frame), unclipped: what mAP reads
     scores: np.ndarray  # (boxes,) NaN where a box has no score
 
-    def kernel_boxes(self) -> np.ndarray:
-        """The boxes as the page kernel takes them: rows of `kernel.BOX_FIELDS`."""
-        extents = self.extents
-        return np.column_stack([extents.col0, extents.col1, extents.row0, extents.row1, self.classes]).astype(np.int64)
-
     def kernel_inputs(self) -> tuple[np.ndarray, kernel.Pieces | None, np.ndarray | None]:
-        """The boxes as the page kernel takes them (`kernel_boxes`), a polygon's box painting
-        nothing itself; the pieces the polygons paint instead, by box (None when none is one),
+        """The boxes and the polygons' pieces as the page kernel takes them (`kernel.kernel_arrays`),
         and which pages have a polygon (None when none has)."""
-        boxes = self.kernel_boxes()
-        extents = self.extents
-        if extents.pieces is None or extents.owners is None or extents.polygon is None:
+        boxes, pieces = kernel.kernel_arrays(self.extents, self.classes)
+        if pieces is None or self.extents.polygon is None:
             return boxes, None, None
-        boxes[extents.polygon, kernel.COL1] = boxes[extents.polygon, kernel.COL0]
-        starts = np.searchsorted(extents.owners, np.arange(len(boxes) + 1)).astype(np.int64)  # owners ascend
-        polygon_sides = np.bincount(_box_pages(self.offsets), weights=extents.polygon, minlength=len(self.offsets) - 1) > 0
-        return boxes, (np.ascontiguousarray(extents.pieces, np.int64), starts), polygon_sides[0::2] | polygon_sides[1::2]
+        polygon_sides = np.bincount(_box_pages(self.offsets), weights=self.extents.polygon, minlength=len(self.offsets) - 1) > 0
+        return boxes, pieces, polygon_sides[0::2] | polygon_sides[1::2]
 
     def side_boxes(self) -> tuple[SideBoxes, SideBoxes]:
         """Each side's boxes as mAP reads them: unclipped, in file order, page by page."""
