@@ -56,7 +56,7 @@ def test_boxes_as_polygons_give_the_same_evaluation_bit_for_bit(monkeypatch, mod
 
 def test_turned_regions_give_the_same_evaluation_on_both_paths():
     """Pages of regions turned by up to 30 degrees (`bench_polygons`): a rectangle a pixel row a
-    region, which the page kernel sweeps as one chain of rectangles (`_sweep_chains`)
+    region, which the page kernel sweeps as one chain of rectangles (`page_kernel._sweep_page`)
     and the NumPy path paints one by one, to the same bits."""
     reference, prediction = data_sets(12, 30.0)["rotated"]
     states = []
@@ -98,7 +98,7 @@ def star_pages(name: str, seed: int, count: int = 60) -> LayoutSet:
 def test_star_polygons_among_boxes_give_the_same_evaluation_on_both_paths(seed):
     """Polygons that are not convex paint several rectangles a row, in no row order, and some
     rows of a polygon beyond the page paint none: the page kernel's chains of them
-    (`_sweep_chains`) count what the NumPy path paints, to the same bits."""
+    (`page_kernel._sweep_page`) count what the NumPy path paints, to the same bits."""
     reference, prediction = star_pages("gt", seed), star_pages("model", seed + 100)
     states = []
     for mode in (kernel.NUMPY, kernel.ALWAYS):

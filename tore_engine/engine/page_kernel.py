@@ -120,40 +120,6 @@ def _blocks(truth, predicted, pixels):
 
 
 @_kernels.helper
-def _sort_rows(down, up, count, boxes, height):
-    """`down[:count]` sorted by first row and `up[:count]` by end row: Shell sorts for a page's
-    few boxes, a counting sort by row when they are many for its height."""
-    if count > height // 8:
-        for which in range(2):
-            order, field = (down, ROW0) if which == 0 else (up, ROW1)
-            boxes_at = np.zeros(height + 2, np.int64)
-            for i in range(count):
-                boxes_at[boxes[order[i], field] + 1] += 1
-            for row in range(height + 1):
-                boxes_at[row + 1] += boxes_at[row]
-            given = order[:count].copy()
-            for i in range(count):
-                row = boxes[given[i], field]
-                order[boxes_at[row]] = given[i]
-                boxes_at[row] += 1
-        return
-    for which in range(2):
-        order, field = (down, ROW0) if which == 0 else (up, ROW1)
-        gap = 1
-        while gap < count // 3:
-            gap = 3 * gap + 1
-        while gap > 0:
-            for i in range(gap, count):
-                box = order[i]
-                j = i
-                while j >= gap and boxes[order[j - gap], field] > boxes[box, field]:
-                    order[j] = order[j - gap]
-                    j -= gap
-                order[j] = box
-            gap //= 3
-
-
-@_kernels.helper
 def _new_table(slots):
     """A pair hash table: each slot's (reference bits, predicted bits) at `2 * slot` and `2 * slot
     + 1` of `keys`, its (pixels, owning page) there in `counts`, so that a new page needs no
@@ -178,89 +144,6 @@ def _larger_table(keys, counts, used, size, page, more):
         larger_counts[2 * slot], larger_counts[2 * slot + 1] = counts[2 * old], page
         larger_used[n] = slot
     return larger_keys, larger_counts, larger_used
-
-
-@_kernels.helper
-def _sweep_page(table, page, width, height, boxes, first, prediction_from, last):
-    """Every pixel of one page (boxes `first:last`) added to its pair in the table, row band by row
-    band: in a band, the active boxes' column edges left to right, counting each class in and out.
-    Returns the table, which may have grown, and the page's number of pairs."""
-    keys, counts, used = table
-    # The painting boxes by first row (`down`) and by end row (`up`); the band's active boxes by
-    # first column (`by_edge[:n]`) and by end column (`by_edge[n:]`), and each box's place in both
-    # (`place[box - first]`, `place[n + box - first]`); per side and class, the active boxes
-    # covering the current column.
-    n = last - first
-    down, up, by_edge, place = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(2 * n, np.int64), np.zeros(2 * n, np.int64)
-    covering = np.zeros(2 * MAX_CLASSES, np.int64)
-    painting = np.int64(0)
-    for box in range(first, last):
-        if boxes[box, COL1] > boxes[box, COL0] and boxes[box, ROW1] > boxes[box, ROW0]:
-            down[painting], up[painting] = box, box
-            painting += 1
-    _sort_rows(down, up, painting, boxes, height)
-    y, entered, gone, active, size = 0, 0, 0, 0, np.int64(0)
-    while y < height:
-        while gone < painting and boxes[up[gone], ROW1] <= y:  # a box ends: out of both lists
-            box = up[gone]
-            for start in (0, n):
-                for shifted in range(place[start + box - first], start + active - 1):
-                    by_edge[shifted] = by_edge[shifted + 1]
-                    place[start + by_edge[shifted] - first] = shifted
-            active -= 1
-            gone += 1
-        while entered < painting and boxes[down[entered], ROW0] <= y:  # a box starts: sorted in
-            box = down[entered]
-            for start, field in ((0, COL0), (n, COL1)):
-                position = start + active
-                while position > start and boxes[by_edge[position - 1], field] > boxes[box, field]:
-                    by_edge[position] = by_edge[position - 1]
-                    place[start + by_edge[position] - first] = position
-                    position -= 1
-                by_edge[position] = box
-                place[start + box - first] = position
-            active += 1
-            entered += 1
-        below = height
-        if entered < painting and boxes[down[entered], ROW0] < below:
-            below = boxes[down[entered], ROW0]
-        if gone < painting and boxes[up[gone], ROW1] < below:
-            below = boxes[up[gone], ROW1]
-        if 2 * (size + 2 * active + 1) > len(used):  # a band adds at most 2 * active + 1 pairs
-            keys, counts, used = _larger_table(keys, counts, used, size, page, 2 * active + 1)
-        truth, predicted = _ZERO, _ZERO
-        x, starts, ends = 0, 0, 0
-        while ends < active or x < width:
-            edge = width
-            if ends < active:
-                opening = starts < active and boxes[by_edge[starts], COL0] <= boxes[by_edge[n + ends], COL1]
-                box = by_edge[starts] if opening else by_edge[n + ends]
-                edge = boxes[box, COL0] if opening else boxes[box, COL1]
-            if edge > x:  # the interval [x, edge) of the band has the pair (truth, predicted)
-                slot = _slot(truth, predicted, len(used))
-                while counts[2 * slot + 1] == page and (keys[2 * slot] != truth or keys[2 * slot + 1] != predicted):
-                    slot = (slot + 1) & (len(used) - 1)
-                if counts[2 * slot + 1] != page:
-                    keys[2 * slot], keys[2 * slot + 1], counts[2 * slot], counts[2 * slot + 1] = truth, predicted, 0, page
-                    used[size] = slot
-                    size += 1
-                counts[2 * slot] += (edge - x) * (below - y)
-                x = edge
-            if ends < active:
-                label = boxes[box, LABEL]
-                counter = label + (MAX_CLASSES if box >= prediction_from else 0)
-                covering[counter] += 1 if opening else -1
-                bit = _bit(label) if covering[counter] > 0 else _ZERO
-                if box >= prediction_from:
-                    predicted = (predicted & ~_bit(label)) | bit
-                else:
-                    truth = (truth & ~_bit(label)) | bit
-                if opening:
-                    starts += 1
-                else:
-                    ends += 1
-        y = below
-    return (keys, counts, used), size
 
 
 @_kernels.helper
@@ -300,16 +183,18 @@ def _page_terms(numerators, row_cells, cell_denominators, k, totals, out, n_cell
 
 
 @_kernels.helper
-def _sweep_chains(table, page, width, height, boxes, pieces, piece_starts, first, prediction_from, last):
-    """`_sweep_page` for a page some of whose boxes are polygons, each painting its pieces (often a
-    rectangle a pixel row): what `_sweep_page` gives the page's rectangles, to the same sums.
+def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, prediction_from, last):
+    """Every pixel of one page (boxes `first:last`, a polygon's its pieces) added to its pair in the
+    table, row band by row band (the rows between consecutive rectangle edges, whose label sets do
+    not change downwards): in a band, the active rectangles' column edges left to right, counting
+    each class in and out. Returns the table, which may have grown, and the page's number of pairs.
 
-    The rectangles go in chains: a box's piece follows the one before it in the chain when it
-    starts on the row where that one ends, so a turned region is one chain. A band's active chains
-    hold their current rectangle in slots; where a rectangle ends, its chain moves on to the next
-    (a few reads, no search), and the band's edges, kept in order from band to band, are put back
-    in order by insertion (a turned region's edges move a step or two a row). Only chain heads are
-    sorted by first row. Returns the table, which may have grown, and the page's number of pairs."""
+    The rectangles go in chains: a polygon's piece follows the one before it in the chain when it
+    starts on the row where that one ends, so a turned region (a rectangle a pixel row) is one
+    chain; a box is a chain of itself. A band's active chains hold their current rectangle in
+    slots; where a rectangle ends, its chain moves on to the next (a few reads, no search), and
+    the band's edges, kept in order from band to band, are put back in order by insertion (a
+    turned region's edges move a step or two a row). Only chain heads are sorted by first row."""
     keys, counts, used = table
     n = last - first
     # the chain heads: a box that paints, or a piece that does not follow the one before it
@@ -428,9 +313,8 @@ def _evaluate_pages(frames, offsets, boxes, k, pieces, piece_starts):
     (first column, end column, first row, end row, class); page p's reference boxes are
     `offsets[2p]:offsets[2p + 1]`, its prediction's `offsets[2p + 1]:offsets[2p + 2]`. A box
     that is a polygon paints its pieces, `pieces[piece_starts[b]:piece_starts[b + 1]]` (col0,
-    col1, row0, row1); `piece_starts` is empty when no box is one. A page with pieces is swept in
-    chains of them (`_sweep_chains`), read where they are: no array of every pixel row of a
-    batch's polygons is made for the kernel.
+    col1, row0, row1); `piece_starts` is empty when no box is one. The pieces are read where they
+    are (`_sweep_page`): no array of every pixel row of a batch's polygons is made for the kernel.
 
     Returns each page's cells (sorted) with the index of their first term, the terms (exact
     numerator sums and their denominators, in increasing denominator order within a cell), the
@@ -448,12 +332,10 @@ def _evaluate_pages(frames, offsets, boxes, k, pieces, piece_starts):
     out = (np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64), np.zeros(64 * pages, np.int64))
     bounds = np.zeros(pages + 1, np.int64)
     n_cells, n_terms, n_pairs, most_pixels = np.int64(0), np.int64(0), 0, 0
+    starts = piece_starts if len(piece_starts) else np.zeros(len(boxes) + 1, np.int64)
     for page in range(pages):
         first, prediction_from, last = offsets[2 * page], offsets[2 * page + 1], offsets[2 * page + 2]
-        if len(piece_starts) and piece_starts[last] > piece_starts[first]:
-            table, size = _sweep_chains(table, page + 1, frames[page, 0], frames[page, 1], boxes, pieces, piece_starts, first, prediction_from, last)
-        else:
-            table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], boxes, first, prediction_from, last)
+        table, size = _sweep_page(table, page + 1, frames[page, 0], frames[page, 1], boxes, pieces, starts, first, prediction_from, last)
         keys, counts, used = table
         new_terms = 0
         for n in range(size):
