@@ -168,6 +168,29 @@ def test_huge_pages_are_left_to_the_numpy_path(always):
     assert_same_bits(kernel.evaluate(small, 3), numpy_cells(small, 3))  # a page the kernel takes, and counts right
 
 
+TALL_PAGE = """
+import os, resource
+import numpy as np
+os.environ["TORE_PAGE_KERNEL"] = "always"
+from tore_engine.core.layout import LayoutSet, Page
+from tore_engine.run.runner import evaluate_dataset
+page = Page("p", 100, 2**31, ["a", "b"], np.array([[0, 0, 10, 10], [5, 5, 50, 2**30]], float))
+evaluation = evaluate_dataset(LayoutSet("gt", [page]), LayoutSet("model", [page]), taxonomy="single", map="off")
+reduced = evaluation.page_reduced[0]
+print(int(reduced[0, 0]), int(reduced[1, 1]), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_a_page_of_few_boxes_2_31_pixels_tall_costs_no_memory_a_row():
+    """A page may be 2^31 pixels tall: the kernel sorts a few boxes, and counts rectangles into
+    rows only when they are many for the page's height (an array of its rows: 16 GB)."""
+    result = subprocess.run([sys.executable, "-c", TALL_PAGE], capture_output=True, text=True, check=True, timeout=120)
+    background, foreground, peak_kb = map(int, result.stdout.split())
+    boxes = 10 * 10 + 45 * (2**30 - 5)  # each box's pixels: the overlap counts in both (the reduced rule)
+    assert (background, foreground) == (100 * 2**31 - (boxes - 5 * 5), boxes)
+    assert peak_kb < 1_500_000
+
+
 def test_pages_with_more_boxes_than_the_kernel_takes_are_left_to_the_numpy_path(always):
     boxes = [(1, [0, 0, 1, 1])] * (kernel.MAX_BOXES + 1)
     assert kernel.evaluate([task("p", 10, 10, boxes, [])], 2) is None

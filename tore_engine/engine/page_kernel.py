@@ -120,6 +120,39 @@ def _blocks(truth, predicted, pixels):
 
 
 @_kernels.helper
+def _by_first_row(rows, count, height):
+    """The indices of `rows[:count]` in row order: counted into rows when they are many for the
+    page's height (a turned region's pieces), else a Shell sort (a page of a few boxes may be
+    2^31 pixels tall)."""
+    order = np.zeros(count, np.int64)
+    if count > height // 8:
+        at = np.zeros(height + 2, np.int64)
+        for h in range(count):
+            at[rows[h] + 1] += 1
+        for row in range(height + 1):
+            at[row + 1] += at[row]
+        for h in range(count):
+            order[at[rows[h]]] = h
+            at[rows[h]] += 1
+        return order
+    for h in range(count):
+        order[h] = h
+    gap = 1
+    while gap < count // 3:
+        gap = 3 * gap + 1
+    while gap > 0:
+        for i in range(gap, count):
+            h = order[i]
+            j = i
+            while j >= gap and rows[order[j - gap]] > rows[h]:
+                order[j] = order[j - gap]
+                j -= gap
+            order[j] = h
+        gap //= 3
+    return order
+
+
+@_kernels.helper
 def _new_table(slots):
     """A pair hash table: each slot's (reference bits, predicted bits) at `2 * slot` and `2 * slot
     + 1` of `keys`, its (pixels, owning page) there in `counts`, so that a new page needs no
@@ -210,15 +243,7 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
         elif boxes[box, COL1] > boxes[box, COL0] and boxes[box, ROW1] > boxes[box, ROW0]:
             head_boxes[count], head_pieces[count], head_rows[count] = box, -1, boxes[box, ROW0]  # the box itself
             count += 1
-    order = np.zeros(count, np.int64)  # the heads by first row, stably (a counting sort)
-    at = np.zeros(height + 2, np.int64)
-    for h in range(count):
-        at[head_rows[h] + 1] += 1
-    for row in range(height + 1):
-        at[row + 1] += at[row]
-    for h in range(count):
-        order[at[head_rows[h]]] = h
-        at[head_rows[h]] += 1
+    order = _by_first_row(head_rows, count, height)
     # per slot: its box, current piece (-1: the box itself) and its rectangle's columns and end row
     slot_box, slot_piece, slot_counter = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
     slot_col0, slot_col1, slot_end = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
