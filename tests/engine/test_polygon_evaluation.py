@@ -58,14 +58,19 @@ def test_turned_regions_give_the_same_evaluation_on_both_paths():
     """Pages of regions turned by up to 30 degrees (`bench_polygons`): a rectangle a pixel row a
     region, which the page kernel sweeps as one chain of rectangles (`page_kernel._sweep_page`)
     and the NumPy path paints one by one, to the same bits."""
-    reference, prediction = data_sets(12, 30.0)["rotated"]
+    numpy_path, kernel_path = on_both_paths(*data_sets(12, 30.0)["rotated"])
+    assert numpy_path == kernel_path
+    assert numpy_path[4], "the pages have cells"
+
+
+def on_both_paths(reference: LayoutSet, prediction: LayoutSet) -> list[tuple]:
+    """The evaluation's state by the NumPy path, then by the page kernel."""
     states = []
     for mode in (kernel.NUMPY, kernel.ALWAYS):
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv(kernel.KERNEL_ENV, mode)
             states.append(evaluation_state(evaluate_dataset(reference, prediction, taxonomy="single", map="off")))
-    assert states[0] == states[1]
-    assert states[0][4], "the pages have cells"
+    return states
 
 
 def star_pages(name: str, seed: int, count: int = 60) -> LayoutSet:
@@ -99,13 +104,8 @@ def test_star_polygons_among_boxes_give_the_same_evaluation_on_both_paths(seed):
     """Polygons that are not convex paint several rectangles a row, in no row order, and some
     rows of a polygon beyond the page paint none: the page kernel's chains of them
     (`page_kernel._sweep_page`) count what the NumPy path paints, to the same bits."""
-    reference, prediction = star_pages("gt", seed), star_pages("model", seed + 100)
-    states = []
-    for mode in (kernel.NUMPY, kernel.ALWAYS):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv(kernel.KERNEL_ENV, mode)
-            states.append(evaluation_state(evaluate_dataset(reference, prediction, taxonomy="single", map="off")))
-    assert states[0] == states[1]
+    numpy_path, kernel_path = on_both_paths(star_pages("gt", seed), star_pages("model", seed + 100))
+    assert numpy_path == kernel_path
 
 
 SIZE = 9
