@@ -103,16 +103,16 @@ class PixelExtents:
         everywhere = np.ones(len(owners), bool)
         return owners, PixelExtents(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], everywhere, ~everywhere)
 
-    def painted_rows(self, columns: int = 4) -> tuple[np.ndarray, np.ndarray]:
-        """`rectangles` as one C-ordered int64 array of `columns` columns, the first four col0,
-        col1, row0, row1 (the others left for the caller), with the box each comes from:
-        the boxes' and the pieces' rows (each run in box order) merged by box in one scatter."""
+    def painted_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """`rectangles` as one (rectangles, 4) int64 array of col0, col1, row0, row1, with the box
+        each comes from: the boxes' and the pieces' rows (each run in box order) merged by box in
+        one scatter."""
         plain = np.flatnonzero(self.paints if self.polygon is None else self.paints & ~self.polygon)
         owners = self.owners if self.owners is not None else np.zeros(0, np.int64)
         pieces = self.pieces if self.pieces is not None else np.zeros((0, 4), np.int64)
-        rows = np.empty((len(plain) + len(owners), columns), np.int64)
+        rows = np.empty((len(plain) + len(owners), 4), np.int64)
         if not len(plain):  # every painting box a polygon (PAGE-XML, OmniDocBench's `poly`): nothing to merge
-            rows[:, :4] = pieces
+            rows[:] = pieces
             return owners, rows
         at_plain = np.arange(len(plain)) + np.searchsorted(owners, plain, "left")
         at_pieces = np.arange(len(owners)) + np.searchsorted(plain, owners, "right")
@@ -120,7 +120,7 @@ class PixelExtents:
         merged[at_plain], merged[at_pieces] = plain, owners
         for column, field in enumerate((self.col0, self.col1, self.row0, self.row1)):
             rows[at_plain, column] = field[plain]
-        rows[at_pieces, :4] = pieces
+        rows[at_pieces] = pieces
         return merged, rows
 
 
