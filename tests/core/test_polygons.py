@@ -33,3 +33,15 @@ def test_axis_aligned_rectangles_are_what_the_rasteriser_takes_for_one(outlines)
 def test_an_axis_aligned_rectangle_in_either_direction_and_a_bow_tie():
     polygons = Polygons.of([[(1, 2), (5, 2), (5, 7), (1, 7)], [(1, 2), (1, 7), (5, 7), (5, 2)], [(1, 2), (5, 7), (5, 2), (1, 7)], None])
     assert polygons.axis_aligned_rectangles().tolist() == [True, True, False, False]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), outline), min_size=1, max_size=8), st.data())
+def test_take_gives_the_chosen_boxes_outlines_in_order(outlines, data):
+    chosen = data.draw(st.lists(st.integers(0, len(outlines) - 1), max_size=10))
+    taken = Polygons.of(outlines).take(np.array(chosen, np.int64))
+    expected = Polygons.of([outlines[k] for k in chosen])
+    assert taken.offsets.tolist() == expected.offsets.tolist()
+    assert taken.points.tolist() == expected.points.tolist()
+    mask = data.draw(st.lists(st.booleans(), min_size=len(outlines), max_size=len(outlines)))
+    assert Polygons.of(outlines).take(np.array(mask, bool)).points.tolist() == Polygons.of([o for o, m in zip(outlines, mask) if m]).points.tolist()
