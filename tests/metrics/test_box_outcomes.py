@@ -171,24 +171,27 @@ def test_the_class_order_is_where_tides_records_first_meet_each_class(name):
 
 @pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed: no compiled path to check")
 def test_the_compiled_class_aps_are_the_numpy_ones_to_the_bit():
-    """`box_kernel.class_aps` against the NumPy path it replaces at scale (`_class_aps`, kept as this
-    check): records of 0-12 classes with ties of rank, hit rates from none to all, classes with
-    records but no reference box, reference boxes but no record, and reference counts (1, 4, 20,
-    50, 100) whose recalls land exactly on TIDE's recall points."""
+    """`box_kernel.class_aps` against the NumPy path it replaces at scale (`_class_aps` of the kept
+    records sorted by class, kept as this check): records in score order with their classes
+    interleaved, which the kernel reads in that order, some left out by `keep` (or none); 0-12 classes
+    with ties of rank, hit rates from none to all, classes with records but no reference box,
+    reference boxes but no record, and reference counts (1, 4, 20, 50, 100) whose recalls land
+    exactly on TIDE's recall points."""
     rng = np.random.default_rng(7)
     for trial in range(400):
         class_count = int(rng.integers(1, 13))
         records = int(rng.integers(0, 300))
-        classes = np.sort(rng.integers(0, class_count, records)).astype(CLASS_TYPE)
+        by_record = rng.integers(0, class_count, records).astype(CLASS_TYPE)
         ranking = rng.permutation(records).astype(np.int32)
-        by_record = np.empty(records, CLASS_TYPE)
-        by_record[ranking] = classes  # record ranking[k] has the k-th class: `ranking` lists them sorted by class
+        keep = None if trial % 3 == 0 else rng.random(records) < rng.choice([0.0, 0.5, 0.9, 1.0])
+        kept = np.ones(records, bool) if keep is None else keep
         true = rng.random(records) < rng.choice([0.0, 0.3, 0.8, 1.0])
-        hits = np.bincount(by_record[true], minlength=class_count) if records else np.zeros(class_count, np.int64)
+        hits = np.bincount(by_record[true & kept], minlength=class_count) if records else np.zeros(class_count, np.int64)
         references = np.array([0 if rng.random() < 0.15 else int(hits[c]) + int(rng.choice([0, 0, 1, 3, 20, 50, 100])) for c in range(class_count)], np.int64)
         references[references < hits] = hits[references < hits]
-        numpy_aps, numpy_counts = _class_aps(ranking, by_record, true, references)
-        aps, counts = _compiled_class_aps(ranking, by_record, true, references)
+        numpy_aps, numpy_counts = _class_aps(_by_class(ranking[kept[ranking]], by_record), by_record, true, references)
+        in_order = None if keep is None else keep[ranking]  # the kernel reads the records in ranking order
+        aps, counts = _compiled_class_aps(by_record[ranking], true[ranking], in_order, references)
         np.testing.assert_array_equal(counts, numpy_counts, err_msg=f"trial {trial}")
         assert aps.tobytes() == numpy_aps.tobytes(), f"trial {trial}: {aps} != {numpy_aps}"
 

@@ -150,47 +150,53 @@ plain_page_outcomes = types.FunctionType(_page_outcomes.__code__, dict(globals()
 class_aps = jit.Kernels()
 
 
-@class_aps.entry(lambda t: (t.int32[::1], t.int16[::1], t.boolean[::1], t.int64[::1], t.float64[::1], t.float64[::1], t.int64[::1]))
-def _class_aps(ranking, classes, true, references, recall_points, aps, counts):
+@class_aps.entry(lambda t: (t.int16[::1], t.boolean[::1], t.boolean[::1], t.int64[::1], t.float64[::1], t.float64[::1], t.int64[::1]))
+def _class_aps(classes, true, keep, references, recall_points, aps, counts):
     """TIDE's AP of each class (`APDataObject.get_ap`, as `box_outcomes._average_precision`) over
-    the records `ranking` lists, sorted by class: `aps[c]` (0 where class c has no reference box)
-    and `counts[c]`, its records. Two passes a class, with none of the NumPy path's arrays of all
-    records but a byte each: a forward pass counts a class's records and hits (keeping the hit
-    flags in ranking order), a backward pass makes each record's precision envelope (the best
-    precision at or after it) and gives it to the recall points it is the first to reach, which
+    the records, given in ranking order, that `keep` keeps (all when it is empty): `aps[c]` (0
+    where class c has no reference box) and `counts[c]`, its records. A class's records are read
+    in their order, whatever the other classes between them, which is what the NumPy path's stable
+    sort by class gives it: so the summary sorts no record by class, and the records are read in
+    sequence. Two passes, each class's state beside them: a forward pass counts each class's
+    records and hits, a backward pass makes each record's precision envelope (the best precision
+    at or after it in its class) and gives it to the recall points it is the first to reach, which
     are summed in their own order afterwards, as TIDE sums them."""
-    sampled = np.zeros(len(recall_points))
-    hit = np.empty(len(ranking), np.bool_)  # each record's flag in ranking order: the backward pass reads it in order
-    start, total = 0, len(ranking)
-    while start < total:
-        label = classes[ranking[start]]
-        stop, hits = start, 0
-        while stop < total and classes[ranking[stop]] == label:
-            hit[stop] = true[ranking[stop]]
-            if hit[stop]:
-                hits += 1
-            stop += 1
-        counts[label] = stop - start
+    every, class_count, points = len(keep) == 0, len(references), len(recall_points)
+    hits, best = np.zeros(class_count, np.int64), np.zeros(class_count)
+    for record in range(len(classes)):
+        if every or keep[record]:
+            label = classes[record]
+            counts[label] += 1
+            if true[record]:
+                hits[label] += 1
+    sampled = np.zeros((class_count, points))  # points beyond a class's last recall are never reached: 0
+    point = np.full(class_count, points - 1, np.int64)  # each class's highest recall point not sampled yet
+    for label in range(class_count):
+        if references[label] > 0:
+            reached = hits[label] / references[label]  # the last record's recall
+            while point[label] >= 0 and recall_points[point[label]] > reached:
+                point[label] -= 1
+    position = counts.copy()  # the record's place in its class, from 1, read from the end
+    for record in range(len(classes) - 1, -1, -1):
+        if not (every or keep[record]):
+            continue
+        label = classes[record]
         wanted = references[label]
-        if wanted > 0:
-            point = len(recall_points) - 1
-            reached = hits / wanted  # the last record's recall: points beyond it are never reached
-            while point >= 0 and recall_points[point] > reached:
-                sampled[point] = 0.0
-                point -= 1
-            best = 0.0
-            for k in range(stop - 1, start - 1, -1):
-                precision = hits / (k - start + 1)
-                if precision > best:
-                    best = precision
-                if hit[k]:
-                    hits -= 1
-                before = hits / wanted if k > start else -1.0  # the previous record's recall
-                while point >= 0 and recall_points[point] > before:
-                    sampled[point] = best
-                    point -= 1
+        if wanted <= 0:
+            continue
+        precision = hits[label] / position[label]
+        if precision > best[label]:
+            best[label] = precision
+        if true[record]:
+            hits[label] -= 1
+        before = hits[label] / wanted if position[label] > 1 else -1.0  # the previous record's recall
+        while point[label] >= 0 and recall_points[point[label]] > before:
+            sampled[label, point[label]] = best[label]
+            point[label] -= 1
+        position[label] -= 1
+    for label in range(class_count):
+        if references[label] > 0:
             summed = 0.0
-            for value in sampled:
-                summed += value
-            aps[label] = summed / len(recall_points) * 100
-        start = stop
+            for p in range(points):
+                summed += sampled[label, p]
+            aps[label] = summed / points * 100

@@ -20,7 +20,7 @@ import numpy as np
 
 from tore_engine.core.memory import Appended, FreedMemory
 from tore_engine.core.taxonomy import MAX_CLASSES
-from tore_engine.metrics import box_kernel, map_kernel
+from tore_engine.metrics import box_kernel, map_kernel, score_order
 from tore_engine.metrics.box_kernel import BKG, BOTH, CLS, DUPE, ERROR_KINDS, FN, IGNORED, LOC, MISS, TP
 from tore_engine.metrics.map_types import COCO, SideBoxes, by_class, coco_boxes, detection_scores, index_type
 
@@ -233,28 +233,27 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
     order = _class_order(outcomes, classes)
     compiled = map_kernel.use_kernels(box_kernel.class_aps, outcomes.pages)
-    by_score, by_score_errors_first = _by_score(outcomes.prediction_scores[ranked], true)
-    base = _mean_ap(_by_class(by_score, classes), classes, true, references, order, compiled)
+    by_score, by_score_errors_first = _by_score(outcomes.prediction_scores[ranked], true, map_kernel.use_kernels(score_order.ordering, outcomes.pages))
+    base = _mean_ap(classes[by_score], true[by_score], None, references, order, compiled)
     del by_score
-    errors_first = ~true  # TIDE's fixed records: the errors' first, then the true positives
-    fixed_ranking = _by_class(by_score_errors_first, classes)  # ties of score: errors first, then in page and rank order
+    errors_first = ~true  # TIDE's fixed records: the errors' first (ties of score), then the true positives
+    # the fixed runs' records in their ranking order, read by every fixed mAP but one
+    ranked_classes, ranked_kinds, ranked_fixes, ranked_true = (column[by_score_errors_first] for column in (classes, kinds, fixes, true))
+    del by_score_errors_first
 
     def fixed(kind: int) -> float:
-        keep, moved_to, gained, ranking = np.ones(len(classes), bool), classes, true, fixed_ranking
-        if kind in (CLS, LOC):
-            moved = kinds == kind
-            keep, moved_to, gained = ~moved | (fixes >= 0), np.where(moved, fixes, classes), true | moved
-            ranking = _by_class(by_score_errors_first, moved_to) if kind == CLS else ranking  # a fixed Cls error changes class
-        elif kind != MISS:
-            keep = kinds != kind
+        """The mAP with the errors of `kind` fixed, its class order from the records in page order."""
+        keep, moved_to, _ = _fixed_records(kind, classes, kinds, fixes, true)
+        ranked_keep, ranked_moved_to, gained = _fixed_records(kind, ranked_classes, ranked_kinds, ranked_fixes, ranked_true)
         totals = references - missed if kind == MISS else references
-        return _mean_ap(ranking[keep[ranking]], moved_to, gained, totals, _fixed_order(moved_to[keep & errors_first], order), compiled)
+        kept_errors = errors_first if keep is None else keep & errors_first
+        return _mean_ap(ranked_moved_to, gained, ranked_keep, totals, _fixed_order(moved_to[kept_errors], order), compiled)
 
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
     first_errors = _fixed_order(classes[errors_first], order)
+    false_negative = _mean_ap(ranked_classes, ranked_true, None, references - unmatched, first_errors, compiled)
     true_first = np.argsort(errors_first, kind="stable").astype(index_type(len(errors_first)), copy=False)  # every true positive scored 1, the rest 0
-    false_positive = _mean_ap(_by_class(true_first, classes), classes, true, references, first_errors, compiled)
-    false_negative = _mean_ap(fixed_ranking, classes, true, references - unmatched, first_errors, compiled)
+    false_positive = _mean_ap(classes[true_first], true[true_first], None, references, first_errors, compiled)
     predicted_false = np.bincount(classes[~true], minlength=class_count)
     matched = np.bincount(classes[true], minlength=class_count)
     per_class = {label: (int(matched[label]), int(predicted_false[label]), int(unmatched[label]))
@@ -264,15 +263,30 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
                         counts, per_class)
 
 
-def _by_score(scores: np.ndarray, true: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The records by score, highest first (TIDE's stable sort): ties in record order, and ties
-    with the errors before the true positives, then in record order.
+def _fixed_records(kind: int, classes: np.ndarray, kinds: np.ndarray, fixes: np.ndarray, true: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """The records as TIDE's `fix_errors` leaves them when it fixes the errors of `kind`: which
+    stay (None: all), their classes (a fixed Cls error changes class) and which are true positives."""
+    if kind in (CLS, LOC):
+        moved = kinds == kind
+        return ~moved | (fixes >= 0), np.where(moved, fixes, classes), true | moved
+    if kind != MISS:
+        return kinds != kind, classes, true
+    return None, classes, true
 
-    Both from one sort of the scores (`scores` is negated in place: a copy the
+
+def _by_score(scores: np.ndarray, true: np.ndarray, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The records by score, highest first (TIDE's stable sort): ties in record order, and ties
+    with the errors before the true positives, then in record order. `compiled`: two radix sorts
+    of the scores (`score_order.descending`), the second from the records with the errors first.
+
+    Else both from one NumPy sort of the scores (`scores` is negated in place: a copy the
     caller gives up): the second reorders only runs of equal scores, which a stable sort of a nearly
     sorted key does in one pass. Each temporary is let go of as soon as it is read, and the key is
     32 bits where it fits: at 100,000 pages they are 4 million records."""
     positions = index_type(len(scores))
+    if compiled:
+        errors_first = np.argsort(true, kind="stable").astype(positions, copy=False)  # a radix pass over bytes
+        return score_order.descending(scores, compiled=True), score_order.descending(scores, errors_first, compiled=True)
     np.negative(scores, out=scores)
     plain = np.argsort(scores, kind="stable").astype(positions, copy=False)
     ordered = scores[plain]
@@ -324,12 +338,19 @@ def _fixed_order(error_classes: np.ndarray, order: list[int]) -> list[int]:
     return leading + [label for label in order if first[label] >= len(error_classes)]
 
 
-def _mean_ap(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray, order: list[int], compiled: bool) -> float:
-    """TIDE's `get_mAP` in percent of the records `ranking` lists, by class then in TIDE's order:
-    the mean of the class APs in `order` over the classes with a record or a reference box;
-    `compiled`: each class's AP from `box_kernel.class_aps` (the same bits without NumPy's arrays
-    of all records: TIDE's summary of 4 million records, 100,000 pages, 2.5-2.9 -> 1.7-1.8 s)."""
-    aps, counts = (_compiled_class_aps if compiled and ranking.dtype == np.int32 else _class_aps)(ranking, classes, true, references)
+def _mean_ap(classes: np.ndarray, true: np.ndarray, keep: np.ndarray | None, references: np.ndarray, order: list[int], compiled: bool) -> float:
+    """TIDE's `get_mAP` in percent of records given in ranking order (their classes and whether
+    each is a true positive), those `keep` keeps (None: all), each class's in their order: the
+    mean of the class APs in `order` over the classes with a record or a reference box.
+    `compiled`: each class's AP from `box_kernel.class_aps`, which reads the records in sequence
+    (at 100,000 pages, 4 million records: none sorted by class or filtered into a copy); else the
+    NumPy path sorts the kept records by class (a stable sort: each class's keep their order) and
+    `_class_aps` reads them."""
+    if compiled:
+        aps, counts = _compiled_class_aps(classes, true, keep, references)
+    else:
+        kept = np.flatnonzero(np.ones(len(classes), bool) if keep is None else keep).astype(index_type(len(classes)))
+        aps, counts = _class_aps(_by_class(kept, classes), classes, true, references)
     total, shown = 0.0, 0
     for label in order:
         if counts[label] or references[label]:
@@ -347,10 +368,12 @@ def _class_aps(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, refer
     return aps, np.diff(bounds)
 
 
-def _compiled_class_aps(ranking: np.ndarray, classes: np.ndarray, true: np.ndarray, references: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`_class_aps` by `box_kernel.class_aps`."""
+def _compiled_class_aps(classes: np.ndarray, true: np.ndarray, keep: np.ndarray | None, references: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`box_kernel.class_aps` of records in ranking order, those `keep` keeps (None: all)."""
     aps, counts = np.zeros(len(references)), np.zeros(len(references), np.int64)
-    box_kernel.class_aps.load()(ranking, classes.astype(CLASS_TYPE, copy=False), true, references.astype(np.int64, copy=False), RECALL_POINTS, aps, counts)
+    box_kernel.class_aps.load()(np.ascontiguousarray(classes, CLASS_TYPE), np.ascontiguousarray(true, bool),
+                                np.zeros(0, bool) if keep is None else np.ascontiguousarray(keep, bool),
+                                references.astype(np.int64, copy=False), RECALL_POINTS, aps, counts)
     return aps, counts
 
 

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from tore_engine.core import jit
+from tore_engine.metrics import score_order
 from tore_engine.metrics.map_types import (
     AREA_RANGES,
     MAX_DETECTIONS,
@@ -511,6 +512,7 @@ def _mode() -> str:
 
 
 OTHER_KERNELS: dict[jit.Kernels, tuple[str, float]] = {}  # kernels of other modules that follow these rules: their notice and compile seconds
+OTHER_KERNELS[score_order.ordering] = (score_order.WHAT, score_order.COMPILE_SECONDS)
 
 
 def _what(kernels: jit.Kernels) -> tuple[str, float]:

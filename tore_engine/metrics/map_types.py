@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.memory import Appended, FreedMemory
+from tore_engine.metrics import score_order
 
 MAX_DETECTIONS = (1, 10, 100)  # COCOeval maxDets; a page keeps its 100 best detections of a class
 AREA_RANGES = np.array([[0.0, 1e5**2], [0.0, 32.0**2], [32.0**2, 96.0**2], [96.0**2, 1e5**2]])  # all, small, medium, large
@@ -139,11 +140,16 @@ def by_class(classes: np.ndarray) -> np.ndarray:
     return np.argsort(keys, kind="stable").astype(index_type(len(classes)), copy=False)
 
 
-def ranking(classes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+def ranking(classes: np.ndarray, scores: np.ndarray, compiled: bool = False) -> np.ndarray:
     """The order of records by class, then by score descending, ties kept in their order: COCOeval's
     stable sort of a class's detections, concatenated in image order (records come in page and
-    rank order). Records already in this order in runs (merged chunks) sort in about linear time
-    (NumPy's stable sort of floats finds the runs); each class's part of the order is sorted in place."""
+    rank order). `compiled`: every record by score at once (`score_order.descending`, a radix
+    sort), then stably by class. Else each class's part of the order is sorted in place, where
+    records already in this order in runs (merged chunks) sort in about linear time (NumPy's
+    stable sort of floats finds the runs)."""
+    if compiled:
+        order = score_order.descending(scores, compiled=True)
+        return order[by_class(classes[order])]
     order = by_class(classes)
     bounds = np.searchsorted(classes[order], np.arange(int(classes.max(initial=-1)) + 2))
     for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -187,7 +193,7 @@ class PageMatches:
         return cls(classes, scores, ranks, matched, ignored, ground_truths, boxes, page_values)
 
     @classmethod
-    def merged(cls, parts: list["PageMatches"]) -> "PageMatches":
+    def merged(cls, parts: list["PageMatches"], compiled: bool = False) -> "PageMatches":
         """The records of consecutive runs of pages, each in its own ranking order (or joined in
         run order, `MatchRuns`), as one in ranking order. `parts` is emptied, each run let go of
         once copied and each column once reordered, so that the records are held once, with their
@@ -204,7 +210,7 @@ class PageMatches:
         whole = parts.pop()
         columns, totals = [getattr(whole, name) for name in cls.RECORDS], (whole.ground_truths, whole.boxes, whole.page_values)
         del whole
-        order = ranking(columns[0], columns[1])
+        order = ranking(columns[0], columns[1], compiled)
         for k, (column, dtype) in enumerate(zip(columns, cls.RECORD_TYPES)):
             columns[k] = column[order].astype(dtype, copy=False)  # one column at a time: the unordered one goes at once
         del column
