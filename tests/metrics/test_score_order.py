@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tore_engine.core import jit
-from tore_engine.metrics import score_order
+from tore_engine.metrics import map_kernel, score_order
 from tore_engine.metrics.box_outcomes import _by_class, _by_score
 from tore_engine.metrics.map_types import ranking
 
@@ -60,3 +60,12 @@ def test_maps_ranking_and_tides_orders_are_the_same_either_way(kind):
         numpy_plain, numpy_errors_first = _by_score(scores.copy(), true)
         np.testing.assert_array_equal(plain, numpy_plain)
         np.testing.assert_array_equal(errors_first, numpy_errors_first)
+
+
+def test_the_kernel_sorts_only_what_numpy_sorts_slower_than_it_loads(monkeypatch):
+    monkeypatch.delenv("TORE_MAP_KERNEL", raising=False)
+    records = score_order.COMPILED_FROM_RECORDS
+    assert not map_kernel.use_score_order(records - 1, 1_000_000)
+    assert map_kernel.use_score_order(records, 1_000_000)
+    monkeypatch.setenv("TORE_MAP_KERNEL", "numpy")
+    assert not map_kernel.use_score_order(records, 1_000_000)

@@ -233,7 +233,7 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
     order = _class_order(outcomes, classes)
     compiled = map_kernel.use_kernels(box_kernel.class_aps, outcomes.pages)
-    by_score, by_score_errors_first = _by_score(outcomes.prediction_scores[ranked], true, map_kernel.use_kernels(score_order.ordering, outcomes.pages))
+    by_score, by_score_errors_first = _by_score(outcomes.prediction_scores[ranked], true, map_kernel.use_score_order(len(ranked), outcomes.pages))
     base = _mean_ap(classes[by_score], true[by_score], None, references, order, compiled)
     del by_score
     errors_first = ~true  # TIDE's fixed records: the errors' first (ties of score), then the true positives

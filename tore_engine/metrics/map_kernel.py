@@ -544,6 +544,13 @@ def use_kernels(kernels: jit.Kernels, pages: int, boxes: int = 0) -> bool:
     return _ready(kernels, max(pages, boxes // BOXES_A_PAGE), mode == ALWAYS)
 
 
+def use_score_order(records: int, pages: int) -> bool:
+    """Whether `records` scores of a job of `pages` pages are sorted by `score_order`'s kernel:
+    from `score_order.COMPILED_FROM_RECORDS` on (fewer sort faster in NumPy than it loads), when
+    `use_kernels` says so."""
+    return records >= score_order.COMPILED_FROM_RECORDS and use_kernels(score_order.ordering, pages)
+
+
 def preload_for_pool(share: int) -> None:
     """Before a local pool forks: load the matching entry here from a warm cache when numba is
     loaded already and each worker's `share` of pages would load it anyway, so that the forked
