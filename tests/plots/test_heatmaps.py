@@ -30,6 +30,17 @@ def test_heatmap_hover_carries_value_pixels_row_and_column_shares(evaluation):
     assert fig.layout.clickmode == "event+select"
 
 
+def test_a_count_matrix_hover_gives_the_count_once_under_its_unit(evaluation):
+    """A confusion matrix's value is its count: the hover says it once, as pixels or boxes, not
+    again under the normalisation's name ("none (pixels)")."""
+    for unit in ("pixels", "boxes"):
+        fig = figures.matrix_heatmap(evaluation.matrices.full, "confusion", unit=unit)
+        for template in {trace.hovertemplate for trace in fig.data[1:]}:
+            assert template.count(f"{unit}: %{{customdata[1]") == 1 and "none (" not in template and "customdata[0]" not in template
+    recall = {trace.hovertemplate for trace in figures.matrix_heatmap(evaluation.matrices.full, "recall").data[1:]}
+    assert all("row (recall): " in template and "pixels: " in template for template in recall)
+
+
 def test_trimmed_heatmap_has_only_the_kept_rows_and_columns(evaluation):
     trimmed = evaluation.matrices.trimmed
     assert trimmed.rows == ["Background", "Text", "Title"]

@@ -298,9 +298,10 @@ def matrix_heatmap(
     groups = {}
     for with_recall in (True, False):
         for with_precision in (True, False):
-            value_line = _number_line(NORMALISATIONS[metric].replace("pixels", unit), 0, value_format,
-                                      {"recall": with_recall, "precision": with_precision}.get(metric, True))
-            template = ("reference: %{text}<br>" + value_line + f"<br>{unit}: %{{customdata[1]:{PIXELS_FORMAT}}}<br>"
+            # the cell's value under its normalisation's name, but for counts, which the next line gives
+            value_line = "" if metric == "confusion" else _number_line(NORMALISATIONS[metric].replace("pixels", unit), 0, value_format,
+                                                                       {"recall": with_recall, "precision": with_precision}.get(metric, True)) + "<br>"
+            template = ("reference: %{text}<br>" + value_line + f"{unit}: %{{customdata[1]:{PIXELS_FORMAT}}}<br>"
                         + _number_line("row % (recall)", 2, PERCENT_FORMAT, with_recall) + "<br>"
                         + _number_line("column % (precision)", 3, PERCENT_FORMAT, with_precision) + "<extra></extra>")
             groups[template] = (recall_defined == with_recall) & (precision_defined == with_precision)
