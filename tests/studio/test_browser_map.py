@@ -117,6 +117,18 @@ def _bar_point(page, series: str, name: str) -> tuple[float, float]:
     }}""", [series, name]))
 
 
+def _legend_overlaps(page, chart: str) -> tuple[list[str], int]:
+    """The titles (the figure's, the axes') that a chart's legend covers as Plotly drew it, and the
+    rows its entries take."""
+    return tuple(page.evaluate(f"""(chart) => {{
+        const figure = ({PLOTLY_FIGURES})(chart)[0], legend = figure.querySelector('.legend').getBoundingClientRect();
+        const covered = [...figure.querySelectorAll('.gtitle, .xtitle, .x2title, .ytitle')].filter(text => {{
+            const box = text.getBoundingClientRect();
+            return box.left < legend.right && legend.left < box.right && box.top < legend.bottom && legend.top < box.bottom; }});
+        const rows = new Set([...figure.querySelectorAll('.legend .traces')].map(entry => Math.round(entry.getBoundingClientRect().top)));
+        return [covered.map(text => text.textContent), rows.size]; }}""", chart))
+
+
 def _same(shown: list[float], expected) -> bool:
     return np.array_equal(np.array(shown, dtype=float), np.asarray(expected, dtype=float), equal_nan=True)
 
@@ -179,6 +191,8 @@ def test_the_demo_shows_map_ap_bars_and_the_sweep_and_a_click_evaluates_there(se
     foreground = sweep[sweep["scope"] == "foreground"]
     assert _same(_curve_values(page, "Foreground"), foreground["f1"])
     assert _same(_curve_values(page, "all classes", "detection"), foreground["detection_f1"])
+    assert _legend_overlaps(page, "bars") == ([], 1)  # the five series in one row, under the chart's title
+    assert _legend_overlaps(page, "sweep")[0] == []  # below the axes' titles
     _shot(page, "20_map_and_sweep")
 
     page.mouse.click(*_bar_point(page, "AP", "Table"))  # the AP bar of Table

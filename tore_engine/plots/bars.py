@@ -47,12 +47,14 @@ def _grouped_bars(series: dict[str, tuple[list[float | None], str]], classes: li
     traces += _click_markers(series, names, value_format)
     figure = go.Figure(traces)
     figure.update_layout(
-        title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
+        title=dict(text=plain_for_plotly(title), x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8), font=dict(size=13)),
         barmode="group", bargap=BAR_GAP, bargroupgap=0, height=HEIGHT, margin=dict(l=60, r=10, t=60, b=40), clickmode="event+select", dragmode="zoom",
         xaxis=dict(tickmode="array", tickvals=list(range(len(classes))), ticktext=[axis_label(name) for name in classes],
                    tickangle=tick_angle(classes), automargin=True),
         yaxis=dict(title=y_title, tickformat=value_format if value_format.endswith("%") else None, automargin=True),
-        legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", itemclick="toggleothers", itemdoubleclick="toggle"),
+        # one row under the title: the click markers' legend groups would otherwise make the legend
+        # "grouped", a row a series, over the title
+        legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal", itemclick="toggleothers", itemdoubleclick="toggle"),
         plot_bgcolor="white",
         meta={"chart": "bars", "classes": list(classes), "series": list(series)},
     )

@@ -34,7 +34,8 @@ CURRENT_COLOUR = "#d62728"
 BEST_SIZE, POINT_SIZE = 16, 6
 PANEL_WIDTH = 330  # pixels: both panels fit the app's main column on a 1280-pixel screen
 PANEL_GAP = 60
-HEIGHT = 360
+HEIGHT = 400
+LEGEND_MARGIN = 125  # pixels under the axes: their tick labels and titles, then the legend's title and two rows
 TORE_TITLE = "TORE: F1 of the pixels"
 DETECTION_TITLE = "mAP's view: F1 of the boxes, IoU 0.50"
 PANELS = {"tore": ("f1", "recall", "precision", "best"),
@@ -124,8 +125,9 @@ def sweep_chart(sweep: pd.DataFrame, *, current: float | None = None, classes: C
     figure.update_layout(
         **layout, annotations=annotations, shapes=shapes, width=width + 70, height=HEIGHT,
         title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
-        margin=dict(l=60, r=10, t=90, b=50), clickmode="event+select", dragmode="zoom", hovermode="closest", plot_bgcolor="white",
-        legend=dict(orientation="h", x=0, y=-0.2, yanchor="top", itemclick="toggleothers", itemdoubleclick="toggle",
+        margin=dict(l=60, r=10, t=90, b=LEGEND_MARGIN), clickmode="event+select", dragmode="zoom", hovermode="closest", plot_bgcolor="white",
+        # at the figure's foot, in pixels: placed on the plot's height, it met the axes' titles when the plot was short
+        legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", itemclick="toggleothers", itemdoubleclick="toggle",
                     title=dict(text="click a name: its curves alone (again: all)", side="top")),
         meta={"chart": "sweep", "panels": titles},
     )
