@@ -35,10 +35,11 @@ def test_descending_is_numpys_stable_argsort_of_the_negated_scores(kind):
         expected = np.argsort(-scores, kind="stable")
         np.testing.assert_array_equal(score_order.descending(scores, compiled=True), expected)
         np.testing.assert_array_equal(score_order.descending(scores, compiled=False), expected)
-        first = generator.permutation(records).astype(np.int32)
-        expected_from_first = first[np.argsort(-scores[first], kind="stable")]
-        np.testing.assert_array_equal(score_order.descending(scores, first, compiled=True), expected_from_first)
-        np.testing.assert_array_equal(score_order.descending(scores, first, compiled=False), expected_from_first)
+        for first in (generator.permutation(records), generator.permutation(records)[: records // 3]):  # every position, or some
+            first = first.astype(np.int32)
+            expected_from_first = first[np.argsort(-scores[first], kind="stable")]
+            np.testing.assert_array_equal(score_order.descending(scores, first, compiled=True), expected_from_first)
+            np.testing.assert_array_equal(score_order.descending(scores, first, compiled=False), expected_from_first)
 
 
 @pytest.mark.parametrize("kind", ["special", "two decimals", "float32"])
@@ -54,10 +55,15 @@ def test_maps_ranking_and_tides_orders_are_the_same_either_way(kind):
         compiled = ranking(classes, scores, compiled=True)
         np.testing.assert_array_equal(compiled, ranking(classes, scores))
         np.testing.assert_array_equal(compiled, np.lexsort((-scores, classes)))
-        plain, errors_first = _by_score(scores, true, compiled=True)
-        np.testing.assert_array_equal(_by_class(plain, classes), np.lexsort((-scores, classes)))
-        np.testing.assert_array_equal(_by_class(errors_first, classes), np.lexsort((true, -scores, classes)))
-        numpy_plain, numpy_errors_first = _by_score(scores.copy(), true)
+        # TIDE's records are some of the prediction columns (the kept ones, in page order): here
+        # every other position among as many again, whose scores must not count
+        columns = np.repeat(scores, 2)
+        columns[1::2] = generator.choice([0.0, 0.5, 2.0], records)
+        kept = np.arange(0, 2 * records, 2, dtype=np.int32)
+        plain, errors_first = _by_score(columns, kept, true, compiled=True)
+        np.testing.assert_array_equal(_by_class(plain // 2, classes), np.lexsort((-scores, classes)))
+        np.testing.assert_array_equal(_by_class(errors_first // 2, classes), np.lexsort((true, -scores, classes)))
+        numpy_plain, numpy_errors_first = _by_score(columns, kept, true)
         np.testing.assert_array_equal(plain, numpy_plain)
         np.testing.assert_array_equal(errors_first, numpy_errors_first)
 

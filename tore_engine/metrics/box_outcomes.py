@@ -19,10 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.memory import Appended, FreedMemory
-from tore_engine.core.taxonomy import MAX_CLASSES
 from tore_engine.metrics import box_kernel, map_kernel, score_order
 from tore_engine.metrics.box_kernel import BKG, BOTH, CLS, DUPE, ERROR_KINDS, FN, IGNORED, LOC, MISS, TP
-from tore_engine.metrics.map_types import COCO, SideBoxes, by_class, coco_boxes, detection_scores, index_type
+from tore_engine.metrics.map_types import CLASS_TYPE, COCO, SideBoxes, by_class, coco_boxes, detection_scores, index_type
 
 REFERENCE = "tidecv 1.0.1"
 RECALL_POINTS = np.array([point / 100 for point in range(101)])  # TIDE's 101 recall points, as it makes them
@@ -33,9 +32,6 @@ PAGE_COUNT_COLUMNS = ("tp", "fp", "fn", *ERROR_KINDS)  # pages.csv's columns of 
 NO_REFERENCE = "no reference box on any reference page (after the minimum score): nothing to match (tidecv divides by zero)"
 NO_PREDICTION = "no prediction box on any reference page (after the minimum score): nothing to match (tidecv divides by zero)"
 DUAL_TAXONOMY = "dual taxonomy: the two sides have different classes, so no box can match one of its own class"
-
-CLASS_TYPE = np.int16  # a class index, held for every box (4 million a side at 100,000 pages)
-assert MAX_CLASSES <= np.iinfo(CLASS_TYPE).max, "a class index must fit CLASS_TYPE"
 
 map_kernel.OTHER_KERNELS[box_kernel.outcomes] = ("TIDE's box outcome kernel", 4.0)
 map_kernel.OTHER_KERNELS[box_kernel.class_aps] = ("TIDE's AP kernel", 2.0)
@@ -81,8 +77,9 @@ class BoxOutcomes:
     def page_counts(self) -> np.ndarray:
         """(pages, 9) each page's tp, fp, fn and count of each error type (`PAGE_COUNT_COLUMNS`)."""
         def per_page(offsets: np.ndarray, hits: np.ndarray) -> np.ndarray:
-            running = np.concatenate([[0], np.cumsum(hits, dtype=np.int64)])
-            return np.diff(running[offsets])
+            running = np.zeros(len(hits) + 1, index_type(len(hits)))  # a running count 32 bits wide where it fits, made once
+            np.cumsum(hits, out=running[1:])
+            return np.diff(running[offsets]).astype(np.int64, copy=False)
 
         predictions, references = self.prediction_kinds, self.reference_kinds
         columns = [per_page(self.prediction_offsets, predictions == TP),
@@ -233,12 +230,14 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
     order = _class_order(outcomes, classes)
     compiled = map_kernel.use_kernels(box_kernel.class_aps, outcomes.pages)
-    by_score, by_score_errors_first = _by_score(outcomes.prediction_scores[ranked], true, map_kernel.use_score_order(len(ranked), outcomes.pages))
-    base = _mean_ap(classes[by_score], true[by_score], None, references, order, compiled)
+    # positions of the prediction columns, read there: no copy of the kept records' scores is made
+    by_score, by_score_errors_first = _by_score(outcomes.prediction_scores, ranked, true, map_kernel.use_score_order(len(ranked), outcomes.pages))
+    base = _mean_ap(outcomes.prediction_classes[by_score], outcomes.prediction_kinds[by_score] == TP, None, references, order, compiled)
     del by_score
     errors_first = ~true  # TIDE's fixed records: the errors' first (ties of score), then the true positives
     # the fixed runs' records in their ranking order, read by every fixed mAP but one
-    ranked_classes, ranked_kinds, ranked_fixes, ranked_true = (column[by_score_errors_first] for column in (classes, kinds, fixes, true))
+    ranked_classes, ranked_kinds, ranked_fixes = (column[by_score_errors_first] for column in (outcomes.prediction_classes, outcomes.prediction_kinds, outcomes.fixes))
+    ranked_true = ranked_kinds == TP
     del by_score_errors_first
 
     def fixed(kind: int) -> float:
@@ -252,8 +251,9 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
     first_errors = _fixed_order(classes[errors_first], order)
     false_negative = _mean_ap(ranked_classes, ranked_true, None, references - unmatched, first_errors, compiled)
-    true_first = np.argsort(errors_first, kind="stable").astype(index_type(len(errors_first)), copy=False)  # every true positive scored 1, the rest 0
-    false_positive = _mean_ap(classes[true_first], true[true_first], None, references, first_errors, compiled)
+    # every true positive scored 1, the rest 0: the true positives first, each part in page order
+    false_positive = _mean_ap(np.concatenate((classes[true], classes[errors_first])), np.arange(len(true)) < np.count_nonzero(true),
+                              None, references, first_errors, compiled)
     predicted_false = np.bincount(classes[~true], minlength=class_count)
     matched = np.bincount(classes[true], minlength=class_count)
     per_class = {label: (int(matched[label]), int(predicted_false[label]), int(unmatched[label]))
@@ -274,23 +274,27 @@ def _fixed_records(kind: int, classes: np.ndarray, kinds: np.ndarray, fixes: np.
     return None, classes, true
 
 
-def _by_score(scores: np.ndarray, true: np.ndarray, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The records by score, highest first (TIDE's stable sort): ties in record order, and ties
-    with the errors before the true positives, then in record order. `compiled`: two radix sorts
-    of the scores (`score_order.descending`), the second from the records with the errors first.
+def _by_score(scores: np.ndarray, records: np.ndarray, true: np.ndarray, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The records (positions of `scores`, `true` marking each true positive) by score, highest
+    first (TIDE's stable sort): ties in record order, and ties with the errors before the true
+    positives, then in record order; as positions of `scores`. `compiled`: two radix sorts
+    (`score_order.descending`, reading the scores where they are), the second from the records
+    with the errors first.
 
-    Else both from one NumPy sort of the scores (`scores` is negated in place: a copy the
-    caller gives up): the second reorders only runs of equal scores, which a stable sort of a nearly
-    sorted key does in one pass. Each temporary is let go of as soon as it is read, and the key is
-    32 bits where it fits: at 100,000 pages they are 4 million records."""
-    positions = index_type(len(scores))
+    Else both from one NumPy sort of the records' scores: the second reorders only runs of equal
+    scores, which a stable sort of a nearly sorted key does in one pass. Each temporary is let go
+    of as soon as it is read, and positions are 32 bits where they fit: at 100,000 pages they are
+    4 million records."""
     if compiled:
-        errors_first = np.argsort(true, kind="stable").astype(positions, copy=False)  # a radix pass over bytes
-        return score_order.descending(scores, compiled=True), score_order.descending(scores, errors_first, compiled=True)
-    np.negative(scores, out=scores)
-    plain = np.argsort(scores, kind="stable").astype(positions, copy=False)
-    ordered = scores[plain]
-    del scores
+        errors = len(true) - np.count_nonzero(true)
+        errors_first = np.empty_like(records)
+        np.compress(~true, records, out=errors_first[:errors])
+        np.compress(true, records, out=errors_first[errors:])
+        return score_order.descending(scores, records, compiled=True), score_order.descending(scores, errors_first, compiled=True)
+    negated = np.negative(scores[records])
+    plain = np.argsort(negated, kind="stable").astype(index_type(len(negated)), copy=False)
+    ordered = negated[plain]
+    del negated
     starts = np.ones(len(ordered), bool)  # where a run of equal scores starts
     np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
     del ordered
@@ -298,7 +302,7 @@ def _by_score(scores: np.ndarray, true: np.ndarray, compiled: bool = False) -> t
     del starts
     key *= 2
     key += true[plain]
-    return plain, plain[np.argsort(key, kind="stable")]
+    return records[plain], records[plain[np.argsort(key, kind="stable")]]
 
 
 def _by_class(ranking: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -310,7 +314,7 @@ def _by_class(ranking: np.ndarray, classes: np.ndarray) -> np.ndarray:
 def _first_positions(labels: np.ndarray, class_count: int) -> np.ndarray:
     """Where each class first occurs in `labels` (len(labels) where it does not)."""
     first = np.full(class_count, len(labels), np.int64)
-    first[labels[::-1]] = np.arange(len(labels) - 1, -1, -1)  # the last write, the first position, wins
+    first[labels[::-1]] = np.arange(len(labels) - 1, -1, -1, dtype=index_type(len(labels)))  # the last write, the first position, wins
     return first
 
 

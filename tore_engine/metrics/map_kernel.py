@@ -20,6 +20,7 @@ from tore_engine.metrics import score_order
 from tore_engine.metrics.map_types import (
     AREA_RANGES,
     MAX_DETECTIONS,
+    RANK_TYPE,
     RECALL_POINTS,
     THRESHOLDS,
     Convention,
@@ -369,7 +370,7 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
             values[page, 0], values[page, 1], values[page, 2] = total_sum / (len(thresholds) * points), sum_50 / points, sum_75 / points
     order, buffer = np.zeros(records, np.int64), np.zeros(records, np.int64)
     _sort_by_class(order, 0, records, out_classes, out_scores, True, buffer)  # `map_types.ranking`'s order
-    columns = (np.zeros(records, np.int32), np.zeros(records, np.float64), np.zeros(records, np.int32), np.zeros(records, np.uint64), np.zeros(records, np.uint64))
+    columns = (np.zeros(records, np.int16), np.zeros(records, np.float64), np.zeros(records, np.uint8), np.zeros(records, np.uint64), np.zeros(records, np.uint64))  # `PageMatches.RECORD_TYPES`
     for k in range(records):
         at = order[k]
         columns[0][k], columns[1][k], columns[2][k], columns[3][k], columns[4][k] = out_classes[at], out_scores[at], out_ranks[at], matched[at], ignored[at]
@@ -379,7 +380,7 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
 # --- accumulation ----------------------------------------------------------------------------------
 
 
-@accumulating.entry(lambda t: (t.int32[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
+@accumulating.entry(lambda t: (t.uint8[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
 def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
     """`map_numpy.accumulate` of records in ranking order (class c's at `bounds[c]:bounds[c + 1]`),
     as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays: the curves at 100
@@ -494,7 +495,7 @@ def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray
     """`map_numpy.accumulate`, compiled."""
     class_count = len(matches.boxes)
     precision, recall = accumulating.load()(
-        np.ascontiguousarray(matches.ranks, np.int32), np.ascontiguousarray(matches.matched), np.ascontiguousarray(matches.ignored),
+        np.ascontiguousarray(matches.ranks, RANK_TYPE), np.ascontiguousarray(matches.matched), np.ascontiguousarray(matches.ignored),
         matches.class_bounds(), np.ascontiguousarray(matches.ground_truths), convention.recall_thresholds, convention.epsilon)
     limits = len(MAX_DETECTIONS)
     return (precision.reshape(THRESHOLDS, RECALL_POINTS, class_count, AREAS, limits),

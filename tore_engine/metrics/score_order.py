@@ -53,7 +53,7 @@ def _descending(bits, first):
     n = len(first)
     counts = np.zeros((_DIGITS, 1 << _DIGIT_BITS), np.int64)
     for i in range(n):  # every digit's counts at once: they do not depend on the order
-        key = _key(bits[i])
+        key = _key(bits[first[i]])
         for digit in range(_DIGITS):
             counts[digit, np.int64((key >> np.uint64(digit * _DIGIT_BITS)) & _DIGIT_MASK)] += 1
     positions, other = first.copy(), np.empty(n, np.int32)
@@ -79,11 +79,11 @@ def _descending(bits, first):
 
 
 def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled: bool) -> np.ndarray:
-    """The positions of `scores` by score, highest first, ties in their order in `first` (a
-    permutation of the positions; default ascending): NumPy's stable argsort of `-scores[first]`,
-    as positions of `scores`. `compiled`: by `_descending` (up to 2^31 - 1 records)."""
-    if first is not None and len(first) != len(scores):
-        raise ValueError(f"`first` lists {len(first)} positions of {len(scores)} scores: it must list each once")
+    """The positions `first` lists (distinct positions of `scores`; default all, ascending) by
+    score, highest first, ties in their order in `first`: NumPy's stable argsort of
+    `-scores[first]`, as positions of `scores`. `compiled`: by `_descending` (up to 2^31 - 1 records)."""
+    if first is not None and len(first) > len(scores):
+        raise ValueError(f"`first` lists {len(first)} positions of {len(scores)} scores: it must list each at most once")
     positions = np.int32 if len(scores) <= np.iinfo(np.int32).max else np.int64
     if compiled and positions is np.int32:
         start = np.arange(len(scores), dtype=np.int32) if first is None else np.ascontiguousarray(first, np.int32)

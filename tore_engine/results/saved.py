@@ -44,7 +44,7 @@ from tore_engine.io.files import read_bytes
 from tore_engine.metrics.algorithm1 import ExactCounts
 from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.metrics.map_report import MapReport, MapState
-from tore_engine.metrics.map_types import CONVENTIONS, MAX_DETECTIONS, PageMatches
+from tore_engine.metrics.map_types import CLASS_TYPE, CONVENTIONS, MAX_DETECTIONS, RANK_TYPE, PageMatches
 from tore_engine.metrics.matrices import ToreMatrices
 from tore_engine.metrics.mean_average_precision import PageStatistics
 from tore_engine.metrics.rates import f1_score
@@ -234,8 +234,10 @@ class _Arrays:
             self.add(f"{prefix}.{field}", getattr(counts, field))
 
     def add_matches(self, prefix: str, matches: PageMatches) -> None:
+        """The records as saved since they were first saved: classes and ranks as int32 (held narrower)."""
         for field in MATCH_FIELDS:
-            self.add(f"{prefix}.{field}", getattr(matches, field))
+            array = getattr(matches, field)
+            self.add(f"{prefix}.{field}", array.astype(np.int32) if field in ("classes", "ranks") else array)
 
 
 MATCH_FIELDS = ("classes", "scores", "ranks", "matched", "ignored", "ground_truths", "boxes", "page_values")
@@ -479,9 +481,9 @@ class _StoredArrays:
                            self.get(f"{prefix}.numerator", "i", 1, rows))
 
     def matches(self, prefix: str, classes: int, pages: int) -> PageMatches:
-        labels = self.indices(f"{prefix}.classes", classes).astype(np.int32, copy=False)
+        labels = self.indices(f"{prefix}.classes", classes).astype(CLASS_TYPE, copy=False)
         records = len(labels)
-        ranks = self.indices(f"{prefix}.ranks", MAX_DETECTIONS[-1], records).astype(np.int32, copy=False)
+        ranks = self.indices(f"{prefix}.ranks", MAX_DETECTIONS[-1], records).astype(RANK_TYPE, copy=False)
         return PageMatches(labels, self.get(f"{prefix}.scores", "f", 1, records), ranks,
                            self.get(f"{prefix}.matched", "u", 1, records), self.get(f"{prefix}.ignored", "u", 1, records),
                            self.get(f"{prefix}.ground_truths", "i", 2, classes), self.get(f"{prefix}.boxes", "i", 1, classes),
