@@ -90,8 +90,11 @@ def stop_handler(signum, _frame):
 
 @pytest.fixture
 def stop_signals():
-    """The CLI's stop handlers (a `Stopped` raised in the main thread), restored afterwards."""
+    """The CLI's stop handlers (a `Stopped` raised in the main thread), and Python's own for SIGINT
+    (a KeyboardInterrupt), restored afterwards: a process started in the background by a shell
+    without job control (`cmd &`, as CI runners and nohup do) inherits SIGINT ignored."""
     previous = {number: signal.signal(number, stop_handler) for number in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     for number, handler in previous.items():
         signal.signal(number, handler)
