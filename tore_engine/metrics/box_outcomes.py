@@ -252,8 +252,9 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     first_errors = _fixed_order(classes[errors_first], order)
     false_negative = _mean_ap(ranked_classes, ranked_true, None, references - unmatched, first_errors, compiled)
     # every true positive scored 1, the rest 0: the true positives first, each part in page order
-    false_positive = _mean_ap(np.concatenate((classes[true], classes[errors_first])), np.arange(len(true)) < np.count_nonzero(true),
-                              None, references, first_errors, compiled)
+    true_first = np.zeros(len(true), bool)
+    true_first[: np.count_nonzero(true)] = True
+    false_positive = _mean_ap(np.concatenate((classes[true], classes[errors_first])), true_first, None, references, first_errors, compiled)
     predicted_false = np.bincount(classes[~true], minlength=class_count)
     matched = np.bincount(classes[true], minlength=class_count)
     per_class = {label: (int(matched[label]), int(predicted_false[label]), int(unmatched[label]))
