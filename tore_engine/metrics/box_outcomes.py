@@ -241,12 +241,13 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
     del by_score_errors_first
 
     def fixed(kind: int) -> float:
-        """The mAP with the errors of `kind` fixed, its class order from the records in page order."""
+        """The mAP with the errors of `kind` fixed, its class order from the records in page order
+        (made first, its masks let go of before the ranked ones are made)."""
         keep, moved_to, _ = _fixed_records(kind, classes, kinds, fixes, true)
+        class_order = _fixed_order(moved_to[errors_first if keep is None else keep & errors_first], order)
+        del keep, moved_to
         ranked_keep, ranked_moved_to, gained = _fixed_records(kind, ranked_classes, ranked_kinds, ranked_fixes, ranked_true)
-        totals = references - missed if kind == MISS else references
-        kept_errors = errors_first if keep is None else keep & errors_first
-        return _mean_ap(ranked_moved_to, gained, ranked_keep, totals, _fixed_order(moved_to[kept_errors], order), compiled)
+        return _mean_ap(ranked_moved_to, gained, ranked_keep, references - missed if kind == MISS else references, class_order, compiled)
 
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
     first_errors = _fixed_order(classes[errors_first], order)
@@ -291,7 +292,7 @@ def _by_score(scores: np.ndarray, records: np.ndarray, true: np.ndarray, compile
         errors_first = np.empty_like(records)
         np.compress(~true, records, out=errors_first[:errors])
         np.compress(true, records, out=errors_first[errors:])
-        return score_order.descending(scores, records, compiled=True), score_order.descending(scores, errors_first, compiled=True)
+        return score_order.descending(scores, records, compiled=True), score_order.descending(scores, errors_first, compiled=True, reuse_first=True)
     negated = np.negative(scores[records])
     plain = np.argsort(negated, kind="stable").astype(index_type(len(negated)), copy=False)
     ordered = negated[plain]

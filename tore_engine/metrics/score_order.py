@@ -48,15 +48,16 @@ def _key(bits):
 @ordering.entry(lambda t: (t.uint64[::1], t.int32[::1]))
 def _descending(bits, first):
     """The positions `first` lists, stably sorted by their scores (given as float64 bits),
-    highest first. Each pass reads a position's key again from its bits rather than moving the
-    keys along: two arrays of positions are all it makes (4 million records: 32 MB, not 96)."""
+    highest first; `first` is one of the two arrays the passes write (its order is lost). Each pass
+    reads a position's key again from its bits rather than moving the keys along: one array of
+    positions is all it makes (4 million records: 16 MB, not 80)."""
     n = len(first)
     counts = np.zeros((_DIGITS, 1 << _DIGIT_BITS), np.int64)
     for i in range(n):  # every digit's counts at once: they do not depend on the order
         key = _key(bits[first[i]])
         for digit in range(_DIGITS):
             counts[digit, np.int64((key >> np.uint64(digit * _DIGIT_BITS)) & _DIGIT_MASK)] += 1
-    positions, other = first.copy(), np.empty(n, np.int32)
+    positions, other = first, np.empty(n, np.int32)
     for digit in range(_DIGITS):
         count = counts[digit]
         shared = False  # every record has the same digit here: the pass would change nothing
@@ -78,15 +79,16 @@ def _descending(bits, first):
     return positions
 
 
-def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled: bool) -> np.ndarray:
+def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled: bool, reuse_first: bool = False) -> np.ndarray:
     """The positions `first` lists (distinct positions of `scores`; default all, ascending) by
     score, highest first, ties in their order in `first`: NumPy's stable argsort of
-    `-scores[first]`, as positions of `scores`. `compiled`: by `_descending` (up to 2^31 - 1 records)."""
+    `-scores[first]`, as positions of `scores`. `compiled`: by `_descending` (up to 2^31 - 1 records),
+    which overwrites a copy of `first`, or `first` itself when the caller gives it up (`reuse_first`)."""
     if first is not None and len(first) > len(scores):
         raise ValueError(f"`first` lists {len(first)} positions of {len(scores)} scores: it must list each at most once")
     positions = np.int32 if len(scores) <= np.iinfo(np.int32).max else np.int64
     if compiled and positions is np.int32:
-        start = np.arange(len(scores), dtype=np.int32) if first is None else np.ascontiguousarray(first, np.int32)
+        start = np.arange(len(scores), dtype=np.int32) if first is None else (np.ascontiguousarray(first, np.int32) if reuse_first else np.array(first, np.int32))
         return ordering.load()(np.ascontiguousarray(scores, np.float64).view(np.uint64), start)
     order = np.argsort(-(scores if first is None else scores[first]), kind="stable").astype(positions, copy=False)
     return order if first is None else np.asarray(first, positions)[order]
