@@ -40,6 +40,13 @@ def test_descending_is_numpys_stable_argsort_of_the_negated_scores(kind):
             expected_from_first = first[np.argsort(-scores[first], kind="stable")]
             np.testing.assert_array_equal(score_order.descending(scores, first, compiled=True), expected_from_first)
             np.testing.assert_array_equal(score_order.descending(scores, first, compiled=False), expected_from_first)
+        classes = generator.integers(0, 2**15, records).astype(np.int16)  # then by class: mAP's ranking
+        by_class = np.lexsort((np.arange(records), -scores, classes)) if not np.isnan(scores).any() else None
+        for compiled in (True, False):
+            ranked = score_order.descending(scores, compiled=compiled, classes=classes)
+            np.testing.assert_array_equal(ranked, expected[np.argsort(classes[expected], kind="stable")])
+            if by_class is not None:
+                np.testing.assert_array_equal(ranked, by_class)
 
 
 @pytest.mark.parametrize("kind", ["special", "two decimals", "float32"])

@@ -148,13 +148,12 @@ def by_class(classes: np.ndarray) -> np.ndarray:
 def ranking(classes: np.ndarray, scores: np.ndarray, compiled: bool = False) -> np.ndarray:
     """The order of records by class, then by score descending, ties kept in their order: COCOeval's
     stable sort of a class's detections, concatenated in image order (records come in page and
-    rank order). `compiled`: every record by score at once (`score_order.descending`, a radix
-    sort), then stably by class. Else each class's part of the order is sorted in place, where
+    rank order). `compiled`: every record by score at once, then stably by class, in one radix
+    sort (`score_order.descending`). Else each class's part of the order is sorted in place, where
     records already in this order in runs (merged chunks) sort in about linear time (NumPy's
     stable sort of floats finds the runs)."""
-    if compiled:
-        order = score_order.descending(scores, compiled=True)
-        return order[by_class(classes[order])]
+    if compiled and classes.max(initial=0) <= np.iinfo(CLASS_TYPE).max and classes.min(initial=0) >= 0:
+        return score_order.descending(scores, compiled=True, classes=classes)
     order = by_class(classes)
     bounds = np.searchsorted(classes[order], np.arange(int(classes.max(initial=-1)) + 2))
     for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist()):

@@ -8,7 +8,8 @@ digit), in linear time. A float's bits order as the float does once the sign is 
 positive floats' bits ascend with them, negative floats' descend, so each score becomes a 64-bit
 key whose unsigned order is the scores' descending order (-0.0 as 0.0, which compare equal; NaN
 last, as NumPy's sort leaves it). Written here because NumPy has no stable sort of floats but its
-comparison sort, and no library we depend on has one either. NumPy's sort stays: for small jobs,
+comparison sort, and no library we depend on has one either. mAP's ranking (by class, then score)
+is one more pass, by class. NumPy's sort stays: for small jobs,
 without numba, and as the tests' cross-check (`tests/metrics/test_score_order.py`). When the
 kernel pays off is mAP's rule (`map_kernel.use_kernels`), which also warms it.
 """
@@ -45,20 +46,25 @@ def _key(bits):
     return ~(bits | _SIGN)
 
 
-@ordering.entry(lambda t: (t.uint64[::1], t.int32[::1]))
-def _descending(bits, first):
+@ordering.entry(lambda t: (t.uint64[::1], t.int32[::1], t.int16[::1]))
+def _descending(bits, first, classes):
     """The positions `first` lists, stably sorted by their scores (given as float64 bits),
-    highest first; `first` is one of the two arrays the passes write (its order is lost). Each pass
+    highest first, then (unless `classes` is empty) stably by their class, ascending (classes from
+    0 to 2^15 - 1); `first` is one of the two arrays the passes write (its order is lost). Each pass
     reads a position's key again from its bits rather than moving the keys along: one array of
     positions is all it makes (4 million records: 16 MB, not 80)."""
     n = len(first)
-    counts = np.zeros((_DIGITS, 1 << _DIGIT_BITS), np.int64)
-    for i in range(n):  # every digit's counts at once: they do not depend on the order
-        key = _key(bits[first[i]])
+    passes = _DIGITS + 1 if len(classes) else _DIGITS  # the score's digits, least significant first, then the class
+    counts = np.zeros((_DIGITS + 1, 1 << _DIGIT_BITS), np.int64)
+    for i in range(n):  # every pass's counts at once: they do not depend on the order
+        position = first[i]
+        key = _key(bits[position])
         for digit in range(_DIGITS):
             counts[digit, np.int64((key >> np.uint64(digit * _DIGIT_BITS)) & _DIGIT_MASK)] += 1
+        if passes > _DIGITS:
+            counts[_DIGITS, np.int64(classes[position])] += 1
     positions, other = first, np.empty(n, np.int32)
-    for digit in range(_DIGITS):
+    for digit in range(passes):
         count = counts[digit]
         shared = False  # every record has the same digit here: the pass would change nothing
         for value in range(1 << _DIGIT_BITS):
@@ -71,7 +77,7 @@ def _descending(bits, first):
         shift = np.uint64(digit * _DIGIT_BITS)
         for i in range(n):
             position = positions[i]
-            value = np.int64((_key(bits[position]) >> shift) & _DIGIT_MASK)
+            value = np.int64(classes[position]) if digit == _DIGITS else np.int64((_key(bits[position]) >> shift) & _DIGIT_MASK)
             at = count[value]
             other[at] = position
             count[value] = at + 1
@@ -79,17 +85,21 @@ def _descending(bits, first):
     return positions
 
 
-def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled: bool, reuse_first: bool = False) -> np.ndarray:
+def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled: bool, reuse_first: bool = False,
+               classes: np.ndarray | None = None) -> np.ndarray:
     """The positions `first` lists (distinct positions of `scores`; default all, ascending) by
     score, highest first, ties in their order in `first`: NumPy's stable argsort of
-    `-scores[first]`, as positions of `scores`. `compiled`: by `_descending` (up to 2^31 - 1 records),
-    which overwrites a copy of `first`, or `first` itself when the caller gives it up (`reuse_first`)."""
+    `-scores[first]`, as positions of `scores`; then, given `classes` (each position's, from 0 to
+    2^15 - 1), stably by class. `compiled`: by `_descending` (up to 2^31 - 1 records), which
+    overwrites a copy of `first`, or `first` itself when the caller gives it up (`reuse_first`)."""
     if first is not None and len(first) > len(scores):
         raise ValueError(f"`first` lists {len(first)} positions of {len(scores)} scores: it must list each at most once")
     positions = np.int32 if len(scores) <= np.iinfo(np.int32).max else np.int64
     if compiled and positions is np.int32:
         start = np.arange(len(scores), dtype=np.int32) if first is None else (np.ascontiguousarray(first, np.int32) if reuse_first else np.array(first, np.int32))
-        return ordering.load()(np.ascontiguousarray(scores, np.float64).view(np.uint64), start)
+        keys = np.zeros(0, np.int16) if classes is None else np.ascontiguousarray(classes, np.int16)
+        return ordering.load()(np.ascontiguousarray(scores, np.float64).view(np.uint64), start, keys)
     order = np.argsort(-(scores if first is None else scores[first]), kind="stable").astype(positions, copy=False)
-    return order if first is None else np.asarray(first, positions)[order]
+    order = order if first is None else np.asarray(first, positions)[order]
+    return order if classes is None else order[np.argsort(classes[order], kind="stable")]
 
