@@ -94,6 +94,8 @@ def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled:
     overwrites a copy of `first`, or `first` itself when the caller gives it up (`reuse_first`)."""
     if first is not None and len(first) > len(scores):
         raise ValueError(f"`first` lists {len(first)} positions of {len(scores)} scores: it must list each at most once")
+    if classes is not None and (classes.min(initial=0) < 0 or classes.max(initial=0) > np.iinfo(np.int16).max):
+        raise ValueError("classes must lie in 0 to 2^15 - 1")  # the kernel indexes its count table by them, unchecked
     positions = np.int32 if len(scores) <= np.iinfo(np.int32).max else np.int64
     if compiled and positions is np.int32:
         start = np.arange(len(scores), dtype=np.int32) if first is None else (np.ascontiguousarray(first, np.int32) if reuse_first else np.array(first, np.int32))
