@@ -152,7 +152,7 @@ def ranking(classes: np.ndarray, scores: np.ndarray, compiled: bool = False) -> 
     sort (`score_order.descending`). Else each class's part of the order is sorted in place, where
     records already in this order in runs (merged chunks) sort in about linear time (NumPy's
     stable sort of floats finds the runs)."""
-    if compiled and classes.max(initial=0) <= np.iinfo(CLASS_TYPE).max and classes.min(initial=0) >= 0:
+    if compiled:  # records hold CLASS_TYPE classes, which the sort's last pass takes (it refuses others)
         return score_order.descending(scores, compiled=True, classes=classes)
     order = by_class(classes)
     bounds = np.searchsorted(classes[order], np.arange(int(classes.max(initial=-1)) + 2))
