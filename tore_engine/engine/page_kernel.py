@@ -57,6 +57,7 @@ _INT_ONE = np.int64(1)  # a denominator of 1 typed as int64, not as a literal
 _HASH_T, _HASH_P, _HASH_SHIFT = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(40)
 _M1, _M2, _M4, _H01 = (np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101))
 _S1, _S2, _S4, _S56 = (np.uint64(s) for s in (1, 2, 4, 56))
+_SIDE_SHIFT = MAX_CLASSES.bit_length() - 1  # a class counter's side: counter >> _SIDE_SHIFT (0 reference, 1 prediction)
 
 # (page bounds into the cells, cells = row * K + column, their values, (pages, 2, 2) reduced, counts)
 Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, ExactCounts]
@@ -244,21 +245,23 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
             head_boxes[count], head_pieces[count], head_rows[count] = box, -1, boxes[box, ROW0]  # the box itself
             count += 1
     order = _by_first_row(head_rows, count, height)
-    # per slot: its box, current piece (-1: the box itself) and its rectangle's columns and end row
-    slot_box, slot_piece, slot_counter = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
+    # per slot: its current piece (-1: the box itself), the end of its box's pieces, its class
+    # counter, and its rectangle's columns and end row
+    slot_piece, slot_last, slot_counter = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
     slot_col0, slot_col1, slot_end = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
     free, free_count = np.zeros(count, np.int64), np.int64(0)
     used_slots = np.int64(0)
     events, event_count = np.zeros(2 * count, np.int64), np.int64(0)  # 2 * slot + 1 opens, 2 * slot closes
     columns = np.zeros(2 * count, np.int64)  # each event's column in this band
     covering = np.zeros(2 * MAX_CLASSES, np.int64)
+    sides = np.zeros(2, np.uint64)  # the current interval's (reference set, predicted set)
     y, entered, size = np.int64(0), np.int64(0), np.int64(0)
     while y < height:
         below, removed = height, False
         for slot in range(used_slots):  # rectangles ending on row y: their chain moves on, or ends
             if 0 <= slot_end[slot] <= y:
-                piece, box = slot_piece[slot], slot_box[slot]
-                if piece >= 0 and piece + 1 < piece_starts[box + 1] and pieces[piece + 1, ROW0] == y:
+                piece = slot_piece[slot]
+                if piece >= 0 and piece + 1 < slot_last[slot] and pieces[piece + 1, ROW0] == y:
                     slot_piece[slot] = piece + 1
                     slot_col0[slot], slot_col1[slot], slot_end[slot] = pieces[piece + 1, COL0], pieces[piece + 1, COL1], pieces[piece + 1, ROW1]
                 else:
@@ -271,7 +274,7 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
         if removed:  # the ended chains' edges out of the order
             kept = np.int64(0)
             for e in range(event_count):
-                if slot_end[events[e] // 2] >= 0:
+                if slot_end[events[e] >> 1] >= 0:
                     events[kept] = events[e]
                     kept += 1
             event_count = kept
@@ -283,7 +286,7 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
             else:
                 slot = used_slots
                 used_slots += 1
-            slot_box[slot], slot_piece[slot] = box, piece
+            slot_piece[slot], slot_last[slot] = piece, piece_starts[box + 1]
             slot_counter[slot] = boxes[box, LABEL] + (MAX_CLASSES if box >= prediction_from else 0)  # its class's counter
             if piece < 0:
                 slot_col0[slot], slot_col1[slot], slot_end[slot] = boxes[box, COL0], boxes[box, COL1], boxes[box, ROW1]
@@ -297,7 +300,7 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
             below = head_rows[order[entered]]
         for e in range(event_count):  # the edges in column order again (insertion: they moved little)
             event = events[e]
-            column = slot_col0[event // 2] if event % 2 == 1 else slot_col1[event // 2]
+            column = slot_col0[event >> 1] if event & 1 == 1 else slot_col1[event >> 1]
             j = e
             while j > 0 and columns[j - 1] > column:
                 events[j], columns[j] = events[j - 1], columns[j - 1]
@@ -306,6 +309,7 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
         if 2 * (size + event_count + 1) > len(used):  # a band adds at most event_count + 1 pairs
             keys, counts, used = _larger_table(keys, counts, used, size, page, event_count + 1)
         truth, predicted = _ZERO, _ZERO
+        sides[0], sides[1] = _ZERO, _ZERO
         x = np.int64(0)
         for e in range(event_count + 1):
             edge = columns[e] if e < event_count else width
@@ -321,13 +325,12 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
                 x = edge
             if e < event_count:
                 event = events[e]
-                counter = slot_counter[event // 2]
-                covering[counter] += 1 if event % 2 == 1 else -1
-                bit = _bit(counter % MAX_CLASSES) if covering[counter] > 0 else _ZERO
-                if counter >= MAX_CLASSES:
-                    predicted = (predicted & ~_bit(counter - MAX_CLASSES)) | bit
-                else:
-                    truth = (truth & ~_bit(counter)) | bit
+                counter = slot_counter[event >> 1]
+                covering[counter] += 2 * (event & 1) - 1
+                bit = _bit(counter & (MAX_CLASSES - 1))
+                side = counter >> _SIDE_SHIFT  # written without branches: a band's events come in no predictable order
+                sides[side] = (sides[side] & ~bit) | (bit if covering[counter] > 0 else _ZERO)
+                truth, predicted = sides[0], sides[1]
         y = below
     return (keys, counts, used), size
 
