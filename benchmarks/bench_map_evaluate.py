@@ -5,7 +5,8 @@ On the synthetic DocLayNet-like pages of `benchmarks/synthetic.py` (seed 0, 1025
 reference boxes a page and the model's scored predictions, 17 classes; written once into
 `benchmarks/_work/data/`), `tore evaluate --workers 2` in each configuration, round after round
 (A, B, C, A, B, C, ...), so that the shared machine's load falls on all alike. Wall time and the
-CPU time and the peak PSS of the process tree; the medians' ratio against `--map off` is the
+CPU time of a run nobody watches, and the peak PSS of the process tree in a second, sampled run
+(sampling slows a run: `common.timed_then_sampled`); the medians' ratio against `--map off` is the
 measure (issue 40's target: at most 1.15x with mAP on). Checks that the runs' TORE outputs (every
 matrix CSV) are byte for byte the same with and without mAP. `--against REV` runs the default
 configuration of another commit too (a worktree, PYTHONPATH), in the same rounds, and checks that it
@@ -29,8 +30,8 @@ from benchmarks.common import (
     load_average,
     machine_line,
     output_bytes,
-    run_command,
     synthetic_files,
+    timed_then_sampled,
     tore_command,
     tore_environment,
     worktree,
@@ -41,8 +42,9 @@ MATRIX_CSVS = [f"{prefix}{kind}.csv" for prefix in ("", "trimmed_", "reduced_") 
 
 def interleaved(configurations: dict[str, list[str]], data: Path, rounds: int, workers: int = 2, trees: dict[str, Path] | None = None
                 ) -> dict[str, list[Run]]:
-    """Each configuration's `tore evaluate` (its extra options), round after round in turn; prints
-    each run as it ends. Every run writes into its own `_work` folder (the last round's stay). A
+    """Each configuration's `tore evaluate` (its extra options), round after round in turn (timed
+    alone, its peak PSS from a second, sampled run: `common.timed_then_sampled`); prints each run
+    as it ends. Every run writes into its own `_work` folder (the last round's stay). A
     configuration named in `trees` runs that checkout's code (PYTHONPATH) instead of this one's."""
     runs: dict[str, list[Run]] = {name: [] for name in configurations}
     trees = trees or {}
@@ -52,8 +54,7 @@ def interleaved(configurations: dict[str, list[str]], data: Path, rounds: int, w
             arguments = ["evaluate", str(data / "reference.json"), str(data / "prediction.json"), "--out", str(out), "--workers", str(workers), "-q", *options]
             tree = trees.get(name)
             command = tore_command(arguments) if tree is None else [sys.executable, "-m", "tore_engine", *arguments]
-            run = run_command(command, env=tore_environment(**({} if tree is None else {"PYTHONPATH": str(tree)})), sample_every=0.05,
-                              cwd=tree)
+            run = timed_then_sampled(command, env=tore_environment(**({} if tree is None else {"PYTHONPATH": str(tree)})), cwd=tree)
             runs[name].append(run)
             print(f"  round {round_number + 1} {name:22s} wall {run.seconds:6.2f} s, CPU {run.cpu_seconds:6.2f} s, "
                   f"peak PSS {run.peak_pss / MB_BYTES:4.0f} MB (load {load_average()})", flush=True)

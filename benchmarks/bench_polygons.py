@@ -16,7 +16,8 @@ polygon rasteriser alone; the best and median of `--rounds`. It checks that `as 
 boxes' cells bit for bit.
 
 `--whole` times the whole `tore evaluate --workers 2` instead, as a user runs it, on `boxes` and
-`rotated` written as native JSON (in `benchmarks/_work/polygons`), round after round in turn; with
+`rotated` written as native JSON (in `benchmarks/_work/polygons`), round after round in turn (each
+run timed alone, its peak PSS from a second, sampled run: `common.timed_then_sampled`); with
 `--against REV`, `rotated` also at another commit (a worktree), checking every output is the same
 bytes.
 
@@ -37,7 +38,19 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import MB_BYTES, WORK, Run, best_median, load_average, machine_line, output_bytes, run_command, tore_command, tore_environment, worktree
+from benchmarks.common import (
+    MB_BYTES,
+    WORK,
+    Run,
+    best_median,
+    load_average,
+    machine_line,
+    output_bytes,
+    timed_then_sampled,
+    tore_command,
+    tore_environment,
+    worktree,
+)
 from benchmarks.synthetic import synthetic_page_pairs
 from tore_engine.core.layout import LayoutSet, Page, PageColumns
 from tore_engine.core.polygons import Polygons
@@ -137,7 +150,7 @@ def whole_runs(pages: int, angle: float, rounds: int, against: str | None) -> bo
                              "--workers", "2", "-q"]
                 tree = trees.get(name)
                 command = tore_command(arguments) if tree is None else [sys.executable, "-m", "tore_engine", *arguments]
-                run = run_command(command, env=tore_environment(**({} if tree is None else {"PYTHONPATH": str(tree)})), sample_every=0.05, cwd=tree)
+                run = timed_then_sampled(command, env=tore_environment(**({} if tree is None else {"PYTHONPATH": str(tree)})), cwd=tree)
                 runs[name].append(run)
                 print(f"  round {round_number + 1} {name:22s} wall {run.seconds:6.2f} s, CPU {run.cpu_seconds:6.2f} s, "
                       f"peak PSS {run.peak_pss / MB_BYTES:4.0f} MB (load {load_average()})", flush=True)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import shared_path
+from tore_engine.core.layout import MAX_PAGE_SIDE
 from tore_engine.core.polygons import MIN_COORDINATE
 from tore_engine.engine import polygons
 
@@ -153,6 +154,22 @@ def test_a_rectangle_paints_its_box_exactly(box):
     row0, row1 = max(0, math.floor(y1)), min(PAGE, math.ceil(y2))
     expected = [[col0, col1, row0, row1]] if col1 > col0 and row1 > row0 else []
     assert pieces.tolist() == expected
+
+
+@pytest.mark.parametrize("convex_path", [True, False])
+def test_pieces_on_the_largest_page_reach_its_far_edges(convex_path):
+    """A turned square over the bottom right corner of a page of `MAX_PAGE_SIDE` = 2^31 pixels a
+    side paints what the same square paints over the corner of a 12-pixel page, moved by 2^31 - 12
+    (dyadic coordinates: the move is exact): its pieces end on column and row 2^31, which 32
+    unsigned bits hold (`polygons.PIECE_TYPE`; signed, they would wrap)."""
+    square = np.array([(10.25, 7.5), (14.5, 10.25), (11.75, 14.5), (7.5, 11.75)])
+    shift = MAX_PAGE_SIDE - PAGE
+    small, _ = polygons.pixel_pieces(square, np.array([0, 4]), np.array([PAGE]), np.array([PAGE]), convex_path=convex_path)
+    large, _ = polygons.pixel_pieces(square + shift, np.array([0, 4]), np.array([MAX_PAGE_SIDE]), np.array([MAX_PAGE_SIDE]), convex_path=convex_path)
+    assert small.tolist() and small[:, [1, 3]].max() == PAGE
+    assert (large.astype(np.int64) - shift).tolist() == small.tolist()
+    with pytest.raises(ValueError, match="page side"):
+        polygons.pixel_pieces(square, np.array([0, 4]), np.array([2**32]), np.array([PAGE]))
 
 
 def test_a_spike_on_a_rectangle_is_no_rectangle():

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tore_engine.core import jit
+from tore_engine.engine.polygons import PIECE_TYPE
 from tore_engine.engine.raster import MAX_PAGE_CELLS, WORD_BITS
 from tore_engine.metrics.algorithm1 import ExactCounts
 
@@ -61,7 +62,7 @@ _SIDE_SHIFT = MAX_CLASSES.bit_length() - 1  # a class counter's side: counter >>
 
 # (page bounds into the cells, cells = row * K + column, their values, (pages, 2, 2) reduced, counts)
 Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, ExactCounts]
-# a batch's polygon pieces: (k, 4) col0, col1, row0, row1 by box, and where each box's start ((boxes + 1,))
+# a batch's polygon pieces: (k, 4) `PIECE_TYPE` col0, col1, row0, row1 by box, and where each box's start ((boxes + 1,))
 Pieces = tuple[np.ndarray, np.ndarray]
 
 _kernels = jit.Kernels()
@@ -335,7 +336,7 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
     return (keys, counts, used), size
 
 
-@_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64, t.int64[:, ::1], t.int64[::1]))
+@_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64, t.uint32[:, ::1], t.int64[::1]))
 def _evaluate_pages(frames, offsets, boxes, k, pieces, piece_starts):
     """All pages of a batch. `frames` holds each page's (width, height), `boxes` each box's
     (first column, end column, first row, end row, class); page p's reference boxes are
@@ -405,7 +406,7 @@ def kernel_arrays(extents: PixelExtents, classes: np.ndarray) -> tuple[np.ndarra
         return boxes, None
     boxes[extents.polygon, COL1] = boxes[extents.polygon, COL0]
     starts = np.searchsorted(extents.owners, np.arange(len(boxes) + 1)).astype(np.int64)  # owners ascend
-    return boxes, (np.ascontiguousarray(extents.pieces, np.int64).reshape(-1, 4), starts)
+    return boxes, (np.ascontiguousarray(extents.pieces, PIECE_TYPE).reshape(-1, 4), starts)
 
 
 def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pieces | None]:
@@ -442,7 +443,7 @@ def _fits_int64(pairs: int, most_pixels: int, class_count: int) -> bool:
 def _run(frames: np.ndarray, offsets: np.ndarray, boxes: np.ndarray, class_count: int, pieces: Pieces | None) -> Cells | None:
     """What `dataset.numpy_cells` computes from these pages, bit for bit; None for a batch of
     pages so huge that its sums need Python integers."""
-    rectangles, starts = pieces if pieces is not None else (np.zeros((0, 4), np.int64), np.zeros(0, np.int64))
+    rectangles, starts = pieces if pieces is not None else (np.zeros((0, 4), PIECE_TYPE), np.zeros(0, np.int64))
     *arrays, pairs, most_pixels = _kernels.load()(frames, offsets, boxes, class_count, rectangles, starts)
     if not _fits_int64(pairs, most_pixels, class_count):
         return None

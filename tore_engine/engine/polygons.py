@@ -37,6 +37,10 @@ WHAT = "TORE's polygon rasteriser"
 COMPILE_SECONDS = 3
 LOCK_NAME = "polygons-compile.lock"
 
+# A piece's columns and rows lie on its page, in [0, side], and a page's sides are at most
+# `layout.MAX_PAGE_SIDE` = 2^31: 32 unsigned bits hold them, half the memory the rasteriser writes
+# and the page kernel reads in int64 (a turned region is a piece a pixel row).
+PIECE_TYPE = np.uint32
 _FILTER = 3.3306690738754716e-16  # Shewchuk's ccwerrboundA, (3 + 16 eps) eps with eps = 2^-53
 _SPLITTER = 134217729.0  # 2^27 + 1: splits a double into two halves of 26 bits (Dekker)
 _ESTIMATE_ERROR = 2.0**-48  # 32 ulps (of 2^-53): a bound on an interpolated abscissa's error, with room to spare
@@ -364,7 +368,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
         if offsets[p + 1] > offsets[p]:
             ys = points[offsets[p]:offsets[p + 1], 1]
             room += max(0, np.int64(min(math.ceil(ys.max()), float(heights[p])) - max(math.floor(ys.min()), 0.0)))
-    pieces, owners = np.empty((room, 4), np.int64), np.empty(room, np.int64)
+    pieces, owners = np.empty((room, 4), PIECE_TYPE), np.empty(room, np.int64)
     count = 0
     for p in range(len(offsets) - 1):
         xs, ys = points[offsets[p]:offsets[p + 1], 0], points[offsets[p]:offsets[p + 1], 1]
@@ -381,7 +385,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
             col1 = np.int64(min(math.ceil(xs.max()), float(width))) if xs.max() > 0 else 0
             if col1 > col0:
                 if count == len(owners):
-                    larger, larger_owners = np.empty((2 * count, 4), np.int64), np.empty(2 * count, np.int64)
+                    larger, larger_owners = np.empty((2 * count, 4), PIECE_TYPE), np.empty(2 * count, np.int64)
                     larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
                     pieces, owners = larger, larger_owners
                 pieces[count, 0], pieces[count, 1], pieces[count, 2], pieces[count, 3] = col0, col1, row0, row1
@@ -392,7 +396,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
         turn = _convex_turn(xs, ys, scratch) if convex_path else 0
         if turn != 0:
             if count + rows > len(owners):  # room for a rectangle a row
-                larger, larger_owners = np.empty((2 * count + rows, 4), np.int64), np.empty(2 * count + rows, np.int64)
+                larger, larger_owners = np.empty((2 * count + rows, 4), PIECE_TYPE), np.empty(2 * count + rows, np.int64)
                 larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
                 pieces, owners = larger, larger_owners
             low, high = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
@@ -429,7 +433,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
             # intervals equal to one of the previous row's extend its rectangle; the others close or open
             i, j, kept = 0, 0, 0
             if count + opened > len(owners):  # room for every rectangle this row may close
-                larger, larger_owners = np.empty((2 * (count + opened), 4), np.int64), np.empty(2 * (count + opened), np.int64)
+                larger, larger_owners = np.empty((2 * (count + opened), 4), PIECE_TYPE), np.empty(2 * (count + opened), np.int64)
                 larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
                 pieces, owners = larger, larger_owners
             while i < opened or j < n:
@@ -465,14 +469,17 @@ def _compiled() -> bool:
 def pixel_pieces(points: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
                  convex_path: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Polygon p's painted pixels (`points[offsets[p]:offsets[p + 1]]`, (x, y) rows, on a page of
-    `widths[p]` x `heights[p]` pixels) as rectangles: `(pieces, owners)`, pieces (k, 4) int64 rows
-    col0, col1, row0, row1 (end-exclusive), owners (k,) the polygon of each, in polygon order.
-    `convex_path=False` rasterises convex polygons as any other (the tests' cross-check)."""
+    `widths[p]` x `heights[p]` pixels) as rectangles: `(pieces, owners)`, pieces (k, 4)
+    `PIECE_TYPE` rows col0, col1, row0, row1 (end-exclusive), owners (k,) int64 the polygon of
+    each, in polygon order. `convex_path=False` rasterises convex polygons as any other (the tests'
+    cross-check)."""
+    if len(widths) and max(np.max(widths), np.max(heights)) > np.iinfo(PIECE_TYPE).max:
+        raise ValueError(f"a page side beyond {np.iinfo(PIECE_TYPE).max:,} pixels (pages are checked to at most 2^31)")
     arguments = (np.ascontiguousarray(points, np.float64).reshape(-1, 2), np.ascontiguousarray(offsets, np.int64),
                  np.ascontiguousarray(widths, np.int64), np.ascontiguousarray(heights, np.int64), convex_path)
     function = _kernels.load() if _compiled() else _pieces
     pieces, owners = function(*arguments)
-    return np.asarray(pieces, np.int64).reshape(-1, 4), np.asarray(owners, np.int64)
+    return np.asarray(pieces, PIECE_TYPE).reshape(-1, 4), np.asarray(owners, np.int64)
 
 
 def warm() -> str:

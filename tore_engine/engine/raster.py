@@ -17,7 +17,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.polygons import Polygons
-from tore_engine.engine.polygons import pixel_pieces
+from tore_engine.engine.polygons import PIECE_TYPE, pixel_pieces
 
 WORD_BITS = 64
 MAX_BAND_CELLS = 1 << 21  # grid cells painted at once: 16 MB a side and word
@@ -45,7 +45,7 @@ class PixelExtents:
     row1: np.ndarray
     paints: np.ndarray  # bool: the box covers at least one pixel
     clipped: np.ndarray  # bool: it paints, and part of it lies beyond the page
-    pieces: np.ndarray | None = None  # (k, 4) col0, col1, row0, row1 of the rectangles polygons paint, by box
+    pieces: np.ndarray | None = None  # (k, 4) `polygons.PIECE_TYPE` col0, col1, row0, row1 of the rectangles polygons paint, by box
     owners: np.ndarray | None = None  # (k,) the polygon box of each piece, ascending
     polygon: np.ndarray | None = None  # (boxes,) bool: which boxes paint as polygons (not as their box)
 
@@ -109,7 +109,7 @@ class PixelExtents:
         one scatter."""
         plain = np.flatnonzero(self.paints if self.polygon is None else self.paints & ~self.polygon)
         owners = self.owners if self.owners is not None else np.zeros(0, np.int64)
-        pieces = self.pieces if self.pieces is not None else np.zeros((0, 4), np.int64)
+        pieces = self.pieces if self.pieces is not None else np.zeros((0, 4), PIECE_TYPE)
         rows = np.empty((len(plain) + len(owners), 4), np.int64)
         if not len(plain):  # every painting box a polygon (PAGE-XML, OmniDocBench's `poly`): nothing to merge
             rows[:] = pieces
