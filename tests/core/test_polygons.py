@@ -1,10 +1,14 @@
 """`Polygons.axis_aligned_rectangles`, which lets an outline that is its own box paint as the box,
 against the rasteriser's own test (`engine.polygons._is_rectangle`, run as Python: once the rasteriser is
-loaded, the module's name is its compiled helper, which only a kernel calls)."""
+loaded, the module's name is its compiled helper, which only a kernel calls); `bounding_boxes`
+against each outline's own minima and maxima. Both take views instead of gathers when every outline
+has the same few points (a file of turned boxes): lists of such outlines test that way, mixed ones
+the general one."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,3 +49,43 @@ def test_take_gives_the_chosen_boxes_outlines_in_order(outlines, data):
     assert taken.points.tolist() == expected.points.tolist()
     mask = data.draw(st.lists(st.booleans(), min_size=len(outlines), max_size=len(outlines)))
     assert Polygons.of(outlines).take(np.array(mask, bool)).points.tolist() == Polygons.of([o for o, m in zip(outlines, mask) if m]).points.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), outline.filter(lambda points: len(points) == 4)), min_size=1, max_size=8))
+def test_axis_aligned_rectangles_of_four_point_outlines_only(outlines):
+    """Every outline 4 points: the outlines' corners are views of the points, not gathers."""
+    polygons = Polygons.of(outlines)
+    expected = [outline is not None and bool(is_rectangle(*np.array(outline, float).T)) for outline in outlines]
+    assert polygons.axis_aligned_rectangles().tolist() == expected
+
+
+coordinate = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(3, 10), st.data())
+def test_bounding_boxes_are_each_outlines_minima_and_maxima(size, data):
+    """Outlines all of `size` points (element-wise up to 8, reduceat beyond), or of mixed sizes."""
+    same_size = st.lists(st.tuples(coordinate, coordinate), min_size=size, max_size=size)
+    mixed = st.lists(st.tuples(coordinate, coordinate), min_size=3, max_size=10)
+    outlines = data.draw(st.lists(st.one_of(st.none(), data.draw(st.sampled_from([same_size, mixed]))), min_size=1, max_size=8))
+    expected = [[np.nan] * 4 if outline is None else [*np.min(outline, axis=0), *np.max(outline, axis=0)] for outline in outlines]
+    np.testing.assert_array_equal(Polygons.of(outlines).bounding_boxes(), np.array(expected, float).reshape(-1, 4))
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 2.0**41, 2.0**-401])
+def test_a_point_beyond_the_exact_range_is_a_problem(value):
+    """NaN, infinite, beyond 2^40 or nearer 0 than 2^-400: named by box and point (the check is
+    one comparison, which NaN fails)."""
+    outlines = [[(0.0, 0.0), (4.0, 0.0), (4.0, 3.0)], None, [(1.0, 1.0), (2.0, 1.0), (2.0, value)]]
+    bboxes = np.array([[0.0, 0.0, 4.0, 3.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 2.0, 2.0]])
+    box, message = Polygons.of(outlines).problem(bboxes)
+    assert box == 2 and message.startswith("polygon point 2 is") and "must be finite" in message
+
+
+def test_a_bbox_that_does_not_bound_its_outline_is_a_problem_and_plain_boxes_are_not():
+    outlines = [None, [(0.0, 0.0), (4.0, 0.0), (4.0, 3.0)], None, [(1.0, 1.0), (2.0, 1.0), (2.0, 2.0)]]
+    bboxes = np.array([[5.0, 5.0, 6.0, 6.0], [0.0, 0.0, 4.0, 3.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 2.0, 3.0]])
+    assert Polygons.of(outlines).problem(bboxes) == (3, "bbox [1.0, 1.0, 2.0, 3.0] is not the bounding box [1.0, 1.0, 2.0, 2.0] of its polygon")
+    assert Polygons.of(outlines[:3]).problem(bboxes[:3]) is None

@@ -23,6 +23,7 @@ MAX_POINTS = 100_000  # a polygon's points: the outline of a whole page region t
 MAX_PAGE_POINTS = 1_000_000  # a page's polygon points
 MAX_COORDINATE = 2.0**40  # pixels; page sides are at most 2^31
 MIN_COORDINATE = 2.0**-400  # below this (but 0) products in the exact predicates could underflow
+_FEW_POINTS = 8  # outlines of as many points at most take element-wise bounds (`bounding_boxes`)
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,32 @@ class Polygons:
             points = self.points * np.repeat(numerator, counts, axis=0) / np.repeat(denominator, counts, axis=0)
         return Polygons(self.offsets, points)
 
+    def _alike(self, outlines: np.ndarray, size: int) -> list[np.ndarray] | None:
+        """The k-th points of `outlines` (each of `size` points), k = 0 .. size - 1, as strided
+        views when those outlines hold every point (a file of turned boxes: every outline 4 points),
+        else None. Views, not gathers: 4 gathers of 400,000 outlines took 44 ms, these none."""
+        if len(outlines) * size != len(self.points):
+            return None
+        grouped = self.points.reshape(-1, size, 2)
+        return [grouped[:, k] for k in range(size)]
+
     def bounding_boxes(self) -> np.ndarray:
         """(boxes, 4) x1, y1, x2, y2 of each outline; NaN for a plain box."""
         boxes = np.full((len(self), 4), np.nan)
         has = np.flatnonzero(self.is_polygon())
-        if len(has):
-            starts = self.offsets[has]
-            boxes[has, :2] = np.minimum.reduceat(self.points, starts, axis=0)  # no points lie between two outlines
-            boxes[has, 2:] = np.maximum.reduceat(self.points, starts, axis=0)
+        if not len(has):
+            return boxes
+        counts = self.offsets[has + 1] - self.offsets[has]
+        corners = self._alike(has, int(counts[0])) if counts[0] <= _FEW_POINTS and (counts == counts[0]).all() else None
+        if corners is None:
+            starts = self.offsets[has]  # no points lie between two outlines
+            boxes[has, :2], boxes[has, 2:] = np.minimum.reduceat(self.points, starts, axis=0), np.maximum.reduceat(self.points, starts, axis=0)
+            return boxes
+        for axis in (0, 1):  # a few points each: element-wise, a coordinate at a time (10 ms for 400,000 turned boxes; reduceat 25)
+            low = high = corners[0][:, axis]
+            for points in corners[1:]:
+                low, high = np.minimum(low, points[:, axis]), np.maximum(high, points[:, axis])
+            boxes[has, axis], boxes[has, 2 + axis] = low, high
         return boxes
 
     def axis_aligned_rectangles(self) -> np.ndarray:
@@ -99,7 +118,8 @@ class Polygons:
         four = np.flatnonzero(self.counts() == 4)
         if not len(four):
             return found
-        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = (self.points[self.offsets[four] + k].T for k in range(4))
+        corners = self._alike(four, 4) or [self.points[self.offsets[four] + k] for k in range(4)]
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = (points.T for points in corners)
         across_first = (y0 == y1) & (x1 == x2) & (y2 == y3) & (x3 == x0)
         down_first = (x0 == x1) & (y1 == y2) & (x2 == x3) & (y3 == y0)
         found[four] = (across_first | down_first) & (x0 != x2) & (y0 != y2)
@@ -116,17 +136,17 @@ class Polygons:
             box = int(np.flatnonzero(counts > MAX_POINTS)[0])
             return box, f"the polygon has {int(counts[box]):,} points, more than the {MAX_POINTS:,} a polygon may have"
         magnitude = np.abs(self.points)
-        bad = ~np.isfinite(self.points) | (magnitude > MAX_COORDINATE) | ((magnitude < MIN_COORDINATE) & (magnitude > 0))
+        bad = ~(magnitude <= MAX_COORDINATE) | ((magnitude < MIN_COORDINATE) & (magnitude > 0))  # NaN compares false
         if bad.any():
             point = int(np.flatnonzero(bad.any(axis=1))[0])
             box = int(np.searchsorted(self.offsets, point, side="right")) - 1
             return box, (f"polygon point {point - int(self.offsets[box])} is {self.points[point].tolist()}: coordinates must be finite, "
                          f"at most 2^40 in magnitude, and 0 or at least 2^-400")
-        polygon_boxes = np.flatnonzero(counts > 0)
-        mismatched = polygon_boxes[(self.bounding_boxes()[polygon_boxes] != bboxes[polygon_boxes]).any(axis=1)]
+        bounds = self.bounding_boxes()
+        mismatched = np.flatnonzero((bounds != bboxes).any(axis=1) & (counts > 0))  # a plain box's NaN bounds differ: not an outline's
         if len(mismatched):
             box = int(mismatched[0])
-            return box, f"bbox {bboxes[box].tolist()} is not the bounding box {self.bounding_boxes()[box].tolist()} of its polygon"
+            return box, f"bbox {bboxes[box].tolist()} is not the bounding box {bounds[box].tolist()} of its polygon"
         return None
 
 
