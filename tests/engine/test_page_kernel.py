@@ -20,6 +20,7 @@ from benchmarks.synthetic import synthetic_layouts
 from tests.brute_force import confusion as brute_confusion
 from tests.helpers import REPOSITORY, load_vector
 from tore_engine.core import jit
+from tore_engine.core.polygons import Polygons
 from tore_engine.engine import page_kernel as kernel
 from tore_engine.engine.raster import PageTask, PixelExtents, pair_table
 from tore_engine.formats.native import from_document as from_native
@@ -128,6 +129,25 @@ def test_pages_with_many_pairs_grow_the_pair_table(always):
     dense = tasks[0]
     pairs = pair_table(40, 40, (dense.reference_classes, dense.reference_extents), (dense.prediction_classes, dense.prediction_extents), 30)
     assert len(pairs.pixels) > kernel.INITIAL_SLOTS // 2  # the table doubles when half full
+    assert_same_bits(kernel.evaluate(tasks, 30), numpy_cells(tasks, 30))
+
+
+def test_a_polygon_page_with_many_pairs_grows_the_pair_table(always):
+    """Triangles a 2 x 2 cell (two pieces each, a chain), about 1,000 distinct pairs: the table
+    grows while the page's bands remember their pairs' slots, which then point nowhere."""
+    rng = np.random.default_rng(7)
+    cells = list(np.ndindex(40, 40))
+
+    def side(corners: list[tuple[int, int]], classes: np.ndarray) -> tuple[np.ndarray, PixelExtents]:
+        outlines = [[(2 * x + dx, 2 * y + dy) for dx, dy in corners] for y, x in cells]
+        bboxes = np.array([[min(p[0] for p in o), min(p[1] for p in o), max(p[0] for p in o), max(p[1] for p in o)] for o in outlines], float)
+        return classes, PixelExtents.from_boxes(bboxes, 80, 80, Polygons.of(outlines))
+
+    reference = side([(0, 0), (2, 0), (0, 2)], rng.integers(1, 30, len(cells)))
+    prediction = side([(0, 0), (2, 0), (2, 2)], rng.integers(1, 30, len(cells)))
+    tasks = [PageTask("triangles", 80, 80, *reference, *prediction)]
+    assert len(pair_table(80, 80, reference, prediction, 30).pixels) > kernel.INITIAL_SLOTS // 2
+    assert reference[1].pieces is not None and len(reference[1].pieces) == 2 * len(cells)
     assert_same_bits(kernel.evaluate(tasks, 30), numpy_cells(tasks, 30))
 
 
