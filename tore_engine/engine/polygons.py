@@ -323,18 +323,22 @@ def _convex_rows(xs, ys, turn, width, row0, low, high, scratch):
         slope, margin = _estimator(ax, ay, bx, by)
         line = max(math.floor(ay) + 1.0, float(row0))
         last = min(math.ceil(by) - 1.0, float(row0 + rows))
+        below = np.int64(line) - row0  # the row below the line (rows grow downwards)
+        offset, strict = (0.0, False) if right else (1.0, True)
         while line <= last:  # each row line strictly inside the edge: the rows above and below it
+            column = min(max(_smallest_column(ax, ay, bx, by, slope, margin, line, offset, strict, scratch), np.int64(-1)), width + 1)
             if right:
-                column = np.int64(_clamp(_smallest_column(ax, ay, bx, by, slope, margin, line, 0.0, False, scratch), -1.0, width + 1.0))
+                if below >= 1:
+                    high[below - 1] = max(high[below - 1], column)
+                if below < rows:
+                    high[below] = max(high[below], column)
             else:
-                column = np.int64(_clamp(_smallest_column(ax, ay, bx, by, slope, margin, line, 1.0, True, scratch), -1.0, width + 1.0))
-            for r in range(np.int64(line) - 1 - row0, np.int64(line) - row0 + 1):
-                if 0 <= r < rows:
-                    if right:
-                        high[r] = max(high[r], column)
-                    else:
-                        low[r] = min(low[r], column)
+                if below >= 1:
+                    low[below - 1] = min(low[below - 1], column)
+                if below < rows:
+                    low[below] = min(low[below], column)
             line += 1.0
+            below += 1
     for r in range(rows):
         low[r], high[r] = max(low[r], 0), min(high[r], width)
 
