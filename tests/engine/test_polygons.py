@@ -65,8 +65,8 @@ def brute_force(points: list[tuple[float, float]], width: int, height: int) -> n
 
 
 def painted(points: list[tuple[float, float]], width: int, height: int) -> np.ndarray:
-    pieces, owners = polygons.pixel_pieces(np.array(points, float), np.array([0, len(points)]), np.array([width]), np.array([height]))
-    assert (owners == 0).all()
+    pieces, starts = polygons.pixel_pieces(np.array(points, float), np.array([0, len(points)]), np.array([width]), np.array([height]))
+    assert starts.tolist() == [0, len(pieces)]
     grid = np.zeros((height, width), np.int64)
     for col0, col1, row0, row1 in pieces.tolist():
         assert 0 <= col0 < col1 <= width and 0 <= row0 < row1 <= height

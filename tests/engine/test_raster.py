@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.brute_force import confusion
 from tests.helpers import one_page
+from tore_engine.core.polygons import Polygons
 from tore_engine.engine.raster import PixelExtents, label_sets, pair_table, words_for
 from tore_engine.metrics.algorithm1 import contributions
 from tore_engine.metrics.matrices import ExactMatrix
@@ -137,3 +138,46 @@ def test_unique_rows_are_numpys_rows_and_inverse(words, collide, monkeypatch):
     distinct, inverse = raster.unique_rows(rows)
     assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse.reshape(-1))
     assert len(distinct) > 100
+
+
+def _mixed_extents(seed: int) -> tuple[np.ndarray, Polygons, PixelExtents]:
+    """Twelve boxes on a 30 x 20 page: plain boxes, turned triangles (some off the page, one
+    painting nothing) and an axis-aligned outline (which paints as its box)."""
+    rng = np.random.default_rng(seed)
+    bboxes, outlines = [], []
+    for k in range(12):
+        x, y = rng.uniform(-5, 28), rng.uniform(-5, 18)
+        kind = k % 4
+        if kind == 0:
+            outline = None
+        elif kind == 3:
+            outline = [(x, y), (x + 3, y), (x + 3, y + 2), (x, y + 2)]
+        else:
+            outline = [(x, y), (x + rng.uniform(1, 6), y + rng.uniform(0, 2)), (x + rng.uniform(0, 3), y + rng.uniform(1, 5))]
+        if k == 5:
+            outline = [(40.0, 40.0), (44.0, 41.0), (41.0, 45.0)]  # beyond the page: paints nothing
+        points = np.array(outline if outline is not None else [(x, y), (x + 4, y + 3)])
+        bboxes.append([*points.min(axis=0), *points.max(axis=0)])
+        outlines.append(outline)
+    bboxes_array, polygons = np.array(bboxes), Polygons.of(outlines)
+    return bboxes_array, polygons, PixelExtents.from_boxes(bboxes_array, 30, 20, polygons)
+
+
+def _fields(extents: PixelExtents) -> list[list]:
+    return [np.asarray(field).tolist() for field in (extents.col0, extents.col1, extents.row0, extents.row1, extents.paints, extents.clipped,
+                                                     extents.pieces, extents.piece_starts, extents.polygon)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_parts_and_takes_of_polygon_extents_are_the_chosen_boxes_extents(seed):
+    """`part` and `take` keep each chosen box's pieces (found through `piece_starts`): the same as
+    rasterising the chosen boxes alone; `owners` names each piece's box, as one box at a time says."""
+    bboxes, polygons, extents = _mixed_extents(seed)
+    assert extents.pieces is not None and not extents.paints[5]
+    keep = np.random.default_rng(seed).random(len(bboxes)) < 0.5
+    keep[1] = True
+    assert _fields(extents.take(keep)) == _fields(PixelExtents.from_boxes(bboxes[keep], 30, 20, polygons.take(keep)))
+    assert _fields(extents.part(slice(2, 9))) == _fields(PixelExtents.from_boxes(bboxes[2:9], 30, 20, polygons.take(np.arange(2, 9))))
+    one_at_a_time = [len(piece) if (piece := PixelExtents.from_boxes(bboxes[k:k + 1], 30, 20, polygons.take(np.array([k]))).pieces) is not None else 0
+                     for k in range(len(bboxes))]
+    assert extents.owners().tolist() == np.repeat(np.arange(len(bboxes)), one_at_a_time).tolist()

@@ -423,11 +423,10 @@ def kernel_arrays(extents: PixelExtents, classes: np.ndarray) -> tuple[np.ndarra
     """Boxes as the kernel takes them (rows of `BOX_FIELDS`), a polygon's box painting nothing
     itself; and the pieces the polygons paint instead, by box (None when no box is one)."""
     boxes = np.column_stack([extents.col0, extents.col1, extents.row0, extents.row1, classes]).astype(np.int64).reshape(-1, len(BOX_FIELDS))
-    if extents.pieces is None or extents.owners is None or extents.polygon is None:
+    if extents.pieces is None or extents.piece_starts is None or extents.polygon is None:
         return boxes, None
     boxes[extents.polygon, COL1] = boxes[extents.polygon, COL0]
-    starts = np.searchsorted(extents.owners, np.arange(len(boxes) + 1)).astype(np.int64)  # owners ascend
-    return boxes, (np.ascontiguousarray(extents.pieces, PIECE_TYPE).reshape(-1, 4), starts)
+    return boxes, (np.ascontiguousarray(extents.pieces, PIECE_TYPE).reshape(-1, 4), extents.piece_starts)
 
 
 def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pieces | None]:

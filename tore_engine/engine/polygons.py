@@ -360,8 +360,9 @@ def _is_rectangle(xs, ys):
 
 @_kernels.entry(lambda t: (t.float64[:, ::1], t.int64[::1], t.int64[::1], t.int64[::1], t.boolean))
 def _pieces(points, offsets, widths, heights, convex_path):
-    """Every polygon's pixel rectangles (col0, col1, row0, row1) and the polygon each belongs to.
-    Polygon p is `points[offsets[p]:offsets[p + 1]]` on a page of `widths[p]` x `heights[p]`.
+    """Every polygon's pixel rectangles (col0, col1, row0, row1), polygon after polygon, and where
+    each polygon's start (polygon p's are `pieces[firsts[p]:firsts[p + 1]]`). Polygon p is
+    `points[offsets[p]:offsets[p + 1]]` on a page of `widths[p]` x `heights[p]`.
     `convex_path`: a strictly convex polygon's rows from `_convex_rows` (the general rows are
     the tests' cross-check)."""
     scratch = np.zeros(40)  # the exact predicates' room
@@ -372,9 +373,10 @@ def _pieces(points, offsets, widths, heights, convex_path):
         if offsets[p + 1] > offsets[p]:
             ys = points[offsets[p]:offsets[p + 1], 1]
             room += max(0, np.int64(min(math.ceil(ys.max()), float(heights[p])) - max(math.floor(ys.min()), 0.0)))
-    pieces, owners = np.empty((room, 4), PIECE_TYPE), np.empty(room, np.int64)
+    pieces, firsts = np.empty((room, 4), PIECE_TYPE), np.zeros(len(offsets), np.int64)
     count = 0
     for p in range(len(offsets) - 1):
+        firsts[p] = count
         xs, ys = points[offsets[p]:offsets[p + 1], 0], points[offsets[p]:offsets[p + 1], 1]
         width, height = widths[p], heights[p]
         if len(xs) == 0:
@@ -388,28 +390,26 @@ def _pieces(points, offsets, widths, heights, convex_path):
             col0 = np.int64(max(math.floor(xs.min()), 0.0)) if xs.min() < width else width
             col1 = np.int64(min(math.ceil(xs.max()), float(width))) if xs.max() > 0 else 0
             if col1 > col0:
-                if count == len(owners):
-                    larger, larger_owners = np.empty((2 * count, 4), PIECE_TYPE), np.empty(2 * count, np.int64)
-                    larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
-                    pieces, owners = larger, larger_owners
+                if count == len(pieces):
+                    larger = np.empty((2 * count, 4), PIECE_TYPE)
+                    larger[:count] = pieces[:count]
+                    pieces = larger
                 pieces[count, 0], pieces[count, 1], pieces[count, 2], pieces[count, 3] = col0, col1, row0, row1
-                owners[count] = p
                 count += 1
             continue
         rows = row1 - row0
         turn = _convex_turn(xs, ys, scratch) if convex_path else 0
         if turn != 0:
-            if count + rows > len(owners):  # room for a rectangle a row
-                larger, larger_owners = np.empty((2 * count + rows, 4), PIECE_TYPE), np.empty(2 * count + rows, np.int64)
-                larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
-                pieces, owners = larger, larger_owners
+            if count + rows > len(pieces):  # room for a rectangle a row
+                larger = np.empty((2 * count + rows, 4), PIECE_TYPE)
+                larger[:count] = pieces[:count]
+                pieces = larger
             low, high = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
             _convex_rows(xs, ys, turn, width, row0, low, high, scratch)
             start = -1
             for r in range(rows + 1):  # rows with the same interval as one rectangle
                 if start >= 0 and (r == rows or low[r] != low[start] or high[r] != high[start]):
                     pieces[count, 0], pieces[count, 1], pieces[count, 2], pieces[count, 3] = low[start], high[start], row0 + start, row0 + r
-                    owners[count] = p
                     count += 1
                     start = -1
                 if r < rows and start < 0 and high[r] > low[r]:
@@ -436,17 +436,16 @@ def _pieces(points, offsets, widths, heights, convex_path):
             n = _row_intervals(hits, hit_order, hit_starts, toggles, toggle_order, toggle_starts, r, width, starts, ends, columns) if r < rows else 0
             # intervals equal to one of the previous row's extend its rectangle; the others close or open
             i, j, kept = 0, 0, 0
-            if count + opened > len(owners):  # room for every rectangle this row may close
-                larger, larger_owners = np.empty((2 * (count + opened), 4), PIECE_TYPE), np.empty(2 * (count + opened), np.int64)
-                larger[:count], larger_owners[:count] = pieces[:count], owners[:count]
-                pieces, owners = larger, larger_owners
+            if count + opened > len(pieces):  # room for every rectangle this row may close
+                larger = np.empty((2 * (count + opened), 4), PIECE_TYPE)
+                larger[:count] = pieces[:count]
+                pieces = larger
             while i < opened or j < n:
                 if i < opened and j < n and open_starts[i] == starts[j] and open_ends[i] == ends[j]:
                     next_starts[kept], next_ends[kept], next_rows[kept] = starts[j], ends[j], open_rows[i]
                     kept, i, j = kept + 1, i + 1, j + 1
                 elif j >= n or (i < opened and (open_starts[i] < starts[j] or open_starts[i] == starts[j] and open_ends[i] < ends[j])):
                     pieces[count, 0], pieces[count, 1], pieces[count, 2], pieces[count, 3] = open_starts[i], open_ends[i], row0 + open_rows[i], row0 + r
-                    owners[count] = p
                     count += 1
                     i += 1
                 else:
@@ -455,7 +454,8 @@ def _pieces(points, offsets, widths, heights, convex_path):
             for m in range(kept):
                 open_starts[m], open_ends[m], open_rows[m] = next_starts[m], next_ends[m], next_rows[m]
             opened = kept
-    return pieces[:count], owners[:count]
+    firsts[len(offsets) - 1] = count
+    return pieces[:count], firsts
 
 
 # --- the Python side ------------------------------------------------------------------------------
@@ -473,17 +473,17 @@ def _compiled() -> bool:
 def pixel_pieces(points: np.ndarray, offsets: np.ndarray, widths: np.ndarray, heights: np.ndarray,
                  convex_path: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Polygon p's painted pixels (`points[offsets[p]:offsets[p + 1]]`, (x, y) rows, on a page of
-    `widths[p]` x `heights[p]` pixels) as rectangles: `(pieces, owners)`, pieces (k, 4)
-    `PIECE_TYPE` rows col0, col1, row0, row1 (end-exclusive), owners (k,) int64 the polygon of
-    each, in polygon order. `convex_path=False` rasterises convex polygons as any other (the tests'
-    cross-check)."""
+    `widths[p]` x `heights[p]` pixels) as rectangles: `(pieces, starts)`, pieces (k, 4)
+    `PIECE_TYPE` rows col0, col1, row0, row1 (end-exclusive), polygon after polygon, and starts
+    (polygons + 1,) int64: polygon p's are `pieces[starts[p]:starts[p + 1]]`.
+    `convex_path=False` rasterises convex polygons as any other (the tests' cross-check)."""
     if len(widths) and max(np.max(widths), np.max(heights)) > np.iinfo(PIECE_TYPE).max:
         raise ValueError(f"a page side beyond {np.iinfo(PIECE_TYPE).max:,} pixels (pages are checked to at most 2^31)")
     arguments = (np.ascontiguousarray(points, np.float64).reshape(-1, 2), np.ascontiguousarray(offsets, np.int64),
                  np.ascontiguousarray(widths, np.int64), np.ascontiguousarray(heights, np.int64), convex_path)
     function = _kernels.load() if _compiled() else _pieces
-    pieces, owners = function(*arguments)
-    return np.asarray(pieces, PIECE_TYPE).reshape(-1, 4), np.asarray(owners, np.int64)
+    pieces, starts = function(*arguments)
+    return np.asarray(pieces, PIECE_TYPE).reshape(-1, 4), np.asarray(starts, np.int64)
 
 
 def warm() -> str:

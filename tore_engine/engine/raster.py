@@ -36,8 +36,9 @@ class PixelExtents:
     """Each box's painted pixel range after outward rounding and clipping (docs/algorithm.md#rasterisation).
 
     A box that is a polygon has its bounding box's range here, and paints the rectangles in
-    `pieces` (`engine.polygons`), `owners` naming the box of each; `rectangles` gives what every
-    box paints, as boxes, to the painters (`pair_table`, `label_grid`, the compiled kernels)."""
+    `pieces` (`engine.polygons`), box after box, `piece_starts` telling where each box's start;
+    `rectangles` gives what every box paints, as boxes, to the painters (`pair_table`,
+    `label_grid`, the compiled kernels)."""
 
     col0: np.ndarray
     col1: np.ndarray
@@ -46,7 +47,7 @@ class PixelExtents:
     paints: np.ndarray  # bool: the box covers at least one pixel
     clipped: np.ndarray  # bool: it paints, and part of it lies beyond the page
     pieces: np.ndarray | None = None  # (k, 4) `polygons.PIECE_TYPE` col0, col1, row0, row1 of the rectangles polygons paint, by box
-    owners: np.ndarray | None = None  # (k,) the polygon box of each piece, ascending
+    piece_starts: np.ndarray | None = None  # (boxes + 1,) int64: box b's pieces are pieces[piece_starts[b]:piece_starts[b + 1]]
     polygon: np.ndarray | None = None  # (boxes,) bool: which boxes paint as polygons (not as their box)
 
     @classmethod
@@ -69,34 +70,40 @@ class PixelExtents:
         boxes = np.flatnonzero(polygon)
         outlines = polygons.take(boxes)
         frames = np.broadcast_to(frame, outward.shape)  # one frame a box, also when the page's is given once
-        pieces, owners = pixel_pieces(outlines.points, outlines.offsets, frames[boxes, 0], frames[boxes, 1])
-        owners = boxes[owners]
+        pieces, starts = pixel_pieces(outlines.points, outlines.offsets, frames[boxes, 0], frames[boxes, 1])
+        counts = np.zeros(len(bboxes), np.int64)
+        counts[boxes] = np.diff(starts)
         paints = paints.copy()
-        paints[boxes] = False
-        paints[owners] = True
-        return cls(col0, col1, row0, row1, paints, paints & beyond, pieces, owners, polygon)
+        paints[boxes] = counts[boxes] > 0
+        return cls(col0, col1, row0, row1, paints, paints & beyond, pieces, _starts(counts), polygon)
 
     def part(self, boxes: slice) -> "PixelExtents":
-        if self.pieces is None or self.owners is None or self.polygon is None:
+        """The boxes of a slice (of step 1)."""
+        if self.pieces is None or self.piece_starts is None or self.polygon is None:
             return PixelExtents(self.col0[boxes], self.col1[boxes], self.row0[boxes], self.row1[boxes], self.paints[boxes], self.clipped[boxes])
         start, stop, _ = boxes.indices(len(self.col0))
-        mine = slice(*np.searchsorted(self.owners, [start, stop]))
+        first, last = self.piece_starts[start], self.piece_starts[stop]
         return PixelExtents(self.col0[boxes], self.col1[boxes], self.row0[boxes], self.row1[boxes], self.paints[boxes], self.clipped[boxes],
-                            self.pieces[mine], self.owners[mine] - start, self.polygon[boxes])
+                            self.pieces[first:last], self.piece_starts[start:stop + 1] - first, self.polygon[boxes])
 
     def take(self, keep: np.ndarray) -> "PixelExtents":
         """The boxes where `keep` (bool) is true."""
         fields = (self.col0[keep], self.col1[keep], self.row0[keep], self.row1[keep], self.paints[keep], self.clipped[keep])
-        if self.pieces is None or self.owners is None or self.polygon is None:
+        if self.pieces is None or self.piece_starts is None or self.polygon is None:
             return PixelExtents(*fields)
-        renumbered = np.cumsum(keep) - 1
-        mine = keep[self.owners]
-        return PixelExtents(*fields, self.pieces[mine], renumbered[self.owners[mine]], self.polygon[keep])
+        counts = np.diff(self.piece_starts)
+        return PixelExtents(*fields, self.pieces[np.repeat(keep, counts)], _starts(counts[keep]), self.polygon[keep])
+
+    def owners(self) -> np.ndarray:
+        """(k,) the box of each piece (ascending)."""
+        if self.piece_starts is None:
+            return np.zeros(0, np.int64)
+        return np.repeat(np.arange(len(self.col0)), np.diff(self.piece_starts))
 
     def rectangles(self) -> tuple[np.ndarray, "PixelExtents"]:
         """What the boxes paint, as boxes that all paint: the boxes themselves, and each polygon's
         pieces in its place; with the box each comes from (ascending)."""
-        if self.pieces is None or self.owners is None or self.polygon is None:
+        if self.pieces is None or self.piece_starts is None or self.polygon is None:
             painting = np.flatnonzero(self.paints)
             return painting, self if len(painting) == len(self.paints) else self.take(self.paints)
         owners, rows = self.painted_rows()
@@ -108,7 +115,7 @@ class PixelExtents:
         each comes from: the boxes' and the pieces' rows (each run in box order) merged by box in
         one scatter."""
         plain = np.flatnonzero(self.paints if self.polygon is None else self.paints & ~self.polygon)
-        owners = self.owners if self.owners is not None else np.zeros(0, np.int64)
+        owners = self.owners()
         pieces = self.pieces if self.pieces is not None else np.zeros((0, 4), PIECE_TYPE)
         rows = np.empty((len(plain) + len(owners), 4), np.int64)
         if not len(plain):  # every painting box a polygon (PAGE-XML, OmniDocBench's `poly`): nothing to merge
@@ -186,6 +193,13 @@ def _cover_by_prefix_sums(grid: np.ndarray, rows: tuple, cols: tuple, classes: n
             np.add.at(difference, (r, c), sign)
         covered = difference.cumsum(axis=0).cumsum(axis=1)[:ny, :nx] > 0
         grid[covered, label // WORD_BITS] |= np.uint64(1) << np.uint64(label % WORD_BITS)
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """Where each of consecutive runs of `counts` items starts, and their end: (runs + 1,) int64."""
+    starts = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return starts
 
 
 def paint(grid: np.ndarray, positions: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray) -> None:
