@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -53,3 +55,29 @@ def test_polygon_rows_count_the_rows_of_the_outlines_that_paint_as_polygons():
     again = tore.Page("r", 20, 20, page.labels, page.bboxes, polygons=[page.polygons.outline(k) for k in range(3)])
     assert tore.LayoutSet("by hand", [page, plain, again]).polygon_rows() == 14
     assert PageColumns.from_pages([plain]).polygon_rows() == 0
+
+
+def _page_fields(page: tore.Page) -> tuple:
+    outlines = None if page.polygons is None else [None if (o := page.polygons.outline(k)) is None else o.tolist() for k in range(page.box_count)]
+    return (page.id, page.width, page.height, page.labels, page.bboxes.tolist(), None if page.scores is None else page.scores.tolist(),
+            page.image, outlines)
+
+
+@pytest.mark.parametrize("positions", [[2, 3, 4], [0], [5, 6], [4, 2, 3], [1, 3, 5], [6, 5]])
+def test_a_part_is_its_pages_whether_a_run_or_not(positions):
+    """`part` copies slices for a run of pages (a job's batches) and gathers otherwise: either way
+    each of its pages is the page it was, outlines, scores and images included."""
+    rng = np.random.default_rng(3)
+    pages = []
+    for k in range(7):
+        boxes = rng.integers(0, 3)
+        corners = np.sort(rng.uniform(0, 9, (boxes, 2, 2)), axis=1)  # (box, low/high, x/y)
+        bboxes = corners.reshape(-1, 4)
+        outlines = [[(x1, y1), (x2, y1), (x1, y2)] if j % 2 else None for j, (x1, y1, x2, y2) in enumerate(bboxes.tolist())]
+        image = tore.PageImage(Path(f"page{k}.png")) if k % 3 == 0 else None
+        pages.append(tore.Page(f"p{k}", 10, 10, ["Text"] * boxes, bboxes, rng.uniform(0, 1, boxes), image,
+                               polygons=outlines if any(o is not None for o in outlines) else None))
+    columns = PageColumns.from_pages(pages)
+    part = columns.part(np.array(positions))
+    assert [_page_fields(part[k]) for k in range(len(positions))] == [_page_fields(columns[k]) for k in positions]
+    assert part.box_count() == sum(columns[k].box_count for k in positions)

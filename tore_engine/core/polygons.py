@@ -73,6 +73,11 @@ class Polygons:
         rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
         return Polygons(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), self.points[rows.astype(np.int64)])
 
+    def between(self, first: int, end: int) -> "Polygons":
+        """The outlines of boxes first .. end - 1 (a copy)."""
+        start, stop = self.offsets[first], self.offsets[end]
+        return Polygons(self.offsets[first:end + 1] - start, self.points[start:stop].copy())
+
     def scaled(self, numerator: np.ndarray, denominator: np.ndarray) -> "Polygons":
         """Each box's points times its (x, y) `numerator`, divided by its `denominator` (rows a
         box), in float64: the scaling rule of docs/algorithm.md#rasterisation, as `layout.scaled_boxes`."""
