@@ -69,6 +69,7 @@ from benchmarks.common import (
     run_command,
     same_outputs,
     synthetic_files,
+    timed_then_sampled,
     tore_command,
     tore_environment,
     wait_healthy,
@@ -115,11 +116,14 @@ def evaluate_arguments(data: Path, ext: str, out: Path, workers: int, *extra: st
 
 
 def run_tore(data: Path, out: Path, workers: int, *, ext: str = "json", page_kernel: str | None = None, lazy_bytes: int | None = None,
-             sample_every: float | None = None, extra: tuple[str, ...] = ()) -> Run:
+             memory: bool = False, extra: tuple[str, ...] = ()) -> Run:
+    """One `tore evaluate`; with `memory`, its peak PSS from a second, sampled run (`timed_then_sampled`)."""
     if out.exists():
         shutil.rmtree(out)
     command = tore_command(evaluate_arguments(data, ext, out, workers, *extra), lazy_bytes)
-    return run_command(command, env=tore_environment(page_kernel), sample_every=sample_every, cwd=REPOSITORY)
+    if memory:
+        return timed_then_sampled(command, env=tore_environment(page_kernel), cwd=REPOSITORY)
+    return run_command(command, env=tore_environment(page_kernel), cwd=REPOSITORY)
 
 
 def tore_report(out: Path) -> dict[str, np.ndarray]:
@@ -136,7 +140,7 @@ class Checks:
     def same(self, what: str, folders: list[Path]) -> None:
         ok = all(same_outputs(folders[0], other) for other in folders[1:])
         self.failed += not ok
-        self.lines.append(f"{what}: {'identical' if ok else 'DIFFER'} ({len(folders)} outputs, report.json + CSVs)")
+        self.lines.append(f"{what}: {'identical' if ok else 'DIFFER'} ({len(folders)} outputs, every file but saved.json)")
 
     def agree(self, what: str, ours: dict, theirs: dict) -> None:
         ok, worst = matrices_agree(ours, theirs)
@@ -197,13 +201,13 @@ def measure_scale(plan: argparse.Namespace, checks: Checks, results: dict) -> No
     runs: dict[str, list[Run]] = {f"{ext} w{w}": [] for ext, w in configs}
     for round_ in range(plan.scale_rounds):
         for ext, workers in configs if round_ % 2 == 0 else configs[::-1]:
-            run = run_tore(data, out / f"{ext}_w{workers}", workers, ext=ext, sample_every=0.05)
+            run = run_tore(data, out / f"{ext}_w{workers}", workers, ext=ext, memory=True)
             runs[f"{ext} w{workers}"].append(run)
             _log(f"  scale round {round_ + 1}: {ext} w{workers} {n:,} pages {run.seconds:.1f} s, {run.peak_pss / MB:.0f} MB (load {load_average()})")
     extra = {}
     if not plan.quick_scale:
         for label, kwargs in (("json whole-file w2", {"lazy_bytes": WHOLE_FILE}), ("json numpy w2", {"page_kernel": "numpy"})):
-            run = run_tore(data, out / label.replace(" ", "_"), 2, sample_every=0.05, **kwargs)
+            run = run_tore(data, out / label.replace(" ", "_"), 2, memory=True, **kwargs)
             extra[label] = run
             _log(f"  scale: {label} {n:,} pages {run.seconds:.1f} s, {run.peak_pss / MB:.0f} MB (load {load_average()})")
     folders = [out / f"{ext}_w{w}" for ext, w in configs] + [out / label.replace(" ", "_") for label in extra]

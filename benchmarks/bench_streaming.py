@@ -19,15 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ALL_LAZY, WHOLE_FILE, run_command, tore_command
+from benchmarks.common import ALL_LAZY, WHOLE_FILE, timed_then_sampled, tore_command
 from benchmarks.synthetic import write_layout_files
 
 
 def evaluate(reference: Path, prediction: Path, out: Path, lazy_bytes: int | None, workers: int) -> tuple[float, int]:
-    """Wall time and the peak PSS of `tore evaluate`'s process tree, sampled every 50 ms;
-    `lazy_bytes` moves the size from which files are read as an index (None: the default)."""
-    run = run_command(tore_command(["evaluate", str(reference), str(prediction), "--out", str(out), "--workers", str(workers)], lazy_bytes),
-                      sample_every=0.05)
+    """Wall time of `tore evaluate`, and the peak PSS of its process tree in a second run, sampled
+    every 50 ms (`timed_then_sampled`); `lazy_bytes` moves the size from which files are read as an
+    index (None: the default)."""
+    run = timed_then_sampled(tore_command(["evaluate", str(reference), str(prediction), "--out", str(out), "--workers", str(workers)], lazy_bytes))
     return run.seconds, run.peak_pss
 
 

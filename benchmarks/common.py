@@ -257,9 +257,13 @@ def tore_environment(page_kernel: str | None = None, **extra: str) -> dict:
     return environment
 
 
+DATED = "saved.json"  # says when, and from which files, the evaluation was made: differs from run to run
+
+
 def output_bytes(folder: Path) -> dict[str, bytes]:
-    """report.json and every CSV that `tore evaluate` wrote into `folder`."""
-    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.suffix in (".json", ".csv")}
+    """Every file `tore evaluate` wrote into `folder` (the CSVs, report.json, the saved evaluation's
+    text and arrays) but `DATED`, by name."""
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file() and path.name != DATED}
 
 
 def same_outputs(first: Path, second: Path) -> bool:
