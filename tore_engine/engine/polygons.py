@@ -347,13 +347,16 @@ def _convex_rows(xs, ys, turn, width, row0, low, high, scratch):
 def _is_rectangle(xs, ys):
     """Whether 4 points are an axis-aligned rectangle of positive width and height, in order:
     each side changes one coordinate, x and y by turns, between the extremes."""
-    if len(xs) != 4 or xs.min() == xs.max() or ys.min() == ys.max():
+    if len(xs) != 4:
         return False
-    for k in range(4):
+    for k in range(4):  # the sides first: a turned box fails at once, before any extreme is found
         x, y, next_x, next_y = xs[k], ys[k], xs[(k + 1) % 4], ys[(k + 1) % 4]
         if (x == next_x) == (y == next_y) or (x == next_x) == (next_x == xs[(k + 2) % 4]):
             return False
-        if (x != xs.min() and x != xs.max()) or (y != ys.min() and y != ys.max()):
+    if xs.min() == xs.max() or ys.min() == ys.max():
+        return False
+    for k in range(4):
+        if (xs[k] != xs.min() and xs[k] != xs.max()) or (ys[k] != ys.min() and ys[k] != ys.max()):
             return False
     return True
 
@@ -368,12 +371,14 @@ def _pieces(points, offsets, widths, heights, convex_path):
     scratch = np.zeros(40)  # the exact predicates' room
     # Room for a rectangle a pixel row, what a convex polygon takes at most, so that the arrays
     # seldom grow; left unwritten (`np.empty`), the room a polygon does not take costs no memory.
-    room = 64
+    room, most_rows = 64, 0
     for p in range(len(offsets) - 1):
         if offsets[p + 1] > offsets[p]:
             ys = points[offsets[p]:offsets[p + 1], 1]
-            room += max(0, np.int64(min(math.ceil(ys.max()), float(heights[p])) - max(math.floor(ys.min()), 0.0)))
+            rows = max(0, np.int64(min(math.ceil(ys.max()), float(heights[p])) - max(math.floor(ys.min()), 0.0)))
+            room, most_rows = room + rows, max(most_rows, rows)
     pieces, firsts = np.empty((room, 4), PIECE_TYPE), np.zeros(len(offsets), np.int64)
+    row_low, row_high = np.empty(most_rows, np.int64), np.empty(most_rows, np.int64)  # a convex polygon's rows, each polygon's in turn
     count = 0
     for p in range(len(offsets) - 1):
         firsts[p] = count
@@ -404,7 +409,7 @@ def _pieces(points, offsets, widths, heights, convex_path):
                 larger = np.empty((2 * count + rows, 4), PIECE_TYPE)
                 larger[:count] = pieces[:count]
                 pieces = larger
-            low, high = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
+            low, high = row_low[:rows], row_high[:rows]
             _convex_rows(xs, ys, turn, width, row0, low, high, scratch)
             start = -1
             for r in range(rows + 1):  # rows with the same interval as one rectangle
