@@ -62,7 +62,7 @@ _SIDE_SHIFT = MAX_CLASSES.bit_length() - 1  # a class counter's side: counter >>
 
 # (page bounds into the cells, cells = row * K + column, their values, (pages, 2, 2) reduced, counts)
 Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, ExactCounts]
-# a batch's polygon pieces: (k, 4) `PIECE_TYPE` col0, col1, row0, row1 by box, and where each box's start ((boxes + 1,))
+# a batch's polygon pieces: (k, 4) `PIECE_TYPE` col0, col1, row0, row1 by box, and where each box's pieces start ((boxes + 1,))
 Pieces = tuple[np.ndarray, np.ndarray]
 
 _kernels = jit.Kernels()

@@ -364,7 +364,7 @@ def _is_rectangle(xs, ys):
 @_kernels.entry(lambda t: (t.float64[:, ::1], t.int64[::1], t.int64[::1], t.int64[::1], t.boolean))
 def _pieces(points, offsets, widths, heights, convex_path):
     """Every polygon's pixel rectangles (col0, col1, row0, row1), polygon after polygon, and where
-    each polygon's start (polygon p's are `pieces[firsts[p]:firsts[p + 1]]`). Polygon p is
+    each polygon's pieces start (polygon p's are `pieces[firsts[p]:firsts[p + 1]]`). Polygon p is
     `points[offsets[p]:offsets[p + 1]]` on a page of `widths[p]` x `heights[p]`.
     `convex_path`: a strictly convex polygon's rows from `_convex_rows` (the general rows are
     the tests' cross-check)."""

@@ -36,7 +36,7 @@ class PixelExtents:
     """Each box's painted pixel range after outward rounding and clipping (docs/algorithm.md#rasterisation).
 
     A box that is a polygon has its bounding box's range here, and paints the rectangles in
-    `pieces` (`engine.polygons`), box after box, `piece_starts` telling where each box's start;
+    `pieces` (`engine.polygons`), box after box, `piece_starts` telling where each box's pieces start;
     `rectangles` gives what every box paints, as boxes, to the painters (`pair_table`,
     `label_grid`, the compiled kernels)."""
 
