@@ -1,7 +1,8 @@
 """Collecting decoded pages into `PageColumns`: what every reader does after decoding.
 
 Readers append each page's id, frame and boxes to flat buffers (plain Python sequences extend
-fast); `build` freezes them as NumPy arrays, and `LayoutSet` then checks them all at once.
+fast), or hand over pages already in columns (the compiled parser's chunks), which are kept as they
+are; `build` joins them into NumPy arrays in one copy, and `LayoutSet` then checks them all at once.
 """
 
 from __future__ import annotations
@@ -30,13 +31,16 @@ def non_finite_score(score: float) -> str:
     return f"score is {kind}, and a score must be a finite number; a box without a score has none (or null)"
 
 
+_COLUMNS = ("sizes", "box_counts", "coordinates", "codes", "scores", "polygon_counts", "polygon_points")
+
+
 class ColumnsBuilder:
-    """Pages appended one at a time into growing flat buffers."""
+    """Pages appended one at a time into growing flat buffers, or in columns (`extend`)."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.sizes = array("d")
-        self.offsets = array("q", [0])
+        self.box_counts = array("q")
         self.coordinates = array("d")
         self.codes = array("q")
         self.scores = array("d")
@@ -45,6 +49,11 @@ class ColumnsBuilder:
         self._scored = False
         self.polygon_counts = array("q")  # points of each box's polygon (0: a plain box)
         self.polygon_points = array("d")  # x, y of every polygon point
+        # The columns so far, in `_COLUMNS` order, a chunk at a time: `extend`'s as it takes them, and
+        # the buffers of the pages `add`ed before each. Joined once, by `build`: appending 25 MB of
+        # turned boxes' points to the buffers copied them twice, holding the GIL, so that the two
+        # sides' reading threads ran one after the other.
+        self._chunks: list[tuple[np.ndarray, ...]] = []
 
     def add(self, page_id: str, width: float, height: float, labels: Sequence[str],
             coordinates: Iterable[float], scores: Sequence[float | None] | None = None,
@@ -57,7 +66,7 @@ class ColumnsBuilder:
             self.images[len(self.ids)] = image
         self.ids.append(page_id)
         self.sizes.extend((width, height))
-        self.offsets.append(self.offsets[-1] + len(labels))
+        self.box_counts.append(len(labels))
         self.coordinates.extend(coordinates)
         vocabulary = self.vocabulary
         self.codes.extend([vocabulary.setdefault(label, len(vocabulary)) for label in labels])
@@ -99,37 +108,36 @@ class ColumnsBuilder:
         self.images.update({len(self.ids) + position: image for position, image in (images or {}).items()})
         vocabulary = self.vocabulary
         codes = np.array([vocabulary.setdefault(label, len(vocabulary)) for label in pages.labels], dtype=np.int64)
+        self._flush()
         self.ids.extend(pages.ids)
-        self.sizes.frombytes(np.ascontiguousarray(pages.sizes, dtype=np.float64).tobytes())
-        self.offsets.frombytes((np.cumsum(pages.counts, dtype=np.int64) + self.offsets[-1]).tobytes())
-        self.coordinates.frombytes(np.ascontiguousarray(pages.coordinates, dtype=np.float64).tobytes())
-        self.codes.frombytes(codes[pages.codes].tobytes())
-        self.polygon_counts.frombytes(np.ascontiguousarray(pages.polygon_counts, dtype=np.int64).tobytes())
-        self.polygon_points.frombytes(np.ascontiguousarray(pages.polygon_points, dtype=np.float64).tobytes())
-        if pages.scores is None:
-            self.scores.frombytes(np.full(len(pages.codes), NO_SCORE).tobytes())
-        else:
+        if pages.scores is not None:
             self._scored = True
-            self.scores.frombytes(np.ascontiguousarray(pages.scores, dtype=np.float64).tobytes())
+        self._chunks.append((np.asarray(pages.sizes, np.float64).reshape(-1), np.asarray(pages.counts, np.int64),
+                             np.asarray(pages.coordinates, np.float64).reshape(-1), codes[pages.codes],
+                             np.full(len(pages.codes), NO_SCORE) if pages.scores is None else np.asarray(pages.scores, np.float64),
+                             np.asarray(pages.polygon_counts, np.int64), np.asarray(pages.polygon_points, np.float64).reshape(-1)))
+
+    def _flush(self) -> None:
+        """The buffers of the pages `add`ed so far, as a chunk (emptied)."""
+        if self.box_counts:
+            self._chunks.append((*(np.frombuffer(getattr(self, name), dtype=np.float64 if getattr(self, name).typecode == "d" else np.int64)
+                                   for name in _COLUMNS),))
+            for name in _COLUMNS:
+                setattr(self, name, array(getattr(self, name).typecode))
 
     def build(self) -> PageColumns:
-        boxes = self.offsets[-1]
-        if len(self.coordinates) != 4 * boxes:
+        self._flush()
+        sizes, box_counts, coordinates, codes, scores, polygon_counts, polygon_points = (
+            np.concatenate(column) if column else np.zeros(0, np.float64 if name in ("sizes", "coordinates", "scores", "polygon_points") else np.int64)
+            for name, column in zip(_COLUMNS, zip(*self._chunks) if self._chunks else [()] * len(_COLUMNS)))
+        offsets = np.zeros(len(box_counts) + 1, np.int64)
+        np.cumsum(box_counts, out=offsets[1:])
+        if len(coordinates) != 4 * offsets[-1]:
             raise ValueError("a reader gave a box without four coordinates")
-        return PageColumns(
-            self.ids,
-            np.frombuffer(self.sizes, dtype=np.float64).reshape(-1, 2),
-            np.frombuffer(self.offsets, dtype=np.int64),
-            np.frombuffer(self.coordinates, dtype=np.float64).reshape(-1, 4),
-            np.frombuffer(self.codes, dtype=np.int64),
-            list(self.vocabulary),
-            np.frombuffer(self.scores, dtype=np.float64) if self._scored else None,
-            self.images,
-            self._polygons(),
-        )
-
-    def _polygons(self) -> Polygons | None:
-        if not self.polygon_points:
-            return None
-        counts = np.frombuffer(self.polygon_counts, dtype=np.int64)
-        return Polygons(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), np.frombuffer(self.polygon_points, dtype=np.float64).reshape(-1, 2))
+        polygons = None
+        if len(polygon_points):
+            polygon_offsets = np.zeros(len(polygon_counts) + 1, np.int64)
+            np.cumsum(polygon_counts, out=polygon_offsets[1:])
+            polygons = Polygons(polygon_offsets, polygon_points.reshape(-1, 2))
+        return PageColumns(self.ids, sizes.reshape(-1, 2), offsets, coordinates.reshape(-1, 4), codes, list(self.vocabulary),
+                           scores if self._scored else None, self.images, polygons)
