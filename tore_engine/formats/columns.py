@@ -120,15 +120,14 @@ class ColumnsBuilder:
     def _flush(self) -> None:
         """The buffers of the pages `add`ed so far, as a chunk (emptied)."""
         if self.box_counts:
-            self._chunks.append((*(np.frombuffer(getattr(self, name), dtype=np.float64 if getattr(self, name).typecode == "d" else np.int64)
-                                   for name in _COLUMNS),))
+            self._chunks.append(tuple(np.frombuffer(buffer, dtype=buffer.typecode) for buffer in (getattr(self, name) for name in _COLUMNS)))
             for name in _COLUMNS:
                 setattr(self, name, array(getattr(self, name).typecode))
 
     def build(self) -> PageColumns:
         self._flush()
         sizes, box_counts, coordinates, codes, scores, polygon_counts, polygon_points = (
-            np.concatenate(column) if column else np.zeros(0, np.float64 if name in ("sizes", "coordinates", "scores", "polygon_points") else np.int64)
+            np.concatenate(column) if column else np.zeros(0, getattr(self, name).typecode)  # a buffer's typecode is its NumPy dtype's
             for name, column in zip(_COLUMNS, zip(*self._chunks) if self._chunks else [()] * len(_COLUMNS)))
         offsets = np.zeros(len(box_counts) + 1, np.int64)
         np.cumsum(box_counts, out=offsets[1:])
