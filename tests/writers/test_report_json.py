@@ -74,6 +74,31 @@ def test_long_lists_are_written_in_pieces_with_the_same_bytes(tmp_path, monkeypa
     assert written(report, tmp_path) == reference_bytes(report)
 
 
+ESCAPED = ["plain", 'a "quote"', "back\\slash", "del\x7f", "unit\x1f", "tab\t", "é", "\u2028", "</script>", "\ud800", ""]
+
+
+@pytest.mark.parametrize("text", ESCAPED)
+def test_lists_of_text_and_nulls_as_before_whatever_their_escapes(text, tmp_path):
+    """msgspec writes the warnings (objects of text, integers and nulls) only where no string needs
+    an escape; every other text, and a NaN beside a null, takes the standard library's path."""
+    report = {"warnings": [{"page": None if i % 3 else f"p{i}", "box": i, "side": "reference", "ok": True, "message": text} for i in range(5)],
+              "names": [text, None, "x", 3], "float": [{"x": 1e16, "y": None}]}
+    assert written(report, tmp_path) == reference_bytes(report)
+
+
+def test_a_nan_beside_nulls_is_written_as_before(tmp_path):
+    report = {"warnings": [{"page": None, "box": 1, "message": "x"}, {"page": None, "box": float("nan"), "message": "y"}]}
+    assert written(report, tmp_path) == reference_bytes(report)
+
+
+def test_plain_warnings_are_encoded_without_the_standard_library(monkeypatch):
+    warnings = [{"page": None if i % 2 else f"page {i}", "box": i, "side": "prediction", "message": "box clipped at the edge: bbox [1.5, 2]"}
+                for i in range(50)]
+    expected = report_json._encoded(warnings, 1)
+    monkeypatch.setattr(report_json, "_encoded", lambda value, depth: pytest.fail(f"{value!r} took the slow path"))
+    assert report_json._list(warnings, 1) == expected
+
+
 @pytest.mark.parametrize("odd", [float("nan"), float("inf"), "\ud800", 2**80, [1.5, None, "x"]])
 def test_what_the_fast_path_refuses_is_written_as_before(odd, tmp_path):
     report = {"mode": "single", "matrices": {"confusion": [[1.0, 2.5], [odd, 0.1]]}, "per_class": {"x": odd}}

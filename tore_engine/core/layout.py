@@ -337,7 +337,7 @@ class PageColumns(PageSource):
         if self.polygons is None:
             return 0
         painted = self.polygons.is_polygon() & ~self.polygons.axis_aligned_rectangles()  # an axis-aligned rectangle paints as its box
-        return int(_painted_rows(self.bboxes[painted]).sum())
+        return int(_painted_rows(self.bboxes)[painted].sum())  # every box's rows, then the painted ones': a gather of 4 columns costs more
 
     def first_uses_of(self, labels: set[str]) -> dict[str, tuple[str, int]]:
         codes, first_boxes = np.unique(self.codes, return_index=True)  # each code's first box, in one pass

@@ -64,7 +64,10 @@ class PixelExtents:
         # An axis-aligned rectangle's outline bounding its box paints as the box (the same pixels)
         if polygons is None:
             return cls(col0, col1, row0, row1, paints, paints & beyond)
-        polygon = polygons.is_polygon() & ~(polygons.axis_aligned_rectangles() & (polygons.bounding_boxes() == bboxes).all(axis=1))
+        as_box = polygons.axis_aligned_rectangles()
+        if as_box.any():  # (turned boxes have none to bound)
+            as_box[as_box] = (polygons.take(as_box).bounding_boxes() == bboxes[as_box]).all(axis=1)
+        polygon = polygons.is_polygon() & ~as_box
         if not polygon.any():
             return cls(col0, col1, row0, row1, paints, paints & beyond)
         boxes = np.flatnonzero(polygon)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -65,17 +66,35 @@ def _python_float(token: re.Match[bytes]) -> bytes:
     return repr(float(token.group())).encode("ascii")
 
 
+PLAIN_TYPES = frozenset({str, int, bool, type(None)})  # JSON scalars that are not floats
+
+
+def _plain(values: list) -> bool:
+    """Whether `values` holds only non-float scalars, or only objects with text keys and such values
+    (the warnings): nothing msgspec's text could differ in but its strings' escapes, and no NaN
+    among its nulls."""
+    kinds = set(map(type, values))
+    if kinds <= PLAIN_TYPES:
+        return True
+    return (kinds == {dict} and set(map(type, itertools.chain.from_iterable(map(dict.values, values)))) <= PLAIN_TYPES
+            and set(map(type, itertools.chain.from_iterable(values))) == {str})
+
+
 def _list(values: list, depth: int) -> bytes:
     """A list as `_encoded` writes it; one of numbers (a matrix row, sparse cells) made by msgspec,
     as Python's `repr` costs a microsecond a float, most of report.json's time. Both write the
     shortest text that reads back as the same float, so only msgspec's other notations
-    (`MSGSPEC_ONLY_FLOAT`) are rewritten. Anything else (a string: msgspec would not escape it as
-    ASCII; None, or msgspec's null for NaN) goes to `_encoded`."""
+    (`MSGSPEC_ONLY_FLOAT`) are rewritten. Strings and nulls are msgspec's too in a `_plain` list
+    whose text is ASCII without a backslash or DEL: no string needed an escape, which is where the
+    two differ (`json` escapes DEL, msgspec writes other text as UTF-8). Anything else (msgspec's
+    null may be a NaN) goes to `_encoded`."""
     try:
         compact = msgspec.json.encode(values)
-    except (TypeError, OverflowError):  # what msgspec cannot encode (an integer beyond 64 bits)
+    except (TypeError, OverflowError, UnicodeEncodeError):  # an integer beyond 64 bits, a lone surrogate
         return _encoded(values, depth)
     if b'"' in compact or b"null" in compact:
+        if compact.isascii() and b"\\" not in compact and b"\x7f" not in compact and _plain(values):
+            return _indent(compact, depth)
         return _encoded(values, depth)
     if b"e" in compact or b"0.0000" in compact:  # scanned only where there may be such a token
         compact = MSGSPEC_ONLY_FLOAT.sub(_python_float, compact)
