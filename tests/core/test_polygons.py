@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tore_engine.core import polygons
 from tore_engine.core.polygons import Polygons
 from tore_engine.engine import polygons as rasteriser
 
@@ -82,6 +83,17 @@ def test_a_point_beyond_the_exact_range_is_a_problem(value):
     bboxes = np.array([[0.0, 0.0, 4.0, 3.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 2.0, 2.0]])
     box, message = Polygons.of(outlines).problem(bboxes)
     assert box == 2 and message.startswith("polygon point 2 is") and "must be finite" in message
+
+
+@pytest.mark.parametrize("point", [0, polygons._CHECKED_POINTS - 1, polygons._CHECKED_POINTS, 3 * polygons._CHECKED_POINTS + 5])
+def test_points_are_checked_in_blocks_and_the_first_bad_one_is_named(point):
+    """Beyond a block of points too, and the first of two: box and point within its outline as
+    when all were checked at once."""
+    boxes = 3 * polygons._CHECKED_POINTS // 4 + 4
+    points = np.tile([[1.0, 1.0], [3.0, 1.0], [3.0, 2.0], [1.0, 2.0]], (boxes, 1)) + np.repeat(np.arange(boxes, dtype=float), 4)[:, None]
+    points[point, 1], points[-1, 0] = np.nan, np.inf
+    found = Polygons(np.arange(0, 4 * boxes + 1, 4), points).problem(np.zeros((boxes, 4)))
+    assert found is not None and found[0] == point // 4 and found[1].startswith(f"polygon point {point % 4} is [")
 
 
 def test_a_bbox_that_does_not_bound_its_outline_is_a_problem_and_plain_boxes_are_not():
