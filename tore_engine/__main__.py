@@ -1,5 +1,3 @@
-import sys
+from tore_engine.cli import console
 
-from tore_engine.cli import main
-
-sys.exit(main())
+console()
