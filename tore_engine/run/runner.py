@@ -68,10 +68,12 @@ POOL_AFTER_PAGES = 3_000
 # regions turned up to 30 degrees, 11,200 rows a page: 400 pages 1.63-1.70 s here, 1.37-1.44 s on 2
 # workers; 200 pages 1.21-1.29 s here, 2.05-2.09 s on 2 workers; benchmarks/RESULTS.md)
 POLYGON_ROWS_A_PAGE = 1_400
-# A task's polygons paint at most about this many pixel rows (their pieces: 40 bytes a row), so that
-# each batch reuses the memory the last one freed instead of fresh pages, which this kind of machine
-# zeroes at about 1 ms a MB (4,000 turned pages: 6.0-6.3 s in tasks of 250 pages, 5.8 s of 43)
-POLYGON_ROWS_A_TASK = 500_000
+# A task's polygons paint at most about this many pixel rows (their pieces: 16 bytes a row, the
+# kernel's state beside), so that each batch reuses the memory the last one freed instead of fresh pages,
+# which this kind of machine zeroes at about 1 ms a MB (4,000 turned pages: 6.0-6.3 s in tasks of 250
+# pages, 5.8 s of 43, at 40 bytes a row; 10,000 turned pages: 6.43 s median in tasks of 41 pages, 6.02 s
+# of 83, 6.01 s of 103, more system time again at 206)
+POLYGON_ROWS_A_TASK = 1_000_000
 POOL_ENV = "TORE_POOL"  # "always": the pool whenever workers > 1, whatever the job's size (the pool's own tests)
 
 
