@@ -257,7 +257,6 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
     columns = np.zeros(2 * count, np.int64)  # each event's column in this band, where the event is in `events`
     position = np.zeros(2 * count, np.int64)  # each event's place in `events`: a chain moving on writes its columns there
     covering = np.zeros(2 * MAX_CLASSES, np.int64)
-    sides = np.zeros(2, np.uint64)  # the current interval's (reference set, predicted set)
     # The table slot of the pair each interval position had when last looked up (-1: none): from
     # one pixel row of turned regions to the next most positions keep their pair, and reading the
     # slot back beats a lookup (9% of the kernel). Only pages with pieces remember: a box page's
@@ -326,8 +325,7 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
             keys, counts, used = _larger_table(keys, counts, used, size, page, event_count + 1)
             for e in range(len(remembered)):  # every pair has moved
                 remembered[e] = -1
-        truth, predicted = _ZERO, _ZERO
-        sides[0], sides[1] = _ZERO, _ZERO
+        truth, predicted = _ZERO, _ZERO  # the current interval's reference and predicted label sets
         x = np.int64(0)
         for e in range(event_count + 1):
             edge = columns[e] if e < event_count else width
@@ -349,10 +347,14 @@ def _sweep_page(table, page, width, height, boxes, pieces, piece_starts, first, 
                 event = events[e]
                 counter = slot_counter[event >> 1]
                 covering[counter] += 2 * (event & 1) - 1
+                # the class's bit set or cleared on its side, without branches (a band's events come
+                # in no predictable order) and in registers (an array of the two sets cost 3 %)
                 bit = _bit(counter & (MAX_CLASSES - 1))
-                side = counter >> _SIDE_SHIFT  # written without branches: a band's events come in no predictable order
-                sides[side] = (sides[side] & ~bit) | (bit if covering[counter] > 0 else _ZERO)
-                truth, predicted = sides[0], sides[1]
+                on = _ZERO - np.uint64(covering[counter] > 0)  # all ones while the class covers the interval
+                predicted_bit = bit & (_ZERO - np.uint64(counter >> _SIDE_SHIFT))
+                truth_bit = bit ^ predicted_bit
+                truth = (truth & ~truth_bit) | (truth_bit & on)
+                predicted = (predicted & ~predicted_bit) | (predicted_bit & on)
         y = below
     return (keys, counts, used), size
 
