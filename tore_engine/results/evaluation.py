@@ -11,6 +11,7 @@ the app alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
@@ -156,11 +157,23 @@ class Evaluation:
 
     def report_content(self) -> ReportContent:
         """What the writers write, handed down to them (they never see this type)."""
+        self._summarise_both()
         return ReportContent(self.matrices, self.page_ids, self.page_pixels, self.page_reduced, self.input_warnings,
                              self.contribution_page, self.contribution_cell, self.contribution_value,
                              self.map, self.map_reason, self._made_sweep(), self.paired_pages, errors=self.errors, errors_reason=self.errors_reason,
                              page_counts=self.page_counts(),
                              box_rows=self._box_rows if self.box_outcomes is not None and self.box_source is not None else None)
+
+    def _summarise_both(self) -> None:
+        """mAP's and TIDE's summaries made side by side when both are still to make: most of each is
+        a compiled sort or accumulation that lets go of the GIL (100,000 pages: 1.54 s, against
+        2.26-2.80 s one after the other)."""
+        if self.map_state is None or self.box_outcomes is None or self._derived.has("map") or self._derived.has("errors"):
+            return
+        with ThreadPoolExecutor(1, thread_name_prefix="tore-summary") as pool:
+            errors = pool.submit(lambda: self.errors)
+            self.map  # noqa: B018 - made here, meanwhile
+            errors.result()
 
     # --- what a notebook user reads (docs/api.md) -------------------------------------------
 
