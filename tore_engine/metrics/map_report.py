@@ -123,11 +123,11 @@ class MapReport:
         shown = ", ".join(f"{name} {_shown(self.figures[field])}" for name, field in zip(("mAP", "mAP50", "mAP75"), PAGE_FIELDS))
         return f"MapReport({self.convention}: {shown}; {len(self.per_class)} classes, {len(self.pages):,} pages)"
 
-    def page_values(self) -> list[tuple[float | None, ...]]:
-        """Each page's (map, map_50, map_75), None where undefined: the rows' mAP cells."""
+    def page_columns(self) -> list[list[float | None]]:
+        """The pages' map, map_50 and map_75, a column each, None where undefined: pages.csv's mAP cells."""
         values = self.pages.astype(object)
         values[np.isnan(self.pages)] = None
-        return list(zip(*values.T.tolist()))
+        return values.T.tolist()
 
     def to_json(self) -> dict:
         """report.json's `map` block (docs/cli.md#map-beside-tore)."""

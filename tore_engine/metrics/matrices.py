@@ -316,11 +316,16 @@ def page_foreground_rates(page_reduced: np.ndarray) -> tuple[np.ndarray, np.ndar
     return recall, precision, f1
 
 
-def page_foreground_rows(page_ids: list[str], page_pixels: np.ndarray, page_reduced: np.ndarray) -> list[PageRow]:
-    """Per page: its id, pixels and its reduced matrix's Foreground recall, precision and F1 (what
-    pages.csv holds: `page_foreground_rates`)."""
+def page_foreground_columns(page_ids: list[str], page_pixels: np.ndarray, page_reduced: np.ndarray) -> list[list]:
+    """Page ids, pixels and the reduced matrices' Foreground recall, precision and F1 (what pages.csv
+    holds first: `page_foreground_rates`), a column each."""
     recall, precision, f1 = page_foreground_rates(page_reduced)
-    return list(zip(page_ids, page_pixels.tolist(), recall.tolist(), precision.tolist(), f1.tolist()))
+    return [list(page_ids), page_pixels.tolist(), recall.tolist(), precision.tolist(), f1.tolist()]
+
+
+def page_foreground_rows(page_ids: list[str], page_pixels: np.ndarray, page_reduced: np.ndarray) -> list[PageRow]:
+    """`page_foreground_columns` a row a page."""
+    return list(zip(*page_foreground_columns(page_ids, page_pixels, page_reduced)))
 
 
 def view_matrices(matrices: ToreMatrices, view: str) -> MatrixSet:

