@@ -19,6 +19,7 @@ from typing import Protocol, overload
 import numpy as np
 
 from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.offsets import offsets_of
 from tore_engine.core.polygons import Polygons, check_page
 
 BACKGROUND = "Background"
@@ -359,7 +360,7 @@ class PageColumns(PageSource):
         return PageColumns(
             [self.ids[k] for k in positions.tolist()],
             self.sizes[positions],
-            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            offsets_of(counts),
             self.bboxes[boxes],
             self.codes[boxes],
             self.vocabulary,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.offsets import offsets_of
 
 MAX_POINTS = 100_000  # a polygon's points: the outline of a whole page region traced pixel by pixel
 MAX_PAGE_POINTS = 1_000_000  # a page's polygon points
@@ -39,8 +40,7 @@ class Polygons:
         list x1, y1, x2, y2, ... (not yet checked: `check` does)."""
         arrays = [np.zeros((0, 2)) if outline is None else _points(outline) for outline in outlines]
         counts = [len(points) for points in arrays]
-        return cls(np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64),
-                   np.concatenate(arrays or [np.zeros((0, 2))]).reshape(-1, 2))
+        return cls(offsets_of(counts), np.concatenate(arrays or [np.zeros((0, 2))]).reshape(-1, 2))
 
     @classmethod
     def none(cls, boxes: int) -> "Polygons":
@@ -49,7 +49,7 @@ class Polygons:
     @classmethod
     def concatenate(cls, parts: Sequence["Polygons"]) -> "Polygons":
         counts = np.concatenate([np.diff(part.offsets) for part in parts] or [np.zeros(0, np.int64)])
-        return cls(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), np.concatenate([part.points for part in parts] or [np.zeros((0, 2))]))
+        return cls(offsets_of(counts), np.concatenate([part.points for part in parts] or [np.zeros((0, 2))]))
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -73,7 +73,7 @@ class Polygons:
         starts = self.offsets[boxes]
         counts = self.offsets[boxes + 1] - starts  # not `counts()[boxes]`: a batch's few boxes of a job's millions
         rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
-        return Polygons(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), self.points[rows.astype(np.int64)])
+        return Polygons(offsets_of(counts), self.points[rows.astype(np.int64)])
 
     def between(self, first: int, end: int) -> "Polygons":
         """The outlines of boxes first .. end - 1 (a copy)."""

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tore_engine.core import jit
+from tore_engine.core.offsets import offsets_of
 from tore_engine.engine.polygons import PIECE_TYPE
 from tore_engine.engine.raster import MAX_PAGE_CELLS, WORD_BITS
 from tore_engine.metrics.algorithm1 import ExactCounts
@@ -436,14 +437,13 @@ def _inputs(tasks: Sequence[PageTask]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     pieces (`kernel_arrays` of each side, joined)."""
     sides = [kernel_arrays(extents, classes) for task in tasks
              for classes, extents in ((task.reference_classes, task.reference_extents), (task.prediction_classes, task.prediction_extents))]
-    offsets = np.zeros(len(sides) + 1, np.int64)
-    np.cumsum([len(boxes) for boxes, _ in sides], out=offsets[1:])
+    offsets = offsets_of([len(boxes) for boxes, _ in sides])
     boxes = np.concatenate([side for side, _ in sides]) if sides else np.zeros((0, len(BOX_FIELDS)), np.int64)
     pieces = None
     if any(side_pieces is not None for _, side_pieces in sides):
         counts = np.concatenate([np.zeros(len(side), np.int64) if side_pieces is None else np.diff(side_pieces[1]) for side, side_pieces in sides])
         pieces = (np.concatenate([side_pieces[0] for _, side_pieces in sides if side_pieces is not None]),
-                  np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+                  offsets_of(counts))
     frames = np.array([(task.width, task.height) for task in tasks], np.int64).reshape(-1, 2)
     return frames, offsets, boxes, pieces
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.offsets import offsets_of
 from tore_engine.core.polygons import Polygons
 from tore_engine.engine.polygons import PIECE_TYPE, pixel_pieces
 
@@ -78,7 +79,7 @@ class PixelExtents:
         counts[boxes] = np.diff(starts)
         paints = paints.copy()
         paints[boxes] = counts[boxes] > 0
-        return cls(col0, col1, row0, row1, paints, paints & beyond, pieces, _starts(counts), polygon)
+        return cls(col0, col1, row0, row1, paints, paints & beyond, pieces, offsets_of(counts), polygon)
 
     def part(self, boxes: slice) -> "PixelExtents":
         """The boxes of a slice (of step 1)."""
@@ -95,7 +96,7 @@ class PixelExtents:
         if self.pieces is None or self.piece_starts is None or self.polygon is None:
             return PixelExtents(*fields)
         counts = np.diff(self.piece_starts)
-        return PixelExtents(*fields, self.pieces[np.repeat(keep, counts)], _starts(counts[keep]), self.polygon[keep])
+        return PixelExtents(*fields, self.pieces[np.repeat(keep, counts)], offsets_of(counts[keep]), self.polygon[keep])
 
     def owners(self) -> np.ndarray:
         """(k,) the box of each piece (ascending)."""
@@ -196,13 +197,6 @@ def _cover_by_prefix_sums(grid: np.ndarray, rows: tuple, cols: tuple, classes: n
             np.add.at(difference, (r, c), sign)
         covered = difference.cumsum(axis=0).cumsum(axis=1)[:ny, :nx] > 0
         grid[covered, label // WORD_BITS] |= np.uint64(1) << np.uint64(label % WORD_BITS)
-
-
-def _starts(counts: np.ndarray) -> np.ndarray:
-    """Where each of consecutive runs of `counts` items starts, and their end: (runs + 1,) int64."""
-    starts = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=starts[1:])
-    return starts
 
 
 def paint(grid: np.ndarray, positions: np.ndarray, extents: PixelExtents, xs: np.ndarray, ys: np.ndarray) -> None:

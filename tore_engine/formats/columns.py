@@ -16,6 +16,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.layout import PageColumns, PageImage
+from tore_engine.core.offsets import offsets_of
 from tore_engine.core.polygons import Polygons
 
 if TYPE_CHECKING:
@@ -129,14 +130,11 @@ class ColumnsBuilder:
         sizes, box_counts, coordinates, codes, scores, polygon_counts, polygon_points = (
             np.concatenate(column) if column else np.zeros(0, getattr(self, name).typecode)  # a buffer's typecode is its NumPy dtype's
             for name, column in zip(_COLUMNS, zip(*self._chunks) if self._chunks else [()] * len(_COLUMNS)))
-        offsets = np.zeros(len(box_counts) + 1, np.int64)
-        np.cumsum(box_counts, out=offsets[1:])
+        offsets = offsets_of(box_counts)
         if len(coordinates) != 4 * offsets[-1]:
             raise ValueError("a reader gave a box without four coordinates")
         polygons = None
         if len(polygon_points):
-            polygon_offsets = np.zeros(len(polygon_counts) + 1, np.int64)
-            np.cumsum(polygon_counts, out=polygon_offsets[1:])
-            polygons = Polygons(polygon_offsets, polygon_points.reshape(-1, 2))
+            polygons = Polygons(offsets_of(polygon_counts), polygon_points.reshape(-1, 2))
         return PageColumns(self.ids, sizes.reshape(-1, 2), offsets, coordinates.reshape(-1, 4), codes, list(self.vocabulary),
                            scores if self._scored else None, self.images, polygons)

@@ -1,0 +1,16 @@
+"""Runs of items held flat (a page's boxes, a box's polygon points, a polygon's pieces): run k is
+`items[offsets[k]:offsets[k + 1]]`, and `offsets` is made from the runs' lengths here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def offsets_of(counts: np.ndarray | Sequence[int]) -> np.ndarray:
+    """Where each of consecutive runs of `counts` items starts, and, last, where they end:
+    (runs + 1,) int64."""
+    offsets = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
