@@ -7,6 +7,7 @@ second.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shlex
 import shutil
@@ -179,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     from tore_engine.writers.outputs import REPORT_FILES, output_files, stale_files, write_outputs
     from tore_engine.writers.staging import staged_output
 
+    gc.freeze()  # the modules loaded live until the process ends: no collection looks through them again
     scheduler = args.scheduler or os.environ.get(SCHEDULER_VARIABLE)
     reports = [report for report in REPORT_FILES if getattr(args, report)]
     if "html" in reports:
@@ -206,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
                         or None})
 
         def write(folder: Path) -> None:
+            gc.freeze()  # what the run holds lives until the process ends: no collection looks through it again
             write_outputs(evaluation.report_content(), folder, reports)
             write_saved(evaluation, folder, run, __version__)  # what `tore.open(DIR)` reopens (docs/cli.md#saved-evaluations)
 
