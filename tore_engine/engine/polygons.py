@@ -127,7 +127,9 @@ def _estimator(ax, ay, bx, by):
 def _smallest_column(ax, ay, bx, by, slope, margin, y, offset, strict, scratch):
     """The smallest integer c with c + offset > x(y) (`strict`) or c + offset >= x(y), where x(y)
     is the abscissa of the upward edge a->b (ay < by) at height y, ay <= y <= by; `slope` and
-    `margin` from `_estimator`."""
+    `margin` from `_estimator`. Small enough to be inlined where it is called (twice a pixel row
+    of a turned region), the exact steps apart in `_exact_column`: as one function, every call
+    paid for the exact steps' registers and arguments, 19 % of the rasteriser's time."""
     estimate = ax + slope * (y - ay)
     # The estimate's error is below 7 ulps of |bx - ax| + |ax| (six roundings, the slope's two
     # included, and |slope * (y - ay)| <= |bx - ax|), well inside `margin`: far enough from a
@@ -136,7 +138,14 @@ def _smallest_column(ax, ay, bx, by, slope, margin, y, offset, strict, scratch):
     column = math.floor(low)
     if column == math.floor(high) and low > column:
         return np.int64(column + 1)
-    for _ in range(64):  # the estimate is within a small fraction of a pixel: one or two steps
+    return _exact_column(ax, ay, bx, by, np.int64(column), y, offset, strict, scratch)
+
+
+@_kernels.helper
+def _exact_column(ax, ay, bx, by, column, y, offset, strict, scratch):
+    """`_smallest_column` by the exact predicates, from `column`, within a small fraction of a
+    pixel of the answer: one or two steps."""
+    for _ in range(64):
         sign = _orientation(ax, ay, bx, by, column + offset, y, scratch)  # sign of x(y) - (column + offset)
         if sign < 0 or (sign == 0 and not strict):
             below = _orientation(ax, ay, bx, by, column - 1 + offset, y, scratch)
@@ -146,7 +155,7 @@ def _smallest_column(ax, ay, bx, by, slope, margin, y, offset, strict, scratch):
                 break
         else:
             column += 1
-    return np.int64(column)
+    return column
 
 
 # --- one polygon's row intervals ------------------------------------------------------------------
