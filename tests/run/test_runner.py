@@ -502,6 +502,27 @@ def test_every_sweep_point_of_generated_pages_is_a_run(monkeypatch, pages):
         assert_every_point_is_a_run(reference, prediction)
 
 
+def test_every_sweep_point_of_crowded_pages_is_a_run(monkeypatch):
+    """Pages of many overlapping boxes of mixed scores: a band of 30 active boxes needs room for
+    (2 * 30 + 1) * 20 pairs, more than half of the kernel's first 1,024 table slots, so the table
+    grows between bands (`sweep_kernel._sweep_bands` returns, `_sweep_pages` grows it, the sweep
+    resumes at that band), several times in the batch."""
+    rng = np.random.default_rng(11)
+    scores = [None, 0.05, 0.1, 0.15, 0.42, 0.5, 0.66, 0.8, 0.95, 1.0]
+
+    def boxes(count: int) -> list:
+        x, y = rng.integers(0, 30, count), rng.integers(0, 30, count)
+        w, h = rng.integers(8, 30, count), rng.integers(8, 30, count)
+        return [(str(rng.choice(["A", "B", "C", "D", "E"])), int(a), int(b), int(c), int(d), scores[int(rng.integers(len(scores)))])
+                for a, b, c, d in zip(x, y, w, h)]
+
+    pages = [(boxes(12), boxes(40), 48, 48) for _ in range(3)]
+    reference = from_native(layout_json("gt", [_generated_page(f"p{k}", ref, w, h) for k, (ref, _, w, h) in enumerate(pages)], list("ABCDE")), "gt.json")
+    prediction = from_native(layout_json("model", [_generated_page(f"p{k}", pred, w, h) for k, (_, pred, w, h) in enumerate(pages)]), "model.json")
+    _use_sweep_path(monkeypatch, "always")
+    assert_every_point_is_a_run(reference, prediction)
+
+
 WIDE_NAMES = [f"c{k}" for k in range(131)]  # three words a label set: the kernel declines, sweep_grid paints
 WIDE_BOX = st.tuples(st.sampled_from(["c1", "c62", "c63", "c64", "c65", "c127", "c128", "c130"]), st.integers(-3, 14), st.integers(-3, 14),
                      st.integers(0, 9), st.integers(0, 9), SCORES)

@@ -146,24 +146,22 @@ def _rehash(table, pairs, size):
         table[slot] = pair
 
 
-@_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64[::1], t.int64[::1]))
-def _sweep_pages(frames, bounds, boxes, down, up):
-    """Every page of a batch (page p's boxes `bounds[p]:bounds[p + 1]` of `boxes`, rows of
-    `BOX_FIELDS`, only boxes that paint and are kept at some point; `down` and `up` their indices
-    by first and by end row, page by page). Returns each distinct pair's (reference bits,
-    predicted bits) and its pixels at each point, (pairs, POINTS)."""
-    most = np.int64(1)
-    for page in range(len(frames)):
-        most = max(most, bounds[page + 1] - bounds[page])
-    by_edge = np.zeros(2 * most, np.int64)
-    cover, top, bits = np.zeros(2 * MAX_CLASSES * LEVELS, np.int64), np.zeros(2 * MAX_CLASSES, np.int64), np.zeros(2 * LEVELS, np.uint64)
-    table = np.full(INITIAL_SLOTS, -1, np.int64)
-    pairs, diffs = np.zeros(INITIAL_SLOTS, np.uint64), np.zeros(INITIAL_SLOTS // 2 * POINTS, np.int64)  # room for half the slots' pairs
-    size, used, truth, predicted = np.int64(1), _ZERO, _ZERO, _ZERO  # pair 0: the empty pair
-    for page in range(len(frames)):
+# Where `_sweep_bands` stands: the page, its row, the boxes entered and gone, the active ones and
+# the pairs numbered.
+PAGE, ROW, ENTERED, GONE, ACTIVE, SIZE = range(6)
+
+
+@_kernels.helper
+def _sweep_bands(frames, bounds, boxes, down, up, by_edge, cover, top, bits, table, pairs, diffs, state):
+    """The bands of every page from where `state` stands, until the last (True) or until a band's
+    pairs might not fit the table (False: `state` stands at that band, for the caller to grow the
+    table and call again; taking the band's boxes in again then changes nothing). The caller
+    grows it: grown here, its arrays would be loop variables, which numba reference-counts at
+    every band (4 % of a `--sweep` run's samples)."""
+    page, y, entered, gone, active, size = state[PAGE], state[ROW], state[ENTERED], state[GONE], state[ACTIVE], state[SIZE]
+    while page < len(frames):
         first, n = bounds[page], bounds[page + 1] - bounds[page]
         width, height = frames[page, 0], frames[page, 1]
-        y, entered, gone, active = np.int64(0), np.int64(0), np.int64(0), np.int64(0)
         while y < height:
             while gone < n and boxes[up[first + gone], ROW1] <= y:  # a box ends: out of both lists
                 for start in (0, n):
@@ -191,11 +189,11 @@ def _sweep_pages(frames, bounds, boxes, down, up):
                 below = boxes[up[first + gone], ROW1]
             # The band's intervals (at most 2 * active + 1) each add at most one pair a run, and a run
             # a level in use (at most active) and one more: room for them all, the table at most half
-            # full. Growing here, not in the loop below, keeps that loop free of new arrays (7x faster).
-            while 2 * (size + (2 * active + 1) * (min(active, POINTS) + 1)) > len(table):
-                table = np.full(2 * len(table), -1, np.int64)
-                _rehash(table, pairs, size)
-                pairs, diffs = np.concatenate((pairs, np.zeros(len(pairs), np.uint64))), np.concatenate((diffs, np.zeros(len(diffs), np.int64)))
+            # full. Growing before the band, not in the loop below, keeps that loop free of new arrays (7x faster).
+            if 2 * (size + (2 * active + 1) * (min(active, POINTS) + 1)) > len(table):
+                state[PAGE], state[ROW], state[ENTERED], state[GONE], state[ACTIVE], state[SIZE] = page, y, entered, gone, active, size
+                return False
+            used, truth, predicted = _ZERO, _ZERO, _ZERO  # a band's walk starts and ends with no box open
             x, starts, ends = np.int64(0), np.int64(0), np.int64(0)
             while ends < active or x < width:
                 edge, box, opening = width, np.int64(-1), False
@@ -219,6 +217,32 @@ def _sweep_pages(frames, bounds, boxes, down, up):
                     else:
                         ends += 1
             y = below
+        page += 1
+        y, entered, gone, active = np.int64(0), np.int64(0), np.int64(0), np.int64(0)
+    state[PAGE], state[SIZE] = page, size
+    return True
+
+
+@_kernels.entry(lambda t: (t.int64[:, ::1], t.int64[::1], t.int64[:, ::1], t.int64[::1], t.int64[::1]))
+def _sweep_pages(frames, bounds, boxes, down, up):
+    """Every page of a batch (page p's boxes `bounds[p]:bounds[p + 1]` of `boxes`, rows of
+    `BOX_FIELDS`, only boxes that paint and are kept at some point; `down` and `up` their indices
+    by first and by end row, page by page). Returns each distinct pair's (reference bits,
+    predicted bits) and its pixels at each point, (pairs, POINTS)."""
+    most = np.int64(1)
+    for page in range(len(frames)):
+        most = max(most, bounds[page + 1] - bounds[page])
+    by_edge = np.zeros(2 * most, np.int64)
+    cover, top, bits = np.zeros(2 * MAX_CLASSES * LEVELS, np.int64), np.zeros(2 * MAX_CLASSES, np.int64), np.zeros(2 * LEVELS, np.uint64)
+    table = np.full(INITIAL_SLOTS, -1, np.int64)
+    pairs, diffs = np.zeros(INITIAL_SLOTS, np.uint64), np.zeros(INITIAL_SLOTS // 2 * POINTS, np.int64)  # room for half the slots' pairs
+    state = np.zeros(SIZE + 1, np.int64)
+    state[SIZE] = 1  # pair 0: the empty pair
+    while not _sweep_bands(frames, bounds, boxes, down, up, by_edge, cover, top, bits, table, pairs, diffs, state):
+        table = np.full(2 * len(table), -1, np.int64)
+        _rehash(table, pairs, state[SIZE])
+        pairs, diffs = np.concatenate((pairs, np.zeros(len(pairs), np.uint64))), np.concatenate((diffs, np.zeros(len(diffs), np.int64)))
+    size = state[SIZE]
     counts = np.zeros((size, POINTS), np.int64)
     for pair in range(size):
         running = np.int64(0)
