@@ -14,3 +14,10 @@ def offsets_of(counts: np.ndarray | Sequence[int]) -> np.ndarray:
     offsets = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
     return offsets
+
+
+def rows_of_runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The items of runs, run after run: run k is `counts[k]` items from `starts[k]` (a gather's
+    indices, int64: some pages' boxes, some boxes' points)."""
+    counts = np.asarray(counts, np.int64)
+    return np.repeat(np.asarray(starts, np.int64) - offsets_of(counts)[:-1], counts) + np.arange(int(counts.sum()), dtype=np.int64)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.errors import InputError
-from tore_engine.core.offsets import offsets_of
+from tore_engine.core.offsets import offsets_of, rows_of_runs
 
 MAX_POINTS = 100_000  # a polygon's points: the outline of a whole page region traced pixel by pixel
 MAX_PAGE_POINTS = 1_000_000  # a page's polygon points
@@ -72,8 +72,7 @@ class Polygons:
             return self  # every box in order (a batch whose boxes are all polygons, all predictions paired): nothing to gather
         starts = self.offsets[boxes]
         counts = self.offsets[boxes + 1] - starts  # not `counts()[boxes]`: a batch's few boxes of a job's millions
-        rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
-        return Polygons(offsets_of(counts), self.points[rows.astype(np.int64)])
+        return Polygons(offsets_of(counts), self.points[rows_of_runs(starts, counts)])
 
     def between(self, first: int, end: int) -> "Polygons":
         """The outlines of boxes first .. end - 1 (a copy)."""

@@ -547,7 +547,7 @@ def _page_rectangles_count(offsets: np.ndarray, pieces: Pieces | None) -> np.nda
     if pieces is None:
         return offsets[2::2] - offsets[0:-1:2]
     each = np.maximum(np.diff(pieces[1]), 1)
-    return np.diff(np.concatenate([[0], np.cumsum(each)])[offsets[0::2]])
+    return np.diff(offsets_of(each)[offsets[0::2]])
 
 
 def _too_finely_cut(frames: np.ndarray, boxes: np.ndarray, polygon_pages: np.ndarray | None) -> bool:

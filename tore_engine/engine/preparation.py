@@ -16,6 +16,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputWarning
 from tore_engine.core.layout import Page, PageColumns, scaled_boxes
+from tore_engine.core.offsets import offsets_of, rows_of_runs
 from tore_engine.core.polygons import Polygons
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.engine import page_kernel as kernel
@@ -54,7 +55,7 @@ class PreparedBatch:
 
         def side(parity: int, scored: bool) -> SideBoxes:
             rows = np.flatnonzero(side_of % 2 == parity)
-            offsets = np.concatenate([[0], np.cumsum(counts[parity::2])]).astype(np.int64)
+            offsets = offsets_of(counts[parity::2])
             return SideBoxes(offsets, self.boxes[rows], self.classes[rows], self.scores[rows] if scored else None)
 
         return side(0, False), side(1, True)
@@ -66,7 +67,7 @@ class PreparedBatch:
     def kept(self, keep: np.ndarray) -> "PreparedBatch":
         """The same pages with only the boxes where `keep` is true (as if the others had never
         been read; no warnings)."""
-        offsets = np.concatenate([[0], np.cumsum(np.bincount(_box_pages(self.offsets)[keep], minlength=len(self.offsets) - 1))]).astype(np.int64)
+        offsets = offsets_of(np.bincount(_box_pages(self.offsets)[keep], minlength=len(self.offsets) - 1))
         return PreparedBatch(self.page_ids, self.frames, offsets, self.classes[keep], self.extents.take(keep), [], self.boxes[keep], self.scores[keep])
 
     def tasks(self) -> list[PageTask]:
@@ -98,7 +99,7 @@ def _scaled(predictions: PageColumns, matched: np.ndarray, references: PageColum
     counts = np.zeros(len(matched), dtype=np.int64)
     counts[present] = predictions.offsets[sources + 1] - predictions.offsets[sources]
     starts = predictions.offsets[sources]
-    pick = np.repeat(starts - np.concatenate([[0], np.cumsum(counts[present])[:-1]]), counts[present]) + np.arange(int(counts.sum()))
+    pick = rows_of_runs(starts, counts[present])
     boxes = predictions.bboxes[pick]
     page = np.repeat(present, counts[present])
     reference_size, prediction_size = references.sizes[page], predictions.sizes[np.repeat(sources, counts[present])]
@@ -126,10 +127,8 @@ def _interleaved(reference_counts: np.ndarray, prediction_counts: np.ndarray) ->
     """Offsets of the sides in page order (reference, prediction, reference, ...), and where each
     side's boxes go in that order."""
     sizes = np.stack([reference_counts, prediction_counts], axis=1).reshape(-1)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    reference_at = np.repeat(offsets[0:-1:2], reference_counts) + (np.arange(int(reference_counts.sum())) - np.repeat(np.concatenate([[0], np.cumsum(reference_counts)[:-1]]), reference_counts))
-    prediction_at = np.repeat(offsets[1::2], prediction_counts) + (np.arange(int(prediction_counts.sum())) - np.repeat(np.concatenate([[0], np.cumsum(prediction_counts)[:-1]]), prediction_counts))
-    return offsets, reference_at.astype(np.int64), prediction_at.astype(np.int64)
+    offsets = offsets_of(sizes)
+    return offsets, rows_of_runs(offsets[0:-1:2], reference_counts), rows_of_runs(offsets[1::2], prediction_counts)
 
 
 def prepare_columns(references: PageColumns, predictions: PageColumns, matched: np.ndarray, taxonomy: Taxonomy) -> PreparedBatch:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tore_engine.core import jit
+from tore_engine.core.offsets import offsets_of
 from tore_engine.engine import page_kernel
 from tore_engine.engine.preparation import PreparedBatch
 from tore_engine.metrics.sweep import POINTS
@@ -265,7 +266,7 @@ def _inputs(prepared: PreparedBatch, levels: np.ndarray) -> tuple[np.ndarray, np
     page = sides[owner] // 2
     boxes = np.column_stack([extents.col0[kept], extents.col1[kept], extents.row0[kept], extents.row1[kept],
                              prepared.classes[owner], levels[owner], sides[owner] % 2]).astype(np.int64)
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(page, minlength=len(prepared.frames)))]).astype(np.int64)
+    bounds = offsets_of(np.bincount(page, minlength=len(prepared.frames)))
     down, up = (np.argsort((page << 32) | boxes[:, edge], kind="stable").astype(np.int64) for edge in (ROW0, ROW1))  # rows < 2^31
     return np.ascontiguousarray(prepared.frames, np.int64), bounds, np.ascontiguousarray(boxes), down, up
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, PageColumns, PageImage
+from tore_engine.core.offsets import offsets_of
 from tore_engine.formats.columns import non_finite_score
 from tore_engine.formats.image_refs import ImageFolder, image_name
 from tore_engine.formats.parquet_files import (
@@ -301,7 +302,7 @@ def _columns(parts: list[_Part]) -> PageColumns:
     return PageColumns(
         [page_id for part in parts for page_id in part.ids],
         _joined([part.sizes for part in parts]),
-        np.concatenate([[0], np.cumsum(_joined([part.counts for part in parts]))]).astype(np.int64),
+        offsets_of(_joined([part.counts for part in parts])),
         _joined([part.bboxes for part in parts]).reshape(-1, 4),
         labels.indices.to_numpy(zero_copy_only=False).astype(np.int64),
         labels.dictionary.to_pylist(),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tore_engine.core.memory import Appended, FreedMemory
+from tore_engine.core.offsets import offsets_of
 from tore_engine.core.taxonomy import MAX_CLASSES
 from tore_engine.metrics import score_order
 
@@ -96,7 +97,7 @@ class SideBoxes:
         scores = [np.full(count, np.nan) if page_scores is None else np.asarray(page_scores, np.float64)
                   for count, (_, _, page_scores) in zip(counts, pages)]
         return cls(
-            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            offsets_of(counts),
             np.concatenate([np.asarray(xyxy, np.float64).reshape(-1, 4) for xyxy, _, _ in pages] or [np.zeros((0, 4))]),
             np.concatenate([np.asarray(classes, np.int64).reshape(-1) for _, classes, _ in pages] or [np.zeros(0, np.int64)]),
             np.concatenate(scores or [np.zeros(0)]),
