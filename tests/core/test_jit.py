@@ -85,6 +85,59 @@ def test_is_cached_reads_numbas_index_on_the_installed_numba(tmp_path):
     assert run() == "True 41 True"  # warm: found before loading
 
 
+ALLOCATING_KERNELS = """
+import numpy as np
+from tore_engine.core.jit import Kernels
+
+kernels = Kernels()
+
+
+@kernels.entry(lambda types: (types.int64,))
+def entry(n):
+    squares = np.empty(n, np.int64)  # numba's runtime allocates it: its symbols must be linked
+    for k in range(n):
+        squares[k] = k * k
+    return squares
+"""
+
+LOAD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] == "failing":  # the first load fails (as without the refresh): numba's own load must take over
+    from numba.core.caching import Cache
+    loads = []
+    load = Cache._load_overload
+    def failing_once(self, signature, context):
+        loads.append(signature)
+        if len(loads) == 1:
+            raise RuntimeError("a symbol the refresh would have registered")
+        return load(self, signature, context)
+    Cache._load_overload = failing_once
+import allocating_kernels
+squares = allocating_kernels.kernels.load()(5)
+print(allocating_kernels.kernels.is_cached(), squares.tolist(), "numba.np.arraymath" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed: the kernels are not used")
+def test_a_cached_entry_loads_without_numbas_refresh_and_runs(tmp_path):
+    """A warm load skips numba's refresh of its target context (which imports every lowering
+    module numba has, `numba.np.arraymath` among them: 0.3-0.4 s of each process's first load)
+    and still links numba's runtime (the entry allocates an array); when that load fails,
+    numba's own load (with the refresh) gives the same entry."""
+    (tmp_path / "allocating_kernels.py").write_text(ALLOCATING_KERNELS)
+    env = {**os.environ, jit.CACHE_ENV: str(tmp_path / "cache")}
+
+    def run(how: str) -> str:
+        result = subprocess.run([sys.executable, "-c", LOAD, str(tmp_path), how], capture_output=True, text=True, env=env, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert run("light") == "True [0, 1, 4, 9, 16] True"  # cold: compiled (which refreshes)
+    assert run("light") == "True [0, 1, 4, 9, 16] False"  # warm: loaded, nothing of the compiler's imported
+    assert run("failing") == "True [0, 1, 4, 9, 16] True"  # warm, the light load failing: numba's load
+
+
 FORK_DURING_COMPILE = """
 import concurrent.futures, multiprocessing, threading, time
 from tore_engine.formats import page_parser

@@ -26,7 +26,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any, cast
 
 CACHE_ENV = "NUMBA_CACHE_DIR"
@@ -193,7 +192,7 @@ class Kernels:
         dispatcher = self._jitted()
         with _numba_work:
             if not self.loaded:
-                with _without_blas_probe():
+                with _cache_loads_without_refresh(dispatcher):
                     dispatcher.compile(self._argument_types)
                 dispatcher.disable_compile()
         return self._call
@@ -213,26 +212,32 @@ class Kernels:
             raise
 
 
-BLAS_PROBE = "scipy.linalg.cython_blas"
-
-
 @contextlib.contextmanager
-def _without_blas_probe() -> Iterator[None]:
-    """Hide SciPy's BLAS from numba's one look for it. The first kernel a process loads makes
-    numba import `numba.np.arraymath`, which imports `scipy.linalg.cython_blas` when SciPy is
-    installed (the app's extras bring it) to decide whether `np.dot` works in kernels: 0.13 s of a
-    0.3 s load, in the driver and in every worker. TORE's kernels use no BLAS. Only in a main thread
-    (the command line, a pool worker) and before anything imported SciPy's linear algebra, so no
-    other thread of ours can be importing it meanwhile; the module is visible again right after."""
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    sys.modules[BLAS_PROBE] = cast(ModuleType, None)  # importing it raises ImportError: numba notes "no BLAS" (typeshed has no None here)
+def _cache_loads_without_refresh(dispatcher: Any) -> Iterator[None]:
+    """Load the dispatcher's entry from the disk cache without numba's `refresh` of its target
+    context, which imports and registers every lowering numba has (NumPy's, the typed containers',
+    the random generators' ..., and a probe for SciPy's BLAS): what a compile needs, but of a
+    cached entry's machine code only the runtime's symbols (`rtsys.initialize`). That refresh was
+    0.3-0.4 s of every process's first kernel load, a third of a 1,000-page `tore evaluate`
+    (benchmarks/RESULTS.md). A miss still compiles as numba does (its compiler refreshes the
+    context first), and a cached entry that fails to load this way is loaded numba's way."""
+    from numba.core.runtime import rtsys
+
+    cache = dispatcher._cache
+    numbas_way = cache.load_overload
+
+    def load_overload(signature: Any, target_context: Any) -> Any:
+        try:
+            rtsys.initialize(target_context)
+            return cache._load_overload(signature, target_context)
+        except Exception:  # noqa: BLE001 - numba's own load says what is wrong, if anything is
+            return numbas_way(signature, target_context)
+
+    cache.load_overload = load_overload  # this dispatcher's cache only, for this load
     try:
         yield
     finally:
-        if BLAS_PROBE in sys.modules and sys.modules[BLAS_PROBE] is None:
-            del sys.modules[BLAS_PROBE]
+        del cache.load_overload
 
 
 def notice(what: str, seconds: float) -> None:
