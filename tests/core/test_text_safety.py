@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tore_engine.core.text_safety import spreadsheet_text, terminal_text, write_csv
+from tore_engine.core.text_safety import spreadsheet_text, terminal_text, write_csv, write_csv_columns
 
 # Unicode's Bidi_Control characters (PropList.txt), listed here rather than taken from the module
 BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -77,3 +77,16 @@ def test_write_csv_quotes_text_and_leaves_numbers_bare():
     assert handle.getvalue().splitlines() == ['"name","value"', "\"'-2+3\",-2.5", '"a;=1+1",0.30000000000000004', '"n",3']
     rows = list(csv.reader(io.StringIO(handle.getvalue(), newline="")))
     assert rows == [["name", "value"], ["'-2+3", "-2.5"], ["a;=1+1", "0.30000000000000004"], ["n", "3"]]
+
+
+CELLS = st.one_of(st.text("=+-@\t\r\n\0a;,\"\uff1d", max_size=6), st.integers(), st.floats(allow_nan=False), st.none())
+
+
+@given(st.lists(st.lists(CELLS, min_size=3, max_size=3), max_size=20), st.lists(st.text(max_size=6), min_size=3, max_size=3))
+def test_write_csv_columns_writes_write_csvs_bytes(rows, header):
+    """The column-wise writer (pages.csv) against the row-wise one it replaces there: the same
+    bytes for any mix of text, numbers and empty cells, formula-like text guarded in any column."""
+    by_rows, by_columns = io.StringIO(), io.StringIO()
+    write_csv(by_rows, [header, *rows])
+    write_csv_columns(by_columns, header, [[row[k] for row in rows] for k in range(3)])
+    assert by_columns.getvalue() == by_rows.getvalue()

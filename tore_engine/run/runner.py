@@ -46,7 +46,7 @@ from tore_engine.metrics.algorithm1 import (
 )
 from tore_engine.metrics.box_table import BoxColumns
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF, MapState
-from tore_engine.metrics.map_types import CONVENTIONS, MatchRuns
+from tore_engine.metrics.map_types import CONVENTIONS, MatchRuns, SideBoxes
 from tore_engine.metrics.matrices import ToreMatrices
 from tore_engine.metrics.mean_average_precision import convention_named, match_pages
 from tore_engine.metrics.sweep import BOTH_SIDES, MIN_SCORE_SIDES, POINTS, SweepState, score_levels
@@ -358,9 +358,10 @@ def evaluate_task(batch: PageBatch, taxonomy: Taxonomy) -> BatchOutcome:
         box_warnings = _original_boxes(box_warnings, within, references, batch.matched)
     outcome = replace(_outcome(prepared, taxonomy, score_warnings + box_warnings, batch.job_pages),
                       scored=_scored_boxes(all_predictions, batch.matched))
-    map_state = _map_state(prepared, taxonomy.size, batch.map_convention, batch.job_pages) if batch.map_convention else None
-    if batch.outcomes:
-        outcome = replace(outcome, box_outcomes=box_outcomes.match_outcomes(*prepared.side_boxes(), batch.job_pages))
+    sides = prepared.side_boxes() if batch.map_convention or batch.outcomes else None  # read by mAP and by TIDE alike
+    map_state = _map_state(sides, taxonomy.size, batch.map_convention, batch.job_pages) if sides and batch.map_convention else None
+    if sides and batch.outcomes:
+        outcome = replace(outcome, box_outcomes=box_outcomes.match_outcomes(*sides, batch.job_pages))
     if not batch.sweep:
         return replace(outcome, map_state=map_state)
     everything = prepared if batch.min_score is None else prepare_columns(all_references, all_predictions, batch.matched, taxonomy)
@@ -377,7 +378,7 @@ def _batch_sweep(everything: PreparedBatch, batch: PageBatch, taxonomy: Taxonomy
     """The sweep's counts of all the batch's boxes, with mAP's records of them when a minimum score
     made the evaluation's own records those of the boxes it kept (without one, they are the same)."""
     own_convention = batch.map_convention if batch.min_score is not None else None
-    detection = _map_state(everything, taxonomy.size, own_convention, batch.job_pages) if own_convention is not None else None
+    detection = _map_state(everything.side_boxes(), taxonomy.size, own_convention, batch.job_pages) if own_convention is not None else None
     return replace(_sweep_state(everything, taxonomy, batch.job_pages, batch.min_score_side), detection=detection)
 
 
@@ -390,9 +391,9 @@ def _scored_boxes(predictions: PageColumns, matched: np.ndarray) -> np.ndarray:
     return per_page[matched]
 
 
-def _map_state(prepared: PreparedBatch, class_count: int, convention: str, job_pages: int) -> MapState:
-    """mAP's records of the prepared boxes (unclipped, in file order)."""
-    reference, prediction = prepared.side_boxes()
+def _map_state(sides: tuple[SideBoxes, SideBoxes], class_count: int, convention: str, job_pages: int) -> MapState:
+    """mAP's records of a batch's boxes (`PreparedBatch.side_boxes`: unclipped, in file order)."""
+    reference, prediction = sides
     matches = match_pages(reference, prediction, class_count, CONVENTIONS[convention], job_pages)
     unscored = int(np.isnan(prediction.scores).sum()) if prediction.scores is not None else len(prediction.classes)
     return MapState(convention, (matches,), len(prediction.classes), unscored, ranked=True)

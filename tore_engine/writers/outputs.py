@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from tore_engine.core.errors import InputError
-from tore_engine.core.text_safety import write_csv
+from tore_engine.core.text_safety import write_csv, write_csv_columns
 from tore_engine.metrics.box_table import BOX_COLUMNS
 from tore_engine.metrics.matrices import MatrixSet
 from tore_engine.metrics.sweep import SWEEP_COLUMNS
@@ -74,7 +74,7 @@ def _write_matrix_csv(path: Path, matrices: MatrixSet, kind: str, form: str) -> 
 
 def _write_pages_csv(path: Path, content: ReportContent) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        write_csv(handle, chain([content.page_columns()], content.page_rows()))
+        write_csv_columns(handle, content.page_columns(), content.page_column_values())
 
 
 def _write_sweep_csv(path: Path, content: ReportContent) -> None:
