@@ -281,8 +281,18 @@ def test_a_large_jobs_first_batch_takes_the_kernel(monkeypatch, tmp_path, capsys
 
 
 def test_a_warm_cache_is_loaded_once_the_job_pays_for_it(policy, monkeypatch, capsys):
+    """Without numba imported, its import must be paid for too: from `LOAD_AFTER_PAGES` pages on."""
+    monkeypatch.delitem(sys.modules, "numba", raising=False)
     fake = use_fake(monkeypatch, cached=True)
     assert policy(kernel.LOAD_AFTER_PAGES - 1) == "numpy" and fake.loads == 0
+    assert policy(1) == "kernel" and fake.loads == 1 and capsys.readouterr().err == ""
+
+
+def test_with_numba_imported_a_warm_cache_is_loaded_at_once(policy, monkeypatch, capsys):
+    """A compiled reader imported numba: a load is then a few hundredths of a second, which the
+    first page's NumPy path costs (`jit.load_pays_off`), so even a one-page job takes the kernel."""
+    pytest.importorskip("numba", reason="numba is not installed: the kernel is never used")
+    fake = use_fake(monkeypatch, cached=True)
     assert policy(1) == "kernel" and fake.loads == 1 and capsys.readouterr().err == ""
 
 
@@ -301,8 +311,9 @@ def test_polygon_pages_load_a_warm_cache_at_once_and_compile_sooner(policy, monk
     assert run(kernel.POLYGON_COMPILE_AFTER_PAGES - 1, True) == "numpy" and cold.loads == 0
     assert run(1, True) == "kernel" and cold.loads == 1
     monkeypatch.setattr(kernel, "_pages_seen", 0)
+    monkeypatch.delitem(sys.modules, "numba", raising=False)  # a job of boxes read without numba (`jit.load_pays_off`)
     warm = use_fake(monkeypatch, cached=True)
-    assert run(1, False) == "numpy" and warm.loads == 0  # boxes alone: not yet worth loading
+    assert run(1, False) == "numpy" and warm.loads == 0  # boxes alone: not yet worth importing numba
     assert run(1, True) == "kernel" and warm.loads == 1
 
 

@@ -240,6 +240,15 @@ def _cache_loads_without_refresh(dispatcher: Any) -> Iterator[None]:
         del cache.load_overload
 
 
+def load_pays_off(pages: int, pages_paying_numbas_import: int) -> bool:
+    """Whether loading a kernel from a warm cache pays off for a job of `pages` pages. With numba
+    imported already (a compiled reader read the input, or another kernel is loaded), a load is
+    0.01-0.05 s (`_cache_loads_without_refresh`), which a few pages of any NumPy path cost: at once.
+    Otherwise numba's import (about 0.3 s) must be paid too: from `pages_paying_numbas_import`,
+    which each kernel's module sets by its NumPy path's cost a page (benchmarks/RESULTS.md)."""
+    return "numba" in sys.modules or pages >= pages_paying_numbas_import
+
+
 def notice(what: str, seconds: float) -> None:
     """The one line said before a cold compile, so a user knows why this run waits."""
     print(f"compiling {what} once, about {seconds:g} s; later runs load it from {use_cache_folder()}", file=sys.stderr)

@@ -42,7 +42,7 @@ MAX_BOXES = (math.isqrt(MAX_PAGE_CELLS) - 1) // 2  # a page's grid then has at m
 
 KERNEL_ENV = "TORE_PAGE_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"  # ALWAYS: the kernel whenever it applies, compiling if need be
-LOAD_AFTER_PAGES = 1_000  # warm cache: loading (0.3-0.5 s, numba's import included) pays off after about this many pages
+LOAD_AFTER_PAGES = 1_000  # warm cache, numba not imported yet: its import and the load (0.3-0.5 s) pay off after about this many pages
 COMPILE_AFTER_PAGES = 4_000  # cold cache: below this a process never waits for a compile
 POLYGON_COMPILE_AFTER_PAGES = 100  # the same with polygons: the NumPy path takes about 0.03 s a page of turned regions
 COMPILE_SECONDS = 3  # about what the one compile takes (benchmarks/RESULTS.md)
@@ -488,18 +488,18 @@ def _made_ready(always: bool, polygons: bool = False) -> bool:
     job is large; at once when `always`. Pages with polygons load it at once: the polygon
     rasteriser has imported numba already, and the NumPy path paints a polygon's rectangles (one a
     pixel row, often) one by one (benchmarks/RESULTS.md, polygons)."""
-    if not always and not polygons and _pages_seen < LOAD_AFTER_PAGES:
+    if not always and not polygons and not jit.load_pays_off(_pages_seen, LOAD_AFTER_PAGES):
         return False
     compile_after = POLYGON_COMPILE_AFTER_PAGES if polygons else COMPILE_AFTER_PAGES
     return _load(wait=always, may_compile=always or _pages_seen >= compile_after) is not None
 
 
-def preload_for_pool(share: int) -> None:
+def preload_for_pool() -> None:
     """Before a local pool forks: when this process has numba loaded already (a compiled reader
-    read a large input) and each worker's `share` of pages would load the kernel anyway, load it
-    here from a warm cache (about 0.01 s once numba is up), so that forked workers inherit it
-    instead of each importing numba and loading it (0.3-0.4 s of CPU a worker)."""
-    if "numba" in sys.modules and share >= LOAD_AFTER_PAGES and kernel_mode() == AUTO and not _kernels.loaded:
+    read a large input), so that each worker would load the kernel anyway (`jit.load_pays_off`),
+    load it here from a warm cache (about 0.01 s once numba is up), so that forked workers
+    inherit it instead of each loading it."""
+    if "numba" in sys.modules and kernel_mode() == AUTO and not _kernels.loaded:
         _load(wait=False, may_compile=False)
 
 

@@ -284,7 +284,7 @@ def _applies(prepared: PreparedBatch, class_count: int) -> bool:
 def _ready(job_pages: int, always: bool) -> bool:
     if _kernels.loaded:
         return True
-    if not always and job_pages < LOAD_AFTER_PAGES:
+    if not always and not jit.load_pays_off(job_pages, LOAD_AFTER_PAGES):
         return False
     return jit.ready(_kernels, WHAT, COMPILE_SECONDS, wait=True, may_compile=always or job_pages >= COMPILE_AFTER_PAGES, lock_name=LOCK_NAME) is not None
 

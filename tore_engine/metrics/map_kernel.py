@@ -32,7 +32,10 @@ from tore_engine.metrics.map_types import (
 
 KERNEL_ENV = "TORE_MAP_KERNEL"
 AUTO, NUMPY, ALWAYS = "auto", "numpy", "always"
-LOAD_AFTER_PAGES = 200  # warm cache: loading (0.3-0.5 s with numba's import) pays off after about this many pages
+# warm cache, numba not imported yet: its import and the loads (about 0.3 s) pay off from about this many
+# pages (of `BOXES_A_PAGE` boxes): 20 synthetic pages of 80 boxes 0.59-0.66 s either way, 50 pages 0.58-0.71 s
+# against 1.09-1.21 s on the NumPy path (benchmarks/RESULTS.md)
+LOAD_AFTER_PAGES = 40
 COMPILE_AFTER_PAGES = 5_000  # cold cache: below this a job never waits for a compile
 BOXES_A_PAGE = 50  # both sides' boxes of a typical page (DocLayNet's: about 20 a side): a job's size in pages by its boxes
 COMPILE_SECONDS = {"matching": 7, "accumulation": 2}  # CPU seconds of each entry's cold compile (6.5, 2.1 measured)
@@ -527,7 +530,7 @@ def _what(kernels: jit.Kernels) -> tuple[str, float]:
 def _ready(kernels: jit.Kernels, pages: int, always: bool) -> bool:
     if kernels.loaded:
         return True
-    if not always and pages < LOAD_AFTER_PAGES:
+    if not always and not jit.load_pays_off(pages, LOAD_AFTER_PAGES):
         return False
     return jit.ready(kernels, *_what(kernels), wait=True, may_compile=always or pages >= COMPILE_AFTER_PAGES,
                      lock_name=LOCK_NAME) is not None
@@ -552,11 +555,11 @@ def use_score_order(records: int, pages: int) -> bool:
     return records >= score_order.COMPILED_FROM_RECORDS and use_kernels(score_order.ordering, pages)
 
 
-def preload_for_pool(share: int) -> None:
+def preload_for_pool() -> None:
     """Before a local pool forks: load the matching entry here from a warm cache when numba is
-    loaded already and each worker's `share` of pages would load it anyway, so that the forked
-    workers inherit it instead of each loading it (as `page_kernel.preload_for_pool`)."""
-    if "numba" in sys.modules and share >= LOAD_AFTER_PAGES and _mode() == AUTO and not matching.loaded:
+    loaded already (each worker would load it then), so that the forked workers inherit it
+    instead of each loading it (as `page_kernel.preload_for_pool`)."""
+    if "numba" in sys.modules and _mode() == AUTO and not matching.loaded:
         jit.ready(matching, *_what(matching), wait=False, may_compile=False, lock_name=LOCK_NAME)
 
 

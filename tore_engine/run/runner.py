@@ -621,9 +621,9 @@ def _run(batches: Iterator[PageBatch], page_count: int, task: Callable[[PageBatc
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is not None or workers <= 1 or page_count <= 1:
         return _run_batches(batches, page_count, task, taxonomy, executor, in_flight, progress, take)
-    page_kernel.preload_for_pool(worker_share(page_count, workers))
+    page_kernel.preload_for_pool()
     if mapping:
-        map_kernel.preload_for_pool(worker_share(page_count, workers))
+        map_kernel.preload_for_pool()
     with worker_pool(workers) as pool:
         return _run_batches(batches, page_count, task, taxonomy, pool, in_flight, progress, take)
 
