@@ -240,9 +240,11 @@ def test_the_compiled_path_writes_the_numpy_records_bit_for_bit(seed, count, cla
     for convention in (COCO, DOCLING):
         numpy_matches = map_numpy.match_pages(reference, prediction, classes, convention)
         compiled = map_kernel.match_pages(reference, prediction, classes, convention)
-        assert _matches_equal(numpy_matches, compiled)
-        assert all(a.tobytes() == b.tobytes() for a, b in zip(map_numpy.accumulate(numpy_matches, convention),
-                                                              map_kernel.accumulate(compiled, convention)))
+        assert _matches_equal(numpy_matches, compiled)  # in page order
+        numpy_ranked, compiled_ranked = PageMatches.merged([numpy_matches]), PageMatches.merged([compiled], compiled=True)
+        assert _matches_equal(numpy_ranked, compiled_ranked)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(map_numpy.accumulate(numpy_ranked, convention),
+                                                              map_kernel.accumulate(compiled_ranked, convention)))
 
 
 def test_a_larger_generated_set_equals_pycocotools(path):

@@ -309,14 +309,14 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
                  detection_offsets, detection_boxes, detection_areas, detection_classes, scores,
                  class_count, thresholds, recall_thresholds, epsilon):
     """`map_numpy.match_pages` of prepared columns (COCO boxes, areas, convention scores), the
-    records in ranking order (a stable merge sort by class, then score descending)."""
+    records in page order (`PageMatches.merged` ranks them)."""
     pages = len(reference_offsets) - 1
     most, most_references = 1, 1
     for page in range(pages):
         most_references = max(most_references, reference_offsets[page + 1] - reference_offsets[page])
         most = max(most, most_references, detection_offsets[page + 1] - detection_offsets[page])
     total = len(detection_classes)
-    out_classes, out_scores, out_ranks = np.zeros(total, np.int32), np.zeros(total, np.float64), np.zeros(total, np.int32)
+    out_classes, out_scores, out_ranks = np.zeros(total, np.int16), np.zeros(total, np.float64), np.zeros(total, np.uint8)  # `PageMatches.RECORD_TYPES`
     matched, ignored = np.zeros(total, np.uint64), np.zeros(total, np.uint64)
     ground_truths = np.zeros((class_count, AREAS), np.int64)
     values = np.full((pages, 3), np.nan)
@@ -371,13 +371,7 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
         if scored > 0:
             points = len(recall_thresholds) * scored
             values[page, 0], values[page, 1], values[page, 2] = total_sum / (len(thresholds) * points), sum_50 / points, sum_75 / points
-    order, buffer = np.zeros(records, np.int64), np.zeros(records, np.int64)
-    _sort_by_class(order, 0, records, out_classes, out_scores, True, buffer)  # `map_types.ranking`'s order
-    columns = (np.zeros(records, np.int16), np.zeros(records, np.float64), np.zeros(records, np.uint8), np.zeros(records, np.uint64), np.zeros(records, np.uint64))  # `PageMatches.RECORD_TYPES`
-    for k in range(records):
-        at = order[k]
-        columns[0][k], columns[1][k], columns[2][k], columns[3][k], columns[4][k] = out_classes[at], out_scores[at], out_ranks[at], matched[at], ignored[at]
-    return columns[0], columns[1], columns[2], columns[3], columns[4], ground_truths, values
+    return out_classes[:records], out_scores[:records], out_ranks[:records], matched[:records], ignored[:records], ground_truths, values
 
 
 # --- accumulation ----------------------------------------------------------------------------------
@@ -484,14 +478,14 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
     reference_boxes, reference_areas = coco_boxes(reference, convention)
     detection_boxes, detection_areas = coco_boxes(prediction, convention)
     scores = detection_scores(prediction, convention)
-    classes, ranked, ranks, matched, ignored, ground_truths, values = matching.load()(
+    classes, record_scores, ranks, matched, ignored, ground_truths, values = matching.load()(
         np.ascontiguousarray(reference.offsets, np.int64), np.ascontiguousarray(reference_boxes), reference_areas,
         np.ascontiguousarray(reference.classes, np.int64),
         np.ascontiguousarray(prediction.offsets, np.int64), np.ascontiguousarray(detection_boxes), detection_areas,
         np.ascontiguousarray(prediction.classes, np.int64), scores,
         class_count, convention.iou_thresholds, convention.recall_thresholds, convention.epsilon)
     boxes = np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count)
-    return PageMatches(classes, ranked, ranks, matched, ignored, ground_truths, boxes, values)
+    return PageMatches(classes, record_scores, ranks, matched, ignored, ground_truths, boxes, values)
 
 
 def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:

@@ -140,7 +140,7 @@ def page_values(sums: list[np.ndarray]) -> tuple[float, float, float]:
 
 
 def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, convention: Convention) -> PageMatches:
-    """Every page's records and own mAP, page after page."""
+    """Every page's records (in page order: `PageMatches.merged` ranks them) and own mAP, page after page."""
     reference_boxes, reference_areas = coco_boxes(reference, convention)
     detection_boxes, detection_areas = coco_boxes(prediction, convention)
     scores = detection_scores(prediction, convention)
@@ -163,9 +163,10 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
             if kept[0]:
                 scored.append(_page_sums(matched, ignored, int(kept[0]), convention))
         values[page] = page_values(scored)
-    columns = [np.concatenate([record[k] for record in records]) if records else np.zeros(0) for k in range(5)]
-    return PageMatches.ranked(
-        columns,
+    classes, kept_scores, ranks, matched, ignored = (np.concatenate([record[k] for record in records]).astype(dtype, copy=False) if records else np.zeros(0, dtype)
+                                                     for k, dtype in enumerate(PageMatches.RECORD_TYPES))
+    return PageMatches(
+        classes, kept_scores, ranks, matched, ignored,
         ground_truths,
         np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count),
         values,

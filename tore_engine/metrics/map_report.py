@@ -47,8 +47,7 @@ class MapState:
     score, which rank as 1.0 in file order). `merged` puts states' runs one after the other;
     `matches` merges them, exactly and in order, when first read (1 s at 100,000 pages, which the
     app's first heatmap need not wait for), then keeps the merged run only. `ranked`: the runs are
-    one run in ranking order already (a worker's run is; runs joined as they came, `MatchRuns`,
-    are not)."""
+    one run in ranking order already (a saved evaluation's is; a worker's run is in page order)."""
 
     convention: str
     runs: tuple[PageMatches, ...]

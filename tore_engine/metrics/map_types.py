@@ -5,9 +5,9 @@ COCOeval's work splits in two (pycocotools `evaluateImg`, then `accumulate`): ea
 detections are matched against its reference boxes on their own, and only the precision-recall
 curves need all pages at once. So a run of pages yields `PageMatches`, one record per detection
 that COCOeval keeps (class, score, rank on its page, and which thresholds and area ranges made it a
-match or an ignored box) in the order the curves read them, plus each page's own mAP; the records
-of consecutive runs merge into exactly the records of all the pages (`PageMatches.merged`), which
-workers can therefore compute on page chunks.
+match or an ignored box) in page order, plus each page's own mAP; the records of consecutive runs
+merge into exactly the records of all the pages, in the order the curves read them
+(`PageMatches.merged`, which ranks them once), so workers can compute them on page chunks.
 """
 
 from __future__ import annotations
@@ -167,8 +167,9 @@ def ranking(classes: np.ndarray, scores: np.ndarray, compiled: bool = False) -> 
 class PageMatches:
     """What a run of pages contributes to mAP; `merged` joins consecutive runs exactly.
 
-    One record per kept detection (a page's 100 best of a class), in ranking order (`ranking`):
-    its class, score and rank on its page (score order, ties in file order), and as bits (area
+    One record per kept detection (a page's 100 best of a class), in page order as matched (a
+    page's by class, then rank), or in ranking order (`ranking`) once `merged`: its class, score
+    and rank on its page (score order, ties in file order), and as bits (area
     range a, threshold t at bit `a * THRESHOLDS + t`) whether it matched a reference box and
     whether COCOeval ignores it (an ignored detection's match bit is 0: no figure reads it). `ground_truths[c, a]` counts the reference boxes of class c that
     area range a does not ignore; `boxes[c]` counts both sides' boxes of class c (classes with
@@ -191,16 +192,9 @@ class PageMatches:
     RECORD_TYPES = (CLASS_TYPE, np.float64, RANK_TYPE, np.uint64, np.uint64)
 
     @classmethod
-    def ranked(cls, records: Sequence[np.ndarray], ground_truths: np.ndarray, boxes: np.ndarray, page_values: np.ndarray) -> "PageMatches":
-        """From records in page order (then class, then rank), put in ranking order."""
-        order = ranking(records[0], records[1])
-        classes, scores, ranks, matched, ignored = (column[order].astype(dtype, copy=False) for column, dtype in zip(records, cls.RECORD_TYPES))
-        return cls(classes, scores, ranks, matched, ignored, ground_truths, boxes, page_values)
-
-    @classmethod
     def merged(cls, parts: list["PageMatches"], compiled: bool = False) -> "PageMatches":
-        """The records of consecutive runs of pages, each in its own ranking order (or joined in
-        run order, `MatchRuns`), as one in ranking order. `parts` is emptied, each run let go of
+        """The records of consecutive runs of pages, each in page order or its own ranking order
+        (or joined in run order, `MatchRuns`), as one in ranking order. `parts` is emptied, each run let go of
         once copied and each column once reordered, so that the records are held once, with their
         order beside them."""
         if not parts:

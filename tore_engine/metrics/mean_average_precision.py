@@ -92,8 +92,17 @@ def convention_named(name: str) -> Convention:
 
 def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, convention: Convention,
                 job_pages: int = 0) -> PageMatches:
-    """The match records of a run of pages (reference page p against prediction page p);
-    `job_pages`, the size of the whole job when known, decides whether the compiled path pays off."""
+    """The match records of a run of pages (reference page p against prediction page p) in
+    ranking order, as `summarise` reads them; `job_pages`, the size of the whole job when known,
+    decides whether the compiled paths pay off."""
+    records = page_records(reference, prediction, class_count, convention, job_pages)
+    return PageMatches.merged([records], map_kernel.use_score_order(len(records.classes), max(reference.pages, job_pages)))
+
+
+def page_records(reference: SideBoxes, prediction: SideBoxes, class_count: int, convention: Convention,
+                 job_pages: int = 0) -> PageMatches:
+    """`match_pages`' records in page order, unranked: what a worker sends, its runs ranked once
+    all are in (`PageMatches.merged`)."""
     if reference.pages != prediction.pages:
         raise ValueError(f"{reference.pages} reference pages but {prediction.pages} prediction pages: pair them first")
     for name, side in (("reference", reference), ("prediction", prediction)):

@@ -48,7 +48,7 @@ from tore_engine.metrics.box_table import BoxColumns
 from tore_engine.metrics.map_report import DUAL_TAXONOMY, NOTHING_TO_RANK, SWITCHED_OFF, MapState
 from tore_engine.metrics.map_types import CONVENTIONS, MatchRuns, SideBoxes
 from tore_engine.metrics.matrices import ToreMatrices
-from tore_engine.metrics.mean_average_precision import convention_named, match_pages
+from tore_engine.metrics.mean_average_precision import convention_named, page_records
 from tore_engine.metrics.sweep import BOTH_SIDES, MIN_SCORE_SIDES, POINTS, SweepState, score_levels
 from tore_engine.results.evaluation import Evaluation, map_warnings
 from tore_engine.run.workers import worker_pool
@@ -394,9 +394,9 @@ def _scored_boxes(predictions: PageColumns, matched: np.ndarray) -> np.ndarray:
 def _map_state(sides: tuple[SideBoxes, SideBoxes], class_count: int, convention: str, job_pages: int) -> MapState:
     """mAP's records of a batch's boxes (`PreparedBatch.side_boxes`: unclipped, in file order)."""
     reference, prediction = sides
-    matches = match_pages(reference, prediction, class_count, CONVENTIONS[convention], job_pages)
+    matches = page_records(reference, prediction, class_count, CONVENTIONS[convention], job_pages)
     unscored = int(np.isnan(prediction.scores).sum()) if prediction.scores is not None else len(prediction.classes)
-    return MapState(convention, (matches,), len(prediction.classes), unscored, ranked=True)
+    return MapState(convention, (matches,), len(prediction.classes), unscored)
 
 
 def _sweep_state(prepared: PreparedBatch, taxonomy: Taxonomy, job_pages: int, side: str = BOTH_SIDES) -> SweepState:
