@@ -82,3 +82,22 @@ def test_the_kernel_sorts_only_what_numpy_sorts_slower_than_it_loads(monkeypatch
     assert map_kernel.use_score_order(records, 1_000_000)
     monkeypatch.setenv("TORE_MAP_KERNEL", "numpy")
     assert not map_kernel.use_score_order(records, 1_000_000)
+
+
+@pytest.mark.parametrize("kind", ["special", "two decimals", "float32"])
+def test_descending_twice_is_the_order_and_its_ties_with_the_marked_last(kind):
+    """The second order against NumPy's stable argsort of (score descending, marked last) over the
+    listed positions, whatever their order; the first is `descending`'s. Scores hold no NaN (TIDE's
+    unscored boxes rank as 1.0); -0.0 and 0.0 are one run of ties, as NumPy compares them."""
+    generator = np.random.default_rng(7)
+    for records in (0, 1, 2, 9, 3_000, 60_000):
+        scores = _scores(generator, records, kind)
+        scores[np.isnan(scores)] = 1.0
+        marked = generator.random(records) < 0.5
+        for first in (np.arange(records), generator.permutation(records)[: records // 2 + 1][:records]):
+            first = first.astype(np.int32)
+            plain, marked_last = score_order.descending_twice(scores, first, marked)
+            np.testing.assert_array_equal(plain, score_order.descending(scores, first, compiled=False))
+            np.testing.assert_array_equal(marked_last, first[np.lexsort((marked[first], -scores[first]))])
+    with pytest.raises(ValueError, match="mark each position"):
+        score_order.descending_twice(np.zeros(3), np.arange(2, dtype=np.int32), np.zeros(2, bool))

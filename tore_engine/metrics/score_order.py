@@ -46,13 +46,15 @@ def _key(bits):
     return ~(bits | _SIGN)
 
 
-@ordering.entry(lambda t: (t.uint64[::1], t.int32[::1], t.int16[::1]))
-def _descending(bits, first, classes):
+@ordering.entry(lambda t: (t.uint64[::1], t.int32[::1], t.int16[::1], t.uint8[::1]))
+def _descending(bits, first, classes, last_in_ties):
     """The positions `first` lists, stably sorted by their scores (given as float64 bits),
     highest first, then (unless `classes` is empty) stably by their class, ascending (classes from
     0 to 2^15 - 1); `first` is one of the two arrays the passes write (its order is lost). Each pass
     reads a position's key again from its bits rather than moving the keys along: one array of
-    positions is all it makes (4 million records: 16 MB, not 80)."""
+    positions is all it makes (4 million records: 16 MB, not 80). Returned with the other array,
+    which holds, when `last_in_ties` marks positions, the order with each run of equal scores'
+    marked positions after the rest (else nothing of use)."""
     n = len(first)
     passes = _DIGITS + 1 if len(classes) else _DIGITS  # the score's digits, least significant first, then the class
     counts = np.zeros((_DIGITS + 1, 1 << _DIGIT_BITS), np.int64)
@@ -82,26 +84,53 @@ def _descending(bits, first, classes):
             other[at] = position
             count[value] = at + 1
         positions, other = other, positions
-    return positions
+    if len(last_in_ties):  # the same order, each run of equal scores with its marked records last, into the spare array
+        start = 0
+        while start < n:
+            key, end = _key(bits[positions[start]]), start + 1
+            while end < n and _key(bits[positions[end]]) == key:
+                end += 1
+            at = start
+            for mark in range(2):
+                for i in range(start, end):
+                    if (last_in_ties[positions[i]] != 0) == (mark == 1):
+                        other[at] = positions[i]
+                        at += 1
+            start = end
+    return positions, other
 
 
-def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled: bool, reuse_first: bool = False,
-               classes: np.ndarray | None = None) -> np.ndarray:
+def descending(scores: np.ndarray, first: np.ndarray | None = None, *, compiled: bool, classes: np.ndarray | None = None) -> np.ndarray:
     """The positions `first` lists (distinct positions of `scores`; default all, ascending) by
     score, highest first, ties in their order in `first`: NumPy's stable argsort of
     `-scores[first]`, as positions of `scores`; then, given `classes` (each position's, from 0 to
     2^15 - 1), stably by class. `compiled`: by `_descending` (up to 2^31 - 1 records), which
-    overwrites a copy of `first`, or `first` itself when the caller gives it up (`reuse_first`)."""
+    overwrites a copy of `first`."""
     if first is not None and len(first) > len(scores):
         raise ValueError(f"`first` lists {len(first)} positions of {len(scores)} scores: it must list each at most once")
     if classes is not None and (classes.min(initial=0) < 0 or classes.max(initial=0) > np.iinfo(np.int16).max):
         raise ValueError("classes must lie in 0 to 2^15 - 1")  # the kernel indexes its count table by them, unchecked
     positions = np.int32 if len(scores) <= np.iinfo(np.int32).max else np.int64
     if compiled and positions is np.int32:
-        start = np.arange(len(scores), dtype=np.int32) if first is None else (np.ascontiguousarray(first, np.int32) if reuse_first else np.array(first, np.int32))
+        start = np.arange(len(scores), dtype=np.int32) if first is None else np.array(first, np.int32)
         keys = np.zeros(0, np.int16) if classes is None else np.ascontiguousarray(classes, np.int16)
-        return ordering.load()(np.ascontiguousarray(scores, np.float64).view(np.uint64), start, keys)
+        return ordering.load()(np.ascontiguousarray(scores, np.float64).view(np.uint64), start, keys, np.zeros(0, np.uint8))[0]
     order = np.argsort(-(scores if first is None else scores[first]), kind="stable").astype(positions, copy=False)
     order = order if first is None else np.asarray(first, positions)[order]
     return order if classes is None else order[np.argsort(classes[order], kind="stable")]
 
+
+def descending_twice(scores: np.ndarray, first: np.ndarray, last_in_ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`descending(scores, first, compiled=True)`, and the same order with, in each run of equal
+    scores, the positions `last_in_ties` marks (a bool a position of `scores`) after the others:
+    TIDE's two orders (its errors before its true positives in ties) from one sort, the second
+    made from the first in one pass. Scores hold no NaN here (NaN is never equal to itself: NumPy's
+    runs of equal scores would split where these do not)."""
+    if len(first) > len(scores) or len(scores) > np.iinfo(np.int32).max:
+        raise ValueError(f"`first` lists {len(first)} positions of {len(scores)} scores: at most each once, of at most 2^31 - 1")
+    marks = np.ascontiguousarray(last_in_ties, np.bool_).view(np.uint8)
+    if len(marks) != len(scores):
+        raise ValueError("last_in_ties must mark each position of scores")  # the kernel reads it by position, unchecked
+    if not len(first):
+        return np.zeros(0, np.int32), np.zeros(0, np.int32)
+    return ordering.load()(np.ascontiguousarray(scores, np.float64).view(np.uint64), np.array(first, np.int32), np.zeros(0, np.int16), marks)
