@@ -150,9 +150,9 @@ def ranking(classes: np.ndarray, scores: np.ndarray, compiled: bool = False) -> 
     """The order of records by class, then by score descending, ties kept in their order: COCOeval's
     stable sort of a class's detections, concatenated in image order (records come in page and
     rank order). `compiled`: every record by score at once, then stably by class, in one radix
-    sort (`score_order.descending`). Else each class's part of the order is sorted in place, where
-    records already in this order in runs (merged chunks) sort in about linear time (NumPy's
-    stable sort of floats finds the runs)."""
+    sort (`score_order.descending`). Else each class's part of the order is sorted in place by
+    NumPy's stable sort (records already in this order in runs sort in about linear time: it finds
+    the runs)."""
     if compiled:  # records hold CLASS_TYPE classes, which the sort's last pass takes (it refuses others)
         return score_order.descending(scores, compiled=True, classes=classes)
     order = by_class(classes)
@@ -194,9 +194,9 @@ class PageMatches:
     @classmethod
     def merged(cls, parts: list["PageMatches"], compiled: bool = False) -> "PageMatches":
         """The records of consecutive runs of pages, each in page order or its own ranking order
-        (or joined in run order, `MatchRuns`), as one in ranking order. `parts` is emptied, each run let go of
-        once copied and each column once reordered, so that the records are held once, with their
-        order beside them."""
+        (or joined in run order, `MatchRuns`), as one in ranking order. `parts` is emptied, each run
+        let go of once copied and each column once reordered, so that the records are held once,
+        with their order beside them."""
         if not parts:
             raise ValueError("no page matches to merge")
         if len(parts) > 1:

@@ -9,7 +9,8 @@ positive floats' bits ascend with them, negative floats' descend, so each score 
 key whose unsigned order is the scores' descending order (-0.0 as 0.0, which compare equal; NaN
 last, as NumPy's sort leaves it). Written here because NumPy has no stable sort of floats but its
 comparison sort, and no library we depend on has one either. mAP's ranking (by class, then score)
-is one more pass, by class. NumPy's sort stays: for small jobs,
+is one more pass, by class; TIDE's second order (its true positives after its errors among equal
+scores) one pass over the first (`descending_twice`). NumPy's sort stays: for small jobs,
 without numba, and as the tests' cross-check (`tests/metrics/test_score_order.py`). When the
 kernel pays off is mAP's rule (`map_kernel.use_kernels`), which also warms it.
 """
