@@ -587,6 +587,7 @@ def test_classes_to_show_follow_the_url_into_every_chart_and_a_reduced_view_stay
     page.goto(f"{server}/?classes=Text&classes=Table")
     _wait_for_plot(page)
     _wait_idle(page)
+    _wait_for_labels(page, ["Table", "Text"])
     rows, columns = _heatmap_labels(page)
     assert rows == columns == ["Table", "Text"] and _bar_classes(page) == ["Table", "Text"]
     page.get_by_text("Unweighted means over the 2 classes shown chosen in Classes to show").wait_for()
