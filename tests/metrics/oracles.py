@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import REPOSITORY
+from tore_engine.metrics.map_types import PageMatches
 from tore_engine.metrics.mean_average_precision import (
     FIELDS as STATS,  # COCOeval's `stats`, in order
 )
@@ -157,3 +158,8 @@ def layout_pages(reference, prediction, taxonomy: list[str]) -> list:
                       (pred.bboxes if pred is not None else np.zeros((0, 4)), np.array([index[label] for label in labels], np.int64),
                        pred.scores if pred is not None else None)))
     return pages
+
+
+def record_columns(matches: PageMatches) -> tuple[np.ndarray, ...]:
+    """Every column of the records, the match bits made from their table (whose rows differ with how runs were joined)."""
+    return (matches.classes, matches.scores, matches.ranks, *matches.bits(), matches.ground_truths, matches.boxes, matches.page_values)

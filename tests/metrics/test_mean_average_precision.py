@@ -21,12 +21,13 @@ from tests.metrics.oracles import (
     coco_oracle,
     docling_case,
     layout_pages,
+    record_columns,
     run_docling_reference,
 )
 from tore_engine.api import load_pair
 from tore_engine.metrics import map_kernel, map_numpy
 from tore_engine.metrics.map_report import MapState
-from tore_engine.metrics.map_types import COCO, DOCLING, PageMatches, SideBoxes, ranking
+from tore_engine.metrics.map_types import COCO, CODE_TYPE, DOCLING, PageMatches, SideBoxes, match_patterns, ranking
 from tore_engine.metrics.mean_average_precision import (
     convention_named,
     match_pages,
@@ -170,8 +171,7 @@ def test_generated_sets_equal_pycocotools_and_both_paths_agree(monkeypatch, rows
 
 
 def _matches_equal(a: PageMatches, b: PageMatches) -> bool:
-    return all(np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True)
-               for name in ("classes", "scores", "ranks", "matched", "ignored", "ground_truths", "boxes", "page_values"))
+    return all(np.array_equal(x, y, equal_nan=True) for x, y in zip(record_columns(a), record_columns(b), strict=True))
 
 
 def _random_pages(seed: int, count: int, classes: int = 4) -> list:
@@ -207,6 +207,24 @@ def test_ranking_is_a_stable_sort_by_class_then_score_descending():
         keys_classes, keys_scores = classes[order_of_runs], scores[order_of_runs]
         expected = np.lexsort((np.arange(len(classes)), -keys_scores, keys_classes))
         assert np.array_equal(ranking(keys_classes, keys_scores), expected)
+
+
+@pytest.mark.parametrize("distinct", [1, 137, 5_000, 40_000])
+def test_match_patterns_give_back_every_records_bits(distinct):
+    """Each record's (matched, ignored) pair is its row of the table, and the table holds each pair
+    once: few pairs (the table of every rank pair), as many as the records (the sort), values over
+    the whole 64 bits; and no records."""
+    rng = np.random.default_rng(distinct)
+    pairs = rng.integers(0, 2**64, (distinct, 2), dtype=np.uint64)
+    pairs[: distinct // 2, 0] = pairs[0, 0]  # shared matched values with different ignored ones
+    chosen = rng.integers(0, distinct, 40_000)
+    matched, ignored = pairs[chosen, 0], pairs[chosen, 1]
+    codes, patterns = match_patterns(matched, ignored)
+    assert codes.dtype == CODE_TYPE and patterns.dtype == np.uint64
+    assert np.array_equal(patterns[codes, 0], matched) and np.array_equal(patterns[codes, 1], ignored)
+    assert len(np.unique(patterns, axis=0)) == len(patterns) == len(np.unique(chosen))
+    codes, patterns = match_patterns(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+    assert codes.shape == (0,) and patterns.shape == (0, 2)
 
 
 def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):

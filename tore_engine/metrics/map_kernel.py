@@ -19,6 +19,7 @@ from tore_engine.core import jit
 from tore_engine.metrics import score_order
 from tore_engine.metrics.map_types import (
     AREA_RANGES,
+    CODE_TYPE,
     MAX_DETECTIONS,
     RANK_TYPE,
     RECALL_POINTS,
@@ -377,12 +378,13 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
 # --- accumulation ----------------------------------------------------------------------------------
 
 
-@accumulating.entry(lambda t: (t.uint8[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
-def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
+@accumulating.entry(lambda t: (t.uint8[::1], t.int32[::1], t.uint64[::1], t.uint64[::1], t.int64[::1], t.int64[:, ::1], t.float64[::1], t.float64))
+def _accumulate(ranks, codes, matched, ignored, bounds, ground_truths, recall_thresholds, epsilon):
     """`map_numpy.accumulate` of records in ranking order (class c's at `bounds[c]:bounds[c + 1]`),
     as flat C-ordered precision (T, R, K, A, M) and recall (T, K, A, M) arrays: the curves at 100
     detections a page, only the recall (true positives counted) at 1 and 10. Each curve is read
-    straight from the records, with no copy of a class's records nor its curve (`_samples`)."""
+    straight from the records, with no copy of a class's records nor its curve (`_samples`); a
+    record's bits are row `codes[k]` of `matched` and `ignored` (`PageMatches.patterns`)."""
     class_count, limits, points = len(bounds) - 1, len(MAX_DETECTIONS), len(recall_thresholds)
     precision = np.full(THRESHOLDS * points * class_count * AREAS * limits, -1.0)
     recall = np.full(THRESHOLDS * class_count * AREAS * limits, -1.0)
@@ -397,11 +399,11 @@ def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_threshold
                     continue
                 shift = np.uint64(area * THRESHOLDS)
                 if limit_index < limits - 1:
-                    _true_positives(ranks, matched, ignored, bounds[label], bounds[label + 1], limit, shift, true_counts)
+                    _true_positives(ranks, codes, matched, ignored, bounds[label], bounds[label + 1], limit, shift, true_counts)
                     for t in range(THRESHOLDS):
                         recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
                     continue
-                _samples(ranks, matched, ignored, bounds[label], bounds[label + 1], limit, shift, epsilon, references, recall_thresholds,
+                _samples(ranks, codes, matched, ignored, bounds[label], bounds[label + 1], limit, shift, epsilon, references, recall_thresholds,
                          best, started, true_counts, falses)
                 for t in range(THRESHOLDS):
                     recall[((t * class_count + label) * AREAS + area) * limits + limit_index] = true_counts[t] / references
@@ -411,7 +413,7 @@ def _accumulate(ranks, matched, ignored, bounds, ground_truths, recall_threshold
 
 
 @accumulating.helper
-def _true_positives(ranks, matched, ignored, start, end, limit, shift, true_counts):
+def _true_positives(ranks, codes, matched, ignored, start, end, limit, shift, true_counts):
     """The true positives at each threshold of one area range among records `start:end` ranked
     below `limit` on their page."""
     for t in range(THRESHOLDS):
@@ -419,13 +421,13 @@ def _true_positives(ranks, matched, ignored, start, end, limit, shift, true_coun
     for k in range(start, end):
         if ranks[k] >= limit:
             continue
-        hits = (matched[k] >> shift) & ~(ignored[k] >> shift) & _FIELD
+        hits = (matched[codes[k]] >> shift) & ~(ignored[codes[k]] >> shift) & _FIELD
         for t in range(THRESHOLDS):
             true_counts[t] += np.int64((hits >> np.uint64(t)) & _ONE)
 
 
 @accumulating.helper
-def _samples(ranks, matched, ignored, start, end, limit, shift, epsilon, references, recall_thresholds, best, started, true_counts, falses):
+def _samples(ranks, codes, matched, ignored, start, end, limit, shift, epsilon, references, recall_thresholds, best, started, true_counts, falses):
     """One pass over records `start:end` (in ranking order; those ranked below `limit` on their page)
     for every threshold t of one area range: its true positives `true_counts[t]` and the curve's
     samples `best[t, j]`, the interpolated precision (the best at or after) at the first true
@@ -443,10 +445,10 @@ def _samples(ranks, matched, ignored, start, end, limit, shift, epsilon, referen
     for k in range(start, end):
         if ranks[k] >= limit:
             continue
-        valid = ~(ignored[k] >> shift) & _FIELD
+        valid = ~(ignored[codes[k]] >> shift) & _FIELD
         if valid == _ZERO:
             continue
-        hits = (matched[k] >> shift) & valid
+        hits = (matched[codes[k]] >> shift) & valid
         for t in range(THRESHOLDS):
             bit = _ONE << np.uint64(t)
             if hits & bit != _ZERO:
@@ -485,15 +487,15 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
         np.ascontiguousarray(prediction.classes, np.int64), scores,
         class_count, convention.iou_thresholds, convention.recall_thresholds, convention.epsilon)
     boxes = np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count)
-    return PageMatches(classes, record_scores, ranks, matched, ignored, ground_truths, boxes, values)
+    return PageMatches.from_bits(classes, record_scores, ranks, matched, ignored, ground_truths, boxes, values)
 
 
 def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
     """`map_numpy.accumulate`, compiled."""
     class_count = len(matches.boxes)
     precision, recall = accumulating.load()(
-        np.ascontiguousarray(matches.ranks, RANK_TYPE), np.ascontiguousarray(matches.matched), np.ascontiguousarray(matches.ignored),
-        matches.class_bounds(), np.ascontiguousarray(matches.ground_truths), convention.recall_thresholds, convention.epsilon)
+        np.ascontiguousarray(matches.ranks, RANK_TYPE), np.ascontiguousarray(matches.codes, CODE_TYPE),
+        np.ascontiguousarray(matches.patterns[:, 0]), np.ascontiguousarray(matches.patterns[:, 1]), matches.class_bounds(), np.ascontiguousarray(matches.ground_truths), convention.recall_thresholds, convention.epsilon)
     limits = len(MAX_DETECTIONS)
     return (precision.reshape(THRESHOLDS, RECALL_POINTS, class_count, AREAS, limits),
             recall.reshape(THRESHOLDS, class_count, AREAS, limits))

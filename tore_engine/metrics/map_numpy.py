@@ -163,9 +163,10 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
             if kept[0]:
                 scored.append(_page_sums(matched, ignored, int(kept[0]), convention))
         values[page] = page_values(scored)
+    types = (*PageMatches.RECORD_TYPES[:3], np.uint64, np.uint64)  # the bits, made rows of a table by `from_bits`
     classes, kept_scores, ranks, matched, ignored = (np.concatenate([record[k] for record in records]).astype(dtype, copy=False) if records else np.zeros(0, dtype)
-                                                     for k, dtype in enumerate(PageMatches.RECORD_TYPES))
-    return PageMatches(
+                                                     for k, dtype in enumerate(types))
+    return PageMatches.from_bits(
         classes, kept_scores, ranks, matched, ignored,
         ground_truths,
         np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count),
@@ -181,11 +182,12 @@ def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray
     precision = -np.ones((THRESHOLDS, RECALL_POINTS, class_count, AREAS, len(MAX_DETECTIONS)))
     recall = -np.ones((THRESHOLDS, class_count, AREAS, len(MAX_DETECTIONS)))
     bounds = matches.class_bounds()
+    all_matched, all_ignored = matches.bits()
     for label in range(class_count):
         records = np.arange(bounds[label], bounds[label + 1])
         for limit_index, limit in enumerate(MAX_DETECTIONS):
             kept = records[matches.ranks[records] < limit]
-            matched, ignored = matches.matched[kept], matches.ignored[kept]
+            matched, ignored = all_matched[kept], all_ignored[kept]
             for area in range(AREAS):
                 references = int(matches.ground_truths[label, area])
                 if references == 0:

@@ -32,6 +32,7 @@ CLASS_TYPE = np.int16  # a class index, held for every box and record (4 million
 assert MAX_CLASSES <= np.iinfo(CLASS_TYPE).max, "a class index must fit CLASS_TYPE"
 RANK_TYPE = np.uint8  # a detection's rank on its page
 assert MAX_DETECTIONS[-1] <= np.iinfo(RANK_TYPE).max, "a rank must fit RANK_TYPE"
+CODE_TYPE = np.int32  # a record's row of its run's table of match bits (`match_patterns`)
 
 
 def _torch_float32_linspace(start: float, end: float, steps: int) -> np.ndarray:
@@ -163,33 +164,67 @@ def ranking(classes: np.ndarray, scores: np.ndarray, compiled: bool = False) -> 
     return order
 
 
+def match_patterns(matched: np.ndarray, ignored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Records' (matched, ignored) bits as rows of a table of the distinct pairs, and each record's
+    row: a run holds few distinct pairs (137 among 4 million synthetic records), so a record's 16
+    bytes of bits become 4. Each side's values are sorted once; the pairs of their ranks are then
+    told apart in a table of every possible pair when that is no larger than the records (the usual
+    case: a pass, no sort), else sorted too. Exact for any 64-bit values."""
+    if len(matched) == 0:
+        return np.zeros(0, CODE_TYPE), np.zeros((0, 2), np.uint64)
+    matched_values, matched_rows = np.unique(matched, return_inverse=True)
+    ignored_values, ignored_rows = np.unique(ignored, return_inverse=True)
+    pairs = matched_rows.astype(np.int64) * len(ignored_values) + ignored_rows  # below records^2 < 2^63
+    if len(matched_values) * len(ignored_values) <= max(len(matched), 1024):
+        present = np.zeros(len(matched_values) * len(ignored_values), bool)
+        present[pairs] = True
+        distinct = np.flatnonzero(present)
+        row_of = np.cumsum(present, dtype=np.int64) - 1
+        codes = row_of[pairs]
+    else:
+        distinct, codes = np.unique(pairs, return_inverse=True)
+    patterns = np.stack((matched_values[distinct // len(ignored_values)], ignored_values[distinct % len(ignored_values)]), axis=1)
+    return codes.astype(CODE_TYPE), patterns
+
+
 @dataclass(frozen=True)
 class PageMatches:
     """What a run of pages contributes to mAP; `merged` joins consecutive runs exactly.
 
     One record per kept detection (a page's 100 best of a class), in page order as matched (a
-    page's by class, then rank), or in ranking order (`ranking`) once `merged`: its class, score
-    and rank on its page (score order, ties in file order), and as bits (area
-    range a, threshold t at bit `a * THRESHOLDS + t`) whether it matched a reference box and
-    whether COCOeval ignores it (an ignored detection's match bit is 0: no figure reads it). `ground_truths[c, a]` counts the reference boxes of class c that
-    area range a does not ignore; `boxes[c]` counts both sides' boxes of class c (classes with
-    none get no per-class value). `page_values` holds each page's map, map_50 and map_75 in
-    float64, NaN where the page has no reference box to score.
+    page's by class, then rank), or in ranking order (`ranking`) once `merged`: its class, score,
+    rank on its page (score order, ties in file order) and `codes`, its row of `patterns`, which
+    holds each distinct pair of (matched, ignored) bits (area range a, threshold t at bit
+    `a * THRESHOLDS + t`): whether it matched a reference box and whether COCOeval ignores it (an
+    ignored detection's match bit is 0: no figure reads it). `ground_truths[c, a]` counts the
+    reference boxes of class c that area range a does not ignore; `boxes[c]` counts both sides'
+    boxes of class c (classes with none get no per-class value). `page_values` holds each page's
+    map, map_50 and map_75 in float64, NaN where the page has no reference box to score.
     """
 
     classes: np.ndarray  # (records,) CLASS_TYPE
     scores: np.ndarray  # (records,) float64
     ranks: np.ndarray  # (records,) RANK_TYPE, below `MAX_DETECTIONS[-1]`
-    matched: np.ndarray  # (records,) uint64 bits
-    ignored: np.ndarray  # (records,) uint64 bits
+    codes: np.ndarray  # (records,) CODE_TYPE, rows of `patterns`
+    patterns: np.ndarray  # (distinct pairs, 2) uint64: matched bits, ignored bits
     ground_truths: np.ndarray  # (classes, areas) int64
     boxes: np.ndarray  # (classes,) int64
     page_values: np.ndarray  # (pages, 3) float64
 
-    RECORDS = ("classes", "scores", "ranks", "matched", "ignored")
-    # 27 bytes a record: a taxonomy's classes fit 16 bits, a page's 100 ranks 8 (4 million records at
-    # 100,000 pages: 103 MiB, 122 in 32 bits, 153 in 64)
-    RECORD_TYPES = (CLASS_TYPE, np.float64, RANK_TYPE, np.uint64, np.uint64)
+    RECORDS = ("classes", "scores", "ranks", "codes")
+    # 15 bytes a record: a taxonomy's classes fit 16 bits, a page's 100 ranks 8, the bits a row of
+    # `patterns` (4 million records at 100,000 pages: 57 MiB; 103 MiB with the bits in each record)
+    RECORD_TYPES = (CLASS_TYPE, np.float64, RANK_TYPE, CODE_TYPE)
+
+    @classmethod
+    def from_bits(cls, classes: np.ndarray, scores: np.ndarray, ranks: np.ndarray, matched: np.ndarray, ignored: np.ndarray,
+                  ground_truths: np.ndarray, boxes: np.ndarray, page_values: np.ndarray) -> "PageMatches":
+        """From each record's matched and ignored bits (`match_patterns`)."""
+        return cls(classes, scores, ranks, *match_patterns(matched, ignored), ground_truths, boxes, page_values)
+
+    def bits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each record's matched and ignored bits (made here: the records hold rows of `patterns`)."""
+        return self.patterns[self.codes, 0], self.patterns[self.codes, 1]
 
     @classmethod
     def merged(cls, parts: list["PageMatches"], compiled: bool = False) -> "PageMatches":
@@ -208,18 +243,19 @@ class PageMatches:
             del runs
         whole = parts.pop()
         columns, totals = [getattr(whole, name) for name in cls.RECORDS], (whole.ground_truths, whole.boxes, whole.page_values)
+        patterns = whole.patterns
         del whole
         order = ranking(columns[0], columns[1], compiled)
         for k, (column, dtype) in enumerate(zip(columns, cls.RECORD_TYPES)):
             columns[k] = column[order].astype(dtype, copy=False)  # one column at a time: the unordered one goes at once
         del column
-        classes, scores, ranks, matched, ignored = columns
-        return cls(classes, scores, ranks, matched, ignored, *totals)
+        classes, scores, ranks, codes = columns
+        return cls(classes, scores, ranks, codes, patterns, *totals)
 
     @property
     def nbytes(self) -> int:
         """The bytes of its records."""
-        return sum(getattr(self, name).nbytes for name in self.RECORDS)
+        return sum(getattr(self, name).nbytes for name in self.RECORDS) + self.patterns.nbytes
 
     def class_bounds(self) -> np.ndarray:
         """Where each class's records start (and, last, where they end)."""
@@ -230,10 +266,12 @@ class MatchRuns:
     """The records of consecutive runs of pages joined as they come (`add`, in run order), into
     columns reserved for `records` (an upper bound: what is not written costs nothing,
     `memory.Appended`), each run let go of once copied, so that the runs of a pool are never all
-    held beside their join; `joined` hands them over in run order, for `PageMatches.merged` to rank."""
+    held beside their join; `joined` hands them over in run order, for `PageMatches.merged` to rank.
+    Each run's rows of match bits become rows of one table, in the order first met."""
 
     def __init__(self, records: int) -> None:
         self._columns = [Appended(dtype, records) for dtype in PageMatches.RECORD_TYPES]
+        self._rows: dict[tuple[int, int], int] = {}  # (matched, ignored) -> row of the joined table
         self._ground_truths: np.ndarray | int = 0
         self._boxes: np.ndarray | int = 0
         self._page_values: list[np.ndarray] = []
@@ -241,8 +279,9 @@ class MatchRuns:
 
     def add(self, run: PageMatches) -> None:
         """The next run of pages (consumed: the caller lets it go)."""
+        rows = np.array([self._rows.setdefault(pair, len(self._rows)) for pair in zip(*run.patterns.T.tolist())] or [0], CODE_TYPE)
         for column, name in zip(self._columns, PageMatches.RECORDS):
-            column.append(getattr(run, name))
+            column.append(rows[run.codes] if name == "codes" else getattr(run, name))
         self._ground_truths = self._ground_truths + run.ground_truths
         self._boxes = self._boxes + run.boxes
         self._page_values.append(run.page_values)
@@ -250,7 +289,8 @@ class MatchRuns:
 
     def joined(self) -> PageMatches:
         """The runs added (at least one), as one in run order; the join lets go of them."""
-        classes, scores, ranks, matched, ignored = (column.array() for column in self._columns)
+        classes, scores, ranks, codes = (column.array() for column in self._columns)
         self._columns = []
-        return PageMatches(classes, scores, ranks, matched, ignored, np.asarray(self._ground_truths), np.asarray(self._boxes),
+        patterns = np.array(list(self._rows), np.uint64).reshape(-1, 2)
+        return PageMatches(classes, scores, ranks, codes, patterns, np.asarray(self._ground_truths), np.asarray(self._boxes),
                            np.concatenate(self._page_values))

@@ -142,7 +142,7 @@ def detection_counts(matches: PageMatches) -> tuple[np.ndarray, np.ndarray, np.n
     point when its score (as its convention ranks it) reaches the minimum score: COCOeval's greedy
     matching takes detections in score order, so the boxes above t match as they would alone."""
     class_count = len(matches.boxes)
-    hit, skipped = (matches.matched & np.uint64(1)) == 1, (matches.ignored & np.uint64(1)) == 1
+    hit, skipped = ((matches.patterns & np.uint64(1)) == 1)[matches.codes].T  # bit 0 of each table row, then of each record
     levels = score_levels(matches.scores, len(matches.scores))
 
     def at_points(chosen: np.ndarray) -> np.ndarray:

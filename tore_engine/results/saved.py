@@ -214,7 +214,7 @@ class _Arrays:
     """The arrays of a state being saved, with the note of which hold Python integers."""
 
     def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
+        self.arrays: dict[str, np.ndarray | Callable[[], np.ndarray]] = {}  # a function: made as it is written, let go of after
         self.python: list[str] = []
         self.decimal: list[str] = []
 
@@ -234,10 +234,19 @@ class _Arrays:
             self.add(f"{prefix}.{field}", getattr(counts, field))
 
     def add_matches(self, prefix: str, matches: PageMatches) -> None:
-        """The records as saved since they were first saved: classes and ranks as int32 (held narrower)."""
+        """The records as saved since they were first saved: classes and ranks as int32 (held narrower),
+        each record's matched and ignored bits (held as rows of a table) made only as they are written."""
         for field in MATCH_FIELDS:
+            if field in ("matched", "ignored"):
+                self.arrays[f"{prefix}.{field}"] = functools.partial(_bits, matches, 0 if field == "matched" else 1)
+                continue
             array = getattr(matches, field)
             self.add(f"{prefix}.{field}", array.astype(np.int32) if field in ("classes", "ranks") else array)
+
+
+def _bits(matches: PageMatches, side: int) -> np.ndarray:
+    """The records' matched (side 0) or ignored (1) bits."""
+    return matches.patterns[matches.codes, side]
 
 
 MATCH_FIELDS = ("classes", "scores", "ranks", "matched", "ignored", "ground_truths", "boxes", "page_values")
@@ -316,7 +325,7 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
     with zipfile.ZipFile(folder / ARRAYS, "w", zipfile.ZIP_STORED) as archive:  # as `np.savez` writes it, never pickling
         for name, array in arrays.arrays.items():
             with archive.open(_aligned_member(f"{name}.npy", archive.fp.tell() if archive.fp else 0), "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, array, allow_pickle=False)
+                np.lib.format.write_array(member, array() if callable(array) else array, allow_pickle=False)
     (folder / TEXT).write_bytes(msgspec.json.encode(text))
     files = {name: _described(folder / name) for name in (ARRAYS, TEXT)}
     manifest = Manifest(FORMAT, VERSION, product_version, datetime.now(timezone.utc).isoformat(timespec="seconds"), parts, files,
@@ -484,7 +493,7 @@ class _StoredArrays:
         labels = self.indices(f"{prefix}.classes", classes).astype(CLASS_TYPE, copy=False)
         records = len(labels)
         ranks = self.indices(f"{prefix}.ranks", MAX_DETECTIONS[-1], records).astype(RANK_TYPE, copy=False)
-        return PageMatches(labels, self.get(f"{prefix}.scores", "f", 1, records), ranks,
+        return PageMatches.from_bits(labels, self.get(f"{prefix}.scores", "f", 1, records), ranks,
                            self.get(f"{prefix}.matched", "u", 1, records), self.get(f"{prefix}.ignored", "u", 1, records),
                            self.get(f"{prefix}.ground_truths", "i", 2, classes), self.get(f"{prefix}.boxes", "i", 1, classes),
                            self.get(f"{prefix}.page_values", "f", 2, pages))
