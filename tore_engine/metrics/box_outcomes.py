@@ -221,48 +221,62 @@ def nothing_to_match(outcomes: BoxOutcomes) -> str | None:
 
 
 def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
-    """TIDE's figures of all pages (`nothing_to_match` must be None)."""
+    """TIDE's figures of all pages (`nothing_to_match` must be None). What reads the records in page
+    order comes first (each fixed run's class order, the false-positive mAP, the counts), so that
+    their page-order columns are let go of before the two score orders and the records in ranking
+    order are made: 4 million records at 100,000 pages, tens of MB each."""
     ranked = outcomes.ranked
-    classes, kinds, fixes = (column[ranked] for column in (outcomes.prediction_classes, outcomes.prediction_kinds, outcomes.fixes))
-    true = kinds == TP
     references = np.bincount(outcomes.reference_classes, minlength=class_count)
     missed = np.bincount(outcomes.reference_classes[outcomes.reference_kinds == MISS], minlength=class_count)
     unmatched = np.bincount(outcomes.reference_classes[outcomes.reference_kinds != TP], minlength=class_count)
-    order = _class_order(outcomes, classes)
     compiled = map_kernel.use_kernels(box_kernel.class_aps, outcomes.pages)
+    classes, kinds, fixes = (column[ranked] for column in (outcomes.prediction_classes, outcomes.prediction_kinds, outcomes.fixes))
+    true = kinds == TP
+    errors_first = ~true  # TIDE's fixed records: the errors' first (ties of score), then the true positives
+    order = _class_order(outcomes, classes)
+    # each fixed run's class order, from its errors' records in page order
+    fixed_orders = {kind: _fixed_order(_kept_errors(kind, classes, kinds, fixes, errors_first), order) for kind in ERROR_KINDS.values()}
+    first_errors = _fixed_order(classes[errors_first], order)
+    # every true positive scored 1, the rest 0: the true positives first, each part in page order
+    true_first = np.zeros(len(true), bool)
+    true_first[: np.count_nonzero(true)] = True
+    false_positive = _mean_ap(np.concatenate((classes[true], classes[errors_first])), true_first, None, references, first_errors, compiled)
+    del true_first
+    predicted_false = np.bincount(classes[errors_first], minlength=class_count)
+    matched = np.bincount(classes[true], minlength=class_count)
+    counts = {name: int(np.count_nonzero((outcomes.reference_kinds if kind == MISS else kinds) == kind)) for name, kind in ERROR_KINDS.items()}
+    del classes, kinds, fixes, errors_first
     # positions of the prediction columns, read there: no copy of the kept records' scores is made
     by_score, by_score_errors_first = _by_score(outcomes.prediction_scores, ranked, true, map_kernel.use_score_order(len(ranked), outcomes.pages))
+    del true
     base = _mean_ap(outcomes.prediction_classes[by_score], outcomes.prediction_kinds[by_score] == TP, None, references, order, compiled)
     del by_score
-    errors_first = ~true  # TIDE's fixed records: the errors' first (ties of score), then the true positives
     # the fixed runs' records in their ranking order, read by every fixed mAP but one
     ranked_classes, ranked_kinds, ranked_fixes = (column[by_score_errors_first] for column in (outcomes.prediction_classes, outcomes.prediction_kinds, outcomes.fixes))
     ranked_true = ranked_kinds == TP
     del by_score_errors_first
 
     def fixed(kind: int) -> float:
-        """The mAP with the errors of `kind` fixed, its class order from the records in page order
-        (made first, its masks let go of before the ranked ones are made)."""
-        keep, moved_to, _ = _fixed_records(kind, classes, kinds, fixes, true)
-        class_order = _fixed_order(moved_to[errors_first if keep is None else keep & errors_first], order)
-        del keep, moved_to
+        """The mAP with the errors of `kind` fixed."""
         ranked_keep, ranked_moved_to, gained = _fixed_records(kind, ranked_classes, ranked_kinds, ranked_fixes, ranked_true)
-        return _mean_ap(ranked_moved_to, gained, ranked_keep, references - missed if kind == MISS else references, class_order, compiled)
+        return _mean_ap(ranked_moved_to, gained, ranked_keep, references - missed if kind == MISS else references, fixed_orders[kind], compiled)
 
     errors = {name: max(fixed(kind) - base, 0) / 100 for name, kind in ERROR_KINDS.items()}
-    first_errors = _fixed_order(classes[errors_first], order)
     false_negative = _mean_ap(ranked_classes, ranked_true, None, references - unmatched, first_errors, compiled)
-    # every true positive scored 1, the rest 0: the true positives first, each part in page order
-    true_first = np.zeros(len(true), bool)
-    true_first[: np.count_nonzero(true)] = True
-    false_positive = _mean_ap(np.concatenate((classes[true], classes[errors_first])), true_first, None, references, first_errors, compiled)
-    predicted_false = np.bincount(classes[~true], minlength=class_count)
-    matched = np.bincount(classes[true], minlength=class_count)
     per_class = {label: (int(matched[label]), int(predicted_false[label]), int(unmatched[label]))
                  for label in range(class_count) if matched[label] or predicted_false[label] or unmatched[label]}
-    counts = {name: int(np.count_nonzero((outcomes.reference_kinds if kind == MISS else kinds) == kind)) for name, kind in ERROR_KINDS.items()}
     return ErrorSummary(base / 100, errors, {"FalsePos": (false_positive - base) / 100, "FalseNeg": (false_negative - base) / 100},
                         counts, per_class)
+
+
+def _kept_errors(kind: int, classes: np.ndarray, kinds: np.ndarray, fixes: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """The classes, in page order, of the error records that a run fixing the errors of `kind`
+    keeps (`_fixed_records`): what its class order is made from."""
+    if kind in (CLS, LOC):
+        moved = kinds == kind
+        kept = errors & (~moved | (fixes >= 0))
+        return np.where(moved, fixes, classes)[kept]
+    return classes[errors if kind == MISS else errors & (kinds != kind)]
 
 
 def _fixed_records(kind: int, classes: np.ndarray, kinds: np.ndarray, fixes: np.ndarray, true: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
