@@ -227,6 +227,25 @@ def test_match_patterns_give_back_every_records_bits(distinct):
     assert codes.shape == (0,) and patterns.shape == (0, 2)
 
 
+@pytest.mark.parametrize("distinct", [1, 300, 20_000])
+def test_the_matching_kernels_table_of_match_bits_holds_each_pair_once_in_the_order_first_met(distinct):
+    """`map_kernel._encode` as Python runs it (its hash table twice the records, so that probing
+    runs long at 20,000 pairs in 40,000 records; the compiled one is held to the NumPy path's
+    records by the test below) against the records' own bits: each record's row gives its bits
+    back, the rows are distinct and in the order first met."""
+    encode = getattr(map_kernel._encode, "py_func", map_kernel._encode)  # the plain function, whether the kernel is loaded or not
+    rng = np.random.default_rng(distinct)
+    pairs = rng.integers(0, 2**40, (distinct, 2), dtype=np.uint64)
+    chosen = rng.integers(0, distinct, 40_000)
+    matched, ignored = pairs[chosen, 0], pairs[chosen, 1]
+    slots, table, codes = np.full(1 << 17, -1, np.int64), np.zeros((len(chosen), 2), np.uint64), np.zeros(len(chosen), np.int32)
+    with np.errstate(over="ignore"):  # the hash's products wrap, as they do compiled
+        rows = encode(matched, ignored, len(chosen), slots, table, codes)
+    first_met = chosen[np.sort(np.unique(chosen, return_index=True)[1])]
+    assert rows == len(first_met) and np.array_equal(table[:rows], pairs[first_met])
+    assert np.array_equal(table[codes, 0], matched) and np.array_equal(table[codes, 1], ignored)
+
+
 def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):
     pages = _random_pages(1, 40)
     reference = SideBoxes.from_pages([(xyxy, classes, None) for (xyxy, classes), _ in pages])

