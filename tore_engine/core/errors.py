@@ -63,7 +63,7 @@ def _rebuild_input_error(problem: str, file: str | None, page: str | None, box: 
     return InputError(problem, file=file, page=page, box=box)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InputWarning:
     """One event the report lists under `warnings` (docs/cli.md#reportjson)."""
 
