@@ -170,6 +170,21 @@ def test_generated_sets_equal_pycocotools_and_both_paths_agree(monkeypatch, rows
     assert [getattr(results["numpy"], s) for s in STATS] == [getattr(results["always"], s) for s in STATS]
 
 
+def test_boxes_whose_areas_underflow_match_as_pycocotools_on_both_paths(monkeypatch):
+    """Sides of 1e-170 are positive, but width x height underflows to 0: COCO's `bbIou` divides 0
+    by 0 (NaN, which its matching lets through), where the compiled and the plain Python kernels
+    raised ZeroDivisionError (`tore evaluate`: an internal error). A normal box beside them."""
+    tiny = [1e-170, 1e-170, 2e-170, 2e-170]
+    pages = [page([[0, *tiny], [1, 10, 10, 50, 50]], [[0, *tiny, 0.9], [1, 12, 12, 50, 50, 0.8]])]
+    results = {}
+    for mode in PATHS:
+        monkeypatch.setenv(map_kernel.KERNEL_ENV, mode)
+        results[mode] = mean_average_precision(pages, 2, "coco")
+    assert_equals_pycocotools(results["numpy"], pages, 2)
+    assert results["numpy"].per_class == results["always"].per_class
+    assert [getattr(results["numpy"], s) for s in STATS] == [getattr(results["always"], s) for s in STATS]
+
+
 def _matches_equal(a: PageMatches, b: PageMatches) -> bool:
     return all(np.array_equal(x, y, equal_nan=True) for x, y in zip(record_columns(a), record_columns(b), strict=True))
 

@@ -169,7 +169,10 @@ def _iou(d, g, detections, references):
     if height <= 0:
         return 0.0
     intersection = width * height
-    return intersection / (dw * dh + gw * gh - intersection)
+    union = dw * dh + gw * gh - intersection
+    if union == 0.0:  # areas that underflow to 0 (sides of 1e-170): C's quotient, as bbIou's, not a ZeroDivisionError
+        return np.nan if intersection == 0.0 else np.inf
+    return intersection / union
 
 
 @matching.helper
