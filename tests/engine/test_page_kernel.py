@@ -158,7 +158,7 @@ def evaluation_state(evaluation) -> tuple:
     counts = evaluation.counts
     return (
         evaluation.page_ids, evaluation.page_pixels.tolist(), evaluation.page_reduced.tolist(),
-        evaluation.contribution_page.tolist(), evaluation.contribution_cell.tolist(),
+        evaluation.contribution_offsets.tolist(), evaluation.contribution_cell.tolist(),
         evaluation.contribution_value.view(np.uint64).tolist(),
         [getattr(counts, field).tolist() for field in ("denominator", "row", "column", "numerator")],
         evaluation.matrices.exact.fractions(), evaluation.warnings,

@@ -146,7 +146,7 @@ def _assert_the_same(merged, whole, tmp_path):
     merged.to_json(tmp_path / "merged.json")
     whole.to_json(tmp_path / "whole.json")
     assert (tmp_path / "merged.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
-    for name in ("page_pixels", "page_reduced", "contribution_page", "contribution_cell", "contribution_value"):
+    for name in ("page_pixels", "page_reduced", "contribution_offsets", "contribution_cell", "contribution_value"):
         mine, theirs = getattr(merged, name), getattr(whole, name)
         assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs), name
     assert merged.pages.equals(whole.pages) and merged.warnings == whole.warnings and repr(merged) == repr(whole)

@@ -209,7 +209,7 @@ def test_each_array_is_viewed_in_place_at_a_multiple_of_64_bytes(saved_a, tmp_pa
             array = array.base
         return array.base.obj if isinstance(array.base, memoryview) else array.base
 
-    arrays = (evaluation.contribution_value, evaluation.contribution_page, evaluation.page_reduced, evaluation.contribution_cell)
+    arrays = (evaluation.contribution_value, evaluation.page_reduced, evaluation.contribution_cell)
     assert all(array.flags.writeable for array in arrays)  # as NumPy's own
     assert len({id(buffer(array)) for array in arrays}) == 1 and isinstance(buffer(arrays[0]), bytearray)  # views of one read, no copy
 
@@ -279,6 +279,20 @@ def test_an_index_out_of_range_is_refused_before_use(saved_a, tmp_path):
     np.savez(folder / ARRAYS, **arrays)
     _resealed(folder, ARRAYS)
     _refused(folder, ARRAYS, "tore.contribution_cell", "outside")
+
+
+def test_contributions_out_of_page_order_are_refused(saved_a, tmp_path):
+    """The evaluation holds where each page's contributions start: a folder whose pages are not in
+    order (none tore evaluate writes) is refused, not read as other pages' contributions."""
+    folder = _copy(saved_a, tmp_path)
+    with np.load(folder / ARRAYS, allow_pickle=False) as archive:
+        arrays = dict(archive)
+    pages = arrays["tore.contribution_page"]
+    assert pages[0] < pages[-1]
+    arrays["tore.contribution_page"] = pages[::-1].copy()
+    np.savez(folder / ARRAYS, **arrays)
+    _resealed(folder, ARRAYS)
+    _refused(folder, ARRAYS, "tore.contribution_page", "page order")
 
 
 def test_another_version_or_a_foreign_folder_says_why(saved_a, tmp_path):

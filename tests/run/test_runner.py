@@ -192,8 +192,8 @@ def test_a_dense_first_batch_reserves_a_bounded_join():
     assert runner.BatchJoin.CELLS_RESERVED_AT_MOST < 2 * 4096 * 10**9
     for _ in range(3):
         join.take(dense)
-    pages, cells, values = join.cells()
-    assert np.array_equal(pages, np.repeat([0, 1, 2], 4096)) and np.array_equal(cells, np.tile(np.arange(4096), 3)) and values.sum() == 3 * 4096
+    offsets, cells, values = join.cells()
+    assert np.array_equal(offsets, [0, 4096, 8192, 12288]) and np.array_equal(cells, np.tile(np.arange(4096), 3)) and values.sum() == 3 * 4096
 
 
 def test_a_job_of_polygons_weighs_its_rows_too(monkeypatch):
@@ -244,7 +244,7 @@ def test_batches_arriving_out_of_order_are_joined_in_page_order(monkeypatch, arr
         one = evaluate_dataset(reference, prediction, workers=1)
         joined = evaluate_dataset(reference, prediction, workers=4, executor=_AtOnce())
         assert one.to_json() == joined.to_json(), name
-        for column in ("contribution_page", "contribution_cell", "contribution_value"):
+        for column in ("contribution_offsets", "contribution_cell", "contribution_value"):
             assert getattr(one, column).tobytes() == getattr(joined, column).tobytes(), (name, column)
         if one.box_outcomes is not None:
             for field in dataclasses.fields(one.box_outcomes):

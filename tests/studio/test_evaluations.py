@@ -88,7 +88,7 @@ def test_held_bytes_counts_the_evaluations_and_the_layouts_arrays_once():
     evaluated = _demo_evaluated()
     evaluation, columns = evaluated.evaluation, evaluated.reference.pages
     assert isinstance(columns, PageColumns)
-    some = sum(array.nbytes for array in (evaluation.contribution_page, evaluation.contribution_cell, evaluation.contribution_value,
+    some = sum(array.nbytes for array in (evaluation.contribution_offsets, evaluation.contribution_cell, evaluation.contribution_value,
                                           columns.bboxes, columns.codes, columns.offsets))
     held = evaluations.held_bytes(evaluated)
     assert some <= held < 8 * some  # and mAP's records, TIDE's per-box decisions, the page scores: not a copy of all

@@ -21,3 +21,13 @@ def rows_of_runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     indices, int64: some pages' boxes, some boxes' points)."""
     counts = np.asarray(counts, np.int64)
     return np.repeat(np.asarray(starts, np.int64) - offsets_of(counts)[:-1], counts) + np.arange(int(counts.sum()), dtype=np.int64)
+
+
+def run_of_items(offsets: np.ndarray, dtype: type[np.integer] = np.int64) -> np.ndarray:
+    """Each item's run (`offsets`: runs + 1): the page of each of a run of pages' boxes, say."""
+    return np.repeat(np.arange(len(offsets) - 1, dtype=dtype), np.diff(offsets))
+
+
+def runs_at(offsets: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """The run of each item at positions `items`, found by bisection: no array of every item's run."""
+    return np.searchsorted(offsets, items, side="right") - 1

@@ -16,7 +16,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputWarning
 from tore_engine.core.layout import Page, PageColumns, scaled_boxes
-from tore_engine.core.offsets import offsets_of, rows_of_runs
+from tore_engine.core.offsets import offsets_of, rows_of_runs, run_of_items
 from tore_engine.core.polygons import Polygons
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.engine import page_kernel as kernel
@@ -45,12 +45,12 @@ class PreparedBatch:
         boxes, pieces = kernel.kernel_arrays(self.extents, self.classes)
         if pieces is None or self.extents.polygon is None:
             return boxes, None, None
-        polygon_sides = np.bincount(_box_pages(self.offsets), weights=self.extents.polygon, minlength=len(self.offsets) - 1) > 0
+        polygon_sides = np.bincount(run_of_items(self.offsets), weights=self.extents.polygon, minlength=len(self.offsets) - 1) > 0
         return boxes, pieces, polygon_sides[0::2] | polygon_sides[1::2]
 
     def side_boxes(self) -> tuple[SideBoxes, SideBoxes]:
         """Each side's boxes as mAP reads them: unclipped, in file order, page by page."""
-        side_of = _box_pages(self.offsets)
+        side_of = run_of_items(self.offsets)
         counts = np.diff(self.offsets)
 
         def side(parity: int, scored: bool) -> SideBoxes:
@@ -62,12 +62,12 @@ class PreparedBatch:
 
     def prediction_boxes(self) -> np.ndarray:
         """(boxes,) bool: which boxes are the prediction's (the others, the reference's)."""
-        return _box_pages(self.offsets) % 2 == 1
+        return run_of_items(self.offsets) % 2 == 1
 
     def kept(self, keep: np.ndarray) -> "PreparedBatch":
         """The same pages with only the boxes where `keep` is true (as if the others had never
         been read; no warnings)."""
-        offsets = offsets_of(np.bincount(_box_pages(self.offsets)[keep], minlength=len(self.offsets) - 1))
+        offsets = offsets_of(np.bincount(run_of_items(self.offsets)[keep], minlength=len(self.offsets) - 1))
         return PreparedBatch(self.page_ids, self.frames, offsets, self.classes[keep], self.extents.take(keep), [], self.boxes[keep], self.scores[keep])
 
     def tasks(self) -> list[PageTask]:
@@ -84,10 +84,6 @@ class PreparedBatch:
 def _class_indices(columns: PageColumns, index: dict[str, int]) -> np.ndarray:
     by_code = np.array([index[label] for label in columns.vocabulary], dtype=np.int64)
     return by_code[columns.codes] if len(columns.codes) else np.zeros(0, dtype=np.int64)
-
-
-def _box_pages(offsets: np.ndarray) -> np.ndarray:
-    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
 
 
 def _scaled(predictions: PageColumns, matched: np.ndarray, references: PageColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray, Polygons | None]:
@@ -164,7 +160,7 @@ def _warnings(page_ids: list[str], frames: np.ndarray, offsets: np.ndarray, boxe
     """Every page's warnings in `prepare_page`'s order (`dataset._box_warnings`): by page; the
     reference's boxes, then the prediction's (or that there is none); on each side the boxes that
     paint nothing, then the clipped ones. Ordered for the whole batch at once, then worded."""
-    side_of = _box_pages(offsets)
+    side_of = run_of_items(offsets)
     flagged = np.concatenate([np.flatnonzero(~extents.paints), np.flatnonzero(extents.clipped)])
     kinds = np.repeat([PAINTS_NOTHING, CLIPPED], [int((~extents.paints).sum()), int(extents.clipped.sum())])
     missing = np.flatnonzero(matched < 0)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tore_engine.core.offsets import run_of_items
 from tore_engine.metrics.box_kernel import CLS, IGNORED, TP
 from tore_engine.metrics.box_outcomes import BoxOutcomes
 
@@ -33,15 +34,11 @@ class BoxCells:
     pages: np.ndarray
 
 
-def _pages_of(offsets: np.ndarray) -> np.ndarray:
-    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-
-
 def box_cells(outcomes: BoxOutcomes, classes: int) -> BoxCells:
     """Each prediction's cell and each reference box's that no true positive or Cls error claims
     (row or column `classes`: the last one, no box on that side)."""
     kinds, partners = outcomes.prediction_kinds, outcomes.prediction_partners
-    prediction_pages = _pages_of(outcomes.prediction_offsets)
+    prediction_pages = run_of_items(outcomes.prediction_offsets)
     claimed = (kinds == TP) | (kinds == CLS)
     partner_at = outcomes.reference_offsets[prediction_pages] + partners  # the partner's position among all reference boxes
     prediction_rows = np.full(len(kinds), classes, dtype=np.int64)
@@ -49,7 +46,7 @@ def box_cells(outcomes: BoxOutcomes, classes: int) -> BoxCells:
     counted = kinds != IGNORED  # TIDE's ignored boxes are left out, as in its counts
     free = np.ones(len(outcomes.reference_classes), dtype=bool)
     free[partner_at[claimed]] = False
-    reference_pages = _pages_of(outcomes.reference_offsets)
+    reference_pages = run_of_items(outcomes.reference_offsets)
     return BoxCells(np.concatenate([prediction_rows[counted], outcomes.reference_classes[free]]),
                     np.concatenate([outcomes.prediction_classes[counted], np.full(int(free.sum()), classes, dtype=np.int64)]),
                     np.concatenate([prediction_pages[counted], reference_pages[free]]))

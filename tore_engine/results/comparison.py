@@ -115,7 +115,7 @@ def outcome_page_values(evaluation: Evaluation, label: str, outcome: str) -> np.
     picked = {"Background": columns == 0, "own class": columns == own, "elsewhere": (columns != 0) & (columns != own)}[outcome]
     hits = in_row & picked
     values = np.zeros(len(evaluation.page_ids))
-    np.add.at(values, evaluation.contribution_page[hits], evaluation.contribution_value[hits])
+    np.add.at(values, evaluation.contribution_pages()[hits], evaluation.contribution_value[hits])
     return values
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tore_engine.core.offsets import offsets_of
 from tore_engine.metrics.algorithm1 import ExactCounts
 from tore_engine.metrics.map_report import PAGE_SUBSET
 from tore_engine.metrics.matrices import ToreMatrices, page_foreground_rows
@@ -91,7 +92,8 @@ def subset_evaluation(evaluation: Evaluation, pages: np.ndarray, counts: ExactCo
     pages = np.asarray(pages, dtype=np.int64)
     position = np.full(len(evaluation.page_ids), -1, dtype=np.int64)
     position[pages] = np.arange(len(pages))
-    kept = position[evaluation.contribution_page] >= 0
+    contribution_pages = position[evaluation.contribution_pages()]
+    kept = contribution_pages >= 0
     page_ids = [evaluation.page_ids[k] for k in pages.tolist()]
     page_reduced = evaluation.page_reduced[pages]
     shown = set(page_ids)
@@ -101,7 +103,7 @@ def subset_evaluation(evaluation: Evaluation, pages: np.ndarray, counts: ExactCo
         page_ids=page_ids,
         page_pixels=evaluation.page_pixels[pages],
         page_reduced=page_reduced,
-        contribution_page=position[evaluation.contribution_page[kept]].astype(np.int32),
+        contribution_offsets=offsets_of(np.bincount(contribution_pages[kept], minlength=len(pages))),
         contribution_cell=evaluation.contribution_cell[kept],
         contribution_value=evaluation.contribution_value[kept],
         counts=counts,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tore_engine.core.offsets import run_of_items
 from tore_engine.metrics.matrices import REDUCED_CLASSES, MatrixSet, view_matrices
 from tore_engine.results.evaluation import Evaluation, class_index
 
@@ -59,7 +60,7 @@ def cell_page_values(evaluation: Evaluation, view: str, row: str, column: str) -
         return evaluation.page_reduced[:, i, j].astype(float)
     hits = evaluation.contribution_cell == i * evaluation.taxonomy.size + j
     values = np.zeros(len(evaluation.page_ids))
-    np.add.at(values, evaluation.contribution_page[hits], evaluation.contribution_value[hits])
+    np.add.at(values, evaluation.contribution_pages()[hits], evaluation.contribution_value[hits])
     return values
 
 
@@ -69,7 +70,7 @@ def page_class_pixels(evaluation: Evaluation) -> tuple[np.ndarray, np.ndarray]:
     Algorithm 1 splits it."""
     pages, size = len(evaluation.page_ids), evaluation.taxonomy.size
     rows, columns = np.divmod(evaluation.contribution_cell, size)
-    first = evaluation.contribution_page.astype(np.int64) * size  # bincount sums in entry order, as np.add.at, 5x faster
+    first = run_of_items(evaluation.contribution_offsets) * size  # bincount sums in entry order, as np.add.at, 5x faster
     reference, predicted = (np.bincount(first + side, weights=evaluation.contribution_value, minlength=pages * size).reshape(pages, size)
                             for side in (rows, columns))
     return reference, predicted

@@ -39,6 +39,7 @@ import msgspec
 import numpy as np
 
 from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.offsets import offsets_of
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.io.files import read_bytes
 from tore_engine.metrics.algorithm1 import ExactCounts
@@ -229,6 +230,11 @@ class _Arrays:
         else:
             self.arrays[name] = np.ascontiguousarray(array)
 
+    def add_later(self, name: str, make: Callable[[], np.ndarray]) -> None:
+        """An array made only as it is written, and let go of after: a column the evaluation holds
+        in another form (pages as offsets, match bits as rows of a table), written as it always was."""
+        self.arrays[name] = make
+
     def add_counts(self, prefix: str, counts: ExactCounts) -> None:
         for field in ("denominator", "row", "column", "numerator"):
             self.add(f"{prefix}.{field}", getattr(counts, field))
@@ -238,7 +244,7 @@ class _Arrays:
         each record's matched and ignored bits (held as rows of a table) made only as they are written."""
         for field in MATCH_FIELDS:
             if field in ("matched", "ignored"):
-                self.arrays[f"{prefix}.{field}"] = functools.partial(_bits, matches, 0 if field == "matched" else 1)
+                self.add_later(f"{prefix}.{field}", functools.partial(_bits, matches, 0 if field == "matched" else 1))
                 continue
             array = getattr(matches, field)
             self.add(f"{prefix}.{field}", array.astype(np.int32) if field in ("classes", "ranks") else array)
@@ -277,7 +283,7 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
     parts = ["tore"]
     arrays.add("tore.page_pixels", evaluation.page_pixels)
     arrays.add("tore.page_reduced", evaluation.page_reduced)
-    arrays.add("tore.contribution_page", evaluation.contribution_page)
+    arrays.add_later("tore.contribution_page", evaluation.contribution_pages)
     arrays.add("tore.contribution_cell", evaluation.contribution_cell)
     arrays.add("tore.contribution_value", evaluation.contribution_value)
     arrays.add_counts("tore.counts", evaluation.counts)
@@ -573,6 +579,8 @@ def open_saved(folder: str | Path) -> Evaluation:
     pages, k = len(text.page_ids), taxonomy.size
     page_reduced = arrays.get("tore.page_reduced", "i", 3, pages)
     contribution_page = arrays.indices("tore.contribution_page", pages)
+    if np.any(contribution_page[1:] < contribution_page[:-1]):
+        raise _problem(arrays_path, "array 'tore.contribution_page' is not in page order")
     entries = len(contribution_page)
     counts = arrays.counts("tore.counts", k)
     if page_reduced.shape[1:] != (2, 2):
@@ -587,7 +595,7 @@ def open_saved(folder: str | Path) -> Evaluation:
         page_ids=text.page_ids,
         page_pixels=arrays.get("tore.page_pixels", "i", 1, pages),
         page_reduced=page_reduced,
-        contribution_page=contribution_page,
+        contribution_offsets=offsets_of(np.bincount(contribution_page, minlength=pages)),
         contribution_cell=arrays.indices("tore.contribution_cell", k * k, entries),
         contribution_value=arrays.get("tore.contribution_value", "f", 1, entries),
         counts=counts,

@@ -112,13 +112,13 @@ class BatchJoin:
     batch's go at once, so that it never holds every batch's arrays beside their join. `references`
     and `predictions`: the inputs' boxes, the most that the records and outcomes can hold."""
 
-    CELL_TYPES = (np.int32, np.int32, np.float64)  # page, cell (K is at most 2048, so K * K fits), value
+    CELL_TYPES = (np.int32, np.float64)  # cell (K is at most 2048, so K * K fits), value; their pages as offsets
     CELLS_RESERVED_AT_MOST = 1 << 26  # rows (512 MB of values, untouched until written): a dense first batch (K^2 cells a page) must not reserve terabytes
 
     def __init__(self, pages: int, references: int, predictions: int) -> None:
         self._pages, self._references, self._predictions = pages, references, predictions
         self._cells: list[Appended] = []  # reserved at the first batch, from its cells a page
-        self._page = 0
+        self._page_ends: list[np.ndarray] = []  # where each batch's pages' cells end among all cells
         self._matches: MatchRuns | None = None
         self._convention, self._predicted, self._unscored = "", 0, 0
         self._boxes: box_outcomes.BoxOutcomeRuns | None = None
@@ -129,10 +129,9 @@ class BatchJoin:
         if not self._cells:  # twice the first batch's cells a page: what is reserved but not written costs nothing
             expected = min(2 * math.ceil(len(outcome.cells) * self._pages / max(outcome.page_count, 1)), self.CELLS_RESERVED_AT_MOST)
             self._cells = [Appended(dtype, expected) for dtype in self.CELL_TYPES]
-        pages = np.repeat(np.arange(self._page, self._page + outcome.page_count, dtype=np.int32), np.diff(outcome.bounds))
-        for column, values in zip(self._cells, (pages, outcome.cells, outcome.values)):
+        self._page_ends.append(outcome.bounds[1:] + len(self._cells[0]))
+        for column, values in zip(self._cells, (outcome.cells, outcome.values)):
             column.append(values)
-        self._page += outcome.page_count
         self._freed.let_go(outcome.cells.nbytes + outcome.values.nbytes + outcome.bounds.nbytes)
         if outcome.map_state is not None:
             if self._matches is None:
@@ -149,9 +148,9 @@ class BatchJoin:
         return replace(outcome, bounds=nothing, cells=nothing.astype(np.int32), values=nothing.astype(np.float64), map_state=None, box_outcomes=None)
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every page's non-zero cells: (page, cell, value) columns in page order."""
-        page, cell, value = (column.array() for column in self._cells) if self._cells else (np.zeros(0, dtype) for dtype in self.CELL_TYPES)
-        return page, cell, value
+        """Every page's non-zero cells: (offsets, cell, value), page p's at `offsets[p]:offsets[p + 1]`."""
+        cell, value = (column.array() for column in self._cells) if self._cells else (np.zeros(0, dtype) for dtype in self.CELL_TYPES)
+        return np.concatenate([np.zeros(1, np.int64), *self._page_ends]).astype(np.int64), cell, value
 
     def map_state(self, reason: str | None) -> tuple[MapState | None, str | None]:
         """mAP's records of all pages, in page order; None (and why) when there is nothing to rank."""
@@ -656,14 +655,14 @@ def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutco
         assert outcome.scored is not None, "evaluate_task counts every batch's scored boxes"
         pixels[batch_pages], page_reduced[batch_pages], page_scored[batch_pages] = outcome.pixels, outcome.reduced, outcome.scored
         page = batch_pages.stop
-    contribution_page, contribution_cell, contribution_value = cells
+    contribution_offsets, contribution_cell, contribution_value = cells
     page_reduced = exact_integers(page_reduced, page_reduced.size)
     return Evaluation(
         taxonomy=taxonomy,
         page_ids=page_ids,
         page_pixels=exact_integers(pixels.astype(object), len(pixels)),
         page_reduced=page_reduced,
-        contribution_page=contribution_page,
+        contribution_offsets=contribution_offsets,
         contribution_cell=contribution_cell,
         contribution_value=contribution_value,
         counts=counts,

@@ -20,6 +20,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.extras import install_command
+from tore_engine.core.offsets import run_of_items, runs_at
 from tore_engine.core.text_safety import write_csv
 from tore_engine.writers.content import ReportContent
 
@@ -40,7 +41,7 @@ class CellTable:
 
 def output_order(content: ReportContent) -> np.ndarray:
     """The contributions' positions sorted by page and then cell."""
-    return np.lexsort((content.contribution_cell, content.contribution_page))
+    return np.lexsort((content.contribution_cell, run_of_items(content.contribution_offsets)))
 
 
 def cell_table(content: ReportContent, positions: np.ndarray | None = None) -> CellTable:
@@ -52,7 +53,7 @@ def cell_table(content: ReportContent, positions: np.ndarray | None = None) -> C
     totals = content.matrices.full.confusion.ravel()[cell]
     share = np.divide(pixels, totals, out=np.zeros(len(pixels)), where=totals != 0)
     row, column = np.divmod(cell, len(content.matrices.classes))
-    return CellTable(content.contribution_page[positions], row, column, pixels, share)
+    return CellTable(runs_at(content.contribution_offsets, positions), row, column, pixels, share)
 
 
 ROWS_AT_ONCE = 65_536  # rows made at a time: all 5 million of 100,000 pages at once took 900 MB as Python objects

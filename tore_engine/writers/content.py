@@ -31,7 +31,7 @@ class ReportContent:
     page_pixels: np.ndarray  # (pages,)
     page_reduced: np.ndarray  # (pages, 2, 2) integer Background/Foreground matrices
     warnings: Sequence[InputWarning]
-    contribution_page: np.ndarray  # (entries,) page index of each contribution
+    contribution_offsets: np.ndarray  # (pages + 1,) page p's contributions at offsets[p]:offsets[p + 1]
     contribution_cell: np.ndarray  # (entries,) row * K + column
     contribution_value: np.ndarray  # (entries,) pixels
     map: MapReport | None = None
