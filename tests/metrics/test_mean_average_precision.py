@@ -159,12 +159,16 @@ PAGE_SETS = st.lists(st.tuples(boxes(False), boxes(True)), min_size=1, max_size=
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(PAGE_SETS)
 def test_generated_sets_equal_pycocotools_and_both_paths_agree(monkeypatch, rows):
-    pages = [page(reference, prediction) for reference, prediction in rows]
+    _equal_pycocotools_on_both_paths(monkeypatch, [page(reference, prediction) for reference, prediction in rows], 3)
+
+
+def _equal_pycocotools_on_both_paths(monkeypatch, pages: list, class_count: int) -> None:
+    """The NumPy path's figures are pycocotools', and the compiled path's the same, to the bit."""
     results = {}
     for mode in PATHS:
         monkeypatch.setenv(map_kernel.KERNEL_ENV, mode)
-        results[mode] = mean_average_precision(pages, 3, "coco")
-    assert_equals_pycocotools(results["numpy"], pages, 3)
+        results[mode] = mean_average_precision(pages, class_count, "coco")
+    assert_equals_pycocotools(results["numpy"], pages, class_count)
     assert results["numpy"].per_class == results["always"].per_class
     assert np.array_equal(results["numpy"].pages, results["always"].pages, equal_nan=True)
     assert [getattr(results["numpy"], s) for s in STATS] == [getattr(results["always"], s) for s in STATS]
@@ -175,14 +179,7 @@ def test_boxes_whose_areas_underflow_match_as_pycocotools_on_both_paths(monkeypa
     by 0 (NaN, which its matching lets through), where the compiled and the plain Python kernels
     raised ZeroDivisionError (`tore evaluate`: an internal error). A normal box beside them."""
     tiny = [1e-170, 1e-170, 2e-170, 2e-170]
-    pages = [page([[0, *tiny], [1, 10, 10, 50, 50]], [[0, *tiny, 0.9], [1, 12, 12, 50, 50, 0.8]])]
-    results = {}
-    for mode in PATHS:
-        monkeypatch.setenv(map_kernel.KERNEL_ENV, mode)
-        results[mode] = mean_average_precision(pages, 2, "coco")
-    assert_equals_pycocotools(results["numpy"], pages, 2)
-    assert results["numpy"].per_class == results["always"].per_class
-    assert [getattr(results["numpy"], s) for s in STATS] == [getattr(results["always"], s) for s in STATS]
+    _equal_pycocotools_on_both_paths(monkeypatch, [page([[0, *tiny], [1, 10, 10, 50, 50]], [[0, *tiny, 0.9], [1, 12, 12, 50, 50, 0.8]])], 2)
 
 
 def _matches_equal(a: PageMatches, b: PageMatches) -> bool:
