@@ -85,6 +85,52 @@ def test_is_cached_reads_numbas_index_on_the_installed_numba(tmp_path):
     assert run() == "True 41 True"  # warm: found before loading
 
 
+LENT_HELPER = """
+def lent(x):
+    return 2 * x
+"""
+
+BORROWING_KERNELS = """
+import types
+import lending
+from tore_engine.core.jit import Kernels
+
+kernels = Kernels(borrowing=True)
+lent = kernels.helper(types.FunctionType(lending.lent.__code__, globals(), "lent"))  # as box_kernel borrows mAP's IoU
+
+
+@kernels.entry(lambda types: (types.int64,))
+def entry(x):
+    return lent(x) + 1
+"""
+
+BORROW = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import borrowing_kernels
+print(borrowing_kernels.kernels.is_cached(), borrowing_kernels.kernels.load()(20))
+"""
+
+
+def test_a_helper_borrowed_from_another_file_renews_the_cache_when_that_file_changes(tmp_path):
+    """numba keys the disk cache by the entry's own file: a helper from another file (TIDE's box
+    kernel calls mAP's IoU) changed there left the cached entry running the old helper, after a
+    `git pull` or an upgrade that did not touch the entry's file. The key takes the helper's file in."""
+    pytest.importorskip("numba", reason="numba is not installed: the kernels are not used")
+    (tmp_path / "lending.py").write_text(LENT_HELPER)
+    (tmp_path / "borrowing_kernels.py").write_text(BORROWING_KERNELS)
+    env = {**os.environ, jit.CACHE_ENV: str(tmp_path / "cache")}
+
+    def run() -> str:
+        result = subprocess.run([sys.executable, "-c", BORROW, str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert run() == "False 41" and run() == "True 41"  # compiled, then loaded
+    (tmp_path / "lending.py").write_text(LENT_HELPER.replace("2 * x", "3 * x"))
+    assert run() == "False 61" and run() == "True 61"  # the helper's change noticed: compiled again
+
+
 ALLOCATING_KERNELS = """
 import numpy as np
 from tore_engine.core.jit import Kernels

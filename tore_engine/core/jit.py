@@ -17,8 +17,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 import tempfile
@@ -167,6 +169,24 @@ class Kernels:
         assert self._entry is not None and self._signature is not None, "Kernels.entry registers the entry point"
         self._argument_types = self._signature(numba.types)
         self._dispatcher = numba.njit(cache=True, nogil=True)(self._entry)
+        self._stamp_helpers_files(self._dispatcher)
+
+    def _stamp_helpers_files(self, dispatcher: Any) -> None:
+        """numba keys an entry's disk cache by the content of the entry's own source file: a helper
+        borrowed from another file (TIDE's box kernel calls mAP's IoU) could change without the cache
+        noticing, and a clone updated by `git pull`, or an upgrade, would go on running the old
+        helper. The key takes the content of every helper's file in too. This sets numba's internal
+        stamp (numba 0.59 to 0.68, tests/core/test_jit.py); anything unexpected leaves numba's own."""
+        entry_file = inspect.getsourcefile(cast(Callable, self._entry))
+        others = sorted({inspect.getsourcefile(function) or "" for function in self._helpers} - {entry_file, ""})
+        if not others:
+            return
+        try:
+            cache_file = dispatcher._cache._cache_file
+            digest = hashlib.sha256(b"".join(Path(path).read_bytes() for path in others)).hexdigest()
+            cache_file._source_stamp = (cache_file._source_stamp, digest)
+        except (AttributeError, OSError):
+            pass
 
     def is_cached(self) -> bool:
         """Whether the disk cache holds the entry for this machine, read from numba's index without
