@@ -74,15 +74,16 @@ def test_is_cached_reads_numbas_index_on_the_installed_numba(tmp_path):
     runs, never wrong ones): this test says so instead."""
     pytest.importorskip("numba", reason="numba is not installed: the kernels are not used")
     (tmp_path / "probe_kernels.py").write_text(PROBE_KERNELS)
-    env = {**os.environ, jit.CACHE_ENV: str(tmp_path / "cache")}
+    assert _probe(PROBE, tmp_path) == "False 41 True"  # cold: compiled, then found in the index
+    assert _probe(PROBE, tmp_path) == "True 41 True"  # warm: found before loading
 
-    def run() -> str:
-        result = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
-        assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
 
-    assert run() == "False 41 True"  # cold: compiled, then found in the index
-    assert run() == "True 41 True"  # warm: found before loading
+def _probe(script: str, folder: Path) -> str:
+    """What `script` prints, run in a new process on the modules in `folder`, its cache folder there."""
+    env = {**os.environ, jit.CACHE_ENV: str(folder / "cache")}
+    result = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
 
 
 LENT_HELPER = """
@@ -119,16 +120,9 @@ def test_a_helper_borrowed_from_another_file_renews_the_cache_when_that_file_cha
     pytest.importorskip("numba", reason="numba is not installed: the kernels are not used")
     (tmp_path / "lending.py").write_text(LENT_HELPER)
     (tmp_path / "borrowing_kernels.py").write_text(BORROWING_KERNELS)
-    env = {**os.environ, jit.CACHE_ENV: str(tmp_path / "cache")}
-
-    def run() -> str:
-        result = subprocess.run([sys.executable, "-c", BORROW, str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
-        assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
-
-    assert run() == "False 41" and run() == "True 41"  # compiled, then loaded
+    assert _probe(BORROW, tmp_path) == "False 41" and _probe(BORROW, tmp_path) == "True 41"  # compiled, then loaded
     (tmp_path / "lending.py").write_text(LENT_HELPER.replace("2 * x", "3 * x"))
-    assert run() == "False 61" and run() == "True 61"  # the helper's change noticed: compiled again
+    assert _probe(BORROW, tmp_path) == "False 61" and _probe(BORROW, tmp_path) == "True 61"  # the helper's change noticed: compiled again
 
 
 ALLOCATING_KERNELS = """
