@@ -51,10 +51,15 @@ _sort_by_class = _borrowed(map_kernel._sort_by_class)
 def _first_best(ious, row, count, mask, used, want_used):
     """numpy's argmax of TIDE's masked IoU row: the first reference box of the highest value, where
     a box left out by `mask` (its class: 1 the same, 0 another, -1 any) or by `want_used` (1 only
-    taken boxes, -1 any) counts as 0."""
+    taken boxes, -1 any) counts as 0. A NaN IoU (two boxes whose areas underflow: 0 / 0) is the
+    row's maximum, as numpy's argmax makes it, and survives the masks, which tidecv multiplies into
+    its matrices, but for the taken boxes of its true-positive pass (`want_used` 0), whose column it
+    sets to 0."""
     best, where = -1.0, 0
     for g in range(count):
         value = ious[row, g]
+        if value != value and not (want_used == 0 and used[0, g] == 1):
+            return g, value
         if (mask >= 0 and mask != used[1, g]) or (want_used >= 0 and want_used != used[0, g]):
             value = 0.0
         if value > best:

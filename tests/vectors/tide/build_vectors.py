@@ -46,6 +46,9 @@ def handmade() -> dict[str, dict]:
         "only_dupe": {"pages": [page([r], [[1, 0.0, 0.0, 10.0, 10.0, 0.9], [1, 0.0, 0.0, 10.0, 9.0, 0.8]])]},
         "only_bkg": {"pages": [page([r], [[1, 0.0, 0.0, 10.0, 10.0, 0.9], [1, 50.0, 50.0, 60.0, 60.0, 0.95]])]},
         "only_miss": {"pages": [page([r, [1, 40.0, 40.0, 50.0, 50.0]], [[1, 0.0, 0.0, 10.0, 10.0, 0.9]])]},
+        # a box and a prediction whose areas underflow (sides of 1e-170): their IoU is 0 / 0, NaN
+        "underflowing_areas": {"pages": [page([[0, 1e-170, 1e-170, 2e-170, 2e-170], [1, 10.0, 10.0, 50.0, 50.0]],
+                                              [[0, 1e-170, 1e-170, 2e-170, 2e-170, 0.9], [1, 12.0, 12.0, 50.0, 50.0, 0.8]])]},
         # IoU exactly 0.5 with a free box matches; exactly 0.5 with a taken box is Loc (tested before Dupe);
         # exactly 0.1 is Loc, not Bkg; two boxes of equal IoU: the first is taken.
         "iou_boundaries": {"pages": [
