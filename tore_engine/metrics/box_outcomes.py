@@ -272,11 +272,8 @@ def summarise(outcomes: BoxOutcomes, class_count: int) -> ErrorSummary:
 def _kept_errors(kind: int, classes: np.ndarray, kinds: np.ndarray, fixes: np.ndarray, errors: np.ndarray) -> np.ndarray:
     """The classes, in page order, of the error records that a run fixing the errors of `kind`
     keeps (`_fixed_records`): what its class order is made from."""
-    if kind in (CLS, LOC):
-        moved = kinds == kind
-        kept = errors & (~moved | (fixes >= 0))
-        return np.where(moved, fixes, classes)[kept]
-    return classes[errors if kind == MISS else errors & (kinds != kind)]
+    keep, moved_to, _ = _fixed_records(kind, classes, kinds, fixes, ~errors)
+    return moved_to[errors if keep is None else keep & errors]
 
 
 def _fixed_records(kind: int, classes: np.ndarray, kinds: np.ndarray, fixes: np.ndarray, true: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:

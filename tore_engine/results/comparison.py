@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tore_engine.core.errors import InputError
+from tore_engine.core.offsets import runs_at
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.box_kernel import ERROR_KINDS
 from tore_engine.metrics.matrices import MatrixSet, page_foreground_rates, view_matrices
@@ -115,7 +116,7 @@ def outcome_page_values(evaluation: Evaluation, label: str, outcome: str) -> np.
     picked = {"Background": columns == 0, "own class": columns == own, "elsewhere": (columns != 0) & (columns != own)}[outcome]
     hits = in_row & picked
     values = np.zeros(len(evaluation.page_ids))
-    np.add.at(values, evaluation.contribution_pages()[hits], evaluation.contribution_value[hits])
+    np.add.at(values, runs_at(evaluation.contribution_offsets, np.flatnonzero(hits)), evaluation.contribution_value[hits])
     return values
 
 
