@@ -258,6 +258,40 @@ def test_the_matching_kernels_table_of_match_bits_holds_each_pair_once_in_the_or
     assert np.array_equal(table[codes, 0], matched) and np.array_equal(table[codes, 1], ignored)
 
 
+def test_a_pages_curves_are_computed_once_for_thresholds_whose_positives_are_the_same():
+    """`map_kernel._distinct_thresholds` (the page values skip a threshold whose true and false
+    positives are its predecessor's) against the records' columns compared threshold by threshold:
+    records where few thresholds differ (IoUs between two of them are rare) and where all do."""
+    distinct_thresholds = getattr(map_kernel._distinct_thresholds, "py_func", map_kernel._distinct_thresholds)
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        count, area = int(rng.integers(0, 6)), int(rng.integers(0, 4))
+        reached = rng.integers(0, 11, count)  # a detection matches the thresholds below this
+        matched = ((np.uint64(1) << reached.astype(np.uint64)) - np.uint64(1)) << np.uint64(area * 10)
+        ignored = rng.choice([0, 2**40 - 1, *rng.integers(0, 2**40, 2)], count).astype(np.uint64)
+        if rng.random() < 0.3:
+            matched = rng.integers(0, 2**40, count, dtype=np.uint64)
+        valid = ~(ignored >> np.uint64(area * 10))
+        hits = ((matched >> np.uint64(area * 10)) & valid)
+        columns = [(tuple((hits >> np.uint64(t)) & np.uint64(1)), tuple((valid >> np.uint64(t)) & np.uint64(1))) for t in range(10)]
+        expected = sum(1 << t for t in range(10) if t == 0 or columns[t] != columns[t - 1])
+        assert distinct_thresholds(matched, ignored, count, np.uint64(area * 10)) == expected
+
+
+def test_each_boxs_area_ranges_are_those_cocoeval_keeps_it_in():
+    """`map_kernel._area_masks` against COCOeval's test (`map_numpy`'s: left out below the range's
+    low end or above its high one), at the ranges' ends, NaN and infinite areas included."""
+    area_masks = getattr(map_kernel._area_masks, "py_func", map_kernel._area_masks)
+    ends = np.unique(map_kernel.AREA_RANGES_K.ravel())
+    areas = np.concatenate([ends, np.nextafter(ends, -np.inf), np.nextafter(ends, np.inf), [np.nan, np.inf, 0.0, 5e9]])
+    masks = np.zeros(len(areas), np.int64)
+    area_masks(areas, masks)
+    for area, (low, high) in enumerate(map_kernel.AREA_RANGES_K):
+        with np.errstate(invalid="ignore"):
+            outside = (areas < low) | (areas > high)
+        assert np.array_equal((masks >> area) & 1 == 0, outside)
+
+
 def test_chunks_of_pages_merge_into_the_records_of_all_pages(path):
     pages = _random_pages(1, 40)
     reference = SideBoxes.from_pages([(xyxy, classes, None) for (xyxy, classes), _ in pages])

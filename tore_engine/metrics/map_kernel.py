@@ -61,10 +61,23 @@ accumulating = jit.Kernels(borrowing=True)
 # --- a page's curves (the matching's helpers) ----------------------------------------------------
 
 
-def _positives(matched, ignored, count, shift, epsilon, precisions, true_counts, falses):
-    """One pass over the first `count` records (in ranking order) for all thresholds of one area
-    range (bits `shift:shift + THRESHOLDS`): for each threshold t, the number of true positives
-    `true_counts[t]` and, for the k-th, the precision there, `precisions[t, k]`. Only true
+def _distinct_thresholds(matched, ignored, count, shift):
+    """The thresholds (bit t) of one area range whose true and false positives among the first
+    `count` records are not those of the threshold before: bit 0, and bit t where some record
+    matches or counts at t but not at t - 1, or the other way round. The others' curves are their
+    predecessor's (a detection's IoU rarely falls between two thresholds of one page and class)."""
+    differing = _ZERO
+    for i in range(count):
+        valid = ~(ignored[i] >> shift) & _FIELD
+        hits = (matched[i] >> shift) & valid
+        differing |= (hits ^ (hits << _ONE)) | (valid ^ (valid << _ONE))
+    return (differing | _ONE) & _FIELD
+
+
+def _positives(matched, ignored, count, shift, epsilon, distinct, precisions, true_counts, falses):
+    """One pass over the first `count` records (in ranking order) for the thresholds `distinct`
+    (bit t) of one area range (bits `shift:shift + THRESHOLDS`): for each, the number of true
+    positives `true_counts[t]` and, for the k-th, the precision there, `precisions[t, k]`. Only true
     positives matter: the interpolated precision at any detection is the best at a true positive
     at or after it (a false positive lowers the precision, an ignored one keeps it), and the
     recall rises only at them. `falses` is room for the false positive counts."""
@@ -72,7 +85,7 @@ def _positives(matched, ignored, count, shift, epsilon, precisions, true_counts,
         true_counts[t] = 0
         falses[t] = 0
     for i in range(count):
-        valid = ~(ignored[i] >> shift) & _FIELD
+        valid = ~(ignored[i] >> shift) & _FIELD & distinct
         if valid == _ZERO:
             continue
         hits = (matched[i] >> shift) & valid
@@ -111,7 +124,7 @@ def _sampled_sum(precisions, true_count, references, recall_thresholds):
     return total
 
 
-for _helper in (_positives, _envelope, _sampled_sum):
+for _helper in (_distinct_thresholds, _positives, _envelope, _sampled_sum):
     matching.helper(_helper)
 
 
@@ -176,29 +189,49 @@ def _iou(d, g, detections, references):
 
 
 @matching.helper
-def _outside(area, value):
-    return value < AREA_RANGES_K[area, 0] or value > AREA_RANGES_K[area, 1]
+def _area_masks(areas, masks):
+    """Each box's area ranges, bit a set where range a keeps it (COCOeval's test: an area below
+    the range's low end or above its high one is left out; a NaN area is kept), once for all
+    pages instead of at every class's every range."""
+    for box in range(len(areas)):
+        mask = 0
+        for area in range(AREAS):
+            if not (areas[box] < AREA_RANGES_K[area, 0] or areas[box] > AREA_RANGES_K[area, 1]):
+                mask |= 1 << area
+        masks[box] = mask
 
 
 @matching.helper
-def _same_as(area, references, reference_count, detections, detection_count, reference_areas, detection_areas):
-    """An earlier area range that leaves out exactly the same boxes of this page and class (then
-    the matches are the same: most classes' boxes all fall in one range), or -1."""
+def _outside(area, mask):
+    return (mask >> area) & 1 == 0
+
+
+@matching.helper
+def _masks_present(boxes, count, masks):
+    """The set of the area masks of `boxes[:count]`, bit m set where a box's mask is m."""
+    present = 0
+    for k in range(count):
+        present |= 1 << masks[boxes[k]]
+    return present
+
+
+@matching.helper
+def _same_as(area, present):
+    """An earlier area range that leaves out exactly the same boxes of this page and class, those
+    whose area masks are in `present` (then the matches are the same: most classes' boxes all fall
+    in one range), or -1."""
     for earlier in range(area):
         same = True
-        for g in range(reference_count):
-            value = reference_areas[references[g]]
-            same = same and _outside(area, value) == _outside(earlier, value)
-        for d in range(detection_count):
-            value = detection_areas[detections[d]]
-            same = same and _outside(area, value) == _outside(earlier, value)
+        for mask in range(1 << AREAS):
+            if (present >> mask) & 1 and _outside(area, mask) != _outside(earlier, mask):
+                same = False
         if same:
             return earlier
     return -1
 
 
 @matching.helper
-def _match_class(ious, references, reference_count, detections, detection_count, reference_areas, detection_areas,
+def _match_class(ious, references, reference_count, detections, detection_count, reference_masks, detection_masks,
                  thresholds, kept, taken, gt_order, skipped, matched, ignored, out, candidates):
     """`map_numpy.match_class` for one page and class: writes the detections' bits at
     `out:out + detection_count` of `matched` and `ignored`, and each area range's kept count.
@@ -214,8 +247,10 @@ def _match_class(ious, references, reference_count, detections, detection_count,
     `candidates` are room for them)."""
     for d in range(detection_count):
         matched[out + d], ignored[out + d] = np.uint64(0), np.uint64(0)
+    detections_present = _masks_present(detections, detection_count, detection_masks)
+    present = _masks_present(references, reference_count, reference_masks) | detections_present
     for area in range(AREAS):
-        earlier = _same_as(area, references, reference_count, detections, detection_count, reference_areas, detection_areas)
+        earlier = _same_as(area, present)
         if earlier >= 0:
             kept[area] = kept[earlier]
             to, since = np.uint64(area * THRESHOLDS), np.uint64(earlier * THRESHOLDS)
@@ -226,12 +261,12 @@ def _match_class(ious, references, reference_count, detections, detection_count,
         n = 0
         for outside in range(2):  # the kept reference boxes first, each group in file order
             for g in range(reference_count):
-                if _outside(area, reference_areas[references[g]]) == (outside == 1):
+                if _outside(area, reference_masks[references[g]]) == (outside == 1):
                     gt_order[n], skipped[n] = g, outside == 1
                     n += 1
             if outside == 0:
                 kept[area] = n
-        if kept[area] == 0 and _all_outside(area, detections, detection_count, detection_areas):
+        if kept[area] == 0 and _all_outside(area, detections_present):
             for d in range(detection_count):  # nothing to find, nothing inside: every detection ignored (most ranges, most classes)
                 ignored[out + d] |= _FIELD << np.uint64(area * THRESHOLDS)
             continue
@@ -252,7 +287,7 @@ def _match_class(ious, references, reference_count, detections, detection_count,
                 lost = hits if skipped[position] else _ZERO
             elif count > 1:
                 hits, lost = _greedy(ious, d, gt_order, candidates, count, skipped, taken, thresholds)
-            if _outside(area, detection_areas[detections[d]]):
+            if _outside(area, detection_masks[detections[d]]):
                 lost |= _FIELD & ~hits
             matched[out + d] |= hits << np.uint64(area * THRESHOLDS)
             ignored[out + d] |= lost << np.uint64(area * THRESHOLDS)
@@ -300,9 +335,10 @@ def _greedy(ious, d, gt_order, candidates, count, skipped, taken, thresholds):
 
 
 @matching.helper
-def _all_outside(area, detections, detection_count, detection_areas):
-    for d in range(detection_count):
-        if not _outside(area, detection_areas[detections[d]]):
+def _all_outside(area, present):
+    """Whether area range `area` leaves out every box whose mask is in `present`."""
+    for mask in range(1 << AREAS):
+        if (present >> mask) & 1 and not _outside(area, mask):
             return False
     return True
 
@@ -357,6 +393,9 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
     kept, taken, gt_order, skipped = np.zeros(AREAS, np.int64), np.zeros(most, np.uint64), np.zeros(most, np.int64), np.zeros(most, np.bool_)
     precisions, true_counts, falses = np.zeros((THRESHOLDS, LIMIT)), np.zeros(THRESHOLDS, np.int64), np.zeros(THRESHOLDS, np.int64)
     candidates = np.zeros(most, np.int64)
+    reference_masks, detection_masks = np.zeros(len(reference_areas), np.int64), np.zeros(len(detection_areas), np.int64)
+    _area_masks(reference_areas, reference_masks)
+    _area_masks(detection_areas, detection_masks)
     records = 0
     for page in range(pages):
         r0, r_count = reference_offsets[page], reference_offsets[page + 1] - reference_offsets[page]
@@ -383,17 +422,20 @@ def _match_pages(reference_offsets, reference_boxes, reference_areas, reference_
                 for g in range(g_count):
                     ious[d, g] = _iou(detections[d], references[g], detection_boxes, reference_boxes)
                 out_classes[records + d], out_scores[records + d], out_ranks[records + d] = label, scores[detections[d]], d
-            _match_class(ious, references, g_count, detections, d_kept, reference_areas, detection_areas,
+            _match_class(ious, references, g_count, detections, d_kept, reference_masks, detection_masks,
                          thresholds, kept, taken, gt_order, skipped, matched, ignored, records, candidates)
             for area in range(AREAS):
                 ground_truths[label, area] += kept[area]
             if kept[0] > 0:
                 scored += 1
-                _positives(matched[records:records + d_kept], ignored[records:records + d_kept], d_kept, _ZERO, epsilon,
-                           precisions, true_counts, falses)
+                page_matched, page_ignored = matched[records:records + d_kept], ignored[records:records + d_kept]
+                distinct = _distinct_thresholds(page_matched, page_ignored, d_kept, _ZERO)
+                _positives(page_matched, page_ignored, d_kept, _ZERO, epsilon, distinct, precisions, true_counts, falses)
+                threshold_sum = 0.0
                 for t in range(THRESHOLDS):
-                    _envelope(precisions[t], true_counts[t])
-                    threshold_sum = _sampled_sum(precisions[t], true_counts[t], kept[0], recall_thresholds)
+                    if distinct & (_ONE << np.uint64(t)) != _ZERO:
+                        _envelope(precisions[t], true_counts[t])
+                        threshold_sum = _sampled_sum(precisions[t], true_counts[t], kept[0], recall_thresholds)
                     total_sum += threshold_sum
                     if t == T50:
                         sum_50 += threshold_sum
