@@ -88,5 +88,8 @@ def test_write_csv_columns_writes_write_csvs_bytes(rows, header):
     bytes for any mix of text, numbers and empty cells, formula-like text guarded in any column."""
     by_rows, by_columns = io.StringIO(), io.StringIO()
     write_csv(by_rows, [header, *rows])
-    write_csv_columns(by_columns, header, [[row[k] for row in rows] for k in range(3)])
+    write_csv_columns(by_columns, header, [[[row[k] for row in rows] for k in range(3)]])
     assert by_columns.getvalue() == by_rows.getvalue()
+    in_blocks = io.StringIO()  # the same rows cut into blocks, some empty
+    write_csv_columns(in_blocks, header, [[[row[k] for row in rows[a:b]] for k in range(3)] for a, b in ((0, 0), (0, 3), (3, 4), (4, None))])
+    assert in_blocks.getvalue() == by_rows.getvalue()

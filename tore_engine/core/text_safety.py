@@ -50,14 +50,17 @@ def write_csv(handle: TextIO, rows: Iterable[Iterable[str | int | float]]) -> No
     writer.writerows([spreadsheet_text(cell) if isinstance(cell, str) else cell for cell in row] for row in rows)
 
 
-def write_csv_columns(handle: TextIO, header: Sequence[str], columns: Sequence[Sequence[str | int | float | None]]) -> None:
-    """`write_csv` of a header and equally long columns, the same bytes: only a column holding
-    text goes through `spreadsheet_text`, cell by cell, and the rest are written as they are
-    (pages.csv at 100,000 pages: median 1.13 -> 0.98 s, benchmarks/RESULTS.md)."""
-    safe = [[spreadsheet_text(cell) if isinstance(cell, str) else cell for cell in column] if str in set(map(type, column)) else column
-            for column in columns]
+def write_csv_columns(handle: TextIO, header: Sequence[str], blocks: Iterable[Sequence[Sequence[str | int | float | None]]]) -> None:
+    """`write_csv` of a header and the rows of blocks of equally long columns (one after the
+    other), the same bytes: only a column holding text goes through `spreadsheet_text`, cell by
+    cell, and the rest are written as they are (pages.csv at 100,000 pages: median 1.13 -> 0.98 s,
+    benchmarks/RESULTS.md). A block at a time: its cells as Python objects are all it holds."""
     write_csv(handle, [header])
-    csv.writer(handle, quoting=csv.QUOTE_NONNUMERIC).writerows(zip(*safe))
+    writer = csv.writer(handle, quoting=csv.QUOTE_NONNUMERIC)
+    for columns in blocks:
+        safe = [[spreadsheet_text(cell) if isinstance(cell, str) else cell for cell in column] if str in set(map(type, column)) else column
+                for column in columns]
+        writer.writerows(zip(*safe))
 
 
 def _escape(code: int) -> str:

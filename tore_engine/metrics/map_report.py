@@ -122,10 +122,12 @@ class MapReport:
         shown = ", ".join(f"{name} {_shown(self.figures[field])}" for name, field in zip(("mAP", "mAP50", "mAP75"), PAGE_FIELDS))
         return f"MapReport({self.convention}: {shown}; {len(self.per_class)} classes, {len(self.pages):,} pages)"
 
-    def page_columns(self) -> list[list[float | None]]:
-        """The pages' map, map_50 and map_75, a column each, None where undefined: pages.csv's mAP cells."""
-        values = self.pages.astype(object)
-        values[np.isnan(self.pages)] = None
+    def page_columns(self, pages: slice = slice(None)) -> list[list[float | None]]:
+        """The pages' map, map_50 and map_75 (of the pages `pages` selects), a column each, None
+        where undefined: pages.csv's mAP cells."""
+        chosen = self.pages[pages]
+        values = chosen.astype(object)
+        values[np.isnan(chosen)] = None
         return values.T.tolist()
 
     def to_json(self) -> dict:

@@ -20,6 +20,8 @@ from tore_engine.metrics.matrices import ToreMatrices, page_foreground_columns
 from tore_engine.metrics.sweep import SweepReport
 from tore_engine.writers.tables import MAP_CLASS_COLUMNS, MAP_PAGE_COLUMNS, PAGE_COLUMNS, PER_CLASS_COLUMNS, per_class_rows
 
+PAGE_BLOCK = 8_192  # pages a block of pages.csv's cells
+
 
 @dataclass(frozen=True)
 class ReportContent:
@@ -38,10 +40,15 @@ class ReportContent:
     map_reason: str | None = None
     sweep: SweepReport | None = None
     paired_pages: int | None = None  # reference pages with a prediction page (None: not known)
-    errors: dict | None = None  # report.json's `errors` (docs/cli.md#box-outcomes-and-tides-error-types); None: `errors_reason` says why
+    summarised_errors: Callable[[], dict | None] = lambda: None  # `errors`, waited for where read (made meanwhile in a thread)
     errors_reason: str | None = None
     page_counts: np.ndarray | None = None  # (pages, 9) each page's tp, fp, fn and error counts (PAGE_COUNT_COLUMNS), single taxonomy
     box_rows: Callable[[], Iterator[BoxRow]] | None = None  # boxes.csv's rows, made as they are written
+
+    @property
+    def errors(self) -> dict | None:
+        """report.json's `errors` (docs/cli.md#box-outcomes-and-tides-error-types); None: `errors_reason` says why."""
+        return self.summarised_errors()
 
     @property
     def pixels(self) -> int:
@@ -52,15 +59,22 @@ class ReportContent:
         when there are box outcomes (single taxonomy)."""
         return PAGE_COLUMNS + (MAP_PAGE_COLUMNS if self.map is not None else ()) + (PAGE_COUNT_COLUMNS if self.page_counts is not None else ())
 
-    def page_column_values(self) -> list[list]:
-        """pages.csv's columns: id, pixels, Foreground recall, precision, F1 (and map, map_50, map_75,
-        None for a page without reference box; then tp, fp, fn and the error counts)."""
-        columns = page_foreground_columns(self.page_ids, self.page_pixels, self.page_reduced)
+    def page_column_values(self, pages: slice = slice(None)) -> list[list]:
+        """pages.csv's columns (of the pages `pages` selects): id, pixels, Foreground recall,
+        precision, F1 (and map, map_50, map_75, None for a page without reference box; then tp, fp,
+        fn and the error counts)."""
+        columns = page_foreground_columns(self.page_ids[pages], self.page_pixels[pages], self.page_reduced[pages])
         if self.map is not None:
-            columns += self.map.page_columns()
+            columns += self.map.page_columns(pages)
         if self.page_counts is not None:
-            columns += self.page_counts.T.tolist()
+            columns += self.page_counts[pages].T.tolist()
         return columns
+
+    def page_column_blocks(self, size: int = PAGE_BLOCK) -> Iterator[list[list]]:
+        """`page_column_values` of `size` pages at a time: what pages.csv is written from, so that
+        it never holds every page's cells as Python objects at once (55 MB at 100,000 pages)."""
+        for start in range(0, len(self.page_ids), size):
+            yield self.page_column_values(slice(start, start + size))
 
     def page_rows(self) -> list[tuple]:
         """`page_column_values` a row a page."""

@@ -74,7 +74,7 @@ def _write_matrix_csv(path: Path, matrices: MatrixSet, kind: str, form: str) -> 
 
 def _write_pages_csv(path: Path, content: ReportContent) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        write_csv_columns(handle, content.page_columns(), content.page_column_values())
+        write_csv_columns(handle, content.page_columns(), content.page_column_blocks())
 
 
 def _write_sweep_csv(path: Path, content: ReportContent) -> None:
@@ -96,8 +96,8 @@ def _write_boxes_csv(path: Path, content: ReportContent) -> None:
 def write_outputs(content: ReportContent, folder: Path, reports: Sequence[str] = ()) -> None:
     """Write `output_files(reports)` into `folder`: report.json, the matrix CSVs, pages.csv and the
     `reports` asked for. The CLI passes a staging folder (`output.staged_output`), so that a
-    failure halfway leaves the previous results whole."""
-    write_report_json(build_report(content), folder / "report.json")
+    failure halfway leaves the previous results whole. report.json comes last: it holds TIDE's
+    summary, which `Evaluation.report_content` makes in a thread while the CSVs are written."""
     form = matrix_form(len(content.matrices.classes))
     for prefix, view in MATRIX_VIEWS.items():
         matrices = getattr(content.matrices, view)
@@ -106,3 +106,4 @@ def write_outputs(content: ReportContent, folder: Path, reports: Sequence[str] =
     _write_pages_csv(folder / "pages.csv", content)
     for report in reports:
         _write_report(report, content, folder / REPORT_FILES[report])
+    write_report_json(build_report(content), folder / "report.json")
