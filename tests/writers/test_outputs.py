@@ -59,3 +59,15 @@ def test_summary_shows_control_characters_in_class_names_escaped():
     assert len(lines) == 10 and lines[4].startswith("Box errors (TIDE") and lines[6].startswith("Never predicted ")
     assert not any(unicodedata.category(character) == "Cc" for line in lines for character in line)
     assert report_data.BELL.replace("\x07", "\\x07") in lines[5] and lines[5].startswith("Lowest F1: ")
+
+
+def test_pages_csv_is_written_from_blocks_of_pages_holding_every_pages_cells_in_order():
+    """`page_column_blocks` (pages.csv, 8,192 pages at a time) against the columns of all pages at
+    once, in blocks of 1, 2 and 3 of its 3 pages: the same cells, mAP's and the box counts' included."""
+    content = report_data.hostile().report_content()
+    whole = [[repr(cell) for cell in column] for column in content.page_column_values()]
+    assert len(content.page_ids) == 3 and len(whole) == len(content.page_columns()) > 8  # mAP's columns and the box counts are there
+    for size in (1, 2, 3):
+        blocks = list(content.page_column_blocks(size))
+        assert len(blocks) == -(-len(content.page_ids) // size)
+        assert [[repr(cell) for block in blocks for cell in block[k]] for k in range(len(whole))] == whole
