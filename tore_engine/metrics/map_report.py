@@ -122,10 +122,10 @@ class MapReport:
         shown = ", ".join(f"{name} {_shown(self.figures[field])}" for name, field in zip(("mAP", "mAP50", "mAP75"), PAGE_FIELDS))
         return f"MapReport({self.convention}: {shown}; {len(self.per_class)} classes, {len(self.pages):,} pages)"
 
-    def page_columns(self, pages: slice = slice(None)) -> list[list[float | None]]:
-        """The pages' map, map_50 and map_75 (of the pages `pages` selects), a column each, None
+    def page_columns(self, selected: slice = slice(None)) -> list[list[float | None]]:
+        """The pages' map, map_50 and map_75 (of the pages `selected` slices), a column each, None
         where undefined: pages.csv's mAP cells."""
-        chosen = self.pages[pages]
+        chosen = self.pages[selected]
         values = chosen.astype(object)
         values[np.isnan(chosen)] = None
         return values.T.tolist()

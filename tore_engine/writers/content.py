@@ -59,15 +59,15 @@ class ReportContent:
         when there are box outcomes (single taxonomy)."""
         return PAGE_COLUMNS + (MAP_PAGE_COLUMNS if self.map is not None else ()) + (PAGE_COUNT_COLUMNS if self.page_counts is not None else ())
 
-    def page_column_values(self, pages: slice = slice(None)) -> list[list]:
-        """pages.csv's columns (of the pages `pages` selects): id, pixels, Foreground recall,
+    def page_column_values(self, selected: slice = slice(None)) -> list[list]:
+        """pages.csv's columns (of the pages `selected` slices): id, pixels, Foreground recall,
         precision, F1 (and map, map_50, map_75, None for a page without reference box; then tp, fp,
         fn and the error counts)."""
-        columns = page_foreground_columns(self.page_ids[pages], self.page_pixels[pages], self.page_reduced[pages])
+        columns = page_foreground_columns(self.page_ids[selected], self.page_pixels[selected], self.page_reduced[selected])
         if self.map is not None:
-            columns += self.map.page_columns(pages)
+            columns += self.map.page_columns(selected)
         if self.page_counts is not None:
-            columns += self.page_counts[pages].T.tolist()
+            columns += self.page_counts[selected].T.tolist()
         return columns
 
     def page_column_blocks(self, size: int = PAGE_BLOCK) -> Iterator[list[list]]:
