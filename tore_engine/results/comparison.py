@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tore_engine.core.errors import InputError
-from tore_engine.core.offsets import runs_at
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.box_kernel import ERROR_KINDS
 from tore_engine.metrics.matrices import MatrixSet, page_foreground_rates, view_matrices
@@ -114,10 +113,7 @@ def outcome_page_values(evaluation: Evaluation, label: str, outcome: str) -> np.
     in_row = evaluation.contribution_cell // size == row
     columns = evaluation.contribution_cell % size
     picked = {"Background": columns == 0, "own class": columns == own, "elsewhere": (columns != 0) & (columns != own)}[outcome]
-    hits = in_row & picked
-    values = np.zeros(len(evaluation.page_ids))
-    np.add.at(values, runs_at(evaluation.contribution_offsets, np.flatnonzero(hits)), evaluation.contribution_value[hits])
-    return values
+    return evaluation.page_sums(in_row & picked)
 
 
 def _page_changes(page_ids: list[str], a: np.ndarray, b: np.ndarray) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tore_engine.core.offsets import run_of_items, runs_at
+from tore_engine.core.offsets import run_of_items
 from tore_engine.metrics.matrices import REDUCED_CLASSES, MatrixSet, view_matrices
 from tore_engine.results.evaluation import Evaluation, class_index
 
@@ -58,10 +58,7 @@ def cell_page_values(evaluation: Evaluation, view: str, row: str, column: str) -
     i, j = class_index(classes, row, "matrix class"), class_index(classes, column, "matrix class")
     if view == "reduced":
         return evaluation.page_reduced[:, i, j].astype(float)
-    hits = evaluation.contribution_cell == i * evaluation.taxonomy.size + j
-    values = np.zeros(len(evaluation.page_ids))
-    np.add.at(values, runs_at(evaluation.contribution_offsets, np.flatnonzero(hits)), evaluation.contribution_value[hits])
-    return values
+    return evaluation.page_sums(evaluation.contribution_cell == i * evaluation.taxonomy.size + j)
 
 
 def page_class_pixels(evaluation: Evaluation) -> tuple[np.ndarray, np.ndarray]:

@@ -158,6 +158,13 @@ class Evaluation:
         matrix[self.contribution_cell[hits]] = self.contribution_value[hits]
         return matrix.reshape(k, k)
 
+    def page_sums(self, selected: np.ndarray) -> np.ndarray:
+        """Every page's sum of the contributions a boolean mask selects (float), in page order:
+        a cell's or an outcome's pixels page by page."""
+        values = np.zeros(len(self.page_ids))
+        np.add.at(values, runs_at(self.contribution_offsets, np.flatnonzero(selected)), self.contribution_value[selected])
+        return values
+
     def contribution_pages(self) -> np.ndarray:
         """Each contribution's page (int32), made when asked: the evaluation holds their offsets
         (5 million contributions at 100,000 pages: 20 MB that a page's matrix never needs)."""
