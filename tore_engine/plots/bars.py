@@ -33,35 +33,37 @@ def bar_series(per_class: dict[str, dict[str, float | None]]) -> list[str]:
 
 
 def _grouped_bars(series: dict[str, tuple[list[float | None], str]], classes: list[str], *, title: str, y_title: str, value_format: str,
-                  lighter: tuple[str, ...] = (), hover: dict[str, list[str]] | None = None) -> go.Figure:
+                  lighter: tuple[str, ...] = (), hover: dict[str, list[str]] | None = None, y_range: list[float] | None = None,
+                  legend: bool = True) -> go.Figure:
     """Grouped bars, one group per class and one bar a series (name -> (values, colour); None: no
-    bar); `lighter` series are drawn paler; `hover` adds a line to a series' bars, class by class."""
+    bar); `lighter` series are drawn paler; `hover` adds a line to a series' bars, class by class;
+    `y_range`: the value axis's, fixed; `legend`: whether the series are named in a legend."""
     names = [plain_for_plotly(name) for name in classes]
     traces = []
     for name, (values, colour) in series.items():
         extra = (hover or {}).get(name) or [""] * len(classes)
-        traces.append(go.Bar(
+        traces.append(dict(type="bar",
             x=list(range(len(classes))), y=values, name=plain_for_plotly(name), marker=dict(color=colour),
             opacity=0.45 if name in lighter else 1.0, text=names, customdata=extra, textposition="none",
             hovertemplate=f"%{{text}}<br>{plain_for_plotly(name)}: %{{y:{value_format}}}%{{customdata}}<extra></extra>"))
     traces += _click_markers(series, names, value_format)
-    figure = go.Figure(traces)
-    figure.update_layout(
+    return go.Figure(traces, layout=dict(
         title=dict(text=plain_for_plotly(title), x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8), font=dict(size=13)),
         barmode="group", bargap=BAR_GAP, bargroupgap=0, height=HEIGHT, margin=dict(l=60, r=10, t=60, b=40), clickmode="event+select", dragmode="zoom",
         xaxis=dict(tickmode="array", tickvals=list(range(len(classes))), ticktext=[axis_label(name) for name in classes],
                    tickangle=tick_angle(classes), automargin=True),
-        yaxis=dict(title=y_title, tickformat=value_format if value_format.endswith("%") else None, automargin=True),
+        yaxis=dict(title=y_title, tickformat=value_format if value_format.endswith("%") else None, automargin=True,
+                   **({} if y_range is None else {"range": y_range})),
         # one row under the title: the click markers' legend groups would otherwise make the legend
         # "grouped", a row a series, over the title
         legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal", itemclick="toggleothers", itemdoubleclick="toggle"),
         plot_bgcolor="white",
         meta={"chart": "bars", "classes": list(classes), "series": list(series)},
-    )
-    return figure
+        **({} if legend else {"showlegend": False}),
+    ))
 
 
-def _click_markers(series: dict[str, tuple[list[float | None], str]], names: list[str], value_format: str) -> list[go.Scatter]:
+def _click_markers(series: dict[str, tuple[list[float | None], str]], names: list[str], value_format: str) -> list[dict[str, Any]]:
     """An invisible marker at the middle of every bar, one trace a series after the bars: a click on
     a bar reaches the app through it (Streamlit reran on a heatmap's scatter markers, not on a
     bar's own selection, in Chromium), as a heatmap's cells do."""
@@ -70,7 +72,7 @@ def _click_markers(series: dict[str, tuple[list[float | None], str]], names: lis
     for k, (name, (values, _)) in enumerate(series.items()):
         shift = -(1 - BAR_GAP) / 2 + (k + 0.5) * width
         kept = [c for c, value in enumerate(values) if value is not None and value == value]
-        markers.append(go.Scatter(
+        markers.append(dict(type="scatter",
             x=[c + shift for c in kept], y=[values[c] / 2 for c in kept], mode="markers", marker=dict(size=10, opacity=0),  # type: ignore[operator]
             text=[names[c] for c in kept], customdata=[values[c] for c in kept], showlegend=False, legendgroup=plain_for_plotly(name),
             name=plain_for_plotly(name), hovertemplate=f"%{{text}}<br>{plain_for_plotly(name)}: %{{customdata:{value_format}}}<extra></extra>"))
@@ -85,10 +87,8 @@ def per_class_bars(per_class: dict[str, dict[str, float | None]], *, title: str 
     colours = {**SCORE_COLOURS, **dict(BOX_SCORES.values())}
     shown = bar_series(per_class)
     series = {name: ([row[keys[name]] for row in per_class.values()], colours[name]) for name in shown}
-    figure = _grouped_bars(series, list(per_class), title=title, y_title="score", value_format=".4f",
-                           lighter=tuple(name for name, _ in BOX_SCORES.values() if name in shown))
-    figure.update_yaxes(range=[0, 1.02])
-    return figure
+    return _grouped_bars(series, list(per_class), title=title, y_title="score", value_format=".4f",
+                         lighter=tuple(name for name, _ in BOX_SCORES.values() if name in shown), y_range=[0, 1.02])
 
 
 def outcome_bars(outcomes: pd.DataFrame, *, title: str = "") -> go.Figure:
@@ -127,7 +127,5 @@ def error_bars(errors: dict, *, title: str = "") -> go.Figure:
     fixing every error of that type would gain), its count of boxes in the hover; a click selects a type."""
     names = list(errors["dap"])
     counts = [f"<br>{errors['counts'][name]:,} boxes" for name in names]
-    figure = _grouped_bars({"dAP": ([errors["dap"][name] for name in names], ERROR_COLOUR)}, names, title=title,
-                           y_title="dAP (AP@50 gained if fixed)", value_format=".4f", hover={"dAP": counts})
-    figure.update_layout(showlegend=False)
-    return figure
+    return _grouped_bars({"dAP": ([errors["dap"][name] for name in names], ERROR_COLOUR)}, names, title=title,
+                         y_title="dAP (AP@50 gained if fixed)", value_format=".4f", hover={"dAP": counts}, legend=False)

@@ -190,7 +190,7 @@ def _bottom_margin(columns: list[str], font: int) -> int:
     return 50 + int(slant * length) + (font if slant == 0 else 0)
 
 
-def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: str, cell: int, meta: dict[str, Any]) -> None:
+def _matrix_layout(rows: list[str], columns: list[str], title: str, cell: int, meta: dict[str, Any]) -> dict[str, Any]:
     """Fixed figure size from the cell size and the label lengths, so cells are square without
     `scaleanchor` (which shrinks non-square matrices to a corner of the plot). `title`: escaped
     already (`_titled`)."""
@@ -198,7 +198,7 @@ def _matrix_layout(fig: go.Figure, rows: list[str], columns: list[str], title: s
     font = _font(rows, columns)
     left, bottom = _left_margin(rows), _bottom_margin(columns, font)
     axis = dict(showgrid=False, zeroline=False, showticklabels=show_ticks, tickfont=dict(size=font), tickmode="array", fixedrange=False)
-    fig.update_layout(
+    return dict(
         title=dict(text=title, x=0, xanchor="left", font=dict(size=13)),
         xaxis=dict(axis, tickvals=list(range(len(columns))), ticktext=[axis_label(column) for column in columns], title="prediction",
                    tickangle=tick_angle(columns), range=[-0.5, len(columns) - 0.5]),
@@ -221,7 +221,7 @@ def _cell_names(rows: list[str], columns: list[str]) -> list[str]:
     return [f"{row}<br>prediction: {column}" for row in shown_rows for column in shown_columns]
 
 
-def _cell_overlays(rows: list[str], columns: list[str], customdata: np.ndarray, groups: dict[str, np.ndarray], cell: int) -> list[go.Scatter]:
+def _cell_overlays(rows: list[str], columns: list[str], customdata: np.ndarray, groups: dict[str, np.ndarray], cell: int) -> list[dict[str, Any]]:
     """The invisible markers that carry hover and click: one trace a hover template (`groups`:
     template -> the cells, a boolean matrix, it writes), so that an undefined number reads
     "undefined", never "NaN"."""
@@ -234,7 +234,7 @@ def _cell_overlays(rows: list[str], columns: list[str], customdata: np.ndarray, 
         if not len(index):
             continue
         ii, jj = np.divmod(index, n_columns)
-        traces.append(go.Scatter(
+        traces.append(dict(type="scatter",
             x=jj, y=ii, mode="markers", marker=dict(symbol="square", size=max(4, cell - 2), opacity=0, color="#ff2b2b"),
             selected=SELECTED, unselected=UNSELECTED, text=[names[k] for k in index.tolist()], customdata=flat[index],
             hovertemplate=template, name="", showlegend=False))
@@ -281,7 +281,7 @@ def matrix_heatmap(
     colours = colour_scale(shown, scale, is_ratio=metric != "confusion")
     small = numbered(matrices)
     cell = cell_size(rows, columns, max_cell, width, height)
-    heatmap = go.Heatmap(
+    heatmap = dict(type="heatmap",
         z=colours.z,
         x=list(range(len(columns))),
         y=list(range(len(rows))),
@@ -305,11 +305,10 @@ def matrix_heatmap(
                         + _number_line("row % (recall)", 2, PERCENT_FORMAT, with_recall) + "<br>"
                         + _number_line("column % (precision)", 3, PERCENT_FORMAT, with_precision) + "<extra></extra>")
             groups[template] = (recall_defined == with_recall) & (precision_defined == with_precision)
-    fig = go.Figure([heatmap, *_cell_overlays(rows, columns, customdata, groups, cell)])
-    _matrix_layout(fig, rows, columns, _titled(title, note), cell, {"metric": metric})
+    layout = _matrix_layout(rows, columns, _titled(title, note), cell, {"metric": metric})
     if outline_diagonal and diagonal.any():
-        fig.update_layout(shapes=[dict(type="path", path=_outline_path(diagonal), xref="x", yref="y", line=dict(color="#222", width=1.5))])
-    return fig
+        layout["shapes"] = [dict(type="path", path=_outline_path(diagonal), xref="x", yref="y", line=dict(color="#222", width=1.5))]
+    return go.Figure([heatmap, *_cell_overlays(rows, columns, customdata, groups, cell)], layout=layout)
 
 
 def _titled(title: str, note: str) -> str:
@@ -331,16 +330,15 @@ def difference_heatmap(difference: MatrixSet, metric: str, *, title: str = "", w
     shown = np.where(values == 0, np.nan, values)
     small = numbered(difference)
     cell = cell_size(rows, columns, MAX_CELL, width)
-    heatmap = go.Heatmap(z=shown, x=list(range(len(columns))), y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-bound, zmax=bound,
-                         hoverinfo="skip", colorbar=dict(title=f"Δ {metric}", thickness=14),
-                         text=[[f"{v:+.2f}" if math.isfinite(v) else "" for v in row] for row in shown] if small else None,
-                         texttemplate="%{text}" if small else None, textfont=dict(size=cell_font(cell)))
+    heatmap = dict(type="heatmap", z=shown, x=list(range(len(columns))), y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-bound, zmax=bound,
+                   hoverinfo="skip", colorbar=dict(title=f"Δ {metric}", thickness=14),
+                   text=[[f"{v:+.2f}" if math.isfinite(v) else "" for v in row] for row in shown] if small else None,
+                   texttemplate="%{text}" if small else None, textfont=dict(size=cell_font(cell)))
     finite = np.isfinite(values)
     groups = {f"reference: %{{text}}<br>B − A {metric}: %{{customdata[0]:+.4f}}<extra></extra>": finite,
               f"reference: %{{text}}<br>B − A {metric}: {UNDEFINED} in A or B<extra></extra>": ~finite}
-    fig = go.Figure([heatmap, *_cell_overlays(rows, columns, values[..., None], groups, cell)])
-    _matrix_layout(fig, rows, columns, _titled(title, ""), cell, {"metric": metric})
-    return fig
+    return go.Figure([heatmap, *_cell_overlays(rows, columns, values[..., None], groups, cell)],
+                     layout=_matrix_layout(rows, columns, _titled(title, ""), cell, {"metric": metric}))
 
 
 def clicked_cell(event: Any, rows: list[str], columns: list[str]) -> tuple[str, str] | None:

@@ -118,7 +118,7 @@ def _axis_name(letter: str, pane: int) -> str:
     return letter if pane == 0 else f"{letter}{pane + 1}"
 
 
-def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter]:
+def _box_traces(boxes: Sequence[Box]) -> list[dict[str, Any]]:
     """One outline trace and one hover-marker trace a (pane, group, style), the trace holding the
     largest box first, so that smaller boxes are drawn over larger ones."""
     styles: dict[tuple, list[Box]] = {}
@@ -137,9 +137,9 @@ def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter]:
         axes = {"xaxis": _axis_name("x", pane), "yaxis": _axis_name("y", pane)}
         name = plain_for_plotly(group)
         filled = {"fill": "toself", "fillcolor": rgba(fill_colour or colour, fill)} if fill > 0 else {}
-        traces.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=outline or colour, width=line_width, dash=DASHES[dash]),
-                                 name=name, legendgroup=group, showlegend=False, hoverinfo="skip", meta="boxes", **filled, **axes))
-        traces.append(go.Scatter(
+        traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", line=dict(color=outline or colour, width=line_width, dash=DASHES[dash]),
+                           name=name, legendgroup=group, showlegend=False, hoverinfo="skip", meta="boxes", **filled, **axes))
+        traces.append(dict(type="scatter",
             x=[(box.box[0] + box.box[2]) / 2 for box in members], y=[(box.box[1] + box.box[3]) / 2 for box in members],
             text=[hover_html(box.hover_title, box.hover) for box in members], hovertemplate="%{text}<extra></extra>",
             customdata=[box.description for box in members], mode="markers", marker=dict(size=12, opacity=0, color=outline or colour),
@@ -147,7 +147,7 @@ def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter]:
     return traces
 
 
-def _line_traces(lines: Sequence[Line]) -> list[go.Scatter]:
+def _line_traces(lines: Sequence[Line]) -> list[dict[str, Any]]:
     """One trace of segments a (pane, group, colour, dash), and its ends' dots."""
     styles: dict[tuple, list[Line]] = {}
     for line in lines:
@@ -157,11 +157,11 @@ def _line_traces(lines: Sequence[Line]) -> list[go.Scatter]:
         axes = {"xaxis": _axis_name("x", pane), "yaxis": _axis_name("y", pane)}
         xs = [value for line in members for value in (line.ends[0], line.ends[2], None)]
         ys = [value for line in members for value in (line.ends[1], line.ends[3], None)]
-        traces.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=2, dash=DASHES[dash]), name=plain_for_plotly(group),
-                                 legendgroup=group, showlegend=False, hoverinfo="skip", meta="lines", **axes))
-        traces.append(go.Scatter(x=[line.ends[2] for line in members], y=[line.ends[3] for line in members], mode="markers",
-                                 marker=dict(size=6, color=colour), legendgroup=group, showlegend=False, hoverinfo="skip", meta="line ends",
-                                 **axes))
+        traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", line=dict(color=colour, width=2, dash=DASHES[dash]), name=plain_for_plotly(group),
+                           legendgroup=group, showlegend=False, hoverinfo="skip", meta="lines", **axes))
+        traces.append(dict(type="scatter", x=[line.ends[2] for line in members], y=[line.ends[3] for line in members], mode="markers",
+                           marker=dict(size=6, color=colour), legendgroup=group, showlegend=False, hoverinfo="skip", meta="line ends",
+                           **axes))
     return traces
 
 
@@ -213,7 +213,7 @@ def page_chart(
     entries |= {name: (colour, False) for name, colour in (legend_extra or {}).items() if name not in entries}
     for name, (colour, is_line) in entries.items():
         symbol = dict(mode="lines", line=dict(color=colour, width=2)) if is_line else dict(mode="markers", marker=dict(symbol="square", size=12, color=colour))
-        traces.append(go.Scatter(x=[None], y=[None], name=plain_for_plotly(name), legendgroup=name, hoverinfo="skip", meta="legend", **symbol))
+        traces.append(dict(type="scatter", x=[None], y=[None], name=plain_for_plotly(name), legendgroup=name, hoverinfo="skip", meta="legend", **symbol))
     legend_shown = list(entries)
     legend_rows = _legend_rows(legend_shown, width_hint)
     top = TITLE_HEIGHT + (LEGEND_ROW if note else 0)
@@ -247,8 +247,7 @@ def page_chart(
     if note:
         annotations.append(dict(text=plain_for_plotly(note), xref="paper", yref="paper", x=0, y=1, yshift=TITLE_HEIGHT, xanchor="left",
                                 yanchor="bottom", showarrow=False, font=dict(size=12, color="#b00020")))
-    figure = go.Figure(traces)
-    figure.update_layout(
+    return go.Figure(traces, layout=dict(
         **layout, images=images, annotations=annotations,
         width=plot_width + AXIS_MARGIN + 10, height=plot_height + top + bottom,
         margin=dict(l=AXIS_MARGIN, r=10, t=top, b=bottom, autoexpand=False),
@@ -256,5 +255,4 @@ def page_chart(
                     itemdoubleclick="toggle", groupclick="togglegroup", title=dict(text=plain_for_plotly(legend_title), side="top")),
         dragmode="zoom", hovermode="closest", hoverdistance=40, plot_bgcolor="white", showlegend=True,
         meta={"chart": "page", "panes": [pane.title for pane in panes], **({"note": note} if note else {})},
-    )
-    return figure
+    ))

@@ -56,7 +56,7 @@ def _curves(sweep: pd.DataFrame, classes: Collection[str] | None) -> list[tuple[
     return [(FOREGROUND_NAME, foreground)] + [(name, per_class[per_class["class"] == name].sort_values("min_score")) for name in names]
 
 
-def _curve_traces(name: str, rows: pd.DataFrame, panel: int, kind: str, in_legend: bool) -> list[go.Scatter]:
+def _curve_traces(name: str, rows: pd.DataFrame, panel: int, kind: str, in_legend: bool) -> list[dict[str, Any]]:
     """One curve of a panel (none when it has no defined point): its line with a point a minimum
     score (a click selects one; hover: F1, recall, precision, and AP on the detection side), its
     best point a star."""
@@ -73,15 +73,15 @@ def _curve_traces(name: str, rows: pd.DataFrame, panel: int, kind: str, in_legen
     axes = {"xaxis": "x" if panel == 0 else "x2", "yaxis": "y" if panel == 0 else "y2"}
     common = dict(legendgroup=name, name=plain_for_plotly(name), **axes)
     best = rows[best_column].to_numpy(dtype=bool)
-    traces = [go.Scatter(
+    traces = [dict(type="scatter",
         x=scores, y=f1, customdata=hover, mode="lines+markers", showlegend=in_legend,
         line=dict(color=colour, width=3 if foreground else 1.5, dash="dash" if kind == "detection" else "solid"),
         marker=dict(size=POINT_SIZE, color=colour),
         hovertemplate=(f"{plain_for_plotly(shown)}<br>minimum score: %{{x:.2f}}<br>F1: %{{y:.4f}}<br>recall: %{{customdata[0]:.4f}}"
                        f"<br>precision: %{{customdata[1]:.4f}}{ap_line}<extra></extra>"), **common)]
     if best.any():
-        traces.append(go.Scatter(x=scores[best], y=f1[best], mode="markers", showlegend=False, hoverinfo="skip",
-                                 marker=dict(symbol="star", size=BEST_SIZE, color=colour, line=dict(color="white", width=1)), **common))
+        traces.append(dict(type="scatter", x=scores[best], y=f1[best], mode="markers", showlegend=False, hoverinfo="skip",
+                           marker=dict(symbol="star", size=BEST_SIZE, color=colour, line=dict(color="white", width=1)), **common))
     return traces
 
 
@@ -100,7 +100,7 @@ def sweep_chart(sweep: pd.DataFrame, *, current: float | None = None, classes: C
     drawn as a dotted line. `classes`: the classes to draw (None: all)."""
     curves = _curves(sweep, classes)
     traces = [trace for name, rows in curves for trace in _curve_traces(name, rows, 0, "tore", True)]
-    in_legend = {trace.legendgroup for trace in traces}
+    in_legend = {trace.get("legendgroup") for trace in traces}
     detection = [trace for name, rows in curves for trace in _curve_traces(name, rows, 1, "detection", name not in in_legend)]
     mean_ap = _numbers(curves[0][1]["ap"])[0] if len(curves[0][1]) else np.nan
     titles = [f"{TORE_TITLE}{_best_text(curves[0][1])}"]
@@ -121,8 +121,7 @@ def sweep_chart(sweep: pd.DataFrame, *, current: float | None = None, classes: C
     shapes = [] if current is None else [
         dict(type="line", xref="x" if panel == 0 else "x2", yref="paper", x0=current, x1=current, y0=0, y1=1,
              line=dict(color=CURRENT_COLOUR, width=1.5, dash="dot")) for panel in range(len(titles))]
-    figure = go.Figure(traces + detection)
-    figure.update_layout(
+    return go.Figure(traces + detection, layout=dict(
         **layout, annotations=annotations, shapes=shapes, width=width + 70, height=HEIGHT,
         title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
         margin=dict(l=60, r=10, t=90, b=LEGEND_MARGIN), clickmode="event+select", dragmode="zoom", hovermode="closest", plot_bgcolor="white",
@@ -130,8 +129,7 @@ def sweep_chart(sweep: pd.DataFrame, *, current: float | None = None, classes: C
         legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", itemclick="toggleothers", itemdoubleclick="toggle",
                     title=dict(text="click a name: its curves alone (again: all)", side="top")),
         meta={"chart": "sweep", "panels": titles},
-    )
-    return figure
+    ))
 
 
 def clicked_min_score(event: Any) -> float | None:

@@ -68,13 +68,10 @@ def history_figure(table: pd.DataFrame, columns: list[str], title: str):
     """A line a figure (or class), over the runs in their order, each point named by its run's name."""
     import plotly.graph_objects as go
 
-    figure = go.Figure()
-    for column in columns:
-        figure.add_trace(go.Scatter(x=table["name"], y=table[column], mode="lines+markers", name=column,
-                                    hovertemplate="%{x}<br>" + column.replace("%", "%%") + ": %{y:.4f}<extra></extra>"))
-    figure.update_layout(title=title, yaxis={"range": [0, 1], "title": "score"}, xaxis={"title": "run", "type": "category"},
-                         height=380, margin={"l": 40, "r": 20, "t": 50, "b": 40})
-    return figure
+    lines = [dict(type="scatter", x=table["name"], y=table[column], mode="lines+markers", name=column,
+                  hovertemplate="%{x}<br>" + column.replace("%", "%%") + ": %{y:.4f}<extra></extra>") for column in columns]
+    return go.Figure(lines, layout=dict(title=title, yaxis={"range": [0, 1], "title": "score"}, xaxis={"title": "run", "type": "category"},
+                                        height=380, margin={"l": 40, "r": 20, "t": 50, "b": 40}))
 
 
 def _open_runs(page: str, folders: list[str]) -> None:

@@ -47,18 +47,16 @@ def _horizontal_bars(rows: list[dict[str, Any]], *, axis_title: str, top: float,
     """One bar a row (`label`, `value` or None: no bar, `colour`), in the rows' order top to bottom,
     its value written at its end ("n/a" when missing)."""
     labels = [plain_for_plotly(row["label"]) for row in rows]
-    figure = go.Figure(go.Bar(
+    return go.Figure(dict(type="bar",
         y=list(range(len(rows))), x=[row["value"] for row in rows], orientation="h", marker=dict(color=[row["colour"] for row in rows]),
         text=[format_score(row["value"], BAR_DIGITS) for row in rows], textposition="outside", cliponaxis=False, customdata=labels,
-        hovertemplate=f"%{{customdata}}<br>{plain_for_plotly(axis_title)}: %{{x:.4f}}<extra></extra>"))
-    figure.update_layout(
+        hovertemplate=f"%{{customdata}}<br>{plain_for_plotly(axis_title)}: %{{x:.4f}}<extra></extra>"), layout=dict(
         title=dict(text=plain_for_plotly(title), x=0, xanchor="left", font=dict(size=13)),
         width=BAR_WIDTH + 300, height=90 + BAR_HEIGHT * len(rows), margin=dict(l=10, r=40, t=50, b=40), plot_bgcolor="white",
         xaxis=dict(range=[0, top], title=plain_for_plotly(axis_title), showgrid=True, gridcolor="#eee"),
         yaxis=dict(tickmode="array", tickvals=list(range(len(rows))), ticktext=labels, autorange="reversed", automargin=True),
         meta={"chart": "bars", "classes": [row["label"] for row in rows], "series": [axis_title]},
-    )
-    return figure
+    ))
 
 
 def per_class_ap_bars(per_class: dict[str, float | None], *, title: str = "") -> go.Figure:
