@@ -15,6 +15,7 @@ from tore_engine.results.comparison import compare, outcome_cell
 from tore_engine.run.runner import evaluate_dataset
 from tore_engine.studio.compare_panels import Target
 from tore_engine.studio.state import COMPARE_TARGET as TARGET
+from tore_engine.studio.state import DIFFERENCE_TAB
 
 
 def test_compare_page_explains_why_it_compares_reduced_matrices():
@@ -158,3 +159,17 @@ def test_the_error_types_of_a_and_b_sit_side_by_side(whole_disk_as_data_root):
     assert table["error"].tolist() == expected.index.tolist()
     assert table["count A"].tolist()[:6] == expected["count_a"].tolist()[:6] == table["count B"].tolist()[:6]
     assert table["dAP A"].tolist() == expected["dap_a"].tolist()
+
+
+def test_a_wide_difference_draws_only_its_open_tab(whole_disk_as_data_root):
+    """Recall and precision of a difference too wide for half the page sit in tabs: only the open
+    one is drawn (a hidden tab's chart cost the browser as much as a shown one)."""
+    at = _compare(src="path", ref=str(DEMO / "reference.json"), a=str(DEMO / "model_a.json"), b=str(DEMO / "model_b.json"),
+                  c=str(DEMO / "model_a.json"), models="3", cmp_b="C")
+    _no_exception(at)
+    differences = [title for title in _titles(at) if title.startswith("B − A, ") and title != "B − A per reference class"]
+    assert differences == ["B − A, recall (full)"]
+    at.session_state[DIFFERENCE_TAB] = "precision"
+    at.run()
+    _no_exception(at)
+    assert [title for title in _titles(at) if title.startswith("B − A, ") and title != "B − A per reference class"] == ["B − A, precision (full)"]
