@@ -51,7 +51,7 @@ def _grouped_bars(series: dict[str, tuple[list[float | None], str]], classes: li
         title=dict(text=plain_for_plotly(title), x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8), font=dict(size=13)),
         barmode="group", bargap=BAR_GAP, bargroupgap=0, height=HEIGHT, margin=dict(l=60, r=10, t=60, b=40), clickmode="event+select", dragmode="zoom",
         xaxis=dict(tickmode="array", tickvals=list(range(len(classes))), ticktext=[axis_label(name) for name in classes],
-                   tickangle=tick_angle(classes), automargin=True),
+                   tickangle=tick_angle(classes), automargin=True, ticklabeloverflow="allow"),  # as a heatmap's axes
         yaxis=dict(title=y_title, tickformat=value_format if value_format.endswith("%") else None, automargin=True,
                    **({} if y_range is None else {"range": y_range})),
         # one row under the title: the click markers' legend groups would otherwise make the legend
