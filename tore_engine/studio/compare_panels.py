@@ -108,8 +108,8 @@ def difference(comparison: Comparison, view: str) -> None:
     difference_matrices = difference_arrays(comparison, view)
     st.caption(_basis_caption(comparison, view) + " Red: B lower, blue: B higher. Click a cell to list the pages behind it.")
     narrow = len(difference_matrices.columns) <= HALF_WIDTH_COLUMNS
-    # a wide difference: recall and precision in tabs, only the open one drawn (a hidden tab's
-    # chart was drawn all the same, a sixth of the browser's work on Compare)
+    # a wide difference: recall and precision in tabs, only the open one drawn (the browser drew a
+    # hidden tab's chart all the same: one of Compare's six)
     metrics = ("recall", "precision")
     if narrow:
         containers = dict(zip(metrics, st.columns(2)))
