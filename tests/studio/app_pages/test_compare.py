@@ -167,9 +167,13 @@ def test_a_wide_difference_draws_only_its_open_tab(whole_disk_as_data_root):
     at = _compare(src="path", ref=str(DEMO / "reference.json"), a=str(DEMO / "model_a.json"), b=str(DEMO / "model_b.json"),
                   c=str(DEMO / "model_a.json"), models="3", cmp_b="C")
     _no_exception(at)
-    differences = [title for title in _titles(at) if title.startswith("B − A, ") and title != "B − A per reference class"]
-    assert differences == ["B − A, recall (full)"]
+    assert _differences(at) == ["B − A, recall (full)"]
     at.session_state[DIFFERENCE_TAB] = "precision"
     at.run()
     _no_exception(at)
-    assert [title for title in _titles(at) if title.startswith("B − A, ") and title != "B − A per reference class"] == ["B − A, precision (full)"]
+    assert _differences(at) == ["B − A, precision (full)"]
+
+
+def _differences(at: AppTest) -> list[str]:
+    """The titles of B − A's heatmaps drawn on the page."""
+    return [title for title in _titles(at) if title.startswith("B − A, ") and title != "B − A per reference class"]
