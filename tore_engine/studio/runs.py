@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from tore_engine.core.errors import InputError
+from tore_engine.plots.run_history import run_history_figure
 from tore_engine.results.saved import SavedEvaluation, saved_evaluations
 from tore_engine.studio import state, tables
 from tore_engine.studio.data_root import data_root, server_path
@@ -62,16 +63,6 @@ def history(found: list[SavedEvaluation], root: Path, reference: str, order: str
                      **{f"F1 {name}": f1 for name, f1 in (manifest.summary.per_class_f1 or {}).items()}})
     table = pd.DataFrame(rows)
     return table.sort_values(ORDERS[order], kind="stable").reset_index(drop=True) if len(table) else table
-
-
-def history_figure(table: pd.DataFrame, columns: list[str], title: str):
-    """A line a figure (or class), over the runs in their order, each point named by its run's name."""
-    import plotly.graph_objects as go
-
-    lines = [dict(type="scatter", x=table["name"], y=table[column], mode="lines+markers", name=column,
-                  hovertemplate="%{x}<br>" + column.replace("%", "%%") + ": %{y:.4f}<extra></extra>") for column in columns]
-    return go.Figure(lines, layout=dict(title=title, yaxis={"range": [0, 1], "title": "score"}, xaxis={"title": "run", "type": "category"},
-                                        height=380, margin={"l": 40, "r": 20, "t": 50, "b": 40}))
 
 
 def _open_runs(page: str, folders: list[str]) -> None:
@@ -132,10 +123,11 @@ def _history_view(runs: list[SavedEvaluation], root: Path) -> None:
     reference = left.selectbox("Reference", references, **state.bind(state.RUNS_REFERENCE, references[0], references))
     order = right.radio("Order of the runs", list(ORDERS), horizontal=True, **state.bind(state.RUNS_ORDER, choices=list(ORDERS)))
     table = history(runs, root, reference, order)
-    st.plotly_chart(history_figure(table, [column for column in HEADLINES.values() if table[column].notna().any()], "Headline figures"),
-                    key=state.RUNS_CHARTS("headlines"))
-    classes = [column for column in table.columns if column.startswith("F1 ")]
+    names = table["name"].tolist()
+    headlines = {column: table[column].tolist() for column in HEADLINES.values() if table[column].notna().any()}
+    st.plotly_chart(run_history_figure(names, headlines, "Headline figures"), key=state.RUNS_CHARTS("headlines"))
+    classes = {column: table[column].tolist() for column in table.columns if column.startswith("F1 ")}
     if classes:
-        st.plotly_chart(history_figure(table, classes, "Each class's F1"), key=state.RUNS_CHARTS("classes"))
+        st.plotly_chart(run_history_figure(names, classes, "Each class's F1"), key=state.RUNS_CHARTS("classes"))
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={name: tables.score_column() for name in table.columns if name in HEADLINES.values() or name.startswith("F1 ")})
