@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 import os
@@ -248,8 +249,18 @@ def tore_command(arguments: list[str], lazy_bytes: int | None = None) -> list[st
     return [sys.executable, "-c", TORE_LAUNCHER, str(lazy_bytes), *arguments]
 
 
+@functools.cache
+def compile_bytecode(tree: Path = REPOSITORY) -> None:
+    """Write the package's bytecode, as `pip install` of a wheel does: with PYTHONDONTWRITEBYTECODE
+    set (this machine sets it) a checkout's edited modules were compiled from source by every timed
+    run, 0.3-0.5 s of a 1,000-page job (benchmarks/RESULTS.md), where the peer's come compiled."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "tore_engine")], check=True, stdout=subprocess.DEVNULL)
+
+
 def tore_environment(page_kernel: str | None = None, **extra: str) -> dict:
-    """The environment of a `tore` run: TORE_PAGE_KERNEL set when given (auto, numpy, always)."""
+    """The environment of a `tore` run (this checkout's bytecode written first): TORE_PAGE_KERNEL
+    set when given (auto, numpy, always)."""
+    compile_bytecode()
     environment = {**os.environ, "TQDM_DISABLE": "1", **extra}
     environment.pop("TORE_PAGE_KERNEL", None)
     if page_kernel:
@@ -389,7 +400,7 @@ def worktree(revision: str) -> Iterator[Path]:
         try:
             subprocess.run([sys.executable, "-m", "tore_engine.run.warm"], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
                            check=True, stdout=subprocess.DEVNULL)
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "tore_engine")], check=True)  # as this checkout's
+            compile_bytecode(tree)
             yield tree
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPOSITORY, check=True)
@@ -400,6 +411,7 @@ def served_tore_app(data_root: Path, *, log=subprocess.DEVNULL, tree: Path = REP
                     ) -> Iterator[tuple[str, subprocess.Popen]]:
     """`served_app` as a user starts it: `tore app [FOLDER]` (what `./run.sh app` runs), from this
     checkout or another `tree` of the repository (a worktree of an older commit, for an A/B)."""
+    compile_bytecode(tree)
     port = free_port()
     env = None if tree == REPOSITORY else {"PYTHONPATH": str(tree)}
     with _serving([sys.executable, "-m", "tore_engine", "app", *([folder] if folder else []), "--port", str(port), "--address", "127.0.0.1"],
