@@ -73,10 +73,11 @@ def test_the_runs_page_draws_the_table_and_the_history(runs_root, monkeypatch):
     headlines = next(chart for chart in charts if chart["layout"]["title"]["text"] == "Headline figures")
     by_name = {trace["name"]: trace for trace in headlines["data"]}
     order = headlines["layout"]["xaxis"]["ticktext"]
-    assert _plotly_values(by_name["map"]["x"]).tolist() == list(range(len(order)))  # a run a position: two runs may share a name
+    assert sorted(by_name) == ["Foreground F1", "mAP", "mAP50"]
+    assert _plotly_values(by_name["mAP"]["x"]).tolist() == list(range(len(order)))  # a run a position: two runs may share a name
     assert order[:3] == ["first", "a3", "a6"]  # by date: in the order they were made; named by --run-name, else the folder
     expected = [(_report(runs_root, {"first": "a0"}.get(name, name))["map"] or {}).get("map") for name in order]
-    assert np.array_equal(_plotly_values(by_name["map"]["y"]), np.array(expected, dtype=float), equal_nan=True)
+    assert np.array_equal(_plotly_values(by_name["mAP"]["y"]), np.array(expected, dtype=float), equal_nan=True)
 
 
 def _plotly_values(values) -> np.ndarray:

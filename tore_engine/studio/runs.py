@@ -20,6 +20,7 @@ from tore_engine.results.saved import SavedEvaluation, saved_evaluations
 from tore_engine.studio import state, tables
 from tore_engine.studio.data_root import data_root, server_path
 from tore_engine.studio.messages import show_input_error
+from tore_engine.studio.panels import plotly_chart
 from tore_engine.studio.sidebar import MODELS, saved_key
 
 TABLE_KEY = state.RUNS_TABLE
@@ -124,10 +125,10 @@ def _history_view(runs: list[SavedEvaluation], root: Path) -> None:
     order = right.radio("Order of the runs", list(ORDERS), horizontal=True, **state.bind(state.RUNS_ORDER, choices=list(ORDERS)))
     table = history(runs, root, reference, order)
     names = table["name"].tolist()
-    headlines = {column: table[column].tolist() for column in HEADLINES.values() if table[column].notna().any()}
-    st.plotly_chart(run_history_figure(names, headlines, "Headline figures"), key=state.RUNS_CHARTS("headlines"))
+    headlines = {label: table[column].tolist() for label, column in HEADLINES.items() if table[column].notna().any()}
+    plotly_chart(run_history_figure(names, headlines, "Headline figures"), state.RUNS_CHARTS("headlines"), stretch=True)
     classes = {column: table[column].tolist() for column in table.columns if column.startswith("F1 ")}
     if classes:
-        st.plotly_chart(run_history_figure(names, classes, "Each class's F1"), key=state.RUNS_CHARTS("classes"))
+        plotly_chart(run_history_figure(names, classes, "Each class's F1"), state.RUNS_CHARTS("classes"), stretch=True)
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={name: tables.score_column() for name in table.columns if name in HEADLINES.values() or name.startswith("F1 ")})
