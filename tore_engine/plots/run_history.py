@@ -19,15 +19,16 @@ from tore_engine.plots.plain_text import plain_for_plotly, shortened
 HEIGHT = 380
 
 
-def run_history_figure(run_names: Sequence[str], lines: Mapping[str, Sequence[float | None]], title: str) -> go.Figure:
-    """`lines`: a line's name -> its value for each run of `run_names` (None or NaN where undefined)."""
+def run_history_figure(run_names: Sequence[str], folders: Sequence[str], lines: Mapping[str, Sequence[float | None]], title: str) -> go.Figure:
+    """`lines`: a line's name -> its value for each run of `run_names` (None or NaN where undefined);
+    a point's hover names its run and the run's folder, which tells runs of one name apart."""
     positions = list(range(len(run_names)))
-    hover_names = [plain_for_plotly(name) for name in run_names]
+    hover_names = [f"{plain_for_plotly(name)} ({plain_for_plotly(folder)})" for name, folder in zip(run_names, folders, strict=True)]
     traces = [dict(type="scatter", x=positions, y=np.array([np.nan if value is None else value for value in values], dtype=float),
                    customdata=hover_names, mode="lines+markers", name=plain_for_plotly(name),
                    hovertemplate="%{customdata}<br>" + plain_for_plotly(name).replace("%", "%%") + ": %{y:.4f}<extra></extra>")
               for name, values in lines.items()]
-    run_axis = {"title": "run", "tickmode": "array", "tickvals": positions, "ticktext": [plain_for_plotly(shortened(name)) for name in run_names],
+    run_axis = {"title": "run", "zeroline": False, "tickmode": "array", "tickvals": positions, "ticktext": [plain_for_plotly(shortened(name)) for name in run_names],
                 "range": [-0.5, max(len(run_names) - 0.5, 0.5)]}
     return go.Figure(traces, layout=dict(title=plain_for_plotly(title), yaxis={"range": [0, 1], "title": "score"}, xaxis=run_axis,
                                          height=HEIGHT, margin={"l": 40, "r": 20, "t": 50, "b": 40}))

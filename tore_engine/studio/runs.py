@@ -124,11 +124,11 @@ def _history_view(runs: list[SavedEvaluation], root: Path) -> None:
     reference = left.selectbox("Reference", references, **state.bind(state.RUNS_REFERENCE, references[0], references))
     order = right.radio("Order of the runs", list(ORDERS), horizontal=True, **state.bind(state.RUNS_ORDER, choices=list(ORDERS)))
     table = history(runs, root, reference, order)
-    names = table["name"].tolist()
+    names, folders = table["name"].tolist(), table["folder"].tolist()
     headlines = {label: table[column].tolist() for label, column in HEADLINES.items() if table[column].notna().any()}
-    plotly_chart(run_history_figure(names, headlines, "Headline figures"), state.RUNS_CHARTS("headlines"), stretch=True)
+    plotly_chart(run_history_figure(names, folders, headlines, "Headline figures"), state.RUNS_CHARTS("headlines"), stretch=True)
     classes = {column: table[column].tolist() for column in table.columns if column.startswith("F1 ")}
     if classes:
-        plotly_chart(run_history_figure(names, classes, "Each class's F1"), state.RUNS_CHARTS("classes"), stretch=True)
+        plotly_chart(run_history_figure(names, folders, classes, "Each class's F1"), state.RUNS_CHARTS("classes"), stretch=True)
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={name: tables.score_column() for name in table.columns if name in HEADLINES.values() or name.startswith("F1 ")})
