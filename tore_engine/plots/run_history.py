@@ -20,11 +20,12 @@ HEIGHT = 380
 
 
 def run_history_figure(run_names: Sequence[str], folders: Sequence[str], lines: Mapping[str, Sequence[float | None]], title: str) -> go.Figure:
-    """`lines`: a line's name -> its value for each run of `run_names` (None or NaN where undefined);
+    """`lines`: a line's name -> its value for each run of `run_names` (None or NaN where undefined:
+    NumPy makes None NaN, which Plotly draws as a gap);
     a point's hover names its run and the run's folder, which tells runs of one name apart."""
     positions = list(range(len(run_names)))
     hover_names = [f"{plain_for_plotly(name)} ({plain_for_plotly(folder)})" for name, folder in zip(run_names, folders, strict=True)]
-    traces = [dict(type="scatter", x=positions, y=np.array([np.nan if value is None else value for value in values], dtype=float),
+    traces = [dict(type="scatter", x=positions, y=np.array(values, dtype=float),
                    customdata=hover_names, mode="lines+markers", name=plain_for_plotly(name),
                    hovertemplate="%{customdata}<br>" + plain_for_plotly(name).replace("%", "%%") + ": %{y:.4f}<extra></extra>")
               for name, values in lines.items()]
