@@ -16,13 +16,15 @@ import pytest
 from tests import report_data
 from tests.helpers import DEMO
 from tore_engine.api import evaluate
+from tore_engine.core.errors import InputWarning
+from tore_engine.core.packed_warnings import PackedWarnings
 from tore_engine.writers import report_json
 from tore_engine.writers.report_json import build_report, write_report_json
 
 
 def reference_bytes(report: dict) -> bytes:
-    """report.json as it was written before the fast encoder."""
-    return (json.dumps(report, indent=1, ensure_ascii=True) + "\n").encode("ascii")
+    """report.json as it was written before the fast encoder (the warnings' records a list)."""
+    return (json.dumps(report, indent=1, ensure_ascii=True, default=list) + "\n").encode("ascii")
 
 
 def written(report: dict, tmp_path) -> bytes:
@@ -72,6 +74,23 @@ def test_long_lists_are_written_in_pieces_with_the_same_bytes(tmp_path, monkeypa
     report = {"warnings": [{"page": f"p{i}", "box": i, "side": None, "message": "é\x7f"} for i in range(30)],
               "cells": {"row": list(range(15)), "value": [i / 7 for i in range(15)]}, "exact": [7, 14], "empty": [], "none": {}}
     assert written(report, tmp_path) == reference_bytes(report)
+
+
+@pytest.mark.parametrize("odd", [None, float("nan")])
+def test_warnings_made_into_records_as_they_are_written_give_the_same_bytes(odd, tmp_path, monkeypatch):
+    """`WarningRecords` over packed warnings, a chunk at a time, on the fast path and (a NaN elsewhere) the standard library's."""
+    monkeypatch.setattr(report_json, "CHUNK_ITEMS", 7)
+    warnings = [InputWarning(None if i % 4 else f"p{i}", i if i % 3 else None, "reference", "box clipped" if i % 5 else "é\x7f") for i in range(30)]
+    report = {"odd": odd, "warnings": report_json.WarningRecords(PackedWarnings.of(warnings))}
+    listed = {"odd": odd, "warnings": [warning.to_json() for warning in warnings]}
+    assert written(report, tmp_path) == reference_bytes(listed)
+
+
+def test_to_json_gives_the_warnings_as_a_list(tmp_path):
+    evaluation = report_data.hostile()
+    report = evaluation.to_json(tmp_path / "report.json")
+    assert type(report["warnings"]) is list and report["warnings"] == evaluation.warnings
+    assert json.loads((tmp_path / "report.json").read_text()) == json.loads(json.dumps(report))
 
 
 ESCAPED = ["plain", 'a "quote"', "back\\slash", "del\x7f", "unit\x1f", "tab\t", "é", "\u2028", "</script>", "\ud800", ""]

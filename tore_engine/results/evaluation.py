@@ -27,6 +27,7 @@ from tore_engine.core.extras import install_command
 from tore_engine.core.layout import named
 from tore_engine.core.memory import give_back_free_memory
 from tore_engine.core.offsets import run_of_items, runs_at
+from tore_engine.core.packed_warnings import PackedWarnings
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.metrics.algorithm1 import ExactCounts, exact_integers
 from tore_engine.metrics.box_confusion import BoxCells, axis_names, box_cell_pages, box_cells, box_confusion
@@ -73,7 +74,7 @@ class Evaluation:
     contribution_value: np.ndarray  # (entries,) float64
     counts: ExactCounts
     matrices: ToreMatrices
-    input_warnings: Sequence[InputWarning]  # as the engine made them (a saved one's: `saved.SavedWarnings`); `warnings` gives report.json's records
+    input_warnings: Sequence[InputWarning]  # as the engine made them, packed (`PackedWarnings`; a saved one's: `saved.SavedWarnings`); `warnings` gives report.json's records
     # How many of `input_warnings`, from the first, came before any page was evaluated: the caller's
     # (the label map's), the reference reader's, the prediction reader's, and those of prediction
     # pages without a reference page. The pages' own follow, in page order, then mAP's note
@@ -449,7 +450,7 @@ class Evaluation:
             contribution_value=np.concatenate([self.contribution_value, other.contribution_value]),
             counts=counts,
             matrices=ToreMatrices.from_counts(self.taxonomy.mode, self.taxonomy.classes, counts, page_reduced.sum(axis=0)),
-            input_warnings=[warning for group in groups for warning in group] + pages + map_warnings(map_state),
+            input_warnings=PackedWarnings.joined([*groups, pages, map_warnings(map_state)]),
             warning_groups=tuple(len(group) for group in groups),
             map_state=map_state,
             map_reason=self.map_reason,
@@ -477,7 +478,7 @@ class Evaluation:
         report = build_report(self.report_content())
         if path is not None:
             write_report_json(report, Path(path))
-        return report
+        return {**report, "warnings": report["warnings"][:]}  # the records made (`WarningRecords`) into a list
 
     def to_excel(self, path: str | Path) -> None:
         """A workbook of coloured matrices, per page, per class and warnings."""

@@ -31,6 +31,7 @@ from tore_engine.core.layout import (
     page_source,
 )
 from tore_engine.core.memory import Appended, FreedMemory, give_back_free_memory
+from tore_engine.core.packed_warnings import PackedWarnings
 from tore_engine.core.taxonomy import Taxonomy, resolve_taxonomy
 from tore_engine.engine import page_kernel, sweep_grid, sweep_kernel
 from tore_engine.engine.preparation import PreparedBatch, prepare_columns, prepare_page
@@ -94,7 +95,7 @@ class BatchOutcome:
     values: np.ndarray  # float64
     reduced: np.ndarray  # (pages, 2, 2)
     counts: ExactCounts
-    warnings: list[InputWarning]
+    warnings: PackedWarnings  # sent packed: thousands of small objects would cost the driver far more
     map_state: MapState | None = None  # mAP's records of the batch's pages, when asked for
     sweep_state: SweepState | None = None  # the sweep's counts of the batch's pages, when asked for
     scored: np.ndarray | None = None  # (pages,) each page's prediction boxes with a score, before the minimum score
@@ -208,7 +209,8 @@ def _outcome(pages: list[PageTask] | PreparedBatch, taxonomy: Taxonomy, warnings
         compiled = numpy_cells(pages.tasks() if isinstance(pages, PreparedBatch) else pages, class_count)
     bounds, cells, values, reduced, counts = compiled
     reduced = np.asarray(reduced).reshape(-1, 2, 2)
-    return BatchOutcome(frames[:, 0] * frames[:, 1], np.asarray(bounds), np.asarray(cells).astype(np.int32), values, reduced, counts, warnings)
+    return BatchOutcome(frames[:, 0] * frames[:, 1], np.asarray(bounds), np.asarray(cells).astype(np.int32), values, reduced, counts,
+                        PackedWarnings.of(warnings))
 
 
 def evaluate_batch(pages: list[tuple[Page, Page | None]], taxonomy: Taxonomy, job_pages: int = 0) -> BatchOutcome:
@@ -559,7 +561,6 @@ def evaluate_dataset(
     if page_id_map is not None:
         warnings = [*(warnings or []), *page_id_map.unused_keys(prediction.page_ids())]
     before = (list(warnings or []), _sided(reference.warnings, "reference"), _sided(prediction.warnings, "prediction"), unscored)
-    warnings = [warning for group in before for warning in group]
     threshold = None if min_score is None else _checked_threshold(min_score)
     side = _checked_side(min_score_side)
     single = resolved.mode == "single"
@@ -569,14 +570,13 @@ def evaluate_dataset(
     join = BatchJoin(len(matched), reference.box_count(), prediction.box_count())
     outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None, take=join.take)
     boxes = join.box_outcomes() if single else None
-    warnings += [warning for outcome in outcomes for warning in outcome.warnings]
     map_state, map_reason = join.map_state(map_reason)
-    warnings += map_warnings(map_state)
+    gathered = PackedWarnings.joined([*before, *(outcome.warnings for outcome in outcomes), map_warnings(map_state)])
     sweep_state = SweepState.merged([outcome.sweep_state for outcome in outcomes if outcome.sweep_state is not None], resolved.size) if sweep else None
     source = partial(sweep_dataset, reference, prediction, matched, resolved, workers=workers, min_score=threshold, map_convention=convention,
                      min_score_side=side)
     box_source = partial(box_batches, reference, prediction, matched, resolved, min_score=threshold, min_score_side=side)
-    evaluation = _assemble(resolved, reference.page_ids(), outcomes, join.cells(), warnings, warning_groups=tuple(len(group) for group in before),
+    evaluation = _assemble(resolved, reference.page_ids(), outcomes, join.cells(), gathered, warning_groups=tuple(len(group) for group in before),
                            map_state=map_state, map_reason=map_reason, sweep_state=sweep_state, sweep_source=source, page_paired=matched >= 0,
                            box_outcomes=boxes, errors_reason=box_outcomes.DUAL_TAXONOMY if boxes is None else box_outcomes.nothing_to_match(boxes),
                            box_source=box_source if single else None)
@@ -641,7 +641,7 @@ def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarr
 
 
 def _assemble(taxonomy: Taxonomy, page_ids: list[str], outcomes: list[BatchOutcome], cells: tuple[np.ndarray, np.ndarray, np.ndarray],
-              warnings: list[InputWarning], **merged) -> Evaluation:
+              warnings: PackedWarnings, **merged) -> Evaluation:
     """The evaluation from the batches' outcomes, stripped by `BatchJoin.take` of what it joined
     (`cells`: each page's, `BatchJoin.cells`). `merged`: the other state merged from them (mAP's,
     the sweep's)."""

@@ -1,0 +1,137 @@
+"""An evaluation's warnings held packed: msgpack bytes, one chunk a batch, made into `InputWarning`s
+only as they are read.
+
+A run of 100,000 synthetic pages has 100,000 warnings (a box clipped at its page's edge on most
+pages). Sent from the workers as objects, they arrived as 460,000 small Python objects, 25 MB held
+beside the run's arrays, and left about 40 MB of Python's small-object pools that could not be given
+back (the unpickling's temporaries interleaved with what stays). Packed, they are about 11 MB of
+bytes, sent as a few large objects. Every reader of an evaluation's warnings goes through
+`Sequence[InputWarning]`, so none of them changes; a pass over all of them decodes one chunk at a time.
+A chunk whose text msgpack cannot hold (a lone surrogate, possible only through the Python API) is
+kept as its warnings.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
+
+import msgspec
+
+from tore_engine.core.errors import InputWarning
+
+CHUNK = 4096  # warnings a chunk, at most, when a list is packed: what one random read decodes
+
+_Row = tuple[str | None, int | None, str | None, str]
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder(list[_Row])
+_Chunk = bytes | tuple[InputWarning, ...]
+
+
+def _packed(warnings: list[InputWarning]) -> _Chunk:
+    try:
+        return _ENCODER.encode([(warning.page, None if warning.box is None else int(warning.box), warning.side, warning.message)
+                                for warning in warnings])
+    except UnicodeEncodeError:
+        return tuple(warnings)
+
+
+def _unpacked(chunk: _Chunk) -> list[InputWarning]:
+    return list(chunk) if isinstance(chunk, tuple) else [InputWarning(*row) for row in _DECODER.decode(chunk)]
+
+
+class PackedWarnings(Sequence[InputWarning]):
+    """Warnings in order, packed in chunks; immutable. `of` packs a list, `joined` puts sequences
+    together (reusing packed chunks as they are)."""
+
+    __slots__ = ("_chunks", "_ends", "_last")
+
+    def __init__(self, chunks: Sequence[_Chunk] = (), counts: Sequence[int] = ()) -> None:
+        if len(chunks) != len(counts):
+            raise ValueError("one count a chunk")
+        kept = [(chunk, count) for chunk, count in zip(chunks, counts) if count]
+        self._chunks = tuple(chunk for chunk, _ in kept)
+        ends, total = [], 0
+        for _, count in kept:
+            total += count
+            ends.append(total)
+        self._ends = tuple(ends)
+        self._last: tuple[int, list[InputWarning]] | None = None  # the chunk a random read decoded last
+
+    @classmethod
+    def of(cls, warnings: Iterable[InputWarning]) -> PackedWarnings:
+        """`warnings` packed, `CHUNK` to a chunk."""
+        listed = list(warnings)
+        parts = [listed[start:start + CHUNK] for start in range(0, len(listed), CHUNK)]
+        return cls([_packed(part) for part in parts], [len(part) for part in parts])
+
+    @classmethod
+    def joined(cls, parts: Iterable[Sequence[InputWarning]]) -> PackedWarnings:
+        """The warnings of `parts` one after the other; packed parts keep their chunks."""
+        chunks: list[_Chunk] = []
+        counts: list[int] = []
+        for part in parts:
+            packed = part if isinstance(part, PackedWarnings) else cls.of(part)
+            chunks += packed._chunks
+            counts += packed._counts()
+        return cls(chunks, counts)
+
+    def _counts(self) -> list[int]:
+        return [end - start for start, end in zip((0, *self._ends), self._ends)]
+
+    def _chunk(self, index: int) -> list[InputWarning]:
+        last = self._last
+        if last is not None and last[0] == index:
+            return last[1]
+        warnings = _unpacked(self._chunks[index])
+        self._last = (index, warnings)
+        return warnings
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    @overload
+    def __getitem__(self, index: int) -> InputWarning: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[InputWarning]: ...
+
+    def __getitem__(self, index: int | slice) -> InputWarning | list[InputWarning]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return list(self)[index]
+            return self._range(start, stop)
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError("warning index out of range")
+        chunk = bisect.bisect_right(self._ends, position)
+        return self._chunk(chunk)[position - (self._ends[chunk - 1] if chunk else 0)]
+
+    def _range(self, start: int, stop: int) -> list[InputWarning]:
+        """Warnings `start` to `stop`, decoding only the chunks they are in."""
+        found: list[InputWarning] = []
+        chunk = bisect.bisect_right(self._ends, start)
+        while start < stop:
+            first = self._ends[chunk - 1] if chunk else 0
+            found += self._chunk(chunk)[start - first:min(stop, self._ends[chunk]) - first]
+            start, chunk = self._ends[chunk], chunk + 1
+        return found
+
+    def __iter__(self) -> Iterator[InputWarning]:
+        for chunk in self._chunks:
+            yield from _unpacked(chunk)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedWarnings):
+            return self._chunks == other._chunks and self._ends == other._ends or list(self) == list(other)
+        return list(self) == list(other) if isinstance(other, Sequence) and not isinstance(other, str | bytes) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PackedWarnings({len(self)} warnings in {len(self._chunks)} chunks)"
+
+    def __reduce__(self) -> tuple[type[PackedWarnings], tuple[tuple[_Chunk, ...], list[int]]]:
+        return PackedWarnings, (self._chunks, self._counts())
