@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import io
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
@@ -659,3 +661,19 @@ def test_scored_boxes_follow_a_merge_and_a_subset():
     whole = evaluate_dataset(*_scored_pages(7)[:2])
     chosen = np.array([1, 3, 4])
     assert subset_evaluation(whole, chosen, whole.counts).page_scored.tolist() == [expected[k] for k in chosen]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("stream, shown", [(io.StringIO, False), (_Terminal, True)])
+def test_progress_bars_only_on_a_terminal(stream, shown, monkeypatch):
+    """The bars (tqdm, imported only then) are drawn on a terminal, and neither is made elsewhere."""
+    monkeypatch.setattr(sys, "stderr", stream())
+    with runner.terminal_reading(100), runner.terminal_progress(10) as progress:
+        assert (progress is not None) is shown
+        if progress is not None:
+            progress(5, 10)
+    assert ("0/10" in sys.stderr.getvalue() and "reading" in sys.stderr.getvalue()) is shown
