@@ -44,7 +44,7 @@ PANELS = {"tore": ("f1", "recall", "precision", "best"),
 
 def _numbers(values: pd.Series) -> np.ndarray:
     """A column as floats, NaN where undefined (the table holds None there)."""
-    return np.array([np.nan if value is None else value for value in values.tolist()], dtype=float)
+    return np.array(values.tolist(), dtype=float)  # None becomes NaN
 
 
 def _curves(sweep: pd.DataFrame, classes: Collection[str] | None) -> list[tuple[str, pd.DataFrame]]:
