@@ -2,6 +2,7 @@
 
 import pickle
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -63,3 +64,23 @@ def test_a_lone_surrogate_keeps_its_chunk_unpacked():
     warnings = [InputWarning("\ud800", 1, "reference", "box clipped"), InputWarning("p", None, None, "m\udfff")]
     packed = PackedWarnings.of(warnings)
     assert list(packed) == warnings and packed[1] == warnings[1] and pickle.loads(pickle.dumps(packed)) == warnings
+
+
+class _Row(msgspec.Struct, array_like=True):  # as a saved evaluation's text decodes a warning
+    page: str | None
+    box: int | None
+    side: str | None
+    message: str
+
+
+def test_rows_of_a_saved_text_are_packed_as_their_warnings():
+    warnings = [InputWarning(f"p{i}" if i % 3 else None, i if i % 2 else None, "prediction", f"m{i}") for i in range(8)]
+    rows = [_Row(w.page, w.box, w.side, w.message) for w in warnings]
+    packed = PackedWarnings.of_rows(rows)
+    assert list(packed) == warnings and packed == PackedWarnings.of(warnings)
+
+
+def test_an_integer_beyond_64_bits_keeps_its_chunk_unpacked():
+    warnings = [InputWarning("p", 2**70, None, "m"), InputWarning("q", 1, None, "n")]
+    assert list(PackedWarnings.of(warnings)) == warnings
+    assert list(PackedWarnings.of_rows([_Row(w.page, w.box, w.side, w.message) for w in warnings])) == warnings

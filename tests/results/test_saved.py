@@ -23,7 +23,8 @@ import pytest
 import tore_engine as tore
 from tests.cli.helpers import run_cli
 from tests.helpers import DEMO, write_json
-from tore_engine.core.errors import InputError
+from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.packed_warnings import PackedWarnings
 from tore_engine.results.saved import ARRAYS, MANIFEST, TEXT, open_saved, read_manifest, saved_evaluations, write_saved
 from tore_engine.run.runner import evaluate_dataset
 from tore_engine.writers.outputs import write_outputs
@@ -246,13 +247,16 @@ def test_an_array_with_fewer_bytes_than_its_shape_is_refused(saved_a, tmp_path):
     _refused(folder, ARRAYS, "tore.page_pixels", "cannot be read")
 
 
-def test_warnings_are_made_when_first_read_and_equal_report_jsons(saved_a):
+def test_warnings_are_made_when_first_read_and_equal_report_jsons(saved_a, monkeypatch):
+    made, init = [], InputWarning.__init__
+    monkeypatch.setattr(InputWarning, "__init__", lambda self, *fields: made.append(fields) or init(self, *fields))
     evaluation = open_saved(saved_a)
-    assert "_warnings" not in vars(evaluation.input_warnings)  # not made by the opening
+    assert made == [] and isinstance(evaluation.input_warnings, PackedWarnings)  # none made by the opening: packed from the text's rows
+    monkeypatch.undo()
     written = json.loads((saved_a / "report.json").read_text())["warnings"]
     assert len(evaluation.input_warnings) == len(written) > 0
     assert [warning.to_json() for warning in evaluation.input_warnings] == written
-    assert evaluation.input_warnings[1:3] == evaluation.input_warnings._warnings[1:3] and evaluation.input_warnings[-1].to_json() == written[-1]
+    assert [warning.to_json() for warning in evaluation.input_warnings[1:3]] == written[1:3] and evaluation.input_warnings[-1].to_json() == written[-1]
 
 
 def test_an_edit_is_refused_even_with_the_manifest_resealed(saved_a, tmp_path):

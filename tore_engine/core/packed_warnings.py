@@ -7,15 +7,16 @@ beside the run's arrays, and left about 40 MB of Python's small-object pools tha
 back (the unpickling's temporaries interleaved with what stays). Packed, they are about 11 MB of
 bytes, sent as a few large objects. Every reader of an evaluation's warnings goes through
 `Sequence[InputWarning]`, so none of them changes; a pass over all of them decodes one chunk at a time.
-A chunk whose text msgpack cannot hold (a lone surrogate, possible only through the Python API) is
-kept as its warnings.
+A chunk that msgpack cannot hold (a lone surrogate, possible only through the Python API; an integer
+beyond 64 bits) is kept as its warnings. A saved evaluation's warnings are packed from its text's
+rows as they are decoded (`of_rows`), without a warning object made.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
+from typing import Any, overload
 
 import msgspec
 
@@ -29,12 +30,12 @@ _DECODER = msgspec.msgpack.Decoder(list[_Row])
 _Chunk = bytes | tuple[InputWarning, ...]
 
 
-def _packed(warnings: list[InputWarning]) -> _Chunk:
+def _packed(rows: Sequence[Any]) -> _Chunk:
+    """Rows that msgpack writes as [page, box, side, message] (tuples, array-like msgspec structs)."""
     try:
-        return _ENCODER.encode([(warning.page, None if warning.box is None else int(warning.box), warning.side, warning.message)
-                                for warning in warnings])
-    except UnicodeEncodeError:
-        return tuple(warnings)
+        return _ENCODER.encode(rows)
+    except (UnicodeEncodeError, OverflowError):
+        return tuple(InputWarning(*msgspec.to_builtins(row)) for row in rows)
 
 
 def _unpacked(chunk: _Chunk) -> list[InputWarning]:
@@ -62,8 +63,14 @@ class PackedWarnings(Sequence[InputWarning]):
     @classmethod
     def of(cls, warnings: Iterable[InputWarning]) -> PackedWarnings:
         """`warnings` packed, `CHUNK` to a chunk."""
-        listed = list(warnings)
-        parts = [listed[start:start + CHUNK] for start in range(0, len(listed), CHUNK)]
+        return cls.of_rows([(warning.page, None if warning.box is None else int(warning.box), warning.side, warning.message)
+                            for warning in warnings])
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[Any]) -> PackedWarnings:
+        """Rows of [page, box, side, message] (tuples, or array-like msgspec structs such as a saved
+        evaluation's) packed, `CHUNK` to a chunk."""
+        parts = [rows[start:start + CHUNK] for start in range(0, len(rows), CHUNK)]
         return cls([_packed(part) for part in parts], [len(part) for part in parts])
 
     @classmethod

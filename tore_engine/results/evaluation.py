@@ -74,7 +74,7 @@ class Evaluation:
     contribution_value: np.ndarray  # (entries,) float64
     counts: ExactCounts
     matrices: ToreMatrices
-    input_warnings: Sequence[InputWarning]  # as the engine made them, packed (`PackedWarnings`; a saved one's: `saved.SavedWarnings`); `warnings` gives report.json's records
+    input_warnings: Sequence[InputWarning]  # as the engine made them, packed (`PackedWarnings`, a saved one's too); `warnings` gives report.json's records
     # How many of `input_warnings`, from the first, came before any page was evaluated: the caller's
     # (the label map's), the reference reader's, the prediction reader's, and those of prediction
     # pages without a reference page. The pages' own follow, in page order, then mAP's note

@@ -29,17 +29,18 @@ import math
 import os
 import struct
 import zipfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
 
-from tore_engine.core.errors import InputError, InputWarning
+from tore_engine.core.errors import InputError
 from tore_engine.core.offsets import offsets_of
+from tore_engine.core.packed_warnings import PackedWarnings
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.io.files import read_bytes
 from tore_engine.metrics.algorithm1 import ExactCounts
@@ -509,33 +510,6 @@ class _StoredArrays:
             raise _problem(self.path, f"holds arrays this version does not know ({', '.join(map(repr, unused[:5]))})")
 
 
-class SavedWarnings(Sequence[InputWarning]):
-    """A saved evaluation's warnings, made into `InputWarning`s when first read, not when opened:
-    at 100,000 warnings that takes 0.2 s, which the first heatmap need not wait for."""
-
-    def __init__(self, rows: list[WarningText]) -> None:
-        self._rows = rows
-
-    @functools.cached_property
-    def _warnings(self) -> list[InputWarning]:
-        return [InputWarning(row.page, row.box, row.side, row.message) for row in self._rows]
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, index: int) -> InputWarning: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[InputWarning]: ...
-
-    def __getitem__(self, index: int | slice) -> InputWarning | list[InputWarning]:
-        return self._warnings[index]
-
-    def __iter__(self) -> Iterator[InputWarning]:
-        return iter(self._warnings)
-
-
 def _map_state(text: MapText | None, matches: Callable[[], PageMatches], path: Path) -> MapState | None:
     if text is None:
         return None
@@ -600,7 +574,7 @@ def open_saved(folder: str | Path) -> Evaluation:
         contribution_value=arrays.get("tore.contribution_value", "f", 1, entries),
         counts=counts,
         matrices=ToreMatrices.from_counts(taxonomy.mode, taxonomy.classes, counts, page_reduced.sum(axis=0)),
-        input_warnings=SavedWarnings(text.warnings),
+        input_warnings=PackedWarnings.of_rows(text.warnings),  # packed from the rows as decoded: no warning object made at open
         warning_groups=tuple(text.warning_groups),
         map_state=_map_state(text.map, lambda: arrays.matches("map", k, pages), text_path),
         map_reason=text.map_reason,

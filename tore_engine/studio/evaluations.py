@@ -41,6 +41,7 @@ from tore_engine.api import evaluate_pair, saved_inputs
 from tore_engine.core.derived import Derived
 from tore_engine.core.errors import InputError, InputWarning
 from tore_engine.core.layout import LayoutSet, Page
+from tore_engine.core.packed_warnings import PackedWarnings
 from tore_engine.formats.page_id_map import PageIdMap, page_id_map
 from tore_engine.metrics.box_outcomes import PAGE_COUNT_COLUMNS
 from tore_engine.plots.plain_text import plain_for_markdown, shortened
@@ -60,7 +61,7 @@ STORE_BUDGET_VARIABLE = "TORE_STUDIO_STORE_BUDGET"  # MB the kept evaluations ma
 DEFAULT_STORE_BUDGET_MB = 1024  # about four 100,000-page evaluations (0.24 GB of arrays each with its layouts, measured)
 PROGRESS_INTERVAL = 1.0  # seconds between two updates of the evaluation's progress bar
 NAME_LENGTH = 40  # characters of a layout's name in a title
-_HOLDING_NO_ARRAY = (str, bytes, int, float, InputWarning, saved.SavedWarnings)
+_HOLDING_NO_ARRAY = (str, bytes, int, float, InputWarning, PackedWarnings)
 
 
 @dataclass(frozen=True)
