@@ -15,6 +15,7 @@ rows as they are decoded (`of_rows`), without a warning object made.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
@@ -53,11 +54,7 @@ class PackedWarnings(Sequence[InputWarning]):
             raise ValueError("one count a chunk")
         kept = [(chunk, count) for chunk, count in zip(chunks, counts) if count]
         self._chunks = tuple(chunk for chunk, _ in kept)
-        ends, total = [], 0
-        for _, count in kept:
-            total += count
-            ends.append(total)
-        self._ends = tuple(ends)
+        self._ends = tuple(itertools.accumulate(count for _, count in kept))
         self._last: tuple[int, list[InputWarning]] | None = None  # the chunk a random read decoded last
 
     @classmethod
@@ -131,8 +128,6 @@ class PackedWarnings(Sequence[InputWarning]):
             yield from _unpacked(chunk)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, PackedWarnings):
-            return self._chunks == other._chunks and self._ends == other._ends or list(self) == list(other)
         return list(self) == list(other) if isinstance(other, Sequence) and not isinstance(other, str | bytes) else NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
