@@ -165,7 +165,7 @@ def test_a_small_job_runs_in_this_process_unless_it_is_large_in_pages_or_boxes(p
     _, reference, prediction = public
     pools = []
     real_pool = runner.worker_pool
-    monkeypatch.setattr(runner, "worker_pool", lambda workers: pools.append(workers) or real_pool(workers))
+    monkeypatch.setattr(runner, "worker_pool", lambda workers, **options: pools.append(workers) or real_pool(workers, **options))
     assert evaluate_dataset(reference, prediction, workers=2).to_json() == evaluate_dataset(reference, prediction, workers=1).to_json()
     assert pools == []
     pages, boxes = len(reference.pages), reference.box_count() + prediction.box_count()

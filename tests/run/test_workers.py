@@ -4,12 +4,18 @@ even one that had started a moment before the pool knew of it."""
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
+from tests.helpers import load_vector
+from tore_engine.core.layout import PageColumns
+from tore_engine.formats.native import from_document as from_native
 from tore_engine.run import workers
 
 EXIT_BOUND_SECONDS = 30
@@ -49,6 +55,61 @@ def test_a_pool_evaluates_and_its_workers_end_with_it():
     with workers.worker_pool(2) as pool:
         assert list(pool.map(abs, [-1, -2, 3])) == [1, 2, 3]
     assert multiprocessing.active_children() == []
+
+
+def _columns_held(part) -> PageColumns:
+    return part.columns()
+
+
+def _same_columns(one: PageColumns, other: PageColumns) -> bool:
+    arrays = ("sizes", "offsets", "bboxes", "codes", "scores")
+    return (one.ids == other.ids and one.vocabulary == other.vocabulary and one.images == other.images
+            and all(np.array_equal(getattr(one, name), getattr(other, name)) for name in arrays))
+
+
+@pytest.fixture(scope="module")
+def columns() -> PageColumns:
+    pages = load_vector("tore_public_pages.json")
+    layout = from_native(pages["prediction"], "model.json")
+    assert isinstance(layout.pages, PageColumns)
+    return layout.pages
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="workers inherit columns only when they are forked")
+def test_forked_workers_are_sent_the_positions_of_the_columns_they_inherited(columns):
+    """A task names the pages its forked worker holds already (a few hundred bytes), and the worker
+    reads from its copy exactly the pages the driver would have sent, in the order asked for."""
+    positions = [np.arange(5, 30), np.array([40, 3, 17, 3])]  # a run of pages (what jobs send), and any order
+    with workers.worker_pool(2, inherited=[columns]) as pool:
+        parts = [workers.task_part(pool, columns, chosen) for chosen in positions]
+        assert all(isinstance(part, workers.InheritedPart) for part in parts)
+        assert all(len(pickle.dumps(part)) < len(pickle.dumps(columns.part(chosen))) / 10 for part, chosen in zip(parts, positions))
+        held = list(pool.map(_columns_held, parts))
+    assert all(_same_columns(got, columns.part(chosen)) for got, chosen in zip(held, positions))
+    assert workers._INHERITED == {}, "the driver lets go of the columns with the pool"
+
+
+def test_any_other_executor_or_start_method_is_sent_the_columns(columns, monkeypatch):
+    """Workers started by spawn or a fork server hold nothing of the driver's; nor do a Dask
+    cluster's, or a pool that did not name the columns: each is sent them."""
+    for executor in (None, ThreadPoolExecutor(1)):
+        assert isinstance(workers.task_part(executor, columns, np.arange(3)), PageColumns)
+    with workers.worker_pool(1) as pool:
+        assert isinstance(workers.task_part(pool, columns, np.arange(3)), PageColumns)
+    spawn = multiprocessing.get_context("spawn")
+    monkeypatch.setattr(workers.multiprocessing, "get_context", lambda *method: spawn)
+    with workers.worker_pool(1, inherited=[columns]) as pool:
+        assert pool.inherited == frozenset()
+        assert isinstance(workers.task_part(pool, columns, np.arange(3)), PageColumns)
+
+
+def test_columns_two_pools_inherit_are_held_until_both_end(columns):
+    """Two evaluations in threads (the app's Compare) may run pools on one layout set at once."""
+    with workers.worker_pool(1, inherited=[columns]):
+        with workers.worker_pool(1, inherited=[columns]) as second:
+            assert id(columns) in second.inherited
+        assert workers._INHERITED == {id(columns): columns}
+    assert workers._INHERITED == {}
 
 
 HALF_A_RESULT = """

@@ -29,6 +29,7 @@ from tore_engine.core.layout import (
     Page,
     PageColumns,
     PagePart,
+    PageSource,
     page_source,
 )
 from tore_engine.core.memory import Appended, FreedMemory, give_back_free_memory
@@ -53,9 +54,10 @@ from tore_engine.metrics.matrices import ToreMatrices
 from tore_engine.metrics.mean_average_precision import convention_named, page_records
 from tore_engine.metrics.sweep import BOTH_SIDES, MIN_SCORE_SIDES, POINTS, SweepState, score_levels
 from tore_engine.results.evaluation import Evaluation, map_warnings
-from tore_engine.run.workers import worker_pool
+from tore_engine.run.workers import task_part, worker_pool
 
 Progress = Callable[[int, int], None]
+Sources = tuple[PageSource, PageSource]  # a job's reference and prediction pages
 Outcome = TypeVar("Outcome")  # what a task gives back: an evaluation's BatchOutcome, or a sweep's SweepState
 MAX_BATCH_PAGES = 256  # pages a task: enough to amortise a task's overhead, small enough to balance workers
 BATCHES_PER_WORKER = 8  # a small job still gives each worker several tasks
@@ -278,15 +280,16 @@ def worker_share(pages: int, workers: int) -> int:
     return math.ceil(pages / max(workers, 1))
 
 
-def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, workers: int, *,
+def _batches(sources: Sources, matched: np.ndarray, workers: int, executor: Executor | None = None, *,
              min_score: float | None, map_convention: str | None, sweep: bool, min_score_side: str = BOTH_SIDES,
              outcomes: bool = False, pages: range | None = None) -> Iterator[PageBatch]:
     """The evaluation's tasks (`matched`: `pair_positions`), made only as they are sent, each with
-    what the run asks for (its minimum score, mAP's convention, the sweep). Each says how many
-    pages its worker will see (its share of the job), which is what loading the page kernel must
-    pay for. `pages`: only those reference pages (positions; default all)."""
-    reference_pages, prediction_pages = page_source(reference), page_source(prediction)
-    size = _batch_size(len(matched), workers, reference.polygon_rows() + prediction.polygon_rows())
+    what the run asks for (its minimum score, mAP's convention, the sweep), its pages as `executor`
+    takes them (`task_part`). Each says how many pages its worker will see (its share of the job),
+    which is what loading the page kernel must pay for. `pages`: only those reference pages
+    (positions; default all)."""
+    reference_pages, prediction_pages = sources
+    size = _batch_size(len(matched), workers, reference_pages.polygon_rows() + prediction_pages.polygon_rows())
     share = worker_share(len(matched), workers)
     pages = range(len(matched)) if pages is None else pages
     for start in range(pages.start, pages.stop, size):
@@ -294,8 +297,8 @@ def _batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, w
         present = chosen[chosen >= 0]
         local = np.full(len(chosen), -1, dtype=np.int64)
         local[chosen >= 0] = np.arange(len(present))
-        yield PageBatch(reference_pages.part(np.arange(start, start + len(chosen))), prediction_pages.part(present), local, min_score=min_score,
-                        min_score_side=min_score_side, job_pages=share, map_convention=map_convention, sweep=sweep, outcomes=outcomes)
+        yield PageBatch(task_part(executor, reference_pages, np.arange(start, start + len(chosen))), task_part(executor, prediction_pages, present),
+                        local, min_score=min_score, min_score_side=min_score_side, job_pages=share, map_convention=map_convention, sweep=sweep, outcomes=outcomes)
 
 
 def _sided(warnings: list[InputWarning], side: str) -> list[InputWarning]:
@@ -567,10 +570,12 @@ def evaluate_dataset(
     side = _checked_side(min_score_side)
     single = resolved.mode == "single"
     workers = workers if executor is not None else local_workers(workers, reference, prediction, len(matched))
-    batches = _batches(reference, prediction, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep,
-                       min_score_side=side, outcomes=single)
+    sources = page_source(reference), page_source(prediction)
+    batches = partial(_batches, sources, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep,
+                      min_score_side=side, outcomes=single)
     join = BatchJoin(len(matched), reference.box_count(), prediction.box_count())
-    outcomes = _run(batches, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None, take=join.take)
+    outcomes = _run(batches, sources, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None,
+                    take=join.take)
     boxes = join.box_outcomes() if single else None
     map_state, map_reason = join.map_state(map_reason)
     gathered = PackedWarnings.joined([*before, *(outcome.warnings for outcome in outcomes), map_warnings(map_state)])
@@ -592,7 +597,8 @@ def box_batches(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray
     score, scaled, unclipped), with each box's index in its file: what boxes.csv and `Evaluation.boxes`
     put beside the outcomes, read again rather than held; `page`: that page's alone (its position)."""
     pages = None if page is None else range(page, page + 1)
-    for batch in _batches(reference, prediction, matched, 1, min_score=min_score, map_convention=None, sweep=False, pages=pages):
+    sources = page_source(reference), page_source(prediction)
+    for batch in _batches(sources, matched, 1, min_score=min_score, map_convention=None, sweep=False, pages=pages):
         references, predictions = batch.reference.columns(), batch.prediction.columns()
         kept: dict[str, np.ndarray | None] = {"reference": None, "prediction": None}
         if min_score is not None:
@@ -613,20 +619,21 @@ def _map_convention(name: str, taxonomy: Taxonomy) -> tuple[str | None, str | No
     return (name, None) if taxonomy.mode == "single" else (None, DUAL_TAXONOMY)
 
 
-def _run(batches: Iterator[PageBatch], page_count: int, task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy,
-         workers: int, executor: Executor | None, progress: Progress | None, *, mapping: bool,
-         take: Callable[[Outcome], Outcome] | None = None) -> list[Outcome]:
-    """`task` over the batches (each outcome handed to `take` in batch order): on the caller's
-    executor, on a local pool of `workers` processes (the kernels loaded first, mAP's when
-    `mapping`, so that the workers inherit them), or here."""
+def _run(batches: Callable[[Executor | None], Iterator[PageBatch]], sources: Sources, page_count: int,
+         task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy, workers: int, executor: Executor | None,
+         progress: Progress | None, *, mapping: bool, take: Callable[[Outcome], Outcome] | None = None) -> list[Outcome]:
+    """`task` over the batches that `batches` makes for the executor (each outcome handed to `take`
+    in batch order): on the caller's executor, on a local pool of `workers` processes (the kernels
+    loaded first, mAP's when `mapping`, and the `sources` columns held, so that the workers inherit
+    them), or here."""
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is not None or workers <= 1 or page_count <= 1:
-        return _run_batches(batches, page_count, task, taxonomy, executor, in_flight, progress, take)
+        return _run_batches(batches(executor), page_count, task, taxonomy, executor, in_flight, progress, take)
     page_kernel.preload_for_pool()
     if mapping:
         map_kernel.preload_for_pool()
-    with worker_pool(workers) as pool:
-        return _run_batches(batches, page_count, task, taxonomy, pool, in_flight, progress, take)
+    with worker_pool(workers, inherited=sources) as pool:
+        return _run_batches(batches(pool), page_count, task, taxonomy, pool, in_flight, progress, take)
 
 
 def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, taxonomy: Taxonomy, *, workers: int,
@@ -636,9 +643,11 @@ def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarr
     records being made already. mAP's records are made again only under a minimum score (the
     evaluation's are of the boxes it kept)."""
     workers = local_workers(workers, reference, prediction, len(matched))
-    batches = _batches(reference, prediction, matched, workers, min_score=min_score, map_convention=map_convention, sweep=True,
-                       min_score_side=min_score_side)
-    states = _run(batches, len(matched), sweep_task, taxonomy, workers, None, None, mapping=min_score is not None and map_convention is not None)
+    sources = page_source(reference), page_source(prediction)
+    batches = partial(_batches, sources, matched, workers, min_score=min_score, map_convention=map_convention, sweep=True,
+                      min_score_side=min_score_side)
+    states = _run(batches, sources, len(matched), sweep_task, taxonomy, workers, None, None,
+                  mapping=min_score is not None and map_convention is not None)
     return SweepState.merged(states, taxonomy.size)
 
 

@@ -20,17 +20,62 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tore_engine.core import signals
+from tore_engine.core.layout import PageColumns, PagePart, PageSource
 from tore_engine.io.leftovers import process_alive
 
 PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still alive
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 DEFAULT_SIGNALS = tuple(name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+# Columns that local pools' forked workers hold in their copy of this process's memory, by id, with
+# how many running pools inherit each (two evaluations in threads may share a layout set)
+_INHERITED: dict[int, PageColumns] = {}
+_INHERITORS: Counter[int] = Counter()
+
+
+@dataclass(frozen=True)
+class InheritedPart:
+    """Pages of columns that a forked worker holds already (`worker_pool(inherited=...)`): a task
+    names them instead of carrying them, which cost 3.6 KB a page of 40 boxes (0.93 MB a task of 256
+    pages) pickled, piped and unpickled again while the worker waited (benchmarks/RESULTS.md)."""
+
+    source: int  # the id of the columns in the driver: their key in the worker's copy of `_INHERITED`
+    positions: np.ndarray
+
+    def columns(self) -> PageColumns:
+        return _INHERITED[self.source].part(self.positions)
+
+
+@contextmanager
+def _inheriting(sources: Sequence[PageSource]) -> Iterator[frozenset[int]]:
+    """The ids of `sources` that are columns, held in `_INHERITED` meanwhile."""
+    shared = [source for source in sources if isinstance(source, PageColumns)]
+    for source in shared:
+        _INHERITED[id(source)] = source
+        _INHERITORS[id(source)] += 1
+    try:
+        yield frozenset(map(id, shared))
+    finally:
+        for source in shared:
+            _INHERITORS[id(source)] -= 1
+            if not _INHERITORS[id(source)]:
+                del _INHERITED[id(source)], _INHERITORS[id(source)]
+
+
+def task_part(executor: Executor | None, source: PageSource, positions: np.ndarray) -> PagePart:
+    """The pages at `positions` of `source` as a task for `executor` carries them: named when it is a
+    `worker_pool` whose workers inherit `source`, else `source.part` (columns, or byte ranges)."""
+    inherited = executor.inherited if isinstance(executor, _StopSafePool) else frozenset()
+    return InheritedPart(id(source), positions) if id(source) in inherited else source.part(positions)
 
 
 def _die_with_parent() -> None:
@@ -119,7 +164,10 @@ class _StopSafePool(ProcessPoolExecutor):
     """A process pool whose start cannot be cut in two by a stop signal. Its first `submit` forks the
     workers, then makes and starts the thread that watches them: a stop between the two left a
     thread that was never started, which the shutdown could not join ("cannot join thread before it
-    is started") or waited for with its workers for ever. Each submit runs with the stops held."""
+    is started") or waited for with its workers for ever. Each submit runs with the stops held.
+    `inherited`: the ids of the columns its workers inherit (`task_part`)."""
+
+    inherited: frozenset[int] = frozenset()
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         with signals.held():
@@ -127,17 +175,20 @@ class _StopSafePool(ProcessPoolExecutor):
 
 
 @contextmanager
-def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(workers: int, inherited: Sequence[PageSource] = ()) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers end with the evaluation: normally after their last batch, at
     once when the evaluation is interrupted (an exception, a signal turned into one), and by
     themselves when this process dies without a word (SIGKILL). Its start and its shutdown hold the
     stop signals back (`_StopSafePool`); a second stop while they run kills the workers and ends
-    the process at once."""
+    the process at once. Forked workers (the first `submit` forks them) inherit the `inherited`
+    columns, which its tasks then name (`task_part`); workers started otherwise (a fork server,
+    spawn) are sent them."""
     context = _RecordingContext()
     pool = _StopSafePool(max_workers=workers, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),))
     gc.freeze()  # what the workers inherit stays shared: the collector never writes to it in them
     try:
-        with signals.at_once(lambda: _kill(context)):
+        with signals.at_once(lambda: _kill(context)), _inheriting(inherited if context.get_start_method() == "fork" else ()) as ids:
+            pool.inherited = ids
             try:
                 yield pool
             except BaseException:
