@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -40,6 +41,27 @@ def test_clipped_flags_only_boxes_that_paint_and_cross_an_edge():
     extents = PixelExtents.from_boxes(boxes, 10, 1)
     assert extents.paints.tolist() == [True, True, True, False]
     assert extents.clipped.tolist() == [True, False, True, False]
+
+
+coordinate = st.one_of(st.integers(-5, 40).map(float), st.floats(-1e3, 1e3, allow_nan=False), st.sampled_from([-0.0, 0.5, -1e300, 1e300]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.tuples(coordinate, coordinate, coordinate, coordinate), st.integers(1, 40), st.integers(1, 40)), max_size=12),
+       st.booleans())
+def test_extents_are_each_box_rounded_outward_and_clipped_to_its_own_page(boxes, column_major):
+    """Boxes of a batch (each with its page's frame) against the rule applied box by box in plain
+    Python: outward to whole pixels, clipped to the page; clipped means it paints and crossed an edge."""
+    bboxes = np.array([box for box, _, _ in boxes], dtype=float).reshape(-1, 4)
+    widths, heights = (np.array([box[k] for box in boxes], dtype=np.int64) for k in (1, 2))
+    extents = PixelExtents.from_boxes(np.asfortranarray(bboxes) if column_major else bboxes, widths, heights)
+    for k, ((x1, y1, x2, y2), width, height) in enumerate(boxes):
+        outward = (math.floor(x1), math.floor(y1), math.ceil(x2), math.ceil(y2))
+        frame = (width, height, width, height)
+        inside = [min(max(value, 0), side) for value, side in zip(outward, frame)]
+        paints = inside[2] > inside[0] and inside[3] > inside[1]
+        assert (extents.col0[k], extents.row0[k], extents.col1[k], extents.row1[k]) == tuple(inside)
+        assert (extents.paints[k], extents.clipped[k]) == (paints, paints and any(value < 0 or value > side for value, side in zip(outward, frame)))
 
 
 def test_huge_coordinates_and_pages_cost_no_raster():
