@@ -75,6 +75,8 @@ def apply_label_map(layout: LayoutSet, label_map: dict[str, str]) -> LayoutSet:
 def label_map_warnings(label_map: dict[str, str], reference: LayoutSet, prediction: LayoutSet) -> list[InputWarning]:
     """A warning for every label-map key that is no label of either side (used or declared): most
     likely a misspelling, which would otherwise leave a class unmerged without a word."""
+    if not label_map:
+        return []  # the labels in use are not gathered for nothing (17 ms at 10,000 pages in columns)
     known = {label for side in (reference, prediction) for label in (*side.class_list(), *side.labels_in_use())}
     return [
         InputWarning(None, None, None, f"label map key {key!r} is no label of the reference or the prediction; it had no effect")
