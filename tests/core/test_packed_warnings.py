@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tore_engine.core import packed_warnings
 from tore_engine.core.errors import InputWarning
-from tore_engine.core.packed_warnings import PackedWarnings
+from tore_engine.core.packed_warnings import PackedWarnings, warning_rows
 
 TEXT = st.text(max_size=12)  # lone surrogates too: such a chunk is kept unpacked
 WARNINGS = st.lists(st.builds(InputWarning, st.none() | TEXT, st.none() | st.integers(0, 2**40), st.sampled_from([None, "reference", "prediction"]), TEXT),
@@ -33,6 +33,8 @@ def test_every_read_equals_the_list(parts, packed):
     for start in range(len(expected) + 1):
         for stop in range(start, len(expected) + 2):
             assert joined[start:stop] == expected[start:stop]
+            rows = [(warning.page, warning.box, warning.side, warning.message) for warning in expected[start:stop]]
+            assert warning_rows(joined, start, stop) == rows == warning_rows(expected, start, stop)  # as written, no object made
     assert joined[::2] == expected[::2]
     assert joined == expected and pickle.loads(pickle.dumps(joined)) == expected
 

@@ -73,7 +73,12 @@ class InputWarning:
     message: str
 
     def to_json(self) -> dict[str, str | int | None]:
-        return {"page": self.page, "box": self.box, "side": self.side, "message": self.message}
+        return warning_record(self.page, self.box, self.side, self.message)
+
+
+def warning_record(page: str | None, box: int | None, side: str | None, message: str) -> dict[str, str | int | None]:
+    """A warning as report.json lists it (`InputWarning.to_json`), from its fields."""
+    return {"page": page, "box": box, "side": side, "message": message}
 
 
 class ToreWarning(UserWarning):

@@ -40,7 +40,7 @@ import numpy as np
 
 from tore_engine.core.errors import InputError
 from tore_engine.core.offsets import offsets_of
-from tore_engine.core.packed_warnings import PackedWarnings
+from tore_engine.core.packed_warnings import PackedWarnings, warning_rows
 from tore_engine.core.taxonomy import Taxonomy
 from tore_engine.io.files import read_bytes
 from tore_engine.metrics.algorithm1 import ExactCounts
@@ -315,7 +315,7 @@ def write_saved(evaluation: Evaluation, folder: Path, run: RunInfo | None = None
         taxonomy=TaxonomyText(taxonomy.mode, taxonomy.classes, taxonomy.reference_index, taxonomy.prediction_index,  # type: ignore[arg-type]
                               taxonomy.prediction_vocabulary),
         page_ids=evaluation.page_ids,
-        warnings=[WarningText(w.page, w.box, w.side, w.message) for w in evaluation.input_warnings],
+        warnings=[WarningText(*row) for row in warning_rows(evaluation.input_warnings)],
         warning_groups=list(evaluation.warning_groups),
         map_reason=evaluation.map_reason,
         map_report=None if report is None else MapReportText(

@@ -11,7 +11,8 @@ from typing import overload
 
 import msgspec
 
-from tore_engine.core.errors import InputWarning
+from tore_engine.core.errors import InputWarning, warning_record
+from tore_engine.core.packed_warnings import warning_rows
 from tore_engine.writers.content import ReportContent
 from tore_engine.writers.matrix_form import form_json, matrices_json, matrix_form
 
@@ -59,6 +60,9 @@ class WarningRecords(Sequence[dict]):
     def __getitem__(self, index: slice) -> list[dict]: ...
 
     def __getitem__(self, index: int | slice) -> dict | list[dict]:
+        if isinstance(index, slice) and index.step in (None, 1):
+            start, stop, _ = index.indices(len(self))
+            return [warning_record(*row) for row in warning_rows(self._warnings, start, stop)]  # no warning object made
         if isinstance(index, slice):
             return [warning.to_json() for warning in self._warnings[index]]
         return self._warnings[index].to_json()
