@@ -34,7 +34,7 @@ def test_every_read_equals_the_list(parts, packed):
         for stop in range(start, len(expected) + 2):
             assert joined[start:stop] == expected[start:stop]
             rows = [(warning.page, warning.box, warning.side, warning.message) for warning in expected[start:stop]]
-            assert warning_rows(joined, start, stop) == rows == warning_rows(expected, start, stop)  # as written, no object made
+            assert list(warning_rows(joined, start, stop)) == rows == list(warning_rows(expected, start, stop))  # as written, no object made
     assert joined[::2] == expected[::2]
     assert joined == expected and pickle.loads(pickle.dumps(joined)) == expected
 

@@ -51,14 +51,16 @@ def _row(warning: InputWarning) -> _Row:
     return warning.page, None if warning.box is None else int(warning.box), warning.side, warning.message
 
 
-def warning_rows(warnings: Sequence[InputWarning], start: int = 0, stop: int | None = None) -> list[_Row]:
-    """Warnings `start` to `stop` as rows (page, box, side, message): what report.json and a saved
-    evaluation write, made from packed warnings without a warning object (100,000 warnings: 66-70
-    against 256-292 ms as objects made into report.json's records)."""
-    stop = len(warnings) if stop is None else stop
+def warning_rows(warnings: Sequence[InputWarning], start: int = 0, stop: int | None = None) -> Iterator[_Row]:
+    """Warnings `start` to `stop` as rows (page, box, side, message), a chunk at a time: what
+    report.json and a saved evaluation write, made from packed warnings without a warning object
+    (100,000 warnings: 66-70 against 256-292 ms as objects made into report.json's records)."""
+    stop = len(warnings) if stop is None else min(stop, len(warnings))
     if isinstance(warnings, PackedWarnings):
-        return warnings.rows(start, stop)
-    return [_row(warning) for warning in warnings[start:stop]]
+        yield from warnings.rows(start, stop)
+        return
+    for step in range(start, stop, CHUNK):
+        yield from (_row(warning) for warning in warnings[step:min(step + CHUNK, stop)])
 
 
 class PackedWarnings(Sequence[InputWarning]):
@@ -132,21 +134,20 @@ class PackedWarnings(Sequence[InputWarning]):
 
     def _range(self, start: int, stop: int) -> list[InputWarning]:
         """Warnings `start` to `stop`, decoding only the chunks they are in."""
-        return self._span(start, stop, self._chunk)
+        return [warning for part in self._parts(start, stop, self._chunk) for warning in part]
 
-    def rows(self, start: int, stop: int) -> list[_Row]:
-        """`warning_rows`: warnings `start` to `stop` as rows, decoding only the chunks they are in."""
-        return self._span(max(start, 0), min(stop, len(self)), lambda chunk: _rows(self._chunks[chunk]))
+    def rows(self, start: int, stop: int) -> Iterator[_Row]:
+        """`warning_rows`: warnings `start` to `stop` as rows, decoding one chunk at a time, only those they are in."""
+        for part in self._parts(max(start, 0), min(stop, len(self)), lambda chunk: _rows(self._chunks[chunk])):
+            yield from part
 
-    def _span(self, start: int, stop: int, chunk_items: Callable[[int], list[Any]]) -> list[Any]:
-        """Items `start` to `stop` (0 <= start, stop <= len), each chunk's from `chunk_items(chunk)`."""
-        found: list[Any] = []
+    def _parts(self, start: int, stop: int, chunk_items: Callable[[int], list[Any]]) -> Iterator[list[Any]]:
+        """Items `start` to `stop` (0 <= start, stop <= len), a chunk's at a time, from `chunk_items(chunk)`."""
         chunk = bisect.bisect_right(self._ends, start)
         while start < stop:
             first = self._ends[chunk - 1] if chunk else 0
-            found += chunk_items(chunk)[start - first:min(stop, self._ends[chunk]) - first]
+            yield chunk_items(chunk)[start - first:min(stop, self._ends[chunk]) - first]
             start, chunk = self._ends[chunk], chunk + 1
-        return found
 
     def __iter__(self) -> Iterator[InputWarning]:
         for chunk in self._chunks:
