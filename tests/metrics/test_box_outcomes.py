@@ -8,8 +8,10 @@ of all pages at once."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +107,31 @@ def test_the_compiled_path_decides_alike(name):
     for made_plain, made_compiled in zip(plain, compiled):
         for field in type(made_plain).__dataclass_fields__:
             np.testing.assert_array_equal(getattr(made_plain, field), getattr(made_compiled, field), err_msg=field)
+
+
+INHERITED_KERNEL = """
+import numba  # loaded already, as a compiled reader loads it
+from tore_engine.metrics import box_kernel, box_outcomes
+from tore_engine.run.workers import worker_pool
+
+def loaded_in_worker():
+    return box_kernel.outcomes.loaded
+
+assert not box_kernel.outcomes.loaded
+box_outcomes.preload_for_pool()
+with worker_pool(1) as pool:
+    print(box_kernel.outcomes.loaded, pool.submit(loaded_in_worker).result())
+"""
+
+
+@pytest.mark.skipif(not jit.numba_available(), reason="numba is not installed: no compiled path to check")
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="workers inherit the kernel only when they are forked")
+def test_a_forked_worker_inherits_the_box_outcome_kernel_loaded_before_the_pool():
+    """Each worker loaded the kernel at its first batch; loaded before the pool forks, it is theirs."""
+    if not box_kernel.outcomes.is_cached():
+        pytest.skip("the kernel is not in its cache: a pool never waits for a compile (`python -m tore_engine.run.warm`)")
+    done = subprocess.run([sys.executable, "-c", INHERITED_KERNEL], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["True", "True"]
 
 
 @pytest.mark.parametrize("name", ["mixed_grid_0", "mixed_real_1", "over_100_a_page", "demo_model_a"])

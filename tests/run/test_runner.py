@@ -182,6 +182,18 @@ def test_a_small_job_runs_in_this_process_unless_it_is_large_in_pages_or_boxes(p
     assert runner.local_workers(2, reference, prediction, 1) == 2
 
 
+def test_a_pool_of_a_single_taxonomy_loads_the_box_outcome_kernel_first(public, monkeypatch):
+    """TIDE's decisions are made in the workers of a single taxonomy only: its kernel is loaded
+    before the pool forks then (`box_outcomes.preload_for_pool`), never for a dual one."""
+    _, reference, prediction = public
+    preloads = []
+    monkeypatch.setattr(runner.box_outcomes, "preload_for_pool", lambda: preloads.append(True))
+    evaluate_dataset(reference, prediction, workers=2, taxonomy="single")
+    assert preloads == [True]
+    evaluate_dataset(reference, prediction, workers=2, taxonomy="dual")
+    assert preloads == [True]
+
+
 def test_a_dense_first_batch_reserves_a_bounded_join():
     """The cells' columns are reserved from the first batch's cells a page, at most
     `CELLS_RESERVED_AT_MOST` rows: a first page of 4,096 cells in a job of a billion pages does not

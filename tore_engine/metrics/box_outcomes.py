@@ -165,6 +165,12 @@ class BoxDecision:
     iou: float
 
 
+def preload_for_pool() -> None:
+    """Before a local pool forks: the box outcome kernel loaded here, for the workers to inherit
+    (each loaded it at its first batch: 10,000 pages 0.67 s median against 0.70, eight runs each)."""
+    map_kernel.preload_for_pool(box_kernel.outcomes)
+
+
 def match_outcomes(reference: SideBoxes, prediction: SideBoxes, job_pages: int = 0) -> BoxOutcomes:
     """TIDE's decisions on a run of pages (reference page p against prediction page p), its boxes
     as mAP reads them (COCO's x, y, width, height in float64; unscored as 1.0); compiled when

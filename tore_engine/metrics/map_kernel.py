@@ -629,12 +629,12 @@ def use_score_order(records: int, pages: int) -> bool:
     return records >= score_order.COMPILED_FROM_RECORDS and use_kernels(score_order.ordering, pages)
 
 
-def preload_for_pool() -> None:
-    """Before a local pool forks: load the matching entry here from a warm cache when numba is
-    loaded already (each worker would load it then), so that the forked workers inherit it
-    instead of each loading it (as `page_kernel.preload_for_pool`)."""
-    if "numba" in sys.modules and _mode() == AUTO and not matching.loaded:
-        jit.ready(matching, *_what(matching), wait=False, may_compile=False, lock_name=LOCK_NAME)
+def preload_for_pool(kernels: jit.Kernels = matching) -> None:
+    """Before a local pool forks: load `kernels` (the matching entry, or one of `OTHER_KERNELS`)
+    here from a warm cache when numba is loaded already (each worker would load it then), so that
+    the forked workers inherit it instead of each loading it (as `page_kernel.preload_for_pool`)."""
+    if "numba" in sys.modules and _mode() == AUTO and not kernels.loaded:
+        jit.ready(kernels, *_what(kernels), wait=False, may_compile=False, lock_name=LOCK_NAME)
 
 
 def warm() -> list[str]:

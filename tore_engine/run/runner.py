@@ -575,7 +575,7 @@ def evaluate_dataset(
                       min_score_side=side, outcomes=single)
     join = BatchJoin(len(matched), reference.box_count(), prediction.box_count())
     outcomes = _run(batches, sources, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None,
-                    take=join.take)
+                    deciding=single, take=join.take)
     boxes = join.box_outcomes() if single else None
     map_state, map_reason = join.map_state(map_reason)
     gathered = PackedWarnings.joined([*before, *(outcome.warnings for outcome in outcomes), map_warnings(map_state)])
@@ -621,17 +621,19 @@ def _map_convention(name: str, taxonomy: Taxonomy) -> tuple[str | None, str | No
 
 def _run(batches: Callable[[Executor | None], Iterator[PageBatch]], sources: Sources, page_count: int,
          task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy, workers: int, executor: Executor | None,
-         progress: Progress | None, *, mapping: bool, take: Callable[[Outcome], Outcome] | None = None) -> list[Outcome]:
+         progress: Progress | None, *, mapping: bool, deciding: bool = False, take: Callable[[Outcome], Outcome] | None = None) -> list[Outcome]:
     """`task` over the batches that `batches` makes for the executor (each outcome handed to `take`
     in batch order): on the caller's executor, on a local pool of `workers` processes (the kernels
-    loaded first, mAP's when `mapping`, and the `sources` columns held, so that the workers inherit
-    them), or here."""
+    loaded first, mAP's when `mapping`, TIDE's box outcomes' when `deciding`, and the `sources`
+    columns held, so that the workers inherit them), or here."""
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is not None or workers <= 1 or page_count <= 1:
         return _run_batches(batches(executor), page_count, task, taxonomy, executor, in_flight, progress, take)
     page_kernel.preload_for_pool()
     if mapping:
         map_kernel.preload_for_pool()
+    if deciding:
+        box_outcomes.preload_for_pool()
     with worker_pool(workers, inherited=sources) as pool:
         return _run_batches(batches(pool), page_count, task, taxonomy, pool, in_flight, progress, take)
 
