@@ -571,7 +571,7 @@ def evaluate_dataset(
     single = resolved.mode == "single"
     workers = workers if executor is not None else local_workers(workers, reference, prediction, len(matched))
     sources = page_source(reference), page_source(prediction)
-    batches = partial(_batches, sources, matched, workers, min_score=threshold, map_convention=convention, sweep=sweep,
+    batches = partial(_batches, matched=matched, workers=workers, min_score=threshold, map_convention=convention, sweep=sweep,
                       min_score_side=side, outcomes=single)
     join = BatchJoin(len(matched), reference.box_count(), prediction.box_count())
     outcomes = _run(batches, sources, len(matched), evaluate_task, resolved, workers, executor, progress, mapping=convention is not None,
@@ -619,23 +619,23 @@ def _map_convention(name: str, taxonomy: Taxonomy) -> tuple[str | None, str | No
     return (name, None) if taxonomy.mode == "single" else (None, DUAL_TAXONOMY)
 
 
-def _run(batches: Callable[[Executor | None], Iterator[PageBatch]], sources: Sources, page_count: int,
+def _run(batches: Callable[..., Iterator[PageBatch]], sources: Sources, page_count: int,
          task: Callable[[PageBatch, Taxonomy], Outcome], taxonomy: Taxonomy, workers: int, executor: Executor | None,
          progress: Progress | None, *, mapping: bool, deciding: bool = False, take: Callable[[Outcome], Outcome] | None = None) -> list[Outcome]:
-    """`task` over the batches that `batches` makes for the executor (each outcome handed to `take`
-    in batch order): on the caller's executor, on a local pool of `workers` processes (the kernels
+    """`task` over the batches that `batches(sources, executor=...)` makes (each outcome handed to
+    `take` in batch order): on the caller's executor, on a local pool of `workers` processes (the kernels
     loaded first, mAP's when `mapping`, TIDE's box outcomes' when `deciding`, and the `sources`
     columns held, so that the workers inherit them), or here."""
     in_flight = max(MIN_IN_FLIGHT, IN_FLIGHT_PER_WORKER * workers)
     if executor is not None or workers <= 1 or page_count <= 1:
-        return _run_batches(batches(executor), page_count, task, taxonomy, executor, in_flight, progress, take)
+        return _run_batches(batches(sources, executor=executor), page_count, task, taxonomy, executor, in_flight, progress, take)
     page_kernel.preload_for_pool()
     if mapping:
         map_kernel.preload_for_pool()
     if deciding:
         box_outcomes.preload_for_pool()
     with worker_pool(workers, inherited=sources) as pool:
-        return _run_batches(batches(pool), page_count, task, taxonomy, pool, in_flight, progress, take)
+        return _run_batches(batches(sources, executor=pool), page_count, task, taxonomy, pool, in_flight, progress, take)
 
 
 def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarray, taxonomy: Taxonomy, *, workers: int,
@@ -646,7 +646,7 @@ def sweep_dataset(reference: LayoutSet, prediction: LayoutSet, matched: np.ndarr
     evaluation's are of the boxes it kept)."""
     workers = local_workers(workers, reference, prediction, len(matched))
     sources = page_source(reference), page_source(prediction)
-    batches = partial(_batches, sources, matched, workers, min_score=min_score, map_convention=map_convention, sweep=True,
+    batches = partial(_batches, matched=matched, workers=workers, min_score=min_score, map_convention=map_convention, sweep=True,
                       min_score_side=min_score_side)
     states = _run(batches, sources, len(matched), sweep_task, taxonomy, workers, None, None,
                   mapping=min_score is not None and map_convention is not None)
